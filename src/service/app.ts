@@ -1,0 +1,74 @@
+/**
+ * Composes the service: store, HTTP server, public API, agent API, dispatcher and scheduler.
+ * Nothing here knows SQL or route details; each part lives in its own folder:
+ *   store/      the Store interface and its backends (sqlite/ today)
+ *   http/       auth, error shapes and other cross-cutting HTTP concerns
+ *   routes/     the public API, one file per resource
+ *   dispatch/   runs, leases, the agent protocol, the scheduler and error reports
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { ServiceConfig } from './config.ts';
+import { Dispatcher } from './dispatch/dispatcher.ts';
+import { agentApi } from './dispatch/routes.ts';
+import { Scheduler } from './dispatch/scheduler.ts';
+import { errorHandler, notFoundHandler } from './http/errors.ts';
+import { publicApi } from './routes/index.ts';
+import { openSqliteStore } from './store/sqlite/index.ts';
+import type { StoredCheck, Store } from './store/store.ts';
+
+/** Lets the public API tell the dispatcher that a check was created, changed or deleted. */
+export interface ServiceHooks {
+  checkChanged(accountId: string, checkId: string, check: StoredCheck | undefined): Promise<void>;
+}
+
+export interface Service {
+  app: FastifyInstance;
+  store: Store;
+  dispatcher: Dispatcher;
+  scheduler: Scheduler;
+  /** Listens on config.host:config.port and starts the scheduler; resolves to the base URL. */
+  start(): Promise<string>;
+  /** Stops scheduling, answers held lease requests, closes the server and the store. */
+  stop(): Promise<void>;
+}
+
+const PINO_LEVEL = { DEBUG: 'debug', LOG: 'info', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+
+export async function buildService(config: ServiceConfig, opts: { logger?: boolean } = {}): Promise<Service> {
+  const store = await openSqliteStore(config.dataDir);
+  const app = Fastify({
+    logger: opts.logger === false ? false : { level: PINO_LEVEL[config.logLevel], redact: ['req.headers.authorization'] },
+    // Agent lease requests are held open for up to maxLeaseWaitSeconds.
+    requestTimeout: (config.maxLeaseWaitSeconds + 30) * 1000,
+    bodyLimit: 10 * 1024 * 1024,
+  });
+  const dispatcher = new Dispatcher({ store, config, log: app.log });
+  const scheduler = new Scheduler({ store, config, dispatcher, log: app.log });
+  const hooks: ServiceHooks = {
+    checkChanged: (accountId, checkId, check) => scheduler.checkChanged(accountId, checkId, check),
+  };
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  await app.register(publicApi, { store, config, hooks });
+  await app.register(agentApi, { store, config, dispatcher });
+
+  return {
+    app,
+    store,
+    dispatcher,
+    scheduler,
+    async start() {
+      const address = await app.listen({ port: config.port, host: config.host });
+      await dispatcher.start();
+      await scheduler.start();
+      return address;
+    },
+    async stop() {
+      await scheduler.stop();
+      await dispatcher.stop();
+      await app.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import path from 'node:path';
+import { type Env, readEnum, readInteger, readString, readUrl } from '../shared/env.ts';
+
+export const LOG_LEVELS = ['DEBUG', 'LOG', 'INFO', 'WARN', 'ERROR'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Everything `outpost serve` reads from its environment. README's table lists each one. */
+export interface ServiceConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicUrl: URL;
+  logLevel: LogLevel;
+  /** How long a lease lasts without a heartbeat before the run is handed to another agent. */
+  leaseSeconds: number;
+  /** How often agents heartbeat their leases; also the bound on how long a cancel takes to arrive. */
+  heartbeatSeconds: number;
+  /** A queued run nobody leased within this time expires with a recorded reason. */
+  queueTtlSeconds: number;
+  /** The longest the service holds a lease request open. */
+  maxLeaseWaitSeconds: number;
+}
+
+export function loadServiceConfig(env: Env, cwd: string = process.cwd()): ServiceConfig {
+  const port = readInteger(env, 'PORT', 8080, { min: 0, max: 65535 });
+  const host = readString(env, 'HOST', '0.0.0.0');
+  const dataDir = path.resolve(cwd, readString(env, 'DATA_DIR', './data'));
+  const publicUrl = readUrl(env, 'PUBLIC_URL', `http://localhost:${port}`);
+  const leaseSeconds = readInteger(env, 'JOB_LEASE_SECONDS', 30, { min: 2, max: 3600 });
+  return {
+    port,
+    host,
+    dataDir,
+    publicUrl,
+    logLevel: readEnum(env, 'LOG_LEVEL', 'INFO', LOG_LEVELS),
+    leaseSeconds,
+    heartbeatSeconds: readInteger(env, 'JOB_HEARTBEAT_SECONDS', Math.max(1, Math.min(3, Math.floor(leaseSeconds / 3))), {
+      min: 1,
+      max: Math.max(1, Math.floor(leaseSeconds / 2)),
+    }),
+    queueTtlSeconds: readInteger(env, 'JOB_QUEUE_TTL_SECONDS', 360, { min: 5, max: 86400 }),
+    maxLeaseWaitSeconds: readInteger(env, 'JOB_LEASE_MAX_WAIT_SECONDS', 25, { min: 1, max: 300 }),
+  };
+}
+

@@ -1,0 +1,186 @@
+/**
+ * The service's storage, as one interface of repositories. Routes and the dispatcher only ever see
+ * this interface, so a PostgreSQL backend can be added beside ./sqlite/ without touching them.
+ *
+ * Every method is async even though node:sqlite is synchronous: a networked backend must fit the
+ * same interface. Operations that must be atomic (claiming a run, storing a result once) are single
+ * repository methods, so no transaction ever spans an await in a caller.
+ *
+ * Conventions: ids are UUID strings; times are ISO 8601 strings in UTC; every account-owned read
+ * takes the accountId, so one account can never reach another's rows by id.
+ */
+import type { CheckClass, CheckDefinition, CheckType } from '../../shared/checks/types.ts';
+import type { RunResult } from '../../shared/protocol.ts';
+
+export interface Account {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  /** e.g. "ok_live_ab12…f9" — enough to tell keys apart, never enough to use one. */
+  maskedKey: string;
+  createdAt: string;
+}
+
+export interface AccountRepo {
+  /** Creates an account and its first API key; the caller gets the raw key once. */
+  create(name: string): Promise<{ account: Account; apiKey: string }>;
+  get(accountId: string): Promise<Account | undefined>;
+  /** Resolves a raw user API key (hashes it and looks it up); undefined when unknown or revoked. */
+  findAccountByApiKey(rawKey: string): Promise<Account | undefined>;
+  createApiKey(accountId: string): Promise<{ record: ApiKeyRecord; apiKey: string }>;
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  revokeApiKey(accountId: string, keyId: string): Promise<boolean>;
+}
+
+export interface PrivateLocation {
+  id: string;
+  accountId: string;
+  name: string;
+  slugName: string;
+  icon: string;
+  proxyUrl: string | null;
+  createdAt: string;
+  updatedAt: string | null;
+}
+
+export interface LocationKeyRecord {
+  id: string;
+  locationId: string;
+  maskedKey: string;
+  createdAt: string;
+  updatedAt: string | null;
+}
+
+export interface LocationRepo {
+  create(accountId: string, input: { name: string; slugName: string; icon: string; proxyUrl: string | null }): Promise<PrivateLocation>;
+  update(accountId: string, id: string, input: { name: string; icon: string; proxyUrl: string | null }): Promise<PrivateLocation | undefined>;
+  get(accountId: string, id: string): Promise<PrivateLocation | undefined>;
+  getBySlug(accountId: string, slugName: string): Promise<PrivateLocation | undefined>;
+  /** Internal lookup for the dispatcher, not account-scoped. */
+  getById(id: string): Promise<PrivateLocation | undefined>;
+  list(accountId: string): Promise<PrivateLocation[]>;
+  delete(accountId: string, id: string): Promise<boolean>;
+  /** Adds a key (raw value returned once). Fails with a typed error when two keys are already active. */
+  createKey(accountId: string, locationId: string): Promise<{ record: LocationKeyRecord; rawKey: string }>;
+  listKeys(locationId: string): Promise<LocationKeyRecord[]>;
+  deleteKey(accountId: string, locationId: string, keyId: string): Promise<boolean>;
+  /** Resolves a raw `pl_…` key to its location; undefined when unknown or revoked. */
+  findByKey(rawKey: string): Promise<PrivateLocation | undefined>;
+}
+
+export interface StoredCheck {
+  id: string;
+  accountId: string;
+  checkType: CheckType;
+  name: string;
+  activated: boolean;
+  muted: boolean;
+  /** Minutes; 0 means sub-minute and frequencyOffset holds the seconds (10, 20 or 30). */
+  frequency: number;
+  frequencyOffset: number | null;
+  /** Ids of the private locations it runs on. */
+  locationIds: string[];
+  /** The full body as accepted (defaults filled), as returned by GET. */
+  body: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string | null;
+}
+
+export interface CheckRepo {
+  create(check: Omit<StoredCheck, 'id' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck>;
+  update(accountId: string, id: string, check: Omit<StoredCheck, 'id' | 'accountId' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck | undefined>;
+  get(accountId: string, id: string): Promise<StoredCheck | undefined>;
+  list(accountId: string, opts: { limit: number; page: number; checkType?: CheckType }): Promise<StoredCheck[]>;
+  delete(accountId: string, id: string): Promise<boolean>;
+  /** Every activated check assigned to at least one private location, for the scheduler. */
+  listSchedulable(): Promise<StoredCheck[]>;
+}
+
+/** One stored check result. `payload` is what the agent measured; the rest the service adds. */
+export interface StoredResult {
+  id: string;
+  accountId: string;
+  checkId: string;
+  runId: string;
+  checkName: string;
+  locationId: string;
+  runLocation: string;
+  attempts: number;
+  createdAt: string;
+  payload: RunResult;
+}
+
+export interface ResultRepo {
+  /**
+   * Stores a result unless one exists for the run already (idempotent by runId, also under races:
+   * a unique index decides). Returns which happened and the id of the stored row.
+   */
+  insertOnce(result: Omit<StoredResult, 'id' | 'createdAt'>): Promise<{ status: 'stored' | 'duplicate'; id: string }>;
+  /** Newest first; `nextId` is an opaque cursor, null on the last page. */
+  list(accountId: string, checkId: string, opts: { limit: number; nextId?: string }): Promise<{ entries: StoredResult[]; nextId: string | null }>;
+  countForRun(runId: string): Promise<number>;
+}
+
+export type RunState = 'queued' | 'leased' | 'completed' | 'expired' | 'cancelled';
+
+export interface Run {
+  runId: string;
+  accountId: string;
+  checkId: string;
+  locationId: string;
+  checkType: CheckType;
+  checkClass: CheckClass;
+  dueAt: string;
+  state: RunState;
+  leaseId: string | null;
+  agentId: string | null;
+  leaseExpiresAt: string | null;
+  leaseAttempt: number;
+  cancelRequested: boolean;
+  /** Why a run ended without a result (expired in the queue, cancelled, superseded). */
+  endReason: string | null;
+  timeoutMs: number;
+  check: CheckDefinition;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+export interface Agent {
+  id: string;
+  locationId: string;
+  version: string;
+  hostname: string;
+  checkTypes: CheckType[];
+  runtimes: string[];
+  registeredAt: string;
+  lastSeenAt: string;
+  /** Set when it deregistered on shutdown. */
+  goneAt: string | null;
+}
+
+export interface ErrorReport {
+  id: string;
+  locationId: string;
+  receivedAt: string;
+  /** The Sentry event as received (message, exception, release, platform, contexts.runtime). */
+  event: Record<string, unknown>;
+}
+
+export interface Store {
+  accounts: AccountRepo;
+  locations: LocationRepo;
+  checks: CheckRepo;
+  results: ResultRepo;
+  /** Runs, agents and error reports: the dispatcher's repositories, see ./dispatch-types.ts. */
+  runs: import('./dispatch-types.ts').RunRepo;
+  agents: import('./dispatch-types.ts').AgentRepo;
+  errorReports: import('./dispatch-types.ts').ErrorReportRepo;
+  /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */
+  transaction<T>(fn: () => T): T;
+  close(): Promise<void>;
+}

@@ -1,0 +1,155 @@
+/**
+ * The agent job protocol: what the agent and the service say to each other.
+ * Both sides import these types; docs/protocol.md explains the flow and the reasons.
+ *
+ * Every call is an HTTP POST with a JSON body to `${API_URL}${AGENT_API_PREFIX}/...`, authenticated
+ * with `Authorization: Bearer <private location key>` (pl_...).
+ */
+import type { CheckClass, CheckDefinition, CheckType, ApiCheckResult } from './checks/types.ts';
+
+export const AGENT_API_PREFIX = '/agent/v1';
+export const PROTOCOL_VERSION = 1;
+
+export const AGENT_PATHS = {
+  register: `${AGENT_API_PREFIX}/register`,
+  lease: `${AGENT_API_PREFIX}/lease`,
+  heartbeat: `${AGENT_API_PREFIX}/heartbeat`,
+  results: `${AGENT_API_PREFIX}/results`,
+  release: `${AGENT_API_PREFIX}/release`,
+  deregister: `${AGENT_API_PREFIX}/deregister`,
+} as const;
+
+export interface AgentCapabilities {
+  /** Check types this agent has a runner for; the service leases it nothing else. */
+  checkTypes: CheckType[];
+  /** Runtime ids (e.g. "2026.04") the agent carries for user code. */
+  runtimes: string[];
+}
+
+export interface RegisterRequest {
+  /** Chosen by the agent at start (random UUID); stable for the life of the process. */
+  agentId: string;
+  version: string;
+  protocolVersion: number;
+  hostname: string;
+  capabilities: AgentCapabilities;
+  concurrency: Record<CheckClass, number>;
+}
+
+export interface RegisterResponse {
+  agentId: string;
+  location: { id: string; slugName: string; name: string };
+  /** How long a lease lasts without a heartbeat. */
+  leaseSeconds: number;
+  /** How often the agent should heartbeat its running leases (also how fast it learns of cancels). */
+  heartbeatSeconds: number;
+  /** The longest a lease request is held open by the service. */
+  maxWaitSeconds: number;
+  /**
+   * Sentry DSN for error reports, or null when the service does not take them. Its public key is a
+   * per-location report token, never the location API key.
+   */
+  errorReportingDsn: string | null;
+}
+
+export interface LeaseRequest {
+  agentId: string;
+  /** Free slots per class; the service never hands out more jobs of a class than this. */
+  slots: Record<CheckClass, number>;
+  /** How long the service may hold the request open waiting for work (capped at maxWaitSeconds). */
+  waitSeconds: number;
+}
+
+export interface Job {
+  /** One run of one check at one location. The result is keyed by it, so retried uploads are harmless. */
+  runId: string;
+  /** Identifies this lease of the run; a run leased again after expiry gets a new leaseId. */
+  leaseId: string;
+  leaseExpiresAt: string;
+  /** 1 for the first lease of the run, 2 when it was leased again after an agent died, ... */
+  leaseAttempt: number;
+  /** When the run was due (ISO). The agent measures due-to-start latency from it. */
+  dueAt: string;
+  checkClass: CheckClass;
+  /** Wall-clock limit for the run on the agent. */
+  timeoutMs: number;
+  check: CheckDefinition;
+}
+
+export interface LeaseResponse {
+  jobs: Job[];
+}
+
+export interface LeaseRef {
+  runId: string;
+  leaseId: string;
+}
+
+export interface HeartbeatRequest {
+  agentId: string;
+  leases: LeaseRef[];
+}
+
+/**
+ * `active`: keep going, the lease was extended. `cancelled`: stop the run now and report it cancelled.
+ * `lost`: the lease is no longer this agent's (expired and leased again, or the run was removed);
+ * stop the run, its result would be a duplicate.
+ */
+export type LeaseState = 'active' | 'cancelled' | 'lost';
+
+export interface HeartbeatResponse {
+  leases: Array<LeaseRef & { state: LeaseState; leaseExpiresAt: string | null }>;
+}
+
+/** What the agent measured; the service adds ids, names and location when it stores it. */
+export interface RunResult {
+  runId: string;
+  checkId: string;
+  checkType: CheckType;
+  startedAt: string;
+  stoppedAt: string;
+  /** Milliseconds the check itself took. */
+  responseTime: number;
+  hasFailures: boolean;
+  /** The run hit an error of the agent or of the check's own code, not merely a failed assertion. */
+  hasErrors: boolean;
+  isDegraded: boolean;
+  overMaxResponseTime: boolean;
+  isCancelled: boolean;
+  /** A short human-readable reason when the run failed, errored or was cancelled. */
+  error: string | null;
+  apiCheckResult: ApiCheckResult | null;
+  /** Anything type-specific that has no field of its own yet. */
+  details?: Record<string, unknown>;
+  agent: { id: string; version: string };
+  /** Due-to-start delay the agent observed, for the e2e benchmark and for diagnosis. */
+  scheduleLagMs: number;
+}
+
+export interface SubmitResultRequest {
+  agentId: string;
+  leaseId: string;
+  result: RunResult;
+}
+
+export interface SubmitResultResponse {
+  /** `stored` the first time, `duplicate` when the run already has a result (the upload was retried). */
+  status: 'stored' | 'duplicate';
+  resultId: string;
+}
+
+export interface ReleaseRequest {
+  agentId: string;
+  leases: Array<LeaseRef & { reason: string }>;
+}
+
+export interface DeregisterRequest {
+  agentId: string;
+}
+
+/** Error body of every protocol call, the same shape as the public API's. */
+export interface ProtocolError {
+  statusCode: number;
+  error: string;
+  message: string;
+}
