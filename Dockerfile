@@ -1,0 +1,54 @@
+# Outpost agent images. No Docker engine runs where this is developed: this file is kept right by
+# reading (README says so). Targets:
+#   docker build -t outpost-agent .                        standard agent (default, last stage)
+#   docker build --target uptime -t outpost-agent-uptime . API, TCP, DNS and ICMP only: no browser
+# Both run `outpost agent` as a non-root user under tini, expose the health port and probe liveness.
+
+# ---- build: compile TypeScript to dist/ ----------------------------------------------------------
+FROM node:24-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+# prune drops the dev tools, the "node" devDependency included: the base image is Node 24 already.
+RUN npm run build && npm prune --omit=dev
+
+# ---- uptime: the lightweight image for protocol checks -------------------------------------------
+FROM node:24-bookworm-slim AS uptime
+# tini reaps zombies and forwards SIGTERM so the agent drains on `docker stop`.
+# iputils-ping is the fallback ICMP path; ping carries cap_net_raw as a file capability in Debian, so
+# ICMP checks work without running the agent as root (docs/architecture.md).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini ca-certificates iputils-ping \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system outpost && useradd --system --gid outpost --home-dir /var/lib/outpost --create-home outpost \
+ && mkdir -p /var/lib/outpost/spool && chown -R outpost:outpost /var/lib/outpost
+WORKDIR /app
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+ENV NODE_ENV=production \
+    AGENT_HEALTH_PORT=8081 \
+    SPOOL_DIR=/var/lib/outpost/spool \
+    OUTPOST_IMAGE=uptime
+# Results that could not be delivered survive a restart when this is a volume.
+VOLUME ["/var/lib/outpost/spool"]
+EXPOSE 8081
+USER outpost
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.AGENT_HEALTH_PORT||8081)+'/-/liveness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/cli/main.js"]
+CMD ["agent"]
+
+# ---- standard: everything, with Debian's Chromium for browser checks -----------------------------
+FROM uptime AS standard
+USER root
+# Debian's Chromium: nothing in this image downloads a browser (PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends chromium fonts-liberation \
+ && rm -rf /var/lib/apt/lists/*
+ENV CHROMIUM_PATH=/usr/bin/chromium \
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
+    OUTPOST_IMAGE=standard
+USER outpost

@@ -1,0 +1,108 @@
+/**
+ * The one thin CLI: parses the command line and hands over to the agent, the service or the demo.
+ * Every bad flag or setting ends in one line on stderr that names it and the fix, with exit code 2.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, EXIT } from '../shared/errors.ts';
+import { VERSION } from '../shared/version.ts';
+
+const HELP = `outpost ${VERSION}: private location agent and monitoring service
+
+Usage:
+  outpost serve                       run the service (public API, job dispatch, scheduler)
+  outpost agent                       run the agent daemon (needs API_KEY, a private location key pl_...)
+  outpost account create --name NAME  create an account; prints {"accountId": "...", "apiKey": "..."}
+  outpost demo [--duration SECONDS]   run the service, an agent and sample checks against a local target
+  outpost --help | --version
+
+All settings come from environment variables; README.md lists every one.
+`;
+
+type Command = (args: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  async serve(args) {
+    rejectArgs('serve', args);
+    const { runServe } = await import('./serve.ts');
+    return runServe(process.env);
+  },
+  async agent(args) {
+    rejectArgs('agent', args);
+    const { runAgent } = await import('../agent/main.ts');
+    return runAgent(process.env);
+  },
+  async account(args) {
+    const [sub, ...rest] = args;
+    if (sub !== 'create') {
+      throw new ConfigError('account', `unknown account command ${JSON.stringify(sub ?? '')}; use: outpost account create --name NAME`);
+    }
+    const { values } = parse('account create', rest, { name: { type: 'string' } });
+    if (!values.name) throw new ConfigError('--name', 'account create needs --name NAME (1 to 255 characters)');
+    const { runAccountCreate } = await import('./account.ts');
+    return runAccountCreate(process.env, values.name);
+  },
+  async demo(args) {
+    const { values } = parse('demo', args, { duration: { type: 'string' } });
+    let durationSeconds: number | undefined;
+    if (values.duration !== undefined) {
+      if (!/^\d+$/.test(values.duration) || Number(values.duration) < 1) {
+        throw new ConfigError('--duration', `--duration ${JSON.stringify(values.duration)} is not allowed; use a whole number of seconds, at least 1`);
+      }
+      durationSeconds = Number(values.duration);
+    }
+    const { runDemo } = await import('./demo.ts');
+    return runDemo(process.env, { durationSeconds });
+  },
+};
+
+function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(command: string, args: string[], options: T) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false });
+  } catch (err) {
+    // parseArgs says e.g. "Unknown option '--nmae'"; keep its words, add which command and where to look.
+    const message = err instanceof Error ? err.message.replace(/\.\s.*$/s, '') : String(err);
+    throw new ConfigError(command, `${message} for "outpost ${command}"; see outpost --help`);
+  }
+}
+
+function rejectArgs(command: string, args: string[]): void {
+  if (args.length > 0) {
+    throw new ConfigError(command, `"outpost ${command}" takes no arguments (got ${JSON.stringify(args[0])}); it is configured by environment variables, see README.md`);
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+    process.stdout.write(HELP);
+    return first === undefined ? EXIT.config : EXIT.ok;
+  }
+  if (first === '--version' || first === '-v') {
+    process.stdout.write(`${VERSION}\n`);
+    return EXIT.ok;
+  }
+  const command = COMMANDS[first];
+  if (!command) {
+    process.stderr.write(`outpost: unknown command ${JSON.stringify(first)}; use one of ${Object.keys(COMMANDS).join(', ')} (see outpost --help)\n`);
+    return EXIT.config;
+  }
+  try {
+    return await command(rest);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`outpost: ${err.message}\n`);
+      return EXIT.config;
+    }
+    throw err;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`outpost: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = EXIT.failure;
+  },
+);
