@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { SubmitResultRequest } from '../shared/protocol.ts';
+
+/**
+ * A bounded on-disk FIFO of results the service could not take yet.
+ *
+ * One file per result, named by a zero-padded, monotonically increasing sequence number, so the
+ * directory listing sorted by name is the delivery order, and a restart resumes after the highest
+ * number present. Each file is written to a temporary name, fsynced and renamed: a crash leaves
+ * either the whole result or a `.tmp` file (removed at open), never half a result under a real name.
+ *
+ * When the bytes on disk would pass `maxBytes`, the OLDEST results are dropped: in an outage the
+ * newest state of each check is worth more than results from long ago, and the disk must not fill.
+ * Every drop is logged at error level with its runId and counted in `droppedTotal`.
+ */
+export interface SpoolEntry {
+  seq: number;
+  item: SubmitResultRequest;
+}
+
+export interface ResultSpoolOptions {
+  dir: string;
+  maxBytes: number;
+  log: Logger;
+}
+
+const NAME = /^(\d{16})\.json$/;
+const TMP_SUFFIX = '.tmp';
+
+interface IndexEntry {
+  seq: number;
+  bytes: number;
+  runId: string | undefined;
+}
+
+function fileName(seq: number): string {
+  return `${String(seq).padStart(16, '0')}.json`;
+}
+
+export class ResultSpool {
+  readonly dir: string;
+  readonly maxBytes: number;
+  readonly #log: Logger;
+  /** In sequence order; the disk is the truth, this is its summary. */
+  readonly #index: IndexEntry[] = [];
+  #nextSeq = 1;
+  #bytes = 0;
+  #dropped = 0;
+  /** Serialises every disk mutation so concurrent appends keep their order and the bound holds. */
+  #chain: Promise<unknown> = Promise.resolve();
+
+  private constructor(options: ResultSpoolOptions) {
+    this.dir = options.dir;
+    this.maxBytes = options.maxBytes;
+    this.#log = options.log;
+  }
+
+  /** Opens (creating) the directory, removes leftovers of interrupted writes and indexes what is there. */
+  static async open(options: ResultSpoolOptions): Promise<ResultSpool> {
+    const spool = new ResultSpool(options);
+    await mkdir(options.dir, { recursive: true });
+    const names = await readdir(options.dir);
+    const seqs: number[] = [];
+    for (const name of names) {
+      if (name.endsWith(TMP_SUFFIX)) {
+        // A write that never reached its rename: the result was not acknowledged as spooled.
+        await unlink(path.join(options.dir, name)).catch(() => {});
+        continue;
+      }
+      const m = NAME.exec(name);
+      if (m?.[1]) seqs.push(Number(m[1]));
+    }
+    seqs.sort((a, b) => a - b);
+    for (const seq of seqs) {
+      const st = await stat(path.join(options.dir, fileName(seq)));
+      spool.#index.push({ seq, bytes: st.size, runId: undefined });
+      spool.#bytes += st.size;
+    }
+    spool.#nextSeq = (seqs.at(-1) ?? 0) + 1;
+    if (seqs.length > 0) {
+      options.log.info({ spooled: seqs.length, bytes: spool.#bytes }, 'found undelivered results in the spool');
+    }
+    return spool;
+  }
+
+  /** Results waiting on disk. */
+  get size(): number {
+    return this.#index.length;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Results dropped to keep within maxBytes since this process started. */
+  get droppedTotal(): number {
+    return this.#dropped;
+  }
+
+  append(item: SubmitResultRequest): Promise<number> {
+    return this.#serial(() => this.#append(item));
+  }
+
+  /** The oldest result, without removing it. */
+  peek(): Promise<SpoolEntry | undefined> {
+    return this.#serial(async () => {
+      // Loop because a file may have vanished under us (deleted by hand): skip it rather than stall.
+      while (this.#index.length > 0) {
+        const head = this.#index[0] as IndexEntry;
+        try {
+          const text = await readFile(path.join(this.dir, fileName(head.seq)), 'utf8');
+          return { seq: head.seq, item: JSON.parse(text) as SubmitResultRequest };
+        } catch (err) {
+          this.#log.error({ err, seq: head.seq }, 'unreadable spooled result removed');
+          await this.#remove(head.seq);
+        }
+      }
+      return undefined;
+    });
+  }
+
+  /** Removes an entry once the service has it. Missing entries (dropped meanwhile) are fine. */
+  ack(seq: number): Promise<void> {
+    return this.#serial(() => this.#remove(seq));
+  }
+
+  /** Yields entries oldest first; the caller acks each one it delivered before asking for the next. */
+  async *entries(): AsyncGenerator<SpoolEntry> {
+    let last = 0;
+    for (;;) {
+      const entry = await this.peek();
+      // The caller did not ack the last one: stop instead of handing it out again forever.
+      if (!entry || entry.seq === last) return;
+      last = entry.seq;
+      yield entry;
+    }
+  }
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(fn, fn);
+    this.#chain = run.catch(() => {});
+    return run;
+  }
+
+  async #append(item: SubmitResultRequest): Promise<number> {
+    const data = Buffer.from(JSON.stringify(item));
+    const runId = item.result.runId;
+    if (data.length > this.maxBytes) {
+      this.#dropped += 1;
+      this.#log.error(
+        { runId, bytes: data.length, maxBytes: this.maxBytes, droppedTotal: this.#dropped },
+        'RESULT DROPPED: a single result is larger than SPOOL_MAX_BYTES, it cannot be spooled',
+      );
+      return 0;
+    }
+    while (this.#index.length > 0 && this.#bytes + data.length > this.maxBytes) {
+      await this.#dropOldest();
+    }
+    const seq = this.#nextSeq++;
+    const final = path.join(this.dir, fileName(seq));
+    const tmp = path.join(this.dir, `.${fileName(seq)}.${randomBytes(4).toString('hex')}${TMP_SUFFIX}`);
+    const fh = await open(tmp, 'w', 0o600);
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, final);
+    await this.#syncDir();
+    this.#index.push({ seq, bytes: data.length, runId });
+    this.#bytes += data.length;
+    return seq;
+  }
+
+  async #dropOldest(): Promise<void> {
+    const head = this.#index[0] as IndexEntry;
+    let runId = head.runId;
+    if (runId === undefined) {
+      try {
+        runId = (JSON.parse(await readFile(path.join(this.dir, fileName(head.seq)), 'utf8')) as SubmitResultRequest)
+          .result.runId;
+      } catch {
+        runId = 'unknown';
+      }
+    }
+    await this.#remove(head.seq);
+    this.#dropped += 1;
+    this.#log.error(
+      { runId, seq: head.seq, maxBytes: this.maxBytes, droppedTotal: this.#dropped },
+      'RESULT DROPPED: the spool is full (SPOOL_MAX_BYTES); the oldest undelivered result was deleted',
+    );
+  }
+
+  async #remove(seq: number): Promise<void> {
+    const i = this.#index.findIndex((e) => e.seq === seq);
+    if (i === -1) return;
+    const [entry] = this.#index.splice(i, 1);
+    this.#bytes -= entry?.bytes ?? 0;
+    await unlink(path.join(this.dir, fileName(seq))).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  }
+
+  /** fsync the directory so the rename itself survives a power cut (best effort: not on every OS). */
+  async #syncDir(): Promise<void> {
+    try {
+      const dh = await open(this.dir, 'r');
+      try {
+        await dh.sync();
+      } finally {
+        await dh.close();
+      }
+    } catch {
+      // Some platforms cannot fsync a directory; the file itself is already synced.
+    }
+  }
+}
