@@ -115,6 +115,23 @@ export interface TimingPhases {
   total: number;
 }
 
+/** The server certificate an API check saw on its https connection. Dates are ISO strings. */
+export interface ApiTlsDetails {
+  subjectCN: string | null;
+  issuerCN: string | null;
+  validFrom: string | null;
+  validTo: string | null;
+  /** Whole days until validTo (negative once expired). */
+  daysRemaining: number | null;
+  fingerprint256: string | null;
+  /** Whether the chain and host name verified; false with skipSSL on a bad certificate. */
+  authorized?: boolean;
+  /** The verification error code when not authorized, e.g. DEPTH_ZERO_SELF_SIGNED_CERT. */
+  authorizationError?: string | null;
+  protocol?: string | null;
+  cipher?: string | null;
+}
+
 /** `apiCheckResult` of a check result, as in the reference's CheckResultAPI. */
 export interface ApiCheckResult {
   request: { method: string; url: string; data: string; headers: Record<string, string>; params: Record<string, string> };
@@ -124,6 +141,8 @@ export interface ApiCheckResult {
     body: string;
     /** True when the body was cut at the documented cap. */
     bodyTruncated?: boolean;
+    /** The peer certificate of an https response (also present when skipSSL let a bad certificate through). */
+    tls?: ApiTlsDetails;
     headers: Record<string, string> | null;
     timings: Record<string, number> | null;
     timingPhases: TimingPhases | null;

@@ -1,0 +1,217 @@
+/**
+ * The API check runner: one HTTP(S) request (plus redirects) over a fresh connection, timed phase by
+ * phase, its response checked against the check's assertions and response-time limits.
+ *
+ * Everything the target does — refuse, reset, stall, send a bad certificate, answer 500, fail an
+ * assertion — is a failed outcome with a reason (hasFailures true, hasErrors false). Only a bug in the
+ * agent (an error without a code) escapes as a throw, which the daemon reports as an agent error.
+ *
+ * Helpers: api/request.ts (request and body), api/connect.ts (DNS, TCP, TLS), api/timings.ts,
+ * api/tls.ts, api/assertions.ts (the engine), api/errors.ts (words for failures).
+ */
+import type { ApiCheckDefinition, ApiCheckResult, AssertionResult } from '../../shared/checks/types.ts';
+import { describeFailedAssertion, evaluateAssertions } from './api/assertions.ts';
+import { CANCELLED, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
+import { type ExchangeState, type PreparedRequest, type RawResponse, exchange, prepareRequest } from './api/request.ts';
+import { runPhases, runTimings } from './api/timings.ts';
+import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
+
+export { evaluateAssertions } from './api/assertions.ts';
+export { RESPONSE_BODY_CAP_BYTES } from './api/request.ts';
+
+/** Whether an abort of the context's signal was the run's time limit (rather than a cancel). */
+function isTimeoutReason(reason: unknown, elapsedMs: number, timeoutMs: number): boolean {
+  if (reason === 'timeout') return true;
+  if (typeof reason === 'object' && reason !== null) {
+    const r = reason as { name?: unknown; code?: unknown };
+    if (r.name === 'TimeoutError' || r.code === 'ETIMEDOUT' || r.code === 'UND_ERR_ABORTED_TIMEOUT') return true;
+  }
+  // A plain abort at (about) the limit is the daemon's timer; a few ms of slack for timer jitter.
+  return timeoutMs > 0 && elapsedMs >= timeoutMs - 5;
+}
+
+function hostOf(url: URL): string {
+  const h = url.hostname;
+  return h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h;
+}
+
+function portOf(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+}
+
+const round = (n: number): number => Math.round(n * 1000) / 1000;
+
+async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promise<CheckOutcome> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const req = check.request;
+
+  // One signal for the run: the context's (cancel, or the daemon's timeout) or our own timer at
+  // ctx.timeoutMs, so the runner keeps its time limit even if nobody else enforces it.
+  const controller = new AbortController();
+  let abortKind: 'timeout' | 'cancelled' | null = null;
+  const onContextAbort = (): void => {
+    abortKind ??= isTimeoutReason(ctx.signal.reason, performance.now() - t0, ctx.timeoutMs) ? 'timeout' : 'cancelled';
+    controller.abort(ctx.signal.reason);
+  };
+  const timer =
+    ctx.timeoutMs > 0
+      ? setTimeout(() => {
+          abortKind ??= 'timeout';
+          controller.abort(new DOMException(`timed out after ${ctx.timeoutMs} ms`, 'TimeoutError'));
+        }, ctx.timeoutMs)
+      : undefined;
+  if (ctx.signal.aborted) onContextAbort();
+  else ctx.signal.addEventListener('abort', onContextAbort, { once: true });
+
+  let prepared: PreparedRequest | null = null;
+  let response: RawResponse | null = null;
+  let requestError: string | null = null;
+  let state: ExchangeState | null = null;
+  try {
+    prepared = prepareRequest(req);
+    state = {
+      hops: [],
+      phase: 'dns',
+      url: prepared.url,
+      redirects: [],
+      address: null,
+      resolvedVia: null,
+      tls: null,
+    };
+    if (!controller.signal.aborted) {
+      response = await exchange(
+        prepared,
+        {
+          followRedirects: req.followRedirects === true,
+          skipSSL: req.skipSSL === true,
+          ipFamily: req.ipFamily === 'IPv6' ? 'IPv6' : 'IPv4',
+          useOsDnsResolver: ctx.useOsDnsResolver,
+          signal: controller.signal,
+        },
+        state,
+      );
+    }
+  } catch (err) {
+    if (abortKind === null && !isTargetError(err)) throw err;
+    if (abortKind === null) {
+      const url = state?.url;
+      requestError = describeRequestError(err, {
+        host: url ? hostOf(url) : req.url,
+        port: url ? portOf(url) : 0,
+        address: state?.address?.address ?? null,
+        phase: state?.phase ?? 'dns',
+      });
+    }
+  } finally {
+    clearTimeout(timer);
+    ctx.signal.removeEventListener('abort', onContextAbort);
+  }
+  if (abortKind !== null && response === null) {
+    requestError = abortKind === 'timeout' ? timeoutMessage(ctx.timeoutMs, state?.phase ?? 'dns') : CANCELLED;
+  }
+  const tEnd = performance.now();
+  const stoppedAt = new Date();
+
+  const hops = state?.hops ?? [];
+  const timingPhases = runPhases(t0, hops, tEnd);
+  const timings = runTimings(t0, hops.at(-1));
+  const responseTime = timingPhases.total;
+
+  // Assertions run only on a response. With no assertions nothing about the status is implied (a
+  // 500 passes), as with the reference: a check asserts what it cares about.
+  const assertions: AssertionResult[] = response
+    ? evaluateAssertions(req.assertions ?? [], {
+        status: response.status,
+        headers: response.headers,
+        body: response.body,
+        responseTime,
+      })
+    : [];
+
+  const cancelled = requestError === CANCELLED;
+  const overMaxResponseTime = !cancelled && check.maxResponseTime > 0 && responseTime > check.maxResponseTime;
+  const isDegraded =
+    response !== null && !overMaxResponseTime && check.degradedResponseTime > 0 && responseTime > check.degradedResponseTime;
+  const failedAssertion = assertions.find((a) => !a.passed);
+  const reason =
+    requestError ??
+    (failedAssertion ? describeFailedAssertion(failedAssertion) : null) ??
+    (overMaxResponseTime
+      ? `Response time ${Math.round(responseTime)} ms is over the maximum of ${check.maxResponseTime} ms`
+      : null);
+
+  // shouldFail inverts the verdict (a check that expects its target to fail, e.g. a 404 or a closed
+  // port, passes when it does and fails when it does not). A cancelled run is never a pass.
+  let hasFailures = reason !== null;
+  let error = reason;
+  const inverted = check.shouldFail === true && !cancelled;
+  if (inverted) {
+    hasFailures = !hasFailures;
+    error = hasFailures ? 'The check is expected to fail (shouldFail), but it passed' : null;
+  }
+
+  const tls = state?.tls ?? null;
+  const apiCheckResult: ApiCheckResult = {
+    request: prepared?.recorded ?? {
+      method: req.method,
+      url: req.url,
+      data: req.body ?? '',
+      headers: {},
+      params: {},
+    },
+    response: response
+      ? {
+          status: response.status,
+          statusText: response.statusText,
+          body: response.body,
+          bodyTruncated: response.bodyTruncated,
+          headers: response.headers,
+          timings,
+          timingPhases,
+          ...(tls ? { tls } : {}),
+        }
+      : null,
+    assertions,
+    requestError,
+    jobLog: null,
+    jobAssets: null,
+  };
+
+  const details: Record<string, unknown> = {
+    finalUrl: state?.url.toString() ?? null,
+    redirects: state?.redirects ?? [],
+    remoteAddress: state?.address?.address ?? null,
+    ipFamily: state?.address ? (state.address.family === 6 ? 'IPv6' : 'IPv4') : null,
+    resolvedVia: state?.resolvedVia ?? null,
+    tls,
+    timingPhases,
+    timings,
+  };
+  if (response) {
+    details.bodyBytes = response.bodyBytes;
+    details.bodyComplete = response.bodyComplete;
+  }
+  if (inverted) details.shouldFail = { inverted: true, reason };
+
+  ctx.log.debug({ requestError, status: response?.status ?? null, responseTime: round(responseTime), hasFailures }, 'api check done');
+
+  return {
+    startedAt: startedAt.toISOString(),
+    stoppedAt: stoppedAt.toISOString(),
+    responseTime: round(responseTime),
+    hasFailures,
+    hasErrors: false,
+    isDegraded,
+    overMaxResponseTime,
+    error,
+    apiCheckResult,
+    details,
+  };
+}
+
+/** Runs API checks (HTTP/HTTPS requests with assertions); registered in ./index.ts. */
+export const apiCheckRunner: CheckRunner<ApiCheckDefinition> = {
+  checkType: 'API',
+  run: runApiCheck,
+};

@@ -1,0 +1,332 @@
+/**
+ * The HTTP exchange of an API check: builds the request from the check definition, sends it over a
+ * fresh connection per hop (a new undici Client with the agent's own connector, destroyed after),
+ * follows redirects by hand when asked, and reads the response body up to a cap.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import zlib from 'node:zlib';
+import { Client } from 'undici';
+import type { ApiRequest, ApiTlsDetails, KeyValue } from '../../../shared/checks/types.ts';
+import { VERSION } from '../../../shared/version.ts';
+import { type ResolvedAddress, type ResolvedVia, createConnector } from './connect.ts';
+import { type RequestPhase, TargetError } from './errors.ts';
+import { type HopMarks, newHop } from './timings.ts';
+
+/**
+ * The response body kept in a result (and seen by assertions): 256 KiB. Results are stored and
+ * shown per run; a bigger body would rarely help and would bloat every stored result.
+ */
+export const RESPONSE_BODY_CAP_BYTES = 256 * 1024;
+
+/**
+ * Past the cap the agent keeps reading and discarding, up to this many bytes in all, so that the
+ * `download` phase measures the real transfer of ordinary large responses. Beyond it the agent stops
+ * (closing the connection): a monitoring probe must not stream an endless or huge body for the
+ * whole run timeout. `details.bodyComplete` says whether the end of the body was reached.
+ */
+export const RESPONSE_BODY_HARD_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/** Redirects followed at most (like browsers' and undici's usual limit). */
+export const MAX_REDIRECTS = 10;
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** A request ready to send, and the record of it that goes into the result. */
+export interface PreparedRequest {
+  method: string;
+  url: URL;
+  /** Header pairs in order; duplicates kept. */
+  headers: Array<[string, string]>;
+  body: string | undefined;
+  recorded: { method: string; url: string; data: string; headers: Record<string, string>; params: Record<string, string> };
+}
+
+function hasHeader(headers: Array<[string, string]>, name: string): boolean {
+  const n = name.toLowerCase();
+  return headers.some(([k]) => k.toLowerCase() === n);
+}
+
+function withoutHeaders(headers: Array<[string, string]>, names: string[]): Array<[string, string]> {
+  const drop = new Set(names.map((n) => n.toLowerCase()));
+  return headers.filter(([k]) => !drop.has(k.toLowerCase()));
+}
+
+/** Joins key/value pairs into a record; a repeated key's values are joined with ', ' (HTTP's list form). */
+function toRecord(pairs: Array<[string, string]> | KeyValue[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of pairs) {
+    const [k, v] = Array.isArray(p) ? p : [p.key, p.value];
+    out[k] = k in out ? `${out[k]}, ${v}` : v;
+  }
+  return out;
+}
+
+/** FORM bodies may be written as a JSON object of fields; anything else is sent as written. */
+function formBody(body: string): string {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      const params = new URLSearchParams();
+      for (const [k, v] of Object.entries(parsed)) params.append(k, typeof v === 'string' ? v : JSON.stringify(v));
+      return params.toString();
+    }
+  } catch {
+    // not JSON: already urlencoded (or meant to be sent raw)
+  }
+  return body;
+}
+
+/**
+ * Builds the request. Throws TargetError for a URL the agent cannot send (the check definition is
+ * wrong, which the user fixes, so it is a failed run, not an agent error).
+ */
+export function prepareRequest(req: ApiRequest): PreparedRequest {
+  let url: URL;
+  try {
+    url = new URL(req.url);
+  } catch {
+    throw new TargetError('ERR_INVALID_URL', `Invalid URL: "${req.url}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TargetError('ERR_UNSUPPORTED_PROTOCOL', `Unsupported URL scheme "${url.protocol}" (use http or https)`);
+  }
+  for (const q of req.queryParameters ?? []) url.searchParams.append(q.key, q.value);
+
+  const headers: Array<[string, string]> = (req.headers ?? []).map((h) => [h.key, h.value]);
+  if (req.basicAuth && (req.basicAuth.username || req.basicAuth.password)) {
+    const token = Buffer.from(`${req.basicAuth.username}:${req.basicAuth.password}`, 'utf8').toString('base64');
+    // basicAuth is the explicit setting for it, so it wins over an Authorization header.
+    headers.splice(0, headers.length, ...withoutHeaders(headers, ['authorization']), ['authorization', `Basic ${token}`]);
+  }
+  if (!hasHeader(headers, 'user-agent')) headers.push(['user-agent', `Outpost/${VERSION} (API check)`]);
+
+  const method = req.method ?? 'GET';
+  let body: string | undefined;
+  const raw = req.body ?? '';
+  // HEAD never carries a body; NONE means no body whatever the body field holds.
+  if (method !== 'HEAD' && req.bodyType !== 'NONE' && raw !== '') {
+    switch (req.bodyType) {
+      case 'JSON':
+      case 'GRAPHQL':
+        // GRAPHQL bodies are the JSON document ({"query": ...}) as the user wrote it.
+        body = raw;
+        if (!hasHeader(headers, 'content-type')) headers.push(['content-type', 'application/json']);
+        break;
+      case 'FORM':
+        body = formBody(raw);
+        if (!hasHeader(headers, 'content-type')) headers.push(['content-type', 'application/x-www-form-urlencoded']);
+        break;
+      default:
+        body = raw;
+    }
+  }
+  return {
+    method,
+    url,
+    headers,
+    body,
+    recorded: {
+      method,
+      url: url.toString(),
+      data: body ?? '',
+      headers: toRecord(headers),
+      params: toRecord(req.queryParameters ?? []),
+    },
+  };
+}
+
+/** What the exchange produced. */
+export interface RawResponse {
+  status: number;
+  statusText: string;
+  headers: Record<string, string>;
+  body: string;
+  bodyTruncated: boolean;
+  /** Decoded bytes read from the body (up to the hard limit). */
+  bodyBytes: number;
+  /** Whether the body was read to its end (false when the hard limit stopped the read). */
+  bodyComplete: boolean;
+}
+
+export interface ExchangeState {
+  hops: HopMarks[];
+  phase: RequestPhase;
+  /** URL of the current (finally: last) hop. */
+  url: URL;
+  redirects: Array<{ url: string; status: number }>;
+  address: ResolvedAddress | null;
+  resolvedVia: ResolvedVia | null;
+  tls: ApiTlsDetails | null;
+}
+
+export interface ExchangeOptions {
+  followRedirects: boolean;
+  skipSSL: boolean;
+  ipFamily: 'IPv4' | 'IPv6';
+  useOsDnsResolver: boolean;
+  signal: AbortSignal;
+}
+
+/** Lower-case names (undici gives them so), repeated headers joined with ', '. */
+export function normalizeHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined) continue;
+    out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+function decoderFor(encoding: string | undefined): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | null {
+  switch ((encoding ?? '').trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return zlib.createGunzip();
+    case 'deflate':
+      return zlib.createInflate();
+    case 'br':
+      return zlib.createBrotliDecompress();
+    default:
+      return null;
+  }
+}
+
+/**
+ * Reads a body: the first RESPONSE_BODY_CAP_BYTES are kept as UTF-8 text, the rest read and
+ * discarded up to RESPONSE_BODY_HARD_LIMIT_BYTES (see there why). A compressed body (the user asked
+ * for it with Accept-Encoding) is decompressed so that assertions see the text; the limits count
+ * decompressed bytes, which also bounds a compression bomb.
+ */
+async function readBody(
+  body: Readable,
+  contentEncoding: string | undefined,
+): Promise<{ text: string; truncated: boolean; bytes: number; complete: boolean }> {
+  const decoder = decoderFor(contentEncoding);
+  const source: Readable = decoder ? pipeline(body, decoder, () => {}) : body;
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let bytes = 0;
+  let complete = true;
+  for await (const chunk of source as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (kept < RESPONSE_BODY_CAP_BYTES) {
+      const take = Math.min(chunk.length, RESPONSE_BODY_CAP_BYTES - kept);
+      chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
+      kept += take;
+    }
+    if (bytes >= RESPONSE_BODY_HARD_LIMIT_BYTES) {
+      complete = false;
+      break;
+    }
+  }
+  if (!complete) {
+    body.destroy();
+    source.destroy();
+  }
+  const truncated = bytes > kept;
+  // StringDecoder.write holds back a multi-byte character cut by the cap instead of mangling it.
+  const sd = new StringDecoder('utf8');
+  const text = truncated ? sd.write(Buffer.concat(chunks)) : sd.write(Buffer.concat(chunks)) + sd.end();
+  return { text, truncated, bytes, complete };
+}
+
+/**
+ * Sends the request, following redirects if the check says so. Each hop runs on a new Client that is
+ * destroyed afterwards: no connection or TLS session is ever reused, so every run measures a real
+ * DNS lookup, TCP connect and TLS handshake. Errors propagate (the caller names them with the
+ * state's phase and address).
+ */
+export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: ExchangeState): Promise<RawResponse> {
+  let method = req.method;
+  let headers = req.headers;
+  let body = req.body;
+  let url = req.url;
+  for (let redirects = 0; ; redirects++) {
+    state.url = url;
+    const hop = newHop();
+    state.hops.push(hop);
+    state.phase = 'dns';
+    const client = new Client(url.origin, {
+      connect: createConnector({
+        ipFamily: o.ipFamily,
+        useOsDnsResolver: o.useOsDnsResolver,
+        skipSSL: o.skipSSL,
+        signal: o.signal,
+        hop,
+        onPhase: (p) => {
+          state.phase = p;
+        },
+        onAddress: (a, via) => {
+          state.address = a;
+          state.resolvedVia = via;
+        },
+        onTls: (d) => {
+          state.tls = d;
+        },
+      }),
+      pipelining: 1,
+      // The run's own timeout (the signal) bounds everything; undici's would only race it.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+    try {
+      const res = await client.request({
+        path: `${url.pathname}${url.search}`,
+        method: method as 'GET',
+        headers: headers.flat(),
+        body,
+        signal: o.signal,
+      });
+      hop.response = performance.now();
+      state.phase = 'body';
+      const resHeaders = normalizeHeaders(res.headers);
+      const location = resHeaders['location'];
+      if (o.followRedirects && REDIRECT_STATUSES.has(res.statusCode) && location !== undefined) {
+        await res.body.dump({ limit: RESPONSE_BODY_CAP_BYTES }).catch(() => {});
+        hop.end = performance.now();
+        state.redirects.push({ url: url.toString(), status: res.statusCode });
+        if (redirects >= MAX_REDIRECTS) {
+          throw new TargetError('TOO_MANY_REDIRECTS', `Too many redirects: stopped after ${MAX_REDIRECTS}`);
+        }
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          throw new TargetError('ERR_INVALID_URL', `Invalid redirect location "${location}"`);
+        }
+        if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+          throw new TargetError('ERR_UNSUPPORTED_PROTOCOL', `Redirect to unsupported URL scheme "${next.protocol}"`);
+        }
+        // As browsers do: 303 (and 301/302 after a POST) continue with GET and no body; 307/308
+        // repeat the request as it was.
+        if ((res.statusCode === 303 && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+          method = 'GET';
+          body = undefined;
+          headers = withoutHeaders(headers, ['content-type', 'content-length']);
+        }
+        // Credentials are for the origin they were configured for, never for another one.
+        if (next.origin !== url.origin) headers = withoutHeaders(headers, ['authorization', 'cookie']);
+        headers = withoutHeaders(headers, ['host']);
+        url = next;
+        continue;
+      }
+      const read = await readBody(res.body, resHeaders['content-encoding']);
+      hop.end = performance.now();
+      return {
+        status: res.statusCode,
+        statusText: STATUS_CODES[res.statusCode] ?? '',
+        headers: resHeaders,
+        body: read.text,
+        bodyTruncated: read.truncated,
+        bodyBytes: read.bytes,
+        bodyComplete: read.complete,
+      };
+    } finally {
+      // destroy, not close: nothing is left to send, and a socket still streaming a body is cut now.
+      await client.destroy().catch(() => {});
+    }
+  }
+}
