@@ -1,0 +1,209 @@
+import { Agent, type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
+import {
+  AGENT_PATHS,
+  type DeregisterRequest,
+  type HeartbeatRequest,
+  type HeartbeatResponse,
+  type LeaseRequest,
+  type LeaseResponse,
+  type ProtocolError,
+  type RegisterRequest,
+  type RegisterResponse,
+  type ReleaseRequest,
+  type SubmitResultRequest,
+  type SubmitResultResponse,
+} from '../shared/protocol.ts';
+import { VERSION } from '../shared/version.ts';
+import type { ProxyConfig } from './config.ts';
+
+/** The service rejected the key (401): it is wrong or was revoked. Retrying cannot help. */
+export class UnauthorizedError extends Error {
+  override readonly name = 'UnauthorizedError';
+  readonly statusCode = 401;
+}
+
+/** Worth retrying with backoff: network failures, timeouts, 5xx, 429 and 408. */
+export class TransientError extends Error {
+  override readonly name = 'TransientError';
+  /** The HTTP status, or undefined when no response arrived (refused, reset, timed out). */
+  readonly statusCode: number | undefined;
+  constructor(message: string, statusCode?: number, options?: ErrorOptions) {
+    super(message, options);
+    this.statusCode = statusCode;
+  }
+}
+
+/** Any other 4xx, carrying the service's message (e.g. unknown run 404). Retrying would fail again. */
+export class PermanentError extends Error {
+  override readonly name = 'PermanentError';
+  readonly statusCode: number;
+  constructor(message: string, statusCode: number) {
+    super(message);
+    this.statusCode = statusCode;
+  }
+}
+
+/** What the daemon needs from the service; tests may hand it a fake. */
+export interface ServiceApi {
+  register(body: RegisterRequest): Promise<RegisterResponse>;
+  lease(body: LeaseRequest, signal?: AbortSignal): Promise<LeaseResponse>;
+  heartbeat(body: HeartbeatRequest): Promise<HeartbeatResponse>;
+  submitResult(body: SubmitResultRequest, signal?: AbortSignal): Promise<SubmitResultResponse>;
+  release(body: ReleaseRequest): Promise<void>;
+  deregister(body: DeregisterRequest): Promise<void>;
+}
+
+export interface ServiceClientOptions {
+  apiUrl: URL;
+  apiKey: string;
+  proxy?: ProxyConfig;
+  version?: string;
+  /** headersTimeout/bodyTimeout of every call except lease, whose timeout follows its wait. */
+  requestTimeoutMs?: number;
+}
+
+/** Slack on top of the long-poll wait: the service answers at `waitSeconds`, then the body must come. */
+const LEASE_TIMEOUT_SLACK_MS = 15_000;
+
+/**
+ * Builds the dispatcher for the agent's own traffic (service calls and error reports). Proxy values
+ * come from our config, never from process.env directly: '' disables undici's own env fallback so
+ * the config stays the single source of truth (and tests can pass an env object).
+ */
+export function createServiceDispatcher(proxy: ProxyConfig | undefined): Dispatcher {
+  const keepAlive = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000 };
+  if (proxy && (proxy.httpProxy || proxy.httpsProxy)) {
+    return new EnvHttpProxyAgent({
+      ...keepAlive,
+      httpProxy: proxy.httpProxy ?? '',
+      httpsProxy: proxy.httpsProxy ?? '',
+      noProxy: proxy.noProxy ?? '',
+    });
+  }
+  return new Agent(keepAlive);
+}
+
+/** The agent side of the job protocol (src/shared/protocol.ts), over undici. */
+export class ServiceClient implements ServiceApi {
+  /** The API key lives here and nowhere else after start-up; only #post reads it. */
+  readonly #apiKey: string;
+  readonly #base: URL;
+  readonly #dispatcher: Dispatcher;
+  readonly #userAgent: string;
+  readonly #timeoutMs: number;
+
+  constructor(options: ServiceClientOptions) {
+    this.#apiKey = options.apiKey;
+    this.#base = options.apiUrl;
+    this.#dispatcher = createServiceDispatcher(options.proxy);
+    this.#userAgent = `outpost-agent/${options.version ?? VERSION}`;
+    this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+  }
+
+  /** Shared with the error reporter so its uploads take the same proxy route. */
+  get dispatcher(): Dispatcher {
+    return this.#dispatcher;
+  }
+
+  get baseUrl(): string {
+    return this.#base.toString();
+  }
+
+  register(body: RegisterRequest): Promise<RegisterResponse> {
+    return this.#post(AGENT_PATHS.register, body);
+  }
+
+  /** The long-poll. `signal` lets shutdown cut it at once instead of waiting out `waitSeconds`. */
+  lease(body: LeaseRequest, signal?: AbortSignal): Promise<LeaseResponse> {
+    return this.#post(AGENT_PATHS.lease, body, {
+      signal,
+      timeoutMs: body.waitSeconds * 1000 + LEASE_TIMEOUT_SLACK_MS,
+    });
+  }
+
+  heartbeat(body: HeartbeatRequest): Promise<HeartbeatResponse> {
+    return this.#post(AGENT_PATHS.heartbeat, body);
+  }
+
+  submitResult(body: SubmitResultRequest, signal?: AbortSignal): Promise<SubmitResultResponse> {
+    return this.#post(AGENT_PATHS.results, body, { signal });
+  }
+
+  async release(body: ReleaseRequest): Promise<void> {
+    await this.#post(AGENT_PATHS.release, body);
+  }
+
+  async deregister(body: DeregisterRequest): Promise<void> {
+    await this.#post(AGENT_PATHS.deregister, body);
+  }
+
+  async close(): Promise<void> {
+    await this.#dispatcher.close();
+  }
+
+  async #post<T>(path: string, body: unknown, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<T> {
+    const url = new URL(path, this.#base);
+    const timeout = opts.timeoutMs ?? this.#timeoutMs;
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(url, {
+        method: 'POST',
+        dispatcher: this.#dispatcher,
+        headers: {
+          authorization: `Bearer ${this.#apiKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'user-agent': this.#userAgent,
+        },
+        body: JSON.stringify(body),
+        signal: opts.signal,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
+    } catch (err) {
+      // An abort is the caller's decision, not a failure of the service: pass it through untouched.
+      if (opts.signal?.aborted) throw err;
+      const code = (err as { code?: string }).code;
+      throw new TransientError(
+        `${path}: ${code ? `${code} ` : ''}${(err as Error).message || 'request failed'}`,
+        undefined,
+        { cause: err },
+      );
+    }
+
+    const status = res.statusCode;
+    let text: string;
+    try {
+      text = await res.body.text();
+    } catch (err) {
+      if (opts.signal?.aborted) throw err;
+      throw new TransientError(`${path}: response body failed: ${(err as Error).message}`, status, { cause: err });
+    }
+
+    if (status >= 200 && status < 300) {
+      if (text === '') return undefined as T;
+      try {
+        return JSON.parse(text) as T;
+      } catch {
+        // A proxy or load balancer answering with HTML in place of the service: try again later.
+        throw new TransientError(`${path}: the response was not JSON (status ${status})`, status);
+      }
+    }
+    const message = serviceMessage(text) ?? `HTTP ${status}`;
+    if (status === 401) throw new UnauthorizedError(`${path}: ${message}`);
+    if (status >= 500 || status === 429 || status === 408) {
+      throw new TransientError(`${path}: ${status} ${message}`, status);
+    }
+    throw new PermanentError(`${path}: ${status} ${message}`, status);
+  }
+}
+
+function serviceMessage(text: string): string | undefined {
+  try {
+    const parsed = JSON.parse(text) as Partial<ProtocolError>;
+    if (typeof parsed.message === 'string') return parsed.message;
+  } catch {
+    // Not JSON (a proxy's HTML page): fall back to the status alone, and never echo a page into logs.
+  }
+  return undefined;
+}
