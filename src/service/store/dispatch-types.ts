@@ -2,19 +2,132 @@
  * Repositories of the dispatcher (runs, agents, error reports). Kept apart from store.ts so the
  * dispatcher's persistence can grow without crowding the public API's.
  * Owned by the dispatcher; see docs/protocol.md.
+ *
+ * Every state change of a run is one repository method (one SQL statement or one transaction), so
+ * two agents, the sweeper and a user's cancel can never interleave halfway through a transition.
+ * Times in and out are ISO 8601 strings in UTC (`Date#toISOString()`), which also sort correctly as
+ * text.
  */
+import type { CheckClass, CheckDefinition, CheckType } from '../../shared/checks/types.ts';
+import type { LeaseRef, LeaseState } from '../../shared/protocol.ts';
 import type { Agent, ErrorReport, Run } from './store.ts';
 
+/** What the scheduler knows when a run comes due; the repo adds state, lease fields and times. */
+export interface NewRun {
+  runId: string;
+  accountId: string;
+  checkId: string;
+  locationId: string;
+  checkType: CheckType;
+  checkClass: CheckClass;
+  dueAt: string;
+  timeoutMs: number;
+  check: CheckDefinition;
+}
+
+export interface ClaimRequest {
+  locationId: string;
+  agentId: string;
+  /** Only runs of these types are handed out (the agent's registered capabilities). */
+  checkTypes: readonly CheckType[];
+  /** At most this many runs per class. */
+  slots: Record<CheckClass, number>;
+  now: string;
+  leaseExpiresAt: string;
+}
+
+export interface HeartbeatOutcome extends LeaseRef {
+  state: LeaseState;
+  leaseExpiresAt: string | null;
+}
+
 export interface RunRepo {
-  // Filled in by the dispatcher's implementation.
+  /**
+   * Inserts a queued run. In the same transaction, older runs of the same check and location that
+   * are still queued and were never leased become `expired` with endReason `superseded by a newer
+   * run`, so an outage does not build a backlog of stale runs. Returns the ids it superseded.
+   */
+  enqueue(run: NewRun, now: string): Promise<{ run: Run; superseded: string[] }>;
+  get(runId: string): Promise<Run | undefined>;
+  /** Account-scoped read for the public API. */
+  getForAccount(accountId: string, runId: string): Promise<Run | undefined>;
+  /**
+   * Atomically leases queued runs to one agent, oldest due first: a run moves from `queued` to
+   * `leased` in a single statement, so two agents can never be handed the same run.
+   */
+  claim(req: ClaimRequest): Promise<Run[]>;
+  /**
+   * Extends each lease the agent still holds to `leaseExpiresAt`. A lease with a requested cancel is
+   * not extended and reports `cancelled`; a lease that is no longer this agent's reports `lost`.
+   */
+  heartbeat(agentId: string, leases: readonly LeaseRef[], leaseExpiresAt: string): Promise<HeartbeatOutcome[]>;
+  /**
+   * A result arrived: a queued or leased run becomes `completed` (`cancelled` when a cancel had been
+   * requested). Runs already finished are left as they are. Returns the run after the update.
+   */
+  finish(runId: string, now: string): Promise<Run | undefined>;
+  /**
+   * Hands leases back (agent shutdown): the agent's leased runs go back to `queued` with
+   * leaseAttempt + 1 (or become `cancelled` when a cancel was requested). `leases` undefined means
+   * every lease the agent holds (deregister). Returns the runs that were re-queued.
+   */
+  release(agentId: string, leases: readonly LeaseRef[] | undefined, now: string): Promise<Run[]>;
+  /**
+   * Leases whose time ran out go back to `queued` with leaseAttempt + 1 (a cancel-requested one
+   * becomes `cancelled`). Returns the runs that were re-queued.
+   */
+  requeueExpiredLeases(now: string): Promise<Run[]>;
+  /** Queued runs due at or before `dueBefore` (the queue TTL cutoff), oldest first. */
+  listStaleQueued(dueBefore: string, limit: number): Promise<Run[]>;
+  /** Ends a run that is still queued as `expired` with a reason. False when it left the queue meanwhile. */
+  expireQueued(runId: string, endReason: string, now: string): Promise<boolean>;
+  /**
+   * User cancel: a queued run becomes `cancelled` at once; a leased one gets cancelRequested (its
+   * agent learns on its next heartbeat). Finished runs are returned unchanged.
+   */
+  cancel(accountId: string, runId: string, endReason: string, now: string): Promise<Run | undefined>;
+  /**
+   * Cancels the open runs of a check (deleted or deactivated), or only those at locations not in
+   * `keepLocationIds` (the check was moved off them). Returns how many runs were touched.
+   */
+  cancelForCheck(
+    accountId: string,
+    checkId: string,
+    endReason: string,
+    now: string,
+    keepLocationIds?: readonly string[],
+  ): Promise<number>;
+  /** Deletes finished runs that finished before `before`, at most `limit` per call. */
+  pruneFinished(before: string, limit: number): Promise<number>;
+}
+
+export interface AgentRegistration {
+  id: string;
+  locationId: string;
+  version: string;
+  hostname: string;
+  checkTypes: CheckType[];
+  runtimes: string[];
 }
 
 export interface AgentRepo {
-  // Filled in by the dispatcher's implementation.
+  /** Inserts or refreshes the agent (clears goneAt, sets lastSeenAt = now, keeps registeredAt). */
+  upsert(agent: AgentRegistration, now: string): Promise<Agent>;
+  get(agentId: string): Promise<Agent | undefined>;
+  listByLocation(locationId: string): Promise<Agent[]>;
+  touch(agentId: string, now: string): Promise<void>;
+  markGone(agentId: string, now: string): Promise<void>;
 }
 
 export interface ErrorReportRepo {
-  // Filled in by the dispatcher's implementation.
+  /** Records a report token (by hash) for a location; keeps the existing row if it is there. */
+  ensureToken(locationId: string, tokenHash: string, now: string): Promise<void>;
+  /** The location a report token belongs to, or undefined. */
+  findLocationByToken(tokenHash: string): Promise<string | undefined>;
+  /** Stores events of one envelope; keeps only the newest `keep` reports of the location. */
+  insert(locationId: string, events: Record<string, unknown>[], receivedAt: string, keep: number): Promise<ErrorReport[]>;
+  /** Newest first. */
+  list(locationId: string, limit: number): Promise<ErrorReport[]>;
 }
 
 export type { Agent, ErrorReport, Run };

@@ -1,0 +1,423 @@
+/**
+ * The dispatcher: the service side of the agent job protocol (docs/protocol.md).
+ *
+ * It turns due checks into runs, hands runs to agents under leases, keeps leases alive on
+ * heartbeats, takes results once, and sweeps: leases whose agent stopped heartbeating go back to
+ * the queue, runs nobody took within the queue TTL expire with a reason.
+ *
+ * State lives in the store (runs, agents); only the held lease requests live in memory, so a
+ * restarted service loses nothing but open long-polls, which agents simply repeat.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { type CheckType, checkClassOf } from '../../shared/checks/types.ts';
+import {
+  type DeregisterRequest,
+  type HeartbeatRequest,
+  type HeartbeatResponse,
+  type Job,
+  type LeaseRef,
+  type LeaseRequest,
+  type LeaseResponse,
+  PROTOCOL_VERSION,
+  type RegisterRequest,
+  type RegisterResponse,
+  type ReleaseRequest,
+  type SubmitResultRequest,
+  type SubmitResultResponse,
+} from '../../shared/protocol.ts';
+import { toCheckDefinition } from '../checks/definition.ts';
+import type { ServiceConfig } from '../config.ts';
+import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../http/errors.ts';
+import type { Agent, ErrorReport, PrivateLocation, Run, Store, StoredCheck } from '../store/store.ts';
+import { decodeBody, EnvelopeError, eventsOf, parseEnvelope } from './envelope.ts';
+import { errorReportingDsn, hashReportToken, reportTokenFor } from './report-token.ts';
+import { RUN_TIMEOUT_MS } from './timeouts.ts';
+import { WaitList } from './waiters.ts';
+
+export type DispatchLog = Pick<FastifyBaseLogger, 'debug' | 'info' | 'warn' | 'error'>;
+
+export interface DispatcherOptions {
+  store: Store;
+  config: ServiceConfig;
+  log: DispatchLog;
+  /** Clock for run and lease times (tests move it to expire leases without waiting). */
+  now?: () => number;
+  /** How often the sweeper looks for expired leases and stale queued runs. */
+  sweepIntervalMs?: number;
+}
+
+/** Finished runs are kept this long for GET /v1/check-runs/{id} and diagnosis, then pruned. */
+export const RUN_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** Newest error reports kept per location. */
+export const ERROR_REPORTS_KEPT = 500;
+const PRUNE_EVERY_MS = 60_000;
+const STALE_BATCH = 500;
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export class Dispatcher {
+  readonly #store: Store;
+  readonly #config: ServiceConfig;
+  readonly #log: DispatchLog;
+  readonly #now: () => number;
+  readonly #sweepIntervalMs: number;
+  readonly #waiters = new WaitList();
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #sweeping: Promise<void> | undefined;
+  #lastPrune = 0;
+
+  constructor(opts: DispatcherOptions) {
+    this.#store = opts.store;
+    this.#config = opts.config;
+    this.#log = opts.log;
+    this.#now = opts.now ?? Date.now;
+    this.#sweepIntervalMs = opts.sweepIntervalMs ?? 1000;
+  }
+
+  async start(): Promise<void> {
+    this.#waiters.reopen();
+    if (this.#sweepTimer) return;
+    // A 1 s tick is enough: both sweep queries are index range scans that find nothing most of the
+    // time, and a lease or queue TTL measured in tens of seconds does not need finer resolution.
+    this.#sweepTimer = setInterval(() => void this.sweep(), this.#sweepIntervalMs);
+    this.#sweepTimer.unref();
+  }
+
+  /** Stops the sweeper and answers every held lease request with no jobs. */
+  async stop(): Promise<void> {
+    if (this.#sweepTimer) clearInterval(this.#sweepTimer);
+    this.#sweepTimer = undefined;
+    this.#waiters.close();
+    await this.#sweeping;
+  }
+
+  /** Held lease requests right now (for tests and diagnostics). */
+  get waitingRequests(): number {
+    return this.#waiters.size;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Runs
+
+  /** Creates the run of `check` at `locationId` due at `dueAtMs` and wakes agents that could take it. */
+  async enqueue(check: StoredCheck, locationId: string, dueAtMs: number): Promise<Run> {
+    const { run, superseded } = await this.#store.runs.enqueue(
+      {
+        runId: randomUUID(),
+        accountId: check.accountId,
+        checkId: check.id,
+        locationId,
+        checkType: check.checkType,
+        checkClass: checkClassOf(check.checkType),
+        dueAt: iso(dueAtMs),
+        timeoutMs: RUN_TIMEOUT_MS[check.checkType] ?? RUN_TIMEOUT_MS.API,
+        // A snapshot: an edit to the check after this point applies from the next run on.
+        check: toCheckDefinition(check),
+      },
+      iso(this.#now()),
+    );
+    if (superseded.length > 0) {
+      this.#log.warn(
+        { checkId: check.id, locationId, superseded },
+        'queued runs superseded by a newer run: no agent took them before the next one came due',
+      );
+    }
+    this.#waiters.notify(locationId, [run]);
+    return run;
+  }
+
+  async getRun(accountId: string, runId: string): Promise<Run> {
+    const run = await this.#store.runs.getForAccount(accountId, runId);
+    if (!run) throw new NotFoundError(`Check run ${runId} was not found`);
+    return run;
+  }
+
+  /** A queued run is cancelled at once; a leased one is flagged, and its agent learns on its next heartbeat. */
+  async cancelRun(accountId: string, runId: string): Promise<Run> {
+    const run = await this.#store.runs.cancel(accountId, runId, 'cancelled by a user before it started', iso(this.#now()));
+    if (!run) throw new NotFoundError(`Check run ${runId} was not found`);
+    return run;
+  }
+
+  /** Cancels a check's open runs (deleted or deactivated), or only those at locations not in `keepLocationIds`. */
+  async cancelRunsOfCheck(accountId: string, checkId: string, reason: string, keepLocationIds?: readonly string[]): Promise<number> {
+    const n = await this.#store.runs.cancelForCheck(accountId, checkId, reason, iso(this.#now()), keepLocationIds);
+    if (n > 0) this.#log.info({ checkId, runs: n, reason }, 'cancelled open runs of a check');
+    return n;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The agent protocol. `location` is the location whose key authenticated the call.
+
+  async register(location: PrivateLocation, rawLocationKey: string, req: RegisterRequest): Promise<RegisterResponse> {
+    if (req.protocolVersion !== PROTOCOL_VERSION) {
+      throw new BadRequestError(
+        `Protocol version ${req.protocolVersion} is not supported; this service speaks version ${PROTOCOL_VERSION}. Upgrade the agent or the service so they match.`,
+      );
+    }
+    const existing = await this.#store.agents.get(req.agentId);
+    if (existing && existing.locationId !== location.id) {
+      throw new ConflictError(`Agent id ${req.agentId} is registered with another private location; start the agent with a new id`);
+    }
+    const now = iso(this.#now());
+    await this.#store.agents.upsert(
+      {
+        id: req.agentId,
+        locationId: location.id,
+        version: req.version,
+        hostname: req.hostname,
+        checkTypes: [...new Set(req.capabilities.checkTypes)],
+        runtimes: [...new Set(req.capabilities.runtimes)],
+      },
+      now,
+    );
+    const token = reportTokenFor(rawLocationKey, location.id);
+    await this.#store.errorReports.ensureToken(location.id, hashReportToken(token), now);
+    this.#log.info(
+      { agentId: req.agentId, locationId: location.id, version: req.version, hostname: req.hostname, checkTypes: req.capabilities.checkTypes },
+      existing ? 'agent registered again' : 'agent registered',
+    );
+    return {
+      agentId: req.agentId,
+      location: { id: location.id, slugName: location.slugName, name: location.name },
+      leaseSeconds: this.#config.leaseSeconds,
+      heartbeatSeconds: this.#config.heartbeatSeconds,
+      maxWaitSeconds: this.#config.maxLeaseWaitSeconds,
+      errorReportingDsn: errorReportingDsn(this.#config.publicUrl, location.id, token),
+    };
+  }
+
+  /**
+   * Claims what the agent can take right now; if nothing, holds the request until a run it could
+   * take is announced, the wait is over, the client went away (`signal`) or the service stops.
+   */
+  async lease(location: PrivateLocation, req: LeaseRequest, signal?: AbortSignal): Promise<LeaseResponse> {
+    const agent = await this.#requireAgent(location, req.agentId);
+    await this.#store.agents.touch(agent.id, iso(this.#now()));
+    const waitMs = Math.max(0, Math.min(req.waitSeconds, this.#config.maxLeaseWaitSeconds)) * 1000;
+    // Real time, not the injectable clock: this bounds how long a socket is held.
+    const deadline = performance.now() + waitMs;
+    const filter = { checkTypes: new Set<CheckType>(agent.checkTypes), slots: req.slots };
+    for (;;) {
+      if (signal?.aborted || this.#waiters.closed) return { jobs: [] };
+      const seen = this.#waiters.version(location.id);
+      const now = this.#now();
+      const runs = await this.#store.runs.claim({
+        locationId: location.id,
+        agentId: agent.id,
+        checkTypes: agent.checkTypes,
+        slots: req.slots,
+        now: iso(now),
+        leaseExpiresAt: iso(now + this.#config.leaseSeconds * 1000),
+      });
+      if (runs.length > 0) {
+        if (signal?.aborted) {
+          // The client left between the claim and the answer: hand the runs straight back rather
+          // than let them sit until their lease expires.
+          await this.#handBack(agent.id, runs.map((r) => ({ runId: r.runId, leaseId: r.leaseId ?? '' })));
+          return { jobs: [] };
+        }
+        return { jobs: runs.map(toJob) };
+      }
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) return { jobs: [] };
+      // Something was announced while we claimed: try again instead of sleeping through it.
+      if (this.#waiters.version(location.id) !== seen) continue;
+      const outcome = await this.#waiters.wait(location.id, filter, remaining, signal);
+      if (outcome !== 'woken') return { jobs: [] };
+    }
+  }
+
+  async heartbeat(location: PrivateLocation, req: HeartbeatRequest): Promise<HeartbeatResponse> {
+    const agent = await this.#requireAgent(location, req.agentId);
+    const now = this.#now();
+    await this.#store.agents.touch(agent.id, iso(now));
+    const leases = await this.#store.runs.heartbeat(agent.id, req.leases, iso(now + this.#config.leaseSeconds * 1000));
+    return { leases };
+  }
+
+  async submitResult(location: PrivateLocation, req: SubmitResultRequest): Promise<SubmitResultResponse> {
+    const agent = await this.#requireAgent(location, req.agentId);
+    const runId = req.result.runId;
+    const run = await this.#store.runs.get(runId);
+    // Another location's run is reported exactly like a missing one, so ids cannot be probed.
+    if (!run || run.locationId !== location.id) throw new NotFoundError(`Run ${runId} was not found for this private location`);
+    const now = iso(this.#now());
+    const check = await this.#store.checks.get(run.accountId, run.checkId);
+    if (!check) {
+      await this.#store.runs.finish(run.runId, now);
+      throw new NotFoundError(`The check of run ${runId} was deleted; the result is not stored`);
+    }
+    // The run, not the upload, says which check and type this was: an agent cannot file a result
+    // under another check.
+    const stored = await this.#store.results.insertOnce({
+      accountId: run.accountId,
+      checkId: run.checkId,
+      runId: run.runId,
+      checkName: run.check.name,
+      locationId: location.id,
+      runLocation: location.slugName,
+      attempts: run.leaseAttempt,
+      payload: { ...req.result, runId: run.runId, checkId: run.checkId, checkType: run.checkType },
+    });
+    await this.#store.runs.finish(run.runId, now);
+    if (stored.status === 'duplicate') {
+      this.#log.info({ runId, agentId: agent.id, leaseId: req.leaseId }, 'duplicate result ignored');
+    }
+    return { status: stored.status, resultId: stored.id };
+  }
+
+  /** Hands leases back at once (agent shutdown); the runs are queued again for other agents. */
+  async release(location: PrivateLocation, req: ReleaseRequest): Promise<{ released: string[] }> {
+    const agent = await this.#requireAgent(location, req.agentId);
+    if (req.leases.length > 0) {
+      this.#log.info({ agentId: agent.id, leases: req.leases }, 'agent released leases');
+    }
+    const requeued = await this.#handBack(agent.id, req.leases);
+    return { released: requeued.map((r) => r.runId) };
+  }
+
+  /** The agent is shutting down for good: whatever it still holds goes back to the queue. */
+  async deregister(location: PrivateLocation, req: DeregisterRequest): Promise<Record<string, never>> {
+    const agent = await this.#store.agents.get(req.agentId);
+    // Deregistering twice (a retried call) is fine; deregistering another location's agent is not.
+    if (!agent || agent.locationId !== location.id) throw this.#notRegistered(location, req.agentId);
+    const now = iso(this.#now());
+    await this.#handBack(agent.id, undefined);
+    await this.#store.agents.markGone(agent.id, now);
+    this.#log.info({ agentId: agent.id, locationId: location.id }, 'agent deregistered');
+    return {};
+  }
+
+  async #handBack(agentId: string, leases: readonly LeaseRef[] | undefined): Promise<Run[]> {
+    const requeued = await this.#store.runs.release(agentId, leases, iso(this.#now()));
+    this.#announce(requeued);
+    return requeued;
+  }
+
+  async #requireAgent(location: PrivateLocation, agentId: string): Promise<Agent> {
+    const agent = await this.#store.agents.get(agentId);
+    if (!agent || agent.locationId !== location.id || agent.goneAt !== null) throw this.#notRegistered(location, agentId);
+    return agent;
+  }
+
+  #notRegistered(location: PrivateLocation, agentId: string): ConflictError {
+    return new ConflictError(
+      `Agent ${agentId} is not registered with private location "${location.slugName}"; register again (POST /agent/v1/register)`,
+    );
+  }
+
+  #announce(runs: readonly Run[]): void {
+    const byLocation = new Map<string, Run[]>();
+    for (const run of runs) byLocation.set(run.locationId, [...(byLocation.get(run.locationId) ?? []), run]);
+    for (const [locationId, list] of byLocation) this.#waiters.notify(locationId, list);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Sweeping
+
+  /** One sweep: re-queue expired leases, expire stale queued runs, now and then prune old runs. */
+  sweep(): Promise<void> {
+    // Never two sweeps at once: the timer keeps ticking while a slow sweep is still running.
+    this.#sweeping ??= this.#sweep()
+      .catch((err: unknown) => this.#log.error({ err }, 'dispatch sweep failed'))
+      .finally(() => {
+        this.#sweeping = undefined;
+      });
+    return this.#sweeping;
+  }
+
+  async #sweep(): Promise<void> {
+    const nowMs = this.#now();
+    const now = iso(nowMs);
+    const requeued = await this.#store.runs.requeueExpiredLeases(now);
+    if (requeued.length > 0) {
+      this.#log.warn(
+        { runs: requeued.map((r) => ({ runId: r.runId, agentId: r.agentId, leaseAttempt: r.leaseAttempt })) },
+        'leases expired without a heartbeat; runs queued again for another agent',
+      );
+      this.#announce(requeued);
+    }
+
+    const ttlMs = this.#config.queueTtlSeconds * 1000;
+    for (;;) {
+      const stale = await this.#store.runs.listStaleQueued(iso(nowMs - ttlMs), STALE_BATCH);
+      if (stale.length === 0) break;
+      const reasons = new Map<string, string>();
+      for (const run of stale) {
+        const key = `${run.locationId}\u0000${run.checkType}`;
+        let reason = reasons.get(key);
+        if (reason === undefined) {
+          reason = await this.#queueExpiryReason(run, nowMs);
+          reasons.set(key, reason);
+        }
+        await this.#store.runs.expireQueued(run.runId, reason, now);
+      }
+      this.#log.warn({ runs: stale.length, reasons: [...new Set(reasons.values())] }, 'queued runs expired');
+      if (stale.length < STALE_BATCH) break;
+    }
+
+    if (nowMs - this.#lastPrune >= PRUNE_EVERY_MS) {
+      this.#lastPrune = nowMs;
+      const pruned = await this.#store.runs.pruneFinished(iso(nowMs - RUN_RETENTION_MS), 5000);
+      if (pruned > 0) this.#log.debug({ pruned }, 'pruned finished runs');
+    }
+  }
+
+  /** Says why nobody took the run, as far as the service can tell, so the user knows what to fix. */
+  async #queueExpiryReason(run: Run, nowMs: number): Promise<string> {
+    const location = await this.#store.locations.getById(run.locationId);
+    const name = location?.slugName ?? run.locationId;
+    const prefix = `not leased within ${this.#config.queueTtlSeconds}s: no agent of location "${name}" took it`;
+    // An agent counts as connected when it called in within one long-poll plus one lease period.
+    const since = iso(nowMs - (this.#config.maxLeaseWaitSeconds + this.#config.leaseSeconds) * 1000);
+    const live = (await this.#store.agents.listByLocation(run.locationId)).filter((a) => a.goneAt === null && a.lastSeenAt >= since);
+    if (live.length === 0) return `${prefix} (no agent was connected)`;
+    if (!live.some((a) => a.checkTypes.includes(run.checkType))) {
+      return `${prefix} (${live.length} agent(s) connected, none runs ${run.checkType} checks)`;
+    }
+    return `${prefix} (${live.length} agent(s) connected, all busy)`;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Error reports
+
+  /**
+   * Stores the events of a Sentry envelope posted with a location's report token. The token must
+   * belong to the location named in the path; the location API key is not a report token.
+   */
+  async ingestErrorEnvelope(
+    locationId: string,
+    sentryKey: string | undefined,
+    body: Buffer,
+    contentEncoding: string | undefined,
+  ): Promise<ErrorReport[]> {
+    if (!sentryKey) throw new UnauthorizedError('Missing sentry_key: use the errorReportingDsn from the register response');
+    const owner = await this.#store.errorReports.findLocationByToken(hashReportToken(sentryKey));
+    if (owner === undefined || owner !== locationId) {
+      throw new UnauthorizedError('The error report token was not accepted; use the errorReportingDsn from the register response');
+    }
+    let events: Record<string, unknown>[];
+    try {
+      events = eventsOf(parseEnvelope(decodeBody(body, contentEncoding)));
+    } catch (err) {
+      if (err instanceof EnvelopeError) throw new BadRequestError(`The Sentry envelope is invalid: ${err.message}`);
+      throw err;
+    }
+    return this.#store.errorReports.insert(locationId, events, iso(this.#now()), ERROR_REPORTS_KEPT);
+  }
+}
+
+export function toJob(run: Run): Job {
+  return {
+    runId: run.runId,
+    leaseId: run.leaseId ?? '',
+    leaseExpiresAt: run.leaseExpiresAt ?? '',
+    leaseAttempt: run.leaseAttempt,
+    dueAt: run.dueAt,
+    checkClass: run.checkClass,
+    timeoutMs: run.timeoutMs,
+    check: run.check,
+  };
+}

@@ -1,0 +1,234 @@
+/**
+ * The scheduler: makes every activated check come due at each of its private locations once per
+ * interval, and enqueues the run at that moment.
+ *
+ * - Spreading: each (check, location) pair has a fixed phase within its interval, a stable hash of
+ *   the two ids, so 300 checks every 10 s are spread over the 10 s instead of all firing at :00.
+ *   Slots are aligned to the epoch (dueAt = k * interval + phase), so a restart keeps the rhythm.
+ * - Precision: one timer, for the earliest due pair across all checks (a min-heap keyed by due
+ *   time). Nothing scans all checks per tick; a run is enqueued within a timer's jitter (~1 ms) of
+ *   its due time.
+ * - No catch-up bursts: when the process was stalled past several slots, only the newest is run.
+ */
+import { createHash } from 'node:crypto';
+import type { ServiceConfig } from '../config.ts';
+import type { Store, StoredCheck } from '../store/store.ts';
+import type { DispatchLog, Dispatcher } from './dispatcher.ts';
+
+export interface SchedulerOptions {
+  store: Store;
+  config: ServiceConfig;
+  dispatcher: Pick<Dispatcher, 'enqueue' | 'cancelRunsOfCheck'>;
+  log: DispatchLog;
+}
+
+/** Sub-minute checks (frequency 0) without a valid offset run every 10 s, the shortest interval. */
+const DEFAULT_SUB_MINUTE_SECONDS = 10;
+/** setTimeout's longest delay is 2^31-1 ms; we re-arm well before that. */
+const MAX_TIMER_MS = 60 * 60 * 1000;
+
+export function intervalMsOf(check: Pick<StoredCheck, 'frequency' | 'frequencyOffset'>): number {
+  if (check.frequency > 0) return check.frequency * 60_000;
+  const seconds = check.frequencyOffset && check.frequencyOffset > 0 ? check.frequencyOffset : DEFAULT_SUB_MINUTE_SECONDS;
+  return seconds * 1000;
+}
+
+/** Stable offset of a (check, location) pair inside its interval, in ms. */
+export function phaseMsOf(checkId: string, locationId: string, intervalMs: number): number {
+  const digest = createHash('sha256').update(`${checkId}\u0000${locationId}`).digest();
+  return digest.readUIntBE(0, 6) % intervalMs;
+}
+
+/** The first slot (k * interval + phase) at or after `t`. */
+export function slotAtOrAfter(t: number, intervalMs: number, phaseMs: number): number {
+  return Math.ceil((t - phaseMs) / intervalMs) * intervalMs + phaseMs;
+}
+
+interface Entry {
+  check: StoredCheck;
+  locationId: string;
+  intervalMs: number;
+  phaseMs: number;
+  dueMs: number;
+  /** Cleared when the check changes or goes away; the heap drops such entries lazily. */
+  live: boolean;
+}
+
+/** A binary min-heap of entries by dueMs. */
+class DueHeap {
+  readonly #items: Entry[] = [];
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  peek(): Entry | undefined {
+    return this.#items[0];
+  }
+
+  push(entry: Entry): void {
+    const a = this.#items;
+    a.push(entry);
+    let i = a.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (a[parent]!.dueMs <= a[i]!.dueMs) break;
+      [a[parent], a[i]] = [a[i]!, a[parent]!];
+      i = parent;
+    }
+  }
+
+  pop(): Entry | undefined {
+    const a = this.#items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0 && last) {
+      a[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let min = i;
+        if (l < a.length && a[l]!.dueMs < a[min]!.dueMs) min = l;
+        if (r < a.length && a[r]!.dueMs < a[min]!.dueMs) min = r;
+        if (min === i) break;
+        [a[min], a[i]] = [a[i]!, a[min]!];
+        i = min;
+      }
+    }
+    return top;
+  }
+
+  clear(): void {
+    this.#items.length = 0;
+  }
+}
+
+export class Scheduler {
+  readonly #store: Store;
+  readonly #dispatcher: SchedulerOptions['dispatcher'];
+  readonly #log: DispatchLog;
+  /** Live entries by check id, one per location of the check. */
+  readonly #byCheck = new Map<string, Entry[]>();
+  readonly #heap = new DueHeap();
+  #timer: NodeJS.Timeout | undefined;
+  #timerAt = Number.POSITIVE_INFINITY;
+  #running = false;
+
+  constructor(opts: SchedulerOptions) {
+    this.#store = opts.store;
+    this.#dispatcher = opts.dispatcher;
+    this.#log = opts.log;
+  }
+
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    const checks = await this.#store.checks.listSchedulable();
+    for (const check of checks) this.#put(check);
+    this.#log.info({ checks: checks.length, pairs: this.#liveCount() }, 'scheduler started');
+    this.#arm();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#disarm();
+  }
+
+  /** Called by the public API after a check was created, updated (check given) or deleted (undefined). */
+  async checkChanged(accountId: string, checkId: string, check: StoredCheck | undefined): Promise<void> {
+    this.#remove(checkId);
+    if (check?.activated && check.locationIds.length > 0) {
+      this.#put(check);
+      // Moved off a location: its open runs there have no reason to run any more.
+      await this.#dispatcher.cancelRunsOfCheck(accountId, checkId, 'cancelled: the check no longer runs at this location', check.locationIds);
+    } else {
+      await this.#dispatcher.cancelRunsOfCheck(
+        accountId,
+        checkId,
+        check ? 'cancelled: the check was deactivated' : 'cancelled: the check was deleted',
+      );
+    }
+    if (this.#running) this.#arm();
+  }
+
+  /** When each (check, location) pair is next due, for tests and diagnostics. */
+  nextDue(checkId: string): Array<{ locationId: string; dueAt: number; intervalMs: number }> {
+    return (this.#byCheck.get(checkId) ?? []).map((e) => ({ locationId: e.locationId, dueAt: e.dueMs, intervalMs: e.intervalMs }));
+  }
+
+  #liveCount(): number {
+    let n = 0;
+    for (const list of this.#byCheck.values()) n += list.length;
+    return n;
+  }
+
+  #put(check: StoredCheck): void {
+    const intervalMs = intervalMsOf(check);
+    const now = Date.now();
+    const entries = check.locationIds.map((locationId): Entry => {
+      const phaseMs = phaseMsOf(check.id, locationId, intervalMs);
+      return { check, locationId, intervalMs, phaseMs, dueMs: slotAtOrAfter(now, intervalMs, phaseMs), live: true };
+    });
+    this.#byCheck.set(check.id, entries);
+    for (const entry of entries) this.#heap.push(entry);
+  }
+
+  #remove(checkId: string): void {
+    for (const entry of this.#byCheck.get(checkId) ?? []) entry.live = false;
+    this.#byCheck.delete(checkId);
+  }
+
+  #disarm(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+  }
+
+  /** Points the one timer at the earliest live entry (dropping dead ones on the way). */
+  #arm(): void {
+    let top = this.#heap.peek();
+    while (top && !top.live) {
+      this.#heap.pop();
+      top = this.#heap.peek();
+    }
+    if (!top) {
+      this.#disarm();
+      return;
+    }
+    if (this.#timer && this.#timerAt <= top.dueMs) return;
+    this.#disarm();
+    const delay = Math.min(Math.max(0, top.dueMs - Date.now()), MAX_TIMER_MS);
+    this.#timerAt = top.dueMs;
+    this.#timer = setTimeout(() => this.#fire(), delay);
+  }
+
+  #fire(): void {
+    this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+    if (!this.#running) return;
+    const now = Date.now();
+    for (;;) {
+      const top = this.#heap.peek();
+      // Timers may fire a millisecond early; such a run is still on time.
+      if (!top || top.dueMs > now + 1) break;
+      this.#heap.pop();
+      if (!top.live) continue;
+      const dueMs = top.dueMs;
+      // The insert itself is synchronous underneath; not awaiting lets every due run of this tick
+      // be enqueued at once.
+      this.#dispatcher
+        .enqueue(top.check, top.locationId, dueMs)
+        .catch((err: unknown) => this.#log.error({ err, checkId: top.check.id, locationId: top.locationId }, 'enqueue failed'));
+      let next = dueMs + top.intervalMs;
+      if (next <= now) {
+        const skipped = Math.floor((now - dueMs) / top.intervalMs);
+        next = slotAtOrAfter(now + 1, top.intervalMs, top.phaseMs);
+        this.#log.warn({ checkId: top.check.id, locationId: top.locationId, skipped }, 'scheduler fell behind; skipped missed slots');
+      }
+      top.dueMs = next;
+      this.#heap.push(top);
+    }
+    this.#arm();
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Held lease requests, per location, in memory. A request that found nothing to claim parks here
+ * and is woken the moment a run it could take is enqueued or handed back, so no request polls the
+ * database while it waits.
+ *
+ * Lost wake-ups are ruled out with a per-location version: a request reads it before it tries to
+ * claim and waits only if nothing was announced since (checking and parking happen in one
+ * synchronous step, so nothing can slip in between).
+ */
+import type { CheckClass, CheckType } from '../../shared/checks/types.ts';
+
+export type WaitOutcome = 'woken' | 'timeout' | 'aborted' | 'stopped';
+
+/** What a held request can take: its agent's check types and its free slots per class. */
+export interface WaitFilter {
+  checkTypes: ReadonlySet<CheckType>;
+  slots: Record<CheckClass, number>;
+}
+
+/** Just enough of a run to tell which waiters could take it. */
+export interface Announced {
+  checkType: CheckType;
+  checkClass: CheckClass;
+}
+
+interface Waiter {
+  filter: WaitFilter;
+  settle(outcome: WaitOutcome): void;
+}
+
+export class WaitList {
+  readonly #versions = new Map<string, number>();
+  readonly #waiters = new Map<string, Set<Waiter>>();
+  #closed = false;
+
+  version(locationId: string): number {
+    return this.#versions.get(locationId) ?? 0;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Number of held requests (all locations), for tests and diagnostics. */
+  get size(): number {
+    let n = 0;
+    for (const set of this.#waiters.values()) n += set.size;
+    return n;
+  }
+
+  /** Announces runs that became claimable at a location and wakes the requests that could take one. */
+  notify(locationId: string, runs: readonly Announced[]): void {
+    if (runs.length === 0) return;
+    this.#versions.set(locationId, this.version(locationId) + 1);
+    const set = this.#waiters.get(locationId);
+    if (!set) return;
+    for (const waiter of set) {
+      const { checkTypes, slots } = waiter.filter;
+      if (runs.some((r) => checkTypes.has(r.checkType) && (slots[r.checkClass] ?? 0) > 0)) waiter.settle('woken');
+    }
+  }
+
+  /**
+   * Parks until woken, `ms` passed, `signal` aborted or the list closed. Call it only when
+   * version(locationId) still equals the version read before the failed claim.
+   */
+  wait(locationId: string, filter: WaitFilter, ms: number, signal?: AbortSignal): Promise<WaitOutcome> {
+    if (this.#closed) return Promise.resolve('stopped');
+    if (signal?.aborted) return Promise.resolve('aborted');
+    return new Promise<WaitOutcome>((resolve) => {
+      let set = this.#waiters.get(locationId);
+      if (!set) {
+        set = new Set();
+        this.#waiters.set(locationId, set);
+      }
+      const onAbort = (): void => waiter.settle('aborted');
+      const timer = setTimeout(() => waiter.settle('timeout'), ms);
+      const waiter: Waiter = {
+        filter,
+        settle: (outcome) => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          const current = this.#waiters.get(locationId);
+          if (current?.delete(waiter) && current.size === 0) this.#waiters.delete(locationId);
+          resolve(outcome);
+        },
+      };
+      set.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Answers every held request (service shutdown) and refuses new ones. */
+  close(): void {
+    this.#closed = true;
+    for (const set of [...this.#waiters.values()]) for (const waiter of [...set]) waiter.settle('stopped');
+    this.#waiters.clear();
+  }
+
+  /** Accepts waiters again after close (a stopped dispatcher that is started again). */
+  reopen(): void {
+    this.#closed = false;
+  }
+}

@@ -1,0 +1,308 @@
+/**
+ * The run queue on SQLite. Every transition is one statement (or one BEGIN IMMEDIATE transaction),
+ * and every statement that moves a run out of a state names that state in its WHERE clause, so a
+ * transition that lost a race changes nothing instead of overwriting the winner.
+ *
+ * Statements are prepared once per connection: the dispatch path runs them tens of times a second.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { CheckClass, CheckDefinition, CheckType } from '../../../shared/checks/types.ts';
+import type { LeaseRef } from '../../../shared/protocol.ts';
+import type { ClaimRequest, HeartbeatOutcome, NewRun, RunRepo } from '../dispatch-types.ts';
+import type { Run, RunState } from '../store.ts';
+import { inTransaction } from './db.ts';
+
+interface RunRow {
+  run_id: string;
+  account_id: string;
+  check_id: string;
+  location_id: string;
+  check_type: string;
+  check_class: string;
+  due_at: string;
+  state: string;
+  lease_id: string | null;
+  agent_id: string | null;
+  lease_expires_at: string | null;
+  lease_attempt: number;
+  cancel_requested: number;
+  end_reason: string | null;
+  timeout_ms: number;
+  check_json: string;
+  created_at: string;
+  finished_at: string | null;
+}
+
+const toRun = (row: RunRow): Run => ({
+  runId: row.run_id,
+  accountId: row.account_id,
+  checkId: row.check_id,
+  locationId: row.location_id,
+  checkType: row.check_type as CheckType,
+  checkClass: row.check_class as CheckClass,
+  dueAt: row.due_at,
+  state: row.state as RunState,
+  leaseId: row.lease_id,
+  agentId: row.agent_id,
+  leaseExpiresAt: row.lease_expires_at,
+  leaseAttempt: row.lease_attempt,
+  cancelRequested: row.cancel_requested === 1,
+  endReason: row.end_reason,
+  timeoutMs: row.timeout_ms,
+  check: JSON.parse(row.check_json) as CheckDefinition,
+  createdAt: row.created_at,
+  finishedAt: row.finished_at,
+});
+
+const byDueAt = (a: Run, b: Run): number => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0);
+
+/**
+ * How a lease ends without a result (expired, released, agent deregistered). A cancel-requested run
+ * is not handed out again: its user asked for it to stop. Any other run goes back to the queue as
+ * the next lease attempt; its lease_id is cleared so the old agent's heartbeats answer `lost`, while
+ * agent_id keeps the last holder for diagnosis.
+ */
+const HAND_BACK = `
+  state = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE 'queued' END,
+  lease_attempt = CASE WHEN cancel_requested = 1 THEN lease_attempt ELSE lease_attempt + 1 END,
+  end_reason = CASE WHEN cancel_requested = 1 THEN $cancelReason ELSE end_reason END,
+  finished_at = CASE WHEN cancel_requested = 1 THEN $now ELSE NULL END,
+  lease_id = NULL,
+  lease_expires_at = NULL`;
+
+const CANCELLED_WHILE_RUNNING = 'cancelled; the agent stopped before confirming it';
+
+export class SqliteRunRepo implements RunRepo {
+  readonly #db: DatabaseSync;
+  readonly #insert: StatementSync;
+  readonly #supersede: StatementSync;
+  readonly #get: StatementSync;
+  readonly #getForAccount: StatementSync;
+  readonly #claim: StatementSync;
+  readonly #extend: StatementSync;
+  readonly #leaseOf: StatementSync;
+  readonly #finish: StatementSync;
+  readonly #releaseOne: StatementSync;
+  readonly #releaseAll: StatementSync;
+  readonly #requeueExpired: StatementSync;
+  readonly #listStale: StatementSync;
+  readonly #expireQueued: StatementSync;
+  readonly #cancelQueued: StatementSync;
+  readonly #requestCancel: StatementSync;
+  readonly #cancelCheckQueued: StatementSync;
+  readonly #cancelCheckLeased: StatementSync;
+  readonly #prune: StatementSync;
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+    // Lease ids are made inside the claiming UPDATE, one per row, so claiming stays one statement.
+    db.function('dispatch_uuid', { deterministic: false }, () => randomUUID());
+
+    this.#insert = db.prepare(`
+      INSERT INTO runs (run_id, account_id, check_id, location_id, check_type, check_class, due_at, state,
+                        lease_attempt, cancel_requested, timeout_ms, check_json, created_at)
+      VALUES ($runId, $accountId, $checkId, $locationId, $checkType, $checkClass, $dueAt, 'queued',
+              1, 0, $timeoutMs, $checkJson, $now)
+      RETURNING *`);
+    // lease_attempt = 1 while queued means "never leased": a run handed back after an agent died
+    // keeps its place, because the reference re-runs such a check elsewhere.
+    this.#supersede = db.prepare(`
+      UPDATE runs SET state = 'expired', end_reason = 'superseded by a newer run', finished_at = $now
+      WHERE check_id = $checkId AND location_id = $locationId AND state = 'queued'
+        AND lease_attempt = 1 AND due_at < $dueAt
+      RETURNING run_id`);
+    this.#get = db.prepare('SELECT * FROM runs WHERE run_id = ?');
+    this.#getForAccount = db.prepare('SELECT * FROM runs WHERE run_id = ? AND account_id = ?');
+    // One statement picks and leases: each class takes its oldest due runs up to the agent's free
+    // slots, restricted to the check types it has runners for. `AND state = 'queued'` in the outer
+    // WHERE makes the pick-and-mark atomic even against another connection.
+    this.#claim = db.prepare(`
+      UPDATE runs
+      SET state = 'leased', lease_id = dispatch_uuid(), agent_id = $agentId, lease_expires_at = $leaseExpiresAt
+      WHERE state = 'queued' AND run_id IN (
+        SELECT run_id FROM (
+          SELECT run_id FROM runs
+          WHERE state = 'queued' AND location_id = $locationId AND check_class = 'uptime'
+            AND check_type IN (SELECT value FROM json_each($checkTypes))
+          ORDER BY due_at LIMIT $uptime)
+        UNION ALL
+        SELECT run_id FROM (
+          SELECT run_id FROM runs
+          WHERE state = 'queued' AND location_id = $locationId AND check_class = 'heavy'
+            AND check_type IN (SELECT value FROM json_each($checkTypes))
+          ORDER BY due_at LIMIT $heavy)
+      )
+      RETURNING *`);
+    this.#extend = db.prepare(`
+      UPDATE runs SET lease_expires_at = $leaseExpiresAt
+      WHERE run_id = $runId AND lease_id = $leaseId AND agent_id = $agentId AND state = 'leased' AND cancel_requested = 0
+      RETURNING lease_expires_at`);
+    this.#leaseOf = db.prepare(`
+      SELECT cancel_requested, lease_expires_at FROM runs
+      WHERE run_id = $runId AND lease_id = $leaseId AND agent_id = $agentId AND state = 'leased'`);
+    this.#finish = db.prepare(`
+      UPDATE runs
+      SET state = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE 'completed' END,
+          end_reason = CASE WHEN cancel_requested = 1 THEN 'cancelled while running; the agent reported it' ELSE end_reason END,
+          finished_at = $now, lease_expires_at = NULL
+      WHERE run_id = $runId AND state IN ('queued', 'leased')
+      RETURNING *`);
+    this.#releaseOne = db.prepare(`
+      UPDATE runs SET ${HAND_BACK}
+      WHERE run_id = $runId AND lease_id = $leaseId AND agent_id = $agentId AND state = 'leased'
+      RETURNING *`);
+    this.#releaseAll = db.prepare(`
+      UPDATE runs SET ${HAND_BACK}
+      WHERE agent_id = $agentId AND state = 'leased'
+      RETURNING *`);
+    this.#requeueExpired = db.prepare(`
+      UPDATE runs SET ${HAND_BACK}
+      WHERE state = 'leased' AND lease_expires_at <= $now
+      RETURNING *`);
+    this.#listStale = db.prepare(`
+      SELECT * FROM runs WHERE state = 'queued' AND due_at <= $dueBefore ORDER BY due_at LIMIT $limit`);
+    this.#expireQueued = db.prepare(`
+      UPDATE runs SET state = 'expired', end_reason = $endReason, finished_at = $now
+      WHERE run_id = $runId AND state = 'queued'`);
+    this.#cancelQueued = db.prepare(`
+      UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now
+      WHERE run_id = $runId AND account_id = $accountId AND state = 'queued'`);
+    this.#requestCancel = db.prepare(`
+      UPDATE runs SET cancel_requested = 1
+      WHERE run_id = $runId AND account_id = $accountId AND state = 'leased'`);
+    // keepLocationIds is a JSON array; '[]' cancels at every location.
+    this.#cancelCheckQueued = db.prepare(`
+      UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now
+      WHERE check_id = $checkId AND account_id = $accountId AND state = 'queued'
+        AND location_id NOT IN (SELECT value FROM json_each($keep))`);
+    this.#cancelCheckLeased = db.prepare(`
+      UPDATE runs SET cancel_requested = 1
+      WHERE check_id = $checkId AND account_id = $accountId AND state = 'leased' AND cancel_requested = 0
+        AND location_id NOT IN (SELECT value FROM json_each($keep))`);
+    this.#prune = db.prepare(`
+      DELETE FROM runs WHERE run_id IN (
+        SELECT run_id FROM runs WHERE finished_at IS NOT NULL AND finished_at < $before LIMIT $limit)`);
+  }
+
+  async enqueue(run: NewRun, now: string): Promise<{ run: Run; superseded: string[] }> {
+    return inTransaction(this.#db, () => {
+      const superseded = (
+        this.#supersede.all({ checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now }) as unknown as {
+          run_id: string;
+        }[]
+      ).map((r) => r.run_id);
+      const row = this.#insert.get({
+        runId: run.runId,
+        accountId: run.accountId,
+        checkId: run.checkId,
+        locationId: run.locationId,
+        checkType: run.checkType,
+        checkClass: run.checkClass,
+        dueAt: run.dueAt,
+        timeoutMs: run.timeoutMs,
+        checkJson: JSON.stringify(run.check),
+        now,
+      }) as unknown as RunRow;
+      return { run: toRun(row), superseded };
+    });
+  }
+
+  async get(runId: string): Promise<Run | undefined> {
+    const row = this.#get.get(runId) as RunRow | undefined;
+    return row && toRun(row);
+  }
+
+  async getForAccount(accountId: string, runId: string): Promise<Run | undefined> {
+    const row = this.#getForAccount.get(runId, accountId) as RunRow | undefined;
+    return row && toRun(row);
+  }
+
+  async claim(req: ClaimRequest): Promise<Run[]> {
+    const uptime = Math.max(0, Math.floor(req.slots.uptime ?? 0));
+    const heavy = Math.max(0, Math.floor(req.slots.heavy ?? 0));
+    if ((uptime === 0 && heavy === 0) || req.checkTypes.length === 0) return [];
+    const rows = this.#claim.all({
+      agentId: req.agentId,
+      leaseExpiresAt: req.leaseExpiresAt,
+      locationId: req.locationId,
+      checkTypes: JSON.stringify(req.checkTypes),
+      uptime,
+      heavy,
+    }) as unknown as RunRow[];
+    return rows.map(toRun).sort(byDueAt);
+  }
+
+  async heartbeat(agentId: string, leases: readonly LeaseRef[], leaseExpiresAt: string): Promise<HeartbeatOutcome[]> {
+    return inTransaction(this.#db, () =>
+      leases.map((lease): HeartbeatOutcome => {
+        const key = { runId: lease.runId, leaseId: lease.leaseId, agentId };
+        const extended = this.#extend.get({ ...key, leaseExpiresAt }) as { lease_expires_at: string } | undefined;
+        if (extended) return { ...lease, state: 'active', leaseExpiresAt: extended.lease_expires_at };
+        const held = this.#leaseOf.get(key) as { cancel_requested: number; lease_expires_at: string } | undefined;
+        if (held?.cancel_requested === 1) return { ...lease, state: 'cancelled', leaseExpiresAt: held.lease_expires_at };
+        return { ...lease, state: 'lost', leaseExpiresAt: null };
+      }),
+    );
+  }
+
+  async finish(runId: string, now: string): Promise<Run | undefined> {
+    const row = (this.#finish.get({ runId, now }) ?? this.#get.get(runId)) as RunRow | undefined;
+    return row && toRun(row);
+  }
+
+  async release(agentId: string, leases: readonly LeaseRef[] | undefined, now: string): Promise<Run[]> {
+    const params = { agentId, now, cancelReason: CANCELLED_WHILE_RUNNING };
+    const rows = inTransaction(this.#db, () =>
+      leases === undefined
+        ? (this.#releaseAll.all(params) as unknown as RunRow[])
+        : leases.flatMap((l) => this.#releaseOne.all({ ...params, runId: l.runId, leaseId: l.leaseId }) as unknown as RunRow[]),
+    );
+    return rows.map(toRun).filter((r) => r.state === 'queued');
+  }
+
+  async requeueExpiredLeases(now: string): Promise<Run[]> {
+    const rows = this.#requeueExpired.all({
+      now,
+      cancelReason: 'cancelled; its agent stopped heartbeating before confirming it',
+    }) as unknown as RunRow[];
+    return rows.map(toRun).filter((r) => r.state === 'queued');
+  }
+
+  async listStaleQueued(dueBefore: string, limit: number): Promise<Run[]> {
+    return (this.#listStale.all({ dueBefore, limit }) as unknown as RunRow[]).map(toRun);
+  }
+
+  async expireQueued(runId: string, endReason: string, now: string): Promise<boolean> {
+    return this.#expireQueued.run({ runId, endReason, now }).changes > 0;
+  }
+
+  async cancel(accountId: string, runId: string, endReason: string, now: string): Promise<Run | undefined> {
+    return inTransaction(this.#db, () => {
+      if (this.#cancelQueued.run({ runId, accountId, endReason, now }).changes === 0) {
+        this.#requestCancel.run({ runId, accountId });
+      }
+      const row = this.#getForAccount.get(runId, accountId) as RunRow | undefined;
+      return row && toRun(row);
+    });
+  }
+
+  async cancelForCheck(
+    accountId: string,
+    checkId: string,
+    endReason: string,
+    now: string,
+    keepLocationIds: readonly string[] = [],
+  ): Promise<number> {
+    const keep = JSON.stringify(keepLocationIds);
+    return inTransaction(this.#db, () => {
+      const queued = this.#cancelCheckQueued.run({ checkId, accountId, endReason, now, keep }).changes;
+      const leased = this.#cancelCheckLeased.run({ checkId, accountId, keep }).changes;
+      return Number(queued) + Number(leased);
+    });
+  }
+
+  async pruneFinished(before: string, limit: number): Promise<number> {
+    return Number(this.#prune.run({ before, limit }).changes);
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * A Fastify instance with the agent API (plus error handlers) over a real SQLite store in a temp
+ * DATA_DIR, a Dispatcher whose clock the test controls, and helpers to create accounts, locations,
+ * checks and registered agents. The sweeper does not tick on its own: tests call
+ * `dispatcher.sweep()` after moving the clock, so expiry is tested without waiting.
+ */
+import { rmSync } from 'node:fs';
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
+import type { CheckClass, CheckType } from '../../src/shared/checks/types.ts';
+import { AGENT_PATHS, type Job, PROTOCOL_VERSION, type RegisterResponse, type RunResult } from '../../src/shared/protocol.ts';
+import { createAccount } from '../../src/service/accounts.ts';
+import { loadServiceConfig, type ServiceConfig } from '../../src/service/config.ts';
+import { Dispatcher, type DispatchLog } from '../../src/service/dispatch/dispatcher.ts';
+import { agentApi } from '../../src/service/dispatch/routes.ts';
+import { errorHandler, notFoundHandler } from '../../src/service/http/errors.ts';
+import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
+import type { PrivateLocation, Store, StoredCheck } from '../../src/service/store/store.ts';
+import { tempDataDir } from './public-api.ts';
+
+export const silentLog: DispatchLog = { debug() {}, info() {}, warn() {}, error() {} };
+
+export interface TestLocation {
+  location: PrivateLocation;
+  key: string;
+}
+
+export interface TestTenant {
+  accountId: string;
+  headers: Record<string, string>;
+  location: PrivateLocation;
+  key: string;
+}
+
+export interface Harness {
+  app: FastifyInstance;
+  store: Store;
+  config: ServiceConfig;
+  dispatcher: Dispatcher;
+  /** The dispatcher's clock in ms; move it forward to expire leases and queued runs. */
+  clock: { now: number };
+  /** Base URL when started with `listen: true`. */
+  url: string;
+  tenant(name?: string): Promise<TestTenant>;
+  check(tenant: TestTenant, opts?: Partial<StoredCheck>): Promise<StoredCheck>;
+  agent(tenant: TestTenant, opts?: { checkTypes?: CheckType[]; agentId?: string }): Promise<TestAgent>;
+  close(): Promise<void>;
+}
+
+export interface TestAgent {
+  agentId: string;
+  registration: RegisterResponse;
+  post(path: string, body: unknown): Promise<LightMyRequestResponse>;
+  lease(opts?: { slots?: Partial<Record<CheckClass, number>>; waitSeconds?: number }): Promise<Job[]>;
+  heartbeat(leases: Array<{ runId: string; leaseId: string }>): Promise<Array<{ runId: string; state: string; leaseExpiresAt: string | null }>>;
+  submit(job: Job, overrides?: Partial<RunResult>): Promise<LightMyRequestResponse>;
+}
+
+export async function startHarness(
+  opts: { config?: Partial<ServiceConfig>; listen?: boolean } = {},
+): Promise<Harness> {
+  const dataDir = tempDataDir();
+  const config: ServiceConfig = {
+    ...loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', PUBLIC_URL: 'http://outpost.test:8080' }),
+    ...opts.config,
+  };
+  const store = await openSqliteStore(dataDir);
+  const clock = { now: Date.now() };
+  const dispatcher = new Dispatcher({ store, config, log: silentLog, now: () => clock.now, sweepIntervalMs: 3_600_000 });
+  const app = Fastify({ logger: false });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  await app.register(agentApi, { store, config, dispatcher });
+  let url = '';
+  if (opts.listen) url = await app.listen({ host: '127.0.0.1', port: 0 });
+  else await app.ready();
+  await dispatcher.start();
+
+  let tenants = 0;
+  const harness: Harness = {
+    app,
+    store,
+    config,
+    dispatcher,
+    clock,
+    url,
+    async tenant(name = 'Acme') {
+      tenants += 1;
+      const { accountId, apiKey } = await createAccount(store, name);
+      const location = await store.locations.create(accountId, {
+        name: `Office ${tenants}`,
+        slugName: `office-${tenants}`,
+        icon: 'location',
+        proxyUrl: null,
+      });
+      const { rawKey } = await store.locations.createKey(accountId, location.id);
+      return { accountId, headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId }, location, key: rawKey };
+    },
+    async check(tenant, overrides = {}) {
+      return store.checks.create({
+        accountId: tenant.accountId,
+        checkType: 'API',
+        name: 'Homepage',
+        activated: true,
+        muted: false,
+        frequency: 1,
+        frequencyOffset: null,
+        locationIds: [tenant.location.id],
+        body: { name: 'Homepage', request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
+        ...overrides,
+      });
+    },
+    async agent(tenant, agentOpts = {}) {
+      const agentId = agentOpts.agentId ?? crypto.randomUUID();
+      const post = (path: string, body: unknown) =>
+        app.inject({ method: 'POST', url: path, headers: { authorization: `Bearer ${tenant.key}` }, payload: body as object });
+      const res = await post(AGENT_PATHS.register, {
+        agentId,
+        version: '0.0.0-test',
+        protocolVersion: PROTOCOL_VERSION,
+        hostname: 'test-host',
+        capabilities: { checkTypes: agentOpts.checkTypes ?? ['API'], runtimes: [] },
+        concurrency: { uptime: 10, heavy: 1 },
+      });
+      if (res.statusCode !== 200) throw new Error(`register failed: ${res.statusCode} ${res.body}`);
+      return {
+        agentId,
+        registration: res.json() as RegisterResponse,
+        post,
+        async lease({ slots = {}, waitSeconds = 0 } = {}) {
+          const r = await post(AGENT_PATHS.lease, { agentId, slots: { uptime: 10, heavy: 1, ...slots }, waitSeconds });
+          if (r.statusCode !== 200) throw new Error(`lease failed: ${r.statusCode} ${r.body}`);
+          return (r.json() as { jobs: Job[] }).jobs;
+        },
+        async heartbeat(leases) {
+          const r = await post(AGENT_PATHS.heartbeat, { agentId, leases });
+          if (r.statusCode !== 200) throw new Error(`heartbeat failed: ${r.statusCode} ${r.body}`);
+          return (r.json() as { leases: Array<{ runId: string; state: string; leaseExpiresAt: string | null }> }).leases;
+        },
+        submit(job, overrides = {}) {
+          return post(AGENT_PATHS.results, { agentId, leaseId: job.leaseId, result: resultFor(job, agentId, overrides) });
+        },
+      };
+    },
+    async close() {
+      await dispatcher.stop();
+      await app.close();
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
+
+export function resultFor(job: Job, agentId: string, overrides: Partial<RunResult> = {}): RunResult {
+  const started = new Date();
+  return {
+    runId: job.runId,
+    checkId: job.check.id,
+    checkType: job.check.checkType,
+    startedAt: started.toISOString(),
+    stoppedAt: new Date(started.getTime() + 12).toISOString(),
+    responseTime: 12,
+    hasFailures: false,
+    hasErrors: false,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    isCancelled: false,
+    error: null,
+    apiCheckResult: null,
+    agent: { id: agentId, version: '0.0.0-test' },
+    scheduleLagMs: 3,
+    ...overrides,
+  };
+}
