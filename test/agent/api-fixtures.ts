@@ -9,6 +9,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import type { CheckContext } from '../../src/agent/checks/runner.ts';
 import type { ApiCheckDefinition, ApiRequest } from '../../src/shared/checks/types.ts';
@@ -68,6 +69,9 @@ export interface TestServer {
  *  /json               a fixed JSON document
  *  /text               a fixed text with repeated and custom headers
  *  /reset              destroys the socket without answering
+ *  /goto/:status?to=U  redirect with that status to U
+ *  /gzip               a gzip-encoded JSON body
+ *  /partial            headers and part of the body, then silence
  */
 function handler(seen: SeenRequest[], waiters: Map<string, Array<() => void>>): http.RequestListener {
   return (req, res) => {
@@ -124,6 +128,23 @@ function handler(seen: SeenRequest[], waiters: Map<string, Array<() => void>>): 
           res.setHeader('x-request-id', 'req-12345');
           res.setHeader('set-cookie', ['a=1', 'b=2']);
           res.end('Hello, Outpost! build 42 ok');
+          return;
+        case 'goto':
+          // /goto/:status?to=URL — a redirect with that status to any URL
+          res.statusCode = arg;
+          res.setHeader('location', url.searchParams.get('to') ?? '/');
+          res.end();
+          return;
+        case 'gzip':
+          res.setHeader('content-type', 'application/json');
+          res.setHeader('content-encoding', 'gzip');
+          res.end(gzipSync(JSON.stringify({ zipped: true })));
+          return;
+        case 'partial':
+          // headers and the start of the body, then nothing: the client waits in the body
+          res.setHeader('content-type', 'text/plain');
+          res.setHeader('content-length', '1000');
+          res.write('start of the body');
           return;
         case 'reset':
           req.socket.destroy();

@@ -334,7 +334,8 @@ describe('network failures are named check failures', () => {
   it('a plain-http server behind an https URL is a TLS error', async () => {
     const r = await run(apiCheck({ url: `https://127.0.0.1:${plain.port}/text` }), context());
     expect(r.hasFailures).toBe(true);
-    expect(r.error).toMatch(/^TLS error: /);
+    // the code depends on the OpenSSL build (ERR_SSL_WRONG_VERSION_NUMBER with Node 24's)
+    expect(r.error).toMatch(/^TLS error: wrong version number — the server does not seem to speak TLS on this port \((ERR_SSL_WRONG_VERSION_NUMBER|EPROTO)\)$/);
   });
 
   it('timeout: a server that never answers', async () => {
@@ -430,5 +431,46 @@ describe('IPv6', async () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('more request handling', () => {
+  it('302 after POST continues with GET and no body; 307 repeats the POST with its body', async () => {
+    const to = encodeURIComponent('/echo');
+    const r302 = await run(apiCheck({ url: `${plain.origin}/goto/302?to=${to}`, method: 'POST', bodyType: 'JSON', body: '{"a":1}' }), context());
+    expect(echoed(r302)).toMatchObject({ method: 'GET', body: '' });
+    expect(echoed(r302).headers['content-type']).toBeUndefined();
+    const r307 = await run(apiCheck({ url: `${plain.origin}/goto/307?to=${to}`, method: 'POST', bodyType: 'JSON', body: '{"a":1}' }), context());
+    expect(echoed(r307)).toMatchObject({ method: 'POST', body: '{"a":1}' });
+  });
+
+  it('credentials are not sent on to another origin after a redirect', async () => {
+    const basicAuth = { username: 'u', password: 'p' };
+    const same = await run(apiCheck({ url: `${plain.origin}/goto/302?to=${encodeURIComponent('/echo')}`, basicAuth }), context());
+    expect(echoed(same).headers['authorization']).toMatch(/^Basic /);
+    const other = `http://localhost:${plain.port}/echo`; // same server, different origin
+    const cross = await run(apiCheck({ url: `${plain.origin}/goto/302?to=${encodeURIComponent(other)}`, basicAuth }), context());
+    expect(cross.details?.['finalUrl']).toBe(other);
+    expect(echoed(cross).headers['authorization']).toBeUndefined();
+  });
+
+  it('a gzip body the user asked for is decompressed for assertions', async () => {
+    const assertions: Assertion[] = [{ source: 'JSON_BODY', comparison: 'EQUALS', property: '$.zipped', target: 'true' }];
+    const r = await run(apiCheck({ url: `${plain.origin}/gzip`, headers: [{ key: 'Accept-Encoding', value: 'gzip' }], assertions }), context());
+    expect(r.apiCheckResult?.response?.body).toBe('{"zipped":true}');
+    expect(r.hasFailures).toBe(false);
+  });
+
+  it('a timeout while the body is still arriving names that phase', async () => {
+    const r = await run(apiCheck({ url: `${plain.origin}/partial` }), context({ timeoutMs: 300 }));
+    expect(r.error).toBe('Timed out after 300 ms while reading the response body');
+    expect(r.hasErrors).toBe(false);
+  });
+
+  it('an invalid header in the definition is a failed run, not an agent error', async () => {
+    const r = await run(apiCheck({ url: `${plain.origin}/text`, headers: [{ key: 'bad header', value: 'x' }] }), context());
+    expect(r.hasFailures).toBe(true);
+    expect(r.hasErrors).toBe(false);
+    expect(r.error).toMatch(/^Invalid request: /);
   });
 });

@@ -72,7 +72,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
     prepared = prepareRequest(req);
     state = {
       hops: [],
-      phase: 'dns',
+      phase: 'setup',
       url: prepared.url,
       redirects: [],
       address: null,
@@ -100,7 +100,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
         host: url ? hostOf(url) : req.url,
         port: url ? portOf(url) : 0,
         address: state?.address?.address ?? null,
-        phase: state?.phase ?? 'dns',
+        phase: state?.phase ?? 'setup',
       });
     }
   } finally {
@@ -108,7 +108,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
     ctx.signal.removeEventListener('abort', onContextAbort);
   }
   if (abortKind !== null && response === null) {
-    requestError = abortKind === 'timeout' ? timeoutMessage(ctx.timeoutMs, state?.phase ?? 'dns') : CANCELLED;
+    requestError = abortKind === 'timeout' ? timeoutMessage(ctx.timeoutMs, state?.phase ?? 'setup') : CANCELLED;
   }
   const tEnd = performance.now();
   const stoppedAt = new Date();
@@ -185,9 +185,13 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
     ipFamily: state?.address ? (state.address.family === 6 ? 'IPv6' : 'IPv4') : null,
     resolvedVia: state?.resolvedVia ?? null,
     tls,
-    timingPhases,
-    timings,
   };
+  // Without a response there is no response.timingPhases; how far the request got is still worth
+  // seeing (e.g. a DNS that took seconds before failing).
+  if (!response) {
+    details.timingPhases = timingPhases;
+    details.timings = timings;
+  }
   if (response) {
     details.bodyBytes = response.bodyBytes;
     details.bodyComplete = response.bodyComplete;

@@ -6,9 +6,10 @@
  */
 
 /** The step the request was in when it failed; used to say what a timeout interrupted. */
-export type RequestPhase = 'dns' | 'connect' | 'tls' | 'response' | 'body';
+export type RequestPhase = 'setup' | 'dns' | 'connect' | 'tls' | 'response' | 'body';
 
 const PHASE_WORDS: Record<RequestPhase, string> = {
+  setup: 'preparing the request',
   dns: 'resolving the host name',
   connect: 'connecting',
   tls: 'in the TLS handshake',
@@ -164,8 +165,17 @@ export function describeRequestError(err: unknown, c: ErrorContext): string {
   }
   if (code.startsWith('HPE_')) return `Invalid HTTP response from ${hostPort(c)}: ${messageOf(err)} (${code})`;
   if (code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS') || c.phase === 'tls') {
-    const text = TLS_TEXT[code] ?? messageOf(err).replace(/^.*routines:[^:]*:/, '');
-    return `TLS error: ${text}${code ? ` (${code})` : ''}`;
+    // OpenSSL's messages carry library names and source paths ("...:SSL routines::wrong version
+    // number:../deps/openssl/...c:77:"); keep the reason only.
+    const text =
+      TLS_TEXT[code] ??
+      (code.startsWith('ERR_SSL_')
+        ? code.slice('ERR_SSL_'.length).toLowerCase().replaceAll('_', ' ')
+        : (messageOf(err).replace(/^.*routines:[^:]*:/, '').split(':')[0] ?? '').trim() || messageOf(err));
+    const hint = /wrong version number|packet length too long|http request/.test(text)
+      ? ' — the server does not seem to speak TLS on this port'
+      : '';
+    return `TLS error: ${text}${hint}${code ? ` (${code})` : ''}`;
   }
   if (TLS_TEXT[code]) return `TLS error: ${TLS_TEXT[code]} (${code})`;
   return code ? `Request failed: ${messageOf(err)} (${code})` : `Request failed: ${messageOf(err)}`;

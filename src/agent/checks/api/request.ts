@@ -248,7 +248,8 @@ export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: 
     state.url = url;
     const hop = newHop();
     state.hops.push(hop);
-    state.phase = 'dns';
+    // 'dns' once undici calls the connector; before that undici only checks the request.
+    state.phase = 'setup';
     const client = new Client(url.origin, {
       connect: createConnector({
         ipFamily: o.ipFamily,
