@@ -50,7 +50,7 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal, onAbort?: () => void):
 }
 
 /** Preferred family first, keeping the resolver's order inside each family. */
-function orderByFamily(list: ResolvedAddress[], prefer: Family): ResolvedAddress[] {
+export function orderByFamily(list: ResolvedAddress[], prefer: Family): ResolvedAddress[] {
   return [...list.filter((a) => a.family === prefer), ...list.filter((a) => a.family !== prefer)];
 }
 
@@ -187,6 +187,8 @@ export interface ConnectorOptions {
   onPhase(phase: RequestPhase): void;
   onAddress(address: ResolvedAddress, via: ResolvedVia): void;
   onTls(details: ApiTlsDetails | null): void;
+  /** Name resolution; resolveHost unless a test substitutes it. */
+  resolve?: typeof resolveHost;
 }
 
 /** DNS, TCP and (for https) TLS for one connection; timestamps go into `o.hop`. */
@@ -199,7 +201,7 @@ export async function connectOnce(
   const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
   o.hop.socket = performance.now();
   o.onPhase('dns');
-  const { addresses, via } = await resolveHost(host, o.ipFamily === 'IPv6' ? 6 : 4, o.useOsDnsResolver, o.signal);
+  const { addresses, via } = await (o.resolve ?? resolveHost)(host, o.ipFamily === 'IPv6' ? 6 : 4, o.useOsDnsResolver, o.signal);
   // An IP literal took no DNS time; the await above still cost a microtask, which is not DNS.
   o.hop.lookup = via === 'literal' ? o.hop.socket : performance.now();
   if (addresses.length === 0) {
