@@ -41,8 +41,9 @@ export const migration002 = {
       CREATE INDEX runs_queued_due ON runs (due_at) WHERE state = 'queued';
       -- Lease expiry sweep.
       CREATE INDEX runs_lease_expiry ON runs (lease_expires_at) WHERE state = 'leased';
-      -- Superseding on enqueue and cancelling a check's open runs.
-      CREATE INDEX runs_open_by_check ON runs (check_id, location_id) WHERE state IN ('queued', 'leased');
+      -- Superseding on enqueue and cancelling a check's queued runs. (Its leased runs are found via
+      -- runs_lease_expiry: there are only as many as agents have slots.)
+      CREATE INDEX runs_queued_by_check ON runs (check_id, location_id) WHERE state = 'queued';
       -- Pruning finished runs.
       CREATE INDEX runs_finished ON runs (finished_at) WHERE finished_at IS NOT NULL;
 

@@ -1,0 +1,178 @@
+/**
+ * The scheduler on fake timers (time itself is the subject here): intervals, sub-minute offsets,
+ * spreading of many checks over the interval, changes, and no catch-up bursts after a stall.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { intervalMsOf, phaseMsOf, Scheduler, slotAtOrAfter } from '../../src/service/dispatch/scheduler.ts';
+import type { Store, StoredCheck } from '../../src/service/store/store.ts';
+import { silentLog } from '../helpers/dispatch-harness.ts';
+
+interface Enqueued {
+  checkId: string;
+  locationId: string;
+  dueAt: number;
+  /** Date.now() when the scheduler called enqueue. */
+  at: number;
+}
+
+function makeCheck(id: string, overrides: Partial<StoredCheck> = {}): StoredCheck {
+  return {
+    id,
+    accountId: 'acc-1',
+    checkType: 'API',
+    name: id,
+    activated: true,
+    muted: false,
+    frequency: 1,
+    frequencyOffset: null,
+    locationIds: ['loc-1'],
+    body: {},
+    createdAt: new Date(0).toISOString(),
+    updatedAt: null,
+    ...overrides,
+  };
+}
+
+function setup(checks: StoredCheck[]) {
+  const enqueued: Enqueued[] = [];
+  const cancelled: Array<{ checkId: string; reason: string; keep?: readonly string[] }> = [];
+  const store = { checks: { listSchedulable: async () => checks } } as unknown as Store;
+  const dispatcher = {
+    async enqueue(check: StoredCheck, locationId: string, dueAt: number) {
+      enqueued.push({ checkId: check.id, locationId, dueAt, at: Date.now() });
+      return undefined as never;
+    },
+    async cancelRunsOfCheck(_accountId: string, checkId: string, reason: string, keep?: readonly string[]) {
+      cancelled.push({ checkId, reason, keep });
+      return 0;
+    },
+  };
+  const scheduler = new Scheduler({ store, config: {} as never, dispatcher, log: silentLog });
+  return { scheduler, enqueued, cancelled };
+}
+
+// A start time that is not aligned to anything, so slot arithmetic is really exercised.
+const T0 = Date.UTC(2026, 0, 5, 10, 0, 0) + 12_345;
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('intervals', () => {
+  it('runs a check at its phase once per interval, exactly at the due time', async () => {
+    const check = makeCheck('c1', { frequency: 2 });
+    const { scheduler, enqueued } = setup([check]);
+    await scheduler.start();
+    const phase = phaseMsOf('c1', 'loc-1', 120_000);
+    const first = slotAtOrAfter(T0, 120_000, phase);
+    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    expect(enqueued.map((e) => e.dueAt)).toEqual([0, 1, 2, 3, 4].map((k) => first + k * 120_000));
+    expect(enqueued.every((e) => e.at === e.dueAt)).toBe(true);
+    expect(enqueued.every((e) => (e.dueAt - phase) % 120_000 === 0)).toBe(true);
+    await scheduler.stop();
+  });
+
+  it('runs sub-minute checks every frequencyOffset seconds, on every location', async () => {
+    const { scheduler, enqueued } = setup([
+      makeCheck('fast', { frequency: 0, frequencyOffset: 10, locationIds: ['loc-1', 'loc-2'] }),
+      makeCheck('slow', { frequency: 0, frequencyOffset: 30 }),
+    ]);
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(60_000);
+    const count = (checkId: string, locationId: string) =>
+      enqueued.filter((e) => e.checkId === checkId && e.locationId === locationId).length;
+    expect(count('fast', 'loc-1')).toBe(6);
+    expect(count('fast', 'loc-2')).toBe(6);
+    expect(count('slow', 'loc-1')).toBe(2);
+    const fastDue = enqueued.filter((e) => e.checkId === 'fast' && e.locationId === 'loc-1').map((e) => e.dueAt);
+    expect(fastDue.slice(1).map((d, i) => d - (fastDue[i] ?? 0))).toEqual([10_000, 10_000, 10_000, 10_000, 10_000]);
+    await scheduler.stop();
+  });
+
+  it('derives intervals from frequency (minutes) or, at 0, frequencyOffset (seconds)', () => {
+    expect(intervalMsOf({ frequency: 5, frequencyOffset: null })).toBe(300_000);
+    expect(intervalMsOf({ frequency: 0, frequencyOffset: 20 })).toBe(20_000);
+    expect(intervalMsOf({ frequency: 0, frequencyOffset: null })).toBe(10_000);
+  });
+});
+
+describe('spreading', () => {
+  it('spreads 300 checks at 10 s over the whole interval instead of firing them together', async () => {
+    const checks = Array.from({ length: 300 }, () => makeCheck(crypto.randomUUID(), { frequency: 0, frequencyOffset: 10 }));
+    const { scheduler, enqueued } = setup(checks);
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(enqueued).toHaveLength(300);
+    // 10 one-second buckets: about 30 each if spread evenly; all in one bucket if not spread.
+    const buckets = new Array(10).fill(0);
+    for (const e of enqueued) buckets[Math.floor((e.dueAt - T0) / 1000)] += 1;
+    expect(Math.max(...buckets)).toBeLessThan(60);
+    expect(Math.min(...buckets)).toBeGreaterThan(10);
+    expect(new Set(enqueued.map((e) => e.dueAt)).size).toBeGreaterThan(280);
+    await scheduler.stop();
+  });
+
+  it('keeps the phase of a check across restarts (it is a hash of the ids, not of the start time)', () => {
+    expect(phaseMsOf('check-a', 'loc-1', 60_000)).toBe(phaseMsOf('check-a', 'loc-1', 60_000));
+    expect(phaseMsOf('check-a', 'loc-1', 60_000)).not.toBe(phaseMsOf('check-a', 'loc-2', 60_000));
+  });
+});
+
+describe('changes', () => {
+  it('schedules a new check, reschedules a changed interval, and stops a deactivated or deleted one', async () => {
+    const { scheduler, enqueued, cancelled } = setup([]);
+    await scheduler.start();
+    const check = makeCheck('c1', { frequency: 0, frequencyOffset: 10 });
+    await scheduler.checkChanged('acc-1', 'c1', check);
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(enqueued).toHaveLength(3);
+
+    await scheduler.checkChanged('acc-1', 'c1', { ...check, frequencyOffset: 30 });
+    expect(cancelled.at(-1)).toMatchObject({ checkId: 'c1', keep: ['loc-1'] });
+    enqueued.length = 0;
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(enqueued).toHaveLength(2);
+
+    await scheduler.checkChanged('acc-1', 'c1', { ...check, activated: false });
+    expect(cancelled.at(-1)).toMatchObject({ checkId: 'c1', reason: 'cancelled: the check was deactivated' });
+    await scheduler.checkChanged('acc-1', 'c1', undefined);
+    expect(cancelled.at(-1)).toMatchObject({ checkId: 'c1', reason: 'cancelled: the check was deleted' });
+    enqueued.length = 0;
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(enqueued).toHaveLength(0);
+    expect(vi.getTimerCount()).toBe(0);
+    await scheduler.stop();
+  });
+
+  it('runs only the newest missed slot after the process stalled, not a burst of catch-up runs', async () => {
+    const { scheduler, enqueued } = setup([makeCheck('c1', { frequency: 0, frequencyOffset: 10 })]);
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(enqueued).toHaveLength(1);
+    // The event loop was blocked for 55 s: the wall clock moved on, the pending timer did not fire.
+    vi.setSystemTime(Date.now() + 55_000);
+    await vi.advanceTimersByTimeAsync(10_000);
+    // The overdue slot runs once (late)...
+    expect(enqueued).toHaveLength(2);
+    const late = enqueued.at(-1)!;
+    expect(late.at - late.dueAt).toBeGreaterThanOrEqual(55_000);
+    // ...and the next run is the next slot after now: the five missed in between are skipped.
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(enqueued).toHaveLength(3);
+    const next = enqueued.at(-1)!;
+    expect(next.dueAt).toBeGreaterThan(late.at);
+    expect(next.dueAt - next.at).toBe(0);
+    await scheduler.stop();
+  });
+
+  it('stop leaves no timer behind', async () => {
+    const { scheduler } = setup([makeCheck('c1')]);
+    await scheduler.start();
+    expect(vi.getTimerCount()).toBe(1);
+    await scheduler.stop();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
