@@ -255,7 +255,8 @@ export class Dispatcher {
       accountId: run.accountId,
       checkId: run.checkId,
       runId: run.runId,
-      checkName: run.check.name,
+      // The check's current name: a finished run no longer carries its snapshot.
+      checkName: check.name,
       locationId: location.id,
       runLocation: location.slugName,
       attempts: run.leaseAttempt,

@@ -125,7 +125,7 @@ export class Scheduler {
     if (this.#running) return;
     this.#running = true;
     const checks = await this.#store.checks.listSchedulable();
-    for (const check of checks) this.#put(check);
+    for (const check of checks) if (check.activated && check.locationIds.length > 0) this.#put(check);
     this.#log.info({ checks: checks.length, pairs: this.#liveCount() }, 'scheduler started');
     this.#arm();
   }

@@ -29,7 +29,7 @@ interface RunRow {
   cancel_requested: number;
   end_reason: string | null;
   timeout_ms: number;
-  check_json: string;
+  check_json: string | null;
   created_at: string;
   finished_at: string | null;
 }
@@ -50,10 +50,26 @@ const toRun = (row: RunRow): Run => ({
   cancelRequested: row.cancel_requested === 1,
   endReason: row.end_reason,
   timeoutMs: row.timeout_ms,
-  check: JSON.parse(row.check_json) as CheckDefinition,
+  check: row.check_json === null ? finishedPlaceholder(row) : (JSON.parse(row.check_json) as CheckDefinition),
   createdAt: row.created_at,
   finishedAt: row.finished_at,
 });
+
+/**
+ * The definition snapshot is only needed until a run is handed out and finished, and it is most of
+ * a row's size (a few hundred sub-minute checks make millions of runs a day), so every statement
+ * that finishes a run drops it. A finished run reports this stand-in instead.
+ */
+function finishedPlaceholder(row: RunRow): CheckDefinition {
+  return {
+    id: row.check_id,
+    accountId: row.account_id,
+    name: '',
+    checkType: row.check_type as Exclude<CheckType, 'API'>,
+    shouldFail: false,
+    runtimeId: null,
+  };
+}
 
 const byDueAt = (a: Run, b: Run): number => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0);
 
@@ -68,6 +84,7 @@ const HAND_BACK = `
   lease_attempt = CASE WHEN cancel_requested = 1 THEN lease_attempt ELSE lease_attempt + 1 END,
   end_reason = CASE WHEN cancel_requested = 1 THEN $cancelReason ELSE end_reason END,
   finished_at = CASE WHEN cancel_requested = 1 THEN $now ELSE NULL END,
+  check_json = CASE WHEN cancel_requested = 1 THEN NULL ELSE check_json END,
   lease_id = NULL,
   lease_expires_at = NULL`;
 
@@ -108,7 +125,7 @@ export class SqliteRunRepo implements RunRepo {
     // lease_attempt = 1 while queued means "never leased": a run handed back after an agent died
     // keeps its place, because the reference re-runs such a check elsewhere.
     this.#supersede = db.prepare(`
-      UPDATE runs SET state = 'expired', end_reason = 'superseded by a newer run', finished_at = $now
+      UPDATE runs SET state = 'expired', end_reason = 'superseded by a newer run', finished_at = $now, check_json = NULL
       WHERE check_id = $checkId AND location_id = $locationId AND state = 'queued'
         AND lease_attempt = 1 AND due_at < $dueAt
       RETURNING run_id`);
@@ -145,7 +162,7 @@ export class SqliteRunRepo implements RunRepo {
       UPDATE runs
       SET state = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE 'completed' END,
           end_reason = CASE WHEN cancel_requested = 1 THEN 'cancelled while running; the agent reported it' ELSE end_reason END,
-          finished_at = $now, lease_expires_at = NULL
+          finished_at = $now, lease_expires_at = NULL, check_json = NULL
       WHERE run_id = $runId AND state IN ('queued', 'leased')
       RETURNING *`);
     this.#releaseOne = db.prepare(`
@@ -163,17 +180,17 @@ export class SqliteRunRepo implements RunRepo {
     this.#listStale = db.prepare(`
       SELECT * FROM runs WHERE state = 'queued' AND due_at <= $dueBefore ORDER BY due_at LIMIT $limit`);
     this.#expireQueued = db.prepare(`
-      UPDATE runs SET state = 'expired', end_reason = $endReason, finished_at = $now
+      UPDATE runs SET state = 'expired', end_reason = $endReason, finished_at = $now, check_json = NULL
       WHERE run_id = $runId AND state = 'queued'`);
     this.#cancelQueued = db.prepare(`
-      UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now
+      UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now, check_json = NULL
       WHERE run_id = $runId AND account_id = $accountId AND state = 'queued'`);
     this.#requestCancel = db.prepare(`
       UPDATE runs SET cancel_requested = 1
       WHERE run_id = $runId AND account_id = $accountId AND state = 'leased'`);
     // keepLocationIds is a JSON array; '[]' cancels at every location.
     this.#cancelCheckQueued = db.prepare(`
-      UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now
+      UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now, check_json = NULL
       WHERE check_id = $checkId AND account_id = $accountId AND state = 'queued'
         AND location_id NOT IN (SELECT value FROM json_each($keep))`);
     this.#cancelCheckLeased = db.prepare(`

@@ -30,7 +30,8 @@ export const migration002 = {
         cancel_requested  INTEGER NOT NULL DEFAULT 0,
         end_reason        TEXT,
         timeout_ms        INTEGER NOT NULL,
-        check_json        TEXT NOT NULL,
+        -- The check definition snapshot; NULL once the run is finished (see runs.ts).
+        check_json        TEXT,
         created_at        TEXT NOT NULL,
         finished_at       TEXT
       ) STRICT;
