@@ -4,7 +4,9 @@
  * checks and registered agents. The sweeper does not tick on its own: tests call
  * `dispatcher.sweep()` after moving the clock, so expiry is tested without waiting.
  */
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import type { CheckClass, CheckType } from '../../src/shared/checks/types.ts';
 import { AGENT_PATHS, type Job, PROTOCOL_VERSION, type RegisterResponse, type RunResult } from '../../src/shared/protocol.ts';
@@ -15,7 +17,10 @@ import { agentApi } from '../../src/service/dispatch/routes.ts';
 import { errorHandler, notFoundHandler } from '../../src/service/http/errors.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { PrivateLocation, Store, StoredCheck } from '../../src/service/store/store.ts';
-import { tempDataDir } from './public-api.ts';
+
+function tempDataDir(): string {
+  return mkdtempSync(path.join(tmpdir(), 'outpost-dispatch-'));
+}
 
 export const silentLog: DispatchLog = { debug() {}, info() {}, warn() {}, error() {} };
 
