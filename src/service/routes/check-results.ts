@@ -1,0 +1,97 @@
+/**
+ * Results of a check, newest first, in the reference's CheckResult shape (GET /v2/check-results).
+ * Paging uses the opaque `nextId` cursor the previous page returned; null means no further page.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import { NotFoundError } from '../http/errors.ts';
+import type { StoredResult, Store } from '../store/store.ts';
+import { commonErrors, Nullable } from './schemas.ts';
+
+/**
+ * The SQLite backend adds each row's sequence to the results it lists (see SequencedResult in
+ * store/sqlite/results.ts); it is the public numeric checkRunId. Typed loosely here because
+ * StoredResult in the Store contract does not carry it yet.
+ */
+type ListedResult = StoredResult & { sequence?: number };
+
+const Params = Type.Object({ checkId: Type.String({ minLength: 1 }) });
+const Query = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  nextId: Type.Optional(Type.String({ minLength: 1 })),
+});
+
+const CheckResultSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  checkId: Type.String(),
+  hasFailures: Type.Boolean(),
+  hasErrors: Type.Boolean(),
+  isDegraded: Nullable(Type.Boolean()),
+  isCancelled: Type.Boolean(),
+  overMaxResponseTime: Nullable(Type.Boolean()),
+  runLocation: Type.String(),
+  startedAt: Nullable(Type.String({ format: 'date-time' })),
+  stoppedAt: Nullable(Type.String({ format: 'date-time' })),
+  created_at: Type.String({ format: 'date-time' }),
+  responseTime: Type.Number(),
+  // Free-form in the reference too (CheckResultAPI); serialized as stored.
+  apiCheckResult: Nullable(Type.Object({}, { additionalProperties: true })),
+  checkRunId: Type.Number(),
+  attempts: Type.Number(),
+  resultType: Type.Enum(['FINAL', 'ATTEMPT', 'ALL']),
+  sequenceId: Nullable(Type.String()),
+  traceId: Nullable(Type.String()),
+});
+
+const ListResponse = Type.Object({
+  length: Type.Number(),
+  entries: Type.Array(CheckResultSchema),
+  nextId: Nullable(Type.String()),
+});
+
+export function checkResultView(result: ListedResult) {
+  const p = result.payload;
+  return {
+    id: result.id,
+    name: result.checkName,
+    checkId: result.checkId,
+    hasFailures: p.hasFailures,
+    hasErrors: p.hasErrors,
+    isDegraded: p.isDegraded,
+    isCancelled: p.isCancelled,
+    overMaxResponseTime: p.overMaxResponseTime,
+    runLocation: result.runLocation,
+    startedAt: p.startedAt,
+    stoppedAt: p.stoppedAt,
+    created_at: result.createdAt,
+    responseTime: p.responseTime,
+    apiCheckResult: p.apiCheckResult as Record<string, unknown> | null,
+    checkRunId: result.sequence ?? 0,
+    attempts: result.attempts,
+    // Every stored result is the final one of its run; retries are not stored separately.
+    resultType: 'FINAL' as const,
+    sequenceId: null,
+    traceId: null,
+  };
+}
+
+export const checkResultRoutes: FastifyPluginAsync<{ store: Store }> = async (fastify, { store }) => {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get(
+    '/v2/check-results/:checkId',
+    { schema: { params: Params, querystring: Query, response: { 200: ListResponse, ...commonErrors } } },
+    async (request) => {
+      const accountId = request.account.id;
+      const { checkId } = request.params;
+      // Another account's check is a 404 like a missing one, never an empty list.
+      if (!(await store.checks.get(accountId, checkId))) throw new NotFoundError('Check not found');
+      const { limit, nextId } = request.query;
+      const page = await store.results.list(accountId, checkId, { limit, ...(nextId ? { nextId } : {}) });
+      const entries = page.entries.map(checkResultView);
+      return { length: entries.length, entries, nextId: page.nextId };
+    },
+  );
+};

@@ -1,0 +1,24 @@
+/**
+ * The public API: every route here requires an account (API key + x-service-account). Each
+ * resource has its own file; this plugin only wires them and the authentication hook.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { ServiceHooks } from '../app.ts';
+import type { ServiceConfig } from '../config.ts';
+import { useAccountAuth } from '../http/auth.ts';
+import type { Store } from '../store/store.ts';
+import { checkResultRoutes } from './check-results.ts';
+import { checkRoutes } from './checks.ts';
+import { privateLocationRoutes } from './private-locations.ts';
+
+export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig; hooks: ServiceHooks }> = async (
+  app,
+  { store, hooks },
+) => {
+  // Registered without fastify-plugin, so the auth hook stays inside this plugin and does not
+  // reach the agent API, which authenticates with location keys instead.
+  useAccountAuth(app, store);
+  await app.register(privateLocationRoutes, { store });
+  await app.register(checkRoutes, { store, hooks });
+  await app.register(checkResultRoutes, { store });
+};

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import type { DatabaseSync } from 'node:sqlite';
+import type { CheckType } from '../../../shared/checks/types.ts';
+import type { CheckRepo, StoredCheck } from '../store.ts';
+import { inTransaction, nowIso } from './db.ts';
+
+interface CheckRow {
+  id: string;
+  account_id: string;
+  check_type: string;
+  name: string;
+  activated: number;
+  muted: number;
+  frequency: number;
+  frequency_offset: number | null;
+  body: string;
+  created_at: string;
+  updated_at: string | null;
+  /** Comma-joined by group_concat, in assignment order. */
+  location_ids: string | null;
+}
+
+type CheckInput = Omit<StoredCheck, 'id' | 'accountId' | 'createdAt' | 'updatedAt'>;
+
+// group_concat over an ordered subquery keeps the order the user gave the locations in.
+const SELECT = `
+  SELECT c.id, c.account_id, c.check_type, c.name, c.activated, c.muted, c.frequency, c.frequency_offset,
+         c.body, c.created_at, c.updated_at,
+         (SELECT group_concat(location_id) FROM
+            (SELECT location_id FROM check_locations WHERE check_id = c.id ORDER BY position)) AS location_ids
+  FROM checks c`;
+
+const toCheck = (row: CheckRow): StoredCheck => ({
+  id: row.id,
+  accountId: row.account_id,
+  checkType: row.check_type as CheckType,
+  name: row.name,
+  activated: row.activated === 1,
+  muted: row.muted === 1,
+  frequency: row.frequency,
+  frequencyOffset: row.frequency_offset,
+  locationIds: row.location_ids ? row.location_ids.split(',') : [],
+  body: JSON.parse(row.body) as Record<string, unknown>,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+export class SqliteCheckRepo implements CheckRepo {
+  readonly #db: DatabaseSync;
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  async create(check: Omit<StoredCheck, 'id' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck> {
+    const id = randomUUID();
+    inTransaction(this.#db, () => {
+      this.#db
+        .prepare(
+          `INSERT INTO checks (id, account_id, check_type, name, activated, muted, frequency, frequency_offset, body, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          id,
+          check.accountId,
+          check.checkType,
+          check.name,
+          check.activated ? 1 : 0,
+          check.muted ? 1 : 0,
+          check.frequency,
+          check.frequencyOffset,
+          JSON.stringify(check.body),
+          nowIso(),
+        );
+      this.#setLocations(id, check.locationIds);
+    });
+    return this.#mustGet(check.accountId, id);
+  }
+
+  async update(accountId: string, id: string, check: CheckInput): Promise<StoredCheck | undefined> {
+    const changed = inTransaction(this.#db, () => {
+      const result = this.#db
+        .prepare(
+          `UPDATE checks SET check_type = ?, name = ?, activated = ?, muted = ?, frequency = ?, frequency_offset = ?,
+             body = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
+        )
+        .run(
+          check.checkType,
+          check.name,
+          check.activated ? 1 : 0,
+          check.muted ? 1 : 0,
+          check.frequency,
+          check.frequencyOffset,
+          JSON.stringify(check.body),
+          nowIso(),
+          id,
+          accountId,
+        );
+      if (result.changes === 0) return false;
+      this.#db.prepare('DELETE FROM check_locations WHERE check_id = ?').run(id);
+      this.#setLocations(id, check.locationIds);
+      return true;
+    });
+    return changed ? this.#mustGet(accountId, id) : undefined;
+  }
+
+  async get(accountId: string, id: string): Promise<StoredCheck | undefined> {
+    const row = this.#db.prepare(`${SELECT} WHERE c.id = ? AND c.account_id = ?`).get(id, accountId) as CheckRow | undefined;
+    return row && toCheck(row);
+  }
+
+  async list(accountId: string, opts: { limit: number; page: number; checkType?: CheckType }): Promise<StoredCheck[]> {
+    const offset = (opts.page - 1) * opts.limit;
+    const rows = (
+      opts.checkType
+        ? this.#db
+            .prepare(`${SELECT} WHERE c.account_id = ? AND c.check_type = ? ORDER BY c.seq LIMIT ? OFFSET ?`)
+            .all(accountId, opts.checkType, opts.limit, offset)
+        : this.#db.prepare(`${SELECT} WHERE c.account_id = ? ORDER BY c.seq LIMIT ? OFFSET ?`).all(accountId, opts.limit, offset)
+    ) as unknown as CheckRow[];
+    return rows.map(toCheck);
+  }
+
+  async delete(accountId: string, id: string): Promise<boolean> {
+    return this.#db.prepare('DELETE FROM checks WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+  }
+
+  async listSchedulable(): Promise<StoredCheck[]> {
+    const rows = this.#db
+      .prepare(`${SELECT} WHERE c.activated = 1 AND EXISTS (SELECT 1 FROM check_locations cl WHERE cl.check_id = c.id) ORDER BY c.seq`)
+      .all() as unknown as CheckRow[];
+    return rows.map(toCheck);
+  }
+
+  #setLocations(checkId: string, locationIds: string[]): void {
+    const insert = this.#db.prepare('INSERT INTO check_locations (check_id, location_id, position) VALUES (?, ?, ?)');
+    // A Set: listing a location twice would otherwise break the primary key.
+    for (const [position, locationId] of [...new Set(locationIds)].entries()) {
+      insert.run(checkId, locationId, position);
+    }
+  }
+
+  #mustGet(accountId: string, id: string): StoredCheck {
+    const row = this.#db.prepare(`${SELECT} WHERE c.id = ? AND c.account_id = ?`).get(id, accountId) as CheckRow | undefined;
+    if (!row) throw new Error(`check ${id} vanished right after it was written`);
+    return toCheck(row);
+  }
+}

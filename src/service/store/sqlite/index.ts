@@ -1,0 +1,42 @@
+/**
+ * The SQLite backend of the Store: one database file in DATA_DIR, opened once per process.
+ * node:sqlite is synchronous, which makes multi-statement operations inside one repository method
+ * atomic for free within this process; WAL plus busy_timeout handles a second process (the CLI).
+ */
+import type { Store } from '../store.ts';
+import { SqliteAccountRepo } from './accounts.ts';
+import { SqliteAgentRepo } from './agents.ts';
+import { SqliteCheckRepo } from './checks.ts';
+import { inTransaction, openDatabase } from './db.ts';
+import { SqliteErrorReportRepo } from './error-reports.ts';
+import { SqliteLocationRepo } from './locations.ts';
+import { runMigrations } from './migrations/index.ts';
+import { SqliteResultRepo } from './results.ts';
+import { SqliteRunRepo } from './runs.ts';
+
+export async function openSqliteStore(dataDir: string): Promise<Store> {
+  const db = openDatabase(dataDir);
+  try {
+    runMigrations(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  let closed = false;
+  return {
+    accounts: new SqliteAccountRepo(db),
+    locations: new SqliteLocationRepo(db),
+    checks: new SqliteCheckRepo(db),
+    results: new SqliteResultRepo(db),
+    runs: new SqliteRunRepo(db),
+    agents: new SqliteAgentRepo(db),
+    errorReports: new SqliteErrorReportRepo(db),
+    transaction: (fn) => inTransaction(db, fn),
+    async close() {
+      // Idempotent: service shutdown and test teardown may both close.
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}

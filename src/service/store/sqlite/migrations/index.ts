@@ -1,0 +1,55 @@
+/**
+ * A small versioned migration runner. Each migration runs once, in version order, in its own
+ * transaction together with the row that records it, so a crash mid-migration leaves the database
+ * at the previous version rather than half-migrated.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { inTransaction, nowIso } from '../db.ts';
+import { migration001 } from './001-core.ts';
+import { migration002 } from './002-dispatch.ts';
+
+export interface Migration {
+  version: number;
+  name: string;
+  up(db: DatabaseSync): void;
+}
+
+/** Every migration the service knows, in order. New ones are appended, never edited once released. */
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002];
+
+/** Applies the migrations not yet recorded in schema_migrations; returns the versions applied. */
+export function runMigrations(db: DatabaseSync, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  assertOrdered(migrations);
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+  )`);
+  const applied: number[] = [];
+  for (const migration of migrations) {
+    // Checked inside the transaction (which holds the write lock) so two processes opening the
+    // same data directory at once cannot both apply a migration.
+    const ran = inTransaction(db, () => {
+      const done = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(migration.version);
+      if (done) return false;
+      migration.up(db);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        nowIso(),
+      );
+      return true;
+    });
+    if (ran) applied.push(migration.version);
+  }
+  return applied;
+}
+
+function assertOrdered(migrations: readonly Migration[]): void {
+  migrations.forEach((m, i) => {
+    const prev = migrations[i - 1];
+    if (prev && m.version <= prev.version) {
+      throw new Error(`migration ${m.version} (${m.name}) is out of order after ${prev.version} (${prev.name})`);
+    }
+  });
+}

@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import type { DatabaseSync } from 'node:sqlite';
+import type { RunResult } from '../../../shared/protocol.ts';
+import { BadRequestError } from '../../http/errors.ts';
+import type { ResultRepo, StoredResult } from '../store.ts';
+import { nowIso } from './db.ts';
+
+/**
+ * A stored result plus its row sequence. The sequence is monotonic per database, so the public API
+ * uses it as the numeric `checkRunId` and as the paging key.
+ */
+export interface SequencedResult extends StoredResult {
+  sequence: number;
+}
+
+interface ResultRow {
+  seq: number;
+  id: string;
+  account_id: string;
+  check_id: string;
+  run_id: string;
+  check_name: string;
+  location_id: string;
+  run_location: string;
+  attempts: number;
+  created_at: string;
+  payload: string;
+}
+
+const toResult = (row: ResultRow): SequencedResult => ({
+  sequence: row.seq,
+  id: row.id,
+  accountId: row.account_id,
+  checkId: row.check_id,
+  runId: row.run_id,
+  checkName: row.check_name,
+  locationId: row.location_id,
+  runLocation: row.run_location,
+  attempts: row.attempts,
+  createdAt: row.created_at,
+  payload: JSON.parse(row.payload) as RunResult,
+});
+
+/**
+ * The cursor is the sequence of the last row of a page, base64url-encoded so clients treat it as
+ * opaque and we may change what is inside without breaking them.
+ */
+export function encodeCursor(sequence: number): string {
+  return Buffer.from(`r:${sequence}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): number {
+  const match = /^r:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match?.[1]) throw new BadRequestError('querystring/nextId is not a cursor returned by this service');
+  return Number(match[1]);
+}
+
+export class SqliteResultRepo implements ResultRepo {
+  readonly #db: DatabaseSync;
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  async insertOnce(result: Omit<StoredResult, 'id' | 'createdAt'>): Promise<{ status: 'stored' | 'duplicate'; id: string }> {
+    const id = randomUUID();
+    // ON CONFLICT DO NOTHING on the unique run_id index: whichever insert commits first wins, the
+    // other becomes a no-op, with no read-then-write window between connections.
+    const inserted = this.#db
+      .prepare(
+        `INSERT INTO results (id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, created_at, payload)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+      )
+      .run(
+        id,
+        result.accountId,
+        result.checkId,
+        result.runId,
+        result.checkName,
+        result.locationId,
+        result.runLocation,
+        result.attempts,
+        nowIso(),
+        JSON.stringify(result.payload),
+      );
+    if (inserted.changes > 0) return { status: 'stored', id };
+    const existing = this.#db.prepare('SELECT id FROM results WHERE run_id = ?').get(result.runId) as { id: string } | undefined;
+    if (!existing) throw new Error(`result for run ${result.runId} conflicted but cannot be found`);
+    return { status: 'duplicate', id: existing.id };
+  }
+
+  async list(
+    accountId: string,
+    checkId: string,
+    opts: { limit: number; nextId?: string },
+  ): Promise<{ entries: SequencedResult[]; nextId: string | null }> {
+    const before = opts.nextId ? decodeCursor(opts.nextId) : Number.MAX_SAFE_INTEGER;
+    // One row more than asked tells whether another page exists without a second COUNT query.
+    const rows = this.#db
+      .prepare(
+        `SELECT seq, id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, created_at, payload
+         FROM results WHERE account_id = ? AND check_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      )
+      .all(accountId, checkId, before, opts.limit + 1) as unknown as ResultRow[];
+    const page = rows.slice(0, opts.limit).map(toResult);
+    const last = page.at(-1);
+    return { entries: page, nextId: rows.length > opts.limit && last ? encodeCursor(last.sequence) : null };
+  }
+
+  async countForRun(runId: string): Promise<number> {
+    return (this.#db.prepare('SELECT COUNT(*) AS n FROM results WHERE run_id = ?').get(runId) as { n: number }).n;
+  }
+}
