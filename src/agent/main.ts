@@ -1,0 +1,121 @@
+import { EXIT } from '../shared/errors.ts';
+import type { Env } from '../shared/env.ts';
+import { VERSION } from '../shared/version.ts';
+import { RUNNERS } from './checks/index.ts';
+import { ServiceClient } from './client.ts';
+import { type AgentConfig, loadAgentConfig } from './config.ts';
+import { AgentDaemon } from './daemon.ts';
+import { type HealthServer, startHealthServer } from './health.ts';
+import { createAgentLogger, flushLogger } from './logger.ts';
+import { Observability } from './observability.ts';
+import { ResultSpool } from './spool.ts';
+
+export interface RunAgentOptions {
+  /** Exits the process at once (second signal, uncaught exception). Injected by tests. */
+  exit?: (code: number) => void;
+  /** Whether to install SIGTERM/SIGINT and crash handlers; tests drive stop() themselves. */
+  handleSignals?: boolean;
+}
+
+/** A proxy URL may carry user:password; log only where it points. */
+function describeProxy(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return '[invalid]';
+  }
+}
+
+/**
+ * `outpost agent`: loads the config, starts the probes and the daemon, and resolves with the exit
+ * code. A ConfigError is thrown to the caller (the CLI prints its one-line message and exits 2).
+ */
+export async function runAgent(env: Env = process.env, options: RunAgentOptions = {}): Promise<number> {
+  const config: AgentConfig = loadAgentConfig(env);
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const handleSignals = options.handleSignals ?? true;
+
+  const client = new ServiceClient({ apiUrl: config.apiUrl, apiKey: config.apiKey, proxy: config.proxy, version: VERSION });
+  const observability = new Observability({ enabled: config.externalObservability, dispatcher: client.dispatcher });
+  const log = createAgentLogger({ level: config.logLevel, errorSink: observability });
+  observability.setLogger(log);
+
+  log.info(
+    {
+      apiUrl: config.apiUrl.toString(),
+      uptimeConcurrency: config.uptimeConcurrency,
+      jobConcurrency: config.jobConcurrency,
+      httpProxy: describeProxy(config.proxy.httpProxy),
+      httpsProxy: describeProxy(config.proxy.httpsProxy),
+      spoolDir: config.spoolDir,
+      externalObservability: config.externalObservability,
+    },
+    'outpost agent starting',
+  );
+
+  let spool: ResultSpool;
+  try {
+    spool = await ResultSpool.open({ dir: config.spoolDir, maxBytes: config.spoolMaxBytes, log });
+  } catch (err) {
+    log.fatal({ err }, `cannot use the spool directory ${config.spoolDir} (SPOOL_DIR)`);
+    await client.close();
+    return EXIT.failure;
+  }
+
+  const daemon = new AgentDaemon({
+    client,
+    spool,
+    log,
+    runners: RUNNERS,
+    uptimeConcurrency: config.uptimeConcurrency,
+    jobConcurrency: config.jobConcurrency,
+    shutdownGraceSeconds: config.shutdownGraceSeconds,
+    useOsDnsResolver: config.useOsDnsResolver,
+    apiUrl: config.apiUrl.toString(),
+    observability,
+  });
+
+  let health: HealthServer;
+  try {
+    health = await startHealthServer({ host: config.healthHost, port: config.healthPort, source: daemon });
+  } catch (err) {
+    log.fatal({ err }, `cannot listen on ${config.healthHost}:${config.healthPort} (AGENT_HEALTH_HOST/AGENT_HEALTH_PORT)`);
+    await client.close();
+    return EXIT.failure;
+  }
+  log.info({ port: health.port, host: config.healthHost }, 'probes listening');
+
+  const signalHandlers: Array<[NodeJS.Signals, () => void]> = [];
+  if (handleSignals) {
+    observability.installProcessHandlers(exit);
+    let signalled = false;
+    for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+      const handler = () => {
+        if (signalled) {
+          // An operator who asks twice wants out now; leases expire on the service on their own.
+          log.warn({ signal: sig }, 'second signal: exiting immediately without finishing the shutdown');
+          void flushLogger(log).finally(() => exit(EXIT.failure));
+          return;
+        }
+        signalled = true;
+        log.info({ signal: sig }, 'signal received: shutting down gracefully (send it again to exit at once)');
+        void daemon.stop(`signal ${sig}`);
+      };
+      process.on(sig, handler);
+      signalHandlers.push([sig, handler]);
+    }
+  }
+
+  await daemon.start();
+  const code = await daemon.done;
+
+  await health.close();
+  await client.close();
+  await observability.close();
+  for (const [sig, handler] of signalHandlers) process.off(sig, handler);
+  observability.removeProcessHandlers();
+  await flushLogger(log);
+  return code;
+}

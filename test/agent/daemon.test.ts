@@ -1,0 +1,394 @@
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CheckOutcome, CheckRunner } from '../../src/agent/checks/runner.ts';
+import { ServiceClient } from '../../src/agent/client.ts';
+import { AgentDaemon, type AgentDaemonOptions } from '../../src/agent/daemon.ts';
+import { type HealthServer, startHealthServer } from '../../src/agent/health.ts';
+import { ResultSpool } from '../../src/agent/spool.ts';
+import type { CheckType } from '../../src/shared/checks/types.ts';
+import { EXIT } from '../../src/shared/errors.ts';
+import { AGENT_PATHS } from '../../src/shared/protocol.ts';
+import { recordingLogger, tempDir } from './helpers.ts';
+import { makeJob, ProtocolStub } from './protocol-stub.ts';
+
+const KEY = 'pl_daemon_test_key';
+
+/**
+ * A runner driven by the test: each run waits until the test calls finish(runId) or its signal
+ * aborts (then it reports what it saw, as a real runner would).
+ */
+class ControlledRunner implements CheckRunner {
+  readonly checkType: CheckType = 'API';
+  readonly #gates = new Map<string, () => void>();
+  readonly autoFinish: boolean;
+  readonly aborted: string[] = [];
+  constructor(autoFinish = true) {
+    this.autoFinish = autoFinish;
+  }
+  finish(runId: string): void {
+    this.#gates.get(runId)?.();
+  }
+  async run(check: { id: string }, ctx: Parameters<CheckRunner['run']>[1]): Promise<CheckOutcome> {
+    const started = new Date();
+    if (!this.autoFinish) {
+      await new Promise<void>((resolve) => {
+        this.#gates.set(check.id.replace(/^check-/, ''), resolve);
+        ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    }
+    if (ctx.signal.aborted) this.aborted.push(check.id);
+    const stopped = new Date();
+    return {
+      startedAt: started.toISOString(),
+      stoppedAt: stopped.toISOString(),
+      responseTime: stopped.getTime() - started.getTime(),
+      hasFailures: ctx.signal.aborted,
+      hasErrors: false,
+      isDegraded: false,
+      overMaxResponseTime: false,
+      error: null,
+      apiCheckResult: null,
+    };
+  }
+}
+
+/** One controlled runner for an uptime type (API) and a heavy one (BROWSER). */
+function bothClasses(runner: CheckRunner): ReadonlyMap<CheckType, CheckRunner> {
+  return new Map<CheckType, CheckRunner>([
+    ['API', runner],
+    ['BROWSER', runner],
+  ]);
+}
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()?.();
+});
+
+async function setup(
+  opts: { runner?: CheckRunner; stub?: ConstructorParameters<typeof ProtocolStub>[0]; spoolDir?: string } & Partial<AgentDaemonOptions> = {},
+) {
+  const stub = await ProtocolStub.start(opts.stub);
+  cleanups.push(() => stub.close());
+  const recorder = recordingLogger();
+  const client = new ServiceClient({ apiUrl: new URL(stub.url), apiKey: KEY });
+  cleanups.push(() => client.close());
+  const spool = await ResultSpool.open({ dir: opts.spoolDir ?? tempDir(), maxBytes: 10_000_000, log: recorder.log });
+  const runner = opts.runner ?? new ControlledRunner();
+  const daemon = new AgentDaemon({
+    client,
+    spool,
+    log: recorder.log,
+    runners: new Map([['API', runner]]),
+    uptimeConcurrency: 5,
+    jobConcurrency: 1,
+    shutdownGraceSeconds: 30,
+    useOsDnsResolver: false,
+    apiUrl: stub.url,
+    backoff: { baseMs: 10, capMs: 50 },
+    ...opts,
+  });
+  cleanups.push(() => daemon.stop('test cleanup'));
+  return { stub, daemon, spool, recorder, runner };
+}
+
+/** Collects 'result-delivered' runIds and resolves once `n` have arrived. */
+function delivered(daemon: AgentDaemon, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  return new Promise((resolve) => {
+    daemon.on('result-delivered', (e) => {
+      ids.push(e.runId);
+      if (ids.length === n) resolve(ids);
+    });
+  });
+}
+
+describe('AgentDaemon', () => {
+  it('registers, leases a job, runs it and delivers its result', async () => {
+    const { stub, daemon } = await setup();
+    const registered = once(daemon, 'registered');
+    await daemon.start();
+    await registered;
+    expect(daemon.isReady()).toBe(true);
+    expect(stub.registered).toBe(1);
+
+    const job = makeJob();
+    const got = delivered(daemon, 1);
+    stub.addJob(job);
+    expect(await got).toEqual([job.runId]);
+
+    const [result] = stub.stored;
+    expect(result?.runId).toBe(job.runId);
+    expect(result?.checkId).toBe(job.check.id);
+    expect(result?.checkType).toBe('API');
+    expect(result?.isCancelled).toBe(false);
+    expect(result?.hasFailures).toBe(false);
+    expect(result?.agent).toEqual({ id: daemon.agentId, version: daemon.version });
+    expect(result?.scheduleLagMs).toBeGreaterThanOrEqual(5);
+    expect(daemon.lastSuccessfulPollAt).toBeInstanceOf(Date);
+    // The lease advertised the free slots per class.
+    expect(stub.leaseRequests[0]?.slots).toEqual({ uptime: 5, heavy: 1 });
+    expect(stub.leaseRequests[0]?.agentId).toBe(daemon.agentId);
+  });
+
+  it('reports a type it has no runner for as a failed run naming what it runs', async () => {
+    const { stub, daemon } = await setup();
+    await daemon.start();
+    const got = delivered(daemon, 1);
+    stub.addJob(makeJob({ checkType: 'BROWSER' }));
+    await got;
+    const [result] = stub.stored;
+    expect(result?.hasErrors).toBe(true);
+    expect(result?.hasFailures).toBe(true);
+    expect(result?.error).toMatch(/no runner for BROWSER.*runs API/);
+  });
+
+  it('asks for free slots only, and waits for a slot (not polling) when all are busy', async () => {
+    const runner = new ControlledRunner(false);
+    const { stub, daemon } = await setup({ runner, runners: bothClasses(runner), uptimeConcurrency: 1, jobConcurrency: 1 });
+    await daemon.start();
+    const a = makeJob();
+    const b = makeJob({ checkType: 'BROWSER' });
+    const started = once(daemon, 'job-started');
+    stub.addJob(a);
+    await started;
+    const startedB = once(daemon, 'job-started');
+    stub.addJob(b);
+    await startedB;
+    const before = stub.leaseRequests.length;
+    expect(daemon.jobsRunning).toBe(2);
+    // Both classes full: the loop must sit on the slot event, not lease.
+    expect(stub.leaseRequests.at(-1)?.slots).toEqual({ uptime: 0, heavy: 1 });
+    const freed = once(daemon, 'slot-freed');
+    const oneDelivered = delivered(daemon, 1);
+    runner.finish(a.runId);
+    await freed;
+    await oneDelivered;
+    expect(stub.leaseRequests.length).toBeLessThanOrEqual(before + 1);
+    runner.finish(b.runId);
+  });
+
+  it('re-asks at once when a slot frees while the long-poll in flight asked none of that class', async () => {
+    const runner = new ControlledRunner(false);
+    const { stub, daemon } = await setup({ runner, runners: bothClasses(runner), jobConcurrency: 1, stub: { maxWaitSeconds: 60 } });
+    await daemon.start();
+    const h1 = makeJob({ checkType: 'BROWSER' });
+    const h2 = makeJob({ checkType: 'BROWSER' });
+    const started1 = once(daemon, 'job-started');
+    stub.addJob(h1);
+    await started1;
+    // Queue h2 on the service; the poll in flight asks heavy: 0, so it is not handed out yet.
+    await stub.until(() => stub.leaseRequests.at(-1)?.slots.heavy === 0);
+    stub.addJob(h2);
+    expect(stub.queue).toHaveLength(1);
+    const started2 = once(daemon, 'job-started');
+    runner.finish(h1.runId);
+    const [job] = await started2; // well before the 60 s long-poll would have ended
+    expect(job.runId).toBe(h2.runId);
+    runner.finish(h2.runId);
+  });
+
+  it('aborts a run the service cancels and reports it cancelled', async () => {
+    const runner = new ControlledRunner(false);
+    const { stub, daemon } = await setup({ runner });
+    await daemon.start();
+    const job = makeJob();
+    const started = once(daemon, 'job-started');
+    stub.addJob(job);
+    await started;
+    const got = delivered(daemon, 1);
+    stub.leaseStates.set(job.runId, 'cancelled');
+    await got;
+    expect(stub.heartbeats.some((h) => h.leases.some((l) => l.runId === job.runId))).toBe(true);
+    expect(stub.stored[0]?.isCancelled).toBe(true);
+    expect(stub.stored[0]?.error).toBe('cancelled by the service');
+  });
+
+  it('stops a run whose lease was lost without submitting a result', async () => {
+    const runner = new ControlledRunner(false);
+    const { stub, daemon } = await setup({ runner });
+    await daemon.start();
+    const job = makeJob();
+    const started = once(daemon, 'job-started');
+    stub.addJob(job);
+    await started;
+    const finished = once(daemon, 'job-finished');
+    stub.leaseStates.set(job.runId, 'lost');
+    const [, result] = await finished;
+    expect(result).toBeUndefined();
+    expect(runner.aborted).toEqual([job.check.id]);
+    expect(stub.stored).toEqual([]);
+  });
+
+  it('times a run out at job.timeoutMs', async () => {
+    const runner = new ControlledRunner(false);
+    const { stub, daemon } = await setup({ runner });
+    await daemon.start();
+    const got = delivered(daemon, 1);
+    stub.addJob(makeJob({ timeoutMs: 50 }));
+    await got;
+    expect(stub.stored[0]?.hasFailures).toBe(true);
+    expect(stub.stored[0]?.isCancelled).toBe(false);
+    expect(stub.stored[0]?.error).toMatch(/limit of 50 ms/);
+  });
+
+  it('spools results while the service fails and delivers each once, in order, when it recovers', async () => {
+    const { stub, daemon, spool } = await setup({ uptimeConcurrency: 1 });
+    await daemon.start();
+    stub.failWith.set(AGENT_PATHS.results, 503);
+    const jobs = [makeJob(), makeJob(), makeJob()];
+    let spooledCount = 0;
+    const allSpooled = new Promise<void>((resolve) => {
+      daemon.on('result-spooled', () => {
+        spooledCount += 1;
+        if (spooledCount === jobs.length) resolve();
+      });
+    });
+    for (const j of jobs) stub.addJob(j);
+    await allSpooled;
+    expect(spool.size).toBe(3);
+    expect(daemon.snapshot().spooled).toBe(3);
+
+    const got = delivered(daemon, 3);
+    stub.failWith.delete(AGENT_PATHS.results);
+    expect(await got).toEqual(jobs.map((j) => j.runId));
+    expect(stub.stored.map((r) => r.runId)).toEqual(jobs.map((j) => j.runId));
+    expect(spool.size).toBe(0);
+    // Attempts only ever went head-first: after the first success, each runId was sent once more at most.
+    const firstOk = stub.resultAttempts.length - 3;
+    expect(stub.resultAttempts.slice(firstOk)).toEqual(jobs.map((j) => j.runId));
+  });
+
+  it('keeps polling through transient lease failures', async () => {
+    const { stub, daemon, recorder } = await setup();
+    stub.failWith.set(AGENT_PATHS.lease, 503);
+    await daemon.start();
+    // Three failed lease calls in a row: each one a warn line, and the loop keeps going.
+    await stub.until(() => stub.server.requests.filter((r) => r.path === AGENT_PATHS.lease).length >= 3);
+    const got = delivered(daemon, 1);
+    stub.failWith.delete(AGENT_PATHS.lease);
+    const job = makeJob();
+    stub.addJob(job);
+    expect(await got).toEqual([job.runId]);
+    const warns = recorder.lines.filter((l) => l.msg === 'lease request failed; retrying');
+    expect(warns.length).toBeGreaterThanOrEqual(2);
+    expect(warns.every((l) => l.level === 40)).toBe(true);
+  });
+
+  it('resumes results left in the spool by an earlier process before new ones', async () => {
+    const dir = tempDir();
+    const earlier = await ResultSpool.open({ dir, maxBytes: 1_000_000, log: recordingLogger().log });
+    const old = makeJob();
+    await earlier.append({
+      agentId: 'old-agent',
+      leaseId: old.leaseId,
+      result: {
+        runId: old.runId,
+        checkId: old.check.id,
+        checkType: 'API',
+        startedAt: new Date().toISOString(),
+        stoppedAt: new Date().toISOString(),
+        responseTime: 1,
+        hasFailures: false,
+        hasErrors: false,
+        isDegraded: false,
+        overMaxResponseTime: false,
+        isCancelled: false,
+        error: null,
+        apiCheckResult: null,
+        agent: { id: 'old-agent', version: '0.0.0' },
+        scheduleLagMs: 0,
+      },
+    });
+    const { stub, daemon } = await setup({ spoolDir: dir });
+    const got = delivered(daemon, 2);
+    await daemon.start();
+    const fresh = makeJob();
+    stub.addJob(fresh);
+    expect(await got).toEqual([old.runId, fresh.runId]);
+  });
+
+  it('401 at register ends with EXIT.unauthorized and the clear message', async () => {
+    const { stub, daemon, recorder } = await setup();
+    stub.failWith.set(AGENT_PATHS.register, 401);
+    await daemon.start();
+    expect(await daemon.done).toBe(EXIT.unauthorized);
+    const fatal = recorder.lines.find((l) => l.level === 60);
+    expect(fatal?.msg).toBe(
+      `API_KEY was rejected by the service at ${stub.url}: the key is wrong or was revoked; create a new key with POST /v1/private-locations/{id}/keys and restart`,
+    );
+    expect(recorder.raw.join('')).not.toContain(KEY);
+  });
+});
+
+describe('AgentDaemon shutdown', () => {
+  it('readiness goes 503 at once; a job finishing within grace is delivered; then deregister', async () => {
+    const runner = new ControlledRunner(false);
+    const { stub, daemon } = await setup({ runner });
+    const health: HealthServer = await startHealthServer({ host: '127.0.0.1', port: 0, source: daemon });
+    cleanups.push(() => health.close());
+    const readiness = async () => (await fetch(`http://127.0.0.1:${health.port}/-/readiness`)).status;
+
+    expect(await readiness()).toBe(503);
+    await daemon.start();
+    expect(await readiness()).toBe(200);
+    const job = makeJob();
+    const started = once(daemon, 'job-started');
+    stub.addJob(job);
+    await started;
+
+    const stopping = once(daemon, 'stopping');
+    const stopped = daemon.stop('test');
+    await stopping;
+    expect(daemon.isReady()).toBe(false);
+    expect(await readiness()).toBe(503);
+
+    const got = delivered(daemon, 1);
+    runner.finish(job.runId);
+    await got;
+    expect(await stopped).toBe(EXIT.ok);
+    expect(stub.stored.map((r) => r.runId)).toEqual([job.runId]);
+    expect(stub.releases).toEqual([]);
+    expect(stub.deregistered).toBe(1);
+  });
+
+  it('with grace 0 the unfinished run is aborted and its lease released, not submitted', async () => {
+    const runner = new ControlledRunner(false);
+    const { stub, daemon } = await setup({ runner, shutdownGraceSeconds: 0 });
+    await daemon.start();
+    const job = makeJob();
+    const started = once(daemon, 'job-started');
+    stub.addJob(job);
+    await started;
+    expect(await daemon.stop('test')).toBe(EXIT.ok);
+    expect(stub.releases).toEqual([
+      { agentId: daemon.agentId, leases: [{ runId: job.runId, leaseId: job.leaseId, reason: 'agent shutting down' }] },
+    ]);
+    expect(runner.aborted).toEqual([job.check.id]);
+    expect(stub.stored).toEqual([]);
+    expect(stub.deregistered).toBe(1);
+  });
+
+  it('stop() cuts the long-poll at once', async () => {
+    const { stub, daemon } = await setup({ stub: { maxWaitSeconds: 60 } });
+    await daemon.start();
+    await stub.until(() => stub.leaseRequests.length > 0);
+    const t0 = Date.now();
+    await daemon.stop('test');
+    expect(Date.now() - t0).toBeLessThan(5_000);
+  });
+
+  it('results that cannot be sent at shutdown stay in the spool for the next start', async () => {
+    const dir = tempDir();
+    const { stub, daemon, spool } = await setup({ spoolDir: dir });
+    await daemon.start();
+    stub.failWith.set(AGENT_PATHS.results, 503);
+    const spooled = once(daemon, 'result-spooled');
+    stub.addJob(makeJob());
+    await spooled;
+    await daemon.stop('test');
+    expect(spool.size).toBe(1);
+    const reopened = await ResultSpool.open({ dir, maxBytes: 1_000_000, log: recordingLogger().log });
+    expect(reopened.size).toBe(1);
+  });
+});

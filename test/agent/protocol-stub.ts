@@ -1,0 +1,185 @@
+/**
+ * A tiny stand-in for the service's agent protocol on loopback (node:http), enough to drive the
+ * daemon: it hands out queued jobs within the agent's free slots, holds long-polls until a job
+ * arrives or the wait passes, and records every call.
+ */
+import { EventEmitter, once } from 'node:events';
+import type http from 'node:http';
+import type { CheckClass } from '../../src/shared/checks/types.ts';
+import {
+  AGENT_PATHS,
+  type HeartbeatRequest,
+  type Job,
+  type LeaseRequest,
+  type LeaseState,
+  type RegisterResponse,
+  type ReleaseRequest,
+  type RunResult,
+  type SubmitResultRequest,
+} from '../../src/shared/protocol.ts';
+import { type JsonServer, json, startServer } from './helpers.ts';
+
+export interface StubOptions {
+  heartbeatSeconds?: number;
+  maxWaitSeconds?: number;
+}
+
+export class ProtocolStub {
+  server!: JsonServer;
+  readonly queue: Job[] = [];
+  readonly stored: RunResult[] = [];
+  readonly resultAttempts: string[] = [];
+  readonly releases: ReleaseRequest[] = [];
+  readonly heartbeats: HeartbeatRequest[] = [];
+  readonly leaseRequests: LeaseRequest[] = [];
+  registered = 0;
+  deregistered = 0;
+  /** Lease states the next heartbeats report, by runId (default active). */
+  readonly leaseStates = new Map<string, LeaseState>();
+  /** Status to answer each call with instead of the normal answer, by path. */
+  readonly failWith = new Map<string, number>();
+  /** Emits 'call' (path) for every request once it is recorded; tests await it instead of sleeping. */
+  readonly events = new EventEmitter();
+  #waiters: Array<() => void> = [];
+  readonly #options: StubOptions;
+
+  constructor(options: StubOptions = {}) {
+    this.#options = options;
+  }
+
+  static async start(options: StubOptions = {}): Promise<ProtocolStub> {
+    const stub = new ProtocolStub(options);
+    stub.server = await startServer((req, body, res) => stub.#handle(req, body, res));
+    return stub;
+  }
+
+  get url(): string {
+    return this.server.url;
+  }
+
+  /** Resolves once `predicate` holds, re-checking after every recorded call. */
+  async until(predicate: () => boolean): Promise<void> {
+    while (!predicate()) await once(this.events, 'call');
+  }
+
+  addJob(job: Job): void {
+    this.queue.push(job);
+    for (const w of this.#waiters.splice(0)) w();
+  }
+
+  close(): Promise<void> {
+    for (const w of this.#waiters.splice(0)) w();
+    return this.server.close();
+  }
+
+  #take(slots: Record<CheckClass, number>): Job[] {
+    const free = { ...slots };
+    const out: Job[] = [];
+    for (let i = 0; i < this.queue.length; ) {
+      const job = this.queue[i] as Job;
+      if (free[job.checkClass] > 0) {
+        free[job.checkClass] -= 1;
+        out.push(job);
+        this.queue.splice(i, 1);
+      } else i++;
+    }
+    return out;
+  }
+
+  async #handle(req: http.IncomingMessage, body: string, res: http.ServerResponse): Promise<void> {
+    const path = req.url ?? '';
+    const failure = this.failWith.get(path);
+    if (path === AGENT_PATHS.results) this.resultAttempts.push((JSON.parse(body) as SubmitResultRequest).result.runId);
+    if (path === AGENT_PATHS.lease) this.leaseRequests.push(JSON.parse(body) as LeaseRequest);
+    // After the records above, before any answer: a waiter sees this call in the lists.
+    queueMicrotask(() => this.events.emit('call', path));
+    if (failure) {
+      json(res, failure, { statusCode: failure, error: 'Stub', message: `stub answers ${failure}` });
+      return;
+    }
+    switch (path) {
+      case AGENT_PATHS.register: {
+        this.registered += 1;
+        const reg: RegisterResponse = {
+          agentId: JSON.parse(body).agentId,
+          location: { id: 'loc-1', slugName: 'test-location', name: 'Test location' },
+          leaseSeconds: 30,
+          heartbeatSeconds: this.#options.heartbeatSeconds ?? 1,
+          maxWaitSeconds: this.#options.maxWaitSeconds ?? 1,
+          errorReportingDsn: null,
+        };
+        json(res, 200, reg);
+        return;
+      }
+      case AGENT_PATHS.lease: {
+        const lease = JSON.parse(body) as LeaseRequest;
+        let jobs = this.#take(lease.slots);
+        if (jobs.length === 0) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, lease.waitSeconds * 1000);
+            this.#waiters.push(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+          });
+          jobs = this.#take(lease.slots);
+        }
+        if (res.destroyed) {
+          // The agent hung up (shutdown): give the jobs back to the queue.
+          this.queue.unshift(...jobs);
+          return;
+        }
+        json(res, 200, { jobs });
+        return;
+      }
+      case AGENT_PATHS.heartbeat: {
+        const hb = JSON.parse(body) as HeartbeatRequest;
+        this.heartbeats.push(hb);
+        json(res, 200, {
+          leases: hb.leases.map((l) => ({
+            ...l,
+            state: this.leaseStates.get(l.runId) ?? 'active',
+            leaseExpiresAt: new Date(Date.now() + 30_000).toISOString(),
+          })),
+        });
+        return;
+      }
+      case AGENT_PATHS.results: {
+        const { result } = JSON.parse(body) as SubmitResultRequest;
+        const duplicate = this.stored.some((r) => r.runId === result.runId);
+        if (!duplicate) this.stored.push(result);
+        json(res, 200, { status: duplicate ? 'duplicate' : 'stored', resultId: `res-${result.runId}` });
+        return;
+      }
+      case AGENT_PATHS.release:
+        this.releases.push(JSON.parse(body) as ReleaseRequest);
+        json(res, 200, {});
+        return;
+      case AGENT_PATHS.deregister:
+        this.deregistered += 1;
+        res.writeHead(204);
+        res.end();
+        return;
+      default:
+        json(res, 404, { statusCode: 404, error: 'Not Found', message: `no route ${path}` });
+    }
+  }
+}
+
+let counter = 0;
+export function makeJob(overrides: Partial<Job> & { checkType?: Job['check']['checkType'] } = {}): Job {
+  counter += 1;
+  const { checkType = 'API', ...rest } = overrides;
+  const runId = rest.runId ?? `run-${counter}`;
+  return {
+    runId,
+    leaseId: `lease-${runId}`,
+    leaseExpiresAt: new Date(Date.now() + 30_000).toISOString(),
+    leaseAttempt: 1,
+    dueAt: new Date(Date.now() - 5).toISOString(),
+    checkClass: checkType === 'API' || checkType === 'TCP' || checkType === 'DNS' || checkType === 'ICMP' ? 'uptime' : 'heavy',
+    timeoutMs: 30_000,
+    check: { id: `check-${runId}`, accountId: 'acc', name: 'a check', checkType, shouldFail: false, runtimeId: null } as Job['check'],
+    ...rest,
+  };
+}
