@@ -126,9 +126,12 @@ describe('changes', () => {
     const { scheduler, enqueued, cancelled } = setup([]);
     await scheduler.start();
     const check = makeCheck('c1', { frequency: 0, frequencyOffset: 10 });
+    const createdAt = Date.now();
     await scheduler.checkChanged('acc-1', 'c1', check);
     await vi.advanceTimersByTimeAsync(30_000);
-    expect(enqueued).toHaveLength(3);
+    // A new check runs once at once, then once per 10 s slot: 1 + 3 runs in 30 s.
+    expect(enqueued).toHaveLength(4);
+    expect(enqueued[0]!.dueAt).toBe(createdAt);
 
     await scheduler.checkChanged('acc-1', 'c1', { ...check, frequencyOffset: 30 });
     expect(cancelled.at(-1)).toMatchObject({ checkId: 'c1', keep: ['loc-1'] });

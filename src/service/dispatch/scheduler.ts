@@ -137,9 +137,13 @@ export class Scheduler {
 
   /** Called by the public API after a check was created, updated (check given) or deleted (undefined). */
   async checkChanged(accountId: string, checkId: string, check: StoredCheck | undefined): Promise<void> {
+    const wasScheduled = this.#byCheck.has(checkId);
     this.#remove(checkId);
     if (check?.activated && check.locationIds.length > 0) {
-      this.#put(check);
+      // A check that was just created or activated runs once right away, so its owner sees a result
+      // without waiting up to a whole interval; from then on it keeps to its phase in the interval.
+      // (On start-up and on edits of a running check there is no such extra run: no bursts.)
+      this.#put(check, { runNow: !wasScheduled });
       // Moved off a location: its open runs there have no reason to run any more.
       await this.#dispatcher.cancelRunsOfCheck(accountId, checkId, 'cancelled: the check no longer runs at this location', check.locationIds);
     } else {
@@ -163,12 +167,12 @@ export class Scheduler {
     return n;
   }
 
-  #put(check: StoredCheck): void {
+  #put(check: StoredCheck, { runNow = false }: { runNow?: boolean } = {}): void {
     const intervalMs = intervalMsOf(check);
     const now = Date.now();
     const entries = check.locationIds.map((locationId): Entry => {
       const phaseMs = phaseMsOf(check.id, locationId, intervalMs);
-      return { check, locationId, intervalMs, phaseMs, dueMs: slotAtOrAfter(now, intervalMs, phaseMs), live: true };
+      return { check, locationId, intervalMs, phaseMs, dueMs: runNow ? now : slotAtOrAfter(now, intervalMs, phaseMs), live: true };
     });
     this.#byCheck.set(check.id, entries);
     for (const entry of entries) this.#heap.push(entry);
