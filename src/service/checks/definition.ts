@@ -47,7 +47,8 @@ function toApiRequest(request: Partial<ApiRequest>): ApiRequest {
       comparison: a.comparison,
       property: a.property ?? '',
       target: a.target ?? '',
-      regex: a.regex ?? null,
+      // The reference defaults regex to ""; for the agent an empty pattern means none.
+      regex: a.regex ? a.regex : null,
     })),
     basicAuth: request.basicAuth ?? null,
   };

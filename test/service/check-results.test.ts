@@ -1,0 +1,146 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunResult } from '../../src/shared/protocol.ts';
+import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+
+let api: TestApi;
+let acme: TestAccount;
+let checkId: string;
+let locationId: string;
+
+interface ResultList {
+  length: number;
+  entries: Array<Record<string, unknown>>;
+  nextId: string | null;
+}
+
+beforeEach(async () => {
+  api = await startTestApi();
+  acme = await api.newAccount('Acme');
+  const location = await api.app.inject({
+    method: 'POST',
+    url: '/v1/private-locations',
+    headers: acme.headers,
+    payload: { name: 'Office', slugName: 'office' },
+  });
+  locationId = json<{ id: string }>(location).id;
+  const check = await api.app.inject({
+    method: 'POST',
+    url: '/v1/checks/api',
+    headers: acme.headers,
+    payload: { name: 'Home', privateLocations: ['office'], request: { method: 'GET', url: 'https://example.test/' } },
+  });
+  checkId = json<{ id: string }>(check).id;
+});
+afterEach(async () => {
+  await api.close();
+});
+
+function payload(runId: string, responseTime: number): RunResult {
+  return {
+    runId,
+    checkId,
+    checkType: 'API',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    stoppedAt: '2026-01-01T00:00:00.100Z',
+    responseTime,
+    hasFailures: false,
+    hasErrors: false,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    isCancelled: false,
+    error: null,
+    apiCheckResult: null,
+    agent: { id: 'agent-1', version: '0.1.0' },
+    scheduleLagMs: 3,
+  };
+}
+
+async function store(runId: string, responseTime = 10) {
+  return api.store.results.insertOnce({
+    accountId: acme.accountId,
+    checkId,
+    runId,
+    checkName: 'Home',
+    locationId,
+    runLocation: 'office',
+    attempts: 1,
+    payload: payload(runId, responseTime),
+  });
+}
+
+const list = async (query = '') =>
+  api.app.inject({ method: 'GET', url: `/v2/check-results/${checkId}${query}`, headers: acme.headers });
+
+describe('GET /v2/check-results/{checkId}', () => {
+  it('returns entries in the reference CheckResult shape', async () => {
+    const { id } = await store('run-1', 42);
+    const res = await list();
+    expect(res.statusCode).toBe(200);
+    const body = json<ResultList>(res);
+    expect(body).toEqual({
+      length: 1,
+      nextId: null,
+      entries: [
+        {
+          id,
+          name: 'Home',
+          checkId,
+          hasFailures: false,
+          hasErrors: false,
+          isDegraded: false,
+          isCancelled: false,
+          overMaxResponseTime: false,
+          runLocation: 'office',
+          startedAt: '2026-01-01T00:00:00.000Z',
+          stoppedAt: '2026-01-01T00:00:00.100Z',
+          created_at: expect.any(String),
+          responseTime: 42,
+          apiCheckResult: null,
+          checkRunId: expect.any(Number),
+          attempts: 1,
+          resultType: 'FINAL',
+          sequenceId: null,
+          traceId: null,
+        },
+      ],
+    });
+  });
+
+  it('pages newest first through nextId until it is null', async () => {
+    for (let i = 1; i <= 5; i++) await store(`run-${i}`, i);
+    const times: number[] = [];
+    const runIds: number[] = [];
+    let query = '?limit=2';
+    for (let pages = 0; pages < 10; pages++) {
+      const body = json<ResultList>(await list(query));
+      expect(body.length).toBe(body.entries.length);
+      times.push(...body.entries.map((e) => e.responseTime as number));
+      runIds.push(...body.entries.map((e) => e.checkRunId as number));
+      if (body.nextId === null) break;
+      query = `?limit=2&nextId=${encodeURIComponent(body.nextId)}`;
+    }
+    expect(times).toEqual([5, 4, 3, 2, 1]);
+    expect([...runIds].sort((a, b) => b - a)).toEqual(runIds);
+    expect(new Set(runIds).size).toBe(5);
+  });
+
+  it('stores a retried upload once', async () => {
+    const first = await store('run-1');
+    expect(await store('run-1')).toEqual({ status: 'duplicate', id: first.id });
+    expect(json<ResultList>(await list()).length).toBe(1);
+  });
+
+  it('answers 400 for a cursor it did not issue and for a limit out of range', async () => {
+    const bad = await list('?nextId=not-a-cursor');
+    expect(bad.statusCode).toBe(400);
+    expect(json(bad).message).toMatch(/^querystring\/nextId/);
+    const big = await list('?limit=101');
+    expect(big.statusCode).toBe(400);
+    expect(json(big).message).toBe('querystring/limit must be <= 100');
+  });
+
+  it('answers 404 for a check that does not exist', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/v2/check-results/nope', headers: acme.headers });
+    expect(res.statusCode).toBe(404);
+  });
+});

@@ -1,0 +1,209 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { toCheckDefinition } from '../../src/service/checks/definition.ts';
+import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+
+let api: TestApi;
+let acme: TestAccount;
+beforeEach(async () => {
+  api = await startTestApi();
+  acme = await api.newAccount('Acme');
+  const res = await req(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
+  expect(res.statusCode).toBe(201);
+});
+afterEach(async () => {
+  await api.close();
+});
+
+type CheckView = Record<string, unknown> & { id: string; request: Record<string, unknown> };
+
+function req(account: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) {
+  return api.app.inject({ method, url, headers: account.headers, ...(payload ? { payload } : {}) });
+}
+
+const minimal = { name: 'Home page', request: { method: 'GET', url: 'https://example.test/' } };
+
+async function createCheck(body: object = minimal, account = acme): Promise<CheckView> {
+  const res = await req(account, 'POST', '/v1/checks/api', body);
+  expect(res.statusCode, res.body).toBe(201);
+  return json<CheckView>(res);
+}
+
+describe('API checks', () => {
+  it('fills in the reference defaults on create and returns them on GET', async () => {
+    const created = await createCheck({ ...minimal, privateLocations: ['office'] });
+    expect(created).toEqual({
+      id: expect.any(String),
+      name: 'Home page',
+      checkType: 'API',
+      activated: true,
+      muted: false,
+      doubleCheck: true,
+      shouldFail: false,
+      runParallel: false,
+      locations: [],
+      privateLocations: ['office'],
+      tags: [],
+      runtimeId: null,
+      frequency: 10,
+      degradedResponseTime: 5000,
+      maxResponseTime: 20000,
+      request: {
+        method: 'GET',
+        url: 'https://example.test/',
+        followRedirects: true,
+        skipSSL: false,
+        ipFamily: 'IPv4',
+        body: '',
+        bodyType: 'NONE',
+        headers: [],
+        queryParameters: [],
+        assertions: [],
+        basicAuth: null,
+      },
+      created_at: expect.any(String),
+      updated_at: null,
+    });
+    expect(json(await req(acme, 'GET', `/v1/checks/${created.id}`))).toEqual(created);
+    // The scheduler hears about it, with the location resolved to its id.
+    const location = await api.store.locations.getBySlug(acme.accountId, 'office');
+    expect(api.hookCalls).toEqual([
+      { accountId: acme.accountId, checkId: created.id, check: expect.objectContaining({ locationIds: [location?.id] }) },
+    ]);
+  });
+
+  it.each([
+    [{ ...minimal, request: { ...minimal.request, method: 'FETCH' } }, 'body/request/method must be one of GET, POST, PUT, HEAD, DELETE, PATCH'],
+    [{ name: 'x', request: { method: 'GET' } }, 'body/request/url is required'],
+    [{ request: minimal.request }, 'body/name is required'],
+    [{ ...minimal, frequency: 3 }, 'body/frequency must be one of 0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440'],
+    [{ ...minimal, maxResponseTime: 45001 }, 'body/maxResponseTime must be <= 45000'],
+    [{ ...minimal, frequency: 0 }, 'body/frequencyOffset must be one of 10, 20, 30 (seconds) when frequency is 0'],
+    [{ ...minimal, frequency: 0, frequencyOffset: 15 }, 'body/frequencyOffset must be one of 10, 20, 30 (seconds) when frequency is 0'],
+    [{ ...minimal, privateLocations: ['office', 'attic'] }, 'body/privateLocations: no private location with slugName "attic" in this account'],
+  ])('answers 400 naming the field for %j', async (body, message) => {
+    const res = await req(acme, 'POST', '/v1/checks/api', body);
+    expect(res.statusCode).toBe(400);
+    expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
+    expect(api.hookCalls).toEqual([]);
+  });
+
+  it('accepts a sub-minute check with a valid frequencyOffset', async () => {
+    const created = await createCheck({ ...minimal, frequency: 0, frequencyOffset: 20 });
+    expect(created).toMatchObject({ frequency: 0, frequencyOffset: 20 });
+    expect(await api.store.checks.get(acme.accountId, created.id)).toMatchObject({ frequency: 0, frequencyOffset: 20 });
+  });
+
+  it("does not accept another account's location slug", async () => {
+    const other = await api.newAccount('Other');
+    await req(other, 'POST', '/v1/private-locations', { name: 'Basement', slugName: 'basement' });
+    const res = await req(acme, 'POST', '/v1/checks/api', { ...minimal, privateLocations: ['basement'] });
+    expect(res.statusCode).toBe(400);
+    expect(json(res).message).toContain('"basement"');
+  });
+
+  it('updates only the given properties, merging request, and tells the scheduler', async () => {
+    const created = await createCheck({ ...minimal, tags: ['web'] });
+    const res = await req(acme, 'PUT', `/v1/checks/api/${created.id}`, {
+      activated: false,
+      privateLocations: ['office'],
+      request: { method: 'HEAD' },
+    });
+    expect(res.statusCode).toBe(200);
+    const updated = json<CheckView>(res);
+    expect(updated).toMatchObject({ name: 'Home page', tags: ['web'], activated: false, privateLocations: ['office'] });
+    expect(updated.request).toMatchObject({ method: 'HEAD', url: 'https://example.test/', followRedirects: true });
+    expect(updated.updated_at).toEqual(expect.any(String));
+    expect(api.hookCalls.at(-1)).toMatchObject({ checkId: created.id, check: { activated: false } });
+  });
+
+  it('validates the merged result of an update', async () => {
+    const created = await createCheck();
+    const res = await req(acme, 'PUT', `/v1/checks/api/${created.id}`, { frequency: 0 });
+    expect(res.statusCode).toBe(400);
+    expect(json(res).message).toMatch(/^body\/frequencyOffset/);
+  });
+
+  it('lists with limit and page, and filters by checkType', async () => {
+    const ids: string[] = [];
+    for (const name of ['a', 'b', 'c']) ids.push((await createCheck({ ...minimal, name })).id);
+    const page = async (query: string) =>
+      json<CheckView[]>(await req(acme, 'GET', `/v1/checks${query}`)).map((c) => c.id);
+    expect(await page('')).toEqual(ids);
+    expect(await page('?limit=2')).toEqual(ids.slice(0, 2));
+    expect(await page('?limit=2&page=2')).toEqual(ids.slice(2));
+    expect(await page('?checkType=API&limit=1&page=3')).toEqual(ids.slice(2));
+    expect(await page('?checkType=BROWSER')).toEqual([]);
+    const bad = await req(acme, 'GET', '/v1/checks?limit=0');
+    expect(bad.statusCode).toBe(400);
+    expect(json(bad).message).toBe('querystring/limit must be >= 1');
+  });
+
+  it('deletes with 204, tells the scheduler, and then answers 404', async () => {
+    const created = await createCheck();
+    const res = await req(acme, 'DELETE', `/v1/checks/${created.id}`);
+    expect(res.statusCode).toBe(204);
+    expect(res.body).toBe('');
+    expect(api.hookCalls.at(-1)).toEqual({ accountId: acme.accountId, checkId: created.id, check: undefined });
+    expect((await req(acme, 'GET', `/v1/checks/${created.id}`)).statusCode).toBe(404);
+    expect((await req(acme, 'DELETE', `/v1/checks/${created.id}`)).statusCode).toBe(404);
+  });
+
+  it("answers 404 for another account's check on every route, and changes nothing", async () => {
+    const created = await createCheck();
+    const other = await api.newAccount('Other');
+    const hooksBefore = api.hookCalls.length;
+    for (const res of [
+      await req(other, 'GET', `/v1/checks/${created.id}`),
+      await req(other, 'PUT', `/v1/checks/api/${created.id}`, { name: 'mine' }),
+      await req(other, 'DELETE', `/v1/checks/${created.id}`),
+      await req(other, 'GET', `/v2/check-results/${created.id}`),
+    ]) {
+      expect(res.statusCode).toBe(404);
+      expect(json(res)).toEqual({ statusCode: 404, error: 'Not Found', message: 'Check not found' });
+    }
+    expect(json<CheckView[]>(await req(other, 'GET', '/v1/checks'))).toEqual([]);
+    expect(json<CheckView>(await req(acme, 'GET', `/v1/checks/${created.id}`)).name).toBe('Home page');
+    expect(api.hookCalls).toHaveLength(hooksBefore);
+  });
+});
+
+describe('toCheckDefinition', () => {
+  it('turns a stored API check into the job definition the agent runs', async () => {
+    const created = await createCheck({
+      ...minimal,
+      shouldFail: true,
+      runtimeId: '2026.04',
+      degradedResponseTime: null,
+      request: {
+        ...minimal.request,
+        headers: [{ key: 'X-Env', value: 'prod', locked: true }],
+        assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: '200' }],
+      },
+    });
+    const stored = await api.store.checks.get(acme.accountId, created.id);
+    if (!stored) throw new Error('check not stored');
+    expect(toCheckDefinition(stored)).toEqual({
+      id: created.id,
+      accountId: acme.accountId,
+      name: 'Home page',
+      checkType: 'API',
+      shouldFail: true,
+      runtimeId: '2026.04',
+      degradedResponseTime: 5000,
+      maxResponseTime: 20000,
+      request: {
+        method: 'GET',
+        url: 'https://example.test/',
+        followRedirects: true,
+        skipSSL: false,
+        ipFamily: 'IPv4',
+        body: '',
+        bodyType: 'NONE',
+        headers: [{ key: 'X-Env', value: 'prod' }],
+        queryParameters: [],
+        assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200', regex: null }],
+        basicAuth: null,
+      },
+    });
+  });
+});
