@@ -238,7 +238,9 @@ export class Dispatcher {
   }
 
   async submitResult(location: PrivateLocation, req: SubmitResultRequest): Promise<SubmitResultResponse> {
-    const agent = await this.#requireAgent(location, req.agentId);
+    // No registration check here, unlike every other call: a result may come from the spool of an
+    // agent process that has since restarted (new agentId) or deregistered. What makes it acceptable
+    // is the location key and the run belonging to that location; the runId keeps it once-only.
     const runId = req.result.runId;
     const run = await this.#store.runs.get(runId);
     // Another location's run is reported exactly like a missing one, so ids cannot be probed.
@@ -264,7 +266,7 @@ export class Dispatcher {
     });
     await this.#store.runs.finish(run.runId, now);
     if (stored.status === 'duplicate') {
-      this.#log.info({ runId, agentId: agent.id, leaseId: req.leaseId }, 'duplicate result ignored');
+      this.#log.info({ runId, agentId: req.agentId, leaseId: req.leaseId }, 'duplicate result ignored');
     }
     return { status: stored.status, resultId: stored.id };
   }
