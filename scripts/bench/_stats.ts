@@ -1,0 +1,41 @@
+/** Small helpers shared by the benchmarks: percentiles, flags, process RSS and CPU from /proc. */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+export function summarize(values: number[]): { p50: number; p99: number; max: number; n: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 100) / 100;
+  return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), max: round(sorted.at(-1) ?? Number.NaN), n: sorted.length };
+}
+
+export function numberFlags<T extends Record<string, number>>(args: string[], defaults: T): T {
+  const options = Object.fromEntries(Object.keys(defaults).map((k) => [k, { type: 'string' as const }]));
+  const { values } = parseArgs({ args, options, strict: true });
+  const out: Record<string, number> = { ...defaults };
+  for (const [k, v] of Object.entries(values)) {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${k} ${JSON.stringify(v)}: use a positive number`);
+    out[k] = n;
+  }
+  return out as T;
+}
+
+/** Resident set size of a process in MB, from /proc/<pid>/status. */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of stat; after the ") " split they are at 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

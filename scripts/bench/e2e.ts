@@ -1,0 +1,95 @@
+/**
+ * End-to-end benchmark: the real service and a real agent process, a few hundred sub-minute API checks
+ * against a local target. Reports the time from a run being due to its check starting, from check end to
+ * result stored, results per second, and the agent's RSS and CPU idle and under load.
+ *
+ *   npm run bench -- e2e [--checks 300] [--duration 30] [--idle 10]
+ */
+import { DatabaseSync } from 'node:sqlite';
+import { Api, createAccount, startAgent, startService, startTarget, tempDir } from '../../test/e2e/harness.ts';
+import { cpuSeconds, numberFlags, rssMb, summarize } from './_stats.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function run(args: string[]): Promise<Record<string, unknown>> {
+  const opts = numberFlags(args, { checks: 300, duration: 30, idle: 10 });
+  const data = await tempDir('bench-e2e');
+  const target = await startTarget((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+  const service = await startService({ DATA_DIR: data.dir, LOG_LEVEL: 'WARN' });
+  const api = new Api(service.url, await createAccount(data.dir));
+  const location = await api.createLocation('bench');
+  // INFO is the default level an operator runs with: a log line per run is part of the real cost.
+  const agent = startAgent({ API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool` });
+  try {
+    // Registered and idle: nothing is scheduled yet. Let start-up settle, then measure a quiet period.
+    await agent.waitForLog((l) => l.msg === 'registered; taking work');
+    await sleep(2000);
+    const pid = agent.child.pid!;
+    const idleCpu0 = cpuSeconds(pid);
+    const idleRss: number[] = [];
+    for (let t = 0; t < opts.idle; t++) {
+      idleRss.push(rssMb(pid));
+      await sleep(1000);
+    }
+    const idleCpuPercent = ((cpuSeconds(pid) - idleCpu0) / opts.idle) * 100;
+
+    for (let i = 0; i < opts.checks; i += 20) {
+      await Promise.all(
+        Array.from({ length: Math.min(20, opts.checks - i) }, (_, j) =>
+          api.createApiCheck({
+            name: `bench ${i + j}`,
+            frequency: 0,
+            frequencyOffset: 10,
+            privateLocations: ['bench'],
+            request: { method: 'GET', url: `${target.url}/${i + j}`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+          }),
+        ),
+      );
+    }
+    // One full interval of warm-up so every check has been scheduled once, then the measured window.
+    await sleep(10_000);
+    const windowStart = new Date().toISOString();
+    const loadRss: number[] = [];
+    const loadCpu0 = cpuSeconds(pid);
+    for (let t = 0; t < opts.duration * 2; t++) {
+      loadRss.push(rssMb(pid));
+      await sleep(500);
+    }
+    const loadCpuPercent = ((cpuSeconds(pid) - loadCpu0) / opts.duration) * 100;
+    const windowEnd = new Date().toISOString();
+
+    const db = new DatabaseSync(`${data.dir}/outpost.db`, { readOnly: true });
+    const rows = db
+      .prepare('SELECT created_at, payload FROM results WHERE created_at >= ? AND created_at < ?')
+      .all(windowStart, windowEnd) as Array<{ created_at: string; payload: string }>;
+    const expired = (db.prepare("SELECT count(*) AS n FROM runs WHERE state = 'expired'").get() as { n: number }).n;
+    db.close();
+    const dueToStart: number[] = [];
+    const endToStored: number[] = [];
+    let failures = 0;
+    for (const row of rows) {
+      const p = JSON.parse(row.payload) as { scheduleLagMs: number; stoppedAt: string; hasFailures: boolean };
+      dueToStart.push(p.scheduleLagMs);
+      endToStored.push(Date.parse(row.created_at) - Date.parse(p.stoppedAt));
+      if (p.hasFailures) failures++;
+    }
+    return {
+      checks: opts.checks,
+      intervalSeconds: 10,
+      windowSeconds: opts.duration,
+      results: rows.length,
+      resultsPerSecond: Math.round((rows.length / opts.duration) * 10) / 10,
+      failedResults: failures,
+      expiredRuns: expired,
+      dueToStartMs: summarize(dueToStart),
+      endToStoredMs: summarize(endToStored),
+      agentRssMb: { idle: Math.max(...idleRss), loadPeak: Math.max(...loadRss) },
+      agentCpuPercent: { idle: Math.round(idleCpuPercent * 100) / 100, load: Math.round(loadCpuPercent * 10) / 10 },
+    };
+  } finally {
+    await agent.stop();
+    await service.proc.stop();
+    await target.close();
+    await data.remove();
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The walking skeleton end to end: the real service and a real agent process, a real HTTP target on
+ * loopback, checks created through the public API, results read back through it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Api, createAccount, type Proc, startAgent, startService, startTarget, tempDir, until } from './harness.ts';
+
+describe('service and agent run API checks end to end', () => {
+  let data: Awaited<ReturnType<typeof tempDir>>;
+  let service: { proc: Proc; url: string };
+  let agent: Proc;
+  let target: Awaited<ReturnType<typeof startTarget>>;
+  let api: Api;
+  let location: { id: string; key: string };
+
+  beforeAll(async () => {
+    data = await tempDir('e2e-run');
+    target = await startTarget((req, res) => {
+      if (req.url === '/broken') return void res.writeHead(503).end('down');
+      res.writeHead(200, { 'content-type': 'application/json', 'x-target': 'yes' }).end('{"status":"ok"}');
+    });
+    service = await startService({ DATA_DIR: data.dir });
+    api = new Api(service.url, await createAccount(data.dir));
+    location = await api.createLocation('e2e-main');
+    agent = startAgent({ API_KEY: location.key, API_URL: service.url, SPOOL_DIR: `${data.dir}/spool` });
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await service?.proc.stop();
+    await target?.close();
+    await data?.remove();
+  });
+
+  it('stores a passing and a failing result with the reference fields', async () => {
+    const passing = await api.createApiCheck({
+      name: 'target up',
+      frequency: 0,
+      frequencyOffset: 10,
+      privateLocations: ['e2e-main'],
+      request: {
+        method: 'GET',
+        url: `${target.url}/`,
+        assertions: [
+          { source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' },
+          { source: 'RESPONSE_TIME', comparison: 'LESS_THAN', property: '', target: '5000' },
+        ],
+      },
+    });
+    const failing = await api.createApiCheck({
+      name: 'target broken',
+      frequency: 0,
+      frequencyOffset: 10,
+      privateLocations: ['e2e-main'],
+      request: { method: 'GET', url: `${target.url}/broken`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+    });
+
+    const [pass] = await until(async () => {
+      const r = await api.results(passing.id);
+      return r.length > 0 ? r : undefined;
+    }, { what: 'a result of the passing check' });
+    expect(pass).toMatchObject({
+      checkId: passing.id,
+      name: 'target up',
+      hasFailures: false,
+      hasErrors: false,
+      runLocation: 'e2e-main',
+      resultType: 'FINAL',
+    });
+    expect(typeof pass!.responseTime).toBe('number');
+    expect(Date.parse(String(pass!.stoppedAt))).toBeGreaterThanOrEqual(Date.parse(String(pass!.startedAt)));
+    const apiResult = pass!.apiCheckResult as { response: { status: number }; assertions: Array<{ passed: boolean }> };
+    expect(apiResult.response.status).toBe(200);
+    expect(apiResult.assertions.every((a) => a.passed)).toBe(true);
+
+    const [fail] = await until(async () => {
+      const r = await api.results(failing.id);
+      return r.length > 0 ? r : undefined;
+    }, { what: 'a result of the failing check' });
+    expect(fail).toMatchObject({ checkId: failing.id, hasFailures: true, hasErrors: false });
+    expect((fail!.apiCheckResult as { response: { status: number } }).response.status).toBe(503);
+  });
+
+  it('does not show one account the results of another', async () => {
+    const checks = await api.ok<Array<{ id: string }>>('GET', '/v1/checks');
+    const other = new Api(service.url, await createAccount(data.dir));
+    const res = await other.call('GET', `/v2/check-results/${checks[0]!.id}`);
+    expect(res.status).toBe(404);
+  });
+});
