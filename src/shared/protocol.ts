@@ -5,7 +5,15 @@
  * Every call is an HTTP POST with a JSON body to `${API_URL}${AGENT_API_PREFIX}/...`, authenticated
  * with `Authorization: Bearer <private location key>` (pl_...).
  */
-import type { CheckClass, CheckDefinition, CheckType, ApiCheckResult } from './checks/types.ts';
+import type {
+  ApiCheckResult,
+  CheckClass,
+  CheckDefinition,
+  CheckType,
+  DnsCheckResult,
+  IcmpCheckResult,
+  TcpCheckResult,
+} from './checks/types.ts';
 
 export const AGENT_API_PREFIX = '/agent/v1';
 export const PROTOCOL_VERSION = 1;
@@ -119,11 +127,22 @@ export interface RunResult {
   /** A short human-readable reason when the run failed, errored or was cancelled. */
   error: string | null;
   apiCheckResult: ApiCheckResult | null;
-  /** Anything type-specific that has no field of its own yet. */
-  details?: Record<string, unknown>;
+  /** Type-specific results that have no field of their own in the reference's CheckResult. */
+  details?: RunDetails;
   agent: { id: string; version: string };
   /** Due-to-start delay the agent observed, for the e2e benchmark and for diagnosis. */
   scheduleLagMs: number;
+}
+
+/**
+ * `RunResult.details`: the reference's CheckResult has fields for API results only, so TCP, DNS and
+ * ICMP results travel here under fixed names; anything else type-specific sits beside them.
+ */
+export interface RunDetails {
+  tcpCheckResult?: TcpCheckResult;
+  dnsCheckResult?: DnsCheckResult;
+  icmpCheckResult?: IcmpCheckResult;
+  [key: string]: unknown;
 }
 
 export interface SubmitResultRequest {

@@ -1,10 +1,31 @@
 /**
  * Turns a stored check into the definition the dispatcher puts into a job. The stored body is the
- * API's shape (what GET returns); the job carries only what an agent needs to run it.
+ * API's shape (what GET returns); the job carries only what an agent needs to run it. Defaults are
+ * applied again here, so a body stored by an older version (missing a newer field) still runs.
  */
-import type { ApiCheckDefinition, ApiRequest, CheckDefinition } from '../../shared/checks/types.ts';
+import {
+  type ApiCheckDefinition,
+  type ApiRequest,
+  type AssertionOf,
+  type CheckDefinition,
+  type DnsCheckDefinition,
+  type DnsRequest,
+  ICMP_PING_COUNT,
+  type IcmpCheckDefinition,
+  type IcmpRequest,
+  type TcpCheckDefinition,
+  type TcpRequest,
+} from '../../shared/checks/types.ts';
 import type { StoredCheck } from '../store/store.ts';
 import { DEFAULT_DEGRADED_RESPONSE_TIME_MS, DEFAULT_MAX_RESPONSE_TIME_MS } from './api-check-schema.ts';
+import { DNS_DEFAULT_DEGRADED_RESPONSE_TIME_MS, DNS_DEFAULT_MAX_RESPONSE_TIME_MS } from './dns-check-schema.ts';
+import {
+  ICMP_DEFAULT_DEGRADED_PACKET_LOSS,
+  ICMP_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
+  ICMP_DEFAULT_MAX_PACKET_LOSS,
+  ICMP_DEFAULT_MAX_RESPONSE_TIME_MS,
+} from './icmp-check-schema.ts';
+import { TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS, TCP_DEFAULT_MAX_RESPONSE_TIME_MS } from './tcp-check-schema.ts';
 
 export function toCheckDefinition(stored: StoredCheck): CheckDefinition {
   const body = stored.body;
@@ -15,22 +36,62 @@ export function toCheckDefinition(stored: StoredCheck): CheckDefinition {
     shouldFail: body.shouldFail === true,
     runtimeId: typeof body.runtimeId === 'string' ? body.runtimeId : null,
   };
-  if (stored.checkType !== 'API') {
-    // No other type has a public endpoint yet; pass the body through so the agent can say so.
-    return { ...body, ...base, checkType: stored.checkType };
+  // The reference allows null thresholds; the agent needs numbers, so null means the default.
+  const thresholds = (degraded: number, max: number) => ({
+    degradedResponseTime: numberOr(body.degradedResponseTime, degraded),
+    maxResponseTime: numberOr(body.maxResponseTime, max),
+  });
+  switch (stored.checkType) {
+    case 'API':
+      return {
+        ...base,
+        checkType: 'API',
+        request: toApiRequest(body.request as Partial<ApiRequest>),
+        ...thresholds(DEFAULT_DEGRADED_RESPONSE_TIME_MS, DEFAULT_MAX_RESPONSE_TIME_MS),
+      } satisfies ApiCheckDefinition;
+    case 'TCP':
+      return {
+        ...base,
+        checkType: 'TCP',
+        request: toTcpRequest(body.request as Partial<TcpRequest>),
+        ...thresholds(TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS, TCP_DEFAULT_MAX_RESPONSE_TIME_MS),
+      } satisfies TcpCheckDefinition;
+    case 'DNS':
+      return {
+        ...base,
+        checkType: 'DNS',
+        request: toDnsRequest(body.request as Partial<DnsRequest>),
+        ...thresholds(DNS_DEFAULT_DEGRADED_RESPONSE_TIME_MS, DNS_DEFAULT_MAX_RESPONSE_TIME_MS),
+      } satisfies DnsCheckDefinition;
+    case 'ICMP':
+      return {
+        ...base,
+        checkType: 'ICMP',
+        request: toIcmpRequest(body.request as Partial<IcmpRequest>),
+        ...thresholds(ICMP_DEFAULT_DEGRADED_RESPONSE_TIME_MS, ICMP_DEFAULT_MAX_RESPONSE_TIME_MS),
+        degradedPacketLossThreshold: numberOr(body.degradedPacketLossThreshold, ICMP_DEFAULT_DEGRADED_PACKET_LOSS),
+        maxPacketLossThreshold: numberOr(body.maxPacketLossThreshold, ICMP_DEFAULT_MAX_PACKET_LOSS),
+      } satisfies IcmpCheckDefinition;
+    default:
+      // No other type has a public endpoint yet; pass the body through so the agent can say so.
+      return { ...body, ...base, checkType: stored.checkType };
   }
-  const definition: ApiCheckDefinition = {
-    ...base,
-    checkType: 'API',
-    request: toApiRequest(body.request as Partial<ApiRequest>),
-    // The reference allows null thresholds; the agent needs numbers, so null means the default.
-    degradedResponseTime: numberOr(body.degradedResponseTime, DEFAULT_DEGRADED_RESPONSE_TIME_MS),
-    maxResponseTime: numberOr(body.maxResponseTime, DEFAULT_MAX_RESPONSE_TIME_MS),
-  };
-  return definition;
 }
 
-/** Defaults again here, so a body stored by an older version (missing a newer field) still runs. */
+/** Copies assertions field by field; the reference defaults regex to "", for the agent an empty pattern means none. */
+function toAssertions<A extends AssertionOf<string, string>>(assertions: Partial<A>[] | undefined): A[] {
+  return (assertions ?? []).map(
+    (a) =>
+      ({
+        source: a.source,
+        comparison: a.comparison,
+        property: a.property ?? '',
+        target: a.target ?? '',
+        regex: a.regex ? a.regex : null,
+      }) as A,
+  );
+}
+
 function toApiRequest(request: Partial<ApiRequest>): ApiRequest {
   return {
     method: request.method ?? 'GET',
@@ -42,15 +103,38 @@ function toApiRequest(request: Partial<ApiRequest>): ApiRequest {
     bodyType: request.bodyType ?? 'NONE',
     headers: (request.headers ?? []).map(({ key, value }) => ({ key, value })),
     queryParameters: (request.queryParameters ?? []).map(({ key, value }) => ({ key, value })),
-    assertions: (request.assertions ?? []).map((a) => ({
-      source: a.source,
-      comparison: a.comparison,
-      property: a.property ?? '',
-      target: a.target ?? '',
-      // The reference defaults regex to ""; for the agent an empty pattern means none.
-      regex: a.regex ? a.regex : null,
-    })),
+    assertions: toAssertions(request.assertions),
     basicAuth: request.basicAuth ?? null,
+  };
+}
+
+function toTcpRequest(request: Partial<TcpRequest>): TcpRequest {
+  return {
+    hostname: request.hostname ?? '',
+    port: request.port ?? 0,
+    data: request.data ? request.data : null,
+    ipFamily: request.ipFamily ?? 'IPv4',
+    assertions: toAssertions(request.assertions),
+  };
+}
+
+function toDnsRequest(request: Partial<DnsRequest>): DnsRequest {
+  return {
+    query: request.query ?? '',
+    recordType: request.recordType ?? 'A',
+    nameServer: request.nameServer ? request.nameServer : null,
+    port: typeof request.port === 'number' ? request.port : null,
+    protocol: request.protocol ?? 'UDP',
+    assertions: toAssertions(request.assertions),
+  };
+}
+
+function toIcmpRequest(request: Partial<IcmpRequest>): IcmpRequest {
+  return {
+    hostname: request.hostname ?? '',
+    ipFamily: request.ipFamily ?? 'IPv4',
+    pingCount: typeof request.pingCount === 'number' ? request.pingCount : ICMP_PING_COUNT.default,
+    assertions: toAssertions(request.assertions),
   };
 }
 

@@ -89,21 +89,148 @@ export interface ApiCheckDefinition extends CheckBase {
   maxResponseTime: number;
 }
 
+export type IpFamily = 'IPv4' | 'IPv6';
+
+/** An assertion of any check type: its own sources and comparisons, the shared property/target/regex. */
+export interface AssertionOf<S extends string, C extends string = AssertionComparison> {
+  source: S;
+  comparison: C;
+  property: string;
+  target: string;
+  regex?: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// TCP (reference: ChecksV1TcpCheckCreate, ChecksV1TcpRequest, ChecksV1TcpAssertion)
+
+export const TCP_ASSERTION_SOURCES = ['RESPONSE_DATA', 'RESPONSE_TIME'] as const;
+export type TcpAssertionSource = (typeof TCP_ASSERTION_SOURCES)[number];
+export const TCP_ASSERTION_COMPARISONS = [
+  'EQUALS',
+  'NOT_EQUALS',
+  'IS_EMPTY',
+  'NOT_EMPTY',
+  'LESS_THAN',
+  'GREATER_THAN',
+  'CONTAINS',
+  'NOT_CONTAINS',
+] as const;
+export type TcpAssertionComparison = (typeof TCP_ASSERTION_COMPARISONS)[number];
+export type TcpAssertion = AssertionOf<TcpAssertionSource, TcpAssertionComparison>;
+
+export interface TcpRequest {
+  hostname: string;
+  port: number;
+  /** Sent once the connection is up; null sends nothing and reads whatever the server says first. */
+  data: string | null;
+  /** The preferred family; the other one is tried when it has no address or is unreachable. */
+  ipFamily: IpFamily;
+  assertions: TcpAssertion[];
+}
+
+export interface TcpCheckDefinition extends CheckBase {
+  checkType: 'TCP';
+  request: TcpRequest;
+  degradedResponseTime: number;
+  maxResponseTime: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// DNS (reference: ChecksV1DnsMonitorCreate, ChecksV1DnsRequest, ChecksV1DnsAssertion)
+
+/** The reference's eight record types plus PTR, SRV and CAA. */
+export const DNS_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SOA', 'NS', 'HTTPS', 'PTR', 'SRV', 'CAA'] as const;
+export type DnsRecordType = (typeof DNS_RECORD_TYPES)[number];
+export const DNS_PROTOCOLS = ['UDP', 'TCP'] as const;
+export type DnsProtocol = (typeof DNS_PROTOCOLS)[number];
+export const DNS_ASSERTION_SOURCES = ['RESPONSE_TIME', 'RESPONSE_CODE', 'TEXT_ANSWER', 'JSON_ANSWER'] as const;
+export type DnsAssertionSource = (typeof DNS_ASSERTION_SOURCES)[number];
+/** DNS assertions take all fourteen comparisons. */
+export type DnsAssertion = AssertionOf<DnsAssertionSource, AssertionComparison>;
+
+export interface DnsRequest {
+  query: string;
+  recordType: DnsRecordType;
+  /** Address or host name of the server to ask; null asks the system's configured resolver. */
+  nameServer: string | null;
+  /** Server port; null means 53. */
+  port: number | null;
+  protocol: DnsProtocol;
+  assertions: DnsAssertion[];
+}
+
+export interface DnsCheckDefinition extends CheckBase {
+  checkType: 'DNS';
+  request: DnsRequest;
+  degradedResponseTime: number;
+  maxResponseTime: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ICMP (reference: ChecksV1IcmpMonitorCreate, ChecksV1IcmpRequest, ChecksV1IcmpAssertion)
+
+export const ICMP_ASSERTION_SOURCES = ['LATENCY', 'JSON_RESPONSE'] as const;
+export type IcmpAssertionSource = (typeof ICMP_ASSERTION_SOURCES)[number];
+export const ICMP_ASSERTION_COMPARISONS = [
+  'EQUALS',
+  'NOT_EQUALS',
+  'IS_EMPTY',
+  'NOT_EMPTY',
+  'GREATER_THAN',
+  'LESS_THAN',
+  'CONTAINS',
+  'NOT_CONTAINS',
+  'IS_NULL',
+  'NOT_NULL',
+] as const;
+export type IcmpAssertionComparison = (typeof ICMP_ASSERTION_COMPARISONS)[number];
+/** LATENCY assertions name the statistic in `property`: avg, min, max or stdDev (milliseconds). */
+export const ICMP_LATENCY_PROPERTIES = ['avg', 'min', 'max', 'stdDev'] as const;
+export type IcmpLatencyProperty = (typeof ICMP_LATENCY_PROPERTIES)[number];
+export type IcmpAssertion = AssertionOf<IcmpAssertionSource, IcmpAssertionComparison>;
+
+export const ICMP_PING_COUNT = { min: 1, max: 50, default: 10 } as const;
+
+export interface IcmpRequest {
+  hostname: string;
+  ipFamily: IpFamily;
+  /** Echo requests per run, 1 to 50. */
+  pingCount: number;
+  assertions: IcmpAssertion[];
+}
+
+export interface IcmpCheckDefinition extends CheckBase {
+  checkType: 'ICMP';
+  request: IcmpRequest;
+  degradedResponseTime: number;
+  maxResponseTime: number;
+  /** Packet loss in percent (0 < x <= 100) at or above which the run is degraded. */
+  degradedPacketLossThreshold: number;
+  /** Packet loss in percent (0 < x <= 100) at or above which the run fails. */
+  maxPacketLossThreshold: number;
+}
+
 /** A check definition whose type has no runner in this version; the agent reports it plainly. */
 export interface OtherCheckDefinition extends CheckBase {
-  checkType: Exclude<CheckType, 'API'>;
+  checkType: Exclude<CheckType, 'API' | 'TCP' | 'DNS' | 'ICMP'>;
   [key: string]: unknown;
 }
 
-export type CheckDefinition = ApiCheckDefinition | OtherCheckDefinition;
+export type CheckDefinition =
+  | ApiCheckDefinition
+  | TcpCheckDefinition
+  | DnsCheckDefinition
+  | IcmpCheckDefinition
+  | OtherCheckDefinition;
 
 /** One evaluated assertion in a result: the definition plus what was seen and whether it held. */
-export interface AssertionResult extends Assertion {
+export type EvaluatedAssertion<A> = A & {
   actual: unknown;
   passed: boolean;
   /** Set when the assertion could not be evaluated at all (bad JSONPath, bad regex). */
   error?: string;
-}
+};
+export type AssertionResult = EvaluatedAssertion<Assertion>;
 
 export interface TimingPhases {
   wait: number;
@@ -151,4 +278,77 @@ export interface ApiCheckResult {
   requestError: string | null;
   jobLog: Record<string, unknown> | null;
   jobAssets: unknown[] | null;
+}
+
+/*
+ * The reference's CheckResult has no field for TCP, DNS or ICMP results, so they travel in the
+ * result's `details` under these names: details.tcpCheckResult, details.dnsCheckResult,
+ * details.icmpCheckResult (see RunDetails in protocol.ts). Each follows CheckResultAPI's layout:
+ * request, response (null when none came), assertions, requestError.
+ */
+
+/** `details.tcpCheckResult`. Times are milliseconds. */
+export interface TcpCheckResult {
+  request: { hostname: string; port: number; ipFamily: IpFamily; data: string | null };
+  response: {
+    /** What the server sent (UTF-8, invalid bytes replaced), cut at the documented cap. */
+    data: string;
+    dataTruncated: boolean;
+    bytesReceived: number;
+    remoteAddress: string;
+    remotePort: number;
+    family: IpFamily;
+    timingPhases: { dns: number; connect: number; data: number; total: number };
+  } | null;
+  assertions: EvaluatedAssertion<TcpAssertion>[];
+  requestError: string | null;
+}
+
+/** One resource record of a DNS answer; `data` is its presentation form (as `dig` prints it). */
+export interface DnsAnswerRecord {
+  name: string;
+  type: string;
+  ttl: number;
+  data: string;
+}
+
+/** `details.dnsCheckResult`. Times are milliseconds. */
+export interface DnsCheckResult {
+  request: { query: string; recordType: DnsRecordType; nameServer: string | null; port: number; protocol: DnsProtocol };
+  response: {
+    /** Response code name: NOERROR, NXDOMAIN, SERVFAIL, REFUSED, ... */
+    rcode: string;
+    answers: DnsAnswerRecord[];
+    authorities: DnsAnswerRecord[];
+    additionals: DnsAnswerRecord[];
+    /** The answer section as text, one record a line (`name ttl IN type data`), what TEXT_ANSWER sees. */
+    textAnswer: string;
+    flags: { authoritative: boolean; truncated: boolean; recursionDesired: boolean; recursionAvailable: boolean };
+    /** The server that answered and how. */
+    server: { address: string; port: number };
+    protocol: DnsProtocol;
+    /** A UDP answer came back truncated and the query was asked again over TCP. */
+    fellBackToTcp: boolean;
+    timingPhases: { dns: number; query: number; total: number };
+  } | null;
+  assertions: EvaluatedAssertion<DnsAssertion>[];
+  requestError: string | null;
+}
+
+/** `details.icmpCheckResult`. Times are milliseconds, loss is percent. */
+export interface IcmpCheckResult {
+  request: { hostname: string; ipFamily: IpFamily; pingCount: number };
+  response: {
+    resolvedIp: string;
+    family: IpFamily;
+    packetsSent: number;
+    packetsReceived: number;
+    packetLoss: number;
+    /** Null when no reply came back. */
+    latency: { min: number; max: number; avg: number; stdDev: number } | null;
+    /** One entry per echo request; rtt is null for a lost one. */
+    pings: Array<{ sequence: number; rtt: number | null; ttl?: number | null }>;
+  } | null;
+  assertions: EvaluatedAssertion<IcmpAssertion>[];
+  requestError: string | null;
 }

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { CheckClass, CheckDefinition, CheckType } from '../../../shared/checks/types.ts';
+import type { CheckClass, CheckDefinition, CheckType, OtherCheckDefinition } from '../../../shared/checks/types.ts';
 import type { LeaseRef } from '../../../shared/protocol.ts';
 import type { ClaimRequest, HeartbeatOutcome, NewRun, RunRepo } from '../dispatch-types.ts';
 import type { Run, RunState } from '../store.ts';
@@ -65,7 +65,7 @@ function finishedPlaceholder(row: RunRow): CheckDefinition {
     id: row.check_id,
     accountId: row.account_id,
     name: '',
-    checkType: row.check_type as Exclude<CheckType, 'API'>,
+    checkType: row.check_type as OtherCheckDefinition['checkType'],
     shouldFail: false,
     runtimeId: null,
   };
