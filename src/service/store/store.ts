@@ -180,6 +180,12 @@ export interface Store {
   runs: import('./dispatch-types.ts').RunRepo;
   agents: import('./dispatch-types.ts').AgentRepo;
   errorReports: import('./dispatch-types.ts').ErrorReportRepo;
+  /** Status pages, services, incidents, subscriptions and the notification outbox: see ./status-pages-types.ts. */
+  statusPages: import('./status-pages-types.ts').StatusPageRepo;
+  statusPageServices: import('./status-pages-types.ts').SpServiceRepo;
+  incidents: import('./status-pages-types.ts').IncidentRepo;
+  subscriptions: import('./status-pages-types.ts').SubscriptionRepo;
+  outbox: import('./status-pages-types.ts').OutboxRepo;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */
   transaction<T>(fn: () => T): T;
   close(): Promise<void>;

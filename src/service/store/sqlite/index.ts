@@ -9,10 +9,14 @@ import { SqliteAgentRepo } from './agents.ts';
 import { SqliteCheckRepo } from './checks.ts';
 import { inTransaction, openDatabase } from './db.ts';
 import { SqliteErrorReportRepo } from './error-reports.ts';
+import { SqliteIncidentRepo } from './incidents.ts';
 import { SqliteLocationRepo } from './locations.ts';
 import { runMigrations } from './migrations/index.ts';
+import { SqliteOutboxRepo } from './outbox.ts';
 import { SqliteResultRepo } from './results.ts';
 import { SqliteRunRepo } from './runs.ts';
+import { SqliteSpServiceRepo, SqliteStatusPageRepo } from './status-pages.ts';
+import { SqliteSubscriptionRepo } from './subscriptions.ts';
 
 export async function openSqliteStore(dataDir: string): Promise<Store> {
   const db = openDatabase(dataDir);
@@ -31,6 +35,11 @@ export async function openSqliteStore(dataDir: string): Promise<Store> {
     runs: new SqliteRunRepo(db),
     agents: new SqliteAgentRepo(db),
     errorReports: new SqliteErrorReportRepo(db),
+    statusPages: new SqliteStatusPageRepo(db),
+    statusPageServices: new SqliteSpServiceRepo(db),
+    incidents: new SqliteIncidentRepo(db),
+    subscriptions: new SqliteSubscriptionRepo(db),
+    outbox: new SqliteOutboxRepo(db),
     transaction: (fn) => inTransaction(db, fn),
     async close() {
       // Idempotent: service shutdown and test teardown may both close.

@@ -1,0 +1,177 @@
+/**
+ * The notification outbox: deliveries to status page subscribers, written in the same transaction
+ * as the incident update that causes them (enqueueIncidentNotifications), and worked off by
+ * notify/outbox-worker.ts. See docs/api.md "Subscriber notifications" for the guarantees.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DatabaseSync } from 'node:sqlite';
+import type {
+  IncidentNotification,
+  IncidentRecord,
+  IncidentUpdateRecord,
+  OutboxChannel,
+  OutboxEntry,
+  OutboxRepo,
+  OutboxState,
+} from '../status-pages-types.ts';
+
+interface OutboxRow {
+  id: string;
+  account_id: string;
+  subscription_id: string | null;
+  channel: string;
+  address: string;
+  secret: string | null;
+  payload: string;
+  state: string;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+const COLUMNS =
+  'id, account_id, subscription_id, channel, address, secret, payload, state, attempts, next_attempt_at, last_error, created_at, delivered_at';
+
+const toEntry = (row: OutboxRow): OutboxEntry => ({
+  id: row.id,
+  accountId: row.account_id,
+  subscriptionId: row.subscription_id,
+  channel: row.channel as OutboxChannel,
+  address: row.address,
+  secret: row.secret,
+  payload: JSON.parse(row.payload) as IncidentNotification,
+  state: row.state as OutboxState,
+  attempts: row.attempts,
+  nextAttemptAt: row.next_attempt_at,
+  lastError: row.last_error,
+  createdAt: row.created_at,
+  deliveredAt: row.delivered_at,
+});
+
+interface RecipientRow {
+  id: string;
+  type: string;
+  address: string;
+  address_key: string;
+  secret: string | null;
+}
+
+/**
+ * Queues one delivery per distinct recipient (type and address) among the VERIFIED subscribers of
+ * every status page of the account that shows any of the incident's services. Must run inside the
+ * transaction that wrote the update. The unique key (update, channel, address) makes it idempotent:
+ * saving the same update again queues only recipients not yet queued. Returns how many it queued.
+ */
+export function enqueueIncidentNotifications(
+  db: DatabaseSync,
+  incident: IncidentRecord,
+  update: IncidentUpdateRecord,
+  now: string,
+): number {
+  const pages = db
+    .prepare(
+      `SELECT DISTINCT p.id, p.name, p.url, p.seq FROM incident_services i
+       JOIN status_page_card_services cs ON cs.service_id = i.service_id
+       JOIN status_page_cards c ON c.id = cs.card_id
+       JOIN status_pages p ON p.id = c.status_page_id
+       WHERE i.incident_id = ? AND p.account_id = ? ORDER BY p.seq`,
+    )
+    .all(incident.id, incident.accountId) as unknown as { id: string; name: string; url: string }[];
+  if (pages.length === 0) return 0;
+  const recipients = db
+    .prepare(
+      `SELECT id, type, address, address_key, secret FROM sp_subscriptions
+       WHERE status = 'VERIFIED' AND status_page_id IN (${pages.map(() => '?').join(', ')})
+       ORDER BY created_at, id`,
+    )
+    .all(...pages.map((p) => p.id)) as unknown as RecipientRow[];
+  const payload: IncidentNotification = {
+    incident: {
+      id: incident.id,
+      name: incident.name,
+      severity: incident.severity,
+      lastUpdateStatus: incident.lastUpdateStatus,
+      services: incident.services.map((s) => ({ id: s.id, name: s.name })),
+    },
+    incidentUpdate: {
+      id: update.id,
+      description: update.description,
+      status: update.status,
+      publicIncidentUpdateDate: update.publicIncidentUpdateDate,
+    },
+    statusPages: pages.map((p) => ({ id: p.id, name: p.name, url: p.url })),
+  };
+  const json = JSON.stringify(payload);
+  const insert = db.prepare(
+    `INSERT INTO notification_outbox (id, account_id, incident_update_id, subscription_id, channel, address, address_key,
+       secret, payload, state, attempts, next_attempt_at, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+     ON CONFLICT (incident_update_id, channel, address_key) DO NOTHING`,
+  );
+  let queued = 0;
+  for (const r of recipients) {
+    queued += Number(
+      insert.run(randomUUID(), incident.accountId, update.id, r.id, r.type, r.address, r.address_key, r.secret, json, now, now)
+        .changes,
+    );
+  }
+  return queued;
+}
+
+export class SqliteOutboxRepo implements OutboxRepo {
+  readonly #db: DatabaseSync;
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  async claimDue(now: Date, limit: number, leaseMs: number): Promise<OutboxEntry[]> {
+    // One statement: the rows it returns are leased (due again only when the lease runs out), so a
+    // second worker on the same database cannot claim them meanwhile.
+    const rows = this.#db
+      .prepare(
+        `UPDATE notification_outbox SET next_attempt_at = ?, attempts = attempts + 1
+         WHERE id IN (SELECT id FROM notification_outbox WHERE state = 'pending' AND next_attempt_at <= ?
+                      ORDER BY next_attempt_at LIMIT ?)
+         RETURNING ${COLUMNS}`,
+      )
+      .all(new Date(now.getTime() + leaseMs).toISOString(), now.toISOString(), limit) as unknown as OutboxRow[];
+    return rows.map(toEntry);
+  }
+
+  async markDelivered(id: string, at: Date): Promise<void> {
+    this.#db
+      .prepare(`UPDATE notification_outbox SET state = 'delivered', delivered_at = ?, last_error = NULL WHERE id = ?`)
+      .run(at.toISOString(), id);
+  }
+
+  async reschedule(id: string, nextAttemptAt: Date, error: string): Promise<void> {
+    this.#db
+      .prepare(`UPDATE notification_outbox SET next_attempt_at = ?, last_error = ? WHERE id = ? AND state = 'pending'`)
+      .run(nextAttemptAt.toISOString(), error, id);
+  }
+
+  async markFinal(id: string, state: 'failed' | 'undeliverable', reason: string): Promise<void> {
+    this.#db.prepare('UPDATE notification_outbox SET state = ?, last_error = ? WHERE id = ?').run(state, reason, id);
+  }
+
+  async nextDueAt(): Promise<string | null> {
+    const row = this.#db
+      .prepare(`SELECT MIN(next_attempt_at) AS due FROM notification_outbox WHERE state = 'pending'`)
+      .get() as { due: string | null };
+    return row.due;
+  }
+
+  async get(id: string): Promise<OutboxEntry | undefined> {
+    const row = this.#db.prepare(`SELECT ${COLUMNS} FROM notification_outbox WHERE id = ?`).get(id) as OutboxRow | undefined;
+    return row && toEntry(row);
+  }
+
+  async listForUpdate(incidentUpdateId: string): Promise<OutboxEntry[]> {
+    const rows = this.#db
+      .prepare(`SELECT ${COLUMNS} FROM notification_outbox WHERE incident_update_id = ? ORDER BY created_at, id`)
+      .all(incidentUpdateId) as unknown as OutboxRow[];
+    return rows.map(toEntry);
+  }
+}

@@ -1,0 +1,311 @@
+/**
+ * Status pages (with their cards) and status page services. A card lists services; which pages
+ * show a service decides whose subscribers an incident on that service notifies (see outbox.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { DatabaseSync } from 'node:sqlite';
+import { BadRequestError, ConflictError } from '../../http/errors.ts';
+import type {
+  DefaultTheme,
+  Page,
+  PageRequest,
+  SpService,
+  SpServiceRepo,
+  StatusPage,
+  StatusPageCard,
+  StatusPageInput,
+  StatusPageRepo,
+  ThemeColors,
+} from '../status-pages-types.ts';
+import { inTransaction, isUniqueViolation, nowIso } from './db.ts';
+import { decodeSeqCursor, toPage } from './seq-cursor.ts';
+
+interface ServiceRow {
+  seq: number;
+  id: string;
+  account_id: string;
+  name: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export const toService = (row: ServiceRow): SpService => ({
+  id: row.id,
+  accountId: row.account_id,
+  name: row.name,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+const SERVICE_COLUMNS = 's.seq, s.id, s.account_id, s.name, s.created_at, s.updated_at';
+
+/**
+ * The account's services with these ids, in the order given; a BadRequestError names the first id
+ * that is not one of the account's services (another account's id looks exactly like a missing one).
+ */
+export function resolveServices(db: DatabaseSync, accountId: string, ids: readonly string[], field: string): SpService[] {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return [];
+  const rows = db
+    .prepare(`SELECT ${SERVICE_COLUMNS} FROM sp_services s WHERE s.account_id = ? AND s.id IN (${unique.map(() => '?').join(', ')})`)
+    .all(accountId, ...unique) as unknown as ServiceRow[];
+  const byId = new Map(rows.map((r) => [r.id, toService(r)]));
+  return unique.map((id) => {
+    const service = byId.get(id);
+    if (!service) throw new BadRequestError(`${field}: no status page service with id "${id}" in this account`);
+    return service;
+  });
+}
+
+export class SqliteSpServiceRepo implements SpServiceRepo {
+  readonly #db: DatabaseSync;
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  async create(accountId: string, name: string): Promise<SpService> {
+    const service: SpService = { id: randomUUID(), accountId, name, createdAt: nowIso(), updatedAt: null };
+    this.#db
+      .prepare('INSERT INTO sp_services (id, account_id, name, created_at) VALUES (?, ?, ?, ?)')
+      .run(service.id, accountId, name, service.createdAt);
+    return service;
+  }
+
+  async update(accountId: string, id: string, name: string): Promise<SpService | undefined> {
+    const changed = this.#db
+      .prepare('UPDATE sp_services SET name = ?, updated_at = ? WHERE id = ? AND account_id = ?')
+      .run(name, nowIso(), id, accountId).changes;
+    return changed > 0 ? this.get(accountId, id) : undefined;
+  }
+
+  async get(accountId: string, id: string): Promise<SpService | undefined> {
+    const row = this.#db
+      .prepare(`SELECT ${SERVICE_COLUMNS} FROM sp_services s WHERE s.id = ? AND s.account_id = ?`)
+      .get(id, accountId) as ServiceRow | undefined;
+    return row && toService(row);
+  }
+
+  async list(accountId: string, page: { limit?: number; nextId?: string }): Promise<Page<SpService>> {
+    const after = page.nextId ? decodeSeqCursor('svc', page.nextId) : 0;
+    const limit = page.limit ?? -1;
+    const rows = this.#db
+      .prepare(`SELECT ${SERVICE_COLUMNS} FROM sp_services s WHERE s.account_id = ? AND s.seq > ? ORDER BY s.seq LIMIT ?`)
+      .all(accountId, after, limit < 0 ? -1 : limit + 1) as unknown as ServiceRow[];
+    if (limit < 0) return { entries: rows.map(toService), nextId: null };
+    return toPage('svc', rows, limit, (r) => r.map(toService));
+  }
+
+  async delete(accountId: string, id: string): Promise<boolean> {
+    // Card and incident links go with it (ON DELETE CASCADE).
+    return this.#db.prepare('DELETE FROM sp_services WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+  }
+}
+
+interface PageRow {
+  seq: number;
+  id: string;
+  account_id: string;
+  name: string;
+  url: string;
+  custom_domain: string | null;
+  theme_colors: string | null;
+  logo: string | null;
+  logo_dark: string | null;
+  redirect_to: string | null;
+  favicon: string | null;
+  default_theme: string;
+  version: number | null;
+  is_private: number;
+  created_at: string;
+  updated_at: string | null;
+}
+
+interface CardRow {
+  id: string;
+  status_page_id: string;
+  name: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
+const PAGE_COLUMNS =
+  'p.seq, p.id, p.account_id, p.name, p.url, p.custom_domain, p.theme_colors, p.logo, p.logo_dark, p.redirect_to, p.favicon, p.default_theme, p.version, p.is_private, p.created_at, p.updated_at';
+
+export class SqliteStatusPageRepo implements StatusPageRepo {
+  readonly #db: DatabaseSync;
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  async create(accountId: string, input: StatusPageInput): Promise<StatusPage> {
+    const id = randomUUID();
+    inTransaction(this.#db, () => {
+      this.#writePage(() =>
+        this.#db
+          .prepare(
+            `INSERT INTO status_pages (id, account_id, name, url, custom_domain, theme_colors, logo, logo_dark, redirect_to,
+               favicon, default_theme, version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(id, accountId, ...this.#fieldValues(input), nowIso()),
+        input,
+      );
+      this.#replaceCards(accountId, id, input);
+    });
+    return (await this.get(accountId, id)) as StatusPage;
+  }
+
+  async update(accountId: string, id: string, input: StatusPageInput): Promise<StatusPage | undefined> {
+    const found = inTransaction(this.#db, () => {
+      const result = this.#writePage(
+        () =>
+          this.#db
+            .prepare(
+              `UPDATE status_pages SET name = ?, url = ?, custom_domain = ?, theme_colors = ?, logo = ?, logo_dark = ?,
+                 redirect_to = ?, favicon = ?, default_theme = ?, version = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
+            )
+            .run(...this.#fieldValues(input), nowIso(), id, accountId),
+        input,
+      );
+      if (result.changes === 0) return false;
+      this.#replaceCards(accountId, id, input);
+      return true;
+    });
+    return found ? this.get(accountId, id) : undefined;
+  }
+
+  async get(accountId: string, id: string): Promise<StatusPage | undefined> {
+    const row = this.#db
+      .prepare(`SELECT ${PAGE_COLUMNS} FROM status_pages p WHERE p.id = ? AND p.account_id = ?`)
+      .get(id, accountId) as PageRow | undefined;
+    return row && this.#withCards([row])[0];
+  }
+
+  async list(accountId: string, page: PageRequest): Promise<Page<StatusPage>> {
+    const after = page.nextId ? decodeSeqCursor('sp', page.nextId) : 0;
+    const rows = this.#db
+      .prepare(`SELECT ${PAGE_COLUMNS} FROM status_pages p WHERE p.account_id = ? AND p.seq > ? ORDER BY p.seq LIMIT ?`)
+      .all(accountId, after, page.limit + 1) as unknown as PageRow[];
+    return toPage('sp', rows, page.limit, (r) => this.#withCards(r));
+  }
+
+  async delete(accountId: string, id: string): Promise<boolean> {
+    return this.#db.prepare('DELETE FROM status_pages WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+  }
+
+  #fieldValues(input: StatusPageInput) {
+    return [
+      input.name,
+      input.url.toLowerCase(),
+      input.customDomain === null ? null : input.customDomain.toLowerCase(),
+      input.themeColors === null ? null : JSON.stringify(input.themeColors),
+      input.logo,
+      input.logoDark,
+      input.redirectTo,
+      input.favicon,
+      input.defaultTheme,
+      input.version,
+    ] as const;
+  }
+
+  /** Runs the INSERT/UPDATE; the unique indexes turn a taken url or custom domain into a 409. */
+  #writePage<T>(write: () => T, input: StatusPageInput): T {
+    try {
+      return write();
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      const message = String((err as Error).message);
+      if (message.includes('custom_domain')) {
+        throw new ConflictError(`body/customDomain "${input.customDomain}" is already used by another status page`);
+      }
+      throw new ConflictError(`body/url "${input.url}" is already used by another status page`);
+    }
+  }
+
+  /**
+   * Cards are replaced as a whole by the body's list, in its order. A card whose `id` is one of
+   * this page's cards keeps that id and its created_at; any other card is created anew.
+   */
+  #replaceCards(accountId: string, pageId: string, input: StatusPageInput): void {
+    const existing = new Map(
+      (
+        this.#db
+          .prepare('SELECT id, status_page_id, name, created_at, updated_at FROM status_page_cards WHERE status_page_id = ?')
+          .all(pageId) as unknown as CardRow[]
+      ).map((c) => [c.id, c]),
+    );
+    const kept = new Set<string>();
+    const now = nowIso();
+    input.cards.forEach((card, index) => {
+      const services = resolveServices(this.#db, accountId, card.serviceIds, `body/cards/${index}/services`);
+      const previous = card.id === undefined ? undefined : existing.get(card.id);
+      let cardId: string;
+      if (previous && !kept.has(previous.id)) {
+        cardId = previous.id;
+        this.#db
+          .prepare('UPDATE status_page_cards SET name = ?, position = ?, updated_at = ? WHERE id = ?')
+          .run(card.name, index, now, cardId);
+        this.#db.prepare('DELETE FROM status_page_card_services WHERE card_id = ?').run(cardId);
+      } else {
+        cardId = randomUUID();
+        this.#db
+          .prepare('INSERT INTO status_page_cards (id, status_page_id, position, name, created_at) VALUES (?, ?, ?, ?, ?)')
+          .run(cardId, pageId, index, card.name, now);
+      }
+      kept.add(cardId);
+      const link = this.#db.prepare('INSERT INTO status_page_card_services (card_id, service_id, position) VALUES (?, ?, ?)');
+      services.forEach((service, position) => link.run(cardId, service.id, position));
+    });
+    for (const id of existing.keys()) {
+      if (!kept.has(id)) this.#db.prepare('DELETE FROM status_page_cards WHERE id = ?').run(id);
+    }
+  }
+
+  #withCards(rows: PageRow[]): StatusPage[] {
+    if (rows.length === 0) return [];
+    const placeholders = rows.map(() => '?').join(', ');
+    const cardRows = this.#db
+      .prepare(
+        `SELECT id, status_page_id, name, created_at, updated_at FROM status_page_cards
+         WHERE status_page_id IN (${placeholders}) ORDER BY status_page_id, position`,
+      )
+      .all(...rows.map((r) => r.id)) as unknown as CardRow[];
+    const servicesByCard = new Map<string, SpService[]>();
+    if (cardRows.length > 0) {
+      const links = this.#db
+        .prepare(
+          `SELECT cs.card_id, ${SERVICE_COLUMNS} FROM status_page_card_services cs JOIN sp_services s ON s.id = cs.service_id
+           WHERE cs.card_id IN (${cardRows.map(() => '?').join(', ')}) ORDER BY cs.card_id, cs.position`,
+        )
+        .all(...cardRows.map((c) => c.id)) as unknown as (ServiceRow & { card_id: string })[];
+      for (const link of links) {
+        const list = servicesByCard.get(link.card_id) ?? [];
+        list.push(toService(link));
+        servicesByCard.set(link.card_id, list);
+      }
+    }
+    const cardsByPage = new Map<string, StatusPageCard[]>();
+    for (const c of cardRows) {
+      const list = cardsByPage.get(c.status_page_id) ?? [];
+      list.push({ id: c.id, name: c.name, services: servicesByCard.get(c.id) ?? [], createdAt: c.created_at, updatedAt: c.updated_at });
+      cardsByPage.set(c.status_page_id, list);
+    }
+    return rows.map((row) => ({
+      id: row.id,
+      accountId: row.account_id,
+      name: row.name,
+      url: row.url,
+      customDomain: row.custom_domain,
+      themeColors: row.theme_colors === null ? null : (JSON.parse(row.theme_colors) as ThemeColors),
+      logo: row.logo,
+      logoDark: row.logo_dark,
+      redirectTo: row.redirect_to,
+      favicon: row.favicon,
+      defaultTheme: row.default_theme as DefaultTheme,
+      version: row.version,
+      isPrivate: row.is_private === 1,
+      cards: cardsByPage.get(row.id) ?? [],
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    }));
+  }
+}
