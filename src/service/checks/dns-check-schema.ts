@@ -1,6 +1,53 @@
 /**
- * The body of a DNS check (the reference's ChecksV1DnsMonitorCreate / ChecksV1DnsMonitorUpdate).
+ * The body of a DNS check (the reference's ChecksV1DnsMonitorCreate / ChecksV1DnsMonitorUpdate), as
+ * TypeBox schemas built from the shared pieces in common-check-schema.ts. recordType takes the
+ * reference's eight types plus PTR, SRV and CAA. No nameServer (or "") means the agent's system
+ * resolver; no port means 53.
  */
+import { Type } from 'typebox';
+import { ASSERTION_COMPARISONS, DNS_ASSERTION_SOURCES, DNS_PROTOCOLS, DNS_RECORD_TYPES } from '../../shared/checks/types.ts';
+import { Nullable } from '../routes/schemas.ts';
+import {
+  assertionSchema,
+  checkResponseSchema,
+  commonCheckProperties,
+  type Mode,
+  PortSchema,
+  prop,
+  required,
+} from './common-check-schema.ts';
+
 export const DNS_DEFAULT_DEGRADED_RESPONSE_TIME_MS = 500;
 export const DNS_DEFAULT_MAX_RESPONSE_TIME_MS = 1000;
+export const DNS_RESPONSE_TIME_MAX_MS = 5000;
 export const DNS_DEFAULT_PORT = 53;
+
+function request(mode: Mode) {
+  return Type.Object(
+    {
+      query: required(mode, Type.String({ minLength: 1, maxLength: 100 })),
+      recordType: required(mode, Type.Enum([...DNS_RECORD_TYPES])),
+      nameServer: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+      port: prop(mode, (o) => Nullable(PortSchema, o), DNS_DEFAULT_PORT),
+      protocol: prop(mode, (o) => Type.Enum([...DNS_PROTOCOLS], o), 'UDP'),
+      assertions: prop(mode, (o) => Type.Array(assertionSchema(mode, DNS_ASSERTION_SOURCES, ASSERTION_COMPARISONS), o), []),
+    },
+    { additionalProperties: false },
+  );
+}
+
+function dnsCheckProperties(mode: Mode) {
+  return {
+    ...commonCheckProperties(mode, 'DNS', {
+      maximum: DNS_RESPONSE_TIME_MAX_MS,
+      degraded: DNS_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
+      max: DNS_DEFAULT_MAX_RESPONSE_TIME_MS,
+    }),
+    request: required(mode, request(mode)),
+  };
+}
+
+export const DnsCheckCreateBody = Type.Object(dnsCheckProperties('create'), { additionalProperties: false });
+export const DnsCheckUpdateBody = Type.Object(dnsCheckProperties('update'), { additionalProperties: false });
+/** A DNS check as GET returns it (ChecksV1DnsMonitor). */
+export const DnsCheckResponse = checkResponseSchema(dnsCheckProperties('create'));

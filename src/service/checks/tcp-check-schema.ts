@@ -1,5 +1,74 @@
 /**
- * The body of a TCP check (the reference's ChecksV1TcpCheckCreate / ChecksV1TcpCheckUpdate).
+ * The body of a TCP check (the reference's ChecksV1TcpCheckCreate / ChecksV1TcpCheckUpdate), as
+ * TypeBox schemas built from the shared pieces in common-check-schema.ts. Properties the service does
+ * not honour are dropped on input, as for API checks (see api-check-schema.ts).
+ *
+ * The reference also lists `url` and `body` in the request, older spellings of `hostname` and
+ * `data`; they are accepted and stored as `hostname` and `data` (see normalizeTcpBody).
  */
+import { Type } from 'typebox';
+import { TCP_ASSERTION_COMPARISONS, TCP_ASSERTION_SOURCES } from '../../shared/checks/types.ts';
+import { BadRequestError } from '../http/errors.ts';
+import { Nullable } from '../routes/schemas.ts';
+import {
+  assertionSchema,
+  checkResponseSchema,
+  commonCheckProperties,
+  type Mode,
+  PortSchema,
+  prop,
+  required,
+} from './common-check-schema.ts';
+
 export const TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS = 3000;
 export const TCP_DEFAULT_MAX_RESPONSE_TIME_MS = 5000;
+export const TCP_RESPONSE_TIME_MAX_MS = 45000;
+
+const hostname = Type.String({ minLength: 1, maxLength: 2048 });
+
+function request(mode: Mode, forResponse = false) {
+  return Type.Object(
+    {
+      // Required in effect (hostname or its alias url); checked in normalizeTcpBody, which can name both.
+      hostname: forResponse ? hostname : Type.Optional(hostname),
+      ...(forResponse ? {} : { url: Type.Optional(hostname), body: Type.Optional(Nullable(Type.String())) }),
+      port: required(mode, PortSchema),
+      data: prop(mode, (o) => Nullable(Type.String(), o), null),
+      ipFamily: prop(mode, (o) => Type.Enum(['IPv4', 'IPv6'], o), 'IPv4'),
+      assertions: prop(
+        mode,
+        (o) => Type.Array(assertionSchema(mode, TCP_ASSERTION_SOURCES, TCP_ASSERTION_COMPARISONS), o),
+        [],
+      ),
+    },
+    { additionalProperties: false },
+  );
+}
+
+function tcpCheckProperties(mode: Mode, forResponse = false) {
+  return {
+    ...commonCheckProperties(mode, 'TCP', {
+      maximum: TCP_RESPONSE_TIME_MAX_MS,
+      degraded: TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
+      max: TCP_DEFAULT_MAX_RESPONSE_TIME_MS,
+    }),
+    request: required(mode, request(mode, forResponse)),
+  };
+}
+
+export const TcpCheckCreateBody = Type.Object(tcpCheckProperties('create'), { additionalProperties: false });
+export const TcpCheckUpdateBody = Type.Object(tcpCheckProperties('update'), { additionalProperties: false });
+/** A TCP check as GET returns it (ChecksV1TcpCheck). */
+export const TcpCheckResponse = checkResponseSchema(tcpCheckProperties('create', true));
+
+/** Folds the reference's older spellings into hostname/data; a TCP check needs a host name. */
+export function normalizeTcpBody<B extends Record<string, unknown>>(body: B): B {
+  const { url, body: legacyData, ...request } = (body.request ?? {}) as Record<string, unknown>;
+  const host = typeof request.hostname === 'string' && request.hostname !== '' ? request.hostname : url;
+  if (typeof host !== 'string' || host === '') {
+    throw new BadRequestError('body/request/hostname is required: the host name or IP address to connect to');
+  }
+  const data = request.data ?? legacyData ?? null;
+  // An empty string sends nothing, like null.
+  return { ...body, request: { ...request, hostname: host, data: data === '' ? null : data } };
+}

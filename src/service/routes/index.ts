@@ -9,6 +9,9 @@ import { useAccountAuth } from '../http/auth.ts';
 import type { Store } from '../store/store.ts';
 import { checkResultRoutes } from './check-results.ts';
 import { checkRoutes } from './checks.ts';
+import { dnsCheckRoutes } from './checks-dns.ts';
+import { icmpCheckRoutes } from './checks-icmp.ts';
+import { tcpCheckRoutes } from './checks-tcp.ts';
 import { privateLocationRoutes } from './private-locations.ts';
 
 export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig; hooks: ServiceHooks }> = async (
@@ -20,5 +23,8 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   useAccountAuth(app, store);
   await app.register(privateLocationRoutes, { store });
   await app.register(checkRoutes, { store, hooks });
+  await app.register(tcpCheckRoutes, { store, hooks });
+  await app.register(dnsCheckRoutes, { store, hooks });
+  await app.register(icmpCheckRoutes, { store, hooks });
   await app.register(checkResultRoutes, { store });
 };

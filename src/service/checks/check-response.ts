@@ -1,0 +1,12 @@
+/**
+ * GET's shape for a check of any type (GET /v1/checks, GET /v1/checks/{id}): one of the per-type
+ * response schemas, told apart by their checkType enum. A type that gains endpoints adds its
+ * response schema here.
+ */
+import { Type } from 'typebox';
+import { ApiCheckResponse } from './api-check-schema.ts';
+import { DnsCheckResponse } from './dns-check-schema.ts';
+import { IcmpCheckResponse } from './icmp-check-schema.ts';
+import { TcpCheckResponse } from './tcp-check-schema.ts';
+
+export const CheckResponse = Type.Union([ApiCheckResponse, TcpCheckResponse, DnsCheckResponse, IcmpCheckResponse]);

@@ -1,0 +1,90 @@
+/**
+ * Schema pieces every check type's body shares (the reference's ChecksV1*Create properties that are
+ * the same for API, TCP, DNS and ICMP checks), so each type's schema file only adds its request and
+ * its thresholds. `mode` 'create' fills in the reference's defaults (Ajv's useDefaults applies them);
+ * 'update' makes every property optional without defaults, since PUT changes only what it carries.
+ */
+import { type TSchema, Type } from 'typebox';
+import { Nullable } from '../routes/schemas.ts';
+
+export type Mode = 'create' | 'update';
+
+export const FREQUENCIES = [0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
+/** Seconds between runs of a sub-minute check (frequency 0). */
+export const SUB_MINUTE_OFFSETS = [10, 20, 30] as const;
+export const RUNTIME_IDS = ['2026.04', '2025.04', '2024.09', '2024.02', '2023.09', '2023.02', '2022.10'] as const;
+/**
+ * The reference's data-center locations. Accepted and stored so clients written for the reference
+ * work unchanged, but never run: this service only runs checks on private locations.
+ */
+export const DATA_CENTER_LOCATIONS = [
+  'us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'ca-central-1', 'sa-east-1', 'eu-west-1', 'eu-central-1',
+  'eu-west-2', 'eu-west-3', 'eu-north-1', 'eu-south-1', 'me-south-1', 'ap-southeast-1', 'ap-northeast-1',
+  'ap-east-1', 'ap-southeast-2', 'ap-southeast-3', 'ap-northeast-2', 'ap-northeast-3', 'ap-south-1', 'af-south-1',
+] as const;
+
+/** A property with its reference default on create; optional without default on update. */
+export function prop<T extends TSchema>(mode: Mode, schema: (opts: { default?: unknown }) => T, fallback: unknown) {
+  return mode === 'create' ? schema({ default: fallback }) : Type.Optional(schema({}));
+}
+
+/** A property the reference requires on create; optional on update. */
+export function required<T extends TSchema>(mode: Mode, schema: T) {
+  return mode === 'create' ? schema : Type.Optional(schema);
+}
+
+/** One assertion of a check type: its own sources and comparisons, the shared property/target/regex. */
+export function assertionSchema(mode: Mode, sources: readonly string[], comparisons: readonly string[]) {
+  return Type.Object(
+    {
+      source: Type.Enum([...sources]),
+      comparison: Type.Enum([...comparisons]),
+      property: prop(mode, (o) => Type.String(o), ''),
+      target: prop(mode, (o) => Type.String(o), ''),
+      regex: prop(mode, (o) => Nullable(Type.String(), o), ''),
+    },
+    { additionalProperties: false },
+  );
+}
+
+export interface ResponseTimeLimits {
+  /** The reference's maximum for both thresholds of this type. */
+  maximum: number;
+  degraded: number;
+  max: number;
+}
+
+/** The properties of every check type's body, with the type's own checkType and response-time limits. */
+export function commonCheckProperties<K extends string>(mode: Mode, checkType: K, limits: ResponseTimeLimits) {
+  const responseTime = (o: { default?: unknown }) => Nullable(Type.Number({ minimum: 0, maximum: limits.maximum }), o);
+  return {
+    name: required(mode, Type.String({ minLength: 1 })),
+    checkType: prop(mode, (o) => Type.Enum([checkType], o), checkType),
+    activated: prop(mode, (o) => Type.Boolean(o), true),
+    muted: prop(mode, (o) => Type.Boolean(o), false),
+    doubleCheck: prop(mode, (o) => Type.Boolean(o), true),
+    shouldFail: prop(mode, (o) => Type.Boolean(o), false),
+    runParallel: prop(mode, (o) => Type.Boolean(o), false),
+    locations: prop(mode, (o) => Nullable(Type.Array(Type.Enum([...DATA_CENTER_LOCATIONS])), o), []),
+    privateLocations: prop(mode, (o) => Nullable(Type.Array(Type.String({ minLength: 1 })), o), []),
+    tags: prop(mode, (o) => Type.Array(Type.String({ minLength: 1 }), o), []),
+    runtimeId: prop(mode, (o) => Nullable(Type.Enum([...RUNTIME_IDS]), o), null),
+    frequency: prop(mode, (o) => Type.Enum([...FREQUENCIES], o), 10),
+    frequencyOffset: Type.Optional(Type.Integer({ minimum: 1 })),
+    degradedResponseTime: prop(mode, responseTime, limits.degraded),
+    maxResponseTime: prop(mode, responseTime, limits.max),
+  };
+}
+
+/** A check as GET returns it: the accepted body (defaults filled) plus id and timestamps. */
+export function checkResponseSchema<P extends Record<string, TSchema>>(createProperties: P) {
+  return Type.Object({
+    id: Type.String(),
+    ...createProperties,
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Nullable(Type.String({ format: 'date-time' })),
+  });
+}
+
+/** A TCP/UDP port number, as an integer the socket API takes. */
+export const PortSchema = Type.Integer({ minimum: 1, maximum: 65535 });

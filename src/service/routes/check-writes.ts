@@ -1,0 +1,136 @@
+/**
+ * What creating and updating a check of any type has in common: the rules JSON Schema cannot express
+ * (sub-minute frequency offsets), the mapping of privateLocations slugs to location ids, PUT's merge,
+ * GET's view, and telling the scheduler (hooks.checkChanged). Each check type's route file
+ * (checks.ts for API, checks-tcp.ts, checks-dns.ts, checks-icmp.ts) registers its POST and PUT
+ * through checkWriteRoutes with its own schemas and, if it needs one, a check of its own.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { Static, TObject } from 'typebox';
+import type { CheckType } from '../../shared/checks/types.ts';
+import type { ServiceHooks } from '../app.ts';
+import type { CheckResponse } from '../checks/check-response.ts';
+import { SUB_MINUTE_OFFSETS } from '../checks/common-check-schema.ts';
+import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import type { Store, StoredCheck } from '../store/store.ts';
+import { commonErrors, IdParams } from './schemas.ts';
+
+export const checkNotFound = () => new NotFoundError('Check not found');
+
+/** The properties every check body has after validation (defaults filled). */
+export interface CheckBodyBase {
+  name: string;
+  activated: boolean;
+  muted: boolean;
+  frequency: number;
+  frequencyOffset?: number;
+  privateLocations: string[] | null;
+  locations: string[] | null;
+  [key: string]: unknown;
+}
+
+/** GET's shape: the stored body with id and timestamps (created_at/updated_at as the reference). */
+export function checkView(check: StoredCheck): Static<typeof CheckResponse> {
+  // The body was validated against its type's create schema (defaults filled) before it was stored.
+  const view = { id: check.id, ...check.body, created_at: check.createdAt, updated_at: check.updatedAt };
+  return view as unknown as Static<typeof CheckResponse>;
+}
+
+/**
+ * Checks what the schema cannot and maps privateLocations slugs to this account's location ids.
+ * Returns the StoredCheck fields for the repository.
+ */
+export async function resolveCheckFields(store: Store, accountId: string, checkType: CheckType, body: CheckBodyBase) {
+  if (body.frequency === 0 && !SUB_MINUTE_OFFSETS.includes(body.frequencyOffset as 10 | 20 | 30)) {
+    throw new BadRequestError(
+      `body/frequencyOffset must be one of ${SUB_MINUTE_OFFSETS.join(', ')} (seconds) when frequency is 0`,
+    );
+  }
+  const slugs = [...new Set(body.privateLocations ?? [])];
+  const locationIds: string[] = [];
+  for (const slug of slugs) {
+    const location = await store.locations.getBySlug(accountId, slug);
+    if (!location) {
+      throw new BadRequestError(`body/privateLocations: no private location with slugName "${slug}" in this account`);
+    }
+    locationIds.push(location.id);
+  }
+  // `locations` (data centers) is kept only so reference clients round-trip; nothing runs there.
+  const normalized = { ...body, privateLocations: slugs, locations: body.locations ?? [] };
+  return {
+    checkType,
+    name: body.name,
+    activated: body.activated,
+    muted: body.muted,
+    frequency: body.frequency,
+    // Seconds of a sub-minute check; for minute frequencies the scheduler ignores it, so store none.
+    frequencyOffset: body.frequency === 0 ? (body.frequencyOffset ?? null) : null,
+    locationIds,
+    body: normalized as Record<string, unknown>,
+  };
+}
+
+/** PUT changes only the properties it carries; `request` is merged one level deep. */
+export function mergeUpdate(existing: Record<string, unknown>, patch: Record<string, unknown>): CheckBodyBase {
+  const request = { ...(existing.request as object), ...((patch.request as object | undefined) ?? {}) };
+  return { ...existing, ...patch, request } as unknown as CheckBodyBase;
+}
+
+export interface CheckWriteOptions {
+  /** e.g. '/v1/checks/tcp'; POST goes to it, PUT to `${path}/:id`. */
+  path: string;
+  checkType: CheckType;
+  createBody: TObject;
+  updateBody: TObject;
+  response: TObject;
+  /**
+   * Rules of the type beyond its schema, run on the full body (after PUT's merge); returns the body
+   * to store (e.g. with aliases normalised) or throws a BadRequestError naming the field.
+   */
+  normalize?: (body: CheckBodyBase) => CheckBodyBase;
+}
+
+/** Registers POST `path` and PUT `path/:id` for one check type. */
+export function registerCheckWrites(fastify: FastifyInstance, store: Store, hooks: ServiceHooks, o: CheckWriteOptions): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const normalize = o.normalize ?? ((body: CheckBodyBase) => body);
+
+  app.post(
+    o.path,
+    { schema: { body: o.createBody, response: { 201: o.response, ...commonErrors } } },
+    async (request, reply) => {
+      const accountId = request.account.id;
+      const body = normalize(request.body as unknown as CheckBodyBase);
+      const fields = await resolveCheckFields(store, accountId, o.checkType, body);
+      const check = await store.checks.create({ accountId, ...fields });
+      await hooks.checkChanged(accountId, check.id, check);
+      return reply.status(201).send(checkView(check));
+    },
+  );
+
+  app.put(
+    `${o.path}/:id`,
+    { schema: { params: IdParams, body: o.updateBody, response: { 200: o.response, ...commonErrors } } },
+    async (request) => {
+      const accountId = request.account.id;
+      const { id } = request.params as { id: string };
+      const existing = await store.checks.get(accountId, id);
+      // Another type's check under this path reads as absent, like another account's.
+      if (existing?.checkType !== o.checkType) throw checkNotFound();
+      const body = normalize(mergeUpdate(existing.body, request.body as Record<string, unknown>));
+      const fields = await resolveCheckFields(store, accountId, o.checkType, body);
+      const updated = await store.checks.update(accountId, existing.id, fields);
+      if (!updated) throw checkNotFound();
+      await hooks.checkChanged(accountId, updated.id, updated);
+      return checkView(updated);
+    },
+  );
+}
+
+/** A route plugin with nothing but one check type's POST and PUT. */
+export function checkWriteRoutes(o: CheckWriteOptions): FastifyPluginAsync<{ store: Store; hooks: ServiceHooks }> {
+  return async (fastify, { store, hooks }) => {
+    registerCheckWrites(fastify, store, hooks, o);
+  };
+}

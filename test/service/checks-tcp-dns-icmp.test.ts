@@ -1,0 +1,265 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { toCheckDefinition } from '../../src/service/checks/definition.ts';
+import { first, json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+
+let api: TestApi;
+let acme: TestAccount;
+beforeEach(async () => {
+  api = await startTestApi();
+  acme = await api.newAccount('Acme');
+  const res = await req(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
+  expect(res.statusCode).toBe(201);
+});
+afterEach(async () => {
+  await api.close();
+});
+
+type CheckView = Record<string, unknown> & { id: string; checkType: string; request: Record<string, unknown> };
+
+function req(account: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) {
+  return api.app.inject({ method, url, headers: account.headers, ...(payload ? { payload } : {}) });
+}
+
+async function create(path: string, body: object, account = acme): Promise<CheckView> {
+  const res = await req(account, 'POST', path, body);
+  expect(res.statusCode, res.body).toBe(201);
+  return json<CheckView>(res);
+}
+
+/** What every type's create fills in besides its thresholds and request. */
+const commonDefaults = {
+  id: expect.any(String),
+  activated: true,
+  muted: false,
+  doubleCheck: true,
+  shouldFail: false,
+  runParallel: false,
+  locations: [],
+  privateLocations: ['office'],
+  tags: [],
+  runtimeId: null,
+  frequency: 10,
+  created_at: expect.any(String),
+  updated_at: null,
+};
+
+const tcpMinimal = { name: 'Postgres port', request: { hostname: 'db.example.test', port: 5432 } };
+const dnsMinimal = { name: 'Apex A', request: { query: 'example.test', recordType: 'A' } };
+const icmpMinimal = { name: 'Gateway ping', request: { hostname: 'gw.example.test' } };
+
+describe('TCP checks', () => {
+  it('fills in the reference defaults (3000/5000 ms) and reads back through GET /v1/checks/{id}', async () => {
+    const created = await create('/v1/checks/tcp', { ...tcpMinimal, privateLocations: ['office'] });
+    expect(created).toEqual({
+      ...commonDefaults,
+      name: 'Postgres port',
+      checkType: 'TCP',
+      degradedResponseTime: 3000,
+      maxResponseTime: 5000,
+      request: { hostname: 'db.example.test', port: 5432, data: null, ipFamily: 'IPv4', assertions: [] },
+    });
+    const got = await req(acme, 'GET', `/v1/checks/${created.id}`);
+    expect(json(got)).toEqual(created);
+    expect(api.hookCalls.map((c) => c.checkId)).toEqual([created.id]);
+  });
+
+  it('takes the reference older spellings url and body for hostname and data', async () => {
+    const created = await create('/v1/checks/tcp', { name: 'Old client', request: { url: 'mail.example.test', port: 25, body: 'EHLO x\r\n' } });
+    expect(created.request).toMatchObject({ hostname: 'mail.example.test', data: 'EHLO x\r\n' });
+    expect(created.request).not.toHaveProperty('url');
+  });
+
+  it.each([
+    [{ name: 'x', request: { port: 80 } }, 'body/request/hostname is required: the host name or IP address to connect to'],
+    [{ name: 'x', request: { hostname: 'h' } }, 'body/request/port is required'],
+    [{ name: 'x', request: { hostname: 'h', port: 70000 } }, 'body/request/port must be <= 65535'],
+    [{ name: 'x', request: { hostname: 'h', port: 80, ipFamily: 'IPv5' } }, 'body/request/ipFamily must be one of IPv4, IPv6'],
+    [{ name: 'x', request: { hostname: 'h', port: 80, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS' }] } }, 'body/request/assertions/0/source must be one of RESPONSE_DATA, RESPONSE_TIME'],
+    [{ name: 'x', request: { hostname: 'h', port: 80, assertions: [{ source: 'RESPONSE_DATA', comparison: 'HAS_KEY' }] } }, 'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, LESS_THAN, GREATER_THAN, CONTAINS, NOT_CONTAINS'],
+    [{ ...tcpMinimal, maxResponseTime: 45001 }, 'body/maxResponseTime must be <= 45000'],
+  ])('answers 400 naming the field for %j', async (body, message) => {
+    const res = await req(acme, 'POST', '/v1/checks/tcp', body);
+    expect(res.statusCode).toBe(400);
+    expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
+  });
+
+  it('PUT changes only what it carries and merges request one level deep', async () => {
+    const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: { ...tcpMinimal.request, data: 'PING\n' } });
+    const res = await req(acme, 'PUT', `/v1/checks/tcp/${created.id}`, { request: { port: 6379 }, degradedResponseTime: 100 });
+    expect(res.statusCode, res.body).toBe(200);
+    const updated = json<CheckView>(res);
+    expect(updated.request).toEqual({ hostname: 'db.example.test', port: 6379, data: 'PING\n', ipFamily: 'IPv4', assertions: [] });
+    expect(updated.degradedResponseTime).toBe(100);
+    expect(updated.maxResponseTime).toBe(5000);
+  });
+
+  it('becomes a TCP job definition', async () => {
+    const created = await create('/v1/checks/tcp', {
+      ...tcpMinimal,
+      shouldFail: true,
+      request: { ...tcpMinimal.request, ipFamily: 'IPv6', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: '+OK' }] },
+    });
+    const stored = await api.store.checks.get(acme.accountId, created.id);
+    expect(stored && toCheckDefinition(stored)).toEqual({
+      id: created.id,
+      accountId: acme.accountId,
+      name: 'Postgres port',
+      checkType: 'TCP',
+      shouldFail: true,
+      runtimeId: null,
+      degradedResponseTime: 3000,
+      maxResponseTime: 5000,
+      request: {
+        hostname: 'db.example.test',
+        port: 5432,
+        data: null,
+        ipFamily: 'IPv6',
+        assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', property: '', target: '+OK', regex: null }],
+      },
+    });
+  });
+});
+
+describe('DNS checks', () => {
+  it('fills in the reference defaults (500/1000 ms, UDP, port 53)', async () => {
+    const created = await create('/v1/checks/dns', { ...dnsMinimal, privateLocations: ['office'] });
+    expect(created).toEqual({
+      ...commonDefaults,
+      name: 'Apex A',
+      checkType: 'DNS',
+      degradedResponseTime: 500,
+      maxResponseTime: 1000,
+      request: { query: 'example.test', recordType: 'A', port: 53, protocol: 'UDP', assertions: [] },
+    });
+  });
+
+  it('accepts PTR, SRV and CAA besides the reference types, and a name server', async () => {
+    for (const recordType of ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SOA', 'NS', 'HTTPS', 'PTR', 'SRV', 'CAA']) {
+      await create('/v1/checks/dns', { name: recordType, request: { query: 'example.test', recordType } });
+    }
+    const created = await create('/v1/checks/dns', {
+      name: 'ns',
+      request: {
+        query: '_sip._tcp.example.test',
+        recordType: 'SRV',
+        nameServer: '127.0.0.1',
+        port: 5353,
+        protocol: 'TCP',
+        assertions: [{ source: 'JSON_ANSWER', comparison: 'HAS_KEY', property: '$.answers[0]', target: 'data' }],
+      },
+    });
+    const stored = await api.store.checks.get(acme.accountId, created.id);
+    expect(stored && toCheckDefinition(stored)).toMatchObject({
+      checkType: 'DNS',
+      degradedResponseTime: 500,
+      maxResponseTime: 1000,
+      request: {
+        query: '_sip._tcp.example.test',
+        recordType: 'SRV',
+        nameServer: '127.0.0.1',
+        port: 5353,
+        protocol: 'TCP',
+        assertions: [{ source: 'JSON_ANSWER', comparison: 'HAS_KEY', property: '$.answers[0]', target: 'data', regex: null }],
+      },
+    });
+  });
+
+  it.each([
+    [{ name: 'x', request: { recordType: 'A' } }, 'body/request/query is required'],
+    [{ name: 'x', request: { query: 'a.test', recordType: 'SPF' } }, 'body/request/recordType must be one of A, AAAA, CNAME, MX, TXT, SOA, NS, HTTPS, PTR, SRV, CAA'],
+    [{ name: 'x', request: { query: 'a.test', recordType: 'A', protocol: 'DOH' } }, 'body/request/protocol must be one of UDP, TCP'],
+    [{ name: 'x', request: { query: 'a.test', recordType: 'A', port: 0 } }, 'body/request/port must be >= 1'],
+    [{ name: 'x', request: { query: 'x'.repeat(101), recordType: 'A' } }, 'body/request/query must NOT have more than 100 characters'],
+    [{ name: 'x', request: { ...dnsMinimal.request, assertions: [{ source: 'LATENCY', comparison: 'EQUALS' }] } }, 'body/request/assertions/0/source must be one of RESPONSE_TIME, RESPONSE_CODE, TEXT_ANSWER, JSON_ANSWER'],
+    [{ ...dnsMinimal, degradedResponseTime: 5001 }, 'body/degradedResponseTime must be <= 5000'],
+  ])('answers 400 naming the field for %j', async (body, message) => {
+    const res = await req(acme, 'POST', '/v1/checks/dns', body);
+    expect(res.statusCode).toBe(400);
+    expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
+  });
+});
+
+describe('ICMP checks', () => {
+  it('fills in the reference defaults (pingCount 10, loss 10/20 %, 10000/20000 ms)', async () => {
+    const created = await create('/v1/checks/icmp', { ...icmpMinimal, privateLocations: ['office'] });
+    expect(created).toEqual({
+      ...commonDefaults,
+      name: 'Gateway ping',
+      checkType: 'ICMP',
+      degradedResponseTime: 10000,
+      maxResponseTime: 20000,
+      degradedPacketLossThreshold: 10,
+      maxPacketLossThreshold: 20,
+      request: { hostname: 'gw.example.test', ipFamily: 'IPv4', pingCount: 10, assertions: [] },
+    });
+    const stored = await api.store.checks.get(acme.accountId, created.id);
+    expect(stored && toCheckDefinition(stored)).toMatchObject({
+      checkType: 'ICMP',
+      degradedPacketLossThreshold: 10,
+      maxPacketLossThreshold: 20,
+      request: { hostname: 'gw.example.test', ipFamily: 'IPv4', pingCount: 10, assertions: [] },
+    });
+  });
+
+  it.each([
+    [{ name: 'x', request: {} }, 'body/request/hostname is required'],
+    [{ name: 'x', request: { hostname: 'h', pingCount: 0 } }, 'body/request/pingCount must be >= 1'],
+    [{ name: 'x', request: { hostname: 'h', pingCount: 51 } }, 'body/request/pingCount must be <= 50'],
+    [{ ...icmpMinimal, degradedPacketLossThreshold: 0 }, 'body/degradedPacketLossThreshold must be > 0'],
+    [{ ...icmpMinimal, maxPacketLossThreshold: 101 }, 'body/maxPacketLossThreshold must be <= 100'],
+    [{ name: 'x', request: { hostname: 'h', assertions: [{ source: 'LATENCY', comparison: 'HAS_KEY' }] } }, 'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, GREATER_THAN, LESS_THAN, CONTAINS, NOT_CONTAINS, IS_NULL, NOT_NULL'],
+  ])('answers 400 naming the field for %j', async (body, message) => {
+    const res = await req(acme, 'POST', '/v1/checks/icmp', body);
+    expect(res.statusCode).toBe(400);
+    expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
+  });
+
+  it('PUT sets pingCount and thresholds', async () => {
+    const created = await create('/v1/checks/icmp', icmpMinimal);
+    const res = await req(acme, 'PUT', `/v1/checks/icmp/${created.id}`, { request: { pingCount: 3 }, maxPacketLossThreshold: 50 });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(json<CheckView>(res)).toMatchObject({ maxPacketLossThreshold: 50, request: { hostname: 'gw.example.test', pingCount: 3 } });
+  });
+});
+
+describe('all types together', () => {
+  it('GET /v1/checks lists every type in its own shape, filters by checkType, DELETE removes any', async () => {
+    const tcp = await create('/v1/checks/tcp', tcpMinimal);
+    const dns = await create('/v1/checks/dns', dnsMinimal);
+    const icmp = await create('/v1/checks/icmp', icmpMinimal);
+    const apiCheck = await create('/v1/checks/api', { name: 'Home', request: { method: 'GET', url: 'https://example.test/' } });
+    const list = json<CheckView[]>(await req(acme, 'GET', '/v1/checks?limit=100'));
+    const byId = new Map(list.map((c) => [c.id, c]));
+    expect(byId.get(tcp.id)).toEqual(tcp);
+    expect(byId.get(dns.id)).toEqual(dns);
+    expect(byId.get(icmp.id)).toEqual(icmp);
+    expect(byId.get(apiCheck.id)).toEqual(apiCheck);
+
+    const onlyDns = json<CheckView[]>(await req(acme, 'GET', '/v1/checks?checkType=DNS'));
+    expect(onlyDns.map((c) => c.id)).toEqual([dns.id]);
+
+    for (const c of [tcp, dns, icmp]) {
+      expect((await req(acme, 'DELETE', `/v1/checks/${c.id}`)).statusCode).toBe(204);
+      expect((await req(acme, 'GET', `/v1/checks/${c.id}`)).statusCode).toBe(404);
+    }
+    expect(first(json<CheckView[]>(await req(acme, 'GET', '/v1/checks'))).id).toBe(apiCheck.id);
+  });
+
+  it("answers 404 for another account's check and for a check of another type under a type's path", async () => {
+    const other = await api.newAccount('Other');
+    const tcp = await create('/v1/checks/tcp', tcpMinimal);
+    const dns = await create('/v1/checks/dns', dnsMinimal);
+    const icmp = await create('/v1/checks/icmp', icmpMinimal);
+    const notFound = { statusCode: 404, error: 'Not Found', message: 'Check not found' };
+    for (const [path, id] of [['tcp', tcp.id], ['dns', dns.id], ['icmp', icmp.id]] as const) {
+      const put = await req(other, 'PUT', `/v1/checks/${path}/${id}`, { name: 'stolen' });
+      expect([put.statusCode, json(put)]).toEqual([404, notFound]);
+      expect((await req(other, 'GET', `/v1/checks/${id}`)).statusCode).toBe(404);
+      expect((await req(other, 'DELETE', `/v1/checks/${id}`)).statusCode).toBe(404);
+    }
+    const wrongType = await req(acme, 'PUT', `/v1/checks/dns/${tcp.id}`, { name: 'x' });
+    expect(wrongType.statusCode).toBe(404);
+    expect(json(await req(other, 'GET', '/v1/checks'))).toEqual([]);
+    expect(json<CheckView>(await req(acme, 'GET', `/v1/checks/${tcp.id}`)).name).toBe('Postgres port');
+  });
+});
