@@ -1,8 +1,10 @@
 /** The check runners this agent carries, by type. The agent advertises exactly these when it registers. */
 import type { CheckType } from '../../shared/checks/types.ts';
 import { apiCheckRunner } from './api.ts';
+import { icmpCheckRunner } from './icmp.ts';
 import type { CheckRunner } from './runner.ts';
 
 export const RUNNERS: ReadonlyMap<CheckType, CheckRunner> = new Map<CheckType, CheckRunner>([
   ['API', apiCheckRunner as CheckRunner],
+  ['ICMP', icmpCheckRunner as CheckRunner],
 ]);

@@ -1,0 +1,261 @@
+/**
+ * The ICMP check runner: `pingCount` echo requests to the check's host, with packet loss and latency
+ * statistics, assertions (LATENCY, JSON_RESPONSE) and packet-loss thresholds.
+ *
+ * The echo requests are sent by Debian's fping, many checks per process (icmp/fping.ts), so the agent
+ * needs neither root nor a process per check; what the image must grant is in docs/checks.md. When
+ * this agent cannot ping at all (no fping, no capability) every ICMP run is a failed result that says
+ * what is missing; nothing throws.
+ *
+ * Verdict: packet loss at or above `maxPacketLossThreshold` fails the run, at or above
+ * `degradedPacketLossThreshold` degrades it; a failed assertion fails it. `responseTime` is the
+ * average round-trip time (0 when nothing came back), which `degradedResponseTime` and
+ * `maxResponseTime` are compared with.
+ */
+import {
+  ICMP_PING_COUNT,
+  type IcmpAssertion,
+  type EvaluatedAssertion,
+  type IcmpCheckDefinition,
+  type IcmpCheckResult,
+  type IpFamily,
+} from '../../shared/checks/types.ts';
+import { resolveHost } from './api/connect.ts';
+import { describeFailedIcmpAssertion, evaluateIcmpAssertions } from './icmp/assertions.ts';
+import { type Family, FpingBatcher, IcmpUnavailableError } from './icmp/fping.ts';
+import { pickRoutable } from './icmp/route.ts';
+import { latencyStats, packetLoss } from './icmp/stats.ts';
+import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
+
+const familyName = (f: Family): IpFamily => (f === 6 ? 'IPv6' : 'IPv4');
+
+/** The loopback echo that proves this agent can receive ICMP replies (see probeIcmp). */
+const PROBE_RETRY_MS = 60_000;
+
+interface ProbeState {
+  ok: boolean;
+  reason: string | null;
+  at: number;
+  pending: Promise<void> | null;
+}
+
+/**
+ * Debian 12's fping 5.1, without cap_net_raw, falls back to an ICMP datagram socket but discards
+ * the replies (it checks the ICMP id the kernel rewrote), so a missing capability would look like
+ * 100 % loss on every target. One echo to 127.0.0.1, which always answers, tells the two apart; a
+ * success is kept, a failure is asked again after a minute.
+ */
+async function probe(batcher: FpingBatcher, state: ProbeState, signal: AbortSignal): Promise<string | null> {
+  if (state.ok) return null;
+  if (state.reason !== null && performance.now() - state.at < PROBE_RETRY_MS) return state.reason;
+  state.pending ??= (async () => {
+    try {
+      const [rtt] = await batcher.ping({ address: '127.0.0.1', family: 4, count: 1 });
+      state.ok = rtt !== null && rtt !== undefined;
+      state.reason = state.ok
+        ? null
+        : 'ICMP is not available on this agent: fping got no echo reply from 127.0.0.1 (loopback), so it cannot receive replies here; ' +
+          'it needs the cap_net_raw file capability and NET_RAW in the container capability set';
+    } catch (err) {
+      state.ok = false;
+      state.reason = err instanceof IcmpUnavailableError ? err.message : `ICMP is not available on this agent: ${String(err)}`;
+    } finally {
+      state.at = performance.now();
+      state.pending = null;
+    }
+  })();
+  await raceSignal(state.pending, signal);
+  return state.reason;
+}
+
+function raceSignal<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', abort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(e);
+      },
+    );
+  });
+}
+
+const DNS_WORDS: Record<string, string> = {
+  ENOTFOUND: 'the name does not exist',
+  ENODATA: 'no address records',
+  EAI_AGAIN: 'the DNS server did not answer in time',
+  ETIMEOUT: 'the DNS server did not answer in time',
+  ESERVFAIL: 'the DNS server failed',
+  EREFUSED: 'the DNS server refused the query',
+};
+
+const ROUTE_WORDS: Record<string, string> = {
+  ENETUNREACH: 'no route to the network',
+  EHOSTUNREACH: 'no route to the host',
+  EADDRNOTAVAIL: 'no usable source address',
+  EAFNOSUPPORT: 'the address family is disabled on this agent',
+};
+
+export interface IcmpRunnerOptions {
+  /** The batcher that sends echo requests; one per agent (tests pass their own to count spawns). */
+  batcher?: FpingBatcher;
+}
+
+/** Builds an ICMP runner around one fping batcher; the agent uses `icmpCheckRunner` below. */
+export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRunner<IcmpCheckDefinition> & { batcher: FpingBatcher } {
+  const batcher = options.batcher ?? new FpingBatcher({ binary: process.env.FPING_PATH || 'fping' });
+  const probeState: ProbeState = { ok: false, reason: null, at: 0, pending: null };
+
+  async function run(check: IcmpCheckDefinition, ctx: CheckContext): Promise<CheckOutcome> {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const req = check.request;
+    const hostname = typeof req.hostname === 'string' ? req.hostname.trim() : '';
+    const pingCount = req.pingCount ?? ICMP_PING_COUNT.default;
+    const prefer: Family = req.ipFamily === 'IPv6' ? 6 : 4;
+
+    // A run has its own time limit even if the caller does not enforce one.
+    const controller = new AbortController();
+    let abortKind: 'timeout' | 'cancelled' | null = null;
+    const onContextAbort = (): void => {
+      const reason = ctx.signal.reason as { name?: string } | string | undefined;
+      const timeout = reason === 'timeout' || (typeof reason === 'object' && reason?.name === 'TimeoutError');
+      abortKind ??= timeout ? 'timeout' : 'cancelled';
+      controller.abort(ctx.signal.reason);
+    };
+    const timer =
+      ctx.timeoutMs > 0
+        ? setTimeout(() => {
+            abortKind ??= 'timeout';
+            controller.abort(new DOMException(`timed out after ${ctx.timeoutMs} ms`, 'TimeoutError'));
+          }, ctx.timeoutMs)
+        : undefined;
+    if (ctx.signal.aborted) onContextAbort();
+    else ctx.signal.addEventListener('abort', onContextAbort, { once: true });
+
+    const result: IcmpCheckResult = {
+      request: { hostname, ipFamily: familyName(prefer), pingCount },
+      response: null,
+      assertions: [],
+      requestError: null,
+    };
+    const details: Record<string, unknown> = {};
+    try {
+      if (hostname === '') throw new RunFailure('The check has no hostname to ping');
+      if (!Number.isInteger(pingCount) || pingCount < ICMP_PING_COUNT.min || pingCount > ICMP_PING_COUNT.max) {
+        throw new RunFailure(`pingCount must be a whole number from ${ICMP_PING_COUNT.min} to ${ICMP_PING_COUNT.max}; got ${String(pingCount)}`);
+      }
+      const unavailable = await probe(batcher, probeState, controller.signal);
+      if (unavailable) throw new IcmpUnavailableError(unavailable);
+
+      let resolved: Awaited<ReturnType<typeof resolveHost>>;
+      try {
+        resolved = await resolveHost(hostname, prefer, ctx.useOsDnsResolver, controller.signal);
+      } catch (err) {
+        if (controller.signal.aborted) throw err;
+        const code = (err as NodeJS.ErrnoException).code ?? 'ERROR';
+        throw new RunFailure(`DNS failure: could not resolve ${hostname} (${DNS_WORDS[code] ?? code}, ${code})`);
+      }
+      details.resolvedVia = resolved.via;
+      const picked = await pickRoutable(resolved.addresses);
+      if (picked.skipped.length > 0) {
+        details.skippedAddresses = picked.skipped.map((s) => ({ address: s.address, family: familyName(s.family), code: s.code }));
+      }
+      if (!picked.chosen) {
+        const why = picked.skipped.map((s) => `${s.address}: ${ROUTE_WORDS[s.code] ?? s.code}`).join('; ');
+        throw new RunFailure(`Network unreachable: this agent has no route to ${hostname}${why ? ` (${why})` : ''}`);
+      }
+      const { address, family } = picked.chosen;
+      const rtts = await batcher.ping({ address, family, count: pingCount, signal: controller.signal });
+      const latency = latencyStats(rtts);
+      result.response = {
+        resolvedIp: address,
+        family: familyName(family),
+        packetsSent: rtts.length,
+        packetsReceived: rtts.filter((r) => r !== null).length,
+        packetLoss: packetLoss(rtts),
+        latency,
+        pings: rtts.map((rtt, sequence) => ({ sequence, rtt })),
+      };
+      result.assertions = evaluateIcmpAssertions(req.assertions ?? [], result.response);
+    } catch (err) {
+      if (err instanceof RunFailure || err instanceof IcmpUnavailableError) result.requestError = err.message;
+      else if (!controller.signal.aborted) throw err;
+      // The agent, not the target, is what failed: shouldFail must not turn that into a pass.
+      if (err instanceof IcmpUnavailableError) details.icmpUnavailable = true;
+    } finally {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onContextAbort);
+    }
+    if (abortKind !== null && result.response === null) {
+      result.requestError = abortKind === 'timeout' ? `Timed out after ${ctx.timeoutMs} ms while pinging ${hostname}` : 'cancelled';
+    }
+    const stoppedAt = new Date();
+    details.icmpCheckResult = result;
+    details.durationMs = Math.round((performance.now() - t0) * 1000) / 1000;
+    return verdict(check, result, details, startedAt, stoppedAt);
+  }
+
+  return { checkType: 'ICMP', run, batcher };
+}
+
+/** A run that ends before (or instead of) pinging, with words for the result. */
+class RunFailure extends Error {}
+
+function verdict(
+  check: IcmpCheckDefinition,
+  result: IcmpCheckResult,
+  details: Record<string, unknown>,
+  startedAt: Date,
+  stoppedAt: Date,
+): CheckOutcome {
+  const res = result.response;
+  const responseTime = res?.latency?.avg ?? 0;
+  const loss = res?.packetLoss ?? 100;
+  const maxLoss = check.maxPacketLossThreshold;
+  const degradedLoss = check.degradedPacketLossThreshold;
+  const overMaxLoss = res !== null && maxLoss > 0 && loss >= maxLoss;
+  const overMaxResponseTime = res !== null && check.maxResponseTime > 0 && responseTime > check.maxResponseTime;
+  const failedAssertion = result.assertions.find((a: EvaluatedAssertion<IcmpAssertion>) => !a.passed);
+  const reason =
+    result.requestError ??
+    (overMaxLoss
+      ? `Packet loss ${loss}% to ${res.resolvedIp} is at or above the maximum of ${maxLoss}% (${res.packetsReceived} of ${res.packetsSent} replies)`
+      : null) ??
+    (failedAssertion ? describeFailedIcmpAssertion(failedAssertion) : null) ??
+    (overMaxResponseTime ? `Average latency ${responseTime} ms is over the maximum of ${check.maxResponseTime} ms` : null);
+  const isDegraded =
+    reason === null &&
+    res !== null &&
+    ((degradedLoss > 0 && loss >= degradedLoss) || (check.degradedResponseTime > 0 && responseTime > check.degradedResponseTime));
+
+  const cancelled = result.requestError === 'cancelled';
+  let hasFailures = reason !== null;
+  let error = reason;
+  if (check.shouldFail === true && !cancelled && details.icmpUnavailable !== true) {
+    hasFailures = !hasFailures;
+    error = hasFailures ? 'The check is expected to fail (shouldFail), but it passed' : null;
+    details.shouldFail = { inverted: true, reason };
+  }
+  return {
+    startedAt: startedAt.toISOString(),
+    stoppedAt: stoppedAt.toISOString(),
+    responseTime,
+    hasFailures,
+    hasErrors: false,
+    isDegraded: isDegraded && !hasFailures,
+    overMaxResponseTime,
+    error,
+    apiCheckResult: null,
+    details,
+  };
+}
+
+/** The agent's ICMP runner; registered in ./index.ts. */
+export const icmpCheckRunner = createIcmpCheckRunner();
