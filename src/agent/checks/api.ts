@@ -10,6 +10,7 @@
  * api/tls.ts, api/assertions.ts (the engine), api/errors.ts (words for failures).
  */
 import type { ApiCheckDefinition, ApiCheckResult, AssertionResult } from '../../shared/checks/types.ts';
+import { diagnoseNetworkFailure } from '../diagnostics/index.ts';
 import { describeFailedAssertion, evaluateAssertions } from './api/assertions.ts';
 import { CANCELLED, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
 import { type ExchangeState, type PreparedRequest, type RawResponse, exchange, prepareRequest } from './api/request.ts';
@@ -68,6 +69,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
   let response: RawResponse | null = null;
   let requestError: string | null = null;
   let state: ExchangeState | null = null;
+  let failureCode: string | null = null;
   try {
     prepared = prepareRequest(req);
     state = {
@@ -94,6 +96,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
     }
   } catch (err) {
     if (abortKind === null && !isTargetError(err)) throw err;
+    failureCode = typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : null;
     if (abortKind === null) {
       const url = state?.url;
       requestError = describeRequestError(err, {
@@ -197,6 +200,27 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
     details.bodyComplete = response.bodyComplete;
   }
   if (inverted) details.shouldFail = { inverted: true, reason };
+
+  // A failure on the network gets a traceroute (and a packet capture where allowed) in details;
+  // the verdict above is final, and only network failures pay for this (src/agent/diagnostics/).
+  if (response === null && abortKind !== 'cancelled' && state?.address) {
+    const diagnostics = await diagnoseNetworkFailure(
+      {
+        code: failureCode,
+        timedOut: abortKind === 'timeout',
+        phase: state.phase,
+        hostname: hostOf(state.url),
+        address: state.address.address,
+        family: state.address.family,
+        port: portOf(state.url),
+      },
+      { signal: ctx.signal },
+    );
+    if (diagnostics) {
+      details.traceroute = diagnostics.traceroute;
+      details.pcap = diagnostics.pcap;
+    }
+  }
 
   ctx.log.debug({ requestError, status: response?.status ?? null, responseTime: round(responseTime), hasFailures }, 'api check done');
 
