@@ -6,12 +6,18 @@ import { PermanentError, type ServiceApi } from './client.ts';
 import type { ResultSpool } from './spool.ts';
 
 /**
- * The single deliverer of results: one upload at a time, strictly in the order results were handed
- * in. Results not yet on disk wait in `#pending` (newest last); results that failed to upload sit in
- * the spool (oldest). Invariant: everything in the spool is older than everything pending, and only
- * the worker moves items from the front of #pending to the back of the spool, so order holds.
+ * The single deliverer of results. Results not yet on disk wait in `#pending` (newest last); results
+ * that failed to upload sit in the spool (oldest).
  *
- * While anything is spooled, new results are written behind it rather than sent first. A `duplicate`
+ * Two modes. While the service answers, fresh results go out as they come, up to LIVE_UPLOADS at
+ * once: one upload at a time would cap an agent at one result per round trip and make results queue
+ * behind each other under load. As soon as an upload fails, that result goes to the spool, and from
+ * then on everything is strictly ordered: the spool is drained oldest first, one upload at a time,
+ * and new results are written behind it rather than sent first. Invariant: everything in the spool is
+ * older than everything pending (uploads in flight when the first failure happened may land in the
+ * spool in any order among themselves: they were concurrent anyway).
+ *
+ * A `duplicate`
  * answer counts as delivered: the service is idempotent by runId, so a crash between upload and ack
  * just means the next start uploads the same result again and the service says "duplicate".
  *
@@ -24,6 +30,9 @@ export interface DelivererOptions {
   backoff?: BackoffOptions;
 }
 
+/** Uploads in flight while the service answers; enough to keep up with a busy agent on one connection pool. */
+export const LIVE_UPLOADS = 8;
+
 type Attempt = { ok: true; status: SubmitResultResponse['status'] } | { ok: false; permanent: boolean; error: Error };
 
 export class ResultDeliverer extends EventEmitter {
@@ -34,6 +43,7 @@ export class ResultDeliverer extends EventEmitter {
   readonly #pending: SubmitResultRequest[] = [];
   #wake: (() => void) | undefined;
   #worker: Promise<void> | undefined;
+  readonly #inFlight = new Set<Promise<void>>();
   #closing = false;
   /** Cuts an upload in flight and the backoff wait when the agent shuts down. */
   readonly #abort = new AbortController();
@@ -87,6 +97,8 @@ export class ResultDeliverer extends EventEmitter {
     this.#abort.abort();
     this.#wake?.();
     await this.#worker;
+    // Uploads cut by the abort put their results in the spool; wait until they are on disk.
+    await Promise.all(this.#inFlight);
   }
 
   /**
@@ -127,19 +139,13 @@ export class ResultDeliverer extends EventEmitter {
         }
         continue;
       }
-      const head = this.#pending[0];
-      if (head) {
-        const attempt = await this.#attempt(head, this.#abort.signal);
-        if (this.#closing && !attempt.ok && !attempt.permanent) return;
-        this.#pending.shift();
-        if (attempt.ok || attempt.permanent) {
-          this.#settled(head, attempt);
-          this.#backoff.reset();
-        } else {
-          await this.#spool.append(head);
-          this.emit('spooled', { runId: head.result.runId });
-          await this.#waitBackoff(attempt.error);
-        }
+      if (this.#pending.length > 0 && this.#inFlight.size < LIVE_UPLOADS) {
+        const head = this.#pending.shift() as SubmitResultRequest;
+        const upload: Promise<void> = this.#uploadLive(head).finally(() => {
+          this.#inFlight.delete(upload);
+          this.#wake?.();
+        });
+        this.#inFlight.add(upload);
         continue;
       }
       await new Promise<void>((resolve) => {
@@ -147,6 +153,19 @@ export class ResultDeliverer extends EventEmitter {
       });
       this.#wake = undefined;
     }
+  }
+
+  /** One fresh result straight to the service; on a transient failure it goes to the spool. */
+  async #uploadLive(item: SubmitResultRequest): Promise<void> {
+    const attempt = await this.#attempt(item, this.#abort.signal);
+    if (attempt.ok || attempt.permanent) {
+      this.#settled(item, attempt);
+      if (attempt.ok) this.#backoff.reset();
+      return;
+    }
+    // From here the spool path (ordered, with backoff) takes over, this result first in line.
+    await this.#spool.append(item);
+    this.emit('spooled', { runId: item.result.runId });
   }
 
   /** Waits out one backoff step, writing results that arrive meanwhile to disk so a crash keeps them. */

@@ -1,6 +1,5 @@
 import os from 'node:os';
-import * as Sentry from '@sentry/node';
-import type { ErrorEvent, Exception, StackFrame } from '@sentry/node';
+import type { ErrorEvent, Exception, NodeClient, StackFrame } from '@sentry/node';
 import { type Dispatcher, request } from 'undici';
 import { VERSION } from '../shared/version.ts';
 import type { ErrorSink, Logger } from './logger.ts';
@@ -10,7 +9,12 @@ import type { ErrorSink, Logger } from './logger.ts';
  * version, platform and runtime version, and nothing else. No API keys, environment, check
  * configuration, URLs, headers or bodies leave the agent. EXTERNAL_OBSERVABILITY=off means Sentry is
  * never initialised: no client exists, so nothing can be sent.
+ *
+ * The SDK is loaded on the first error, not at start: importing @sentry/node costs about 50 MB of RSS,
+ * which would be most of an idle agent's footprint, and most agents report nothing most of the time.
  */
+
+type SentryModule = typeof import('@sentry/node');
 
 const REDACTED = '[redacted]';
 
@@ -75,13 +79,13 @@ export function sanitizeEvent(event: ErrorEvent): ErrorEvent {
   return clean;
 }
 
-type TransportOptions = Parameters<typeof Sentry.makeNodeTransport>[0];
+type TransportOptions = Parameters<SentryModule['makeNodeTransport']>[0];
 
 /**
  * A Sentry transport over undici and the agent's own dispatcher, so reports take the same proxy
  * route as every other outbound call (the default transport uses node:http and its own proxy logic).
  */
-export function makeUndiciTransport(dispatcher: Dispatcher) {
+export function makeUndiciTransport(Sentry: SentryModule, dispatcher: Dispatcher) {
   return (options: TransportOptions) =>
     Sentry.createTransport(options, async (req) => {
       const res = await request(options.url, {
@@ -118,7 +122,10 @@ export class Observability implements ErrorSink {
   readonly #dispatcher: Dispatcher;
   readonly #version: string;
   #log: Logger | undefined;
-  #client: Sentry.NodeClient | undefined;
+  #dsn: string | undefined;
+  #client: Promise<{ Sentry: SentryModule; client: NodeClient | undefined }> | undefined;
+  /** Captures still waiting for the SDK to load; flush waits for them. */
+  readonly #inFlight = new Set<Promise<void>>();
   #processHandlers: Array<[string, (arg: never) => void]> = [];
 
   constructor(options: ObservabilityOptions) {
@@ -128,8 +135,9 @@ export class Observability implements ErrorSink {
     this.#log = options.log;
   }
 
+  /** True when errors will be reported: turned on, and the service gave a DSN. */
   get active(): boolean {
-    return this.#client !== undefined;
+    return this.#dsn !== undefined;
   }
 
   setLogger(log: Logger): void {
@@ -138,50 +146,67 @@ export class Observability implements ErrorSink {
 
   /** Starts reporting to `dsn`; does nothing when turned off or when the service takes no reports. */
   init(dsn: string | null): void {
-    if (!this.#enabled || !dsn || this.#client) return;
-    this.#client = Sentry.init({
-      dsn,
-      release: this.#version,
-      environment: 'production',
-      // No default integrations: they add HTTP/console breadcrumbs, request data, local variables,
-      // module lists and context we do not send. Runtime and OS are added by sanitizeEvent.
-      defaultIntegrations: false,
-      integrations: [],
-      // SDK 11 replaced `sendDefaultPii: false` with per-category data collection: all of it off.
-      dataCollection: {
-        userInfo: false,
-        cookies: false,
-        httpHeaders: false,
-        httpBodies: [],
-        urlQueryParams: false,
-        graphQL: { document: false, variables: false },
-        genAI: { inputs: false, outputs: false },
-        mcp: { inputs: false, outputs: false },
-        databaseQueryData: false,
-        queues: false,
-        stackFrameVariables: false,
-        frameContextLines: 0,
-      },
-      sendClientReports: false,
-      enableRuntimeChannelInjection: false,
-      enableOpenTelemetrySetup: false,
-      maxBreadcrumbs: 0,
-      includeLocalVariables: false,
-      transport: makeUndiciTransport(this.#dispatcher),
-      beforeSend: (event) => sanitizeEvent(event),
-      beforeSendTransaction: () => null,
-      beforeBreadcrumb: () => null,
-    });
+    if (!this.#enabled || !dsn || this.#dsn) return;
+    this.#dsn = dsn;
     this.#log?.info('error reporting is on (EXTERNAL_OBSERVABILITY=off turns it off)');
   }
 
+  #sdk(): Promise<{ Sentry: SentryModule; client: NodeClient | undefined }> {
+    const dsn = this.#dsn;
+    this.#client ??= import('@sentry/node').then((Sentry) => ({
+      Sentry,
+      client: Sentry.init({
+        dsn,
+        release: this.#version,
+        environment: 'production',
+        // No default integrations: they add HTTP/console breadcrumbs, request data, local variables,
+        // module lists and context we do not send. Runtime and OS are added by sanitizeEvent.
+        defaultIntegrations: false,
+        integrations: [],
+        // SDK 11 replaced `sendDefaultPii: false` with per-category data collection: all of it off.
+        dataCollection: {
+          userInfo: false,
+          cookies: false,
+          httpHeaders: false,
+          httpBodies: [],
+          urlQueryParams: false,
+          graphQL: { document: false, variables: false },
+          genAI: { inputs: false, outputs: false },
+          mcp: { inputs: false, outputs: false },
+          databaseQueryData: false,
+          queues: false,
+          stackFrameVariables: false,
+          frameContextLines: 0,
+        },
+        sendClientReports: false,
+        enableRuntimeChannelInjection: false,
+        enableOpenTelemetrySetup: false,
+        maxBreadcrumbs: 0,
+        includeLocalVariables: false,
+        transport: makeUndiciTransport(Sentry, this.#dispatcher),
+        beforeSend: (event) => sanitizeEvent(event),
+        beforeSendTransaction: () => null,
+        beforeBreadcrumb: () => null,
+      }),
+    }));
+    return this.#client;
+  }
+
   capture(err: unknown, message?: string): void {
-    if (!this.#client) return;
-    if (err instanceof Error) {
-      Sentry.captureException(err, message ? { contexts: { log: { message } } } : undefined);
-    } else if (message) {
-      Sentry.captureMessage(message, 'error');
-    }
+    if (!this.#dsn) return;
+    const done: Promise<void> = this.#sdk()
+      .then(({ Sentry }) => {
+        if (err instanceof Error) {
+          Sentry.captureException(err, message ? { contexts: { log: { message } } } : undefined);
+        } else if (message) {
+          Sentry.captureMessage(message, 'error');
+        }
+      })
+      .catch(() => {
+        // Reporting must never take the agent down; the error itself is in the agent's own log.
+      })
+      .finally(() => this.#inFlight.delete(done));
+    this.#inFlight.add(done);
   }
 
   /**
@@ -210,13 +235,17 @@ export class Observability implements ErrorSink {
   /** Waits until queued reports are sent (true) or the time is up (false). */
   async flush(timeoutMs: number): Promise<boolean> {
     if (!this.#client) return true;
-    return this.#client.flush(timeoutMs);
+    await Promise.all(this.#inFlight);
+    const { client } = await this.#client;
+    return client ? client.flush(timeoutMs) : true;
   }
 
   /** Flushes and shuts the client down (tests, and the end of the agent's life). */
   async close(timeoutMs = 2_000): Promise<void> {
     if (!this.#client) return;
-    await this.#client.close(timeoutMs);
+    await Promise.all(this.#inFlight);
+    const { client } = await this.#client;
+    await client?.close(timeoutMs);
     this.#client = undefined;
   }
 }

@@ -6,7 +6,7 @@
  *   routes/     the public API, one file per resource
  *   dispatch/   runs, leases, the agent protocol, the scheduler and error reports
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { ServiceConfig } from './config.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { agentApi } from './dispatch/routes.ts';
@@ -38,6 +38,9 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
   const store = await openSqliteStore(config.dataDir);
   const app = Fastify({
     logger: opts.logger === false ? false : { level: PINO_LEVEL[config.logLevel], redact: ['req.headers.authorization'] },
+    // Agents make several requests a second each (leases, heartbeats, results): a line per request
+    // drowns what operators need at INFO. LOG_LEVEL=DEBUG brings the access log back.
+    logController: new LogController({ disableRequestLogging: config.logLevel !== 'DEBUG' }),
     // Agent lease requests are held open for up to maxLeaseWaitSeconds.
     requestTimeout: (config.maxLeaseWaitSeconds + 30) * 1000,
     bodyLimit: 10 * 1024 * 1024,

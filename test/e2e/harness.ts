@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = path.join(ROOT, 'src/cli/main.ts');
+/** The sources by default; benchmarks point OUTPOST_CLI at dist/cli/main.js to measure what the image runs. */
+const CLI = process.env.OUTPOST_CLI ?? path.join(ROOT, 'src/cli/main.ts');
 
 export type LogLine = Record<string, unknown> & { msg?: string };
 

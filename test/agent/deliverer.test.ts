@@ -1,0 +1,107 @@
+/**
+ * The result deliverer: several uploads in flight while the service answers, strictly ordered spool
+ * draining once one fails, and nothing lost either way. The client is a stand-in whose answers the
+ * test decides one by one; the real client and service are covered in test/e2e.
+ */
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { TransientError } from '../../src/agent/client.ts';
+import { LIVE_UPLOADS, ResultDeliverer } from '../../src/agent/deliverer.ts';
+import { ResultSpool } from '../../src/agent/spool.ts';
+import type { SubmitResultRequest, SubmitResultResponse } from '../../src/shared/protocol.ts';
+import { recordingLogger, tempDir } from './helpers.ts';
+
+function item(runId: string): SubmitResultRequest {
+  return {
+    agentId: 'a',
+    leaseId: `lease-${runId}`,
+    result: {
+      runId,
+      checkId: 'c1',
+      checkType: 'API',
+      startedAt: '2026-01-01T00:00:00.000Z',
+      stoppedAt: '2026-01-01T00:00:01.000Z',
+      responseTime: 1,
+      hasFailures: false,
+      hasErrors: false,
+      isDegraded: false,
+      overMaxResponseTime: false,
+      isCancelled: false,
+      error: null,
+      apiCheckResult: null,
+      agent: { id: 'a', version: '0' },
+      scheduleLagMs: 0,
+    },
+  };
+}
+
+/** A service stand-in: every upload waits until the test answers it. */
+function controllableClient() {
+  const calls: Array<{ runId: string; resolve: (r: SubmitResultResponse) => void; reject: (e: Error) => void }> = [];
+  const arrivals = new (class extends EventTarget {})();
+  return {
+    calls,
+    async waitForCalls(n: number) {
+      while (calls.length < n) await new Promise((r) => arrivals.addEventListener('call', r, { once: true }));
+    },
+    client: {
+      submitResult(req: SubmitResultRequest): Promise<SubmitResultResponse> {
+        return new Promise((resolve, reject) => {
+          calls.push({ runId: req.result.runId, resolve, reject });
+          arrivals.dispatchEvent(new Event('call'));
+        });
+      },
+    },
+  };
+}
+
+describe('ResultDeliverer', () => {
+  it(`keeps up to ${LIVE_UPLOADS} uploads in flight while the service answers`, async () => {
+    const dir = await tempDir('deliverer');
+    const spool = await ResultSpool.open({ dir, maxBytes: 1 << 20, log: recordingLogger().log });
+    const svc = controllableClient();
+    const deliverer = new ResultDeliverer({ client: svc.client, spool, log: recordingLogger().log });
+    for (let i = 0; i < 20; i++) deliverer.deliver(item(`r${i}`));
+    await svc.waitForCalls(LIVE_UPLOADS);
+    // The ninth waits for a free place rather than piling on.
+    await new Promise((r) => setImmediate(r));
+    expect(svc.calls).toHaveLength(LIVE_UPLOADS);
+    const delivered: string[] = [];
+    deliverer.on('delivered', ({ runId }) => delivered.push(runId));
+    for (let answered = 0; answered < 20; answered++) {
+      await svc.waitForCalls(answered + 1);
+      svc.calls[answered]!.resolve({ status: 'stored', resultId: `id-${answered}` });
+    }
+    while (delivered.length < 20) await once(deliverer, 'delivered');
+    expect(new Set(delivered).size).toBe(20);
+    expect(spool.size).toBe(0);
+    await deliverer.close();
+  });
+
+  it('after a failed upload, spools it and drains the spool strictly in order once the service is back', async () => {
+    const dir = await tempDir('deliverer');
+    const spool = await ResultSpool.open({ dir, maxBytes: 1 << 20, log: recordingLogger().log });
+    const svc = controllableClient();
+    const deliverer = new ResultDeliverer({ client: svc.client, spool, log: recordingLogger().log, backoff: { baseMs: 1, capMs: 1 } });
+    deliverer.deliver(item('first'));
+    await svc.waitForCalls(1);
+    svc.calls[0]!.reject(new TransientError('service away'));
+    await once(deliverer, 'spooled');
+    // Results that arrive while something is spooled queue behind it.
+    deliverer.deliver(item('second'));
+    deliverer.deliver(item('third'));
+    const order: string[] = [];
+    deliverer.on('delivered', ({ runId }) => order.push(runId));
+    // Each spooled upload is answered in turn; only one is ever in flight in this mode.
+    for (let n = 2; order.length < 3; n++) {
+      await svc.waitForCalls(n);
+      const call = svc.calls[n - 1]!;
+      expect(svc.calls.length).toBe(n);
+      call.resolve({ status: 'stored', resultId: call.runId });
+      await once(deliverer, 'delivered');
+    }
+    expect(order).toEqual(['first', 'second', 'third']);
+    expect(spool.size).toBe(0);
+    await deliverer.close();
+  });
+});
