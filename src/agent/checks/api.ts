@@ -15,21 +15,11 @@ import { describeFailedAssertion, evaluateAssertions } from './api/assertions.ts
 import { CANCELLED, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
 import { type ExchangeState, type PreparedRequest, type RawResponse, exchange, prepareRequest } from './api/request.ts';
 import { runPhases, runTimings } from './api/timings.ts';
+import { startRunSignal } from './net/run-signal.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
 export { evaluateAssertions } from './api/assertions.ts';
 export { RESPONSE_BODY_CAP_BYTES } from './api/request.ts';
-
-/** Whether an abort of the context's signal was the run's time limit (rather than a cancel). */
-function isTimeoutReason(reason: unknown, elapsedMs: number, timeoutMs: number): boolean {
-  if (reason === 'timeout') return true;
-  if (typeof reason === 'object' && reason !== null) {
-    const r = reason as { name?: unknown; code?: unknown };
-    if (r.name === 'TimeoutError' || r.code === 'ETIMEDOUT' || r.code === 'UND_ERR_ABORTED_TIMEOUT') return true;
-  }
-  // A plain abort at (about) the limit is the daemon's timer; a few ms of slack for timer jitter.
-  return timeoutMs > 0 && elapsedMs >= timeoutMs - 5;
-}
 
 function hostOf(url: URL): string {
   const h = url.hostname;
@@ -49,21 +39,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
 
   // One signal for the run: the context's (cancel, or the daemon's timeout) or our own timer at
   // ctx.timeoutMs, so the runner keeps its time limit even if nobody else enforces it.
-  const controller = new AbortController();
-  let abortKind: 'timeout' | 'cancelled' | null = null;
-  const onContextAbort = (): void => {
-    abortKind ??= isTimeoutReason(ctx.signal.reason, performance.now() - t0, ctx.timeoutMs) ? 'timeout' : 'cancelled';
-    controller.abort(ctx.signal.reason);
-  };
-  const timer =
-    ctx.timeoutMs > 0
-      ? setTimeout(() => {
-          abortKind ??= 'timeout';
-          controller.abort(new DOMException(`timed out after ${ctx.timeoutMs} ms`, 'TimeoutError'));
-        }, ctx.timeoutMs)
-      : undefined;
-  if (ctx.signal.aborted) onContextAbort();
-  else ctx.signal.addEventListener('abort', onContextAbort, { once: true });
+  const run = startRunSignal(ctx, t0);
 
   let prepared: PreparedRequest | null = null;
   let response: RawResponse | null = null;
@@ -81,7 +57,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
       resolvedVia: null,
       tls: null,
     };
-    if (!controller.signal.aborted) {
+    if (!run.signal.aborted) {
       response = await exchange(
         prepared,
         {
@@ -89,15 +65,15 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
           skipSSL: req.skipSSL === true,
           ipFamily: req.ipFamily === 'IPv6' ? 'IPv6' : 'IPv4',
           useOsDnsResolver: ctx.useOsDnsResolver,
-          signal: controller.signal,
+          signal: run.signal,
         },
         state,
       );
     }
   } catch (err) {
-    if (abortKind === null && !isTargetError(err)) throw err;
+    if (run.abortKind === null && !isTargetError(err)) throw err;
     failureCode = typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : null;
-    if (abortKind === null) {
+    if (run.abortKind === null) {
       const url = state?.url;
       requestError = describeRequestError(err, {
         host: url ? hostOf(url) : req.url,
@@ -107,11 +83,10 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
       });
     }
   } finally {
-    clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', onContextAbort);
+    run.dispose();
   }
-  if (abortKind !== null && response === null) {
-    requestError = abortKind === 'timeout' ? timeoutMessage(ctx.timeoutMs, state?.phase ?? 'setup') : CANCELLED;
+  if (run.abortKind !== null && response === null) {
+    requestError = run.abortKind === 'timeout' ? timeoutMessage(ctx.timeoutMs, state?.phase ?? 'setup') : CANCELLED;
   }
   const tEnd = performance.now();
   const stoppedAt = new Date();
@@ -203,11 +178,11 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
 
   // A failure on the network gets a traceroute (and a packet capture where allowed) in details;
   // the verdict above is final, and only network failures pay for this (src/agent/diagnostics/).
-  if (response === null && abortKind !== 'cancelled' && state?.address) {
+  if (response === null && run.abortKind !== 'cancelled' && state?.address) {
     const diagnostics = await diagnoseNetworkFailure(
       {
         code: failureCode,
-        timedOut: abortKind === 'timeout',
+        timedOut: run.abortKind === 'timeout',
         phase: state.phase,
         hostname: hostOf(state.url),
         address: state.address.address,

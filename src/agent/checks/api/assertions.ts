@@ -33,7 +33,13 @@
  *  - IS_NULL / NOT_NULL: null or undefined (nothing found) is null.
  */
 import { JSONPath } from 'jsonpath-plus';
-import type { Assertion, AssertionComparison, AssertionResult } from '../../../shared/checks/types.ts';
+import type {
+  Assertion,
+  AssertionComparison,
+  AssertionOf,
+  AssertionResult,
+  EvaluatedAssertion,
+} from '../../../shared/checks/types.ts';
 
 /** What assertions are evaluated against. */
 export interface AssertableResponse {
@@ -48,7 +54,8 @@ export interface AssertableResponse {
 /** Actual values longer than this (as JSON) are cut in results, which are stored for every run. */
 export const ACTUAL_PREVIEW_CHARS = 4096;
 
-class AssertionError extends Error {}
+/** An assertion that cannot be evaluated; its message becomes the result's `error`. */
+export class AssertionError extends Error {}
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -207,7 +214,8 @@ function normalisePath(property: string): string {
   return `$.${p}`;
 }
 
-function selectJson(doc: unknown, property: string): unknown {
+/** `property` as a JSONPath into `doc` (see the module comment); throws AssertionError for a bad path. */
+export function selectJson(doc: unknown, property: string): unknown {
   const path = normalisePath(property);
   if (path === '$') return doc;
   let found: unknown;
@@ -307,8 +315,31 @@ export function evaluateAssertions(assertions: readonly Assertion[], response: A
   });
 }
 
+/**
+ * The engine for other check types' assertions (TCP, DNS, ...): `actualOf` gives the value of an
+ * assertion's source (throwing AssertionError when it cannot), then regex, comparison and preview
+ * work as for API checks. One result per assertion, in order; never throws.
+ */
+export function evaluateAssertionsBy<A extends AssertionOf<string, string>>(
+  assertions: readonly A[],
+  actualOf: (a: A) => unknown,
+): EvaluatedAssertion<A>[] {
+  return (Array.isArray(assertions) ? assertions : []).map((a) => {
+    const target = typeof a.target === 'string' ? a.target : a.target == null ? '' : String(a.target);
+    let actual: unknown;
+    try {
+      actual = actualOf(a);
+      if (typeof a.regex === 'string' && a.regex !== '') actual = applyRegex(actual, a.regex);
+      return { ...a, actual: preview(actual), passed: compare(a.comparison as AssertionComparison, actual, target) };
+    } catch (err) {
+      const message = err instanceof AssertionError ? err.message : `could not evaluate: ${err instanceof Error ? err.message : String(err)}`;
+      return { ...a, actual: preview(actual), passed: false, error: message };
+    }
+  });
+}
+
 /** One line for a failed assertion, for the outcome's `error`. */
-export function describeFailedAssertion(r: AssertionResult): string {
+export function describeFailedAssertion(r: EvaluatedAssertion<AssertionOf<string, string>>): string {
   const where = r.property ? ` ${r.property}` : '';
   const expected = ['IS_EMPTY', 'NOT_EMPTY', 'IS_NULL', 'NOT_NULL'].includes(r.comparison) ? '' : ` ${JSON.stringify(r.target)}`;
   const head = `Assertion failed: ${r.source}${where} ${r.comparison}${expected}`;

@@ -1,0 +1,116 @@
+/**
+ * Targets for the TCP check tests: Debian's nginx on a loopback HTTP port (a real server no one here
+ * wrote), started per test file with a temp configuration in a single foreground process, and small
+ * node:net servers whose behaviour a test picks (echo, banner, flood, silence, reset).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './dns-server.ts';
+
+export interface NginxServer {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Fails loudly when nginx is missing: CI installs it (.ci/run), a test must not pass without it. */
+function nginxPath(): string {
+  for (const candidate of ['/usr/sbin/nginx', '/usr/bin/nginx']) {
+    try {
+      execFileSync(candidate, ['-v'], { stdio: 'ignore' });
+      return candidate;
+    } catch {}
+  }
+  throw new Error('nginx is not installed (apt-get install nginx-light; .ci/run does this)');
+}
+
+function connectsOnce(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+export async function startNginx(): Promise<NginxServer> {
+  const binary = nginxPath();
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-nginx-'));
+  const port = await freePort();
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `daemon off;
+master_process off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  server {
+    listen 127.0.0.1:${port};
+    location / { default_type text/plain; return 200 "hello from nginx\\n"; }
+  }
+}
+`,
+  );
+  const child: ChildProcess = spawn(binary, ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`nginx exited (${code}) before it listened:\n${stderr}`))),
+  );
+  exited.catch(() => {});
+  // nginx prints nothing when ready; its port accepting a connection is the event to wait for.
+  const listening = (async () => {
+    while (!(await connectsOnce(port))) await new Promise((r) => setTimeout(r, 20));
+  })();
+  await Promise.race([listening, exited]);
+  return {
+    port,
+    async stop() {
+      if (child.exitCode === null) {
+        const done = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await done;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface NetServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** A node:net server on `host` whose connections `onConnection` handles. */
+export async function startNetServer(onConnection: (socket: net.Socket) => void, host = '127.0.0.1'): Promise<NetServer> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    onConnection(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
