@@ -12,6 +12,8 @@ import { Dispatcher } from './dispatch/dispatcher.ts';
 import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
+import { loadNotifyConfig } from './notify/config.ts';
+import { OutboxWorker } from './notify/outbox-worker.ts';
 import { publicApi } from './routes/index.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { StoredCheck, Store } from './store/store.ts';
@@ -19,6 +21,8 @@ import type { StoredCheck, Store } from './store/store.ts';
 /** Lets the public API tell the dispatcher that a check was created, changed or deleted. */
 export interface ServiceHooks {
   checkChanged(accountId: string, checkId: string, check: StoredCheck | undefined): Promise<void>;
+  /** Subscriber notifications were committed to the outbox: the worker should look now. */
+  notificationsQueued?(): void;
 }
 
 export interface Service {
@@ -26,6 +30,8 @@ export interface Service {
   store: Store;
   dispatcher: Dispatcher;
   scheduler: Scheduler;
+  /** Delivers subscriber notifications from the outbox (notify/outbox-worker.ts). */
+  notifier: OutboxWorker;
   /** Listens on config.host:config.port and starts the scheduler; resolves to the base URL. */
   start(): Promise<string>;
   /** Stops scheduling, answers held lease requests, closes the server and the store. */
@@ -47,8 +53,15 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
   });
   const dispatcher = new Dispatcher({ store, config, log: app.log });
   const scheduler = new Scheduler({ store, config, dispatcher, log: app.log });
+  const notifier = new OutboxWorker({
+    store,
+    config: config.notify ?? loadNotifyConfig({}),
+    log: app.log,
+    messageIdDomain: config.publicUrl.hostname,
+  });
   const hooks: ServiceHooks = {
     checkChanged: (accountId, checkId, check) => scheduler.checkChanged(accountId, checkId, check),
+    notificationsQueued: () => notifier.poke(),
   };
 
   app.setErrorHandler(errorHandler);
@@ -61,15 +74,18 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
     store,
     dispatcher,
     scheduler,
+    notifier,
     async start() {
       const address = await app.listen({ port: config.port, host: config.host });
       await dispatcher.start();
       await scheduler.start();
+      notifier.start();
       return address;
     },
     async stop() {
       await scheduler.stop();
       await dispatcher.stop();
+      await notifier.stop();
       await app.close();
       await store.close();
     },

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { type Env, readEnum, readInteger, readString, readUrl } from '../shared/env.ts';
+import { loadNotifyConfig, type NotifyConfig } from './notify/config.ts';
 
 export const LOG_LEVELS = ['DEBUG', 'LOG', 'INFO', 'WARN', 'ERROR'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -19,6 +20,8 @@ export interface ServiceConfig {
   queueTtlSeconds: number;
   /** The longest the service holds a lease request open. */
   maxLeaseWaitSeconds: number;
+  /** Subscriber notifications (SMTP_URL, SMTP_FROM, NOTIFY_*); absent means the defaults, no email. */
+  notify?: NotifyConfig;
 }
 
 export function loadServiceConfig(env: Env, cwd: string = process.cwd()): ServiceConfig {
@@ -40,6 +43,7 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     }),
     queueTtlSeconds: readInteger(env, 'JOB_QUEUE_TTL_SECONDS', 360, { min: 5, max: 86400 }),
     maxLeaseWaitSeconds: readInteger(env, 'JOB_LEASE_MAX_WAIT_SECONDS', 25, { min: 1, max: 300 }),
+    notify: loadNotifyConfig(env),
   };
 }
 

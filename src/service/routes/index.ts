@@ -12,7 +12,12 @@ import { checkRoutes } from './checks.ts';
 import { dnsCheckRoutes } from './checks-dns.ts';
 import { icmpCheckRoutes } from './checks-icmp.ts';
 import { tcpCheckRoutes } from './checks-tcp.ts';
+import { incidentUpdateRoutes } from './incident-updates.ts';
 import { privateLocationRoutes } from './private-locations.ts';
+import { statusPageIncidentRoutes } from './status-page-incidents.ts';
+import { statusPageServiceRoutes } from './status-page-services.ts';
+import { statusPageSubscriptionRoutes } from './status-page-subscriptions.ts';
+import { statusPageRoutes } from './status-pages.ts';
 
 export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig; hooks: ServiceHooks }> = async (
   app,
@@ -27,4 +32,9 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(dnsCheckRoutes, { store, hooks });
   await app.register(icmpCheckRoutes, { store, hooks });
   await app.register(checkResultRoutes, { store });
+  await app.register(statusPageRoutes, { store });
+  await app.register(statusPageServiceRoutes, { store });
+  await app.register(statusPageIncidentRoutes, { store, hooks });
+  await app.register(incidentUpdateRoutes, { store, hooks });
+  await app.register(statusPageSubscriptionRoutes, { store });
 };

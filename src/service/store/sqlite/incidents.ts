@@ -93,6 +93,8 @@ export class SqliteIncidentRepo implements IncidentRepo {
 
   async update(accountId: string, id: string, input: IncidentInput): Promise<IncidentRecord | undefined> {
     return inTransaction(this.#db, () => {
+      // Ownership first: another account's incident is a 404 whatever the body says.
+      if (!this.#owned(accountId, id)) return undefined;
       const services = resolveServices(this.#db, accountId, input.serviceIds, 'body/services');
       const changed = this.#db
         .prepare('UPDATE incidents SET name = ?, severity = ?, updated_at = ? WHERE id = ? AND account_id = ?')
@@ -226,7 +228,9 @@ export class SqliteIncidentRepo implements IncidentRepo {
 
   #linkServices(incidentId: string, services: SpService[]): void {
     const link = this.#db.prepare('INSERT INTO incident_services (incident_id, service_id, position) VALUES (?, ?, ?)');
-    services.forEach((service, position) => link.run(incidentId, service.id, position));
+    services.forEach((service, position) => {
+      link.run(incidentId, service.id, position);
+    });
   }
 
   #insertUpdate(incidentId: string, input: IncidentUpdateInput, now: string): string {

@@ -84,7 +84,7 @@ export function enqueueIncidentNotifications(
     .prepare(
       `SELECT id, type, address, address_key, secret FROM sp_subscriptions
        WHERE status = 'VERIFIED' AND status_page_id IN (${pages.map(() => '?').join(', ')})
-       ORDER BY created_at, id`,
+       ORDER BY rowid`,
     )
     .all(...pages.map((p) => p.id)) as unknown as RecipientRow[];
   const payload: IncidentNotification = {
@@ -170,7 +170,7 @@ export class SqliteOutboxRepo implements OutboxRepo {
 
   async listForUpdate(incidentUpdateId: string): Promise<OutboxEntry[]> {
     const rows = this.#db
-      .prepare(`SELECT ${COLUMNS} FROM notification_outbox WHERE incident_update_id = ? ORDER BY created_at, id`)
+      .prepare(`SELECT ${COLUMNS} FROM notification_outbox WHERE incident_update_id = ? ORDER BY rowid`)
       .all(incidentUpdateId) as unknown as OutboxRow[];
     return rows.map(toEntry);
   }

@@ -253,7 +253,9 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
       }
       kept.add(cardId);
       const link = this.#db.prepare('INSERT INTO status_page_card_services (card_id, service_id, position) VALUES (?, ?, ?)');
-      services.forEach((service, position) => link.run(cardId, service.id, position));
+      services.forEach((service, position) => {
+        link.run(cardId, service.id, position);
+      });
     });
     for (const id of existing.keys()) {
       if (!kept.has(id)) this.#db.prepare('DELETE FROM status_page_cards WHERE id = ?').run(id);

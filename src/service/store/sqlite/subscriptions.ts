@@ -50,7 +50,7 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
     const rows = this.#db
       .prepare(
         `SELECT id, status_page_id, type, address, status, created_at, updated_at FROM sp_subscriptions
-         WHERE status_page_id = ? ORDER BY created_at, id`,
+         WHERE status_page_id = ? ORDER BY rowid`,
       )
       .all(statusPageId) as unknown as SubscriptionRow[];
     return rows.map(toSubscription);
