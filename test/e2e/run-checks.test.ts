@@ -81,6 +81,18 @@ describe('service and agent run API checks end to end', () => {
     expect((fail!.apiCheckResult as { response: { status: number } }).response.status).toBe(503);
   });
 
+  it('shows the running agent on its private location', async () => {
+    await agent.waitForLog((l) => l.msg === 'registered; taking work');
+    const view = await api.ok<{ agentCount: number; lastSeen: string; runningAgents: Array<{ version: string; count: number; agents: Array<{ id: string }> }> }>(
+      'GET',
+      `/v1/private-locations/${location.id}`,
+    );
+    expect(view.agentCount).toBe(1);
+    expect(Date.parse(view.lastSeen)).toBeGreaterThan(Date.now() - 60_000);
+    expect(view.runningAgents).toHaveLength(1);
+    expect(view.runningAgents[0]).toMatchObject({ count: 1, isOutdated: false });
+  });
+
   it('does not show one account the results of another', async () => {
     const checks = await api.ok<Array<{ id: string }>>('GET', '/v1/checks');
     const other = new Api(service.url, await createAccount(data.dir));

@@ -34,7 +34,46 @@ const LocationSchema = Type.Object({
   updated_at: Nullable(Type.String({ format: 'date-time' })),
   keys: Type.Array(KeySchema),
   proxyUrl: Nullable(Type.String()),
+  lastSeen: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+  agentCount: Type.Optional(Nullable(Type.Number())),
+  runningAgents: Type.Optional(
+    Type.Array(
+      Type.Object({
+        version: Type.String(),
+        isOutdated: Type.Boolean(),
+        count: Type.Number(),
+        agents: Type.Array(Type.Object({ id: Type.String(), lastSeenAt: Type.String() })),
+      }),
+    ),
+  ),
 });
+
+/**
+ * An agent counts as running when it has not deregistered and called in lately. Idle agents hold a
+ * lease request open for at most JOB_LEASE_MAX_WAIT_SECONDS (25 s by default) and call again at once,
+ * so two minutes of silence means it is gone, whatever the reason.
+ */
+const RUNNING_AGENT_WINDOW_MS = 2 * 60_000;
+
+/** The reference's lastSeen, agentCount and runningAgents (by version), from the agents registry. */
+async function agentsView(store: Store, location: PrivateLocation, now = Date.now()) {
+  const agents = await store.agents.listByLocation(location.id);
+  const running = agents.filter((a) => a.goneAt === null && now - Date.parse(a.lastSeenAt) <= RUNNING_AGENT_WINDOW_MS);
+  const byVersion = new Map<string, typeof running>();
+  for (const agent of running) byVersion.set(agent.version, [...(byVersion.get(agent.version) ?? []), agent]);
+  const lastSeen = agents.reduce<string | null>((latest, a) => (latest === null || a.lastSeenAt > latest ? a.lastSeenAt : latest), null);
+  return {
+    lastSeen,
+    agentCount: running.length,
+    runningAgents: [...byVersion].map(([version, list]) => ({
+      version,
+      // No minimum agent version is enforced yet, so no running agent is outdated.
+      isOutdated: false,
+      count: list.length,
+      agents: list.map((a) => ({ id: a.id, lastSeenAt: a.lastSeenAt })),
+    })),
+  };
+}
 
 const CreateBody = Type.Object(
   {
@@ -82,10 +121,13 @@ function locationView(location: PrivateLocation, keys: ReturnType<typeof keyView
 
 async function maskedView(store: Store, location: PrivateLocation) {
   const keys = await store.locations.listKeys(location.id);
-  return locationView(
-    location,
-    keys.map((k) => keyView(k)),
-  );
+  return {
+    ...locationView(
+      location,
+      keys.map((k) => keyView(k)),
+    ),
+    ...(await agentsView(store, location)),
+  };
 }
 
 const notFound = () => new NotFoundError('Private location not found');
