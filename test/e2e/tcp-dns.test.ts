@@ -1,0 +1,87 @@
+/**
+ * TCP and DNS checks end to end: created through the public API of a real service, run by a real
+ * agent process against a node:net echo server and a dnsmasq on loopback, results read back.
+ * Each pair has a check that must pass and one that must fail, so a result that merely arrives is
+ * not mistaken for the runner doing its work.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DnsmasqServer, freePort, startDnsmasq } from '../agent/dns-server.ts';
+import { type NetServer, startNetServer } from '../agent/tcp-servers.ts';
+import { Api, createAccount, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
+
+describe('service and agent run TCP and DNS checks end to end', () => {
+  let data: Awaited<ReturnType<typeof tempDir>>;
+  let service: { proc: Proc; url: string };
+  let agent: Proc;
+  let echo: NetServer;
+  let dns: DnsmasqServer;
+  let api: Api;
+
+  beforeAll(async () => {
+    data = await tempDir('e2e-tcp-dns');
+    echo = await startNetServer((socket) => socket.pipe(socket));
+    dns = await startDnsmasq(['local=/example.test/', 'host-record=www.example.test,192.0.2.10']);
+    service = await startService({ DATA_DIR: data.dir });
+    api = new Api(service.url, await createAccount(data.dir));
+    const location = await api.createLocation('e2e-net');
+    agent = startAgent({ API_KEY: location.key, API_URL: service.url, SPOOL_DIR: `${data.dir}/spool` });
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await service?.proc.stop();
+    await echo?.close();
+    await dns?.stop();
+    await data?.remove();
+  });
+
+  const firstResult = (checkId: string) =>
+    until(
+      async () => {
+        const r = await api.results(checkId);
+        return r[0];
+      },
+      { what: `a result of check ${checkId}` },
+    );
+
+  const common = { frequency: 0, frequencyOffset: 10, privateLocations: ['e2e-net'] };
+
+  it('runs TCP checks: an echo that answers as asserted passes, a closed port fails', async () => {
+    const closedPort = await freePort();
+    const up = await api.ok<{ id: string }>('POST', '/v1/checks/tcp', {
+      ...common,
+      name: 'echo',
+      request: {
+        hostname: '127.0.0.1',
+        port: echo.port,
+        data: 'hello e2e',
+        assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: 'hello e2e' }],
+      },
+    });
+    const down = await api.ok<{ id: string }>('POST', '/v1/checks/tcp', { ...common, name: 'closed', request: { hostname: '127.0.0.1', port: closedPort } });
+    expect(await firstResult(up.id)).toMatchObject({ checkId: up.id, name: 'echo', hasFailures: false, hasErrors: false, runLocation: 'e2e-net' });
+    expect(await firstResult(down.id)).toMatchObject({ checkId: down.id, hasFailures: true, hasErrors: false });
+  });
+
+  it('runs DNS checks against dnsmasq: the right answer passes, a wrong expectation fails', async () => {
+    const request = { query: 'www.example.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port };
+    const ok = await api.ok<{ id: string }>('POST', '/v1/checks/dns', {
+      ...common,
+      name: 'www A',
+      request: {
+        ...request,
+        assertions: [
+          { source: 'RESPONSE_CODE', comparison: 'EQUALS', target: 'NOERROR' },
+          { source: 'JSON_ANSWER', comparison: 'EQUALS', property: '$.answers[0].data', target: '192.0.2.10' },
+        ],
+      },
+    });
+    const wrong = await api.ok<{ id: string }>('POST', '/v1/checks/dns', {
+      ...common,
+      name: 'www A wrong',
+      request: { ...request, assertions: [{ source: 'TEXT_ANSWER', comparison: 'CONTAINS', target: '198.51.100.1' }] },
+    });
+    expect(await firstResult(ok.id)).toMatchObject({ checkId: ok.id, hasFailures: false, hasErrors: false });
+    expect(await firstResult(wrong.id)).toMatchObject({ checkId: wrong.id, hasFailures: true, hasErrors: false });
+  });
+});
