@@ -11,12 +11,16 @@ import type { ServiceConfig } from './config.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
+import { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
 import { loadNotifyConfig } from './notify/config.ts';
 import { OutboxWorker } from './notify/outbox-worker.ts';
 import { publicApi } from './routes/index.ts';
+import { registerOpenApi } from './routes/openapi.ts';
+import { pingRoutes } from './routes/ping.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { StoredCheck, Store } from './store/store.ts';
+import { VERSION } from '../shared/version.ts';
 
 /** Lets the public API tell the dispatcher that a check was created, changed or deleted. */
 export interface ServiceHooks {
@@ -30,6 +34,8 @@ export interface Service {
   store: Store;
   dispatcher: Dispatcher;
   scheduler: Scheduler;
+  /** Records FAILING for heartbeats that miss their deadline (heartbeats/monitor.ts). */
+  heartbeats: HeartbeatMonitor;
   /** Delivers subscriber notifications from the outbox (notify/outbox-worker.ts). */
   notifier: OutboxWorker;
   /** Listens on config.host:config.port and starts the scheduler; resolves to the base URL. */
@@ -59,6 +65,7 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
     log: app.log,
     messageIdDomain: config.publicUrl.hostname,
   });
+  const heartbeats = new HeartbeatMonitor({ heartbeats: store.heartbeats, log: app.log });
   const hooks: ServiceHooks = {
     checkChanged: (accountId, checkId, check) => scheduler.checkChanged(accountId, checkId, check),
     notificationsQueued: () => notifier.poke(),
@@ -66,7 +73,11 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
 
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  // Before the routes: @fastify/swagger collects them as they are registered.
+  await registerOpenApi(app, { publicUrl: config.publicUrl, version: VERSION });
   await app.register(publicApi, { store, config, hooks });
+  // Outside publicApi: a ping carries its token, not an API key.
+  await app.register(pingRoutes, { store });
   await app.register(agentApi, { store, config, dispatcher });
 
   return {
@@ -74,16 +85,19 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
     store,
     dispatcher,
     scheduler,
+    heartbeats,
     notifier,
     async start() {
       const address = await app.listen({ port: config.port, host: config.host });
       await dispatcher.start();
       await scheduler.start();
+      await heartbeats.start();
       notifier.start();
       return address;
     },
     async stop() {
       await scheduler.stop();
+      await heartbeats.stop();
       await dispatcher.stop();
       await notifier.stop();
       await app.close();

@@ -6,7 +6,8 @@
 import { Type } from 'typebox';
 import { ApiCheckResponse } from './api-check-schema.ts';
 import { DnsCheckResponse } from './dns-check-schema.ts';
+import { HeartbeatCheckResponse } from './heartbeat-check-schema.ts';
 import { IcmpCheckResponse } from './icmp-check-schema.ts';
 import { TcpCheckResponse } from './tcp-check-schema.ts';
 
-export const CheckResponse = Type.Union([ApiCheckResponse, TcpCheckResponse, DnsCheckResponse, IcmpCheckResponse]);
+export const CheckResponse = Type.Union([ApiCheckResponse, TcpCheckResponse, DnsCheckResponse, IcmpCheckResponse, HeartbeatCheckResponse]);

@@ -72,6 +72,9 @@ export function toCheckDefinition(stored: StoredCheck): CheckDefinition {
         degradedPacketLossThreshold: numberOr(body.degradedPacketLossThreshold, ICMP_DEFAULT_DEGRADED_PACKET_LOSS),
         maxPacketLossThreshold: numberOr(body.maxPacketLossThreshold, ICMP_DEFAULT_MAX_PACKET_LOSS),
       } satisfies IcmpCheckDefinition;
+    case 'HEARTBEAT':
+      // Never enqueued (see Dispatcher.enqueue): a heartbeat is pinged, not run.
+      throw new Error(`heartbeat check ${stored.id} has no agent definition`);
     default:
       // No other type has a public endpoint yet; pass the body through so the agent can say so.
       return { ...body, ...base, checkType: stored.checkType };

@@ -102,6 +102,8 @@ export class Dispatcher {
 
   /** Creates the run of `check` at `locationId` due at `dueAtMs` and wakes agents that could take it. */
   async enqueue(check: StoredCheck, locationId: string, dueAtMs: number): Promise<Run> {
+    // Heartbeats are pinged by the monitored job itself; no agent runs them (listSchedulable omits them).
+    if (check.checkType === 'HEARTBEAT') throw new Error(`heartbeat check ${check.id} cannot be enqueued`);
     const { run, superseded } = await this.#store.runs.enqueue(
       {
         runId: randomUUID(),

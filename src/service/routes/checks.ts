@@ -6,11 +6,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
-import { CHECK_TYPES, type CheckType } from '../../shared/checks/types.ts';
+import { CHECK_TYPES } from '../../shared/checks/types.ts';
 import type { ServiceHooks } from '../app.ts';
 import { ApiCheckCreateBody, ApiCheckResponse, ApiCheckUpdateBody } from '../checks/api-check-schema.ts';
 import { CheckResponse } from '../checks/check-response.ts';
-import type { Store } from '../store/store.ts';
+import { heartbeatCheckView } from '../checks/heartbeat-check-schema.ts';
+import type { ServiceConfig } from '../config.ts';
+import type { Store, StoredCheck } from '../store/store.ts';
 import { checkNotFound, checkView, registerCheckWrites } from './check-writes.ts';
 import { commonErrors, IdParams, NoContent } from './schemas.ts';
 
@@ -25,10 +27,16 @@ const ListQuery = Type.Object({
   checkType: Type.Optional(Type.Enum([...CHECK_TYPE_FILTER])),
 });
 
-const isCheckType = (value: string): value is CheckType => (CHECK_TYPES as readonly string[]).includes(value);
+const isCheckType = (value: string): value is StoredCheck['checkType'] =>
+  value === 'HEARTBEAT' || (CHECK_TYPES as readonly string[]).includes(value);
 
-export const checkRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks }> = async (fastify, { store, hooks }) => {
+export const checkRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks; config: Pick<ServiceConfig, 'publicUrl'> }> = async (
+  fastify,
+  { store, hooks, config },
+) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  // A heartbeat's pingUrl is derived from PUBLIC_URL on every read (see heartbeat-check-schema.ts).
+  const viewOf = (check: StoredCheck) => (check.checkType === 'HEARTBEAT' ? heartbeatCheckView(check, config.publicUrl) : checkView(check));
 
   registerCheckWrites(fastify, store, hooks, {
     path: '/v1/checks/api',
@@ -46,7 +54,7 @@ export const checkRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks
       // Reference types this service does not have (HEARTBEAT, URL, ...) match no check.
       if (checkType !== undefined && !isCheckType(checkType)) return [];
       const checks = await store.checks.list(request.account.id, { limit, page, ...(checkType ? { checkType } : {}) });
-      return checks.map(checkView);
+      return checks.map(viewOf);
     },
   );
 
@@ -56,7 +64,7 @@ export const checkRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks
     async (request) => {
       const check = await store.checks.get(request.account.id, request.params.id);
       if (!check) throw checkNotFound();
-      return checkView(check);
+      return viewOf(check);
     },
   );
 

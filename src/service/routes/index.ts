@@ -10,8 +10,12 @@ import type { Store } from '../store/store.ts';
 import { checkResultRoutes } from './check-results.ts';
 import { checkRoutes } from './checks.ts';
 import { dnsCheckRoutes } from './checks-dns.ts';
+import { heartbeatCheckRoutes } from './checks-heartbeat.ts';
 import { icmpCheckRoutes } from './checks-icmp.ts';
 import { tcpCheckRoutes } from './checks-tcp.ts';
+import { dashboardIncidentRoutes } from './dashboard-incidents.ts';
+import { dashboardRoutes } from './dashboards.ts';
+import { heartbeatEventRoutes } from './heartbeat-events.ts';
 import { incidentUpdateRoutes } from './incident-updates.ts';
 import { privateLocationRoutes } from './private-locations.ts';
 import { statusPageIncidentRoutes } from './status-page-incidents.ts';
@@ -21,17 +25,21 @@ import { statusPageRoutes } from './status-pages.ts';
 
 export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig; hooks: ServiceHooks }> = async (
   app,
-  { store, hooks },
+  { store, config, hooks },
 ) => {
   // Registered without fastify-plugin, so the auth hook stays inside this plugin and does not
   // reach the agent API, which authenticates with location keys instead.
   useAccountAuth(app, store);
   await app.register(privateLocationRoutes, { store });
-  await app.register(checkRoutes, { store, hooks });
+  await app.register(checkRoutes, { store, hooks, config });
   await app.register(tcpCheckRoutes, { store, hooks });
   await app.register(dnsCheckRoutes, { store, hooks });
   await app.register(icmpCheckRoutes, { store, hooks });
   await app.register(checkResultRoutes, { store });
+  await app.register(heartbeatCheckRoutes, { store, config });
+  await app.register(heartbeatEventRoutes, { store });
+  await app.register(dashboardRoutes, { store });
+  await app.register(dashboardIncidentRoutes, { store });
   await app.register(statusPageRoutes, { store });
   await app.register(statusPageServiceRoutes, { store });
   await app.register(statusPageIncidentRoutes, { store, hooks });

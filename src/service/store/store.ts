@@ -76,7 +76,7 @@ export interface LocationRepo {
 export interface StoredCheck {
   id: string;
   accountId: string;
-  checkType: CheckType;
+  checkType: CheckType | 'HEARTBEAT';
   name: string;
   activated: boolean;
   muted: boolean;
@@ -95,7 +95,7 @@ export interface CheckRepo {
   create(check: Omit<StoredCheck, 'id' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck>;
   update(accountId: string, id: string, check: Omit<StoredCheck, 'id' | 'accountId' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck | undefined>;
   get(accountId: string, id: string): Promise<StoredCheck | undefined>;
-  list(accountId: string, opts: { limit: number; page: number; checkType?: CheckType }): Promise<StoredCheck[]>;
+  list(accountId: string, opts: { limit: number; page: number; checkType?: StoredCheck['checkType'] }): Promise<StoredCheck[]>;
   delete(accountId: string, id: string): Promise<boolean>;
   /** Every activated check assigned to at least one private location, for the scheduler. */
   listSchedulable(): Promise<StoredCheck[]>;
@@ -186,6 +186,10 @@ export interface Store {
   incidents: import('./status-pages-types.ts').IncidentRepo;
   subscriptions: import('./status-pages-types.ts').SubscriptionRepo;
   outbox: import('./status-pages-types.ts').OutboxRepo;
+  /** Heartbeats, dashboards and dashboard incidents: see ./heartbeat-dashboard-types.ts. */
+  heartbeats: import('./heartbeat-dashboard-types.ts').HeartbeatRepo;
+  dashboards: import('./heartbeat-dashboard-types.ts').DashboardRepo;
+  dashboardIncidents: import('./heartbeat-dashboard-types.ts').DashboardIncidentRepo;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */
   transaction<T>(fn: () => T): T;
   close(): Promise<void>;

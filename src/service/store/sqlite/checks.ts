@@ -108,7 +108,7 @@ export class SqliteCheckRepo implements CheckRepo {
     return row && toCheck(row);
   }
 
-  async list(accountId: string, opts: { limit: number; page: number; checkType?: CheckType }): Promise<StoredCheck[]> {
+  async list(accountId: string, opts: { limit: number; page: number; checkType?: StoredCheck['checkType'] }): Promise<StoredCheck[]> {
     const offset = (opts.page - 1) * opts.limit;
     const rows = (
       opts.checkType
@@ -126,7 +126,8 @@ export class SqliteCheckRepo implements CheckRepo {
 
   async listSchedulable(): Promise<StoredCheck[]> {
     const rows = this.#db
-      .prepare(`${SELECT} WHERE c.activated = 1 AND EXISTS (SELECT 1 FROM check_locations cl WHERE cl.check_id = c.id) ORDER BY c.seq`)
+      // Heartbeats are pinged by the monitored job, never run by an agent: never schedule them.
+      .prepare(`${SELECT} WHERE c.activated = 1 AND c.check_type <> 'HEARTBEAT' AND EXISTS (SELECT 1 FROM check_locations cl WHERE cl.check_id = c.id) ORDER BY c.seq`)
       .all() as unknown as CheckRow[];
     return rows.map(toCheck);
   }

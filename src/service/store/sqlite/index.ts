@@ -7,8 +7,11 @@ import type { Store } from '../store.ts';
 import { SqliteAccountRepo } from './accounts.ts';
 import { SqliteAgentRepo } from './agents.ts';
 import { SqliteCheckRepo } from './checks.ts';
+import { SqliteDashboardIncidentRepo } from './dashboard-incidents.ts';
+import { SqliteDashboardRepo } from './dashboards.ts';
 import { inTransaction, openDatabase } from './db.ts';
 import { SqliteErrorReportRepo } from './error-reports.ts';
+import { SqliteHeartbeatRepo } from './heartbeats.ts';
 import { SqliteIncidentRepo } from './incidents.ts';
 import { SqliteLocationRepo } from './locations.ts';
 import { runMigrations } from './migrations/index.ts';
@@ -26,15 +29,19 @@ export async function openSqliteStore(dataDir: string): Promise<Store> {
     db.close();
     throw err;
   }
+  const checks = new SqliteCheckRepo(db);
   let closed = false;
   return {
     accounts: new SqliteAccountRepo(db),
     locations: new SqliteLocationRepo(db),
-    checks: new SqliteCheckRepo(db),
+    checks,
     results: new SqliteResultRepo(db),
     runs: new SqliteRunRepo(db),
     agents: new SqliteAgentRepo(db),
     errorReports: new SqliteErrorReportRepo(db),
+    heartbeats: new SqliteHeartbeatRepo(db, checks),
+    dashboards: new SqliteDashboardRepo(db),
+    dashboardIncidents: new SqliteDashboardIncidentRepo(db),
     statusPages: new SqliteStatusPageRepo(db),
     statusPageServices: new SqliteSpServiceRepo(db),
     incidents: new SqliteIncidentRepo(db),

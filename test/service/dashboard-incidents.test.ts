@@ -1,0 +1,167 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+
+interface UpdateView {
+  id: string;
+  incidentId: string;
+  status: string;
+  description: string;
+  created_at: string;
+  updated_at: string | null;
+}
+interface IncidentView {
+  id: string;
+  name: string;
+  impact: string;
+  dashboardId: number;
+  startedAt: string | null;
+  stoppedAt: string | null;
+  created_at: string;
+  updated_at: string | null;
+  incidentUpdates?: UpdateView[];
+}
+
+describe('dashboard incidents (/v1/incidents)', () => {
+  let api: TestApi;
+  let acme: TestAccount;
+  let other: TestAccount;
+  let dashboardId: number;
+  beforeEach(async () => {
+    api = await startTestApi();
+    acme = await api.newAccount('Acme');
+    other = await api.newAccount('Other');
+    const d = await api.app.inject({ method: 'POST', url: '/v1/dashboards', headers: acme.headers, payload: { header: 'Acme' } });
+    dashboardId = json<{ id: number }>(d).id;
+  });
+  afterEach(async () => {
+    await api.close();
+  });
+
+  const firstUpdate = [{ status: 'INVESTIGATING', description: 'Elevated errors on checkout' }];
+  const create = (payload: Record<string, unknown>, account = acme) =>
+    api.app.inject({ method: 'POST', url: '/v1/incidents', headers: account.headers, payload });
+  const createOk = async (payload: Record<string, unknown> = {}) => {
+    const res = await create({ name: 'Checkout down', impact: 'MAJOR', dashboardId, incidentUpdates: firstUpdate, ...payload });
+    expect(res.statusCode, res.body).toBe(200);
+    return json<IncidentView>(res);
+  };
+
+  it('creates an incident with exactly one update; startedAt defaults to the time of the request', async () => {
+    const before = Date.now();
+    const incident = await createOk();
+    expect(incident).toMatchObject({ name: 'Checkout down', impact: 'MAJOR', dashboardId, stoppedAt: null, updated_at: null });
+    expect(Date.parse(incident.startedAt ?? '')).toBeGreaterThanOrEqual(before - 1);
+    expect(incident.incidentUpdates).toEqual([
+      {
+        id: expect.any(String),
+        incidentId: incident.id,
+        status: 'INVESTIGATING',
+        description: 'Elevated errors on checkout',
+        created_at: expect.any(String),
+        updated_at: null,
+      },
+    ]);
+  });
+
+  it('refuses bad bodies with a 400 that names the field', async () => {
+    const base = { name: 'x', impact: 'MINOR', dashboardId, incidentUpdates: firstUpdate };
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ incidentUpdates: [] }, /body\/incidentUpdates must NOT have fewer than 1 items/],
+      [{ incidentUpdates: [...firstUpdate, ...firstUpdate] }, /body\/incidentUpdates must NOT have more than 1 items/],
+      [{ impact: 'CRITICAL' }, /body\/impact must be one of MAINTENANCE, MAJOR, MINOR/],
+      [{ incidentUpdates: [{ status: 'DONE', description: 'x' }] }, /body\/incidentUpdates\/0\/status must be one of INVESTIGATING, IDENTIFIED, MONITORING, RESOLVED, MAINTENANCE/],
+      [{ startedAt: '2026-05-02T00:00:00Z', stoppedAt: '2026-05-01T00:00:00Z' }, /stoppedAt must not be before/],
+      [{ startedAt: 'yesterday' }, /body\/startedAt/],
+      [{ name: undefined }, /body\/name is required/],
+    ];
+    for (const [extra, message] of cases) {
+      const res = await create({ ...base, ...extra });
+      expect(res.statusCode, JSON.stringify(extra)).toBe(400);
+      expect(json(res).message).toMatch(message);
+    }
+  });
+
+  it('refuses another account’s dashboard without revealing it exists', async () => {
+    const res = await create({ name: 'x', impact: 'MINOR', dashboardId, incidentUpdates: firstUpdate }, other);
+    expect(res.statusCode).toBe(400);
+    expect(json(res).message).toBe(`body/dashboardId: no dashboard with id ${dashboardId} in this account`);
+    const unknown = await create({ name: 'x', impact: 'MINOR', dashboardId: 987654, incidentUpdates: firstUpdate });
+    expect(json(unknown).message).toBe('body/dashboardId: no dashboard with id 987654 in this account');
+  });
+
+  it('reads the latest update by default and all of them, newest first, with includeAllIncidentUpdates', async () => {
+    const incident = await createOk();
+    const add = await api.app.inject({
+      method: 'POST',
+      url: `/v1/incidents/${incident.id}/updates`,
+      headers: acme.headers,
+      payload: { status: 'RESOLVED', description: 'Fixed' },
+    });
+    expect(add.statusCode, add.body).toBe(201);
+    expect(json<UpdateView>(add)).toMatchObject({ incidentId: incident.id, status: 'RESOLVED', description: 'Fixed', updated_at: null });
+
+    const latest = json<IncidentView>(await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers }));
+    expect(latest.incidentUpdates?.map((u) => u.status)).toEqual(['RESOLVED']);
+    const all = await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}?includeAllIncidentUpdates=true`, headers: acme.headers });
+    expect(json<IncidentView>(all).incidentUpdates?.map((u) => u.status)).toEqual(['RESOLVED', 'INVESTIGATING']);
+  });
+
+  it('updates the incident (without its updates in the response) and edits and deletes updates', async () => {
+    const incident = await createOk();
+    const put = await api.app.inject({
+      method: 'PUT',
+      url: `/v1/incidents/${incident.id}?probe=true`,
+      headers: acme.headers,
+      payload: { name: 'Checkout degraded', impact: 'MINOR', stoppedAt: '2099-01-01T00:00:00.000Z' },
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    const updated = json<IncidentView>(put);
+    expect(updated).toMatchObject({ name: 'Checkout degraded', impact: 'MINOR', startedAt: incident.startedAt, stoppedAt: '2099-01-01T00:00:00.000Z' });
+    expect(updated.updated_at).not.toBeNull();
+    expect(updated.incidentUpdates).toBeUndefined();
+
+    const firstId = incident.incidentUpdates?.[0]?.id ?? '';
+    const edit = await api.app.inject({
+      method: 'PUT',
+      url: `/v1/incidents/${incident.id}/updates/${firstId}`,
+      headers: acme.headers,
+      payload: { description: 'Errors on checkout (EU only)' },
+    });
+    expect(edit.statusCode, edit.body).toBe(200);
+    expect(json<UpdateView>(edit)).toMatchObject({ id: firstId, status: 'INVESTIGATING', description: 'Errors on checkout (EU only)', updated_at: expect.any(String) });
+
+    // The only update cannot go: an incident always has one.
+    const lonely = await api.app.inject({ method: 'DELETE', url: `/v1/incidents/${incident.id}/updates/${firstId}`, headers: acme.headers });
+    expect(lonely.statusCode).toBe(400);
+    expect(json(lonely).message).toMatch(/at least one update/);
+    await api.app.inject({ method: 'POST', url: `/v1/incidents/${incident.id}/updates`, headers: acme.headers, payload: { status: 'MONITORING', description: 'Watching' } });
+    const del = await api.app.inject({ method: 'DELETE', url: `/v1/incidents/${incident.id}/updates/${firstId}`, headers: acme.headers });
+    expect(del.statusCode).toBe(204);
+    const again = await api.app.inject({ method: 'DELETE', url: `/v1/incidents/${incident.id}/updates/${firstId}`, headers: acme.headers });
+    expect(again.statusCode).toBe(404);
+  });
+
+  it('is 404 for another account’s incident on every operation, and deleting removes it', async () => {
+    const incident = await createOk();
+    const updateId = incident.incidentUpdates?.[0]?.id ?? '';
+    for (const [method, url, payload] of [
+      ['GET', `/v1/incidents/${incident.id}`, undefined],
+      ['PUT', `/v1/incidents/${incident.id}`, { name: 'x', impact: 'MINOR' }],
+      ['DELETE', `/v1/incidents/${incident.id}`, undefined],
+      ['POST', `/v1/incidents/${incident.id}/updates`, { status: 'RESOLVED', description: 'x' }],
+      ['PUT', `/v1/incidents/${incident.id}/updates/${updateId}`, { description: 'x' }],
+      ['DELETE', `/v1/incidents/${incident.id}/updates/${updateId}`, undefined],
+    ] as const) {
+      const res = await api.app.inject({ method, url, headers: other.headers, ...(payload ? { payload } : {}) });
+      expect(res.statusCode, `${method} ${url}`).toBe(404);
+    }
+    expect((await api.app.inject({ method: 'DELETE', url: `/v1/incidents/${incident.id}`, headers: acme.headers })).statusCode).toBe(204);
+    expect((await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers })).statusCode).toBe(404);
+  });
+
+  it('goes with its dashboard when the dashboard is deleted', async () => {
+    const incident = await createOk();
+    await api.app.inject({ method: 'DELETE', url: `/v1/dashboards/${dashboardId}`, headers: acme.headers });
+    expect((await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers })).statusCode).toBe(404);
+  });
+});
