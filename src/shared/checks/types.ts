@@ -71,6 +71,16 @@ export interface ApiRequest {
   basicAuth: { username: string; password: string } | null;
 }
 
+/** The runtime of a check whose check, group and account name none. */
+export const DEFAULT_RUNTIME_ID = '2026.04';
+
+/** An environment variable as a job carries it (account, group and check levels already merged). */
+export interface EnvironmentVariable {
+  key: string;
+  value: string;
+  secret: boolean;
+}
+
 /** What every check in a job carries, whatever its type. */
 export interface CheckBase {
   id: string;
@@ -79,7 +89,26 @@ export interface CheckBase {
   checkType: CheckType;
   /** Whether a failing run is the expected outcome (the reference's `shouldFail`). */
   shouldFail: boolean;
+  /**
+   * The runtime user code runs in. The service always resolves it: the check's, else its group's,
+   * else the account default (DEFAULT_RUNTIME_ID). null only in jobs from an older service: the
+   * agent's default runtime.
+   */
   runtimeId: string | null;
+  /**
+   * The variables user code sees in process.env: the account's, then the group's, then the check's
+   * (a later level replaces an earlier one with the same key). Values are plain text in the job; the
+   * agent scrubs every `secret` one from all it sends (src/agent/scrub/). Absent means none.
+   */
+  environmentVariables?: EnvironmentVariable[];
+  /**
+   * The setup code to run before the request, snippets already resolved to their code by the
+   * service: the group's step, then the check's, each in its own block (see docs/secrets.md).
+   * null or absent: no setup.
+   */
+  localSetupScript?: string | null;
+  /** The teardown code, resolved likewise: the check's step, then the group's. null or absent: none. */
+  localTearDownScript?: string | null;
 }
 
 export interface ApiCheckDefinition extends CheckBase {
