@@ -5,7 +5,7 @@
  * notifySubscribers queue their deliveries in that transaction too (outbox.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { deriveIncidentState } from '../incident-state.ts';
 import type {
   IncidentInput,
@@ -69,8 +69,19 @@ const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(',
 
 export class SqliteIncidentRepo implements IncidentRepo {
   readonly #db: DatabaseSync;
+  /** Compiled statements by SQL text: compiling is a large share of a short read's cost. */
+  readonly #statements = new Map<string, StatementSync>();
   constructor(db: DatabaseSync) {
     this.#db = db;
+  }
+
+  #prepare(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
   }
 
   async create(accountId: string, input: IncidentInput & { update: IncidentUpdateInput }): Promise<Notifying<IncidentRecord>> {
@@ -78,8 +89,7 @@ export class SqliteIncidentRepo implements IncidentRepo {
       const services = resolveServices(this.#db, accountId, input.serviceIds, 'body/services');
       const id = randomUUID();
       const now = nowIso();
-      this.#db
-        .prepare(
+      this.#prepare(
           `INSERT INTO incidents (id, account_id, name, severity, last_update_status, created_at)
            VALUES (?, ?, ?, ?, 'INVESTIGATING', ?)`,
         )
@@ -96,11 +106,10 @@ export class SqliteIncidentRepo implements IncidentRepo {
       // Ownership first: another account's incident is a 404 whatever the body says.
       if (!this.#owned(accountId, id)) return undefined;
       const services = resolveServices(this.#db, accountId, input.serviceIds, 'body/services');
-      const changed = this.#db
-        .prepare('UPDATE incidents SET name = ?, severity = ?, updated_at = ? WHERE id = ? AND account_id = ?')
+      const changed = this.#prepare('UPDATE incidents SET name = ?, severity = ?, updated_at = ? WHERE id = ? AND account_id = ?')
         .run(input.name, input.severity, nowIso(), id, accountId).changes;
       if (changed === 0) return undefined;
-      this.#db.prepare('DELETE FROM incident_services WHERE incident_id = ?').run(id);
+      this.#prepare('DELETE FROM incident_services WHERE incident_id = ?').run(id);
       this.#linkServices(id, services);
       return this.#getSync(accountId, id);
     });
@@ -113,20 +122,18 @@ export class SqliteIncidentRepo implements IncidentRepo {
   async list(accountId: string, page: PageRequest): Promise<Page<IncidentRecord>> {
     const before = page.nextId ? decodeSeqCursor('inc', page.nextId) : Number.MAX_SAFE_INTEGER;
     // Walks the (account_id, seq) index backwards from the cursor: no OFFSET, no sort.
-    const rows = this.#db
-      .prepare(`SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.account_id = ? AND i.seq < ? ORDER BY i.seq DESC LIMIT ?`)
+    const rows = this.#prepare(`SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.account_id = ? AND i.seq < ? ORDER BY i.seq DESC LIMIT ?`)
       .all(accountId, before, page.limit + 1) as unknown as IncidentRow[];
     return toPage('inc', rows, page.limit, (r) => this.#hydrate(r));
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    return this.#db.prepare('DELETE FROM incidents WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+    return this.#prepare('DELETE FROM incidents WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
   }
 
   async listUpdates(accountId: string, incidentId: string, limit: number): Promise<IncidentUpdateRecord[] | undefined> {
     if (!this.#owned(accountId, incidentId)) return undefined;
-    const rows = this.#db
-      .prepare(`SELECT ${UPDATE_COLUMNS} FROM incident_updates u WHERE u.incident_id = ? ORDER BY ${NEWEST_UPDATE_FIRST} LIMIT ?`)
+    const rows = this.#prepare(`SELECT ${UPDATE_COLUMNS} FROM incident_updates u WHERE u.incident_id = ? ORDER BY ${NEWEST_UPDATE_FIRST} LIMIT ?`)
       .all(incidentId, limit) as unknown as UpdateRow[];
     return rows.map(toUpdate);
   }
@@ -158,8 +165,7 @@ export class SqliteIncidentRepo implements IncidentRepo {
     return inTransaction(this.#db, () => {
       if (!this.#getUpdateSync(accountId, incidentId, updateId)) return undefined;
       const now = nowIso();
-      this.#db
-        .prepare(
+      this.#prepare(
           `UPDATE incident_updates SET description = ?, status = ?, public_date = ?, notify_subscribers = ?, updated_at = ?
            WHERE id = ? AND incident_id = ?`,
         )
@@ -172,7 +178,7 @@ export class SqliteIncidentRepo implements IncidentRepo {
   async deleteUpdate(accountId: string, incidentId: string, updateId: string): Promise<boolean> {
     return inTransaction(this.#db, () => {
       if (!this.#getUpdateSync(accountId, incidentId, updateId)) return false;
-      this.#db.prepare('DELETE FROM incident_updates WHERE id = ? AND incident_id = ?').run(updateId, incidentId);
+      this.#prepare('DELETE FROM incident_updates WHERE id = ? AND incident_id = ?').run(updateId, incidentId);
       this.#recompute(incidentId, nowIso());
       return true;
     });
@@ -181,8 +187,7 @@ export class SqliteIncidentRepo implements IncidentRepo {
   async listUnresolvedByStatusPage(accountId: string, statusPageIds: string[]): Promise<Map<string, IncidentRecord[]>> {
     const result = new Map<string, IncidentRecord[]>(statusPageIds.map((id) => [id, []]));
     if (statusPageIds.length === 0) return result;
-    const links = this.#db
-      .prepare(
+    const links = this.#prepare(
         `SELECT DISTINCT c.status_page_id AS page_id, i.id AS incident_id, i.seq AS seq FROM status_page_cards c
          JOIN status_page_card_services cs ON cs.card_id = c.id
          JOIN incident_services isv ON isv.service_id = cs.service_id
@@ -194,8 +199,7 @@ export class SqliteIncidentRepo implements IncidentRepo {
       .all(...statusPageIds, accountId) as unknown as { page_id: string; incident_id: string }[];
     if (links.length === 0) return result;
     const ids = [...new Set(links.map((l) => l.incident_id))];
-    const rows = this.#db
-      .prepare(`SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.id IN (${placeholders(ids.length)})`)
+    const rows = this.#prepare(`SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.id IN (${placeholders(ids.length)})`)
       .all(...ids) as unknown as IncidentRow[];
     const byId = new Map(this.#hydrate(rows).map((incident) => [incident.id, incident]));
     for (const link of links) {
@@ -206,19 +210,17 @@ export class SqliteIncidentRepo implements IncidentRepo {
   }
 
   #owned(accountId: string, incidentId: string): boolean {
-    return this.#db.prepare('SELECT 1 FROM incidents WHERE id = ? AND account_id = ?').get(incidentId, accountId) !== undefined;
+    return this.#prepare('SELECT 1 FROM incidents WHERE id = ? AND account_id = ?').get(incidentId, accountId) !== undefined;
   }
 
   #getSync(accountId: string, id: string): IncidentRecord | undefined {
-    const row = this.#db
-      .prepare(`SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.id = ? AND i.account_id = ?`)
+    const row = this.#prepare(`SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.id = ? AND i.account_id = ?`)
       .get(id, accountId) as IncidentRow | undefined;
     return row && this.#hydrate([row])[0];
   }
 
   #getUpdateSync(accountId: string, incidentId: string, updateId: string): IncidentUpdateRecord | undefined {
-    const row = this.#db
-      .prepare(
+    const row = this.#prepare(
         `SELECT ${UPDATE_COLUMNS} FROM incident_updates u JOIN incidents i ON i.id = u.incident_id
          WHERE u.id = ? AND u.incident_id = ? AND i.account_id = ?`,
       )
@@ -227,7 +229,7 @@ export class SqliteIncidentRepo implements IncidentRepo {
   }
 
   #linkServices(incidentId: string, services: SpService[]): void {
-    const link = this.#db.prepare('INSERT INTO incident_services (incident_id, service_id, position) VALUES (?, ?, ?)');
+    const link = this.#prepare('INSERT INTO incident_services (incident_id, service_id, position) VALUES (?, ?, ?)');
     services.forEach((service, position) => {
       link.run(incidentId, service.id, position);
     });
@@ -235,8 +237,7 @@ export class SqliteIncidentRepo implements IncidentRepo {
 
   #insertUpdate(incidentId: string, input: IncidentUpdateInput, now: string): string {
     const id = randomUUID();
-    this.#db
-      .prepare(
+    this.#prepare(
         `INSERT INTO incident_updates (id, incident_id, description, status, public_date, notify_subscribers, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -247,13 +248,11 @@ export class SqliteIncidentRepo implements IncidentRepo {
   /** Re-derives lastUpdateStatus and duration from the updates; `touchedAt` also sets updated_at. */
   #recompute(incidentId: string, touchedAt: string | null): void {
     const entries = (
-      this.#db
-        .prepare('SELECT seq, status, public_date FROM incident_updates WHERE incident_id = ?')
+      this.#prepare('SELECT seq, status, public_date FROM incident_updates WHERE incident_id = ?')
         .all(incidentId) as unknown as { seq: number; status: IncidentStatus | null; public_date: string }[]
     ).map((r) => ({ sequence: r.seq, status: r.status, publicIncidentUpdateDate: r.public_date }));
     const { lastUpdateStatus, duration } = deriveIncidentState(entries);
-    this.#db
-      .prepare('UPDATE incidents SET last_update_status = ?, duration = ?, updated_at = COALESCE(?, updated_at) WHERE id = ?')
+    this.#prepare('UPDATE incidents SET last_update_status = ?, duration = ?, updated_at = COALESCE(?, updated_at) WHERE id = ?')
       .run(lastUpdateStatus, duration, touchedAt, incidentId);
   }
 
@@ -277,15 +276,13 @@ export class SqliteIncidentRepo implements IncidentRepo {
   #hydrate(rows: IncidentRow[]): IncidentRecord[] {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
-    const serviceRows = this.#db
-      .prepare(
+    const serviceRows = this.#prepare(
         `SELECT isv.incident_id, s.seq, s.id, s.account_id, s.name, s.created_at, s.updated_at
          FROM incident_services isv JOIN sp_services s ON s.id = isv.service_id
          WHERE isv.incident_id IN (${placeholders(ids.length)}) ORDER BY isv.incident_id, isv.position`,
       )
       .all(...ids) as unknown as (Parameters<typeof toService>[0] & { incident_id: string })[];
-    const updateRows = this.#db
-      .prepare(
+    const updateRows = this.#prepare(
         `SELECT ${UPDATE_COLUMNS} FROM incident_updates u WHERE u.incident_id IN (${placeholders(ids.length)})
          ORDER BY ${NEWEST_UPDATE_FIRST}`,
       )
