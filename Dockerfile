@@ -17,10 +17,12 @@ RUN npm run build && npm prune --omit=dev
 # ---- uptime: the lightweight image for protocol checks -------------------------------------------
 FROM node:24-bookworm-slim AS uptime
 # tini reaps zombies and forwards SIGTERM so the agent drains on `docker stop`.
-# iputils-ping is the fallback ICMP path; ping carries cap_net_raw as a file capability in Debian, so
-# ICMP checks work without running the agent as root (docs/architecture.md).
+# fping sends ICMP checks' echo requests, many checks per process; Debian installs it with the
+# cap_net_raw file capability, so ICMP works without running the agent as root as long as NET_RAW stays
+# in the container's bounding set (Docker's default). traceroute (unprivileged UDP) and tcpdump serve
+# API checks' network diagnostics; tcpdump captures only when the agent has NET_RAW itself. docs/checks.md.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini ca-certificates iputils-ping \
+ && apt-get install -y --no-install-recommends tini ca-certificates fping traceroute tcpdump \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system outpost && useradd --system --gid outpost --home-dir /var/lib/outpost --create-home outpost \
  && mkdir -p /var/lib/outpost/spool && chown -R outpost:outpost /var/lib/outpost

@@ -4,7 +4,10 @@
  * failures, bounded in time and concurrency, and never changing the verdict.
  */
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
 import { hasNetRaw } from '../../src/agent/diagnostics/capabilities.ts';
@@ -142,10 +145,19 @@ describe('bounds', () => {
   });
 
   it('a trace that runs past its time limit is cut and says so', async () => {
-    const t0 = performance.now();
-    const r = await traceroute('127.0.0.1', '127.0.0.1', 4, { timeLimitMs: 1 });
-    expect(performance.now() - t0).toBeLessThan(1000);
-    expect(r.truncationReason).toBe('time limit of 1 ms');
+    // A traceroute that hangs (a stand-in that only sleeps), so the limit is what ends it.
+    const dir = mkdtempSync(join(tmpdir(), 'outpost-trace-'));
+    const hanging = join(dir, 'traceroute');
+    writeFileSync(hanging, '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
+    try {
+      const t0 = performance.now();
+      const r = await traceroute('127.0.0.1', '127.0.0.1', 4, { timeLimitMs: 200, binary: hanging });
+      expect(performance.now() - t0).toBeLessThan(1500);
+      expect(r.truncationReason).toBe('time limit of 200 ms');
+      expect(r.totalHops).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a cancelled run stops its diagnosis; a timed-out one does not', async () => {

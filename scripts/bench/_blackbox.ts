@@ -1,0 +1,255 @@
+/**
+ * Benchmark helpers for the protocol-check comparisons (api, tcp, dns, icmp): Debian's
+ * prometheus-blackbox-exporter started with a temp config on 127.0.0.1, a closed-loop driver for the
+ * agent's runners (p-queue at the given concurrency, as the daemon runs uptime checks) and one for
+ * blackbox_exporter (concurrent GET /probe at the same concurrency), and the JSON line both make.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import PQueue from 'p-queue';
+import pino from 'pino';
+import { Pool } from 'undici';
+import type { CheckContext } from '../../src/agent/checks/runner.ts';
+import { summarize } from './_stats.ts';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port: number, child: ChildProcess, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}) before it listened`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${what} did not listen on ${port}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const done = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await done;
+}
+
+/** Peak resident set size (VmHWM) of a process in MB. */
+export function peakRssMb(pid: number | 'self' = 'self'): number {
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+export interface Blackbox {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts blackbox_exporter with modules http_2xx, tcp_connect, dns (the given query) and icmp. */
+export async function startBlackbox(dns: { queryName: string; queryType: string } = { queryName: 'www.example.test', queryType: 'A' }): Promise<Blackbox> {
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-blackbox-'));
+  const port = await freePort();
+  writeFileSync(
+    join(dir, 'blackbox.yml'),
+    `modules:
+  http_2xx:
+    prober: http
+    timeout: 5s
+    http:
+      preferred_ip_protocol: ip4
+      valid_status_codes: [200]
+  tcp_connect:
+    prober: tcp
+    timeout: 5s
+    tcp:
+      preferred_ip_protocol: ip4
+  dns:
+    prober: dns
+    timeout: 5s
+    dns:
+      preferred_ip_protocol: ip4
+      transport_protocol: udp
+      query_name: ${dns.queryName}
+      query_type: ${dns.queryType}
+      valid_rcodes: [NOERROR]
+  icmp:
+    prober: icmp
+    timeout: 5s
+    icmp:
+      preferred_ip_protocol: ip4
+`,
+  );
+  const child = spawn(
+    'prometheus-blackbox-exporter',
+    [`--config.file=${join(dir, 'blackbox.yml')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'ENOENT' ? new Error('prometheus-blackbox-exporter is not installed (apt-get install prometheus-blackbox-exporter)') : err),
+    );
+  });
+  await waitForPort(port, child, 'blackbox_exporter');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    async stop() {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SideResult {
+  probes: number;
+  failures: number;
+  probesPerSecond: number;
+  latencyMs: { p50: number; p99: number };
+}
+
+async function closedLoop(concurrency: number, seconds: number, probe: () => Promise<boolean>): Promise<SideResult> {
+  const queue = new PQueue({ concurrency });
+  const latencies: number[] = [];
+  let failures = 0;
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  const task = async (): Promise<void> => {
+    const s = performance.now();
+    const ok = await probe().catch(() => false);
+    latencies.push(performance.now() - s);
+    if (!ok) failures++;
+  };
+  while (performance.now() < end) {
+    queue.add(task);
+    // Keep exactly `concurrency` probes in flight, like the daemon's uptime queue when it is busy.
+    if (queue.size + queue.pending >= concurrency) await queue.onSizeLessThan(1);
+  }
+  await queue.onIdle();
+  const elapsed = (performance.now() - t0) / 1000;
+  const s = summarize(latencies);
+  return { probes: latencies.length, failures, probesPerSecond: Math.round((latencies.length / elapsed) * 10) / 10, latencyMs: { p50: s.p50, p99: s.p99 } };
+}
+
+export function benchContext(): CheckContext {
+  return { signal: new AbortController().signal, timeoutMs: 10_000, log: pino({ level: 'silent' }), useOsDnsResolver: false };
+}
+
+export interface CompareOptions {
+  concurrency: number;
+  duration: number;
+  /** One run of the agent's check engine; true when the check passed. */
+  agentProbe: () => Promise<boolean>;
+  blackbox: Blackbox;
+  module: string;
+  target: string;
+  /** What the ratio must reach (issue 3). */
+  ratioTarget: number;
+  workload: string;
+}
+
+/** Runs the agent's workload, then blackbox_exporter's, each after a one-second warm-up; one JSON object. */
+export async function compare(o: CompareOptions): Promise<Record<string, unknown>> {
+  // Agent: in this process, the runners at the given concurrency. The RSS before any check is the
+  // process with its modules loaded (in development Node strips TypeScript types, which costs memory
+  // the compiled image does not pay); the peak includes it.
+  const baselineRssMb = Math.round((process.memoryUsage().rss / 1024 / 1024) * 10) / 10;
+  await closedLoop(o.concurrency, 1, o.agentProbe);
+  const agent = await closedLoop(o.concurrency, o.duration, o.agentProbe);
+  const agentPeakRssMb = peakRssMb();
+
+  // blackbox_exporter: the same probes, asked over HTTP at the same concurrency.
+  const pool = new Pool(o.blackbox.url, { connections: o.concurrency, pipelining: 1 });
+  const path = `/probe?module=${encodeURIComponent(o.module)}&target=${encodeURIComponent(o.target)}`;
+  const bbProbe = async (): Promise<boolean> => {
+    const res = await pool.request({ method: 'GET', path });
+    const body = await res.body.text();
+    return res.statusCode === 200 && /^probe_success 1$/m.test(body);
+  };
+  await closedLoop(o.concurrency, 1, bbProbe);
+  const blackbox = await closedLoop(o.concurrency, o.duration, bbProbe);
+  await pool.close();
+  const blackboxPeakRssMb = peakRssMb(o.blackbox.pid);
+
+  const ratio = Math.round((agent.probesPerSecond / blackbox.probesPerSecond) * 100) / 100;
+  return {
+    workload: o.workload,
+    concurrency: o.concurrency,
+    durationSeconds: o.duration,
+    agent: { ...agent, baselineRssMb, peakRssMb: agentPeakRssMb },
+    blackbox: { ...blackbox, peakRssMb: blackboxPeakRssMb, module: o.module, target: o.target },
+    ratio,
+    rssNote: 'agent.peakRssMb is the VmHWM of the benchmark process itself (which runs the agent runners in process), read after the agent phase; agent.baselineRssMb is its RSS before the first check; blackbox.peakRssMb is the exporter process VmHWM',
+    targets: {
+      ratio: { want: `>= ${o.ratioTarget}`, met: ratio >= o.ratioTarget },
+      peakRss: { want: '< 150 MB at concurrency 64', met: o.concurrency !== 64 ? null : agentPeakRssMb < 150 },
+    },
+  };
+}
+
+export interface Nginx {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** nginx as a child process (one worker), answering a small JSON document on every path. */
+export async function startNginx(): Promise<Nginx> {
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-bench-nginx-'));
+  const port = await freePort();
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `${process.getuid?.() === 0 ? 'user root root;' : ''}
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  server {
+    listen 127.0.0.1:${port} backlog=4096;
+    location / { default_type application/json; return 200 '{"ok":true}'; }
+  }
+}
+`,
+  );
+  const bin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => {
+    try {
+      readFileSync(p);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (!bin) throw new Error('nginx is not installed (apt-get install nginx-light)');
+  const child = spawn(bin, ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });
+  await waitForPort(port, child, 'nginx');
+  return {
+    port,
+    async stop() {
+      await stopChild(child, 'SIGQUIT');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

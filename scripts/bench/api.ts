@@ -1,0 +1,56 @@
+/**
+ * API checks against blackbox_exporter's http_2xx: GET http://127.0.0.1:<nginx>/ (a small JSON
+ * answer), every run on a fresh connection on both sides, at the same concurrency.
+ *
+ *   npm run bench -- api [--concurrency 64] [--duration 10]
+ */
+import { apiCheckRunner } from '../../src/agent/checks/api.ts';
+import type { ApiCheckDefinition } from '../../src/shared/checks/types.ts';
+import { benchContext, compare, startBlackbox, startNginx } from './_blackbox.ts';
+import { numberFlags } from './_stats.ts';
+
+export async function run(args: string[]): Promise<Record<string, unknown>> {
+  const opts = numberFlags(args, { concurrency: 64, duration: 10 });
+  const nginx = await startNginx();
+  const blackbox = await startBlackbox();
+  const url = `http://127.0.0.1:${nginx.port}/`;
+  const check: ApiCheckDefinition = {
+    id: 'bench',
+    accountId: 'bench',
+    name: 'bench',
+    checkType: 'API',
+    shouldFail: false,
+    runtimeId: null,
+    degradedResponseTime: 5000,
+    maxResponseTime: 20000,
+    request: {
+      method: 'GET',
+      url,
+      followRedirects: true,
+      skipSSL: false,
+      ipFamily: 'IPv4',
+      body: '',
+      bodyType: 'NONE',
+      headers: [],
+      queryParameters: [],
+      // blackbox's http_2xx asserts the status; so does the agent's check.
+      assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+      basicAuth: null,
+    },
+  };
+  const ctx = benchContext();
+  try {
+    return await compare({
+      ...opts,
+      workload: `GET ${url} (nginx, 200 {"ok":true}), status asserted`,
+      agentProbe: async () => !(await apiCheckRunner.run(check, ctx)).hasFailures,
+      blackbox,
+      module: 'http_2xx',
+      target: url,
+      ratioTarget: 1.5,
+    });
+  } finally {
+    await blackbox.stop();
+    await nginx.stop();
+  }
+}

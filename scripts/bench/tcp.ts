@@ -1,0 +1,42 @@
+/**
+ * TCP checks against blackbox_exporter's tcp_connect: connect to nginx's port on 127.0.0.1 and close
+ * (no data sent, nothing asserted on the answer: both sides only connect).
+ *
+ *   npm run bench -- tcp [--concurrency 64] [--duration 10]
+ */
+import { tcpCheckRunner } from '../../src/agent/checks/tcp.ts';
+import type { TcpCheckDefinition } from '../../src/shared/checks/types.ts';
+import { benchContext, compare, startBlackbox, startNginx } from './_blackbox.ts';
+import { numberFlags } from './_stats.ts';
+
+export async function run(args: string[]): Promise<Record<string, unknown>> {
+  const opts = numberFlags(args, { concurrency: 64, duration: 10 });
+  const nginx = await startNginx();
+  const blackbox = await startBlackbox();
+  const check: TcpCheckDefinition = {
+    id: 'bench',
+    accountId: 'bench',
+    name: 'bench',
+    checkType: 'TCP',
+    shouldFail: false,
+    runtimeId: null,
+    degradedResponseTime: 3000,
+    maxResponseTime: 5000,
+    request: { hostname: '127.0.0.1', port: nginx.port, data: null, ipFamily: 'IPv4', assertions: [] },
+  };
+  const ctx = benchContext();
+  try {
+    return await compare({
+      ...opts,
+      workload: `TCP connect to 127.0.0.1:${nginx.port} (nginx), no data`,
+      agentProbe: async () => !(await tcpCheckRunner.run(check, ctx)).hasFailures,
+      blackbox,
+      module: 'tcp_connect',
+      target: `127.0.0.1:${nginx.port}`,
+      ratioTarget: 1.5,
+    });
+  } finally {
+    await blackbox.stop();
+    await nginx.stop();
+  }
+}
