@@ -35,7 +35,28 @@ const PENDING_OPERATIONS: ReadonlyArray<readonly [Method, string]> = [
   ['GET', '/v1/triggers/check-groups/{groupId}'],
   ['POST', '/v1/triggers/check-groups/{groupId}'],
   ['DELETE', '/v1/triggers/check-groups/{groupId}'],
+  ['GET', '/v1/variables'],
+  ['POST', '/v1/variables'],
+  ['GET', '/v1/variables/{key}'],
+  ['PUT', '/v1/variables/{key}'],
+  ['DELETE', '/v1/variables/{key}'],
+  ['GET', '/v1/snippets'],
+  ['POST', '/v1/snippets'],
+  ['GET', '/v1/snippets/{id}'],
+  ['PUT', '/v1/snippets/{id}'],
+  ['DELETE', '/v1/snippets/{id}'],
 ];
+
+/**
+ * Operations served without a contract case here, and why. Each needs state only an agent run
+ * creates (a stored check result with assets); their own test files cover them.
+ */
+const NOT_COVERED_HERE: ReadonlySet<string> = new Set(['GET /v1/check-results/{checkId}/{checkResultId}/assets']);
+
+/** Whether every operation of a pending group (operations whose path starts with `prefix`) is registered. */
+function pendingLanded(prefix: string): boolean {
+  return PENDING_OPERATIONS.filter(([, t]) => t.startsWith(prefix)).every(([m, t]) => registered(m, t));
+}
 
 const reference = new ReferenceValidator();
 let service: Service;
@@ -250,13 +271,39 @@ describe('contract: responses match the reference schemas', () => {
   });
 
   it('check groups (pending: skipped until the routes are registered)', async (ctx) => {
-    if (!PENDING_OPERATIONS.every(([m, t]) => registered(m, t))) ctx.skip();
+    if (!pendingLanded('/v2/check-groups') || !pendingLanded('/v1/check-groups') || !pendingLanded('/v1/triggers/check-groups')) ctx.skip();
     const group = await expectContract<{ id: number }>('POST', '/v2/check-groups', 201, { body: { name: 'Group', concurrency: 2 } });
     await expectContract('PUT', '/v2/check-groups/{id}', 200, { params: { id: group.id }, body: { name: 'Group 2' } });
     await expectContract('GET', '/v1/check-groups', 200);
     await expectContract('GET', '/v1/check-groups/{id}', 200, { params: { id: group.id } });
     await expectContract('GET', '/v1/check-groups/{id}', 404, { params: { id: 999999 } });
+    await expectContract('GET', '/v1/check-groups/{id}/checks', 200, { params: { id: group.id } });
+    await expectContract('GET', '/v2/check-groups/{id}/checks', 200, { params: { id: group.id } });
+    await expectContract('POST', '/v1/triggers/check-groups/{groupId}', 201, { params: { groupId: group.id } });
+    await expectContract('GET', '/v1/triggers/check-groups/{groupId}', 200, { params: { groupId: group.id } });
+    await expectContract('DELETE', '/v1/triggers/check-groups/{groupId}', 204, { params: { groupId: group.id } });
     await expectContract('DELETE', '/v1/check-groups/{id}', 204, { params: { id: group.id } });
+  });
+
+  it('environment variables (pending: skipped until the routes are registered)', async (ctx) => {
+    if (!pendingLanded('/v1/variables')) ctx.skip();
+    await expectContract('POST', '/v1/variables', 201, { body: { key: 'CONTRACT_VAR', value: 'one' } });
+    await expectContract('POST', '/v1/variables', 409, { body: { key: 'CONTRACT_VAR', value: 'two' } });
+    await expectContract('GET', '/v1/variables', 200);
+    await expectContract('GET', '/v1/variables/{key}', 200, { params: { key: 'CONTRACT_VAR' } });
+    await expectContract('PUT', '/v1/variables/{key}', 200, { params: { key: 'CONTRACT_VAR' }, body: { value: 'three' } });
+    await expectContract('GET', '/v1/variables/{key}', 404, { params: { key: 'NO_SUCH_VAR' } });
+    await expectContract('DELETE', '/v1/variables/{key}', 204, { params: { key: 'CONTRACT_VAR' } });
+  });
+
+  it('snippets (pending: skipped until the routes are registered)', async (ctx) => {
+    if (!pendingLanded('/v1/snippets')) ctx.skip();
+    const snippet = await expectContract<{ id: number }>('POST', '/v1/snippets', 201, { body: { name: 'Setup', script: 'console.log(1)' } });
+    await expectContract('GET', '/v1/snippets', 200);
+    await expectContract('GET', '/v1/snippets/{id}', 200, { params: { id: snippet.id } });
+    await expectContract('PUT', '/v1/snippets/{id}', 200, { params: { id: snippet.id }, body: { name: 'Setup 2', script: 'console.log(2)' } });
+    await expectContract('GET', '/v1/snippets/{id}', 404, { params: { id: 999999 } });
+    await expectContract('DELETE', '/v1/snippets/{id}', 204, { params: { id: snippet.id } });
   });
 
   it('every operation answers 401 without a key, in the reference’s error shape', async () => {
@@ -285,7 +332,9 @@ describe('contract: responses match the reference schemas', () => {
     for (const [template, ops] of Object.entries(ours.paths)) {
       for (const method of Object.keys(ops)) {
         const op = `${method.toUpperCase()} ${template}`;
-        if (!reference.hasOperation(method, template) || pending.has(op)) continue;
+        // A pending operation is excluded only while its flow cannot run (its routes not all registered).
+        if (!reference.hasOperation(method, template) || NOT_COVERED_HERE.has(op)) continue;
+        if (pending.has(op) && !pendingLanded(template.split('/{')[0] ?? template)) continue;
         const ok = [...covered].some((c) => c.startsWith(`${op} `) && Number(c.split(' ').at(-1)) < 300);
         if (!ok) missing.push(op);
       }
