@@ -8,13 +8,17 @@
  */
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { ServiceConfig } from './config.ts';
+import { placementOf } from './checks/group-of.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
+import { GroupTriggerRunner } from './dispatch/group-trigger.ts';
+import { RetryCoordinator } from './dispatch/retries.ts';
 import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
 import { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
 import { loadNotifyConfig } from './notify/config.ts';
 import { OutboxWorker } from './notify/outbox-worker.ts';
+import { checkGroupTriggerUrlRoutes } from './routes/check-group-triggers.ts';
 import { publicApi } from './routes/index.ts';
 import { registerOpenApi } from './routes/openapi.ts';
 import { pingRoutes } from './routes/ping.ts';
@@ -57,8 +61,11 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
     requestTimeout: (config.maxLeaseWaitSeconds + 30) * 1000,
     bodyLimit: 10 * 1024 * 1024,
   });
-  const dispatcher = new Dispatcher({ store, config, log: app.log });
-  const scheduler = new Scheduler({ store, config, dispatcher, log: app.log });
+  // Group triggers and retries enqueue through the dispatcher, which asks them about each result.
+  const triggers = new GroupTriggerRunner({ store, log: app.log, enqueue: (c, l, d) => dispatcher.enqueue(c, l, d) });
+  const retries = new RetryCoordinator({ store, log: app.log, watcher: triggers, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) });
+  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries });
+  const scheduler = new Scheduler({ store, config, dispatcher, log: app.log, placement: (check) => placementOf(store, check) });
   const notifier = new OutboxWorker({
     store,
     config: config.notify ?? loadNotifyConfig({}),
@@ -78,6 +85,8 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
   await app.register(publicApi, { store, config, hooks });
   // Outside publicApi: a ping carries its token, not an API key.
   await app.register(pingRoutes, { store });
+  // Outside publicApi too: a group trigger URL carries its token, not an API key.
+  await app.register(checkGroupTriggerUrlRoutes, { store, triggers });
   await app.register(agentApi, { store, config, dispatcher });
 
   return {
@@ -97,6 +106,7 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
     },
     async stop() {
       await scheduler.stop();
+      triggers.stop();
       await heartbeats.stop();
       await dispatcher.stop();
       await notifier.stop();

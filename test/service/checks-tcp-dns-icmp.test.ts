@@ -38,6 +38,10 @@ const commonDefaults = {
   privateLocations: ['office'],
   tags: [],
   runtimeId: null,
+  // Check groups (src/service/checks/group-membership.ts).
+  groupId: null,
+  groupOrder: null,
+  retryStrategy: null,
   frequency: 10,
   created_at: expect.any(String),
   updated_at: null,

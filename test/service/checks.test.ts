@@ -44,6 +44,10 @@ describe('API checks', () => {
       privateLocations: ['office'],
       tags: [],
       runtimeId: null,
+      // Check groups (src/service/checks/group-membership.ts).
+      groupId: null,
+      groupOrder: null,
+      retryStrategy: null,
       frequency: 10,
       degradedResponseTime: 5000,
       maxResponseTime: 20000,

@@ -16,9 +16,11 @@ import {
   type TcpCheckDefinition,
   type TcpRequest,
 } from '../../shared/checks/types.ts';
+import type { StoredCheckGroup } from '../store/check-group-types.ts';
 import type { StoredCheck } from '../store/store.ts';
 import { DEFAULT_DEGRADED_RESPONSE_TIME_MS, DEFAULT_MAX_RESPONSE_TIME_MS } from './api-check-schema.ts';
 import { DNS_DEFAULT_DEGRADED_RESPONSE_TIME_MS, DNS_DEFAULT_MAX_RESPONSE_TIME_MS } from './dns-check-schema.ts';
+import { applyGroup } from './group-merge.ts';
 import {
   ICMP_DEFAULT_DEGRADED_PACKET_LOSS,
   ICMP_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
@@ -27,7 +29,15 @@ import {
 } from './icmp-check-schema.ts';
 import { TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS, TCP_DEFAULT_MAX_RESPONSE_TIME_MS } from './tcp-check-schema.ts';
 
-export function toCheckDefinition(stored: StoredCheck): CheckDefinition {
+/**
+ * The definition of a job: the check's own, with its group's settings applied when it is in one
+ * (apiCheckDefaults, variables, scripts, runtime: see ./group-merge.ts).
+ */
+export function toCheckDefinition(stored: StoredCheck, group?: StoredCheckGroup): CheckDefinition {
+  return applyGroup(ownDefinition(stored), stored.body, group);
+}
+
+function ownDefinition(stored: StoredCheck): CheckDefinition {
   const body = stored.body;
   const base = {
     id: stored.id,

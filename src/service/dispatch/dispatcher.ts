@@ -27,11 +27,14 @@ import {
   type SubmitResultResponse,
 } from '../../shared/protocol.ts';
 import { toCheckDefinition } from '../checks/definition.ts';
+import { groupOf } from '../checks/group-of.ts';
 import type { ServiceConfig } from '../config.ts';
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../http/errors.ts';
+import type { RunRetryLink } from '../store/check-group-types.ts';
 import type { Agent, ErrorReport, PrivateLocation, Run, Store, StoredCheck } from '../store/store.ts';
 import { decodeBody, EnvelopeError, eventsOf, parseEnvelope } from './envelope.ts';
 import { errorReportingDsn, hashReportToken, reportTokenFor } from './report-token.ts';
+import type { ResultPolicy } from './retries.ts';
 import { RUN_TIMEOUT_MS } from './timeouts.ts';
 import { WaitList } from './waiters.ts';
 
@@ -45,6 +48,8 @@ export interface DispatcherOptions {
   now?: () => number;
   /** How often the sweeper looks for expired leases and stale queued runs. */
   sweepIntervalMs?: number;
+  /** Decides whether a failed result is retried (FINAL or ATTEMPT) and enqueues due retries; see ./retries.ts. */
+  resultPolicy?: ResultPolicy;
 }
 
 /** Finished runs are kept this long for GET /v1/check-runs/{id} and diagnosis, then pruned. */
@@ -62,6 +67,7 @@ export class Dispatcher {
   readonly #log: DispatchLog;
   readonly #now: () => number;
   readonly #sweepIntervalMs: number;
+  readonly #resultPolicy: ResultPolicy | undefined;
   readonly #waiters = new WaitList();
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
@@ -73,6 +79,7 @@ export class Dispatcher {
     this.#log = opts.log;
     this.#now = opts.now ?? Date.now;
     this.#sweepIntervalMs = opts.sweepIntervalMs ?? 1000;
+    this.#resultPolicy = opts.resultPolicy;
   }
 
   async start(): Promise<void> {
@@ -101,7 +108,7 @@ export class Dispatcher {
   // Runs
 
   /** Creates the run of `check` at `locationId` due at `dueAtMs` and wakes agents that could take it. */
-  async enqueue(check: StoredCheck, locationId: string, dueAtMs: number): Promise<Run> {
+  async enqueue(check: StoredCheck, locationId: string, dueAtMs: number, retryLink?: RunRetryLink): Promise<Run> {
     // Heartbeats are pinged by the monitored job itself; no agent runs them (listSchedulable omits them).
     if (check.checkType === 'HEARTBEAT') throw new Error(`heartbeat check ${check.id} cannot be enqueued`);
     const { run, superseded } = await this.#store.runs.enqueue(
@@ -115,10 +122,12 @@ export class Dispatcher {
         dueAt: iso(dueAtMs),
         timeoutMs: RUN_TIMEOUT_MS[check.checkType] ?? RUN_TIMEOUT_MS.API,
         // A snapshot: an edit to the check after this point applies from the next run on.
-        check: toCheckDefinition(check),
+        // The check with its group's settings applied (checks/group-merge.ts).
+        check: toCheckDefinition(check, await groupOf(this.#store, check)),
       },
       iso(this.#now()),
     );
+    if (retryLink) await this.#store.runRetries.setLink(run.runId, retryLink);
     if (superseded.length > 0) {
       this.#log.warn(
         { checkId: check.id, locationId, superseded },
@@ -253,6 +262,8 @@ export class Dispatcher {
       await this.#store.runs.finish(run.runId, now);
       throw new NotFoundError(`The check of run ${runId} was deleted; the result is not stored`);
     }
+    // A failed result may be an ATTEMPT to be retried rather than the FINAL one (./retries.ts).
+    const outcome = await this.#resultPolicy?.classify(run, check, req.result, this.#now());
     // The run, not the upload, says which check and type this was: an agent cannot file a result
     // under another check.
     const stored = await this.#store.results.insertOnce({
@@ -263,10 +274,12 @@ export class Dispatcher {
       checkName: check.name,
       locationId: location.id,
       runLocation: location.slugName,
-      attempts: run.leaseAttempt,
+      attempts: outcome?.attempts ?? run.leaseAttempt,
+      resultType: outcome?.resultType ?? 'FINAL',
       payload: { ...req.result, runId: run.runId, checkId: run.checkId, checkType: run.checkType },
     });
     await this.#store.runs.finish(run.runId, now);
+    if (stored.status === 'stored' && outcome) await this.#resultPolicy?.afterStored(run, outcome);
     if (stored.status === 'duplicate') {
       this.#log.info({ runId, agentId: req.agentId, leaseId: req.leaseId }, 'duplicate result ignored');
     }
@@ -344,6 +357,8 @@ export class Dispatcher {
       );
       this.#announce(requeued);
     }
+
+    await this.#resultPolicy?.sweep(nowMs);
 
     const ttlMs = this.#config.queueTtlSeconds * 1000;
     for (;;) {

@@ -19,6 +19,11 @@ export interface SchedulerOptions {
   store: Store;
   config: ServiceConfig;
   dispatcher: Pick<Dispatcher, 'enqueue' | 'cancelRunsOfCheck'>;
+  /**
+   * Whether and where a check runs, its group considered (checks/group-of.ts placementOf). Without
+   * it, a check's own activation and locations.
+   */
+  placement?: (check: StoredCheck) => Promise<{ activated: boolean; locationIds: string[] }>;
   log: DispatchLog;
 }
 
@@ -108,6 +113,7 @@ export class Scheduler {
   readonly #store: Store;
   readonly #dispatcher: SchedulerOptions['dispatcher'];
   readonly #log: DispatchLog;
+  readonly #placement: NonNullable<SchedulerOptions['placement']>;
   /** Live entries by check id, one per location of the check. */
   readonly #byCheck = new Map<string, Entry[]>();
   readonly #heap = new DueHeap();
@@ -119,13 +125,17 @@ export class Scheduler {
     this.#store = opts.store;
     this.#dispatcher = opts.dispatcher;
     this.#log = opts.log;
+    this.#placement = opts.placement ?? (async (check) => check);
   }
 
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
     const checks = await this.#store.checks.listSchedulable();
-    for (const check of checks) if (check.activated && check.locationIds.length > 0) this.#put(check);
+    for (const check of checks) {
+      const where = await this.#placement(check);
+      if (where.activated && where.locationIds.length > 0) this.#put(check, where.locationIds);
+    }
     this.#log.info({ checks: checks.length, pairs: this.#liveCount() }, 'scheduler started');
     this.#arm();
   }
@@ -137,20 +147,26 @@ export class Scheduler {
 
   /** Called by the public API after a check was created, updated (check given) or deleted (undefined). */
   async checkChanged(accountId: string, checkId: string, check: StoredCheck | undefined): Promise<void> {
+    // Read before touching the entries, so no await falls between removing and re-adding them.
+    const where = check && (await this.#placement(check));
     const wasScheduled = this.#byCheck.has(checkId);
     this.#remove(checkId);
-    if (check?.activated && check.locationIds.length > 0) {
+    if (check && where?.activated && where.locationIds.length > 0) {
       // A check that was just created or activated runs once right away, so its owner sees a result
       // without waiting up to a whole interval; from then on it keeps to its phase in the interval.
       // (On start-up and on edits of a running check there is no such extra run: no bursts.)
-      this.#put(check, { runNow: !wasScheduled });
+      this.#put(check, where.locationIds, { runNow: !wasScheduled });
       // Moved off a location: its open runs there have no reason to run any more.
-      await this.#dispatcher.cancelRunsOfCheck(accountId, checkId, 'cancelled: the check no longer runs at this location', check.locationIds);
+      await this.#dispatcher.cancelRunsOfCheck(accountId, checkId, 'cancelled: the check no longer runs at this location', where.locationIds);
     } else {
       await this.#dispatcher.cancelRunsOfCheck(
         accountId,
         checkId,
-        check ? 'cancelled: the check was deactivated' : 'cancelled: the check was deleted',
+        !check
+          ? 'cancelled: the check was deleted'
+          : check.activated && !where?.activated
+            ? "cancelled: the check's group was deactivated"
+            : 'cancelled: the check was deactivated',
       );
     }
     if (this.#running) this.#arm();
@@ -167,10 +183,10 @@ export class Scheduler {
     return n;
   }
 
-  #put(check: StoredCheck, { runNow = false }: { runNow?: boolean } = {}): void {
+  #put(check: StoredCheck, locationIds: readonly string[], { runNow = false }: { runNow?: boolean } = {}): void {
     const intervalMs = intervalMsOf(check);
     const now = Date.now();
-    const entries = check.locationIds.map((locationId): Entry => {
+    const entries = locationIds.map((locationId): Entry => {
       const phaseMs = phaseMsOf(check.id, locationId, intervalMs);
       return { check, locationId, intervalMs, phaseMs, dueMs: runNow ? now : slotAtOrAfter(now, intervalMs, phaseMs), live: true };
     });

@@ -20,6 +20,8 @@ const Params = Type.Object({ checkId: Type.String({ minLength: 1 }) });
 const Query = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   nextId: Type.Optional(Type.String({ minLength: 1 })),
+  // As the reference: FINAL by default, the retried attempts only when asked (docs/api.md "Retries").
+  resultType: Type.Enum(['FINAL', 'ATTEMPT', 'ALL'], { default: 'FINAL' }),
 });
 
 const CheckResultSchema = Type.Object({
@@ -70,8 +72,7 @@ export function checkResultView(result: ListedResult) {
     apiCheckResult: p.apiCheckResult as Record<string, unknown> | null,
     checkRunId: result.sequence ?? 0,
     attempts: result.attempts,
-    // Every stored result is the final one of its run; retries are not stored separately.
-    resultType: 'FINAL' as const,
+    resultType: result.resultType ?? 'FINAL',
     sequenceId: null,
     traceId: null,
   };
@@ -88,8 +89,8 @@ export const checkResultRoutes: FastifyPluginAsync<{ store: Store }> = async (fa
       const { checkId } = request.params;
       // Another account's check is a 404 like a missing one, never an empty list.
       if (!(await store.checks.get(accountId, checkId))) throw new NotFoundError('Check not found');
-      const { limit, nextId } = request.query;
-      const page = await store.results.list(accountId, checkId, { limit, ...(nextId ? { nextId } : {}) });
+      const { limit, nextId, resultType } = request.query;
+      const page = await store.results.list(accountId, checkId, { limit, resultType, ...(nextId ? { nextId } : {}) });
       const entries = page.entries.map(checkResultView);
       return { length: entries.length, entries, nextId: page.nextId };
     },

@@ -12,6 +12,7 @@ import type { CheckType } from '../../shared/checks/types.ts';
 import type { ServiceHooks } from '../app.ts';
 import type { CheckResponse } from '../checks/check-response.ts';
 import { SUB_MINUTE_OFFSETS } from '../checks/common-check-schema.ts';
+import { validateGroupId } from '../checks/group-membership.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
 import { commonErrors, IdParams } from './schemas.ts';
@@ -42,6 +43,8 @@ export function checkView(check: StoredCheck): Static<typeof CheckResponse> {
  * Returns the StoredCheck fields for the repository.
  */
 export async function resolveCheckFields(store: Store, accountId: string, checkType: CheckType, body: CheckBodyBase) {
+  // A group of another account (or none) is a 400 naming groupId, never a hint it exists.
+  await validateGroupId(store, accountId, body);
   if (body.frequency === 0 && !SUB_MINUTE_OFFSETS.includes(body.frequencyOffset as 10 | 20 | 30)) {
     throw new BadRequestError(
       `body/frequencyOffset must be one of ${SUB_MINUTE_OFFSETS.join(', ')} (seconds) when frequency is 0`,

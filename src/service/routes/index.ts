@@ -7,6 +7,8 @@ import type { ServiceHooks } from '../app.ts';
 import type { ServiceConfig } from '../config.ts';
 import { useAccountAuth } from '../http/auth.ts';
 import type { Store } from '../store/store.ts';
+import { checkGroupTriggerRoutes } from './check-group-triggers.ts';
+import { checkGroupRoutes } from './check-groups.ts';
 import { checkResultRoutes } from './check-results.ts';
 import { checkRoutes } from './checks.ts';
 import { dnsCheckRoutes } from './checks-dns.ts';
@@ -36,6 +38,8 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(dnsCheckRoutes, { store, hooks });
   await app.register(icmpCheckRoutes, { store, hooks });
   await app.register(checkResultRoutes, { store });
+  await app.register(checkGroupRoutes, { store, hooks });
+  await app.register(checkGroupTriggerRoutes, { store });
   await app.register(heartbeatCheckRoutes, { store, config });
   await app.register(heartbeatEventRoutes, { store });
   await app.register(dashboardRoutes, { store });

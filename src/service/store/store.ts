@@ -97,7 +97,7 @@ export interface CheckRepo {
   get(accountId: string, id: string): Promise<StoredCheck | undefined>;
   list(accountId: string, opts: { limit: number; page: number; checkType?: StoredCheck['checkType'] }): Promise<StoredCheck[]>;
   delete(accountId: string, id: string): Promise<boolean>;
-  /** Every activated check assigned to at least one private location, for the scheduler. */
+  /** Every activated check assigned to at least one private location or in a group (whose locations may apply), for the scheduler. */
   listSchedulable(): Promise<StoredCheck[]>;
 }
 
@@ -111,6 +111,8 @@ export interface StoredResult {
   locationId: string;
   runLocation: string;
   attempts: number;
+  /** ATTEMPT: a failed try that was retried; FINAL: the last of its retry chain (absent means FINAL). */
+  resultType?: 'FINAL' | 'ATTEMPT';
   createdAt: string;
   payload: RunResult;
 }
@@ -121,8 +123,12 @@ export interface ResultRepo {
    * a unique index decides). Returns which happened and the id of the stored row.
    */
   insertOnce(result: Omit<StoredResult, 'id' | 'createdAt'>): Promise<{ status: 'stored' | 'duplicate'; id: string }>;
-  /** Newest first; `nextId` is an opaque cursor, null on the last page. */
-  list(accountId: string, checkId: string, opts: { limit: number; nextId?: string }): Promise<{ entries: StoredResult[]; nextId: string | null }>;
+  /** Newest first; `nextId` is an opaque cursor, null on the last page. `resultType` ALL (the default) lists both. */
+  list(
+    accountId: string,
+    checkId: string,
+    opts: { limit: number; nextId?: string; resultType?: 'FINAL' | 'ATTEMPT' | 'ALL' },
+  ): Promise<{ entries: StoredResult[]; nextId: string | null }>;
   countForRun(runId: string): Promise<number>;
 }
 
@@ -190,6 +196,9 @@ export interface Store {
   heartbeats: import('./heartbeat-dashboard-types.ts').HeartbeatRepo;
   dashboards: import('./heartbeat-dashboard-types.ts').DashboardRepo;
   dashboardIncidents: import('./heartbeat-dashboard-types.ts').DashboardIncidentRepo;
+  /** Check groups with their trigger tokens, and the retry bookkeeping of runs: see ./check-group-types.ts. */
+  checkGroups: import('./check-group-types.ts').CheckGroupRepo;
+  runRetries: import('./check-group-types.ts').RunRetryRepo;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */
   transaction<T>(fn: () => T): T;
   close(): Promise<void>;

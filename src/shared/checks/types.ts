@@ -95,6 +95,8 @@ export interface CheckBase {
    * agent's default runtime.
    */
   runtimeId: string | null;
+  /** Set for a check in a group: the group's id (src/service/checks/group-merge.ts applies its settings). */
+  groupId?: number;
   /**
    * The variables user code sees in process.env: the account's, then the group's, then the check's
    * (a later level replaces an earlier one with the same key). Values are plain text in the job; the
@@ -109,6 +111,15 @@ export interface CheckBase {
   localSetupScript?: string | null;
   /** The teardown code, resolved likewise: the check's step, then the group's. null or absent: none. */
   localTearDownScript?: string | null;
+  /** Setup and teardown code in run order (setup: group then check; teardown: check then group). */
+  scripts?: { setup: ScriptRef[]; tearDown: ScriptRef[] };
+}
+
+/** A setup or teardown step: inline Node.js code or a snippet id, and whose it is. */
+export interface ScriptRef {
+  from: 'group' | 'check';
+  script: string | null;
+  snippetId: number | null;
 }
 
 export interface ApiCheckDefinition extends CheckBase {

@@ -127,7 +127,9 @@ export class SqliteCheckRepo implements CheckRepo {
   async listSchedulable(): Promise<StoredCheck[]> {
     const rows = this.#db
       // Heartbeats are pinged by the monitored job, never run by an agent: never schedule them.
-      .prepare(`${SELECT} WHERE c.activated = 1 AND c.check_type <> 'HEARTBEAT' AND EXISTS (SELECT 1 FROM check_locations cl WHERE cl.check_id = c.id) ORDER BY c.seq`)
+      .prepare(`${SELECT} WHERE c.activated = 1 AND c.check_type <> 'HEARTBEAT'
+        AND (EXISTS (SELECT 1 FROM check_locations cl WHERE cl.check_id = c.id) OR json_extract(c.body, '$.groupId') IS NOT NULL)
+        ORDER BY c.seq`)
       .all() as unknown as CheckRow[];
     return rows.map(toCheck);
   }

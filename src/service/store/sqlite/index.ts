@@ -6,6 +6,7 @@
 import type { Store } from '../store.ts';
 import { SqliteAccountRepo } from './accounts.ts';
 import { SqliteAgentRepo } from './agents.ts';
+import { SqliteCheckGroupRepo } from './check-groups.ts';
 import { SqliteCheckRepo } from './checks.ts';
 import { SqliteDashboardIncidentRepo } from './dashboard-incidents.ts';
 import { SqliteDashboardRepo } from './dashboards.ts';
@@ -17,6 +18,7 @@ import { SqliteLocationRepo } from './locations.ts';
 import { runMigrations } from './migrations/index.ts';
 import { SqliteOutboxRepo } from './outbox.ts';
 import { SqliteResultRepo } from './results.ts';
+import { SqliteRunRetryRepo } from './run-retries.ts';
 import { SqliteRunRepo } from './runs.ts';
 import { SqliteSpServiceRepo, SqliteStatusPageRepo } from './status-pages.ts';
 import { SqliteSubscriptionRepo } from './subscriptions.ts';
@@ -47,6 +49,8 @@ export async function openSqliteStore(dataDir: string): Promise<Store> {
     incidents: new SqliteIncidentRepo(db),
     subscriptions: new SqliteSubscriptionRepo(db),
     outbox: new SqliteOutboxRepo(db),
+    checkGroups: new SqliteCheckGroupRepo(db, secrets),
+    runRetries: new SqliteRunRetryRepo(db),
     transaction: (fn) => inTransaction(db, fn),
     async close() {
       // Idempotent: service shutdown and test teardown may both close.

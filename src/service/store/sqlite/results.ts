@@ -23,6 +23,7 @@ interface ResultRow {
   location_id: string;
   run_location: string;
   attempts: number;
+  result_type: string;
   created_at: string;
   payload: string;
 }
@@ -37,6 +38,7 @@ const toResult = (row: ResultRow): SequencedResult => ({
   locationId: row.location_id,
   runLocation: row.run_location,
   attempts: row.attempts,
+  resultType: row.result_type === 'ATTEMPT' ? 'ATTEMPT' : 'FINAL',
   createdAt: row.created_at,
   payload: JSON.parse(row.payload) as RunResult,
 });
@@ -67,8 +69,8 @@ export class SqliteResultRepo implements ResultRepo {
     // other becomes a no-op, with no read-then-write window between connections.
     const inserted = this.#db
       .prepare(
-        `INSERT INTO results (id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, created_at, payload)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+        `INSERT INTO results (id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
       )
       .run(
         id,
@@ -79,6 +81,7 @@ export class SqliteResultRepo implements ResultRepo {
         result.locationId,
         result.runLocation,
         result.attempts,
+        result.resultType ?? 'FINAL',
         nowIso(),
         JSON.stringify(result.payload),
       );
@@ -91,16 +94,17 @@ export class SqliteResultRepo implements ResultRepo {
   async list(
     accountId: string,
     checkId: string,
-    opts: { limit: number; nextId?: string },
+    opts: { limit: number; nextId?: string; resultType?: 'FINAL' | 'ATTEMPT' | 'ALL' },
   ): Promise<{ entries: SequencedResult[]; nextId: string | null }> {
     const before = opts.nextId ? decodeCursor(opts.nextId) : Number.MAX_SAFE_INTEGER;
+    const byType = opts.resultType !== undefined && opts.resultType !== 'ALL';
     // One row more than asked tells whether another page exists without a second COUNT query.
     const rows = this.#db
       .prepare(
-        `SELECT seq, id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, created_at, payload
-         FROM results WHERE account_id = ? AND check_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+        `SELECT seq, id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload
+         FROM results WHERE account_id = ? AND check_id = ? ${byType ? 'AND result_type = ?' : ''} AND seq < ? ORDER BY seq DESC LIMIT ?`,
       )
-      .all(accountId, checkId, before, opts.limit + 1) as unknown as ResultRow[];
+      .all(accountId, checkId, ...(byType ? [opts.resultType as string] : []), before, opts.limit + 1) as unknown as ResultRow[];
     const page = rows.slice(0, opts.limit).map(toResult);
     const last = page.at(-1);
     return { entries: page, nextId: rows.length > opts.limit && last ? encodeCursor(last.sequence) : null };

@@ -1,0 +1,134 @@
+/**
+ * Runs every check of a group now, when its trigger URL is called, with at most `concurrency` runs
+ * of the trigger open at once: the first `concurrency` runs are enqueued at once and each further
+ * one when an open run ends (its result arrives, or it expires or is cancelled without one).
+ *
+ * The batches live in memory: a service restart forgets the runs not yet enqueued (the open ones
+ * still run). Runs of a trigger are not retried (see retries.ts), so a slot is never held by a chain.
+ */
+import type { Placement } from '../checks/group-merge.ts';
+import { effectivePlacement } from '../checks/group-merge.ts';
+import type { StoredCheck, Store } from '../store/store.ts';
+import type { DispatchLog } from './dispatcher.ts';
+import type { EnqueueRun, RunWatcher } from './retries.ts';
+
+interface Item {
+  check: StoredCheck;
+  locationId: string;
+}
+
+interface Batch {
+  groupId: number;
+  waiting: Item[];
+  open: number;
+  concurrency: number;
+}
+
+export interface TriggeredRuns {
+  groupId: number;
+  concurrency: number;
+  /** Every (check, location) run the trigger makes, in order (groupOrder, then creation). */
+  runs: Array<{ checkId: string; locationId: string }>;
+}
+
+export interface GroupTriggerOptions {
+  store: Store;
+  log: DispatchLog;
+  enqueue: EnqueueRun;
+  /** How often open runs are checked for having ended without a result. */
+  pollMs?: number;
+}
+
+const ENDED = new Set(['completed', 'expired', 'cancelled']);
+
+export class GroupTriggerRunner implements RunWatcher {
+  readonly #store: Store;
+  readonly #log: DispatchLog;
+  readonly #enqueue: EnqueueRun;
+  readonly #pollMs: number;
+  /** Open runs of triggers and the batch each belongs to. */
+  readonly #open = new Map<string, Batch>();
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(opts: GroupTriggerOptions) {
+    this.#store = opts.store;
+    this.#log = opts.log;
+    this.#enqueue = opts.enqueue;
+    this.#pollMs = opts.pollMs ?? 1000;
+  }
+
+  /** Starts a run of every activated check of the group. A deactivated group runs nothing. */
+  async trigger(accountId: string, groupId: number): Promise<TriggeredRuns | undefined> {
+    const group = await this.#store.checkGroups.get(accountId, groupId);
+    if (!group) return undefined;
+    const items: Item[] = [];
+    for (const checkId of await this.#store.checkGroups.memberIds(accountId, groupId)) {
+      const check = await this.#store.checks.get(accountId, checkId);
+      if (!check || check.checkType === 'HEARTBEAT') continue;
+      const placement: Placement = effectivePlacement(check, group);
+      if (!placement.activated) continue;
+      for (const locationId of placement.locationIds) items.push({ check, locationId });
+    }
+    const batch: Batch = { groupId, waiting: [...items], open: 0, concurrency: Math.max(1, group.concurrency) };
+    this.#log.info({ groupId, runs: items.length, concurrency: batch.concurrency }, 'check group triggered');
+    await this.#fill(batch);
+    return {
+      groupId,
+      concurrency: batch.concurrency,
+      runs: items.map((i) => ({ checkId: i.check.id, locationId: i.locationId })),
+    };
+  }
+
+  isTriggered(runId: string): boolean {
+    return this.#open.has(runId);
+  }
+
+  runFinished(runId: string): void {
+    const batch = this.#open.get(runId);
+    if (!batch) return;
+    this.#open.delete(runId);
+    batch.open--;
+    void this.#fill(batch).catch((err: unknown) => this.#log.error({ err, groupId: batch.groupId }, 'group trigger could not enqueue'));
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  async #fill(batch: Batch): Promise<void> {
+    while (!this.#stopped && batch.open < batch.concurrency) {
+      const item = batch.waiting.shift();
+      if (!item) break;
+      batch.open++;
+      try {
+        const run = await this.#enqueue(item.check, item.locationId, Date.now());
+        this.#open.set(run.runId, batch);
+      } catch (err) {
+        batch.open--;
+        this.#log.error({ err, checkId: item.check.id, groupId: batch.groupId }, 'group trigger could not enqueue a run');
+      }
+    }
+    this.#watch();
+  }
+
+  /** Polls open runs while there are any: a run that expired or was cancelled sends no result. */
+  #watch(): void {
+    if (this.#open.size === 0 || this.#timer || this.#stopped) return;
+    this.#timer = setInterval(() => void this.#poll(), this.#pollMs);
+    this.#timer.unref();
+  }
+
+  async #poll(): Promise<void> {
+    for (const runId of [...this.#open.keys()]) {
+      const run = await this.#store.runs.get(runId);
+      if (!run || ENDED.has(run.state)) this.runFinished(runId);
+    }
+    if (this.#open.size === 0 && this.#timer) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+}
