@@ -59,8 +59,14 @@ describe('service and agent run TCP and DNS checks end to end', () => {
       },
     });
     const down = await api.ok<{ id: string }>('POST', '/v1/checks/tcp', { ...common, name: 'closed', request: { hostname: '127.0.0.1', port: closedPort } });
-    expect(await firstResult(up.id)).toMatchObject({ checkId: up.id, name: 'echo', hasFailures: false, hasErrors: false, runLocation: 'e2e-net' });
-    expect(await firstResult(down.id)).toMatchObject({ checkId: down.id, hasFailures: true, hasErrors: false });
+    const upResult = await firstResult(up.id);
+    expect(upResult).toMatchObject({ checkId: up.id, name: 'echo', hasFailures: false, hasErrors: false, runLocation: 'e2e-net', error: null });
+    // What the agent measured reaches the user through the public API.
+    expect(upResult?.tcpCheckResult).toBeTypeOf('object');
+    expect(JSON.stringify(upResult?.tcpCheckResult)).toContain('hello e2e');
+    const downResult = await firstResult(down.id);
+    expect(downResult).toMatchObject({ checkId: down.id, hasFailures: true, hasErrors: false });
+    expect(String(downResult?.error)).toMatch(/refused/i);
   });
 
   it('runs DNS checks against dnsmasq: the right answer passes, a wrong expectation fails', async () => {
@@ -81,7 +87,9 @@ describe('service and agent run TCP and DNS checks end to end', () => {
       name: 'www A wrong',
       request: { ...request, assertions: [{ source: 'TEXT_ANSWER', comparison: 'CONTAINS', target: '198.51.100.1' }] },
     });
-    expect(await firstResult(ok.id)).toMatchObject({ checkId: ok.id, hasFailures: false, hasErrors: false });
+    const okResult = await firstResult(ok.id);
+    expect(okResult).toMatchObject({ checkId: ok.id, hasFailures: false, hasErrors: false });
+    expect(JSON.stringify(okResult?.dnsCheckResult)).toContain('192.0.2.10');
     expect(await firstResult(wrong.id)).toMatchObject({ checkId: wrong.id, hasFailures: true, hasErrors: false });
   });
 });

@@ -40,6 +40,14 @@ const CheckResultSchema = Type.Object({
   responseTime: Type.Number(),
   // Free-form in the reference too (CheckResultAPI); serialized as stored.
   apiCheckResult: Nullable(Type.Object({}, { additionalProperties: true })),
+  // Outpost extensions: the reference has no result objects for TCP, DNS and ICMP monitors.
+  tcpCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  dnsCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  icmpCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  /** Why the run failed, errored or was cancelled, in a sentence (null when it passed). */
+  error: Type.Optional(Nullable(Type.String())),
+  /** Everything else the agent measured: network diagnostics, TLS and DNS details, notes. */
+  details: Type.Optional(Type.Object({}, { additionalProperties: true })),
   checkRunId: Type.Number(),
   attempts: Type.Number(),
   resultType: Type.Enum(['FINAL', 'ATTEMPT', 'ALL']),
@@ -55,6 +63,7 @@ const ListResponse = Type.Object({
 
 export function checkResultView(result: ListedResult) {
   const p = result.payload;
+  const { tcpCheckResult, dnsCheckResult, icmpCheckResult, ...details } = p.details ?? {};
   return {
     id: result.id,
     name: result.checkName,
@@ -70,6 +79,11 @@ export function checkResultView(result: ListedResult) {
     created_at: result.createdAt,
     responseTime: p.responseTime,
     apiCheckResult: p.apiCheckResult as Record<string, unknown> | null,
+    ...(tcpCheckResult ? { tcpCheckResult: tcpCheckResult as unknown as Record<string, unknown> } : {}),
+    ...(dnsCheckResult ? { dnsCheckResult: dnsCheckResult as unknown as Record<string, unknown> } : {}),
+    ...(icmpCheckResult ? { icmpCheckResult: icmpCheckResult as unknown as Record<string, unknown> } : {}),
+    error: p.error ?? null,
+    ...(Object.keys(details).length > 0 ? { details } : {}),
     checkRunId: result.sequence ?? 0,
     attempts: result.attempts,
     resultType: result.resultType ?? 'FINAL',
