@@ -22,6 +22,7 @@ import { checkGroupTriggerUrlRoutes } from './routes/check-group-triggers.ts';
 import { publicApi } from './routes/index.ts';
 import { registerOpenApi } from './routes/openapi.ts';
 import { pingRoutes } from './routes/ping.ts';
+import { defaultSecretsKeyConfig } from './secrets/key.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { StoredCheck, Store } from './store/store.ts';
 import { VERSION } from '../shared/version.ts';
@@ -51,7 +52,8 @@ export interface Service {
 const PINO_LEVEL = { DEBUG: 'debug', LOG: 'info', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 
 export async function buildService(config: ServiceConfig, opts: { logger?: boolean } = {}): Promise<Service> {
-  const store = await openSqliteStore(config.dataDir);
+  // Loads the secrets key now: a key that cannot open the stored secrets stops the start (ConfigError).
+  const store = await openSqliteStore(config.dataDir, { secrets: config.secrets ?? defaultSecretsKeyConfig(config.dataDir) });
   const app = Fastify({
     logger: opts.logger === false ? false : { level: PINO_LEVEL[config.logLevel], redact: ['req.headers.authorization'] },
     // Agents make several requests a second each (leases, heartbeats, results): a line per request

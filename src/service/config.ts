@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type Env, readEnum, readInteger, readString, readUrl } from '../shared/env.ts';
 import { loadNotifyConfig, type NotifyConfig } from './notify/config.ts';
+import { loadSecretsKeyConfig, type SecretsKeyConfig } from './secrets/key.ts';
 
 export const LOG_LEVELS = ['DEBUG', 'LOG', 'INFO', 'WARN', 'ERROR'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -22,6 +23,8 @@ export interface ServiceConfig {
   maxLeaseWaitSeconds: number;
   /** Subscriber notifications (SMTP_URL, SMTP_FROM, NOTIFY_*); absent means the defaults, no email. */
   notify?: NotifyConfig;
+  /** SECRETS_KEY / SECRETS_KEY_FILE (src/service/secrets/key.ts); absent means the key file in dataDir. */
+  secrets?: SecretsKeyConfig;
 }
 
 export function loadServiceConfig(env: Env, cwd: string = process.cwd()): ServiceConfig {
@@ -44,6 +47,7 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     queueTtlSeconds: readInteger(env, 'JOB_QUEUE_TTL_SECONDS', 360, { min: 5, max: 86400 }),
     maxLeaseWaitSeconds: readInteger(env, 'JOB_LEASE_MAX_WAIT_SECONDS', 25, { min: 1, max: 300 }),
     notify: loadNotifyConfig(env),
+    secrets: loadSecretsKeyConfig(env, dataDir, cwd),
   };
 }
 

@@ -42,6 +42,8 @@ const commonDefaults = {
   groupId: null,
   groupOrder: null,
   retryStrategy: null,
+  // Variables of the check (docs/secrets.md).
+  environmentVariables: [],
   frequency: 10,
   created_at: expect.any(String),
   updated_at: null,

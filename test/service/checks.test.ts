@@ -51,6 +51,12 @@ describe('API checks', () => {
       frequency: 10,
       degradedResponseTime: 5000,
       maxResponseTime: 20000,
+      // Variables, snippets and scripts (docs/secrets.md).
+      environmentVariables: [],
+      setupSnippetId: null,
+      tearDownSnippetId: null,
+      localSetupScript: null,
+      localTearDownScript: null,
       request: {
         method: 'GET',
         url: 'https://example.test/',

@@ -4,7 +4,7 @@
  * update has none, since it changes only the properties it carries.
  *
  * Only properties the service honours or stores meaningfully are accepted; others the reference
- * lists (alert settings, retry strategy, snippets, groups, ...) are dropped on input, as
+ * lists (alert settings, ...) are dropped on input, as
  * `additionalProperties: false` with Fastify's removeAdditional strips them without an error.
  */
 import { Type } from 'typebox';
@@ -17,6 +17,8 @@ export { DATA_CENTER_LOCATIONS, FREQUENCIES, RUNTIME_IDS, SUB_MINUTE_OFFSETS } f
 export const RESPONSE_TIME_MAX_MS = 45000;
 export const DEFAULT_DEGRADED_RESPONSE_TIME_MS = 5000;
 export const DEFAULT_MAX_RESPONSE_TIME_MS = 20000;
+/** The longest setup or teardown script accepted, in characters. */
+export const SCRIPT_MAX = 100_000;
 
 function keyValue(mode: Mode) {
   return Type.Object(
@@ -64,6 +66,11 @@ function apiCheckProperties(mode: Mode) {
       max: DEFAULT_MAX_RESPONSE_TIME_MS,
     }),
     request: required(mode, request(mode)),
+    // Setup and teardown: inline Node.js code and/or a snippet of the account (routes/snippets.ts).
+    setupSnippetId: prop(mode, (o) => Nullable(Type.Integer({ minimum: 1 }), o), null),
+    tearDownSnippetId: prop(mode, (o) => Nullable(Type.Integer({ minimum: 1 }), o), null),
+    localSetupScript: prop(mode, (o) => Nullable(Type.String({ maxLength: SCRIPT_MAX }), o), null),
+    localTearDownScript: prop(mode, (o) => Nullable(Type.String({ maxLength: SCRIPT_MAX }), o), null),
   };
 }
 

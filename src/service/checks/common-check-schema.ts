@@ -6,6 +6,7 @@
  */
 import { type TSchema, Type } from 'typebox';
 import { Nullable } from '../routes/schemas.ts';
+import { environmentVariableList } from './environment-variables-schema.ts';
 import { groupMembershipProperties } from './group-membership.ts';
 
 export type Mode = 'create' | 'update';
@@ -74,6 +75,8 @@ export function commonCheckProperties<K extends string>(mode: Mode, checkType: K
     frequencyOffset: Type.Optional(Type.Integer({ minimum: 1 })),
     degradedResponseTime: prop(mode, responseTime, limits.degraded),
     maxResponseTime: prop(mode, responseTime, limits.max),
+    // ChecksV1EnvironmentVariable items; secret values are sealed at rest and never returned.
+    environmentVariables: prop(mode, (o) => Nullable(environmentVariableList(mode), o), []),
     // groupId, groupOrder and the check's own retryStrategy (see group-membership.ts).
     ...groupMembershipProperties(mode),
   };

@@ -28,13 +28,19 @@ import {
   ICMP_DEFAULT_MAX_RESPONSE_TIME_MS,
 } from './icmp-check-schema.ts';
 import { TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS, TCP_DEFAULT_MAX_RESPONSE_TIME_MS } from './tcp-check-schema.ts';
+import { NO_USER_CODE_CONTEXT, type UserCodeContext, withUserCode } from './user-code.ts';
 
 /**
  * The definition of a job: the check's own, with its group's settings applied when it is in one
- * (apiCheckDefaults, variables, scripts, runtime: see ./group-merge.ts).
+ * (apiCheckDefaults, variables, scripts, runtime: see ./group-merge.ts), then the account's variables,
+ * the snippets' code and the runtime default (./user-code.ts; `userCode` from userCodeContextOf).
  */
-export function toCheckDefinition(stored: StoredCheck, group?: StoredCheckGroup): CheckDefinition {
-  return applyGroup(ownDefinition(stored), stored.body, group);
+export function toCheckDefinition(
+  stored: StoredCheck,
+  group?: StoredCheckGroup,
+  userCode: UserCodeContext = NO_USER_CODE_CONTEXT,
+): CheckDefinition {
+  return withUserCode(applyGroup(ownDefinition(stored), stored.body, group), stored.body, userCode);
 }
 
 function ownDefinition(stored: StoredCheck): CheckDefinition {

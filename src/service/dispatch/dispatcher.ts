@@ -28,8 +28,11 @@ import {
 } from '../../shared/protocol.ts';
 import { toCheckDefinition } from '../checks/definition.ts';
 import { groupOf } from '../checks/group-of.ts';
+import { userCodeContextOf } from '../checks/user-code.ts';
 import type { ServiceConfig } from '../config.ts';
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../http/errors.ts';
+import type { SecretBox } from '../secrets/box.ts';
+import { openSecretsIn, sealSecretsIn } from '../secrets/variables.ts';
 import type { RunRetryLink } from '../store/check-group-types.ts';
 import type { Agent, ErrorReport, PrivateLocation, Run, Store, StoredCheck } from '../store/store.ts';
 import { decodeBody, EnvelopeError, eventsOf, parseEnvelope } from './envelope.ts';
@@ -107,6 +110,12 @@ export class Dispatcher {
   // ---------------------------------------------------------------------------------------------
   // Runs
 
+  /** The job definition of `check`: its group's settings and its user code resolved. */
+  async #definitionOf(check: StoredCheck) {
+    const group = await groupOf(this.#store, check);
+    return toCheckDefinition(check, group, await userCodeContextOf(this.#store, check, group));
+  }
+
   /** Creates the run of `check` at `locationId` due at `dueAtMs` and wakes agents that could take it. */
   async enqueue(check: StoredCheck, locationId: string, dueAtMs: number, retryLink?: RunRetryLink): Promise<Run> {
     // Heartbeats are pinged by the monitored job itself; no agent runs them (listSchedulable omits them).
@@ -122,8 +131,10 @@ export class Dispatcher {
         dueAt: iso(dueAtMs),
         timeoutMs: RUN_TIMEOUT_MS[check.checkType] ?? RUN_TIMEOUT_MS.API,
         // A snapshot: an edit to the check after this point applies from the next run on.
-        // The check with its group's settings applied (checks/group-merge.ts).
-        check: toCheckDefinition(check, await groupOf(this.#store, check)),
+        // The check with its group's settings applied (checks/group-merge.ts) and its user code
+        // resolved (checks/user-code.ts). Secret values are sealed in the stored snapshot and
+        // opened only when the job is handed to an agent (toJob).
+        check: sealSecretsIn(this.#store.secrets, await this.#definitionOf(check)),
       },
       iso(this.#now()),
     );
@@ -229,7 +240,7 @@ export class Dispatcher {
           await this.#handBack(agent.id, runs.map((r) => ({ runId: r.runId, leaseId: r.leaseId ?? '' })));
           return { jobs: [] };
         }
-        return { jobs: runs.map(toJob) };
+        return { jobs: runs.map((run) => toJob(run, this.#store.secrets)) };
       }
       const remaining = deadline - performance.now();
       if (remaining <= 0) return { jobs: [] };
@@ -429,7 +440,8 @@ export class Dispatcher {
   }
 }
 
-export function toJob(run: Run): Job {
+/** The job of a leased run; its snapshot's secret values opened for the agent. */
+export function toJob(run: Run, secrets: SecretBox): Job {
   return {
     runId: run.runId,
     leaseId: run.leaseId ?? '',
@@ -438,6 +450,6 @@ export function toJob(run: Run): Job {
     dueAt: run.dueAt,
     checkClass: run.checkClass,
     timeoutMs: run.timeoutMs,
-    check: run.check,
+    check: openSecretsIn(secrets, run.check),
   };
 }

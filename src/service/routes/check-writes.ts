@@ -12,10 +12,13 @@ import type { CheckType } from '../../shared/checks/types.ts';
 import type { ServiceHooks } from '../app.ts';
 import type { CheckResponse } from '../checks/check-response.ts';
 import { SUB_MINUTE_OFFSETS } from '../checks/common-check-schema.ts';
+import { resolveVariableList, type StoredVariable } from '../checks/environment-variables-schema.ts';
 import { validateGroupId } from '../checks/group-membership.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import { maskSecretValues } from '../secrets/variables.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
 import { commonErrors, IdParams } from './schemas.ts';
+import { assertOwnSnippet } from './snippets.ts';
 
 export const checkNotFound = () => new NotFoundError('Check not found');
 
@@ -34,7 +37,8 @@ export interface CheckBodyBase {
 /** GET's shape: the stored body with id and timestamps (created_at/updated_at as the reference). */
 export function checkView(check: StoredCheck): Static<typeof CheckResponse> {
   // The body was validated against its type's create schema (defaults filled) before it was stored.
-  const view = { id: check.id, ...check.body, created_at: check.createdAt, updated_at: check.updatedAt };
+  // Secret variable values are never returned (null, as the reference says).
+  const view = maskSecretValues({ id: check.id, ...check.body, created_at: check.createdAt, updated_at: check.updatedAt });
   return view as unknown as Static<typeof CheckResponse>;
 }
 
@@ -42,9 +46,24 @@ export function checkView(check: StoredCheck): Static<typeof CheckResponse> {
  * Checks what the schema cannot and maps privateLocations slugs to this account's location ids.
  * Returns the StoredCheck fields for the repository.
  */
-export async function resolveCheckFields(store: Store, accountId: string, checkType: CheckType, body: CheckBodyBase) {
+export async function resolveCheckFields(
+  store: Store,
+  accountId: string,
+  checkType: CheckType,
+  body: CheckBodyBase,
+  /** PUT: the stored body, whose secret values a null value keeps. */
+  storedBody?: Record<string, unknown>,
+) {
   // A group of another account (or none) is a 400 naming groupId, never a hint it exists.
   await validateGroupId(store, accountId, body);
+  // A snippet of another account (or none) likewise.
+  await assertOwnSnippet(store, accountId, 'body/setupSnippetId', body.setupSnippetId);
+  await assertOwnSnippet(store, accountId, 'body/tearDownSnippetId', body.tearDownSnippetId);
+  if (body.environmentVariables !== undefined) {
+    const given = body.environmentVariables as Parameters<typeof resolveVariableList>[1];
+    const stored = (storedBody?.environmentVariables ?? []) as StoredVariable[];
+    body = { ...body, environmentVariables: resolveVariableList('body/environmentVariables', given, stored) };
+  }
   if (body.frequency === 0 && !SUB_MINUTE_OFFSETS.includes(body.frequencyOffset as 10 | 20 | 30)) {
     throw new BadRequestError(
       `body/frequencyOffset must be one of ${SUB_MINUTE_OFFSETS.join(', ')} (seconds) when frequency is 0`,
@@ -122,7 +141,7 @@ export function registerCheckWrites(fastify: FastifyInstance, store: Store, hook
       // Another type's check under this path reads as absent, like another account's.
       if (existing?.checkType !== o.checkType) throw checkNotFound();
       const body = normalize(mergeUpdate(existing.body, request.body as Record<string, unknown>));
-      const fields = await resolveCheckFields(store, accountId, o.checkType, body);
+      const fields = await resolveCheckFields(store, accountId, o.checkType, body, existing.body);
       const updated = await store.checks.update(accountId, existing.id, fields);
       if (!updated) throw checkNotFound();
       await hooks.checkChanged(accountId, updated.id, updated);

@@ -20,10 +20,12 @@ import { dashboardRoutes } from './dashboards.ts';
 import { heartbeatEventRoutes } from './heartbeat-events.ts';
 import { incidentUpdateRoutes } from './incident-updates.ts';
 import { privateLocationRoutes } from './private-locations.ts';
+import { snippetRoutes } from './snippets.ts';
 import { statusPageIncidentRoutes } from './status-page-incidents.ts';
 import { statusPageServiceRoutes } from './status-page-services.ts';
 import { statusPageSubscriptionRoutes } from './status-page-subscriptions.ts';
 import { statusPageRoutes } from './status-pages.ts';
+import { variableRoutes } from './variables.ts';
 
 export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig; hooks: ServiceHooks }> = async (
   app,
@@ -49,4 +51,6 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(statusPageIncidentRoutes, { store, hooks });
   await app.register(incidentUpdateRoutes, { store, hooks });
   await app.register(statusPageSubscriptionRoutes, { store });
+  await app.register(variableRoutes, { store });
+  await app.register(snippetRoutes, { store });
 };

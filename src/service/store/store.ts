@@ -199,6 +199,11 @@ export interface Store {
   /** Check groups with their trigger tokens, and the retry bookkeeping of runs: see ./check-group-types.ts. */
   checkGroups: import('./check-group-types.ts').CheckGroupRepo;
   runRetries: import('./check-group-types.ts').RunRetryRepo;
+  /** Account environment variables and snippets: see ./variables-types.ts. */
+  variables: import('./variables-types.ts').VariableRepo;
+  snippets: import('./variables-types.ts').SnippetRepo;
+  /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */
+  secrets: import('../secrets/box.ts').SecretBox;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */
   transaction<T>(fn: () => T): T;
   close(): Promise<void>;

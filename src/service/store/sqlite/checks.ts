@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import type { CheckType } from '../../../shared/checks/types.ts';
+import type { SecretBox } from '../../secrets/box.ts';
+import { parseStoredJson, storedJson } from '../../secrets/variables.ts';
 import type { CheckRepo, StoredCheck } from '../store.ts';
 import { inTransaction, nowIso } from './db.ts';
 
@@ -30,7 +32,8 @@ const SELECT = `
             (SELECT location_id FROM check_locations WHERE check_id = c.id ORDER BY position)) AS location_ids
   FROM checks c`;
 
-const toCheck = (row: CheckRow): StoredCheck => ({
+// Secret variable values are sealed in the stored body (src/service/secrets/variables.ts).
+const toCheck = (row: CheckRow, box: SecretBox): StoredCheck => ({
   id: row.id,
   accountId: row.account_id,
   checkType: row.check_type as CheckType,
@@ -40,15 +43,17 @@ const toCheck = (row: CheckRow): StoredCheck => ({
   frequency: row.frequency,
   frequencyOffset: row.frequency_offset,
   locationIds: row.location_ids ? row.location_ids.split(',') : [],
-  body: JSON.parse(row.body) as Record<string, unknown>,
+  body: parseStoredJson<Record<string, unknown>>(box, row.body),
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
 
 export class SqliteCheckRepo implements CheckRepo {
   readonly #db: DatabaseSync;
-  constructor(db: DatabaseSync) {
+  readonly #box: SecretBox;
+  constructor(db: DatabaseSync, box: SecretBox) {
     this.#db = db;
+    this.#box = box;
   }
 
   async create(check: Omit<StoredCheck, 'id' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck> {
@@ -68,7 +73,7 @@ export class SqliteCheckRepo implements CheckRepo {
           check.muted ? 1 : 0,
           check.frequency,
           check.frequencyOffset,
-          JSON.stringify(check.body),
+          storedJson(this.#box, check.body),
           nowIso(),
         );
       this.#setLocations(id, check.locationIds);
@@ -90,7 +95,7 @@ export class SqliteCheckRepo implements CheckRepo {
           check.muted ? 1 : 0,
           check.frequency,
           check.frequencyOffset,
-          JSON.stringify(check.body),
+          storedJson(this.#box, check.body),
           nowIso(),
           id,
           accountId,
@@ -105,7 +110,7 @@ export class SqliteCheckRepo implements CheckRepo {
 
   async get(accountId: string, id: string): Promise<StoredCheck | undefined> {
     const row = this.#db.prepare(`${SELECT} WHERE c.id = ? AND c.account_id = ?`).get(id, accountId) as CheckRow | undefined;
-    return row && toCheck(row);
+    return row && toCheck(row, this.#box);
   }
 
   async list(accountId: string, opts: { limit: number; page: number; checkType?: StoredCheck['checkType'] }): Promise<StoredCheck[]> {
@@ -117,7 +122,7 @@ export class SqliteCheckRepo implements CheckRepo {
             .all(accountId, opts.checkType, opts.limit, offset)
         : this.#db.prepare(`${SELECT} WHERE c.account_id = ? ORDER BY c.seq LIMIT ? OFFSET ?`).all(accountId, opts.limit, offset)
     ) as unknown as CheckRow[];
-    return rows.map(toCheck);
+    return rows.map((r) => toCheck(r, this.#box));
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
@@ -131,7 +136,7 @@ export class SqliteCheckRepo implements CheckRepo {
         AND (EXISTS (SELECT 1 FROM check_locations cl WHERE cl.check_id = c.id) OR json_extract(c.body, '$.groupId') IS NOT NULL)
         ORDER BY c.seq`)
       .all() as unknown as CheckRow[];
-    return rows.map(toCheck);
+    return rows.map((r) => toCheck(r, this.#box));
   }
 
   #setLocations(checkId: string, locationIds: string[]): void {
@@ -145,6 +150,6 @@ export class SqliteCheckRepo implements CheckRepo {
   #mustGet(accountId: string, id: string): StoredCheck {
     const row = this.#db.prepare(`${SELECT} WHERE c.id = ? AND c.account_id = ?`).get(id, accountId) as CheckRow | undefined;
     if (!row) throw new Error(`check ${id} vanished right after it was written`);
-    return toCheck(row);
+    return toCheck(row, this.#box);
   }
 }

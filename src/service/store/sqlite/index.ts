@@ -3,6 +3,8 @@
  * node:sqlite is synchronous, which makes multi-statement operations inside one repository method
  * atomic for free within this process; WAL plus busy_timeout handles a second process (the CLI).
  */
+import { SecretBox } from '../../secrets/box.ts';
+import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '../../secrets/key.ts';
 import type { Store } from '../store.ts';
 import { SqliteAccountRepo } from './accounts.ts';
 import { SqliteAgentRepo } from './agents.ts';
@@ -20,18 +22,32 @@ import { SqliteOutboxRepo } from './outbox.ts';
 import { SqliteResultRepo } from './results.ts';
 import { SqliteRunRetryRepo } from './run-retries.ts';
 import { SqliteRunRepo } from './runs.ts';
+import { SqliteSnippetRepo } from './snippets.ts';
 import { SqliteSpServiceRepo, SqliteStatusPageRepo } from './status-pages.ts';
 import { SqliteSubscriptionRepo } from './subscriptions.ts';
+import { SqliteVariableRepo, verifySecretsMarker } from './variables.ts';
 
-export async function openSqliteStore(dataDir: string): Promise<Store> {
+export interface SqliteStoreOptions {
+  /**
+   * Where the key that seals secrets comes from (src/service/secrets/key.ts). Given (the service):
+   * the key is loaded and checked against the database now, so a wrong key stops the start with a
+   * ConfigError. Absent (the CLI, tests): the key file in dataDir, loaded on the first secret.
+   */
+  secrets?: SecretsKeyConfig;
+}
+
+export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions = {}): Promise<Store> {
   const db = openDatabase(dataDir);
+  let secrets: SecretBox;
   try {
     runMigrations(db);
+    secrets = secretBoxFor(db, opts.secrets ?? defaultSecretsKeyConfig(dataDir));
+    if (opts.secrets) secrets.ready();
   } catch (err) {
     db.close();
     throw err;
   }
-  const checks = new SqliteCheckRepo(db);
+  const checks = new SqliteCheckRepo(db, secrets);
   let closed = false;
   return {
     accounts: new SqliteAccountRepo(db),
@@ -50,6 +66,9 @@ export async function openSqliteStore(dataDir: string): Promise<Store> {
     subscriptions: new SqliteSubscriptionRepo(db),
     outbox: new SqliteOutboxRepo(db),
     checkGroups: new SqliteCheckGroupRepo(db, secrets),
+    variables: new SqliteVariableRepo(db, secrets),
+    snippets: new SqliteSnippetRepo(db),
+    secrets,
     runRetries: new SqliteRunRetryRepo(db),
     transaction: (fn) => inTransaction(db, fn),
     async close() {
@@ -59,4 +78,17 @@ export async function openSqliteStore(dataDir: string): Promise<Store> {
       db.close();
     },
   };
+}
+
+/** The store's SecretBox: the key loads on first use and is then checked against the database's marker. */
+function secretBoxFor(db: ReturnType<typeof openDatabase>, config: SecretsKeyConfig): SecretBox {
+  const description = config.key !== undefined ? 'SECRETS_KEY' : `the key file ${config.keyFile}`;
+  const setting = config.key !== undefined ? 'SECRETS_KEY' : 'SECRETS_KEY_FILE';
+  const box: SecretBox = new SecretBox(() => {
+    const key = loadSecretsKey(config);
+    // The marker check needs the key id, so it runs on a box that already has the key.
+    verifySecretsMarker(db, new SecretBox(key), { setting, description });
+    return key;
+  });
+  return box;
 }

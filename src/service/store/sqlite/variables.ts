@@ -1,0 +1,113 @@
+/**
+ * Account environment variables on SQLite, every value sealed (see migration 007), and the secrets
+ * key marker that tells at start whether the configured key opens what the database holds.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { ConfigError } from '../../../shared/errors.ts';
+import { type SecretBox, SecretDecryptError } from '../../secrets/box.ts';
+import type { AccountVariable, AccountVariableInput, VariableRepo } from '../variables-types.ts';
+import { nowIso } from './db.ts';
+
+interface VariableRow {
+  key: string;
+  sealed_value: string;
+  locked: number;
+  secret: number;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export class SqliteVariableRepo implements VariableRepo {
+  readonly #db: DatabaseSync;
+  readonly #box: SecretBox;
+  constructor(db: DatabaseSync, box: SecretBox) {
+    this.#db = db;
+    this.#box = box;
+  }
+
+  #toVariable(row: VariableRow): AccountVariable {
+    return {
+      key: row.key,
+      value: this.#box.open(row.sealed_value),
+      locked: row.locked === 1,
+      secret: row.secret === 1,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+
+  async list(accountId: string, opts?: { limit: number; page: number }): Promise<AccountVariable[]> {
+    const rows = opts
+      ? this.#db
+          .prepare('SELECT * FROM environment_variables WHERE account_id = ? ORDER BY created_at, key LIMIT ? OFFSET ?')
+          .all(accountId, opts.limit, (opts.page - 1) * opts.limit)
+      : this.#db.prepare('SELECT * FROM environment_variables WHERE account_id = ? ORDER BY created_at, key').all(accountId);
+    return (rows as unknown as VariableRow[]).map((r) => this.#toVariable(r));
+  }
+
+  async get(accountId: string, key: string): Promise<AccountVariable | undefined> {
+    const row = this.#db.prepare('SELECT * FROM environment_variables WHERE account_id = ? AND key = ?').get(accountId, key);
+    return row ? this.#toVariable(row as unknown as VariableRow) : undefined;
+  }
+
+  async create(accountId: string, input: AccountVariableInput): Promise<AccountVariable | undefined> {
+    const row = this.#db
+      .prepare(
+        `INSERT INTO environment_variables (account_id, key, sealed_value, locked, secret, created_at)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *`,
+      )
+      .get(accountId, input.key, this.#box.seal(input.value), input.locked ? 1 : 0, input.secret ? 1 : 0, nowIso());
+    return row ? this.#toVariable(row as unknown as VariableRow) : undefined;
+  }
+
+  async update(accountId: string, key: string, input: Omit<AccountVariableInput, 'key'>): Promise<AccountVariable | undefined> {
+    const row = this.#db
+      .prepare(
+        `UPDATE environment_variables SET sealed_value = ?, locked = ?, secret = ?, updated_at = ?
+         WHERE account_id = ? AND key = ? RETURNING *`,
+      )
+      .get(this.#box.seal(input.value), input.locked ? 1 : 0, input.secret ? 1 : 0, nowIso(), accountId, key);
+    return row ? this.#toVariable(row as unknown as VariableRow) : undefined;
+  }
+
+  async delete(accountId: string, key: string): Promise<boolean> {
+    return this.#db.prepare('DELETE FROM environment_variables WHERE account_id = ? AND key = ?').run(accountId, key).changes > 0;
+  }
+}
+
+const MARKER_PLAINTEXT = 'outpost secrets key marker v1';
+
+/**
+ * Called once when the key is first loaded. A database without a marker gets one sealed with this
+ * key; a database with one must open it with this key, else nothing sealed in it can be read and the
+ * service must not start (it would fail every read of a secret, and sealing new values with another
+ * key would leave the database with two keys). `keySource` names where the key came from.
+ */
+export function verifySecretsMarker(db: DatabaseSync, box: SecretBox, keySource: { setting: string; description: string }): void {
+  const row = db.prepare('SELECT key_id, sealed FROM secrets_marker WHERE id = 1').get() as { key_id: string; sealed: string } | undefined;
+  if (!row) {
+    db.prepare('INSERT INTO secrets_marker (id, key_id, sealed, created_at) VALUES (1, ?, ?, ?) ON CONFLICT DO NOTHING').run(
+      box.keyId,
+      box.seal(MARKER_PLAINTEXT),
+      nowIso(),
+    );
+    // Another process may have won the insert with its own key: check against what is stored.
+    const stored = db.prepare('SELECT key_id, sealed FROM secrets_marker WHERE id = 1').get() as { key_id: string; sealed: string };
+    checkMarker(stored, box, keySource);
+    return;
+  }
+  checkMarker(row, box, keySource);
+}
+
+function checkMarker(row: { key_id: string; sealed: string }, box: SecretBox, keySource: { setting: string; description: string }): void {
+  try {
+    if (box.open(row.sealed) === MARKER_PLAINTEXT) return;
+  } catch (err) {
+    if (!(err instanceof SecretDecryptError)) throw err;
+  }
+  throw new ConfigError(
+    keySource.setting,
+    `the secrets key from ${keySource.description} (key id ${box.keyId}) cannot decrypt the secrets stored in this database ` +
+      `(sealed with key id ${row.key_id}); configure the key that sealed them (SECRETS_KEY or SECRETS_KEY_FILE)`,
+  );
+}
