@@ -11,6 +11,7 @@ import {
   readUrl,
 } from '../shared/env.ts';
 import { ConfigError } from '../shared/errors.ts';
+import { defaultRuntimesDir } from './runtimes.ts';
 
 export const AGENT_LOG_LEVELS = ['DEBUG', 'LOG', 'INFO', 'WARN', 'ERROR'] as const;
 export type AgentLogLevel = (typeof AGENT_LOG_LEVELS)[number];
@@ -44,6 +45,12 @@ export interface AgentConfig {
   spoolDir: string;
   spoolMaxBytes: number;
   useOsDnsResolver: boolean;
+  /** Where the runtimes for user code are (src/agent/runtimes.ts); default `<package root>/runtimes`. */
+  runtimesDir: string;
+  /** Warm sandboxes kept per runtime (src/agent/sandbox/pool.ts); 0 starts each on demand. */
+  sandboxPoolSize: number;
+  /** Resident memory a sandbox may use, in MB (the V8 heap cap is three quarters of it). */
+  sandboxMemoryMb: number;
 }
 
 /** Upper- or lowercase proxy variable; lowercase wins, as in curl and undici's EnvHttpProxyAgent. */
@@ -116,5 +123,10 @@ export function loadAgentConfig(env: Env, cwd: string = process.cwd()): AgentCon
       max: Number.MAX_SAFE_INTEGER,
     }),
     useOsDnsResolver: readBoolean(env, 'USE_OS_DNS_RESOLVER', false),
+    runtimesDir: path.resolve(cwd, readString(env, 'RUNTIMES_DIR', defaultRuntimesDir())),
+    sandboxPoolSize: readInteger(env, 'SANDBOX_POOL_SIZE', 2, { min: 0, max: 50 }),
+    // The reference sizes an API check at ~150 MB; scripts that load several libraries need more
+    // headroom than that, and the watchdog counts the whole process.
+    sandboxMemoryMb: readInteger(env, 'SANDBOX_MEMORY_MB', 512, { min: 64, max: 16_384 }),
   };
 }

@@ -14,6 +14,7 @@ import { ResultDeliverer } from './deliverer.ts';
 import type { HealthSnapshot, HealthSource } from './health.ts';
 import { flushLogger, jobLogger } from './logger.ts';
 import type { Observability } from './observability.ts';
+import type { SandboxPool } from './sandbox/pool.ts';
 import type { ResultSpool } from './spool.ts';
 
 export interface AgentDaemonOptions {
@@ -31,7 +32,13 @@ export interface AgentDaemonOptions {
   observability?: Observability;
   version?: string;
   agentId?: string;
+  /**
+   * Runtimes advertised at registration. Defaults to the sandbox pool's (the runtimes whose Node
+   * runs, src/agent/runtimes.ts), else none.
+   */
   runtimes?: string[];
+  /** Sandboxes for user code, handed to runners; absent, checks with scripts report an error. */
+  sandboxes?: SandboxPool;
   /** Retry timing for register, lease and heartbeat; tests shorten it. */
   backoff?: BackoffOptions;
   /** How long a run may ignore its abort before the daemon gives up on it and frees the slot. */
@@ -83,6 +90,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   readonly #apiUrl: string;
   readonly #observability: Observability | undefined;
   readonly #runtimes: string[];
+  readonly #sandboxes: SandboxPool | undefined;
   readonly #backoffOptions: BackoffOptions;
   readonly #abandonMs: number;
   readonly #deliverer: ResultDeliverer;
@@ -122,7 +130,8 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     this.#useOsDnsResolver = options.useOsDnsResolver;
     this.#apiUrl = options.apiUrl;
     this.#observability = options.observability;
-    this.#runtimes = options.runtimes ?? [];
+    this.#runtimes = options.runtimes ?? options.sandboxes?.runtimeIds ?? [];
+    this.#sandboxes = options.sandboxes;
     this.#backoffOptions = options.backoff ?? { baseMs: 1_000, capMs: 60_000 };
     this.#abandonMs = options.abandonAfterAbortMs ?? 10_000;
     this.#queues = {
@@ -484,6 +493,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
           timeoutMs: job.timeoutMs,
           log,
           useOsDnsResolver: this.#useOsDnsResolver,
+          sandboxes: this.#sandboxes,
         });
         outcome = await Promise.race([running, this.#abandoned(entry, startedAt)]);
       } catch (err) {

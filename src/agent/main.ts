@@ -8,6 +8,8 @@ import { AgentDaemon } from './daemon.ts';
 import { type HealthServer, startHealthServer } from './health.ts';
 import { createAgentLogger, flushLogger } from './logger.ts';
 import { Observability } from './observability.ts';
+import { discoverRuntimes } from './runtimes.ts';
+import { SandboxPool } from './sandbox/pool.ts';
 import { ResultSpool } from './spool.ts';
 
 export interface RunAgentOptions {
@@ -64,6 +66,21 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     return EXIT.failure;
   }
 
+  // User code runs only in runtimes whose Node answers; the agent advertises exactly those.
+  const found = await discoverRuntimes(config.runtimesDir);
+  for (const b of found.broken) log.warn({ runtime: b.id, dir: b.dir, reason: b.reason }, 'runtime not usable; not advertised');
+  log.info(
+    { runtimesDir: config.runtimesDir, runtimes: found.runtimes.map((r) => `${r.id} (Node ${r.nodeVersion})`), poolSize: config.sandboxPoolSize },
+    found.runtimes.length > 0 ? 'runtimes for user code' : 'no runtimes for user code: checks with scripts are not leased to this agent',
+  );
+  const sandboxes = new SandboxPool({
+    runtimes: found.runtimes,
+    size: config.sandboxPoolSize,
+    limits: { rssMb: config.sandboxMemoryMb, heapMb: Math.max(48, Math.floor((config.sandboxMemoryMb * 3) / 4)) },
+    log,
+  });
+  void sandboxes.fill();
+
   const daemon = new AgentDaemon({
     client,
     spool,
@@ -75,6 +92,7 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     useOsDnsResolver: config.useOsDnsResolver,
     apiUrl: config.apiUrl.toString(),
     observability,
+    sandboxes,
   });
 
   let health: HealthServer;
@@ -83,6 +101,7 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
   } catch (err) {
     log.fatal({ err }, `cannot listen on ${config.healthHost}:${config.healthPort} (AGENT_HEALTH_HOST/AGENT_HEALTH_PORT)`);
     await client.close();
+    await sandboxes.close();
     return EXIT.failure;
   }
   log.info({ port: health.port, host: config.healthHost }, 'probes listening');
@@ -110,6 +129,7 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
 
   await daemon.start();
   const code = await daemon.done;
+  await sandboxes.close();
 
   await health.close();
   await client.close();

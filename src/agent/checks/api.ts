@@ -15,6 +15,8 @@ import { describeFailedAssertion, evaluateAssertions } from './api/assertions.ts
 import { CANCELLED, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
 import { type ExchangeState, type PreparedRequest, type RawResponse, exchange, prepareRequest } from './api/request.ts';
 import { runPhases, runTimings } from './api/timings.ts';
+import { type AfterResponse, runScriptedApiCheck } from '../sandbox/api-scripts.ts';
+import { runsUserCode } from '../../shared/runtimes.ts';
 import { startRunSignal } from './net/run-signal.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
@@ -32,7 +34,11 @@ function portOf(url: URL): number {
 
 const round = (n: number): number => Math.round(n * 1000) / 1000;
 
-async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promise<CheckOutcome> {
+/**
+ * One API check without scripts. `afterResponse` is the teardown seam (src/agent/sandbox/api-scripts.ts):
+ * it sees the response before the assertions and may change it, or fail the run with a reason.
+ */
+async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterResponse?: AfterResponse): Promise<CheckOutcome> {
   const startedAt = new Date();
   const t0 = performance.now();
   const req = check.request;
@@ -96,6 +102,21 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
   const timings = runTimings(t0, hops.at(-1));
   const responseTime = timingPhases.total;
 
+  let scriptError: string | null = null;
+  if (response && afterResponse) {
+    const seen = await afterResponse({
+      status: response.status,
+      statusCode: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+      body: response.body,
+      timings,
+      timingPhases: { ...timingPhases },
+    });
+    if ('error' in seen) scriptError = seen.error;
+    else response = { ...response, status: seen.response.status, statusText: seen.response.statusText, headers: seen.response.headers, body: seen.response.body };
+  }
+
   // Assertions run only on a response. With no assertions nothing about the status is implied (a
   // 500 passes), as with the reference: a check asserts what it cares about.
   const assertions: AssertionResult[] = response
@@ -114,6 +135,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
   const failedAssertion = assertions.find((a) => !a.passed);
   const reason =
     requestError ??
+    scriptError ??
     (failedAssertion ? describeFailedAssertion(failedAssertion) : null) ??
     (overMaxResponseTime
       ? `Response time ${Math.round(responseTime)} ms is over the maximum of ${check.maxResponseTime} ms`
@@ -216,5 +238,9 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext): Promis
 /** Runs API checks (HTTP/HTTPS requests with assertions); registered in ./index.ts. */
 export const apiCheckRunner: CheckRunner<ApiCheckDefinition> = {
   checkType: 'API',
-  run: runApiCheck,
+  // A check with setup or teardown code runs them in a sandbox around the request (src/agent/sandbox/).
+  run: (check, ctx) =>
+    runsUserCode(check)
+      ? runScriptedApiCheck(check, ctx, { pool: ctx.sandboxes, onSecret: ctx.onSecret }, runApiCheck)
+      : runApiCheck(check, ctx),
 };

@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import type { CheckDefinition, CheckType } from '../../shared/checks/types.ts';
 import type { RunResult } from '../../shared/protocol.ts';
+import type { SandboxPool } from '../sandbox/pool.ts';
 
 export interface CheckContext {
   /** Aborted when the run is cancelled, times out or the agent shuts down; stop promptly. */
@@ -19,6 +20,10 @@ export interface CheckContext {
   log: Logger;
   /** Resolve check hostnames through getaddrinfo instead of the agent's own DNS client. */
   useOsDnsResolver: boolean;
+  /** Sandboxes for user code (src/agent/sandbox/); absent, checks with scripts report an error. */
+  sandboxes?: SandboxPool;
+  /** Told each secret value a script created at run time (process.env.OUTPOST_SECRET_*), for scrubbing. */
+  onSecret?: (value: string) => void;
 }
 
 /** What a runner measures; the daemon adds ids, cancellation and agent details to make a RunResult. */

@@ -229,6 +229,7 @@ export class Dispatcher {
         locationId: location.id,
         agentId: agent.id,
         checkTypes: agent.checkTypes,
+        runtimes: agent.runtimes,
         slots: req.slots,
         now: iso(now),
         leaseExpiresAt: iso(now + this.#config.leaseSeconds * 1000),

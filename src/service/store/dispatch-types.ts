@@ -30,6 +30,11 @@ export interface ClaimRequest {
   agentId: string;
   /** Only runs of these types are handed out (the agent's registered capabilities). */
   checkTypes: readonly CheckType[];
+  /**
+   * Runtimes the agent carries: a run that needs a runtime (user code) is handed out only to an
+   * agent that carries it. Absent or empty: only runs without user code.
+   */
+  runtimes?: readonly string[];
   /** At most this many runs per class. */
   slots: Record<CheckClass, number>;
   now: string;

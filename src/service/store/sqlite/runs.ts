@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CheckClass, CheckDefinition, CheckType, OtherCheckDefinition } from '../../../shared/checks/types.ts';
 import type { LeaseRef } from '../../../shared/protocol.ts';
+import { runtimeNeededBy } from '../../../shared/runtimes.ts';
 import type { ClaimRequest, HeartbeatOutcome, NewRun, RunRepo } from '../dispatch-types.ts';
 import type { Run, RunState } from '../store.ts';
 import { inTransaction } from './db.ts';
@@ -118,9 +119,9 @@ export class SqliteRunRepo implements RunRepo {
 
     this.#insert = db.prepare(`
       INSERT INTO runs (run_id, account_id, check_id, location_id, check_type, check_class, due_at, state,
-                        lease_attempt, cancel_requested, timeout_ms, check_json, created_at)
+                        lease_attempt, cancel_requested, timeout_ms, check_json, created_at, runtime_id)
       VALUES ($runId, $accountId, $checkId, $locationId, $checkType, $checkClass, $dueAt, 'queued',
-              1, 0, $timeoutMs, $checkJson, $now)
+              1, 0, $timeoutMs, $checkJson, $now, $runtimeId)
       RETURNING *`);
     // lease_attempt = 1 while queued means "never leased": a run handed back after an agent died
     // keeps its place, because the reference re-runs such a check elsewhere.
@@ -132,7 +133,8 @@ export class SqliteRunRepo implements RunRepo {
     this.#get = db.prepare('SELECT * FROM runs WHERE run_id = ?');
     this.#getForAccount = db.prepare('SELECT * FROM runs WHERE run_id = ? AND account_id = ?');
     // One statement picks and leases: each class takes its oldest due runs up to the agent's free
-    // slots, restricted to the check types it has runners for. `AND state = 'queued'` in the outer
+    // slots, restricted to the check types it has runners for and, for runs with user code, to the
+    // runtimes it carries (runtime_id NULL: no user code). `AND state = 'queued'` in the outer
     // WHERE makes the pick-and-mark atomic even against another connection.
     this.#claim = db.prepare(`
       UPDATE runs
@@ -142,12 +144,14 @@ export class SqliteRunRepo implements RunRepo {
           SELECT run_id FROM runs
           WHERE state = 'queued' AND location_id = $locationId AND check_class = 'uptime'
             AND check_type IN (SELECT value FROM json_each($checkTypes))
+            AND (runtime_id IS NULL OR runtime_id IN (SELECT value FROM json_each($runtimes)))
           ORDER BY due_at LIMIT $uptime)
         UNION ALL
         SELECT run_id FROM (
           SELECT run_id FROM runs
           WHERE state = 'queued' AND location_id = $locationId AND check_class = 'heavy'
             AND check_type IN (SELECT value FROM json_each($checkTypes))
+            AND (runtime_id IS NULL OR runtime_id IN (SELECT value FROM json_each($runtimes)))
           ORDER BY due_at LIMIT $heavy)
       )
       RETURNING *`);
@@ -219,6 +223,7 @@ export class SqliteRunRepo implements RunRepo {
         dueAt: run.dueAt,
         timeoutMs: run.timeoutMs,
         checkJson: JSON.stringify(run.check),
+        runtimeId: runtimeNeededBy(run.check),
         now,
       }) as unknown as RunRow;
       return { run: toRun(row), superseded };
@@ -244,6 +249,7 @@ export class SqliteRunRepo implements RunRepo {
       leaseExpiresAt: req.leaseExpiresAt,
       locationId: req.locationId,
       checkTypes: JSON.stringify(req.checkTypes),
+      runtimes: JSON.stringify(req.runtimes ?? []),
       uptime,
       heavy,
     }) as unknown as RunRow[];

@@ -1,0 +1,88 @@
+/**
+ * The runtimes this agent carries for user code: folders under RUNTIMES_DIR (default
+ * `<package root>/runtimes`), each an npm project whose `node` dependency puts a pinned Node.js at
+ * `node_modules/.bin/node` next to the libraries scripts may require (`npm run runtimes:install`).
+ *
+ * A runtime counts only if its Node binary exists and answers `--version`: the agent advertises
+ * exactly these when it registers, so the service never sends it a job it cannot start.
+ */
+import { readdir, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+
+/** Runtime ids are release names like 2026.04; other folders under RUNTIMES_DIR are ignored. */
+export const RUNTIME_ID_PATTERN = /^\d{4}\.\d{2}$/;
+
+export interface Runtime {
+  id: string;
+  /** The runtime's folder, symlinks resolved (the permission model compares real paths). */
+  dir: string;
+  /** Its Node binary (`<dir>/node_modules/.bin/node`, resolved). */
+  nodePath: string;
+  /** The folder of that binary, first on the sandbox's PATH. */
+  binDir: string;
+  /** What `node --version` printed, e.g. v24.21.0. */
+  nodeVersion: string;
+}
+
+export interface BrokenRuntime {
+  id: string;
+  dir: string;
+  reason: string;
+}
+
+export interface RuntimeDiscovery {
+  runtimes: Runtime[];
+  /** Folders that look like runtimes but cannot run (not installed, broken binary): logged at start. */
+  broken: BrokenRuntime[];
+}
+
+/** `<package root>/runtimes`: this file is src/agent/runtimes.ts (or dist/agent/runtimes.js). */
+export function defaultRuntimesDir(): string {
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'runtimes');
+}
+
+export function runtimeNodePath(runtimeDir: string): string {
+  return path.join(runtimeDir, 'node_modules', '.bin', 'node');
+}
+
+/** Orders ids newest first, the order the agent advertises and prefers. */
+export function byNewest(a: { id: string }, b: { id: string }): number {
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+async function probe(id: string, dir: string): Promise<Runtime | BrokenRuntime> {
+  let realDir: string;
+  let nodePath: string;
+  try {
+    realDir = await realpath(dir);
+    nodePath = await realpath(runtimeNodePath(realDir));
+    if (!(await stat(nodePath)).isFile()) throw new Error('not a file');
+  } catch {
+    return { id, dir, reason: `no Node binary at ${runtimeNodePath(dir)}; run npm run runtimes:install` };
+  }
+  // A clean environment: the agent's own variables (NODE_OPTIONS included) must not change the answer.
+  const res = await execa(nodePath, ['--version'], { env: { PATH: '/usr/bin:/bin' }, extendEnv: false, reject: false, timeout: 15_000 });
+  const version = res.stdout.trim();
+  if (res.failed || !/^v\d+\.\d+\.\d+/.test(version)) {
+    const why = res.timedOut ? 'timed out' : res.exitCode !== undefined ? `exited with code ${res.exitCode}` : (res.shortMessage ?? 'failed');
+    return { id, dir: realDir, reason: `${nodePath} --version ${why}` };
+  }
+  return { id, dir: realDir, nodePath, binDir: path.dirname(nodePath), nodeVersion: version };
+}
+
+/** Finds the runtimes under `dir`; a missing `dir` means none (the agent then runs no user code). */
+export async function discoverRuntimes(dir: string): Promise<RuntimeDiscovery> {
+  let names: string[];
+  try {
+    names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory() || e.isSymbolicLink()).map((e) => e.name);
+  } catch {
+    return { runtimes: [], broken: [] };
+  }
+  const found = await Promise.all(names.filter((n) => RUNTIME_ID_PATTERN.test(n)).map((n) => probe(n, path.join(dir, n))));
+  return {
+    runtimes: found.filter((r): r is Runtime => 'nodePath' in r).sort(byNewest),
+    broken: found.filter((r): r is BrokenRuntime => 'reason' in r).sort(byNewest),
+  };
+}
