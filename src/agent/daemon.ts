@@ -15,6 +15,7 @@ import type { HealthSnapshot, HealthSource } from './health.ts';
 import { flushLogger, jobLogger } from './logger.ts';
 import type { Observability } from './observability.ts';
 import type { SandboxPool } from './sandbox/pool.ts';
+import { registerActiveScrubber, scrubberForCheck } from './scrub/index.ts';
 import type { ResultSpool } from './spool.ts';
 
 export interface AgentDaemonOptions {
@@ -474,6 +475,10 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       return;
     }
     entry.started = true;
+    // This job's secrets (src/agent/scrub/): scrubbed from its result, and from the agent's logs and
+    // error reports while it runs and a grace period after.
+    const scrubber = scrubberForCheck(job.check);
+    const releaseSecrets = registerActiveScrubber(scrubber);
     const startedAt = new Date();
     this.emit('job-started', job);
     log.debug({ leaseAttempt: job.leaseAttempt }, 'run started');
@@ -494,6 +499,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
           log,
           useOsDnsResolver: this.#useOsDnsResolver,
           sandboxes: this.#sandboxes,
+          onSecret: (value) => scrubber.add(value),
         });
         outcome = await Promise.race([running, this.#abandoned(entry, startedAt)]);
       } catch (err) {
@@ -508,15 +514,18 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       // released, another agent runs it again.
       log.info({ reason: entry.reason }, 'run stopped without a result');
       this.emit('job-finished', job, undefined);
+      releaseSecrets();
       return;
     }
-    const result = this.#result(job, startedAt, outcome, entry.reason);
+    // Every string of the result, secrets scrubbed and sensitive headers redacted, before it leaves.
+    const result = scrubber.scrubDeep(this.#result(job, startedAt, outcome, entry.reason));
     log.info(
       { hasFailures: result.hasFailures, hasErrors: result.hasErrors, isCancelled: result.isCancelled, responseTime: result.responseTime },
       'run finished',
     );
     this.emit('job-finished', job, result);
     this.#submit(entry, result);
+    releaseSecrets();
   }
 
   /** Settles with an agent-made outcome if the runner ignores its abort for too long. */

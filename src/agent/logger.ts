@@ -2,6 +2,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import type { Job } from '../shared/protocol.ts';
 import { VERSION } from '../shared/version.ts';
 import type { AgentLogLevel } from './config.ts';
+import { hasActiveSecrets, scrubActive } from './scrub/registry.ts';
 
 export type { Logger } from 'pino';
 
@@ -88,8 +89,23 @@ export function createAgentLogger(options: AgentLoggerOptions): Logger {
         },
       },
     },
-    options.destination ?? pino.destination({ dest: 1, sync: true }),
+    scrubbingDestination(options.destination ?? pino.destination({ dest: 1, sync: true })),
   );
+}
+
+/**
+ * Every line passes through the running jobs' secrets (src/agent/scrub/) before it is written, so a
+ * secret that reaches a log line by any path (a message, an error, a binding) is scrubbed in all its
+ * forms, JSON-escaped included. With no secrets active a line costs one check.
+ */
+export function scrubbingDestination(destination: DestinationStream): DestinationStream {
+  const target = destination as DestinationStream & { flush?: (cb?: () => void) => void; flushSync?: () => void };
+  const wrapped: DestinationStream & { flush?: (cb?: () => void) => void; flushSync?: () => void } = {
+    write: (line: string) => target.write(hasActiveSecrets() ? scrubActive(line) : line),
+  };
+  if (typeof target.flush === 'function') wrapped.flush = (cb?: () => void) => target.flush?.(cb);
+  if (typeof target.flushSync === 'function') wrapped.flushSync = () => target.flushSync?.();
+  return wrapped;
 }
 
 /** A child logger for one run, so every line of it can be found by runId. */

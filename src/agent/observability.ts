@@ -3,6 +3,7 @@ import type { ErrorEvent, Exception, NodeClient, StackFrame } from '@sentry/node
 import { type Dispatcher, request } from 'undici';
 import { VERSION } from '../shared/version.ts';
 import type { ErrorSink, Logger } from './logger.ts';
+import { scrubActive } from './scrub/registry.ts';
 
 /**
  * External error reporting (spec, Events 3): error-level events with message, stack trace, agent
@@ -32,7 +33,8 @@ const SCRUB_PATTERNS: RegExp[] = [
 ];
 
 export function scrub(text: string): string {
-  let out = text;
+  // The running jobs' secrets first, in every form (src/agent/scrub/registry.ts), then the patterns.
+  let out = scrubActive(text);
   for (const pattern of SCRUB_PATTERNS) out = out.replace(pattern, REDACTED);
   return out;
 }
