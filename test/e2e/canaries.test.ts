@@ -4,8 +4,10 @@
  * (results as the service stored them, error reports) or logs (its stdout and stderr) is collected
  * and must hold no canary in any form (as given, URL-, form-, JSON-, HTML-escaped or base64).
  *
- * The canaries in user code (script output, a thrown error, process.env.OUTPOST_SECRET_*) need the
- * sandbox (src/agent/sandbox/): see the it.todo at the end.
+ * The last three live in user code and run in the sandbox (src/agent/sandbox/, runtimes installed by
+ * `npm run runtimes:install`): a setup script prints a secret variable and sets
+ * process.env.OUTPOST_SECRET_RUNTIME (built at run time, so no job or check holds it), a teardown
+ * script throws with a secret variable in the message.
  */
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +31,12 @@ const CANARY = {
   body: 'cnry-b64-B8zz',
   /** A secret variable as a host name: the DNS failure lands in the result and the agent's log. */
   logLine: 'cnry-dns-l6ww',
+  /** A secret variable a setup script prints (console.log: the check log in the result). */
+  scriptOutput: 'cnry-print-P4rr',
+  /** A secret variable in the message of an error a teardown script throws. */
+  thrownError: 'cnry-throw-T7qq',
+  /** A value a setup script puts into process.env.OUTPOST_SECRET_RUNTIME, then prints and sends. */
+  runtimeSecret: 'cnry-runtime-R1aa',
 };
 
 async function freePort(): Promise<number> {
@@ -105,6 +113,25 @@ describe('no canary secret leaves the agent', () => {
       environmentVariables: [{ key: 'HOST', value: CANARY.logLine, secret: true }],
       request: { method: 'GET', url: `http://${CANARY.logLine}.invalid/` },
     });
+    const [a, b, c] = CANARY.runtimeSecret.split('-');
+    await api.createApiCheck({
+      name: 'scripted',
+      frequency: 0,
+      frequencyOffset: 10,
+      privateLocations: ['canaries'],
+      environmentVariables: [
+        { key: 'PRINTED', value: CANARY.scriptOutput, secret: true },
+        { key: 'THROWN', value: CANARY.thrownError, secret: true },
+      ],
+      localSetupScript: [
+        `process.env.OUTPOST_SECRET_RUNTIME = [${JSON.stringify(a)}, ${JSON.stringify(b)}, ${JSON.stringify(c)}].join('-');`,
+        "console.log('printed', process.env.PRINTED, 'runtime', process.env.OUTPOST_SECRET_RUNTIME);",
+        "console.error(JSON.stringify({ printed: process.env.PRINTED }));",
+        "request.headers['X-Runtime'] = process.env.OUTPOST_SECRET_RUNTIME;",
+      ].join('\n'),
+      localTearDownScript: "throw new Error('teardown failed with ' + process.env.THROWN);",
+      request: { method: 'GET', url: `${target.url}/scripted` },
+    });
     agent = startAgent({
       API_KEY: location.key,
       API_URL: service.url,
@@ -131,11 +158,15 @@ describe('no canary secret leaves the agent', () => {
       { what: 'a result of each canary check', timeoutMs: 60_000 },
     );
     // The agent logged the end of both runs (so its log lines about them are in).
-    await until(async () => (agent.lines.filter((l) => l.msg === 'run finished').length >= 2 ? true : undefined), { what: 'two runs finished' });
+    await until(async () => (agent.lines.filter((l) => l.msg === 'run finished').length >= 3 ? true : undefined), { what: 'three runs finished' });
 
     // Positive controls: the secrets really were in play, so a missing scrub would show.
     const atTarget = received.join('\n');
-    for (const c of [CANARY.accountVariable, CANARY.header, CANARY.url]) expect(atTarget).toContain(c);
+    for (const c of [CANARY.accountVariable, CANARY.header, CANARY.url, CANARY.runtimeSecret]) expect(atTarget).toContain(c);
+    const scripted = results.find((r) => r.name === 'scripted') as { hasFailures: boolean; apiCheckResult: { jobLog: unknown } };
+    // The teardown threw: a failed check, with the scripts' output as its check log.
+    expect(scripted.hasFailures).toBe(true);
+    expect(JSON.stringify(scripted.apiCheckResult.jobLog)).toContain('printed');
     const resultText = JSON.stringify(results);
     expect(resultText).toContain(REDACTED);
     expect(JSON.stringify(agent.lines)).toContain('DNS failure');
@@ -162,8 +193,4 @@ describe('no canary secret leaves the agent', () => {
     expect(requestHeaders.authorization).toBe(REDACTED);
     expect(echo.apiCheckResult.response.headers['set-cookie']).toBe(REDACTED);
   }, 120_000);
-
-  it.todo(
-    'script output, a thrown error and process.env.OUTPOST_SECRET_* set by a setup script: needs the sandbox (src/agent/sandbox/), not committed yet',
-  );
 });

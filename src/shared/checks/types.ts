@@ -90,9 +90,9 @@ export interface CheckBase {
   /** Whether a failing run is the expected outcome (the reference's `shouldFail`). */
   shouldFail: boolean;
   /**
-   * The runtime user code runs in. The service always resolves it: the check's, else its group's,
-   * else the account default (DEFAULT_RUNTIME_ID). null only in jobs from an older service: the
-   * agent's default runtime.
+   * The runtime user code runs in. For a check that runs user code (scripts, browser types) the
+   * service resolves it: the check's, else its group's, else the account default (DEFAULT_RUNTIME_ID).
+   * Other checks carry what the check or group names, or null (no runtime needed).
    */
   runtimeId: string | null;
   /** Set for a check in a group: the group's id (src/service/checks/group-merge.ts applies its settings). */
