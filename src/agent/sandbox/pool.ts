@@ -39,6 +39,8 @@ export class SandboxPool {
   readonly #starting = new Map<string, number>();
   readonly #pausedUntil = new Map<string, number>();
   readonly #inUse = new Set<SandboxProcess>();
+  /** Warm sandboxes being started: close() waits for them so none is left behind. */
+  readonly #inFlight = new Set<Promise<void>>();
   #closed = false;
 
   constructor(opts: SandboxPoolOptions) {
@@ -78,21 +80,22 @@ export class SandboxPool {
     const started: Promise<void>[] = [];
     for (let i = 0; i < missing; i++) {
       this.#starting.set(runtimeId, (this.#starting.get(runtimeId) ?? 0) + 1);
-      started.push(
-        this.#startOne(runtime)
-          .then((sandbox) => {
-            if (this.#closed) {
-              void sandbox.dispose();
-              return;
-            }
-            warm.push(sandbox);
+      const starting: Promise<void> = this.#startOne(runtime)
+          .then(async (sandbox) => {
+            // Closed while it started: it must not outlive the pool (close() awaits this).
+            if (this.#closed) await sandbox.dispose();
+            else warm.push(sandbox);
           })
           .catch((err: unknown) => {
             this.#pausedUntil.set(runtimeId, Date.now() + REFILL_PAUSE_MS);
             this.#log?.error({ err, runtime: runtimeId }, 'a warm sandbox could not start; jobs start their own until the pool recovers');
           })
-          .finally(() => this.#starting.set(runtimeId, (this.#starting.get(runtimeId) ?? 1) - 1)),
-      );
+          .finally(() => {
+            this.#starting.set(runtimeId, (this.#starting.get(runtimeId) ?? 1) - 1);
+            this.#inFlight.delete(starting);
+          });
+      this.#inFlight.add(starting);
+      started.push(starting);
     }
     return Promise.all(started).then(() => undefined);
   }
@@ -151,6 +154,6 @@ export class SandboxPool {
     this.#closed = true;
     const all = [...[...this.#warm.values()].flat(), ...this.#inUse];
     this.#warm.clear();
-    await Promise.all(all.map((s) => s.dispose()));
+    await Promise.all([...all.map((s) => s.dispose()), ...this.#inFlight]);
   }
 }
