@@ -47,7 +47,7 @@ export interface Harness {
   url: string;
   tenant(name?: string): Promise<TestTenant>;
   check(tenant: TestTenant, opts?: Partial<StoredCheck>): Promise<StoredCheck>;
-  agent(tenant: TestTenant, opts?: { checkTypes?: CheckType[]; agentId?: string }): Promise<TestAgent>;
+  agent(tenant: TestTenant, opts?: { checkTypes?: CheckType[]; agentId?: string; runtimes?: string[] }): Promise<TestAgent>;
   close(): Promise<void>;
 }
 
@@ -123,7 +123,7 @@ export async function startHarness(
         version: '0.0.0-test',
         protocolVersion: PROTOCOL_VERSION,
         hostname: 'test-host',
-        capabilities: { checkTypes: agentOpts.checkTypes ?? ['API'], runtimes: [] },
+        capabilities: { checkTypes: agentOpts.checkTypes ?? ['API'], runtimes: agentOpts.runtimes ?? ['2026.04', '2025.04'] },
         concurrency: { uptime: 10, heavy: 1 },
       });
       if (res.statusCode !== 200) throw new Error(`register failed: ${res.statusCode} ${res.body}`);

@@ -42,7 +42,7 @@ describe('claiming', () => {
   it('hands out the oldest due runs first, up to the free slots of each class', async () => {
     const t = await h.tenant();
     const api = await h.check(t);
-    const browser = await h.check(t, { checkType: 'BROWSER', name: 'Login flow', body: { name: 'Login flow' } });
+    const browser = await h.check(t, { checkType: 'BROWSER', name: 'Login flow', body: { name: 'Login flow', script: 'await page.goto("http://127.0.0.1:9/")' } });
     const base = h.clock.now;
     const late = await h.dispatcher.enqueue(api, t.location.id, base - 1_000);
     const early = await h.dispatcher.enqueue(api, t.location.id, base - 5_000);
@@ -62,7 +62,7 @@ describe('claiming', () => {
 
   it('only hands an agent check types it registered a runner for', async () => {
     const t = await h.tenant();
-    const tcp = await h.check(t, { checkType: 'TCP', name: 'Port', body: { name: 'Port' } });
+    const tcp = await h.check(t, { checkType: 'TCP', name: 'Port', body: { name: 'Port', request: { hostname: '127.0.0.1', port: 9 } } });
     const run = await h.dispatcher.enqueue(tcp, t.location.id, h.clock.now);
     const apiOnly = await h.agent(t, { checkTypes: ['API'] });
     expect(await apiOnly.lease()).toEqual([]);
@@ -101,7 +101,7 @@ describe('long-poll', () => {
   it('is not woken by a run it cannot take, and returns empty when the wait is over', async () => {
     h = await startHarness({ config: { maxLeaseWaitSeconds: 1 } });
     const t = await h.tenant();
-    const tcp = await h.check(t, { checkType: 'TCP', name: 'Port', body: { name: 'Port' } });
+    const tcp = await h.check(t, { checkType: 'TCP', name: 'Port', body: { name: 'Port', request: { hostname: '127.0.0.1', port: 9 } } });
     const agent = await h.agent(t, { checkTypes: ['API'] });
     // Asks for 30 s; the service caps the wait at maxLeaseWaitSeconds (1 s).
     const pending = agent.lease({ waitSeconds: 30 });
