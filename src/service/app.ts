@@ -7,11 +7,14 @@
  *   dispatch/   runs, leases, the agent protocol, the scheduler and error reports
  */
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { loadArtifactConfig } from './artifacts/config.ts';
+import type { ArtifactService } from './artifacts/service.ts';
 import type { ServiceConfig } from './config.ts';
 import { placementOf } from './checks/group-of.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { GroupTriggerRunner } from './dispatch/group-trigger.ts';
 import { RetryCoordinator } from './dispatch/retries.ts';
+import { artifactApi, createArtifactService } from './dispatch/artifact-routes.ts';
 import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
 import { HeartbeatMonitor } from './heartbeats/monitor.ts';
@@ -43,6 +46,8 @@ export interface Service {
   heartbeats: HeartbeatMonitor;
   /** Delivers subscriber notifications from the outbox (notify/outbox-worker.ts). */
   notifier: OutboxWorker;
+  /** Artifact uploads, storage, downloads and retention (artifacts/). */
+  artifacts: ArtifactService;
   /** Listens on config.host:config.port and starts the scheduler; resolves to the base URL. */
   start(): Promise<string>;
   /** Stops scheduling, answers held lease requests, closes the server and the store. */
@@ -90,6 +95,8 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
   // Outside publicApi too: a group trigger URL carries its token, not an API key.
   await app.register(checkGroupTriggerUrlRoutes, { store, triggers });
   await app.register(agentApi, { store, config, dispatcher });
+  const artifacts = createArtifactService(store, config.artifacts ?? loadArtifactConfig({}, config.dataDir), app.log);
+  await app.register(artifactApi, { store, artifacts, publicUrl: config.publicUrl });
 
   return {
     app,
@@ -98,6 +105,7 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
     scheduler,
     heartbeats,
     notifier,
+    artifacts,
     async start() {
       const address = await app.listen({ port: config.port, host: config.host });
       await dispatcher.start();

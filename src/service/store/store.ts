@@ -199,6 +199,8 @@ export interface Store {
   /** Check groups with their trigger tokens, and the retry bookkeeping of runs: see ./check-group-types.ts. */
   checkGroups: import('./check-group-types.ts').CheckGroupRepo;
   runRetries: import('./check-group-types.ts').RunRetryRepo;
+  /** Artifact metadata (the bytes are in an ArtifactBlobStore): see ./artifact-types.ts. */
+  artifacts: import('./artifact-types.ts').ArtifactRepo;
   /** Account environment variables and snippets: see ./variables-types.ts. */
   variables: import('./variables-types.ts').VariableRepo;
   snippets: import('./variables-types.ts').SnippetRepo;

@@ -8,6 +8,7 @@ import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '
 import type { Store } from '../store.ts';
 import { SqliteAccountRepo } from './accounts.ts';
 import { SqliteAgentRepo } from './agents.ts';
+import { SqliteArtifactRepo } from './artifacts.ts';
 import { SqliteCheckGroupRepo } from './check-groups.ts';
 import { SqliteCheckRepo } from './checks.ts';
 import { SqliteDashboardIncidentRepo } from './dashboard-incidents.ts';
@@ -70,6 +71,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     snippets: new SqliteSnippetRepo(db),
     secrets,
     runRetries: new SqliteRunRetryRepo(db),
+    artifacts: new SqliteArtifactRepo(db),
     transaction: (fn) => inTransaction(db, fn),
     async close() {
       // Idempotent: service shutdown and test teardown may both close.

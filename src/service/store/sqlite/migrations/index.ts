@@ -12,6 +12,7 @@ import { migration004 } from './004-heartbeats-dashboards.ts';
 import { migration005 } from './005-check-groups.ts';
 import { migration006 } from './006-runtimes.ts';
 import { migration007 } from './007-variables-snippets.ts';
+import { migration008 } from './008-artifacts.ts';
 
 export interface Migration {
   version: number;
@@ -20,7 +21,7 @@ export interface Migration {
 }
 
 /** Every migration the service knows, in order. New ones are appended, never edited once released. */
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007];
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008];
 
 /** Applies the migrations not yet recorded in schema_migrations; returns the versions applied. */
 export function runMigrations(db: DatabaseSync, migrations: readonly Migration[] = MIGRATIONS): number[] {

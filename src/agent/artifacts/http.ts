@@ -1,0 +1,138 @@
+/**
+ * The agent side of the artifact upload calls (docs/protocol.md "Artifacts"), over undici. Bodies
+ * are async iterables read from disk a chunk at a time, so nothing holds a whole artifact.
+ */
+import type { Readable } from 'node:stream';
+import { type Dispatcher, request } from 'undici';
+import { ARTIFACT_HEADERS, type ArtifactRef, type ArtifactUploadStatus, artifactPath } from '../../shared/artifacts.ts';
+import type { ProtocolError } from '../../shared/protocol.ts';
+import { VERSION } from '../../shared/version.ts';
+import { PermanentError, TransientError } from '../client.ts';
+
+export interface ArtifactHttpOptions {
+  apiUrl: URL;
+  apiKey: string;
+  dispatcher: Dispatcher;
+  /** Headers and idle-body timeout; a stalled transfer fails after this and is resumed. */
+  timeoutMs?: number;
+}
+
+/** A call refused with 409: another request holds the artifact, or our offset was stale. Retry after HEAD. */
+export class UploadConflictError extends TransientError {}
+
+/** 422: the service got every byte but they did not hash to the declared SHA-256. Start over. */
+export class DigestMismatchError extends PermanentError {}
+
+export class ArtifactHttp {
+  readonly #apiKey: string;
+  readonly #base: URL;
+  readonly #dispatcher: Dispatcher;
+  readonly #timeoutMs: number;
+
+  constructor(options: ArtifactHttpOptions) {
+    this.#apiKey = options.apiKey;
+    this.#base = options.apiUrl;
+    this.#dispatcher = options.dispatcher;
+    this.#timeoutMs = options.timeoutMs ?? 60_000;
+  }
+
+  /** What the service holds; undefined when no upload was started (or the run is unknown to it). */
+  async status(runId: string, name: string, signal?: AbortSignal): Promise<ArtifactUploadStatus | undefined> {
+    try {
+      return await this.#call<ArtifactUploadStatus>('GET', runId, name, {}, undefined, signal);
+    } catch (err) {
+      if (err instanceof PermanentError && err.statusCode === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** PUT: (re)starts the upload from byte 0 with `body`. */
+  start(runId: string, ref: ArtifactRef, body: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<ArtifactUploadStatus> {
+    return this.#call(
+      'PUT',
+      runId,
+      ref.name,
+      {
+        'content-type': ref.contentType,
+        [ARTIFACT_HEADERS.length]: String(ref.size),
+        [ARTIFACT_HEADERS.kind]: ref.kind,
+        [ARTIFACT_HEADERS.sha256]: ref.sha256,
+      },
+      body,
+      signal,
+    );
+  }
+
+  /** PATCH: continues at `offset` (which must be what the service holds). */
+  append(runId: string, name: string, offset: number, body: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<ArtifactUploadStatus> {
+    return this.#call(
+      'PATCH',
+      runId,
+      name,
+      { 'content-type': 'application/offset+octet-stream', [ARTIFACT_HEADERS.offset]: String(offset) },
+      body,
+      signal,
+    );
+  }
+
+  async #call<T>(
+    method: 'GET' | 'PUT' | 'PATCH',
+    runId: string,
+    name: string,
+    headers: Record<string, string>,
+    body: AsyncIterable<Uint8Array> | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    const path = artifactPath(runId, name);
+    const what = `${method} ${path}`;
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(new URL(path, this.#base), {
+        method,
+        dispatcher: this.#dispatcher,
+        headers: { ...headers, authorization: `Bearer ${this.#apiKey}`, 'user-agent': `outpost-agent/${VERSION}`, accept: 'application/json' },
+        // An async iterable, given to undici as is (its types omit iterables; it accepts them): undici
+        // then asks for the next chunk only once the last one is written or drained, which is what
+        // lets the uploader reuse its buffers (see ArtifactUploader #segment).
+        body: body as unknown as Readable | undefined,
+        signal,
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      const code = (err as { code?: string }).code;
+      throw new TransientError(`${what}: ${code ? `${code} ` : ''}${(err as Error).message || 'request failed'}`, undefined, { cause: err });
+    }
+    let text: string;
+    try {
+      text = await res.body.text();
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw new TransientError(`${what}: response body failed: ${(err as Error).message}`, res.statusCode, { cause: err });
+    }
+    const status = res.statusCode;
+    if (status >= 200 && status < 300) {
+      try {
+        return JSON.parse(text) as T;
+      } catch {
+        throw new TransientError(`${what}: the response was not JSON (status ${status})`, status);
+      }
+    }
+    const message = `${what}: ${status} ${messageOf(text) ?? 'HTTP error'}`;
+    // 401: the key may be replaced while the artifact waits; it is not the artifact's fault.
+    if (status >= 500 || status === 429 || status === 408 || status === 401) throw new TransientError(message, status);
+    if (status === 409) throw new UploadConflictError(message, status);
+    if (status === 422) throw new DigestMismatchError(message, status);
+    throw new PermanentError(message, status);
+  }
+}
+
+function messageOf(text: string): string | undefined {
+  try {
+    const parsed = JSON.parse(text) as Partial<ProtocolError>;
+    return typeof parsed.message === 'string' ? parsed.message : undefined;
+  } catch {
+    return undefined;
+  }
+}
