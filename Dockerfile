@@ -10,8 +10,15 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
-# prune drops the dev tools, the "node" devDependency included: the base image is Node 24 already.
+# The runtimes user code runs on (runtimes/<id>: its own pinned Node from the npm "node" package and
+# the libraries scripts may require), installed from their lockfiles. Playwright's browser download is
+# off: the standard image uses Debian's Chromium.
+COPY runtimes ./runtimes
+RUN PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm run runtimes:install
+# build also copies non-TypeScript files (the sandbox's child bootstrap) into dist/. prune drops the dev
+# tools, the "node" devDependency included: the base image is Node 24 already.
 RUN npm run build && npm prune --omit=dev
 
 # ---- uptime: the lightweight image for protocol checks -------------------------------------------
@@ -46,6 +53,9 @@ CMD ["agent"]
 # ---- standard: everything, with Debian's Chromium for browser checks -----------------------------
 FROM uptime AS standard
 USER root
+# User code (setup/teardown scripts, browser checks, suites) runs in a sandbox on these runtimes;
+# the uptime image carries none, so the agent there advertises no runtime and gets no such job.
+COPY --from=build /src/runtimes /app/runtimes
 # Debian's Chromium: nothing in this image downloads a browser (PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends chromium fonts-liberation \
