@@ -14,6 +14,7 @@ import { ResultDeliverer } from './deliverer.ts';
 import type { HealthSnapshot, HealthSource } from './health.ts';
 import { flushLogger, jobLogger } from './logger.ts';
 import type { Observability } from './observability.ts';
+import type { ArtifactUploader } from './artifacts/uploader.ts';
 import type { SandboxPool } from './sandbox/pool.ts';
 import { registerActiveScrubber, scrubberForCheck } from './scrub/index.ts';
 import type { ResultSpool } from './spool.ts';
@@ -40,6 +41,8 @@ export interface AgentDaemonOptions {
   runtimes?: string[];
   /** Sandboxes for user code, handed to runners; absent, checks with scripts report an error. */
   sandboxes?: SandboxPool;
+  /** Uploads the files runs produce; absent, runners get no `artifacts` and keep none. */
+  artifacts?: ArtifactUploader;
   /** Retry timing for register, lease and heartbeat; tests shorten it. */
   backoff?: BackoffOptions;
   /** How long a run may ignore its abort before the daemon gives up on it and frees the slot. */
@@ -92,6 +95,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   readonly #observability: Observability | undefined;
   readonly #runtimes: string[];
   readonly #sandboxes: SandboxPool | undefined;
+  readonly #artifacts: ArtifactUploader | undefined;
   readonly #backoffOptions: BackoffOptions;
   readonly #abandonMs: number;
   readonly #deliverer: ResultDeliverer;
@@ -133,6 +137,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     this.#observability = options.observability;
     this.#runtimes = options.runtimes ?? options.sandboxes?.runtimeIds ?? [];
     this.#sandboxes = options.sandboxes;
+    this.#artifacts = options.artifacts;
     this.#backoffOptions = options.backoff ?? { baseMs: 1_000, capMs: 60_000 };
     this.#abandonMs = options.abandonAfterAbortMs ?? 10_000;
     this.#queues = {
@@ -479,6 +484,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     // error reports while it runs and a grace period after.
     const scrubber = scrubberForCheck(job.check);
     const releaseSecrets = registerActiveScrubber(scrubber);
+    const runArtifacts = this.#artifacts?.forRun(job.runId, scrubber);
     const startedAt = new Date();
     this.emit('job-started', job);
     log.debug({ leaseAttempt: job.leaseAttempt }, 'run started');
@@ -500,6 +506,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
           useOsDnsResolver: this.#useOsDnsResolver,
           sandboxes: this.#sandboxes,
           onSecret: (value) => scrubber.add(value),
+          ...(runArtifacts ? { artifacts: runArtifacts } : {}),
         });
         outcome = await Promise.race([running, this.#abandoned(entry, startedAt)]);
       } catch (err) {
@@ -517,6 +524,9 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       releaseSecrets();
       return;
     }
+    // The run's artifacts are referenced from its result (they upload on their own, after it).
+    const artifactDetails = runArtifacts?.details() ?? {};
+    if (Object.keys(artifactDetails).length > 0) outcome = { ...outcome, details: { ...outcome.details, ...artifactDetails } };
     // Every string of the result, secrets scrubbed and sensitive headers redacted, before it leaves.
     const result = scrubber.scrubDeep(this.#result(job, startedAt, outcome, entry.reason));
     log.info(

@@ -1,6 +1,7 @@
 import { EXIT } from '../shared/errors.ts';
 import type { Env } from '../shared/env.ts';
 import { VERSION } from '../shared/version.ts';
+import { type ArtifactUploader, loadArtifactUploaderConfig, openArtifactUploader } from './artifacts/index.ts';
 import { RUNNERS } from './checks/index.ts';
 import { ServiceClient } from './client.ts';
 import { type AgentConfig, loadAgentConfig } from './config.ts';
@@ -36,6 +37,8 @@ function describeProxy(url: string | undefined): string | undefined {
  */
 export async function runAgent(env: Env = process.env, options: RunAgentOptions = {}): Promise<number> {
   const config: AgentConfig = loadAgentConfig(env);
+  // Read with the rest, before anything starts, so a bad value is a clean exit 2.
+  const artifactConfig = loadArtifactUploaderConfig(env, config.spoolDir);
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const handleSignals = options.handleSignals ?? true;
 
@@ -81,6 +84,22 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
   });
   void sandboxes.fill();
 
+  // Files runs produce wait in a queue beside the spool and upload over the agent's own connection.
+  let artifacts: ArtifactUploader;
+  try {
+    artifacts = await openArtifactUploader({
+      config: artifactConfig,
+      apiUrl: config.apiUrl,
+      apiKey: config.apiKey,
+      dispatcher: client.dispatcher,
+      log,
+    });
+  } catch (err) {
+    log.fatal({ err }, `cannot use the artifact queue under ${config.spoolDir} (SPOOL_DIR)`);
+    await client.close();
+    return EXIT.failure;
+  }
+
   const daemon = new AgentDaemon({
     client,
     spool,
@@ -93,6 +112,7 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     apiUrl: config.apiUrl.toString(),
     observability,
     sandboxes,
+    artifacts,
   });
 
   let health: HealthServer;
@@ -102,6 +122,7 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     log.fatal({ err }, `cannot listen on ${config.healthHost}:${config.healthPort} (AGENT_HEALTH_HOST/AGENT_HEALTH_PORT)`);
     await client.close();
     await sandboxes.close();
+    await artifacts.close();
     return EXIT.failure;
   }
   log.info({ port: health.port, host: config.healthHost }, 'probes listening');
@@ -130,6 +151,8 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
   await daemon.start();
   const code = await daemon.done;
   await sandboxes.close();
+  // Uploads still under way stay queued on disk and resume at the next start.
+  await artifacts.close();
 
   await health.close();
   await client.close();

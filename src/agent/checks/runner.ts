@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import type { CheckDefinition, CheckType } from '../../shared/checks/types.ts';
 import type { RunResult } from '../../shared/protocol.ts';
+import type { RunArtifacts } from '../artifacts/uploader.ts';
 import type { SandboxPool } from '../sandbox/pool.ts';
 
 export interface CheckContext {
@@ -24,6 +25,12 @@ export interface CheckContext {
   sandboxes?: SandboxPool;
   /** Told each secret value a script created at run time (process.env.OUTPOST_SECRET_*), for scrubbing. */
   onSecret?: (value: string) => void;
+  /**
+   * Files the run produced (screenshots, videos, traces, reports): `artifacts.add({name, kind, path,
+   * contentType})` queues each for upload after the run (text ones scrubbed, over-cap ones left out
+   * with a note) and the daemon puts the references into the result. Absent without an uploader.
+   */
+  artifacts?: RunArtifacts;
 }
 
 /** What a runner measures; the daemon adds ids, cancellation and agent details to make a RunResult. */
