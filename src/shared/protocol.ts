@@ -7,11 +7,13 @@
  */
 import type {
   ApiCheckResult,
+  BrowserCheckResult,
   CheckClass,
   CheckDefinition,
   CheckType,
   DnsCheckResult,
   IcmpCheckResult,
+  MultiStepCheckResult,
   TcpCheckResult,
 } from './checks/types.ts';
 
@@ -142,6 +144,10 @@ export interface RunDetails {
   tcpCheckResult?: TcpCheckResult;
   dnsCheckResult?: DnsCheckResult;
   icmpCheckResult?: IcmpCheckResult;
+  /** BROWSER runs: the public API shows it as the result's `browserCheckResult`. */
+  browserCheckResult?: BrowserCheckResult;
+  /** MULTI_STEP runs: shown as `multiStepCheckResult`. */
+  multiStepCheckResult?: MultiStepCheckResult;
   [key: string]: unknown;
 }
 

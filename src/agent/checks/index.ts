@@ -1,8 +1,10 @@
 /** The check runners this agent carries, by type. The agent advertises exactly these when it registers. */
 import type { CheckType } from '../../shared/checks/types.ts';
 import { apiCheckRunner } from './api.ts';
+import { browserCheckRunner } from './browser.ts';
 import { dnsCheckRunner } from './dns.ts';
 import { icmpCheckRunner } from './icmp.ts';
+import { multiStepCheckRunner } from './multistep.ts';
 import type { CheckRunner } from './runner.ts';
 import { tcpCheckRunner } from './tcp.ts';
 
@@ -11,4 +13,6 @@ export const RUNNERS: ReadonlyMap<CheckType, CheckRunner> = new Map<CheckType, C
   ['TCP', tcpCheckRunner as CheckRunner],
   ['DNS', dnsCheckRunner as CheckRunner],
   ['ICMP', icmpCheckRunner as CheckRunner],
+  ['BROWSER', browserCheckRunner as CheckRunner],
+  ['MULTI_STEP', multiStepCheckRunner as CheckRunner],
 ]);

@@ -5,9 +5,11 @@
  */
 import { Type } from 'typebox';
 import { ApiCheckResponse } from './api-check-schema.ts';
+import { BrowserCheckResponse } from './browser-check-schema.ts';
 import { DnsCheckResponse } from './dns-check-schema.ts';
 import { HeartbeatCheckResponse } from './heartbeat-check-schema.ts';
 import { IcmpCheckResponse } from './icmp-check-schema.ts';
+import { MultiStepCheckResponse } from './multistep-check-schema.ts';
 import { TcpCheckResponse } from './tcp-check-schema.ts';
 
-export const CheckResponse = Type.Union([ApiCheckResponse, TcpCheckResponse, DnsCheckResponse, IcmpCheckResponse, HeartbeatCheckResponse]);
+export const CheckResponse = Type.Union([ApiCheckResponse, TcpCheckResponse, DnsCheckResponse, IcmpCheckResponse, BrowserCheckResponse, MultiStepCheckResponse, HeartbeatCheckResponse]);

@@ -7,12 +7,15 @@ import {
   type ApiCheckDefinition,
   type ApiRequest,
   type AssertionOf,
+  type BrowserCheckDefinition,
   type CheckDefinition,
   type DnsCheckDefinition,
   type DnsRequest,
   ICMP_PING_COUNT,
   type IcmpCheckDefinition,
   type IcmpRequest,
+  type MultiStepCheckDefinition,
+  type ScriptDependency,
   type TcpCheckDefinition,
   type TcpRequest,
 } from '../../shared/checks/types.ts';
@@ -88,6 +91,14 @@ function ownDefinition(stored: StoredCheck): CheckDefinition {
         degradedPacketLossThreshold: numberOr(body.degradedPacketLossThreshold, ICMP_DEFAULT_DEGRADED_PACKET_LOSS),
         maxPacketLossThreshold: numberOr(body.maxPacketLossThreshold, ICMP_DEFAULT_MAX_PACKET_LOSS),
       } satisfies IcmpCheckDefinition;
+    case 'BROWSER':
+    case 'MULTI_STEP':
+      return {
+        ...base,
+        checkType: stored.checkType,
+        script: typeof body.script === 'string' ? body.script : '',
+        dependencies: toDependencies(body.dependencies),
+      } satisfies BrowserCheckDefinition | MultiStepCheckDefinition;
     case 'HEARTBEAT':
       // Never enqueued (see Dispatcher.enqueue): a heartbeat is pinged, not run.
       throw new Error(`heartbeat check ${stored.id} has no agent definition`);
@@ -95,6 +106,14 @@ function ownDefinition(stored: StoredCheck): CheckDefinition {
       // No other type has a public endpoint yet; pass the body through so the agent can say so.
       return { ...body, ...base, checkType: stored.checkType };
   }
+}
+
+/** The files beside a browser or multistep script, path and content only. */
+function toDependencies(deps: unknown): ScriptDependency[] {
+  if (!Array.isArray(deps)) return [];
+  return deps
+    .filter((d): d is ScriptDependency => typeof d?.path === 'string' && typeof d?.content === 'string')
+    .map(({ path, content }) => ({ path, content }));
 }
 
 /** Copies assertions field by field; the reference defaults regex to "", for the agent an empty pattern means none. */

@@ -44,6 +44,9 @@ const CheckResultSchema = Type.Object({
   tcpCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
   dnsCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
   icmpCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  // The reference's CheckResultBrowser and MultiStepResultBrowser (free-form here, as the agent sends them).
+  browserCheckResult: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
+  multiStepCheckResult: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
   /** Why the run failed, errored or was cancelled, in a sentence (null when it passed). */
   error: Type.Optional(Nullable(Type.String())),
   /** Everything else the agent measured: network diagnostics, TLS and DNS details, notes. */
@@ -63,7 +66,7 @@ const ListResponse = Type.Object({
 
 export function checkResultView(result: ListedResult) {
   const p = result.payload;
-  const { tcpCheckResult, dnsCheckResult, icmpCheckResult, ...details } = p.details ?? {};
+  const { tcpCheckResult, dnsCheckResult, icmpCheckResult, browserCheckResult, multiStepCheckResult, ...details } = p.details ?? {};
   return {
     id: result.id,
     name: result.checkName,
@@ -82,6 +85,8 @@ export function checkResultView(result: ListedResult) {
     ...(tcpCheckResult ? { tcpCheckResult: tcpCheckResult as unknown as Record<string, unknown> } : {}),
     ...(dnsCheckResult ? { dnsCheckResult: dnsCheckResult as unknown as Record<string, unknown> } : {}),
     ...(icmpCheckResult ? { icmpCheckResult: icmpCheckResult as unknown as Record<string, unknown> } : {}),
+    ...(browserCheckResult ? { browserCheckResult: browserCheckResult as unknown as Record<string, unknown> } : {}),
+    ...(multiStepCheckResult ? { multiStepCheckResult: multiStepCheckResult as unknown as Record<string, unknown> } : {}),
     error: p.error ?? null,
     ...(Object.keys(details).length > 0 ? { details } : {}),
     checkRunId: result.sequence ?? 0,

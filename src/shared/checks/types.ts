@@ -250,9 +250,35 @@ export interface IcmpCheckDefinition extends CheckBase {
   maxPacketLossThreshold: number;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Browser and multistep checks (reference: ChecksV1BrowserCheckCreate, ChecksV1MultiStepCheckCreate)
+
+/** A file beside the script (the reference's ChecksV1Dependency): `path` is relative to the script. */
+export interface ScriptDependency {
+  path: string;
+  content: string;
+}
+
+/**
+ * A browser check: a Playwright script, either a `@playwright/test` spec (`test(...)` calls) or a
+ * plain script that gets `page`, `context` and `browser` in scope (docs/checks.md).
+ */
+export interface BrowserCheckDefinition extends CheckBase {
+  checkType: 'BROWSER';
+  script: string;
+  dependencies: ScriptDependency[];
+}
+
+/** A multistep check: a `@playwright/test` spec whose steps use `request` (and optionally `page`). */
+export interface MultiStepCheckDefinition extends CheckBase {
+  checkType: 'MULTI_STEP';
+  script: string;
+  dependencies: ScriptDependency[];
+}
+
 /** A check definition whose type has no runner in this version; the agent reports it plainly. */
 export interface OtherCheckDefinition extends CheckBase {
-  checkType: Exclude<CheckType, 'API' | 'TCP' | 'DNS' | 'ICMP'>;
+  checkType: Exclude<CheckType, 'API' | 'TCP' | 'DNS' | 'ICMP' | 'BROWSER' | 'MULTI_STEP'>;
   [key: string]: unknown;
 }
 
@@ -261,6 +287,8 @@ export type CheckDefinition =
   | TcpCheckDefinition
   | DnsCheckDefinition
   | IcmpCheckDefinition
+  | BrowserCheckDefinition
+  | MultiStepCheckDefinition
   | OtherCheckDefinition;
 
 /** One evaluated assertion in a result: the definition plus what was seen and whether it held. */
@@ -392,3 +420,62 @@ export interface IcmpCheckResult {
   assertions: EvaluatedAssertion<IcmpAssertion>[];
   requestError: string | null;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Browser and multistep results (reference: CheckResultBrowser, MultiStepResultBrowser)
+
+/** One page the script visited, as the agent observed it (the reference's free-form `pages` items). */
+export interface BrowserPageVisit {
+  url: string;
+  title: string | null;
+  /** console.error messages and uncaught page errors. */
+  consoleErrors: Array<{ type: 'console' | 'pageerror'; text: string; location?: string }>;
+  /** Requests that failed on the network, and responses with status 400 or above. */
+  failedRequests: Array<{ url: string; method: string; status: number | null; failure: string | null; resourceType: string }>;
+}
+
+/** A failure of the script, with where in the user's script it happened (line and column, 1-based). */
+export interface BrowserScriptError {
+  name: string;
+  message: string;
+  stack: string | null;
+  /** The file the error points at: `script.js` for the check's script, else the dependency's path. */
+  file: string | null;
+  line: number | null;
+  column: number | null;
+  /** The failing line with its neighbours, as Playwright shows it. */
+  snippet?: string | null;
+  /** The test that failed, for `@playwright/test` scripts. */
+  test?: string;
+}
+
+/** One line of the check's log. */
+export interface BrowserLogLine {
+  time: number;
+  level: 'INFO' | 'ERROR';
+  msg: string;
+}
+
+/** `browserCheckResult` (CheckResultBrowser) and, without pages and videos, `multiStepCheckResult`. */
+export interface BrowserCheckResult {
+  type: 'PLAYWRIGHT_TEST' | 'PLAYWRIGHT_SCRIPT';
+  /** Counts of what went wrong in the pages (the reference's traceSummary). */
+  traceSummary: { consoleErrors: number; networkErrors: number; documentErrors: number; userScriptErrors: number };
+  pages: BrowserPageVisit[];
+  errors: BrowserScriptError[];
+  /** Epoch milliseconds. */
+  startTime: number;
+  endTime: number;
+  runtimeVersion: string;
+  jobLog: BrowserLogLine[];
+  /** Names of the run's artifacts (details.artifacts has their kind, size and digest). */
+  jobAssets: string[];
+  screenshots: string[];
+  playwrightTestVideos: string[];
+  playwrightTestTraces: string[];
+  playwrightTestJsonReportFile?: string;
+}
+
+export type MultiStepCheckResult = Omit<BrowserCheckResult, 'type' | 'pages' | 'traceSummary' | 'playwrightTestVideos'> & {
+  pages?: BrowserPageVisit[];
+};
