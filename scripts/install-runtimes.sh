@@ -4,6 +4,9 @@
 # may require. Playwright's browsers are not downloaded (the agent uses the system's Chromium).
 # A runtime whose node_modules already matches its lockfile is skipped, so a warm machine pays
 # nothing; `--force` reinstalls all.
+# runtimes/suite-engines (Node 22/24/26, Bun 1.3, npm, pnpm and Yarn for Playwright check suites,
+# docs/suites.md) is one of these folders and installs the same way; the agent does not take it for
+# a runtime (runtime ids look like 2026.04).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir="${RUNTIMES_DIR:-$root/runtimes}"

@@ -27,7 +27,10 @@ import { registerOpenApi } from './routes/openapi.ts';
 import { pingRoutes } from './routes/ping.ts';
 import { defaultSecretsKeyConfig } from './secrets/key.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
-import type { StoredCheck, Store } from './store/store.ts';
+import type { Run, StoredCheck, Store } from './store/store.ts';
+import { suiteBundleAgentRoutes } from './suites/agent-routes.ts';
+import { SuiteBundleStore } from './suites/bundle-store.ts';
+import { loadSuiteServiceConfig } from './suites/config.ts';
 import { VERSION } from '../shared/version.ts';
 
 /** Lets the public API tell the dispatcher that a check was created, changed or deleted. */
@@ -35,6 +38,8 @@ export interface ServiceHooks {
   checkChanged(accountId: string, checkId: string, check: StoredCheck | undefined): Promise<void>;
   /** Subscriber notifications were committed to the outbox: the worker should look now. */
   notificationsQueued?(): void;
+  /** Starts a run of `check` at `locationId` now (Playwright suite triggers, routes/checks-playwright.ts). */
+  runNow?(check: StoredCheck, locationId: string): Promise<Run>;
 }
 
 export interface Service {
@@ -83,6 +88,7 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
   const hooks: ServiceHooks = {
     checkChanged: (accountId, checkId, check) => scheduler.checkChanged(accountId, checkId, check),
     notificationsQueued: () => notifier.poke(),
+    runNow: (check, locationId) => dispatcher.enqueue(check, locationId, Date.now()),
   };
 
   app.setErrorHandler(errorHandler);
@@ -95,6 +101,8 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
   // Outside publicApi too: a group trigger URL carries its token, not an API key.
   await app.register(checkGroupTriggerUrlRoutes, { store, triggers });
   await app.register(agentApi, { store, config, dispatcher });
+  // Suite archives for agents (location key), beside the agent API.
+  await app.register(suiteBundleAgentRoutes, { store, bundles: new SuiteBundleStore((config.suites ?? loadSuiteServiceConfig({}, config.dataDir)).dir) });
   const artifacts = createArtifactService(store, config.artifacts ?? loadArtifactConfig({}, config.dataDir), app.log);
   await app.register(artifactApi, { store, artifacts, publicUrl: config.publicUrl });
 

@@ -3,6 +3,7 @@ import { type Env, readEnum, readInteger, readString, readUrl } from '../shared/
 import { type ArtifactConfig, loadArtifactConfig } from './artifacts/config.ts';
 import { loadNotifyConfig, type NotifyConfig } from './notify/config.ts';
 import { loadSecretsKeyConfig, type SecretsKeyConfig } from './secrets/key.ts';
+import { loadSuiteServiceConfig, type SuiteServiceConfig } from './suites/config.ts';
 
 export const LOG_LEVELS = ['DEBUG', 'LOG', 'INFO', 'WARN', 'ERROR'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -28,6 +29,8 @@ export interface ServiceConfig {
   artifacts?: ArtifactConfig;
   /** SECRETS_KEY / SECRETS_KEY_FILE (src/service/secrets/key.ts); absent means the key file in dataDir. */
   secrets?: SecretsKeyConfig;
+  /** Playwright check suites (SUITE_BUNDLE_MAX_BYTES, PLAYWRIGHT_MAX_GLOBAL_TIMEOUT_SECONDS, ...); absent means the defaults. */
+  suites?: SuiteServiceConfig;
 }
 
 export function loadServiceConfig(env: Env, cwd: string = process.cwd()): ServiceConfig {
@@ -52,6 +55,7 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     notify: loadNotifyConfig(env),
     artifacts: loadArtifactConfig(env, dataDir),
     secrets: loadSecretsKeyConfig(env, dataDir, cwd),
+    suites: loadSuiteServiceConfig(env, dataDir),
   };
 }
 

@@ -14,6 +14,7 @@ import type {
   DnsCheckResult,
   IcmpCheckResult,
   MultiStepCheckResult,
+  PlaywrightCheckResult,
   TcpCheckResult,
 } from './checks/types.ts';
 
@@ -148,6 +149,8 @@ export interface RunDetails {
   browserCheckResult?: BrowserCheckResult;
   /** MULTI_STEP runs: shown as `multiStepCheckResult`. */
   multiStepCheckResult?: MultiStepCheckResult;
+  /** PLAYWRIGHT runs (check suites): shown as `playwrightCheckResult`. */
+  playwrightCheckResult?: PlaywrightCheckResult;
   [key: string]: unknown;
 }
 

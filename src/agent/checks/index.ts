@@ -5,6 +5,7 @@ import { browserCheckRunner } from './browser.ts';
 import { dnsCheckRunner } from './dns.ts';
 import { icmpCheckRunner } from './icmp.ts';
 import { multiStepCheckRunner } from './multistep.ts';
+import { playwrightCheckRunner } from './playwright.ts';
 import type { CheckRunner } from './runner.ts';
 import { tcpCheckRunner } from './tcp.ts';
 
@@ -13,6 +14,7 @@ export const RUNNERS: ReadonlyMap<CheckType, CheckRunner> = new Map<CheckType, C
   ['TCP', tcpCheckRunner as CheckRunner],
   ['DNS', dnsCheckRunner as CheckRunner],
   ['ICMP', icmpCheckRunner as CheckRunner],
+  ['PLAYWRIGHT', playwrightCheckRunner as CheckRunner],
   ['BROWSER', browserCheckRunner as CheckRunner],
   ['MULTI_STEP', multiStepCheckRunner as CheckRunner],
 ]);

@@ -10,6 +10,7 @@ import { DnsCheckResponse } from './dns-check-schema.ts';
 import { HeartbeatCheckResponse } from './heartbeat-check-schema.ts';
 import { IcmpCheckResponse } from './icmp-check-schema.ts';
 import { MultiStepCheckResponse } from './multistep-check-schema.ts';
+import { PlaywrightCheckResponse } from './playwright-check-schema.ts';
 import { TcpCheckResponse } from './tcp-check-schema.ts';
 
-export const CheckResponse = Type.Union([ApiCheckResponse, TcpCheckResponse, DnsCheckResponse, IcmpCheckResponse, BrowserCheckResponse, MultiStepCheckResponse, HeartbeatCheckResponse]);
+export const CheckResponse = Type.Union([ApiCheckResponse, TcpCheckResponse, DnsCheckResponse, IcmpCheckResponse, BrowserCheckResponse, MultiStepCheckResponse, PlaywrightCheckResponse, HeartbeatCheckResponse]);

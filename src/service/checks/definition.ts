@@ -30,6 +30,7 @@ import {
   ICMP_DEFAULT_MAX_PACKET_LOSS,
   ICMP_DEFAULT_MAX_RESPONSE_TIME_MS,
 } from './icmp-check-schema.ts';
+import { toPlaywrightDefinition } from './playwright-check-schema.ts';
 import { TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS, TCP_DEFAULT_MAX_RESPONSE_TIME_MS } from './tcp-check-schema.ts';
 import { NO_USER_CODE_CONTEXT, type UserCodeContext, withUserCode } from './user-code.ts';
 
@@ -99,6 +100,8 @@ function ownDefinition(stored: StoredCheck): CheckDefinition {
         script: typeof body.script === 'string' ? body.script : '',
         dependencies: toDependencies(body.dependencies),
       } satisfies BrowserCheckDefinition | MultiStepCheckDefinition;
+    case 'PLAYWRIGHT':
+      return toPlaywrightDefinition(stored, base);
     case 'HEARTBEAT':
       // Never enqueued (see Dispatcher.enqueue): a heartbeat is pinged, not run.
       throw new Error(`heartbeat check ${stored.id} has no agent definition`);

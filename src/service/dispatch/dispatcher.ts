@@ -28,6 +28,7 @@ import {
 } from '../../shared/protocol.ts';
 import { toCheckDefinition } from '../checks/definition.ts';
 import { groupOf } from '../checks/group-of.ts';
+import { suiteJobTimeoutMs } from '../checks/playwright-check-schema.ts';
 import { userCodeContextOf } from '../checks/user-code.ts';
 import type { ServiceConfig } from '../config.ts';
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../http/errors.ts';
@@ -129,7 +130,8 @@ export class Dispatcher {
         checkType: check.checkType,
         checkClass: checkClassOf(check.checkType),
         dueAt: iso(dueAtMs),
-        timeoutMs: RUN_TIMEOUT_MS[check.checkType] ?? RUN_TIMEOUT_MS.API,
+        // A suite's limit follows its own global timeout (checks/playwright-check-schema.ts).
+        timeoutMs: check.checkType === 'PLAYWRIGHT' ? suiteJobTimeoutMs(check.body) : (RUN_TIMEOUT_MS[check.checkType] ?? RUN_TIMEOUT_MS.API),
         // A snapshot: an edit to the check after this point applies from the next run on.
         // The check with its group's settings applied (checks/group-merge.ts) and its user code
         // resolved (checks/user-code.ts). Secret values are sealed in the stored snapshot and

@@ -47,6 +47,8 @@ const CheckResultSchema = Type.Object({
   // The reference's CheckResultBrowser and MultiStepResultBrowser (free-form here, as the agent sends them).
   browserCheckResult: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
   multiStepCheckResult: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
+  /** Playwright check suites (the reference's CheckResultPlaywright plus per-test results; docs/suites.md). */
+  playwrightCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
   /** Why the run failed, errored or was cancelled, in a sentence (null when it passed). */
   error: Type.Optional(Nullable(Type.String())),
   /** Everything else the agent measured: network diagnostics, TLS and DNS details, notes. */
@@ -66,7 +68,7 @@ const ListResponse = Type.Object({
 
 export function checkResultView(result: ListedResult) {
   const p = result.payload;
-  const { tcpCheckResult, dnsCheckResult, icmpCheckResult, browserCheckResult, multiStepCheckResult, ...details } = p.details ?? {};
+  const { tcpCheckResult, dnsCheckResult, icmpCheckResult, browserCheckResult, multiStepCheckResult, playwrightCheckResult, ...details } = p.details ?? {};
   return {
     id: result.id,
     name: result.checkName,
@@ -87,6 +89,7 @@ export function checkResultView(result: ListedResult) {
     ...(icmpCheckResult ? { icmpCheckResult: icmpCheckResult as unknown as Record<string, unknown> } : {}),
     ...(browserCheckResult ? { browserCheckResult: browserCheckResult as unknown as Record<string, unknown> } : {}),
     ...(multiStepCheckResult ? { multiStepCheckResult: multiStepCheckResult as unknown as Record<string, unknown> } : {}),
+    ...(playwrightCheckResult ? { playwrightCheckResult: playwrightCheckResult as unknown as Record<string, unknown> } : {}),
     error: p.error ?? null,
     ...(Object.keys(details).length > 0 ? { details } : {}),
     checkRunId: result.sequence ?? 0,

@@ -16,6 +16,7 @@ import { dnsCheckRoutes } from './checks-dns.ts';
 import { heartbeatCheckRoutes } from './checks-heartbeat.ts';
 import { icmpCheckRoutes } from './checks-icmp.ts';
 import { multiStepCheckRoutes } from './checks-multistep.ts';
+import { playwrightCheckRoutes } from './checks-playwright.ts';
 import { tcpCheckRoutes } from './checks-tcp.ts';
 import { dashboardIncidentRoutes } from './dashboard-incidents.ts';
 import { dashboardRoutes } from './dashboards.ts';
@@ -41,6 +42,7 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(tcpCheckRoutes, { store, hooks });
   await app.register(dnsCheckRoutes, { store, hooks });
   await app.register(icmpCheckRoutes, { store, hooks });
+  await app.register(playwrightCheckRoutes, { store, hooks, config });
   await app.register(browserCheckRoutes, { store, hooks });
   await app.register(multiStepCheckRoutes, { store, hooks });
   await app.register(checkResultRoutes, { store });

@@ -276,9 +276,96 @@ export interface MultiStepCheckDefinition extends CheckBase {
   dependencies: ScriptDependency[];
 }
 
+// ---------------------------------------------------------------------------------------------
+// Playwright check suites (reference: ChecksV1PlaywrightCheck, CheckResultPlaywright; docs/suites.md)
+
+/** What runs a suite's tests: Node.js 22, 24 or 26, or Bun 1.3 (runtimes/suite-engines on the agent). */
+export const SUITE_ENGINES = ['node22', 'node24', 'node26', 'bun1.3'] as const;
+export type SuiteEngine = (typeof SUITE_ENGINES)[number];
+export const DEFAULT_SUITE_ENGINE: SuiteEngine = 'node24';
+/** The reference's limit for a suite run: 60 minutes. */
+export const DEFAULT_SUITE_GLOBAL_TIMEOUT_MS = 3_600_000;
+
+export interface PlaywrightCheckDefinition extends CheckBase {
+  checkType: 'PLAYWRIGHT';
+  /** The project archive; the agent downloads it from the service by its SHA-256 (docs/suites.md). */
+  codeBundle: { sha256: string; size: number; format: 'tar.gz' | 'zip' };
+  engine: SuiteEngine;
+  /** The folder inside the archive with package.json and playwright.config; null is the root. */
+  workingDir: string | null;
+  /** Arguments after `playwright test` in the check's testCommand (plain words, no shell). */
+  testArgs: string[];
+  /** The package manager's arguments from the check's installCommand; null installs from the lockfile. */
+  installArgs: string[] | null;
+  /** Install and tests together must finish within this; the result says when it was reached. */
+  globalTimeoutMs: number;
+  /** A passing run slower than this (ms) is degraded; null: only flaky tests make it degraded. */
+  degradedResponseTime: number | null;
+  /** Started as a test session (POST /v1/checks/playwright/{id}/trigger): the suite sees CI=true. */
+  testSession: boolean;
+}
+
+/** One test of a suite run, from Playwright's JSON report. */
+export interface PlaywrightTestResult {
+  title: string;
+  /** Describe blocks and title, file first. */
+  titlePath: string[];
+  file: string;
+  line: number | null;
+  projectName: string;
+  /** The last attempt's status: passed, failed, timedOut, skipped or interrupted. */
+  status: string;
+  /** Playwright's verdict over all attempts: expected, unexpected, flaky or skipped. */
+  outcome: string;
+  /** Milliseconds over all attempts. */
+  duration: number;
+  /** Attempts after the first. */
+  retries: number;
+  /** The first error of the last failing attempt (message, cut), null when none. */
+  error: string | null;
+}
+
+export type SuiteRunStatus = 'passed' | 'failed' | 'setup-error' | 'timed-out' | 'cancelled';
+
+/**
+ * `playwrightCheckResult` of a check result: the reference's CheckResultPlaywright fields (errors,
+ * jobLog, jobAssets, traces, videos, report file) and what the agent adds (status, tests, summary).
+ * It travels in RunResult.details.playwrightCheckResult; GET /v1/check-results shows it top-level.
+ */
+export interface PlaywrightCheckResult {
+  status: SuiteRunStatus;
+  /** Passed, but slower than degradedResponseTime or with flaky tests; `degradedReasons` says which. */
+  degraded: boolean;
+  degradedReasons: string[];
+  engine: SuiteEngine;
+  engineVersion: string | null;
+  packageManager: string | null;
+  playwrightVersion: string | null;
+  testSession: boolean;
+  globalTimeoutMs: number;
+  globalTimeoutReached: boolean;
+  dependencyCache: 'hit' | 'miss' | 'off';
+  timings: { unpackMs: number; installMs: number; testMs: number };
+  summary: { total: number; passed: number; failed: number; flaky: number; skipped: number; interrupted: number; timedOut: number };
+  tests: PlaywrightTestResult[];
+  /** Setup errors and failed tests, one object each: {phase, message} or {test, message}. */
+  errors: Array<Record<string, unknown>>;
+  /** The user-visible log: install and test output, and the agent's notes. */
+  jobLog: Array<{ time: string; phase: string; stream: string; msg: string }>;
+  /** Names of the run's artifacts (details.artifacts has their kind, size and digest). */
+  jobAssets: string[];
+  playwrightTraceFiles: Array<{ name: string; filename: string }>;
+  playwrightTestVideos: string[];
+  playwrightTestTraces: string[];
+  /** Artifact name of the JSON report, null when Playwright wrote none. */
+  playwrightTestJsonReportFile: string | null;
+  /** Artifact name of the zipped HTML report, null when none. */
+  playwrightHtmlReportFile: string | null;
+}
+
 /** A check definition whose type has no runner in this version; the agent reports it plainly. */
 export interface OtherCheckDefinition extends CheckBase {
-  checkType: Exclude<CheckType, 'API' | 'TCP' | 'DNS' | 'ICMP' | 'BROWSER' | 'MULTI_STEP'>;
+  checkType: Exclude<CheckType, 'API' | 'TCP' | 'DNS' | 'ICMP' | 'BROWSER' | 'MULTI_STEP' | 'PLAYWRIGHT'>;
   [key: string]: unknown;
 }
 
@@ -289,6 +376,7 @@ export type CheckDefinition =
   | IcmpCheckDefinition
   | BrowserCheckDefinition
   | MultiStepCheckDefinition
+  | PlaywrightCheckDefinition
   | OtherCheckDefinition;
 
 /** One evaluated assertion in a result: the definition plus what was seen and whether it held. */

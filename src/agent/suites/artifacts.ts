@@ -1,0 +1,108 @@
+/**
+ * A suite run's artifacts: the JSON report, the HTML report (its folder zipped into one file with
+ * fflate), and what Playwright attached to test results (traces, videos, screenshots). They go to
+ * the run's artifact collector when the daemon provides one (src/agent/artifacts/); without one the
+ * result still names them and the log says they were not uploaded.
+ */
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { zipSync } from 'fflate';
+import type { ArtifactKind } from '../../shared/artifacts.ts';
+import type { ArtifactAddResult, ArtifactSpec } from '../artifacts/uploader.ts';
+import type { SuiteLog } from './log.ts';
+
+/** What a runner needs of RunArtifacts (src/agent/artifacts/uploader.ts). */
+export interface ArtifactCollector {
+  add(spec: ArtifactSpec): Promise<ArtifactAddResult>;
+}
+
+export interface CollectedArtifacts {
+  names: string[];
+  traces: Array<{ name: string; filename: string }>;
+  videos: string[];
+  jsonReport: string | null;
+  htmlReport: string | null;
+}
+
+/** The HTML report is zipped in memory; past this it is left out (the traces are uploaded on their own). */
+const HTML_ZIP_MAX_BYTES = 150 * 1024 * 1024;
+
+const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 120) || 'file';
+
+async function folderFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => [])) {
+    if (e.isFile()) out.push(path.join(e.parentPath, e.name));
+  }
+  return out;
+}
+
+async function zipFolder(dir: string, target: string): Promise<boolean> {
+  const files = await folderFiles(dir);
+  if (files.length === 0) return false;
+  let total = 0;
+  for (const f of files) total += (await stat(f)).size;
+  if (total > HTML_ZIP_MAX_BYTES) return false;
+  const tree: Record<string, Uint8Array> = {};
+  for (const f of files) tree[path.relative(dir, f)] = await readFile(f);
+  await writeFile(target, zipSync(tree, { level: 6 }));
+  return true;
+}
+
+function kindOf(contentType: string, name: string): ArtifactKind {
+  if (name === 'trace' || contentType === 'application/zip') return 'trace';
+  if (contentType.startsWith('video/')) return 'video';
+  if (contentType.startsWith('image/')) return 'screenshot';
+  return 'other';
+}
+
+export async function collectSuiteArtifacts(o: {
+  collector: ArtifactCollector | undefined;
+  log: SuiteLog;
+  outDir: string;
+  jsonReport: string;
+  htmlReport: string;
+  attachments: Array<{ name: string; contentType: string; path: string }>;
+}): Promise<CollectedArtifacts> {
+  const got: CollectedArtifacts = { names: [], traces: [], videos: [], jsonReport: null, htmlReport: null };
+  const pending: Array<{ spec: ArtifactSpec; onOk: (name: string) => void }> = [];
+  const exists = async (p: string) => (await stat(p).catch(() => undefined))?.isFile() === true;
+
+  if (await exists(o.jsonReport)) {
+    pending.push({ spec: { name: 'playwright-report.json', kind: 'report', path: o.jsonReport, contentType: 'application/json' }, onOk: (n) => (got.jsonReport = n) });
+  }
+  const htmlZip = path.join(o.outDir, 'playwright-report.zip');
+  if (await zipFolder(o.htmlReport, htmlZip)) {
+    pending.push({ spec: { name: 'playwright-report.zip', kind: 'report', path: htmlZip, contentType: 'application/zip' }, onOk: (n) => (got.htmlReport = n) });
+  }
+  const seen = new Set<string>();
+  let i = 0;
+  for (const a of o.attachments) {
+    if (seen.has(a.path) || !(await exists(a.path))) continue;
+    seen.add(a.path);
+    i += 1;
+    const kind = kindOf(a.contentType, a.name);
+    const base = path.basename(a.path);
+    const testFolder = path.basename(path.dirname(a.path));
+    const name = `${String(i).padStart(3, '0')}-${safe(testFolder)}-${safe(base)}`.slice(0, 200);
+    pending.push({
+      spec: { name, kind, path: a.path, contentType: a.contentType },
+      onOk: (n) => {
+        if (kind === 'trace') got.traces.push({ name: n, filename: base });
+        if (kind === 'video') got.videos.push(n);
+      },
+    });
+  }
+  if (!o.collector) {
+    if (pending.length > 0) o.log.note(`${pending.length} artifact(s) (reports, traces, videos) were produced but this agent has no artifact uploader`);
+    return got;
+  }
+  for (const p of pending) {
+    const r = await o.collector.add(p.spec);
+    if (r.ok) {
+      got.names.push(r.ref.name);
+      p.onOk(r.ref.name);
+    } else o.log.note(`artifact ${p.spec.name}: ${r.note.message}`);
+  }
+  return got;
+}
