@@ -37,6 +37,8 @@ WORKDIR /app
 COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
+# The agent's V8 flags, from the same file bin/outpost reads (BENCHMARKS.md, "Agent memory").
+COPY bin/agent-node-flags ./agent-node-flags
 ENV NODE_ENV=production \
     AGENT_HEALTH_PORT=8081 \
     SPOOL_DIR=/var/lib/outpost/spool \
@@ -47,7 +49,8 @@ EXPOSE 8081
 USER outpost
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.AGENT_HEALTH_PORT||8081)+'/-/liveness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/cli/main.js"]
+# sh only expands the flags file, then exec hands over to node (tini still signals node directly).
+ENTRYPOINT ["/usr/bin/tini", "--", "/bin/sh", "-c", "exec node $(cat /app/agent-node-flags) /app/dist/cli/main.js \"$@\"", "outpost"]
 CMD ["agent"]
 
 # ---- standard: everything, with Debian's Chromium for browser checks -----------------------------

@@ -1,19 +1,18 @@
 /**
  * Benchmark helpers for the protocol-check comparisons (api, tcp, dns, icmp): Debian's
- * prometheus-blackbox-exporter started with a temp config on 127.0.0.1, a closed-loop driver for the
- * agent's runners (p-queue at the given concurrency, as the daemon runs uptime checks) and one for
- * blackbox_exporter (concurrent GET /probe at the same concurrency), and the JSON line both make.
+ * prometheus-blackbox-exporter started with a temp config on 127.0.0.1, the agent's check engine in a
+ * process of its own (_engine.ts), a closed-loop driver for blackbox_exporter (concurrent GET /probe at
+ * the same concurrency), and the JSON line both make.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import PQueue from 'p-queue';
-import pino from 'pino';
 import { Pool } from 'undici';
-import type { CheckContext } from '../../src/agent/checks/runner.ts';
-import { summarize } from './_stats.ts';
+import type { CheckDefinition, CheckType } from '../../src/shared/checks/types.ts';
+import { agentNodeFlags, buildDist } from './_dist.ts';
+import { closedLoop, runEngine } from './_engine.ts';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -118,45 +117,12 @@ export async function startBlackbox(dns: { queryName: string; queryType: string 
   };
 }
 
-export interface SideResult {
-  probes: number;
-  failures: number;
-  probesPerSecond: number;
-  latencyMs: { p50: number; p99: number };
-}
-
-async function closedLoop(concurrency: number, seconds: number, probe: () => Promise<boolean>): Promise<SideResult> {
-  const queue = new PQueue({ concurrency });
-  const latencies: number[] = [];
-  let failures = 0;
-  const t0 = performance.now();
-  const end = t0 + seconds * 1000;
-  const task = async (): Promise<void> => {
-    const s = performance.now();
-    const ok = await probe().catch(() => false);
-    latencies.push(performance.now() - s);
-    if (!ok) failures++;
-  };
-  while (performance.now() < end) {
-    queue.add(task);
-    // Keep exactly `concurrency` probes in flight, like the daemon's uptime queue when it is busy.
-    if (queue.size + queue.pending >= concurrency) await queue.onSizeLessThan(1);
-  }
-  await queue.onIdle();
-  const elapsed = (performance.now() - t0) / 1000;
-  const s = summarize(latencies);
-  return { probes: latencies.length, failures, probesPerSecond: Math.round((latencies.length / elapsed) * 10) / 10, latencyMs: { p50: s.p50, p99: s.p99 } };
-}
-
-export function benchContext(): CheckContext {
-  return { signal: new AbortController().signal, timeoutMs: 10_000, log: pino({ level: 'silent' }), useOsDnsResolver: false };
-}
-
 export interface CompareOptions {
   concurrency: number;
   duration: number;
-  /** One run of the agent's check engine; true when the check passed. */
-  agentProbe: () => Promise<boolean>;
+  /** The check the agent's engine runs, with its type (the runner is looked up as the daemon does). */
+  checkType: CheckType;
+  check: CheckDefinition;
   blackbox: Blackbox;
   module: string;
   target: string;
@@ -165,17 +131,23 @@ export interface CompareOptions {
   workload: string;
 }
 
-/** Runs the agent's workload, then blackbox_exporter's, each after a one-second warm-up; one JSON object. */
+/**
+ * Runs the agent's workload, then blackbox_exporter's, each after a one-second warm-up; one JSON
+ * object. The agent side runs in its own process from dist/ (_engine.ts), so its RSS is the engine's.
+ */
 export async function compare(o: CompareOptions): Promise<Record<string, unknown>> {
-  // Agent: in this process, the runners at the given concurrency. The RSS before any check is the
-  // process with its modules loaded (in development Node strips TypeScript types, which costs memory
-  // the compiled image does not pay); the peak includes it.
-  const baselineRssMb = Math.round((process.memoryUsage().rss / 1024 / 1024) * 10) / 10;
-  await closedLoop(o.concurrency, 1, o.agentProbe);
-  const agent = await closedLoop(o.concurrency, o.duration, o.agentProbe);
-  const agentPeakRssMb = peakRssMb();
+  const engine = await runEngine({
+    dist: buildDist(),
+    checkType: o.checkType,
+    check: o.check,
+    concurrency: o.concurrency,
+    durationSeconds: o.duration,
+    warmupSeconds: 1,
+    nodeFlags: agentNodeFlags(),
+  });
+  const { fpingProcesses, ...agent } = engine.result;
 
-  // blackbox_exporter: the same probes, asked over HTTP at the same concurrency.
+  // blackbox_exporter: the same probes, asked over HTTP at the same concurrency, from this process.
   const pool = new Pool(o.blackbox.url, { connections: o.concurrency, pipelining: 1 });
   const path = `/probe?module=${encodeURIComponent(o.module)}&target=${encodeURIComponent(o.target)}`;
   const bbProbe = async (): Promise<boolean> => {
@@ -193,13 +165,15 @@ export async function compare(o: CompareOptions): Promise<Record<string, unknown
     workload: o.workload,
     concurrency: o.concurrency,
     durationSeconds: o.duration,
-    agent: { ...agent, baselineRssMb, peakRssMb: agentPeakRssMb },
+    agent: { ...agent, baselineRssMb: engine.baselineRssMb, peakRssMb: engine.peakRssMb, nodeFlags: engine.nodeFlags },
     blackbox: { ...blackbox, peakRssMb: blackboxPeakRssMb, module: o.module, target: o.target },
     ratio,
-    rssNote: 'agent.peakRssMb is the VmHWM of the benchmark process itself (which runs the agent runners in process), read after the agent phase; agent.baselineRssMb is its RSS before the first check; blackbox.peakRssMb is the exporter process VmHWM',
+    ...(fpingProcesses !== undefined ? { fpingProcesses } : {}),
+    rssNote:
+      'agent.peakRssMb is the VmHWM of a process that runs only the agent check engine, compiled (dist/), with the agent Node flags; agent.baselineRssMb is its VmRSS with its modules loaded, before the first check; blackbox.peakRssMb is the exporter process VmHWM',
     targets: {
       ratio: { want: `>= ${o.ratioTarget}`, met: ratio >= o.ratioTarget },
-      peakRss: { want: '< 150 MB at concurrency 64', met: o.concurrency !== 64 ? null : agentPeakRssMb < 150 },
+      peakRss: { want: '< 150 MB at concurrency 64', met: o.concurrency !== 64 ? null : engine.peakRssMb < 150 },
     },
   };
 }

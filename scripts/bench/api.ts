@@ -4,9 +4,8 @@
  *
  *   npm run bench -- api [--concurrency 64] [--duration 10]
  */
-import { apiCheckRunner } from '../../src/agent/checks/api.ts';
 import type { ApiCheckDefinition } from '../../src/shared/checks/types.ts';
-import { benchContext, compare, startBlackbox, startNginx } from './_blackbox.ts';
+import { compare, startBlackbox, startNginx } from './_blackbox.ts';
 import { numberFlags } from './_stats.ts';
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
@@ -38,12 +37,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       basicAuth: null,
     },
   };
-  const ctx = benchContext();
   try {
     return await compare({
       ...opts,
       workload: `GET ${url} (nginx, 200 {"ok":true}), status asserted`,
-      agentProbe: async () => !(await apiCheckRunner.run(check, ctx)).hasFailures,
+      checkType: 'API',
+      check,
       blackbox,
       module: 'http_2xx',
       target: url,

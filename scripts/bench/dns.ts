@@ -4,10 +4,9 @@
  *
  *   npm run bench -- dns [--concurrency 64] [--duration 10]
  */
-import { dnsCheckRunner } from '../../src/agent/checks/dns.ts';
 import type { DnsCheckDefinition } from '../../src/shared/checks/types.ts';
 import { startDnsmasq } from '../../test/agent/dns-server.ts';
-import { benchContext, compare, startBlackbox } from './_blackbox.ts';
+import { compare, startBlackbox } from './_blackbox.ts';
 import { numberFlags } from './_stats.ts';
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
@@ -40,12 +39,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', property: '', target: 'NOERROR' }],
     },
   };
-  const ctx = benchContext();
   try {
     return await compare({
       ...opts,
       workload: `A www.example.test over UDP to dnsmasq 127.0.0.1:${dnsmasq.port}, NOERROR asserted`,
-      agentProbe: async () => !(await dnsCheckRunner.run(check, ctx)).hasFailures,
+      checkType: 'DNS',
+      check,
       blackbox,
       module: 'dns',
       target: `127.0.0.1:${dnsmasq.port}`,

@@ -5,34 +5,27 @@
  *
  *   npm run bench -- e2e [--checks 300] [--duration 30] [--idle 10]
  */
-import { execFileSync } from 'node:child_process';
 import { DatabaseSync } from 'node:sqlite';
-import { fileURLToPath } from 'node:url';
-import { Api, createAccount, startAgent, startService, startTarget, tempDir } from '../../test/e2e/harness.ts';
+import { agentNodeFlags, buildDist, ROOT } from './_dist.ts';
 import { cpuSeconds, numberFlags, rssMb, summarize } from './_stats.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/**
- * The agent and service run compiled (dist/), as in the Docker image: running the TypeScript sources
- * adds Node's type-stripping compiler, about 30 MB of RSS that production never pays.
- */
-function buildDist(): string {
-  const root = fileURLToPath(new URL('../..', import.meta.url));
-  execFileSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-p', `${root}tsconfig.build.json`], { stdio: 'ignore' });
-  return `${root}dist/cli/main.js`;
-}
-
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { checks: 300, duration: 30, idle: 10 });
-  process.env.OUTPOST_CLI = buildDist();
+  // The agent and service run compiled (dist/), as in the Docker image (_dist.ts says why). The
+  // harness reads OUTPOST_CLI when it is loaded, so it is imported only after it is set.
+  process.env.OUTPOST_CLI = `${buildDist()}cli/main.js`;
+  const { Api, createAccount, startAgent, startService, startTarget, tempDir } = await import('../../test/e2e/harness.ts');
   const data = await tempDir('bench-e2e');
   const target = await startTarget((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
   const service = await startService({ DATA_DIR: data.dir, LOG_LEVEL: 'INFO' });
   const api = new Api(service.url, await createAccount(data.dir));
   const location = await api.createLocation('bench');
   // INFO is the default level an operator runs with: a log line per run is part of the real cost.
-  const agent = startAgent({ API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool` });
+  // With the agent's own Node flags, as bin/outpost and the image start it (the harness spawns node directly).
+  const nodeOptions = agentNodeFlags().join(' ');
+  const agent = startAgent({ API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool`, NODE_OPTIONS: nodeOptions });
   try {
     // Registered and idle: nothing is scheduled yet. Let start-up settle, then measure a quiet period.
     await agent.waitForLog((l) => l.msg === 'registered; taking work');
@@ -96,6 +89,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       expiredRuns: expired,
       dueToStartMs: summarize(dueToStart),
       endToStoredMs: summarize(endToStored),
+      agentEntry: process.env.OUTPOST_CLI.replace(ROOT, ''),
+      agentNodeOptions: nodeOptions,
       agentRssMb: { idle: Math.max(...idleRss), loadPeak: Math.max(...loadRss) },
       agentCpuPercent: { idle: Math.round(idleCpuPercent * 100) / 100, load: Math.round(loadCpuPercent * 10) / 10 },
     };

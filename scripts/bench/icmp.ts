@@ -5,9 +5,8 @@
  *
  *   npm run bench -- icmp [--concurrency 64] [--duration 10]
  */
-import { icmpCheckRunner } from '../../src/agent/checks/icmp.ts';
 import type { IcmpCheckDefinition } from '../../src/shared/checks/types.ts';
-import { benchContext, compare, startBlackbox } from './_blackbox.ts';
+import { compare, startBlackbox } from './_blackbox.ts';
 import { numberFlags } from './_stats.ts';
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
@@ -26,21 +25,19 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     maxPacketLossThreshold: 20,
     request: { hostname: '127.0.0.1', ipFamily: 'IPv4', pingCount: 1, assertions: [] },
   };
-  const ctx = benchContext();
-  const spawnedBefore = icmpCheckRunner.batcher.spawned;
   try {
-    const result = await compare({
+    // The engine process reports how many fping processes it started (fpingProcesses).
+    return await compare({
       ...opts,
       workload: 'ICMP echo to 127.0.0.1, one echo request per probe',
-      agentProbe: async () => !(await icmpCheckRunner.run(check, ctx)).hasFailures,
+      checkType: 'ICMP',
+      check,
       blackbox,
       module: 'icmp',
       target: '127.0.0.1',
       ratioTarget: 1.0,
     });
-    return { ...result, fpingProcesses: icmpCheckRunner.batcher.spawned - spawnedBefore };
   } finally {
-    icmpCheckRunner.batcher.close();
     await blackbox.stop();
   }
 }

@@ -4,9 +4,8 @@
  *
  *   npm run bench -- tcp [--concurrency 64] [--duration 10]
  */
-import { tcpCheckRunner } from '../../src/agent/checks/tcp.ts';
 import type { TcpCheckDefinition } from '../../src/shared/checks/types.ts';
-import { benchContext, compare, startBlackbox, startNginx } from './_blackbox.ts';
+import { compare, startBlackbox, startNginx } from './_blackbox.ts';
 import { numberFlags } from './_stats.ts';
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
@@ -24,12 +23,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     maxResponseTime: 5000,
     request: { hostname: '127.0.0.1', port: nginx.port, data: null, ipFamily: 'IPv4', assertions: [] },
   };
-  const ctx = benchContext();
   try {
     return await compare({
       ...opts,
       workload: `TCP connect to 127.0.0.1:${nginx.port} (nginx), no data`,
-      agentProbe: async () => !(await tcpCheckRunner.run(check, ctx)).hasFailures,
+      checkType: 'TCP',
+      check,
       blackbox,
       module: 'tcp_connect',
       target: `127.0.0.1:${nginx.port}`,

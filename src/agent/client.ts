@@ -1,4 +1,4 @@
-import { Agent, type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
+import { Agent, type Dispatcher, EnvHttpProxyAgent, request } from './http/undici.ts';
 import {
   AGENT_PATHS,
   type DeregisterRequest,

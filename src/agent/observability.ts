@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { ErrorEvent, Exception, NodeClient, StackFrame } from '@sentry/node';
-import { type Dispatcher, request } from 'undici';
+import { type Dispatcher, request } from './http/undici.ts';
 import { VERSION } from '../shared/version.ts';
 import type { ErrorSink, Logger } from './logger.ts';
 import { scrubActive } from './scrub/registry.ts';

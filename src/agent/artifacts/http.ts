@@ -3,7 +3,7 @@
  * are async iterables read from disk a chunk at a time, so nothing holds a whole artifact.
  */
 import type { Readable } from 'node:stream';
-import { type Dispatcher, request } from 'undici';
+import { type Dispatcher, request } from '../http/undici.ts';
 import { ARTIFACT_HEADERS, type ArtifactRef, type ArtifactUploadStatus, artifactPath } from '../../shared/artifacts.ts';
 import type { ProtocolError } from '../../shared/protocol.ts';
 import { VERSION } from '../../shared/version.ts';

@@ -3,17 +3,21 @@
  * fresh connection per hop (a new undici Client with the agent's own connector, destroyed after),
  * follows redirects by hand when asked, and reads the response body up to a cap.
  */
-import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import zlib from 'node:zlib';
-import { Client } from 'undici';
+import { Client } from '../../http/undici.ts';
 import type { ApiRequest, ApiTlsDetails, KeyValue } from '../../../shared/checks/types.ts';
 import { VERSION } from '../../../shared/version.ts';
 import { type ResolvedAddress, type ResolvedVia, createConnector } from './connect.ts';
 import { type RequestPhase, TargetError } from './errors.ts';
 import { type HopMarks, newHop } from './timings.ts';
+
+// Not `import ... from 'node:http'`: an ES import of node:http builds a facade over all its exports,
+// and reading http.WebSocket/MessageEvent/CloseEvent for it loads Node's bundled copy of undici
+// (about 13 MB of RSS). getBuiltinModule returns the module without touching those getters.
+const { STATUS_CODES } = process.getBuiltinModule('node:http');
 
 /**
  * The response body kept in a result (and seen by assertions): 256 KiB. Results are stored and
@@ -33,6 +37,14 @@ export const RESPONSE_BODY_HARD_LIMIT_BYTES = 16 * 1024 * 1024;
 export const MAX_REDIRECTS = 10;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * What every hop's Client is destroyed with once its exchange is over. Without an error undici makes
+ * a new ClientDestroyedError per call, and Node formats its stack when it destroys the socket with it:
+ * a few per cent of an API run's CPU (BENCHMARKS.md) for an error nobody reads. This one's stack is
+ * formatted once. It is never reported: by the time it is used, the hop's outcome is decided.
+ */
+const HOP_DONE = Object.assign(new Error('API check hop finished'), { code: 'UND_ERR_DESTROYED' });
 
 /** A request ready to send, and the record of it that goes into the result. */
 export interface PreparedRequest {
@@ -200,37 +212,63 @@ function decoderFor(encoding: string | undefined): zlib.Gunzip | zlib.Inflate | 
  * for it with Accept-Encoding) is decompressed so that assertions see the text; the limits count
  * decompressed bytes, which also bounds a compression bomb.
  */
-async function readBody(
+const ignore = (): void => {};
+
+function readBody(
   body: Readable,
   contentEncoding: string | undefined,
 ): Promise<{ text: string; truncated: boolean; bytes: number; complete: boolean }> {
   const decoder = decoderFor(contentEncoding);
   const source: Readable = decoder ? pipeline(body, decoder, () => {}) : body;
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  let bytes = 0;
-  let complete = true;
-  for await (const chunk of source as AsyncIterable<Buffer>) {
-    bytes += chunk.length;
-    if (kept < RESPONSE_BODY_CAP_BYTES) {
-      const take = Math.min(chunk.length, RESPONSE_BODY_CAP_BYTES - kept);
-      chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
-      kept += take;
-    }
-    if (bytes >= RESPONSE_BODY_HARD_LIMIT_BYTES) {
-      complete = false;
-      break;
-    }
-  }
-  if (!complete) {
-    body.destroy();
-    source.destroy();
-  }
-  const truncated = bytes > kept;
-  // StringDecoder.write holds back a multi-byte character cut by the cap instead of mangling it.
-  const sd = new StringDecoder('utf8');
-  const text = truncated ? sd.write(Buffer.concat(chunks)) : sd.write(Buffer.concat(chunks)) + sd.end();
-  return { text, truncated, bytes, complete };
+  // 'data' events rather than `for await`: the async iterator costs a promise and a result object per
+  // chunk and end-of-stream bookkeeping per run, which at high concurrency is measurable garbage.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let bytes = 0;
+    const finish = (complete: boolean): void => {
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('error', onError);
+      source.off('close', onClose);
+      // A stream destroyed past the hard limit may still report an error; it changes nothing now.
+      source.on('error', ignore);
+      const truncated = bytes > kept;
+      // StringDecoder.write holds back a multi-byte character cut by the cap instead of mangling it.
+      const sd = new StringDecoder('utf8');
+      const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      const text = truncated ? sd.write(buf) : sd.write(buf) + sd.end();
+      resolve({ text, truncated, bytes, complete });
+    };
+    const onData = (chunk: Buffer): void => {
+      bytes += chunk.length;
+      // Past the cap nothing is kept: the chunk is only counted and dropped.
+      if (kept < RESPONSE_BODY_CAP_BYTES) {
+        const take = Math.min(chunk.length, RESPONSE_BODY_CAP_BYTES - kept);
+        chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
+        kept += take;
+      }
+      if (bytes >= RESPONSE_BODY_HARD_LIMIT_BYTES) {
+        finish(false);
+        body.destroy();
+        source.destroy();
+      }
+    };
+    const onEnd = (): void => finish(true);
+    const onError = (err: Error): void => {
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('close', onClose);
+      reject(err);
+    };
+    // Closed without 'end' or 'error' (destroyed under us, e.g. by the run's abort): an error, as
+    // the async iterator would have said (ERR_STREAM_PREMATURE_CLOSE).
+    const onClose = (): void => onError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    source.on('data', onData);
+    source.once('end', onEnd);
+    source.once('error', onError);
+    source.once('close', onClose);
+  });
 }
 
 /**
@@ -327,7 +365,7 @@ export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: 
       };
     } finally {
       // destroy, not close: nothing is left to send, and a socket still streaming a body is cut now.
-      await client.destroy().catch(() => {});
+      await client.destroy(HOP_DONE).catch(() => {});
     }
   }
 }

@@ -80,6 +80,8 @@ export function runPhases(runStart: number, hops: HopMarks[], runEnd: number): T
   };
 }
 
+const TIMING_EVENTS = ['socket', 'lookup', 'connect', 'secureConnect', 'response', 'end'] as const;
+
 /**
  * Cumulative timestamps of the last hop, in ms since the run started (so after redirects they
  * include the earlier hops). Events the hop never reached are left out; `start` is always 0.
@@ -87,7 +89,7 @@ export function runPhases(runStart: number, hops: HopMarks[], runEnd: number): T
 export function runTimings(runStart: number, last: HopMarks | undefined): Record<string, number> {
   const out: Record<string, number> = { start: 0 };
   if (!last) return out;
-  for (const k of ['socket', 'lookup', 'connect', 'secureConnect', 'response', 'end'] as const) {
+  for (const k of TIMING_EVENTS) {
     const v = last[k];
     if (v !== undefined) out[k] = round(nonNeg(v - runStart));
   }

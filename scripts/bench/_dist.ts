@@ -1,0 +1,38 @@
+/**
+ * The compiled agent (dist/) for the benchmarks that measure the agent's memory: the Docker image
+ * runs dist/, and running the TypeScript sources instead adds Node's type-stripping compiler (about
+ * 20–30 MB of RSS that production never pays) to every figure.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * Runs `tsc -p tsconfig.build.json` and returns dist/'s path. tsc emits even when the tree has type
+ * errors (noEmitOnError is off); those are reported on stderr and the benchmark goes on with what was
+ * emitted, because several people edit the tree at once and an unrelated error must not stop a
+ * measurement. No emitted CLI at all is an error. OUTPOST_BENCH_NO_BUILD=1 reuses an existing dist/.
+ */
+export function buildDist(): string {
+  // Repeated runs of an unchanged tree (medians of three) may skip the build.
+  if (process.env.OUTPOST_BENCH_NO_BUILD === '1' && existsSync(`${ROOT}dist/cli/main.js`)) return `${ROOT}dist/`;
+  const r = spawnSync(process.execPath, [`${ROOT}node_modules/typescript/bin/tsc`, '-p', `${ROOT}tsconfig.build.json`], { encoding: 'utf8' });
+  const dist = `${ROOT}dist/`;
+  if (!existsSync(`${dist}cli/main.js`)) throw new Error(`tsc did not emit dist/cli/main.js:\n${r.stdout}${r.stderr}`);
+  if (r.status !== 0) {
+    const errors = `${r.stdout}${r.stderr}`.split('\n').filter((l) => / error TS\d+/.test(l));
+    process.stderr.write(`bench: tsc reported ${errors.length} type error(s); measuring the emitted dist/ anyway:\n  ${errors.slice(0, 5).join('\n  ')}\n`);
+  }
+  return dist;
+}
+
+/**
+ * The Node flags the agent runs with: bin/agent-node-flags, which bin/outpost and the Docker image
+ * read too. OUTPOST_BENCH_NODE_FLAGS (space-separated, may be empty) overrides it to try others.
+ */
+export function agentNodeFlags(): string[] {
+  const text = process.env.OUTPOST_BENCH_NODE_FLAGS ?? readFileSync(`${ROOT}bin/agent-node-flags`, 'utf8');
+  return text.split(/\s+/).filter((f) => f !== '');
+}

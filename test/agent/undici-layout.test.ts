@@ -1,0 +1,60 @@
+/**
+ * src/agent/http/undici.ts takes undici's parts from its lib/ files instead of its index (to keep
+ * fetch, WebSocket, caches and mocks out of an idle agent). These tests fail, naming the file, if an
+ * undici upgrade moves or changes any of them, and check that the agent's modules load neither
+ * undici's index nor Node's own bundled undici (which an ES import of node:http pulls in).
+ */
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import * as undici from 'undici';
+import { describe, expect, it } from 'vitest';
+import { Agent, Client, EnvHttpProxyAgent, UNDICI_LIB_FILES, request } from '../../src/agent/http/undici.ts';
+
+const require = createRequire(import.meta.url);
+
+describe('undici lib layout used by src/agent/http/undici.ts', () => {
+  it.each(Object.entries(UNDICI_LIB_FILES))('%s is still at %s', (_name, file) => {
+    expect(() => require.resolve(file), `undici no longer has ${file}; update src/agent/http/undici.ts`).not.toThrow();
+  });
+
+  it('exports the same classes as undici itself', () => {
+    expect(Client).toBe(undici.Client);
+    expect(Agent).toBe(undici.Agent);
+    expect(EnvHttpProxyAgent).toBe(undici.EnvHttpProxyAgent);
+    expect(typeof Client.prototype.request).toBe('function');
+  });
+
+  it('request() sends through the given dispatcher', async () => {
+    const http = await import('node:http');
+    const server = http.createServer((req, res) => res.end(`${req.method} ${req.url}`));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as { port: number };
+    const dispatcher = new Agent();
+    try {
+      const res = await request(`http://127.0.0.1:${port}/a?b=1`, { method: 'POST', dispatcher, body: 'x' });
+      expect(res.statusCode).toBe(200);
+      expect(await res.body.text()).toBe('POST /a?b=1');
+    } finally {
+      await dispatcher.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it("the agent's modules load neither undici's index nor Node's bundled undici", () => {
+    // A fresh process: vitest itself has loaded both by now.
+    const script = `
+      const main = ${JSON.stringify(new URL('../../src/agent/main.ts', import.meta.url).href)};
+      await import(main);
+      const { createRequire } = await import('node:module');
+      const cache = Object.keys(createRequire(import.meta.url).cache);
+      console.log(JSON.stringify({
+        undiciIndex: cache.some((f) => /node_modules\\/undici\\/index\\.js$/.test(f)),
+        bundledUndici: process.moduleLoadList.includes('NativeModule internal/deps/undici/undici'),
+      }));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(
+      JSON.parse(out.trim().split('\n').at(-1)!),
+      "an agent module imports 'undici' (take it from src/agent/http/undici.ts) or ES-imports node:http (use process.getBuiltinModule)",
+    ).toEqual({ undiciIndex: false, bundledUndici: false });
+  });
+});
