@@ -138,6 +138,12 @@ describe('contract: responses match the reference schemas', () => {
       ['tcp', { name: 'TCP', privateLocations: ['checks-dc'], request: { hostname: '127.0.0.1', port: 9 } }, { name: 'TCP 2' }],
       ['dns', { name: 'DNS', privateLocations: ['checks-dc'], request: { query: 'example.com', recordType: 'A' } }, { name: 'DNS 2' }],
       ['icmp', { name: 'ICMP', privateLocations: ['checks-dc'], request: { hostname: '127.0.0.1' } }, { name: 'ICMP 2' }],
+      ['browser', { name: 'Browser', privateLocations: ['checks-dc'], script: "await page.goto('http://127.0.0.1:9/')" }, { name: 'Browser 2' }],
+      [
+        'multistep',
+        { name: 'Multistep', privateLocations: ['checks-dc'], script: "test('a', async ({ request }) => { await request.get('http://127.0.0.1:9/') })" },
+        { name: 'Multistep 2' },
+      ],
     ];
     const ids: string[] = [];
     for (const [type, create, update] of bodies) {

@@ -96,6 +96,7 @@ describe('GET /v2/check-results/{checkId}', () => {
           created_at: expect.any(String),
           responseTime: 42,
           apiCheckResult: null,
+          error: null,
           checkRunId: expect.any(Number),
           attempts: 1,
           resultType: 'FINAL',
