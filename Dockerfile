@@ -60,8 +60,9 @@ USER root
 # the uptime image carries none, so the agent there advertises no runtime and gets no such job.
 COPY --from=build /src/runtimes /app/runtimes
 # Debian's Chromium: nothing in this image downloads a browser (PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD).
+# ffmpeg encodes browser check videos (Playwright's own download is replaced by the system one).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-liberation \
+ && apt-get install -y --no-install-recommends chromium fonts-liberation ffmpeg \
  && rm -rf /var/lib/apt/lists/*
 ENV CHROMIUM_PATH=/usr/bin/chromium \
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \

@@ -1,8 +1,10 @@
 import { EXIT } from '../shared/errors.ts';
-import type { Env } from '../shared/env.ts';
+import { accessSync, constants, existsSync } from 'node:fs';
+import path from 'node:path';
+import { type Env, readString } from '../shared/env.ts';
 import { VERSION } from '../shared/version.ts';
 import { type ArtifactUploader, loadArtifactUploaderConfig, openArtifactUploader } from './artifacts/index.ts';
-import { RUNNERS } from './checks/index.ts';
+import { RUNNERS, selectRunners } from './checks/index.ts';
 import { ServiceClient } from './client.ts';
 import { type AgentConfig, loadAgentConfig } from './config.ts';
 import { AgentDaemon } from './daemon.ts';
@@ -11,6 +13,7 @@ import { createAgentLogger, flushLogger } from './logger.ts';
 import { Observability } from './observability.ts';
 import { discoverRuntimes } from './runtimes.ts';
 import { SandboxPool } from './sandbox/pool.ts';
+import { loadSuiteRunnerConfig } from './suites/config.ts';
 import { ResultSpool } from './spool.ts';
 
 export interface RunAgentOptions {
@@ -39,6 +42,7 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
   const config: AgentConfig = loadAgentConfig(env);
   // Read with the rest, before anything starts, so a bad value is a clean exit 2.
   const artifactConfig = loadArtifactUploaderConfig(env, config.spoolDir);
+  const suiteEnginesDir = loadSuiteRunnerConfig(env).enginesDir;
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const handleSignals = options.handleSignals ?? true;
 
@@ -76,6 +80,14 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     { runtimesDir: config.runtimesDir, runtimes: found.runtimes.map((r) => `${r.id} (Node ${r.nodeVersion})`), poolSize: config.sandboxPoolSize },
     found.runtimes.length > 0 ? 'runtimes for user code' : 'no runtimes for user code: checks with scripts are not leased to this agent',
   );
+  // Heavy check types are advertised only when this machine can run them (no Chromium in the uptime image).
+  const { runners, omitted } = selectRunners(RUNNERS, {
+    chromium: isExecutable(readString(env, 'CHROMIUM_PATH', '/usr/bin/chromium')),
+    runtimes: found.runtimes.length > 0,
+    suiteEngines: existsSync(path.join(suiteEnginesDir, 'node_modules')),
+  });
+  for (const o of omitted) log.info({ checkType: o.checkType, reason: o.reason }, 'check type not offered by this agent');
+
   const sandboxes = new SandboxPool({
     runtimes: found.runtimes,
     size: config.sandboxPoolSize,
@@ -104,7 +116,7 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     client,
     spool,
     log,
-    runners: RUNNERS,
+    runners,
     uptimeConcurrency: config.uptimeConcurrency,
     jobConcurrency: config.jobConcurrency,
     shutdownGraceSeconds: config.shutdownGraceSeconds,
@@ -161,4 +173,13 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
   observability.removeProcessHandlers();
   await flushLogger(log);
   return code;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }

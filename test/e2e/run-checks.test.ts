@@ -100,3 +100,29 @@ describe('service and agent run API checks end to end', () => {
     expect(res.status).toBe(404);
   });
 });
+
+describe('an agent without Chromium or runtimes (the uptime image)', () => {
+  it('offers only API, TCP, DNS and ICMP checks, and says why the rest are left out', async () => {
+    const data = await tempDir('e2e-uptime');
+    const service = await startService({ DATA_DIR: data.dir });
+    const api = new Api(service.url, await createAccount(data.dir));
+    const location = await api.createLocation('uptime-only');
+    const agent = startAgent({
+      API_KEY: location.key,
+      API_URL: service.url,
+      SPOOL_DIR: `${data.dir}/spool`,
+      RUNTIMES_DIR: `${data.dir}/no-runtimes`,
+      CHROMIUM_PATH: `${data.dir}/no-chromium`,
+    });
+    try {
+      const registered = await agent.waitForLog((l) => l.msg === 'registered; taking work');
+      expect(registered.checkTypes).toEqual(['API', 'TCP', 'DNS', 'ICMP']);
+      const omitted = agent.lines.filter((l) => l.msg === 'check type not offered by this agent').map((l) => l.checkType);
+      expect(omitted.sort()).toEqual(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']);
+    } finally {
+      await agent.stop();
+      await service.proc.stop();
+      await data.remove();
+    }
+  });
+});
