@@ -33,7 +33,7 @@ function runTests(opts) {
       env: process.env,
       stdio: ['ignore', 'inherit', 'inherit'],
     });
-    child.on('error', (err) => resolve({ exitCode: null, spawnError: String(err && err.message) }));
+    child.on('error', (err) => resolve({ exitCode: null, spawnError: String(err?.message) }));
     child.on('exit', (code, signal) => resolve({ exitCode: code, signal }));
   });
 }

@@ -101,11 +101,11 @@ class PageRecorder {
       const list = current().consoleErrors;
       if (list.length >= MAX_ITEMS) return;
       const loc = msg.location();
-      list.push({ type: 'console', text: clip(msg.text()), location: loc && loc.url ? `${loc.url}:${loc.lineNumber + 1}` : undefined });
+      list.push({ type: 'console', text: clip(msg.text()), location: loc?.url ? `${loc.url}:${loc.lineNumber + 1}` : undefined });
     });
     page.on('pageerror', (err) => {
       const list = current().consoleErrors;
-      if (list.length < MAX_ITEMS) list.push({ type: 'pageerror', text: clip(err && err.message ? err.message : err) });
+      if (list.length < MAX_ITEMS) list.push({ type: 'pageerror', text: clip(err?.message ? err.message : err) });
     });
     page.on('requestfailed', (req) => {
       const list = current().failedRequests;
