@@ -24,6 +24,7 @@ import { resolveHost } from './api/connect.ts';
 import { describeFailedIcmpAssertion, evaluateIcmpAssertions } from './icmp/assertions.ts';
 import { type Family, FpingBatcher, IcmpUnavailableError } from './icmp/fping.ts';
 import { pickRoutable } from './icmp/route.ts';
+import { startRunSignal } from './net/run-signal.ts';
 import { latencyStats, packetLoss } from './icmp/stats.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
@@ -121,23 +122,7 @@ export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRun
     const prefer: Family = req.ipFamily === 'IPv6' ? 6 : 4;
 
     // A run has its own time limit even if the caller does not enforce one.
-    const controller = new AbortController();
-    let abortKind: 'timeout' | 'cancelled' | null = null;
-    const onContextAbort = (): void => {
-      const reason = ctx.signal.reason as { name?: string } | string | undefined;
-      const timeout = reason === 'timeout' || (typeof reason === 'object' && reason?.name === 'TimeoutError');
-      abortKind ??= timeout ? 'timeout' : 'cancelled';
-      controller.abort(ctx.signal.reason);
-    };
-    const timer =
-      ctx.timeoutMs > 0
-        ? setTimeout(() => {
-            abortKind ??= 'timeout';
-            controller.abort(new DOMException(`timed out after ${ctx.timeoutMs} ms`, 'TimeoutError'));
-          }, ctx.timeoutMs)
-        : undefined;
-    if (ctx.signal.aborted) onContextAbort();
-    else ctx.signal.addEventListener('abort', onContextAbort, { once: true });
+    const run = startRunSignal(ctx);
 
     const result: IcmpCheckResult = {
       request: { hostname, ipFamily: familyName(prefer), pingCount },
@@ -151,14 +136,14 @@ export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRun
       if (!Number.isInteger(pingCount) || pingCount < ICMP_PING_COUNT.min || pingCount > ICMP_PING_COUNT.max) {
         throw new RunFailure(`pingCount must be a whole number from ${ICMP_PING_COUNT.min} to ${ICMP_PING_COUNT.max}; got ${String(pingCount)}`);
       }
-      const unavailable = await probe(batcher, probeState, controller.signal);
+      const unavailable = await probe(batcher, probeState, run.signal);
       if (unavailable) throw new IcmpUnavailableError(unavailable);
 
       let resolved: Awaited<ReturnType<typeof resolveHost>>;
       try {
-        resolved = await resolveHost(hostname, prefer, ctx.useOsDnsResolver, controller.signal);
+        resolved = await resolveHost(hostname, prefer, ctx.useOsDnsResolver, run.signal);
       } catch (err) {
-        if (controller.signal.aborted) throw err;
+        if (run.signal.aborted) throw err;
         const code = (err as NodeJS.ErrnoException).code ?? 'ERROR';
         throw new RunFailure(`DNS failure: could not resolve ${hostname} (${DNS_WORDS[code] ?? code}, ${code})`);
       }
@@ -172,7 +157,7 @@ export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRun
         throw new RunFailure(`Network unreachable: this agent has no route to ${hostname}${why ? ` (${why})` : ''}`);
       }
       const { address, family } = picked.chosen;
-      const rtts = await batcher.ping({ address, family, count: pingCount, signal: controller.signal });
+      const rtts = await batcher.ping({ address, family, count: pingCount, signal: run.signal });
       const latency = latencyStats(rtts);
       result.response = {
         resolvedIp: address,
@@ -186,15 +171,14 @@ export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRun
       result.assertions = evaluateIcmpAssertions(req.assertions ?? [], result.response);
     } catch (err) {
       if (err instanceof RunFailure || err instanceof IcmpUnavailableError) result.requestError = err.message;
-      else if (!controller.signal.aborted) throw err;
+      else if (!run.signal.aborted) throw err;
       // The agent, not the target, is what failed: shouldFail must not turn that into a pass.
       if (err instanceof IcmpUnavailableError) details.icmpUnavailable = true;
     } finally {
-      clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onContextAbort);
+      run.dispose();
     }
-    if (abortKind !== null && result.response === null) {
-      result.requestError = abortKind === 'timeout' ? `Timed out after ${ctx.timeoutMs} ms while pinging ${hostname}` : 'cancelled';
+    if (run.abortKind !== null && result.response === null) {
+      result.requestError = run.abortKind === 'timeout' ? `Timed out after ${ctx.timeoutMs} ms while pinging ${hostname}` : 'cancelled';
     }
     const stoppedAt = new Date();
     details.icmpCheckResult = result;
