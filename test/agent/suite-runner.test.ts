@@ -5,7 +5,7 @@
  * loopback. Covers passing and failing tests, a broken config, a failed install, the global timeout,
  * a cancel mid-test, CI/OUTPOST and the proxy variables only during the install.
  */
-import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -198,6 +198,23 @@ describe('engines', () => {
       const { pw, log } = await runCheck(runner, suiteCheck(bundle, { engine }));
       expect(pw.status, log).toBe('passed');
       expect(pw.engineVersion).toBe(engine.slice(4));
+    });
+  }
+
+  // Lockfiles of the same fixture project made by pnpm and Yarn classic (test/agent/suite-lockfiles/).
+  for (const [lockfile, pm] of [
+    ['pnpm-lock.yaml', 'pnpm'],
+    ['yarn.lock', 'yarn'],
+  ] as const) {
+    it(`installs with ${pm} when the project's lockfile is ${lockfile}`, async () => {
+      const lock = readFileSync(path.join(import.meta.dirname, 'suite-lockfiles', lockfile), 'utf8');
+      const bundle = bundles.add(
+        await packSuite({ files: { [lockfile]: lock, 'tests/home.spec.ts': passingSpec() }, omit: ['package-lock.json', 'bun.lock'] }),
+      );
+      const { pw, log } = await runCheck(runner, suiteCheck(bundle));
+      expect(pw.status, log).toBe('passed');
+      expect(pw.packageManager).toBe(pm);
+      expect(log).toMatch(new RegExp(`installing dependencies with ${pm} \\(${lockfile.replace('.', '\\.')}\\)`));
     });
   }
 
