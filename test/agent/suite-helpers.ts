@@ -77,6 +77,8 @@ export function suiteConfig(root: string, extra: Partial<SuiteRunnerConfig> = {}
   return {
     enginesDir: ENGINES_DIR,
     chromiumPath: CHROMIUM,
+    ffmpegPath: '/usr/bin/ffmpeg',
+    browsersCacheDir: path.join(root, 'ms-playwright'),
     dependencyCache: true,
     dependencyCacheDir: path.join(root, 'dep-cache'),
     dependencyCacheMaxEntries: 20,

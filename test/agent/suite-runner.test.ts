@@ -228,6 +228,26 @@ describe('engines', () => {
   });
 });
 
+describe('videos', () => {
+  it("records a video with the system ffmpeg, linked into the per-version browsers folder (nothing downloaded)", async () => {
+    const spec = `
+import { test, expect } from '@playwright/test';
+test.use({ video: 'on' });
+test('records', async ({ page }) => {
+  await page.goto(${JSON.stringify(base)});
+  await expect(page).toHaveTitle('Outpost suite');
+});
+`;
+    const bundle = bundles.add(await packSuite({ files: { 'tests/video.spec.ts': spec }, omit: ['bun.lock'] }));
+    const { pw, log } = await runCheck(runner, suiteCheck(bundle));
+    expect(pw.status, log).toBe('passed');
+    // The folder stays for the next run of this Playwright version.
+    const versions = readdirSync(config.browsersCacheDir);
+    expect(versions).toEqual(['1.58.2']);
+    expect(readdirSync(path.join(config.browsersCacheDir, '1.58.2')).some((d) => d.startsWith('ffmpeg-'))).toBe(true);
+  });
+});
+
 describe('proxy variables', () => {
   it('are present during the install only, never in the tests', async () => {
     // NO_PROXY keeps npm off the (absent) proxy for the registry; the preinstall script shows what the install saw.

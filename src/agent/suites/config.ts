@@ -19,6 +19,10 @@ export interface SuiteRunnerConfig {
   enginesDir: string;
   /** CHROMIUM_PATH: the browser every suite uses; nothing downloads one. */
   chromiumPath: string;
+  /** FFMPEG_PATH: the ffmpeg Playwright records videos with, linked into the browsers folder. */
+  ffmpegPath: string;
+  /** PLAYWRIGHT_BROWSERS_CACHE_DIR: one Playwright browsers folder per Playwright version, kept across runs. */
+  browsersCacheDir: string;
   /** DEPENDENCY_CACHE=on: keep installed node_modules keyed by the lockfile's hash. */
   dependencyCache: boolean;
   /** DEPENDENCY_CACHE_DIR. */
@@ -58,6 +62,8 @@ export function loadSuiteRunnerConfig(env: Env, cwd: string = process.cwd()): Su
   return {
     enginesDir: path.resolve(cwd, readString(env, 'SUITE_ENGINES_DIR', defaultEnginesDir())),
     chromiumPath: readString(env, 'CHROMIUM_PATH', '/usr/bin/chromium'),
+    ffmpegPath: readString(env, 'FFMPEG_PATH', '/usr/bin/ffmpeg'),
+    browsersCacheDir: path.resolve(cwd, readString(env, 'PLAYWRIGHT_BROWSERS_CACHE_DIR', path.join(tmp, 'outpost-playwright-browsers'))),
     dependencyCache: readBoolean(env, 'DEPENDENCY_CACHE', false),
     dependencyCacheDir: path.resolve(cwd, readString(env, 'DEPENDENCY_CACHE_DIR', path.join(tmp, 'outpost-dependency-cache'))),
     dependencyCacheMaxEntries: readInteger(env, 'DEPENDENCY_CACHE_MAX_ENTRIES', 20, { min: 1, max: 10_000 }),

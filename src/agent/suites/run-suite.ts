@@ -11,6 +11,7 @@
  * stop the running process with SIGINT first so Playwright marks the interrupted tests and writes
  * its report. Everything the job started is killed and its folder removed at the end.
  */
+import { playwrightBrowsersFolder } from './browsers-folder.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { access, mkdir, readFile, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -251,6 +252,8 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
       globalTimeoutReached = true;
       throw new SetupFailure('test', `the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached before the tests could start`);
     }
+    const browsersPath = await playwrightBrowsersFolder({ cliPath: cli, cacheDir: ctx.config.browsersCacheDir, ffmpegPath: ctx.config.ffmpegPath });
+    const testEnv = browsersPath ? { ...env, PLAYWRIGHT_BROWSERS_PATH: browsersPath } : env;
     const jsonReport = path.join(dirs.out, 'report.json');
     const htmlReport = path.join(dirs.out, 'html');
     const wrapper = await writeWrapperConfig({
@@ -269,7 +272,7 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
       file: engine.bin,
       args: [cli, 'test', `--config=${wrapper}`, ...check.testArgs],
       cwd: projectDir,
-      env,
+      env: testEnv,
       log,
       phase: 'test',
       signal: ctx.signal,
