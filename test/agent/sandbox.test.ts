@@ -263,6 +263,37 @@ describe('sandbox: hostile scripts', () => {
   });
 });
 
+describe('sandbox: warm pool', () => {
+  it('refills after the job while another sandbox is warm, at once when a job takes the last one; warm-up leaves no output', async () => {
+    const own = new SandboxPool({ runtimes: runtimes.filter((r) => r.id === '2026.04'), size: 2 });
+    try {
+      await own.fill();
+      expect(own.warmCount('2026.04')).toBe(2);
+      // One left warm: the replacement would only compete with this job for CPU, so it waits.
+      const first = await own.acquire('2026.04');
+      expect(own.startingCount('2026.04')).toBe(0);
+      const outcome = await first.run(
+        { stage: 'setup', filename: 'setup.js', code: `console.log('only this');`, env: {}, context: {} },
+        { timeoutMs: 10_000 },
+      );
+      expect(outcome.kind).toBe('ok');
+      expect(own.startingCount('2026.04')).toBe(0);
+      first.finish();
+      // The pool's own warm-up step printed nothing into the job's log.
+      expect(first.output().lines.map((l) => `${l.stream}: ${l.msg}`)).toEqual(['stdout: only this']);
+      await new Promise((r) => setImmediate(r));
+      expect(own.startingCount('2026.04')).toBe(1);
+      // The last warm one: the pool refills at once, so a burst of jobs does not drain it.
+      const second = await own.acquire('2026.04');
+      expect(own.warmCount('2026.04')).toBe(0);
+      expect(own.startingCount('2026.04')).toBe(2);
+      await Promise.all([first.dispose(), second.dispose()]);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('sandbox: agent faults', () => {
   it('a runtime whose Node cannot start is a SandboxStartError after one retry, not a script failure', async () => {
     const dir = tempDir('outpost-broken-runtime-');

@@ -99,6 +99,7 @@ export class SandboxProcess {
   #onMessage: ((m: ControlMessage) => void) | undefined;
   readonly #onExit = new Set<() => void>();
   readonly #disposedListeners: Array<() => void> = [];
+  #finishedListeners: Array<() => void> | undefined = [];
 
   /** Creates the job folder and starts the process; `ready` settles when it can take a job. */
   static async start(opts: SandboxOptions): Promise<SandboxProcess> {
@@ -408,6 +409,19 @@ export class SandboxProcess {
     });
   }
 
+  /**
+   * One empty step through the whole path (stdin, the bootstrap's step runner, the end markers on
+   * stdout and stderr, the answer on fd 3), so that a job's first step finds that code compiled and
+   * warm in both processes instead of paying for it (~0.8 ms of a ~3 ms step). The pool does this
+   * before a sandbox counts as warm; a cold start skips it, as it would only move the cost.
+   */
+  async warmUp(): Promise<void> {
+    const outcome = await this.run({ stage: 'setup', filename: 'warm-up.js', code: '', env: {}, context: {} }, { timeoutMs: this.#limits.startTimeoutMs });
+    if (outcome.kind !== 'ok') {
+      throw new SandboxStartError(this.runtime.id, `the sandbox for runtime ${this.runtime.id} (${this.runtime.nodePath}) could not start: its warm-up step ended as ${outcome.kind}`);
+    }
+  }
+
   #checkMemory(): void {
     const pid = this.#marks.rootPid;
     if (pid === undefined || this.#exit !== undefined || this.#killedFor) return;
@@ -437,6 +451,12 @@ export class SandboxProcess {
     return { lines, truncated: this.#droppedBytes > 0, droppedBytes: this.#droppedBytes };
   }
 
+  /** Calls `fn` once, when the job ends: the first finish() (dispose() calls it too); at once if it has. */
+  onFinished(fn: () => void): void {
+    if (this.#finishedListeners) this.#finishedListeners.push(fn);
+    else fn();
+  }
+
   /** Calls `fn` once the sandbox is disposed (killed and its folder removed). */
   onDisposed(fn: () => void): void {
     this.#disposedListeners.push(fn);
@@ -448,6 +468,8 @@ export class SandboxProcess {
    * (the step-end markers), so output() is the job's log from here on.
    */
   finish(): void {
+    const listeners = this.#finishedListeners;
+    this.#finishedListeners = undefined;
     this.#stdin?.end();
     if (this.#exit === undefined && this.#marks.rootPid !== undefined) {
       try {
@@ -456,6 +478,7 @@ export class SandboxProcess {
         // gone meanwhile
       }
     }
+    for (const fn of listeners ?? []) fn();
   }
 
   /**
