@@ -92,6 +92,8 @@ describe('a passing suite', () => {
     expect(pw.status).toBe('passed');
     expect(outcome.isDegraded).toBe(true);
     expect(pw.degradedReasons[0]).toMatch(/over the degraded threshold of 1 ms/);
+    // The report's header line says so.
+    expect(pw.jobLog[0]?.msg).toMatch(/^Outpost suite run: PASSED — DEGRADED: the run took \d+ ms, over the degraded threshold of 1 ms \(1 test\(s\): 1 passed/);
   });
 });
 

@@ -25,7 +25,7 @@ import type { BundleSource } from './bundle-source.ts';
 import type { SuiteRunnerConfig } from './config.ts';
 import { DependencyCache, dependencyCacheKey } from './dependency-cache.ts';
 import { enginePath, installCommand, packageManagerOf, type ResolvedEngine, resolveEngine } from './engines.ts';
-import { SuiteLog } from './log.ts';
+import { SuiteLog, type SuiteLogLine } from './log.ts';
 import { runSuiteProcess } from './process.ts';
 import { type ParsedReport, readReport, summarise } from './report.ts';
 import { writeWrapperConfig } from './wrapper-config.ts';
@@ -358,7 +358,8 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
     summary,
     tests,
     errors,
-    jobLog: log.lines(),
+    // The report opens with the run's verdict, degraded included, as the reference's reporter header does.
+    jobLog: [reportHeader(started, status, degradedReasons, summary), ...log.lines()],
     jobAssets: collected.names,
     playwrightTraceFiles: collected.traces,
     playwrightTestVideos: collected.videos,
@@ -380,4 +381,16 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
     apiCheckResult: null,
     details: { playwrightCheckResult: result },
   };
+}
+
+/** The first line of the run's log: its status, DEGRADED with the reasons, and the test counts. */
+function reportHeader(
+  started: Date,
+  status: SuiteRunStatus,
+  degradedReasons: readonly string[],
+  summary: { total: number; passed: number; failed: number; flaky: number },
+): SuiteLogLine {
+  const degraded = degradedReasons.length > 0 ? ` — DEGRADED: ${degradedReasons.join('; ')}` : '';
+  const counts = `${summary.total} test(s): ${summary.passed} passed, ${summary.failed} failed, ${summary.flaky} flaky`;
+  return { time: started.toISOString(), phase: 'agent', stream: 'agent', msg: `Outpost suite run: ${status.toUpperCase()}${degraded} (${counts})` };
 }
