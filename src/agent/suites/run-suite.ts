@@ -263,8 +263,9 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
       jsonReport,
       htmlReport,
       outputDir: path.join(dirs.out, 'test-results'),
-      // Playwright's own global timeout ends the run a little before ours, so it reports it itself.
-      globalTimeoutMs: Math.max(1_000, remaining - 1_500),
+      // Playwright's own global timeout ends the run a little before ours, so it reports it itself;
+      // the margin leaves it time to close the browser and write the report.
+      globalTimeoutMs: Math.max(1_000, remaining - 3_000),
     });
     log.note(`running: playwright test ${check.testArgs.join(' ')} on ${check.engine}${check.testSession ? ' (test session: CI=true)' : ''}`.trim());
     const t2 = Date.now();
@@ -284,7 +285,12 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
     timings.testMs = Date.now() - t2;
     testExit = res.exitCode;
     if (res.spawnError) throw new SetupFailure('test', `the engine could not be started: ${res.spawnError}`, true);
-    if (res.stoppedBy === 'deadline') globalTimeoutReached = true;
+    if (res.stoppedBy === 'deadline') {
+      globalTimeoutReached = true;
+      // Playwright's own timeout did not finish the run in time (a slow teardown on a busy machine):
+      // say in the user's log why the tests stopped, since the report may be partial.
+      log.note(`the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached: the tests were stopped`);
+    }
     report = await readReport(jsonReport);
     if (report?.globalErrors.some((e) => /Timed out waiting .* for the (entire )?test (suite|run)/i.test(e))) globalTimeoutReached = true;
     if (!report && !stopReason() && !globalTimeoutReached) {
