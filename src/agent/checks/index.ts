@@ -3,23 +3,38 @@
  * run (selectRunners) when it registers, so the service never sends it a job it cannot do.
  */
 import type { CheckType } from '../../shared/checks/types.ts';
-import { apiCheckRunner } from './api.ts';
-import { browserCheckRunner } from './browser.ts';
-import { dnsCheckRunner } from './dns.ts';
-import { icmpCheckRunner } from './icmp.ts';
-import { multiStepCheckRunner } from './multistep.ts';
-import { playwrightCheckRunner } from './playwright.ts';
 import type { CheckRunner } from './runner.ts';
-import { tcpCheckRunner } from './tcp.ts';
+
+/**
+ * A runner whose module is loaded on its first run. Why: the engines behind the check types cost an
+ * agent memory the moment they are imported (the browser, multistep and suite runners bring the
+ * sandbox, execa and Playwright's helpers; all seven together were about 20 MB of RSS), and most
+ * private locations run one or two types. An agent now pays for the types it runs, when it first
+ * runs them, and an idle agent for none (BENCHMARKS.md, "Agent memory"). A module that fails to load
+ * rejects that run (the daemon reports an agent error) and is tried again on the next.
+ */
+export function lazyRunner(checkType: CheckType, load: () => Promise<CheckRunner>): CheckRunner {
+  let loading: Promise<CheckRunner> | undefined;
+  return {
+    checkType,
+    async run(check, ctx) {
+      loading ??= load().catch((err: unknown) => {
+        loading = undefined;
+        throw err;
+      });
+      return (await loading).run(check, ctx);
+    },
+  };
+}
 
 export const RUNNERS: ReadonlyMap<CheckType, CheckRunner> = new Map<CheckType, CheckRunner>([
-  ['API', apiCheckRunner as CheckRunner],
-  ['TCP', tcpCheckRunner as CheckRunner],
-  ['DNS', dnsCheckRunner as CheckRunner],
-  ['ICMP', icmpCheckRunner as CheckRunner],
-  ['PLAYWRIGHT', playwrightCheckRunner as CheckRunner],
-  ['BROWSER', browserCheckRunner as CheckRunner],
-  ['MULTI_STEP', multiStepCheckRunner as CheckRunner],
+  ['API', lazyRunner('API', async () => (await import('./api.ts')).apiCheckRunner as CheckRunner)],
+  ['TCP', lazyRunner('TCP', async () => (await import('./tcp.ts')).tcpCheckRunner as CheckRunner)],
+  ['DNS', lazyRunner('DNS', async () => (await import('./dns.ts')).dnsCheckRunner as CheckRunner)],
+  ['ICMP', lazyRunner('ICMP', async () => (await import('./icmp.ts')).icmpCheckRunner as CheckRunner)],
+  ['PLAYWRIGHT', lazyRunner('PLAYWRIGHT', async () => (await import('./playwright.ts')).playwrightCheckRunner as CheckRunner)],
+  ['BROWSER', lazyRunner('BROWSER', async () => (await import('./browser.ts')).browserCheckRunner as CheckRunner)],
+  ['MULTI_STEP', lazyRunner('MULTI_STEP', async () => (await import('./multistep.ts')).multiStepCheckRunner as CheckRunner)],
 ]);
 
 /** What the machine offers heavy checks; read once at start. */
