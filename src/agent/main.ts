@@ -94,7 +94,8 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     limits: { rssMb: config.sandboxMemoryMb, heapMb: Math.max(48, Math.floor((config.sandboxMemoryMb * 3) / 4)) },
     log,
   });
-  void sandboxes.fill();
+  // Not filled here: the first job that needs a sandbox starts one and fills the pool behind it, so an
+  // agent whose checks run no user code never starts a sandbox process (docs/sandbox.md).
 
   // Files runs produce wait in a queue beside the spool and upload over the agent's own connection.
   let artifacts: ArtifactUploader;

@@ -4,7 +4,9 @@
  * scripted check pays no cold start. A sandbox leaves the pool for exactly one job and is never
  * returned; the pool refills in the background, once that job ends (at once if it took the last
  * warm one). The permission model's paths are fixed when Node starts, which is why each warm
- * sandbox comes with its own job folder already made.
+ * sandbox comes with its own job folder already made. The agent does not fill the pool at start:
+ * the first acquire() starts its sandbox cold and the pool's refill behind it, so an agent whose
+ * checks run no user code keeps no sandbox processes.
  *
  * Start failures are the agent's fault: acquire() tries a second, fresh sandbox and then throws
  * SandboxStartError, which runners report as an agent error (hasErrors, not hasFailures).
@@ -12,7 +14,7 @@
 import type { Logger } from 'pino';
 import { byNewest, type Runtime } from '../runtimes.ts';
 import { RuntimeUnavailableError, SandboxStartError } from './errors.ts';
-import { SandboxProcess } from './process.ts';
+import type { SandboxProcess } from './process.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './types.ts';
 
 export interface SandboxPoolOptions {
@@ -108,6 +110,9 @@ export class SandboxPool {
 
   /** `warm`: for the pool, so also run the warm-up step (a job starting its own would only wait longer). */
   async #startOne(runtime: Runtime, warm = false): Promise<SandboxProcess> {
+    // Loaded on the first sandbox, not with the pool: it brings execa, which an agent that runs no user
+    // code should not carry (see lazyRunner in ../checks/index.ts).
+    const { SandboxProcess } = await import('./process.ts');
     const sandbox = await SandboxProcess.start({
       runtime,
       limits: this.limits,
