@@ -6,10 +6,10 @@
  * A runtime counts only if its Node binary exists and answers `--version`: the agent advertises
  * exactly these when it registers, so the service never sends it a job it cannot start.
  */
+import { execFile } from 'node:child_process';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 
 /** Runtime ids are release names like 2026.04; other folders under RUNTIMES_DIR are ignored. */
 export const RUNTIME_ID_PATTERN = /^\d{4}\.\d{2}$/;
@@ -52,6 +52,24 @@ export function byNewest(a: { id: string }, b: { id: string }): number {
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
+/**
+ * Runs `<nodePath> --version` in a clean environment (the agent's own variables, NODE_OPTIONS
+ * included, must not change the answer). node:child_process, not execa as everywhere else: this runs
+ * at every start, and loading execa's 111 modules for it cost an idle agent about 17 MB of RSS
+ * (BENCHMARKS.md, "Agent memory"); execa now loads with the first sandbox, for an agent that runs user code.
+ */
+function askVersion(nodePath: string): Promise<{ version: string } | { reason: string }> {
+  return new Promise((resolve) => {
+    execFile(nodePath, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeout: 15_000, encoding: 'utf8' }, (err, stdout) => {
+      const version = stdout.trim();
+      if (!err && /^v\d+\.\d+\.\d+/.test(version)) return resolve({ version });
+      if (!err) return resolve({ reason: `printed ${JSON.stringify(version.slice(0, 80))}` });
+      if (err.killed) return resolve({ reason: 'timed out' });
+      resolve({ reason: typeof err.code === 'number' ? `exited with code ${err.code}` : err.message });
+    });
+  });
+}
+
 async function probe(id: string, dir: string): Promise<Runtime | BrokenRuntime> {
   let realDir: string;
   let nodePath: string;
@@ -62,14 +80,9 @@ async function probe(id: string, dir: string): Promise<Runtime | BrokenRuntime> 
   } catch {
     return { id, dir, reason: `no Node binary at ${runtimeNodePath(dir)}; run npm run runtimes:install` };
   }
-  // A clean environment: the agent's own variables (NODE_OPTIONS included) must not change the answer.
-  const res = await execa(nodePath, ['--version'], { env: { PATH: '/usr/bin:/bin' }, extendEnv: false, reject: false, timeout: 15_000 });
-  const version = res.stdout.trim();
-  if (res.failed || !/^v\d+\.\d+\.\d+/.test(version)) {
-    const why = res.timedOut ? 'timed out' : res.exitCode !== undefined ? `exited with code ${res.exitCode}` : (res.shortMessage ?? 'failed');
-    return { id, dir: realDir, reason: `${nodePath} --version ${why}` };
-  }
-  return { id, dir: realDir, nodePath, binDir: path.dirname(nodePath), nodeVersion: version };
+  const res = await askVersion(nodePath);
+  if ('reason' in res) return { id, dir: realDir, reason: `${nodePath} --version ${res.reason}` };
+  return { id, dir: realDir, nodePath, binDir: path.dirname(nodePath), nodeVersion: res.version };
 }
 
 /** Finds the runtimes under `dir`; a missing `dir` means none (the agent then runs no user code). */

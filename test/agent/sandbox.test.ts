@@ -320,4 +320,29 @@ describe('sandbox: agent faults', () => {
     expect(found.broken[0]?.reason).toMatch(/no Node binary .* run npm run runtimes:install/);
     expect(found.broken[1]?.reason).toMatch(/--version exited with code 1/);
   });
+
+  it('discovery asks each Node in a clean environment and refuses an answer that is not a version', async () => {
+    const dir = tempDir('outpost-runtimes-');
+    const { mkdirSync, writeFileSync, chmodSync } = await import('node:fs');
+    const fakeNode = (id: string, script: string) => {
+      mkdirSync(path.join(dir, id, 'node_modules', '.bin'), { recursive: true });
+      const file = path.join(dir, id, 'node_modules', '.bin', 'node');
+      writeFileSync(file, `#!/bin/sh\n${script}\n`);
+      chmodSync(file, 0o755);
+    };
+    // Answers a version only when the agent's NODE_OPTIONS did not reach it.
+    fakeNode('2026.04', 'if [ -n "$NODE_OPTIONS" ]; then echo leaked; else echo v24.1.0; fi');
+    fakeNode('2025.04', 'echo hello');
+    const before = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = '--max-semi-space-size=4';
+    try {
+      const found = await discoverRuntimes(dir);
+      expect(found.runtimes.map((r) => [r.id, r.nodeVersion])).toEqual([['2026.04', 'v24.1.0']]);
+      expect(found.broken.map((b) => b.id)).toEqual(['2025.04']);
+      expect(found.broken[0]?.reason).toMatch(/--version printed "hello"/);
+    } finally {
+      if (before === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = before;
+    }
+  });
 });
