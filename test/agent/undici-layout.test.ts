@@ -5,10 +5,12 @@
  * undici's index nor Node's own bundled undici (which an ES import of node:http pulls in).
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as undici from 'undici';
 import { describe, expect, it } from 'vitest';
 import { Agent, Client, EnvHttpProxyAgent, UNDICI_LIB_FILES, request } from '../../src/agent/http/undici.ts';
+import { makeSelfSigned } from './api-fixtures.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -50,11 +52,44 @@ describe('undici lib layout used by src/agent/http/undici.ts', () => {
       console.log(JSON.stringify({
         undiciIndex: cache.some((f) => /node_modules\\/undici\\/index\\.js$/.test(f)),
         bundledUndici: process.moduleLoadList.includes('NativeModule internal/deps/undici/undici'),
+        http2: process.moduleLoadList.includes('NativeModule http2'),
       }));`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(
       JSON.parse(out.trim().split('\n').at(-1)!),
       "an agent module imports 'undici' (take it from src/agent/http/undici.ts) or ES-imports node:http (use process.getBuiltinModule)",
-    ).toEqual({ undiciIndex: false, bundledUndici: false });
+    ).toEqual({ undiciIndex: false, bundledUndici: false, http2: false });
+  });
+
+  it("client.js takes client-h2.js's one export and calls it only to connect (what the deferral of HTTP/2 relies on)", () => {
+    const source = readFileSync(require.resolve(UNDICI_LIB_FILES.Client), 'utf8');
+    expect(source).toContain("const connectH2 = require('./client-h2.js')");
+    const uses = source.match(/\bconnectH2\b[^\n]*/g) ?? [];
+    expect(uses.filter((u) => !u.startsWith("connectH2 = require('./client-h2.js')")).every((u) => u.startsWith('connectH2(client, socket)'))).toBe(true);
+    expect(typeof require(UNDICI_LIB_FILES.ClientH2)).toBe('function');
+  });
+
+  it('loads node:http2 only when a connection negotiates h2, and then speaks it', () => {
+    // A fresh process, so that undici.ts is the first to load undici (vitest has loaded its index).
+    const tls = makeSelfSigned();
+    const script = `
+      const { Agent, request } = await import(${JSON.stringify(new URL('../../src/agent/http/undici.ts', import.meta.url).href)});
+      const http = process.getBuiltinModule('node:http');
+      const { key, cert } = JSON.parse(process.env.TLS);
+      const loaded = () => process.moduleLoadList.includes('NativeModule http2');
+      const plain = http.createServer((req, res) => res.end('h1'));
+      await new Promise((r) => plain.listen(0, '127.0.0.1', r));
+      const agent = new Agent({ connect: { ca: cert } });
+      const one = await request('http://127.0.0.1:' + plain.address().port + '/', { method: 'GET', dispatcher: agent });
+      const afterH1 = { body: await one.body.text(), http2: loaded() };
+      const http2 = process.getBuiltinModule('node:http2');
+      const h2 = http2.createSecureServer({ key, cert, allowHTTP1: false }, (req, res) => res.end('over ' + req.httpVersion));
+      await new Promise((r) => h2.listen(0, '127.0.0.1', r));
+      const two = await request('https://localhost:' + h2.address().port + '/', { method: 'GET', dispatcher: agent });
+      console.log(JSON.stringify({ afterH1, h2: { status: two.statusCode, body: await two.body.text() } }));
+      await agent.close(); plain.close(); h2.close();`;
+    // The script loads node:http2 itself for its server, after the first request has been answered.
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, TLS: JSON.stringify(tls) } });
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({ afterH1: { body: 'h1', http2: false }, h2: { status: 200, body: 'over 2.0' } });
   });
 });
