@@ -39,6 +39,9 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 # The agent's V8 flags, from the same file bin/outpost reads (BENCHMARKS.md, "Agent memory").
 COPY bin/agent-node-flags ./agent-node-flags
+# Its malloc settings: the same pairs as bin/agent-env (test/agent/agent-env.test.ts checks); -e overrides.
+ENV MALLOC_ARENA_MAX=2 \
+    MALLOC_TRIM_THRESHOLD_=65536
 ENV NODE_ENV=production \
     AGENT_HEALTH_PORT=8081 \
     SPOOL_DIR=/var/lib/outpost/spool \

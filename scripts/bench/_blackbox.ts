@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import type { CheckDefinition, CheckType } from '../../src/shared/checks/types.ts';
-import { agentNodeFlags, buildDist } from './_dist.ts';
+import { agentEnv, agentNodeFlags, buildDist } from './_dist.ts';
 import { closedLoop, runEngine } from './_engine.ts';
 
 export function freePort(): Promise<number> {
@@ -136,6 +136,7 @@ export interface CompareOptions {
  * object. The agent side runs in its own process from dist/ (_engine.ts), so its RSS is the engine's.
  */
 export async function compare(o: CompareOptions): Promise<Record<string, unknown>> {
+  const env = agentEnv();
   const engine = await runEngine({
     dist: buildDist(),
     checkType: o.checkType,
@@ -144,6 +145,7 @@ export async function compare(o: CompareOptions): Promise<Record<string, unknown
     durationSeconds: o.duration,
     warmupSeconds: 1,
     nodeFlags: agentNodeFlags(),
+    env,
   });
   const { fpingProcesses, ...agent } = engine.result;
 
@@ -165,7 +167,7 @@ export async function compare(o: CompareOptions): Promise<Record<string, unknown
     workload: o.workload,
     concurrency: o.concurrency,
     durationSeconds: o.duration,
-    agent: { ...agent, baselineRssMb: engine.baselineRssMb, peakRssMb: engine.peakRssMb, nodeFlags: engine.nodeFlags },
+    agent: { ...agent, baselineRssMb: engine.baselineRssMb, peakRssMb: engine.peakRssMb, nodeFlags: engine.nodeFlags, env },
     blackbox: { ...blackbox, peakRssMb: blackboxPeakRssMb, module: o.module, target: o.target },
     ratio,
     ...(fpingProcesses !== undefined ? { fpingProcesses } : {}),

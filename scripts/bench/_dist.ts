@@ -36,3 +36,23 @@ export function agentNodeFlags(): string[] {
   const text = process.env.OUTPOST_BENCH_NODE_FLAGS ?? readFileSync(`${ROOT}bin/agent-node-flags`, 'utf8');
   return text.split(/\s+/).filter((f) => f !== '');
 }
+
+/** The pairs in bin/agent-env (the agent's malloc settings), in file order. */
+export function readAgentEnvFile(): Array<[string, string]> {
+  return readFileSync(`${ROOT}bin/agent-env`, 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => {
+      const eq = line.indexOf('=');
+      return [line.slice(0, eq), line.slice(eq + 1)];
+    });
+}
+
+/**
+ * The environment the agent gets on top of its own, as bin/outpost gives it: bin/agent-env's pairs,
+ * each unless this process's environment sets it (so `MALLOC_ARENA_MAX=8 npm run bench -- e2e` tries another).
+ */
+export function agentEnv(): Record<string, string> {
+  return Object.fromEntries(readAgentEnvFile().map(([key, value]) => [key, process.env[key] ?? value]));
+}

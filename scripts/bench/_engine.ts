@@ -80,6 +80,8 @@ export interface EngineJob {
   warmupSeconds: number;
   /** Node flags for the engine process: the agent's own (see compare in _blackbox.ts). */
   nodeFlags: string[];
+  /** Environment on top of this process's for the engine: the agent's malloc settings (bin/agent-env). */
+  env: Record<string, string>;
 }
 
 export interface EngineResult extends SideResult {
@@ -110,7 +112,7 @@ export async function runEngine(job: EngineJob): Promise<EngineRun> {
   const entry = `${root}.bench/engine.mjs`;
   writeFileSync(entry, stripTypeScriptTypes(readFileSync(fileURLToPath(import.meta.url), 'utf8')));
   const nodeFlags = job.nodeFlags;
-  const child = spawn(process.execPath, [...nodeFlags, entry], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeFlags, entry], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...job.env } });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async (): Promise<Record<string, unknown>> => {
