@@ -6,7 +6,7 @@
  *   npm run bench -- e2e [--checks 300] [--duration 30] [--idle 10]
  */
 import { DatabaseSync } from 'node:sqlite';
-import { agentNodeFlags, buildDist, ROOT } from './_dist.ts';
+import { agentEnv, agentNodeFlags, buildDist, ROOT } from './_dist.ts';
 import { cpuSeconds, numberFlags, rssMb, summarize } from './_stats.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -23,9 +23,10 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const api = new Api(service.url, await createAccount(data.dir));
   const location = await api.createLocation('bench');
   // INFO is the default level an operator runs with: a log line per run is part of the real cost.
-  // With the agent's own Node flags, as bin/outpost and the image start it (the harness spawns node directly).
+  // With the agent's own Node flags and malloc settings, as bin/outpost and the image start it (the
+  // harness spawns node directly).
   const nodeOptions = agentNodeFlags().join(' ');
-  const agent = startAgent({ API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool`, NODE_OPTIONS: nodeOptions });
+  const agent = startAgent({ ...agentEnv(), API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool`, NODE_OPTIONS: nodeOptions });
   try {
     // Registered and idle: nothing is scheduled yet. Let start-up settle, then measure a quiet period.
     await agent.waitForLog((l) => l.msg === 'registered; taking work');
@@ -39,8 +40,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     }
     const idleCpuPercent = ((cpuSeconds(pid) - idleCpu0) / opts.idle) * 100;
 
+    const checkIds: string[] = [];
     for (let i = 0; i < opts.checks; i += 20) {
-      await Promise.all(
+      const created = await Promise.all(
         Array.from({ length: Math.min(20, opts.checks - i) }, (_, j) =>
           api.createApiCheck({
             name: `bench ${i + j}`,
@@ -51,6 +53,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
           }),
         ),
       );
+      checkIds.push(...created.map((c) => c.id));
     }
     // One full interval of warm-up so every check has been scheduled once, then the measured window.
     await sleep(10_000);
@@ -70,6 +73,21 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       .all(windowStart, windowEnd) as Array<{ created_at: string; payload: string }>;
     const expired = (db.prepare("SELECT count(*) AS n FROM runs WHERE state = 'expired'").get() as { n: number }).n;
     db.close();
+
+    // Idle again after the load (the results are read first: deleting a check deletes its results). The
+    // checks deleted, one interval for the last runs to end, then the same quiet period as at start. An
+    // agent that has worked keeps what it loaded and compiled for the work (the API engine, optimised
+    // code), so this is the idle figure of an agent in service.
+    for (let i = 0; i < checkIds.length; i += 20) {
+      await Promise.all(checkIds.slice(i, i + 20).map((id) => api.ok('DELETE', `/v1/checks/${id}`)));
+    }
+    await sleep(12_000);
+    const afterRss: number[] = [];
+    for (let t = 0; t < opts.idle; t++) {
+      afterRss.push(rssMb(pid));
+      await sleep(1000);
+    }
+
     const dueToStart: number[] = [];
     const endToStored: number[] = [];
     let failures = 0;
@@ -91,7 +109,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       endToStoredMs: summarize(endToStored),
       agentEntry: process.env.OUTPOST_CLI.replace(ROOT, ''),
       agentNodeOptions: nodeOptions,
-      agentRssMb: { idle: Math.max(...idleRss), loadPeak: Math.max(...loadRss) },
+      agentRssMb: { idle: Math.max(...idleRss), loadPeak: Math.max(...loadRss), idleAfterLoad: Math.max(...afterRss) },
       agentCpuPercent: { idle: Math.round(idleCpuPercent * 100) / 100, load: Math.round(loadCpuPercent * 10) / 10 },
     };
   } finally {
