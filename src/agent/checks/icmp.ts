@@ -24,7 +24,7 @@ import { resolveHost } from './api/connect.ts';
 import { describeFailedIcmpAssertion, evaluateIcmpAssertions } from './icmp/assertions.ts';
 import { type Family, FpingBatcher, IcmpUnavailableError } from './icmp/fping.ts';
 import { pickRoutable } from './icmp/route.ts';
-import { startRunSignal } from './net/run-signal.ts';
+import { raceAbort, startRunSignal } from './net/run-signal.ts';
 import { latencyStats, packetLoss } from './icmp/stats.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
@@ -65,27 +65,10 @@ async function probe(batcher: FpingBatcher, state: ProbeState, signal: AbortSign
       state.pending = null;
     }
   })();
-  await raceSignal(state.pending, signal);
+  await raceAbort(state.pending, signal);
   return state.reason;
 }
 
-function raceSignal<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const abort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', abort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', abort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', abort);
-        reject(e);
-      },
-    );
-  });
-}
 
 const DNS_WORDS: Record<string, string> = {
   ENOTFOUND: 'the name does not exist',

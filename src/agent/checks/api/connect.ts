@@ -6,11 +6,13 @@
  * It is plugged into a fresh undici Client as its `connect` function: one call, one new socket.
  */
 import dns from 'node:dns';
+import { once } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { buildConnector } from 'undici';
 import type { ApiTlsDetails } from '../../../shared/checks/types.ts';
 import { type RequestPhase, tlsVerificationError } from './errors.ts';
+import { raceAbort } from '../net/run-signal.ts';
 import type { HopMarks } from './timings.ts';
 import { describeCertificate } from './tls.ts';
 
@@ -23,31 +25,6 @@ export interface ResolvedAddress {
 /** How a name was resolved, reported in the result's details for diagnosis. */
 export type ResolvedVia = 'literal' | 'resolver' | 'lookup';
 
-/** Rejects when the signal aborts, so that a step that cannot itself be cancelled does not hold a run. */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal, onAbort?: () => void): Promise<T> {
-  if (signal.aborted) {
-    onAbort?.();
-    p.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const abort = (): void => {
-      onAbort?.();
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', abort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', abort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', abort);
-        reject(e);
-      },
-    );
-  });
-}
 
 /** Preferred family first, keeping the resolver's order inside each family. */
 export function orderByFamily(list: ResolvedAddress[], prefer: Family): ResolvedAddress[] {
@@ -102,77 +79,37 @@ export async function resolveHost(
  */
 const TRY_NEXT = new Set(['ENETUNREACH', 'EHOSTUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT', 'ENETDOWN']);
 
-function openTcp(a: ResolvedAddress, port: number, signal: AbortSignal): Promise<net.Socket> {
-  return new Promise<net.Socket>((resolve, reject) => {
-    const socket = net.connect({ host: a.address, port, family: a.family });
-    const cleanup = (): void => {
-      socket.off('connect', ok);
-      socket.off('error', fail);
-      signal.removeEventListener('abort', abort);
-    };
-    const ok = (): void => {
-      cleanup();
-      resolve(socket);
-    };
-    const fail = (err: Error): void => {
-      cleanup();
-      socket.destroy();
-      reject(err);
-    };
-    const abort = (): void => {
-      cleanup();
-      socket.destroy();
-      reject(signal.reason);
-    };
-    socket.once('connect', ok);
-    socket.once('error', fail);
-    if (signal.aborted) abort();
-    else signal.addEventListener('abort', abort, { once: true });
-  });
+async function openTcp(a: ResolvedAddress, port: number, signal: AbortSignal): Promise<net.Socket> {
+  const socket = net.connect({ host: a.address, port, family: a.family });
+  try {
+    // once() rejects on 'error' and on abort, and takes its listeners off either way.
+    await once(socket, 'connect', { signal });
+    return socket;
+  } catch (err) {
+    socket.destroy();
+    throw signal.aborted ? signal.reason : err;
+  }
 }
 
-function handshake(
-  raw: net.Socket,
-  host: string,
-  signal: AbortSignal,
-): Promise<tls.TLSSocket> {
-  return new Promise<tls.TLSSocket>((resolve, reject) => {
-    // Verification is decided by the caller after reading the certificate (see connectOnce), so the
-    // handshake itself never rejects a certificate. Node still computes `authorized` and
-    // `authorizationError` (chain and host name). No session is passed: every handshake is full.
-    const socket = tls.connect({
-      socket: raw,
-      host,
-      servername: net.isIP(host) === 0 ? host : undefined,
-      rejectUnauthorized: false,
-      ALPNProtocols: ['http/1.1'],
-    });
-    const cleanup = (): void => {
-      socket.off('secureConnect', ok);
-      socket.off('error', fail);
-      signal.removeEventListener('abort', abort);
-    };
-    const ok = (): void => {
-      cleanup();
-      resolve(socket);
-    };
-    const fail = (err: Error): void => {
-      cleanup();
-      socket.destroy();
-      raw.destroy();
-      reject(err);
-    };
-    const abort = (): void => {
-      cleanup();
-      socket.destroy();
-      raw.destroy();
-      reject(signal.reason);
-    };
-    socket.once('secureConnect', ok);
-    socket.once('error', fail);
-    if (signal.aborted) abort();
-    else signal.addEventListener('abort', abort, { once: true });
+async function handshake(raw: net.Socket, host: string, signal: AbortSignal): Promise<tls.TLSSocket> {
+  // Verification is decided by the caller after reading the certificate (see connectOnce), so the
+  // handshake itself never rejects a certificate. Node still computes `authorized` and
+  // `authorizationError` (chain and host name). No session is passed: every handshake is full.
+  const socket = tls.connect({
+    socket: raw,
+    host,
+    servername: net.isIP(host) === 0 ? host : undefined,
+    rejectUnauthorized: false,
+    ALPNProtocols: ['http/1.1'],
   });
+  try {
+    await once(socket, 'secureConnect', { signal });
+    return socket;
+  } catch (err) {
+    socket.destroy();
+    raw.destroy();
+    throw signal.aborted ? signal.reason : err;
+  }
 }
 
 export interface ConnectorOptions {

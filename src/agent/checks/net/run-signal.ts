@@ -53,3 +53,29 @@ export function startRunSignal(ctx: Pick<CheckContext, 'signal' | 'timeoutMs'>, 
     },
   };
 }
+
+/** Rejects when the signal aborts, so that a step that cannot itself be cancelled does not hold a run. */
+export function raceAbort<T>(p: Promise<T>, signal: AbortSignal, onAbort?: () => void): Promise<T> {
+  if (signal.aborted) {
+    onAbort?.();
+    p.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const abort = (): void => {
+      onAbort?.();
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', abort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', abort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(e);
+      },
+    );
+  });
+}
