@@ -69,7 +69,6 @@ async function probe(batcher: FpingBatcher, state: ProbeState, signal: AbortSign
   return state.reason;
 }
 
-
 const DNS_WORDS: Record<string, string> = {
   ENOTFOUND: 'the name does not exist',
   ENODATA: 'no address records',

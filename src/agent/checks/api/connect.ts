@@ -25,7 +25,6 @@ export interface ResolvedAddress {
 /** How a name was resolved, reported in the result's details for diagnosis. */
 export type ResolvedVia = 'literal' | 'resolver' | 'lookup';
 
-
 /** Preferred family first, keeping the resolver's order inside each family. */
 export function orderByFamily(list: ResolvedAddress[], prefer: Family): ResolvedAddress[] {
   return [...list.filter((a) => a.family === prefer), ...list.filter((a) => a.family !== prefer)];
