@@ -37,6 +37,8 @@ export interface TestApi {
   dataDir: string;
   hookCalls: HookCall[];
   newAccount(name?: string): Promise<TestAccount>;
+  /** A request to the public API as `account` (its key and account headers), through app.inject. */
+  request(account: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
@@ -63,6 +65,9 @@ export async function startTestApi(): Promise<TestApi> {
     async newAccount(name = 'Acme') {
       const { accountId, apiKey } = await createAccount(store, name);
       return { accountId, apiKey, headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId } };
+    },
+    request(account, method, url, payload) {
+      return app.inject({ method, url, headers: account.headers, ...(payload === undefined ? {} : { payload }) });
     },
     async close() {
       await app.close();

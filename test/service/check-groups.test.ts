@@ -12,7 +12,7 @@ let acme: TestAccount;
 type Group = Record<string, unknown> & { id: number };
 
 function req(who: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown): Promise<LightMyRequestResponse> {
-  return api.app.inject({ method, url, headers: who.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  return api.request(who, method, url, payload as object | undefined);
 }
 
 async function createGroup(body: Record<string, unknown>, who = acme): Promise<Group> {

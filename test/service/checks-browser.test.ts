@@ -13,7 +13,7 @@ beforeEach(async () => {
   api = await startTestApi();
   acme = await api.newAccount('Acme');
   other = await api.newAccount('Other');
-  const res = await req(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
+  const res = await api.request(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
   expect(res.statusCode).toBe(201);
 });
 afterEach(async () => {
@@ -22,9 +22,6 @@ afterEach(async () => {
 
 type CheckView = Record<string, unknown> & { id: string; checkType: string };
 
-function req(account: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) {
-  return api.app.inject({ method, url, headers: account.headers, ...(payload ? { payload } : {}) });
-}
 
 const SCRIPT = "const { test, expect } = require('@playwright/test');\ntest('home', async ({ page }) => {\n  await page.goto('https://example.test');\n});\n";
 
@@ -55,7 +52,7 @@ describe.each([
   ['/v1/checks/multistep', 'MULTI_STEP', {}],
 ] as const)('%s', (path, checkType, extraDefaults) => {
   it('fills in the reference defaults, reads back and becomes a job definition with the runtime resolved', async () => {
-    const res = await req(acme, 'POST', path, {
+    const res = await api.request(acme, 'POST', path, {
       name: 'Home',
       script: SCRIPT,
       privateLocations: ['office'],
@@ -75,7 +72,7 @@ describe.each([
       environmentVariables: [{ key: 'TOKEN', value: null, locked: false, secret: true }],
     });
     expect(created).not.toHaveProperty('degradedResponseTime');
-    expect(json(await req(acme, 'GET', `/v1/checks/${created.id}`))).toEqual(created);
+    expect(json(await api.request(acme, 'GET', `/v1/checks/${created.id}`))).toEqual(created);
 
     const stored = await api.store.checks.get(acme.accountId, created.id);
     expect(stored && toCheckDefinition(stored)).toMatchObject({
@@ -89,8 +86,8 @@ describe.each([
   });
 
   it('updates with PUT, keeping what the body leaves out', async () => {
-    const created = json<CheckView>(await req(acme, 'POST', path, { name: 'Home', script: SCRIPT, runtimeId: '2025.04' }));
-    const res = await req(acme, 'PUT', `${path}/${created.id}`, { frequency: 5, script: 'await page.goto("https://example.test")' });
+    const created = json<CheckView>(await api.request(acme, 'POST', path, { name: 'Home', script: SCRIPT, runtimeId: '2025.04' }));
+    const res = await api.request(acme, 'PUT', `${path}/${created.id}`, { frequency: 5, script: 'await page.goto("https://example.test")' });
     expect(res.statusCode, res.body).toBe(200);
     const updated = json<CheckView>(res);
     expect(updated).toMatchObject({ name: 'Home', frequency: 5, runtimeId: '2025.04', script: 'await page.goto("https://example.test")' });
@@ -110,16 +107,16 @@ describe.each([
     [{ name: 'x', script: SCRIPT, dependencies: [{ path: 'a.js', content: 'x' }, { path: 'a.js', content: 'y' }] }, 'body/dependencies/1/path: "a.js" is given more than once'],
     [{ name: 'x', script: SCRIPT, privateLocations: ['nowhere'] }, 'no private location with slugName "nowhere"'],
   ])('refuses %j with a 400 naming the field', async (body, message) => {
-    const res = await req(acme, 'POST', path, body);
+    const res = await api.request(acme, 'POST', path, body);
     expect(res.statusCode, res.body).toBe(400);
     expect(json(res)).toMatchObject({ statusCode: 400, error: 'Bad Request' });
     expect(json(res).message).toContain(message);
   });
 
   it("answers 404 for another account's check and for another type's", async () => {
-    const created = json<CheckView>(await req(acme, 'POST', path, { name: 'Home', script: SCRIPT }));
-    expect((await req(other, 'PUT', `${path}/${created.id}`, { name: 'mine' })).statusCode).toBe(404);
+    const created = json<CheckView>(await api.request(acme, 'POST', path, { name: 'Home', script: SCRIPT }));
+    expect((await api.request(other, 'PUT', `${path}/${created.id}`, { name: 'mine' })).statusCode).toBe(404);
     const otherPath = path.endsWith('browser') ? '/v1/checks/multistep' : '/v1/checks/browser';
-    expect((await req(acme, 'PUT', `${otherPath}/${created.id}`, { name: 'x' })).statusCode).toBe(404);
+    expect((await api.request(acme, 'PUT', `${otherPath}/${created.id}`, { name: 'x' })).statusCode).toBe(404);
   });
 });

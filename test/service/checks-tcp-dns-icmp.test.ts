@@ -7,7 +7,7 @@ let acme: TestAccount;
 beforeEach(async () => {
   api = await startTestApi();
   acme = await api.newAccount('Acme');
-  const res = await req(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
+  const res = await api.request(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
   expect(res.statusCode).toBe(201);
 });
 afterEach(async () => {
@@ -16,12 +16,9 @@ afterEach(async () => {
 
 type CheckView = Record<string, unknown> & { id: string; checkType: string; request: Record<string, unknown> };
 
-function req(account: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) {
-  return api.app.inject({ method, url, headers: account.headers, ...(payload ? { payload } : {}) });
-}
 
 async function create(path: string, body: object, account = acme): Promise<CheckView> {
-  const res = await req(account, 'POST', path, body);
+  const res = await api.request(account, 'POST', path, body);
   expect(res.statusCode, res.body).toBe(201);
   return json<CheckView>(res);
 }
@@ -64,7 +61,7 @@ describe('TCP checks', () => {
       maxResponseTime: 5000,
       request: { hostname: 'db.example.test', port: 5432, data: null, ipFamily: 'IPv4', assertions: [] },
     });
-    const got = await req(acme, 'GET', `/v1/checks/${created.id}`);
+    const got = await api.request(acme, 'GET', `/v1/checks/${created.id}`);
     expect(json(got)).toEqual(created);
     expect(api.hookCalls.map((c) => c.checkId)).toEqual([created.id]);
   });
@@ -84,14 +81,14 @@ describe('TCP checks', () => {
     [{ name: 'x', request: { hostname: 'h', port: 80, assertions: [{ source: 'RESPONSE_DATA', comparison: 'HAS_KEY' }] } }, 'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, LESS_THAN, GREATER_THAN, CONTAINS, NOT_CONTAINS'],
     [{ ...tcpMinimal, maxResponseTime: 45001 }, 'body/maxResponseTime must be <= 45000'],
   ])('answers 400 naming the field for %j', async (body, message) => {
-    const res = await req(acme, 'POST', '/v1/checks/tcp', body);
+    const res = await api.request(acme, 'POST', '/v1/checks/tcp', body);
     expect(res.statusCode).toBe(400);
     expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
   });
 
   it('PUT changes only what it carries and merges request one level deep', async () => {
     const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: { ...tcpMinimal.request, data: 'PING\n' } });
-    const res = await req(acme, 'PUT', `/v1/checks/tcp/${created.id}`, { request: { port: 6379 }, degradedResponseTime: 100 });
+    const res = await api.request(acme, 'PUT', `/v1/checks/tcp/${created.id}`, { request: { port: 6379 }, degradedResponseTime: 100 });
     expect(res.statusCode, res.body).toBe(200);
     const updated = json<CheckView>(res);
     expect(updated.request).toEqual({ hostname: 'db.example.test', port: 6379, data: 'PING\n', ipFamily: 'IPv4', assertions: [] });
@@ -179,7 +176,7 @@ describe('DNS checks', () => {
     [{ name: 'x', request: { ...dnsMinimal.request, assertions: [{ source: 'LATENCY', comparison: 'EQUALS' }] } }, 'body/request/assertions/0/source must be one of RESPONSE_TIME, RESPONSE_CODE, TEXT_ANSWER, JSON_ANSWER'],
     [{ ...dnsMinimal, degradedResponseTime: 5001 }, 'body/degradedResponseTime must be <= 5000'],
   ])('answers 400 naming the field for %j', async (body, message) => {
-    const res = await req(acme, 'POST', '/v1/checks/dns', body);
+    const res = await api.request(acme, 'POST', '/v1/checks/dns', body);
     expect(res.statusCode).toBe(400);
     expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
   });
@@ -215,14 +212,14 @@ describe('ICMP checks', () => {
     [{ ...icmpMinimal, maxPacketLossThreshold: 101 }, 'body/maxPacketLossThreshold must be <= 100'],
     [{ name: 'x', request: { hostname: 'h', assertions: [{ source: 'LATENCY', comparison: 'HAS_KEY' }] } }, 'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, GREATER_THAN, LESS_THAN, CONTAINS, NOT_CONTAINS, IS_NULL, NOT_NULL'],
   ])('answers 400 naming the field for %j', async (body, message) => {
-    const res = await req(acme, 'POST', '/v1/checks/icmp', body);
+    const res = await api.request(acme, 'POST', '/v1/checks/icmp', body);
     expect(res.statusCode).toBe(400);
     expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
   });
 
   it('PUT sets pingCount and thresholds', async () => {
     const created = await create('/v1/checks/icmp', icmpMinimal);
-    const res = await req(acme, 'PUT', `/v1/checks/icmp/${created.id}`, { request: { pingCount: 3 }, maxPacketLossThreshold: 50 });
+    const res = await api.request(acme, 'PUT', `/v1/checks/icmp/${created.id}`, { request: { pingCount: 3 }, maxPacketLossThreshold: 50 });
     expect(res.statusCode, res.body).toBe(200);
     expect(json<CheckView>(res)).toMatchObject({ maxPacketLossThreshold: 50, request: { hostname: 'gw.example.test', pingCount: 3 } });
   });
@@ -234,21 +231,21 @@ describe('all types together', () => {
     const dns = await create('/v1/checks/dns', dnsMinimal);
     const icmp = await create('/v1/checks/icmp', icmpMinimal);
     const apiCheck = await create('/v1/checks/api', { name: 'Home', request: { method: 'GET', url: 'https://example.test/' } });
-    const list = json<CheckView[]>(await req(acme, 'GET', '/v1/checks?limit=100'));
+    const list = json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks?limit=100'));
     const byId = new Map(list.map((c) => [c.id, c]));
     expect(byId.get(tcp.id)).toEqual(tcp);
     expect(byId.get(dns.id)).toEqual(dns);
     expect(byId.get(icmp.id)).toEqual(icmp);
     expect(byId.get(apiCheck.id)).toEqual(apiCheck);
 
-    const onlyDns = json<CheckView[]>(await req(acme, 'GET', '/v1/checks?checkType=DNS'));
+    const onlyDns = json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks?checkType=DNS'));
     expect(onlyDns.map((c) => c.id)).toEqual([dns.id]);
 
     for (const c of [tcp, dns, icmp]) {
-      expect((await req(acme, 'DELETE', `/v1/checks/${c.id}`)).statusCode).toBe(204);
-      expect((await req(acme, 'GET', `/v1/checks/${c.id}`)).statusCode).toBe(404);
+      expect((await api.request(acme, 'DELETE', `/v1/checks/${c.id}`)).statusCode).toBe(204);
+      expect((await api.request(acme, 'GET', `/v1/checks/${c.id}`)).statusCode).toBe(404);
     }
-    expect(first(json<CheckView[]>(await req(acme, 'GET', '/v1/checks'))).id).toBe(apiCheck.id);
+    expect(first(json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks'))).id).toBe(apiCheck.id);
   });
 
   it("answers 404 for another account's check and for a check of another type under a type's path", async () => {
@@ -258,14 +255,14 @@ describe('all types together', () => {
     const icmp = await create('/v1/checks/icmp', icmpMinimal);
     const notFound = { statusCode: 404, error: 'Not Found', message: 'Check not found' };
     for (const [path, id] of [['tcp', tcp.id], ['dns', dns.id], ['icmp', icmp.id]] as const) {
-      const put = await req(other, 'PUT', `/v1/checks/${path}/${id}`, { name: 'stolen' });
+      const put = await api.request(other, 'PUT', `/v1/checks/${path}/${id}`, { name: 'stolen' });
       expect([put.statusCode, json(put)]).toEqual([404, notFound]);
-      expect((await req(other, 'GET', `/v1/checks/${id}`)).statusCode).toBe(404);
-      expect((await req(other, 'DELETE', `/v1/checks/${id}`)).statusCode).toBe(404);
+      expect((await api.request(other, 'GET', `/v1/checks/${id}`)).statusCode).toBe(404);
+      expect((await api.request(other, 'DELETE', `/v1/checks/${id}`)).statusCode).toBe(404);
     }
-    const wrongType = await req(acme, 'PUT', `/v1/checks/dns/${tcp.id}`, { name: 'x' });
+    const wrongType = await api.request(acme, 'PUT', `/v1/checks/dns/${tcp.id}`, { name: 'x' });
     expect(wrongType.statusCode).toBe(404);
-    expect(json(await req(other, 'GET', '/v1/checks'))).toEqual([]);
-    expect(json<CheckView>(await req(acme, 'GET', `/v1/checks/${tcp.id}`)).name).toBe('Postgres port');
+    expect(json(await api.request(other, 'GET', '/v1/checks'))).toEqual([]);
+    expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${tcp.id}`)).name).toBe('Postgres port');
   });
 });

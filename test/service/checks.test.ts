@@ -7,7 +7,7 @@ let acme: TestAccount;
 beforeEach(async () => {
   api = await startTestApi();
   acme = await api.newAccount('Acme');
-  const res = await req(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
+  const res = await api.request(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
   expect(res.statusCode).toBe(201);
 });
 afterEach(async () => {
@@ -16,14 +16,11 @@ afterEach(async () => {
 
 type CheckView = Record<string, unknown> & { id: string; request: Record<string, unknown> };
 
-function req(account: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) {
-  return api.app.inject({ method, url, headers: account.headers, ...(payload ? { payload } : {}) });
-}
 
 const minimal = { name: 'Home page', request: { method: 'GET', url: 'https://example.test/' } };
 
 async function createCheck(body: object = minimal, account = acme): Promise<CheckView> {
-  const res = await req(account, 'POST', '/v1/checks/api', body);
+  const res = await api.request(account, 'POST', '/v1/checks/api', body);
   expect(res.statusCode, res.body).toBe(201);
   return json<CheckView>(res);
 }
@@ -73,7 +70,7 @@ describe('API checks', () => {
       created_at: expect.any(String),
       updated_at: null,
     });
-    expect(json(await req(acme, 'GET', `/v1/checks/${created.id}`))).toEqual(created);
+    expect(json(await api.request(acme, 'GET', `/v1/checks/${created.id}`))).toEqual(created);
     // The scheduler hears about it, with the location resolved to its id.
     const location = await api.store.locations.getBySlug(acme.accountId, 'office');
     expect(api.hookCalls).toEqual([
@@ -91,7 +88,7 @@ describe('API checks', () => {
     [{ ...minimal, frequency: 0, frequencyOffset: 15 }, 'body/frequencyOffset must be one of 10, 20, 30 (seconds) when frequency is 0'],
     [{ ...minimal, privateLocations: ['office', 'attic'] }, 'body/privateLocations: no private location with slugName "attic" in this account'],
   ])('answers 400 naming the field for %j', async (body, message) => {
-    const res = await req(acme, 'POST', '/v1/checks/api', body);
+    const res = await api.request(acme, 'POST', '/v1/checks/api', body);
     expect(res.statusCode).toBe(400);
     expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
     expect(api.hookCalls).toEqual([]);
@@ -105,15 +102,15 @@ describe('API checks', () => {
 
   it("does not accept another account's location slug", async () => {
     const other = await api.newAccount('Other');
-    await req(other, 'POST', '/v1/private-locations', { name: 'Basement', slugName: 'basement' });
-    const res = await req(acme, 'POST', '/v1/checks/api', { ...minimal, privateLocations: ['basement'] });
+    await api.request(other, 'POST', '/v1/private-locations', { name: 'Basement', slugName: 'basement' });
+    const res = await api.request(acme, 'POST', '/v1/checks/api', { ...minimal, privateLocations: ['basement'] });
     expect(res.statusCode).toBe(400);
     expect(json(res).message).toContain('"basement"');
   });
 
   it('updates only the given properties, merging request, and tells the scheduler', async () => {
     const created = await createCheck({ ...minimal, tags: ['web'] });
-    const res = await req(acme, 'PUT', `/v1/checks/api/${created.id}`, {
+    const res = await api.request(acme, 'PUT', `/v1/checks/api/${created.id}`, {
       activated: false,
       privateLocations: ['office'],
       request: { method: 'HEAD' },
@@ -128,7 +125,7 @@ describe('API checks', () => {
 
   it('validates the merged result of an update', async () => {
     const created = await createCheck();
-    const res = await req(acme, 'PUT', `/v1/checks/api/${created.id}`, { frequency: 0 });
+    const res = await api.request(acme, 'PUT', `/v1/checks/api/${created.id}`, { frequency: 0 });
     expect(res.statusCode).toBe(400);
     expect(json(res).message).toMatch(/^body\/frequencyOffset/);
   });
@@ -137,25 +134,25 @@ describe('API checks', () => {
     const ids: string[] = [];
     for (const name of ['a', 'b', 'c']) ids.push((await createCheck({ ...minimal, name })).id);
     const page = async (query: string) =>
-      json<CheckView[]>(await req(acme, 'GET', `/v1/checks${query}`)).map((c) => c.id);
+      json<CheckView[]>(await api.request(acme, 'GET', `/v1/checks${query}`)).map((c) => c.id);
     expect(await page('')).toEqual(ids);
     expect(await page('?limit=2')).toEqual(ids.slice(0, 2));
     expect(await page('?limit=2&page=2')).toEqual(ids.slice(2));
     expect(await page('?checkType=API&limit=1&page=3')).toEqual(ids.slice(2));
     expect(await page('?checkType=BROWSER')).toEqual([]);
-    const bad = await req(acme, 'GET', '/v1/checks?limit=0');
+    const bad = await api.request(acme, 'GET', '/v1/checks?limit=0');
     expect(bad.statusCode).toBe(400);
     expect(json(bad).message).toBe('querystring/limit must be >= 1');
   });
 
   it('deletes with 204, tells the scheduler, and then answers 404', async () => {
     const created = await createCheck();
-    const res = await req(acme, 'DELETE', `/v1/checks/${created.id}`);
+    const res = await api.request(acme, 'DELETE', `/v1/checks/${created.id}`);
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
     expect(api.hookCalls.at(-1)).toEqual({ accountId: acme.accountId, checkId: created.id, check: undefined });
-    expect((await req(acme, 'GET', `/v1/checks/${created.id}`)).statusCode).toBe(404);
-    expect((await req(acme, 'DELETE', `/v1/checks/${created.id}`)).statusCode).toBe(404);
+    expect((await api.request(acme, 'GET', `/v1/checks/${created.id}`)).statusCode).toBe(404);
+    expect((await api.request(acme, 'DELETE', `/v1/checks/${created.id}`)).statusCode).toBe(404);
   });
 
   it("answers 404 for another account's check on every route, and changes nothing", async () => {
@@ -163,16 +160,16 @@ describe('API checks', () => {
     const other = await api.newAccount('Other');
     const hooksBefore = api.hookCalls.length;
     for (const res of [
-      await req(other, 'GET', `/v1/checks/${created.id}`),
-      await req(other, 'PUT', `/v1/checks/api/${created.id}`, { name: 'mine' }),
-      await req(other, 'DELETE', `/v1/checks/${created.id}`),
-      await req(other, 'GET', `/v2/check-results/${created.id}`),
+      await api.request(other, 'GET', `/v1/checks/${created.id}`),
+      await api.request(other, 'PUT', `/v1/checks/api/${created.id}`, { name: 'mine' }),
+      await api.request(other, 'DELETE', `/v1/checks/${created.id}`),
+      await api.request(other, 'GET', `/v2/check-results/${created.id}`),
     ]) {
       expect(res.statusCode).toBe(404);
       expect(json(res)).toEqual({ statusCode: 404, error: 'Not Found', message: 'Check not found' });
     }
-    expect(json<CheckView[]>(await req(other, 'GET', '/v1/checks'))).toEqual([]);
-    expect(json<CheckView>(await req(acme, 'GET', `/v1/checks/${created.id}`)).name).toBe('Home page');
+    expect(json<CheckView[]>(await api.request(other, 'GET', '/v1/checks'))).toEqual([]);
+    expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${created.id}`)).name).toBe('Home page');
     expect(api.hookCalls).toHaveLength(hooksBefore);
   });
 });

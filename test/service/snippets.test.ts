@@ -17,12 +17,9 @@ afterEach(async () => {
   await api.close();
 });
 
-function req(account: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) {
-  return api.app.inject({ method, url, headers: account.headers, ...(payload ? { payload } : {}) });
-}
 
 async function snippet(account: TestAccount, name: string, script: string): Promise<number> {
-  const res = await req(account, 'POST', '/v1/snippets', { name, script });
+  const res = await api.request(account, 'POST', '/v1/snippets', { name, script });
   expect(res.statusCode, res.body).toBe(201);
   return json<{ id: number }>(res).id;
 }
@@ -38,32 +35,32 @@ const apiCheck = { name: 'c', request: { method: 'GET', url: 'https://x.test/' }
 
 describe('/v1/snippets', () => {
   it('creates, lists, reads, updates and deletes', async () => {
-    const created = await req(acme, 'POST', '/v1/snippets', { name: 'login', script: 'console.log(1)' });
+    const created = await api.request(acme, 'POST', '/v1/snippets', { name: 'login', script: 'console.log(1)' });
     expect(created.statusCode).toBe(201);
     const s = json<{ id: number }>(created);
     expect(s).toEqual({ id: expect.any(Number), name: 'login', script: 'console.log(1)', created_at: expect.any(String), updated_at: null });
-    expect(json(await req(acme, 'GET', '/v1/snippets'))).toEqual([s]);
-    const updated = await req(acme, 'PUT', `/v1/snippets/${s.id}`, { name: 'login2', script: 'console.log(2)' });
+    expect(json(await api.request(acme, 'GET', '/v1/snippets'))).toEqual([s]);
+    const updated = await api.request(acme, 'PUT', `/v1/snippets/${s.id}`, { name: 'login2', script: 'console.log(2)' });
     expect(json(updated)).toMatchObject({ id: s.id, name: 'login2', script: 'console.log(2)', updated_at: expect.any(String) });
-    expect(json(await req(acme, 'GET', `/v1/snippets/${s.id}`))).toMatchObject({ name: 'login2' });
-    expect((await req(acme, 'DELETE', `/v1/snippets/${s.id}`)).statusCode).toBe(204);
-    expect((await req(acme, 'GET', `/v1/snippets/${s.id}`)).statusCode).toBe(404);
+    expect(json(await api.request(acme, 'GET', `/v1/snippets/${s.id}`))).toMatchObject({ name: 'login2' });
+    expect((await api.request(acme, 'DELETE', `/v1/snippets/${s.id}`)).statusCode).toBe(204);
+    expect((await api.request(acme, 'GET', `/v1/snippets/${s.id}`)).statusCode).toBe(404);
   });
 
   it('requires name and script, naming the field', async () => {
-    const noScript = await req(acme, 'POST', '/v1/snippets', { name: 'x' });
+    const noScript = await api.request(acme, 'POST', '/v1/snippets', { name: 'x' });
     expect(noScript.statusCode).toBe(400);
     expect(json<{ message: string }>(noScript).message).toMatch(/script/);
-    const emptyName = await req(acme, 'POST', '/v1/snippets', { name: '', script: 'x' });
+    const emptyName = await api.request(acme, 'POST', '/v1/snippets', { name: '', script: 'x' });
     expect(json<{ message: string }>(emptyName).message).toMatch(/name/);
   });
 
   it("never shows or changes another account's snippet", async () => {
     const id = await snippet(acme, 'mine', 'x');
-    expect((await req(other, 'GET', `/v1/snippets/${id}`)).statusCode).toBe(404);
-    expect((await req(other, 'PUT', `/v1/snippets/${id}`, { name: 'n', script: 's' })).statusCode).toBe(404);
-    expect((await req(other, 'DELETE', `/v1/snippets/${id}`)).statusCode).toBe(404);
-    expect(json(await req(other, 'GET', '/v1/snippets'))).toEqual([]);
+    expect((await api.request(other, 'GET', `/v1/snippets/${id}`)).statusCode).toBe(404);
+    expect((await api.request(other, 'PUT', `/v1/snippets/${id}`, { name: 'n', script: 's' })).statusCode).toBe(404);
+    expect((await api.request(other, 'DELETE', `/v1/snippets/${id}`)).statusCode).toBe(404);
+    expect(json(await api.request(other, 'GET', '/v1/snippets'))).toEqual([]);
   });
 });
 
@@ -71,13 +68,13 @@ describe('snippets and scripts of API checks', () => {
   it("accepts the account's own snippet ids; another account's or an unknown one is a 400 naming the field", async () => {
     const mine = await snippet(acme, 'mine', 'x');
     const theirs = await snippet(other, 'theirs', 'y');
-    const ok = await req(acme, 'POST', '/v1/checks/api', { ...apiCheck, setupSnippetId: mine, tearDownSnippetId: mine });
+    const ok = await api.request(acme, 'POST', '/v1/checks/api', { ...apiCheck, setupSnippetId: mine, tearDownSnippetId: mine });
     expect(ok.statusCode, ok.body).toBe(201);
     expect(json(ok)).toMatchObject({ setupSnippetId: mine, tearDownSnippetId: mine, localSetupScript: null, localTearDownScript: null });
-    const bad = await req(acme, 'POST', '/v1/checks/api', { ...apiCheck, setupSnippetId: theirs });
+    const bad = await api.request(acme, 'POST', '/v1/checks/api', { ...apiCheck, setupSnippetId: theirs });
     expect(bad.statusCode).toBe(400);
     expect(json<{ message: string }>(bad).message).toMatch(/^body\/setupSnippetId/);
-    const unknown = await req(acme, 'PUT', `/v1/checks/api/${json<{ id: string }>(ok).id}`, { tearDownSnippetId: 999999 });
+    const unknown = await api.request(acme, 'PUT', `/v1/checks/api/${json<{ id: string }>(ok).id}`, { tearDownSnippetId: 999999 });
     expect(unknown.statusCode).toBe(400);
     expect(json<{ message: string }>(unknown).message).toMatch(/^body\/tearDownSnippetId/);
   });
@@ -86,10 +83,10 @@ describe('snippets and scripts of API checks', () => {
     const groupSetup = await snippet(acme, 'gs', 'GROUP_SETUP_SNIPPET()');
     const checkSetup = await snippet(acme, 'cs', 'CHECK_SETUP_SNIPPET()');
     const group = json<{ id: number }>(
-      await req(acme, 'POST', '/v2/check-groups', { name: 'g', setupSnippetId: groupSetup, localTearDownScript: 'GROUP_TEARDOWN()', runtimeId: '2025.04' }),
+      await api.request(acme, 'POST', '/v2/check-groups', { name: 'g', setupSnippetId: groupSetup, localTearDownScript: 'GROUP_TEARDOWN()', runtimeId: '2025.04' }),
     );
     const created = json<{ id: string }>(
-      await req(acme, 'POST', '/v1/checks/api', {
+      await api.request(acme, 'POST', '/v1/checks/api', {
         ...apiCheck,
         groupId: group.id,
         setupSnippetId: checkSetup,
@@ -104,14 +101,14 @@ describe('snippets and scripts of API checks', () => {
     expect(def.runtimeId).toBe('2025.04');
 
     // A snippet edit applies from the next job on; a deleted one becomes a step that fails naming it.
-    await req(acme, 'PUT', `/v1/snippets/${checkSetup}`, { name: 'cs', script: 'EDITED()' });
+    await api.request(acme, 'PUT', `/v1/snippets/${checkSetup}`, { name: 'cs', script: 'EDITED()' });
     expect((await definitionOf(created.id)).localSetupScript).toContain('EDITED()');
-    await req(acme, 'DELETE', `/v1/snippets/${checkSetup}`);
+    await api.request(acme, 'DELETE', `/v1/snippets/${checkSetup}`);
     expect((await definitionOf(created.id)).localSetupScript).toContain(`throw new Error("the check's setup snippet ${checkSetup} no longer exists`);
   });
 
   it('a single step is its code as written, and a scripted check without a runtime gets the default', async () => {
-    const created = json<{ id: string }>(await req(acme, 'POST', '/v1/checks/api', { ...apiCheck, localSetupScript: 'only()' }));
+    const created = json<{ id: string }>(await api.request(acme, 'POST', '/v1/checks/api', { ...apiCheck, localSetupScript: 'only()' }));
     const def = await definitionOf(created.id);
     expect(def.localSetupScript).toBe('only()');
     expect(def.localTearDownScript).toBeUndefined();

@@ -16,76 +16,73 @@ afterEach(async () => {
   await api.close();
 });
 
-function req(account: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) {
-  return api.app.inject({ method, url, headers: account.headers, ...(payload ? { payload } : {}) });
-}
 
 describe('/v1/variables', () => {
   it('creates, lists, reads, updates and deletes by key; a secret value is returned as null', async () => {
-    const plain = await req(acme, 'POST', '/v1/variables', { key: 'BASE_URL', value: 'https://a.test' });
+    const plain = await api.request(acme, 'POST', '/v1/variables', { key: 'BASE_URL', value: 'https://a.test' });
     expect(plain.statusCode).toBe(201);
     expect(json(plain)).toEqual({ key: 'BASE_URL', value: 'https://a.test', locked: false, secret: false });
-    const secret = await req(acme, 'POST', '/v1/variables', { key: 'API_TOKEN', value: 'tok-123456', secret: true, locked: true });
+    const secret = await api.request(acme, 'POST', '/v1/variables', { key: 'API_TOKEN', value: 'tok-123456', secret: true, locked: true });
     expect(json(secret)).toEqual({ key: 'API_TOKEN', value: null, locked: true, secret: true });
 
-    const list = await req(acme, 'GET', '/v1/variables');
+    const list = await api.request(acme, 'GET', '/v1/variables');
     expect(json(list)).toEqual([
       { key: 'BASE_URL', value: 'https://a.test', locked: false, secret: false },
       { key: 'API_TOKEN', value: null, locked: true, secret: true },
     ]);
-    expect(json(await req(acme, 'GET', '/v1/variables/API_TOKEN'))).toEqual({ key: 'API_TOKEN', value: null, locked: true, secret: true });
+    expect(json(await api.request(acme, 'GET', '/v1/variables/API_TOKEN'))).toEqual({ key: 'API_TOKEN', value: null, locked: true, secret: true });
     expect(list.body).not.toContain('tok-123456');
 
-    const updated = await req(acme, 'PUT', '/v1/variables/BASE_URL', { value: 'https://b.test', locked: true });
+    const updated = await api.request(acme, 'PUT', '/v1/variables/BASE_URL', { value: 'https://b.test', locked: true });
     expect(json(updated)).toEqual({ key: 'BASE_URL', value: 'https://b.test', locked: true, secret: false });
     // Omitted flags keep what is stored.
-    expect(json(await req(acme, 'PUT', '/v1/variables/BASE_URL', { value: 'https://c.test' }))).toMatchObject({ locked: true });
+    expect(json(await api.request(acme, 'PUT', '/v1/variables/BASE_URL', { value: 'https://c.test' }))).toMatchObject({ locked: true });
 
-    expect((await req(acme, 'DELETE', '/v1/variables/BASE_URL')).statusCode).toBe(204);
-    expect((await req(acme, 'GET', '/v1/variables/BASE_URL')).statusCode).toBe(404);
-    expect((await req(acme, 'DELETE', '/v1/variables/BASE_URL')).statusCode).toBe(404);
+    expect((await api.request(acme, 'DELETE', '/v1/variables/BASE_URL')).statusCode).toBe(204);
+    expect((await api.request(acme, 'GET', '/v1/variables/BASE_URL')).statusCode).toBe(404);
+    expect((await api.request(acme, 'DELETE', '/v1/variables/BASE_URL')).statusCode).toBe(404);
   });
 
   it('keeps a secret secret and the key unchangeable', async () => {
-    await req(acme, 'POST', '/v1/variables', { key: 'S', value: 'hunter22', secret: true });
-    const unset = await req(acme, 'PUT', '/v1/variables/S', { value: 'x', secret: false });
+    await api.request(acme, 'POST', '/v1/variables', { key: 'S', value: 'hunter22', secret: true });
+    const unset = await api.request(acme, 'PUT', '/v1/variables/S', { value: 'x', secret: false });
     expect(unset.statusCode).toBe(400);
     expect(json<{ message: string }>(unset).message).toMatch(/body\/secret/);
-    const rename = await req(acme, 'PUT', '/v1/variables/S', { key: 'T', value: 'x' });
+    const rename = await api.request(acme, 'PUT', '/v1/variables/S', { key: 'T', value: 'x' });
     expect(json<{ message: string }>(rename).message).toMatch(/body\/key/);
     // A new value for a secret stays secret.
-    expect(json(await req(acme, 'PUT', '/v1/variables/S', { value: 'hunter33' }))).toEqual({ key: 'S', value: null, locked: false, secret: true });
+    expect(json(await api.request(acme, 'PUT', '/v1/variables/S', { value: 'hunter33' }))).toEqual({ key: 'S', value: null, locked: false, secret: true });
     expect((await api.store.variables.get(acme.accountId, 'S'))?.value).toBe('hunter33');
   });
 
   it('rejects bad keys, duplicates and an empty value on update, naming the field', async () => {
     for (const key of ['', '1ABC', 'WITH-DASH', 'a b']) {
-      const res = await req(acme, 'POST', '/v1/variables', { key, value: 'v' });
+      const res = await api.request(acme, 'POST', '/v1/variables', { key, value: 'v' });
       expect(res.statusCode, key).toBe(400);
       expect(json<{ message: string }>(res).message).toMatch(/key/);
     }
-    expect((await req(acme, 'POST', '/v1/variables', { key: '_OK_1', value: '' })).statusCode).toBe(201);
-    const dup = await req(acme, 'POST', '/v1/variables', { key: '_OK_1', value: 'again' });
+    expect((await api.request(acme, 'POST', '/v1/variables', { key: '_OK_1', value: '' })).statusCode).toBe(201);
+    const dup = await api.request(acme, 'POST', '/v1/variables', { key: '_OK_1', value: 'again' });
     expect(dup.statusCode).toBe(409);
     expect(json<{ message: string }>(dup).message).toMatch(/body\/key/);
-    const empty = await req(acme, 'PUT', '/v1/variables/_OK_1', { value: '' });
+    const empty = await api.request(acme, 'PUT', '/v1/variables/_OK_1', { value: '' });
     expect(empty.statusCode).toBe(400);
     expect(json<{ message: string }>(empty).message).toMatch(/value/);
   });
 
   it("never shows or changes another account's variable", async () => {
-    await req(acme, 'POST', '/v1/variables', { key: 'MINE', value: 'v' });
-    expect((await req(other, 'GET', '/v1/variables/MINE')).statusCode).toBe(404);
-    expect((await req(other, 'PUT', '/v1/variables/MINE', { value: 'x' })).statusCode).toBe(404);
-    expect((await req(other, 'DELETE', '/v1/variables/MINE')).statusCode).toBe(404);
-    expect(json(await req(other, 'GET', '/v1/variables'))).toEqual([]);
+    await api.request(acme, 'POST', '/v1/variables', { key: 'MINE', value: 'v' });
+    expect((await api.request(other, 'GET', '/v1/variables/MINE')).statusCode).toBe(404);
+    expect((await api.request(other, 'PUT', '/v1/variables/MINE', { value: 'x' })).statusCode).toBe(404);
+    expect((await api.request(other, 'DELETE', '/v1/variables/MINE')).statusCode).toBe(404);
+    expect(json(await api.request(other, 'GET', '/v1/variables'))).toEqual([]);
     // The same key in another account is its own variable.
-    expect((await req(other, 'POST', '/v1/variables', { key: 'MINE', value: 'theirs' })).statusCode).toBe(201);
+    expect((await api.request(other, 'POST', '/v1/variables', { key: 'MINE', value: 'theirs' })).statusCode).toBe(201);
   });
 
   it('pages with limit and page', async () => {
-    for (const k of ['A', 'B', 'C']) await req(acme, 'POST', '/v1/variables', { key: k, value: k });
-    const page2 = json<Array<{ key: string }>>(await req(acme, 'GET', '/v1/variables?limit=2&page=2'));
+    for (const k of ['A', 'B', 'C']) await api.request(acme, 'POST', '/v1/variables', { key: k, value: k });
+    const page2 = json<Array<{ key: string }>>(await api.request(acme, 'GET', '/v1/variables?limit=2&page=2'));
     expect(page2.map((v) => v.key)).toEqual(['C']);
   });
 });
@@ -94,7 +91,7 @@ describe('environmentVariables of checks', () => {
   const check = (vars: object[]) => ({ name: 'c', request: { method: 'GET', url: 'https://x.test/' }, environmentVariables: vars });
 
   it('stores them, returns secret values as null and keeps a secret a PUT sends back as null', async () => {
-    const res = await req(acme, 'POST', '/v1/checks/api', check([{ key: 'PLAIN', value: 'p' }, { key: 'PW', value: 'pa55word', secret: true }]));
+    const res = await api.request(acme, 'POST', '/v1/checks/api', check([{ key: 'PLAIN', value: 'p' }, { key: 'PW', value: 'pa55word', secret: true }]));
     expect(res.statusCode, res.body).toBe(201);
     const created = json<{ id: string; environmentVariables: unknown[] }>(res);
     expect(created.environmentVariables).toEqual([
@@ -102,11 +99,11 @@ describe('environmentVariables of checks', () => {
       { key: 'PW', value: null, locked: false, secret: true },
     ]);
     expect(res.body).not.toContain('pa55word');
-    const got = await req(acme, 'GET', `/v1/checks/${created.id}`);
+    const got = await api.request(acme, 'GET', `/v1/checks/${created.id}`);
     expect(got.body).not.toContain('pa55word');
 
     // GET → PUT round trip: the null keeps the stored secret.
-    const put = await req(acme, 'PUT', `/v1/checks/api/${created.id}`, { environmentVariables: json<{ environmentVariables: object[] }>(got).environmentVariables });
+    const put = await api.request(acme, 'PUT', `/v1/checks/api/${created.id}`, { environmentVariables: json<{ environmentVariables: object[] }>(got).environmentVariables });
     expect(put.statusCode, put.body).toBe(200);
     const stored = await api.store.checks.get(acme.accountId, created.id);
     expect(stored?.body.environmentVariables).toEqual([
@@ -116,22 +113,22 @@ describe('environmentVariables of checks', () => {
   });
 
   it('rejects duplicate keys, a null value without a stored secret, and un-secreting', async () => {
-    const dup = await req(acme, 'POST', '/v1/checks/api', check([{ key: 'A', value: '1' }, { key: 'A', value: '2' }]));
+    const dup = await api.request(acme, 'POST', '/v1/checks/api', check([{ key: 'A', value: '1' }, { key: 'A', value: '2' }]));
     expect(json<{ message: string }>(dup).message).toMatch(/body\/environmentVariables\/1\/key/);
-    const nullValue = await req(acme, 'POST', '/v1/checks/api', check([{ key: 'A', value: null }]));
+    const nullValue = await api.request(acme, 'POST', '/v1/checks/api', check([{ key: 'A', value: null }]));
     expect(nullValue.statusCode).toBe(400);
     expect(json<{ message: string }>(nullValue).message).toMatch(/body\/environmentVariables\/0\/value/);
-    const created = json<{ id: string }>(await req(acme, 'POST', '/v1/checks/api', check([{ key: 'S', value: 'secret-1', secret: true }])));
-    const unset = await req(acme, 'PUT', `/v1/checks/api/${created.id}`, { environmentVariables: [{ key: 'S', value: 'x', secret: false }] });
+    const created = json<{ id: string }>(await api.request(acme, 'POST', '/v1/checks/api', check([{ key: 'S', value: 'secret-1', secret: true }])));
+    const unset = await api.request(acme, 'PUT', `/v1/checks/api/${created.id}`, { environmentVariables: [{ key: 'S', value: 'x', secret: false }] });
     expect(unset.statusCode).toBe(400);
     expect(json<{ message: string }>(unset).message).toMatch(/body\/environmentVariables\/0\/secret/);
   });
 
   it('reach the job merged account → group → check, later levels winning by key', async () => {
-    await req(acme, 'POST', '/v1/variables', { key: 'LEVEL', value: 'account' });
-    await req(acme, 'POST', '/v1/variables', { key: 'ACCOUNT_ONLY', value: 'a-secret', secret: true });
-    await req(acme, 'POST', '/v1/variables', { key: 'GROUP_WINS', value: 'account' });
-    const group = await req(acme, 'POST', '/v2/check-groups', {
+    await api.request(acme, 'POST', '/v1/variables', { key: 'LEVEL', value: 'account' });
+    await api.request(acme, 'POST', '/v1/variables', { key: 'ACCOUNT_ONLY', value: 'a-secret', secret: true });
+    await api.request(acme, 'POST', '/v1/variables', { key: 'GROUP_WINS', value: 'account' });
+    const group = await api.request(acme, 'POST', '/v2/check-groups', {
       name: 'g',
       environmentVariables: [
         { key: 'LEVEL', value: 'group' },
@@ -140,7 +137,7 @@ describe('environmentVariables of checks', () => {
     });
     expect(group.statusCode, group.body).toBe(201);
     const groupId = json<{ id: number }>(group).id;
-    const created = await req(acme, 'POST', '/v1/checks/api', { ...check([{ key: 'LEVEL', value: 'check', secret: true }]), groupId });
+    const created = await api.request(acme, 'POST', '/v1/checks/api', { ...check([{ key: 'LEVEL', value: 'check', secret: true }]), groupId });
     expect(created.statusCode, created.body).toBe(201);
     const stored = await api.store.checks.get(acme.accountId, json<{ id: string }>(created).id);
     if (!stored) throw new Error('not stored');
