@@ -15,6 +15,12 @@ function req(who: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: s
   return api.request(who, method, url, payload as object | undefined);
 }
 
+async function snippet(who: TestAccount, name: string): Promise<number> {
+  const res = await req(who, 'POST', '/v1/snippets', { name, script: `// ${name}` });
+  expect(res.statusCode, res.body).toBe(201);
+  return json<{ id: number }>(res).id;
+}
+
 async function createGroup(body: Record<string, unknown>, who = acme): Promise<Group> {
   const res = await req(who, 'POST', '/v2/check-groups', body);
   expect(res.statusCode, res.body).toBe(201);
@@ -72,6 +78,8 @@ describe('POST /v2/check-groups', () => {
   });
 
   it('stores and returns every property, secrets masked', async () => {
+    const setupSnippetId = await snippet(acme, 'login');
+    const tearDownSnippetId = await snippet(acme, 'cleanup');
     const body = {
       name: 'Everything',
       activated: false,
@@ -92,8 +100,8 @@ describe('POST /v2/check-groups', () => {
         { key: 'TOKEN', value: 's3cret', locked: true, secret: true },
       ],
       alertChannelSubscriptions: [{ alertChannelId: 12, activated: false }],
-      setupSnippetId: 3,
-      tearDownSnippetId: 4,
+      setupSnippetId,
+      tearDownSnippetId,
       localSetupScript: 'setup()',
       localTearDownScript: 'teardown()',
       privateLocations: ['office', 'lab'],
@@ -233,6 +241,26 @@ describe('another account', () => {
       expect(json<ApiErrorView>(res).message).toMatch(/not found/i);
     }
     expect((await req(acme, 'GET', `/v1/check-groups/${group.id}`)).statusCode).toBe(200);
+  });
+
+  it("cannot use its snippets: 400 naming the field, like a snippet that does not exist (create and update)", async () => {
+    const mine = await snippet(acme, 'login');
+    const other = await api.newAccount('Other');
+    const group = await createGroup({ name: 'Theirs' }, other);
+    for (const field of ['setupSnippetId', 'tearDownSnippetId']) {
+      for (const id of [mine, 424242]) {
+        for (const res of [
+          await req(other, 'POST', '/v2/check-groups', { name: 'x', [field]: id }),
+          await req(other, 'PUT', `/v2/check-groups/${group.id}`, { name: 'Theirs', [field]: id }),
+        ]) {
+          expect(res.statusCode, res.body).toBe(400);
+          expect(json<ApiErrorView>(res).message).toBe(`body/${field}: no snippet with id ${id} in this account`);
+        }
+      }
+    }
+    // Its own snippet is accepted.
+    const own = await snippet(other, 'theirs');
+    expect((await req(other, 'PUT', `/v2/check-groups/${group.id}`, { name: 'Theirs', setupSnippetId: own })).statusCode).toBe(200);
   });
 
   it("cannot put a check into it: 400 naming groupId, like a group that does not exist", async () => {

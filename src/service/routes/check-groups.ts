@@ -23,6 +23,7 @@ import { maskSecretValues } from '../secrets/variables.ts';
 import type { CheckGroupBody, CheckGroupInput, StoredCheckGroup } from '../store/check-group-types.ts';
 import type { StoredCheck, Store } from '../store/store.ts';
 import { ApiErrorSchema, commonErrors, NoContent } from './schemas.ts';
+import { assertOwnSnippet } from './snippets.ts';
 
 type CreateBody = Static<typeof CheckGroupCreateBody>;
 type UpdateBody = Static<typeof CheckGroupUpdateBody>;
@@ -74,6 +75,9 @@ async function resolveGroup(
     if (!location) throw new BadRequestError(`body/privateLocations: no private location with slugName "${slug}" in this account`);
     locationIds.push(location.id);
   }
+  // A snippet of another account (or none) is a 400 naming the field, as for a check's.
+  await assertOwnSnippet(store, accountId, 'body/setupSnippetId', body.setupSnippetId);
+  await assertOwnSnippet(store, accountId, 'body/tearDownSnippetId', body.tearDownSnippetId);
   const variables = resolveVariableList('body/environmentVariables', body.environmentVariables, storedVariables);
   const stored: CheckGroupBody = {
     ...(body as unknown as CheckGroupBody),
