@@ -27,8 +27,9 @@ export class Proc {
   #waiters: Array<{ match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }> = [];
   readonly exited: Promise<number | null>;
 
-  constructor(args: string[], env: Record<string, string>) {
-    this.child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  /** `nodeFlags` go before the CLI path: V8 flags such as the agent's are not allowed in NODE_OPTIONS. */
+  constructor(args: string[], env: Record<string, string>, nodeFlags: string[] = []) {
+    this.child = spawn(process.execPath, [...nodeFlags, CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     readline.createInterface({ input: this.child.stdout! }).on('line', (raw) => {
       let line: LogLine;
       try {
@@ -86,8 +87,8 @@ export async function startService(env: Record<string, string>): Promise<{ proc:
   return { proc, url: String(line.address) };
 }
 
-export function startAgent(env: Record<string, string>): Proc {
-  return new Proc(['agent'], { AGENT_HEALTH_PORT: '0', AGENT_HEALTH_HOST: '127.0.0.1', EXTERNAL_OBSERVABILITY: 'off', LOG_LEVEL: 'DEBUG', ...env });
+export function startAgent(env: Record<string, string>, nodeFlags: string[] = []): Proc {
+  return new Proc(['agent'], { AGENT_HEALTH_PORT: '0', AGENT_HEALTH_HOST: '127.0.0.1', EXTERNAL_OBSERVABILITY: 'off', LOG_LEVEL: 'DEBUG', ...env }, nodeFlags);
 }
 
 /** Creates an account with the CLI against the service's DATA_DIR, exactly as an operator would. */
