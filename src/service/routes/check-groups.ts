@@ -23,7 +23,7 @@ import { maskSecretValues } from '../secrets/variables.ts';
 import type { CheckGroupBody, CheckGroupInput, StoredCheckGroup } from '../store/check-group-types.ts';
 import type { StoredCheck, Store } from '../store/store.ts';
 import { ApiErrorSchema, commonErrors, NoContent } from './schemas.ts';
-import { assertOwnSnippet } from './snippets.ts';
+import { assertOwnSnippets } from './snippets.ts';
 
 type CreateBody = Static<typeof CheckGroupCreateBody>;
 type UpdateBody = Static<typeof CheckGroupUpdateBody>;
@@ -76,8 +76,7 @@ async function resolveGroup(
     locationIds.push(location.id);
   }
   // A snippet of another account (or none) is a 400 naming the field, as for a check's.
-  await assertOwnSnippet(store, accountId, 'body/setupSnippetId', body.setupSnippetId);
-  await assertOwnSnippet(store, accountId, 'body/tearDownSnippetId', body.tearDownSnippetId);
+  await assertOwnSnippets(store, accountId, body);
   const variables = resolveVariableList('body/environmentVariables', body.environmentVariables, storedVariables);
   const stored: CheckGroupBody = {
     ...(body as unknown as CheckGroupBody),

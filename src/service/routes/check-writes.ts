@@ -18,7 +18,7 @@ import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import { maskSecretValues } from '../secrets/variables.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
 import { commonErrors, IdParams } from './schemas.ts';
-import { assertOwnSnippet } from './snippets.ts';
+import { assertOwnSnippets } from './snippets.ts';
 
 export const checkNotFound = () => new NotFoundError('Check not found');
 
@@ -57,8 +57,7 @@ export async function resolveCheckFields(
   // A group of another account (or none) is a 400 naming groupId, never a hint it exists.
   await validateGroupId(store, accountId, body);
   // A snippet of another account (or none) likewise.
-  await assertOwnSnippet(store, accountId, 'body/setupSnippetId', body.setupSnippetId);
-  await assertOwnSnippet(store, accountId, 'body/tearDownSnippetId', body.tearDownSnippetId);
+  await assertOwnSnippets(store, accountId, body);
   if (body.environmentVariables !== undefined) {
     const given = body.environmentVariables as Parameters<typeof resolveVariableList>[1];
     const stored = (storedBody?.environmentVariables ?? []) as StoredVariable[];

@@ -47,10 +47,20 @@ function snippetView(s: Snippet): Static<typeof SnippetResponse> {
  * A setupSnippetId/tearDownSnippetId must name a snippet of the account: anything else (none, or
  * another account's, which reads the same) is a 400 naming the field. null and undefined pass.
  */
-export async function assertOwnSnippet(store: Store, accountId: string, field: string, id: unknown): Promise<void> {
+async function assertOwnSnippet(store: Store, accountId: string, field: string, id: unknown): Promise<void> {
   if (id === null || id === undefined) return;
   const found = typeof id === 'number' && Number.isInteger(id) ? await store.snippets.get(accountId, id) : undefined;
   if (!found) throw new BadRequestError(`${field}: no snippet with id ${JSON.stringify(id)} in this account`);
+}
+
+/** Both snippet fields of a check's or a check group's body, as assertOwnSnippet checks each. */
+export async function assertOwnSnippets(
+  store: Store,
+  accountId: string,
+  body: Readonly<Record<string, unknown>>,
+): Promise<void> {
+  await assertOwnSnippet(store, accountId, 'body/setupSnippetId', body.setupSnippetId);
+  await assertOwnSnippet(store, accountId, 'body/tearDownSnippetId', body.tearDownSnippetId);
 }
 
 export const snippetRoutes: FastifyPluginAsync<{ store: Store }> = async (fastify, { store }) => {
