@@ -14,6 +14,16 @@ import { cpuSeconds, numberFlags, rssMb, summarize } from './_stats.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The highest VmRSS of `pid` sampled once a second for `seconds` seconds. */
+async function maxRssOver(pid: number, seconds: number): Promise<number> {
+  const samples: number[] = [];
+  for (let t = 0; t < seconds; t++) {
+    samples.push(rssMb(pid));
+    await sleep(1000);
+  }
+  return Math.max(...samples);
+}
+
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { checks: 300, duration: 30, idle: 60 });
   // The agent and service run compiled (dist/), as in the Docker image (_dist.ts says why). The
@@ -36,11 +46,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     await sleep(2000);
     const pid = agent.child.pid!;
     const idleCpu0 = cpuSeconds(pid);
-    const idleRss: number[] = [];
-    for (let t = 0; t < opts.idle; t++) {
-      idleRss.push(rssMb(pid));
-      await sleep(1000);
-    }
+    const idleRss = await maxRssOver(pid, opts.idle);
     const idleCpuPercent = ((cpuSeconds(pid) - idleCpu0) / opts.idle) * 100;
 
     const checkIds: string[] = [];
@@ -85,11 +91,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       await Promise.all(checkIds.slice(i, i + 20).map((id) => api.ok('DELETE', `/v1/checks/${id}`)));
     }
     await sleep(12_000);
-    const afterRss: number[] = [];
-    for (let t = 0; t < opts.idle; t++) {
-      afterRss.push(rssMb(pid));
-      await sleep(1000);
-    }
+    const idleAfterLoadRss = await maxRssOver(pid, opts.idle);
 
     const dueToStart: number[] = [];
     const endToStored: number[] = [];
@@ -112,7 +114,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       endToStoredMs: summarize(endToStored),
       agentEntry: process.env.OUTPOST_CLI.replace(ROOT, ''),
       agentNodeFlags: nodeFlags,
-      agentRssMb: { idle: Math.max(...idleRss), loadPeak: Math.max(...loadRss), idleAfterLoad: Math.max(...afterRss) },
+      agentRssMb: { idle: idleRss, loadPeak: Math.max(...loadRss), idleAfterLoad: idleAfterLoadRss },
       agentCpuPercent: { idle: Math.round(idleCpuPercent * 100) / 100, load: Math.round(loadCpuPercent * 10) / 10 },
     };
   } finally {
