@@ -5,6 +5,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESPONSE_BODY_CAP_BYTES, apiCheckRunner } from '../../src/agent/checks/api.ts';
+import { Scrubber } from '../../src/agent/scrub/index.ts';
 import type { Assertion } from '../../src/shared/checks/types.ts';
 import { type SelfSigned, type TestServer, apiCheck, context, makeSelfSigned, startServer } from './api-fixtures.ts';
 
@@ -171,6 +172,28 @@ describe('TLS', () => {
     expect(p?.tcp).toBeGreaterThan(0);
     const t = r.apiCheckResult?.response?.timings ?? {};
     expect(Object.keys(t)).toEqual(['start', 'socket', 'lookup', 'connect', 'secureConnect', 'response', 'end']);
+  });
+});
+
+describe('results survive secret scrubbing (as the daemon stores them)', () => {
+  const scrubber = new Scrubber(['unrelated-secret']);
+
+  it('an HTTPS result keeps details.tls, the same certificate as response.tls', async () => {
+    const r = scrubber.scrubDeep(await run(apiCheck({ url: `${secure.origin}/text`, skipSSL: true }), context()));
+    expect(r.apiCheckResult?.response?.tls).toMatchObject({ subjectCN: 'localhost', authorized: false });
+    expect(r.details?.['tls']).toEqual(r.apiCheckResult?.response?.tls);
+  });
+
+  it('two JSON_BODY assertions that select the same object both keep it as actual', async () => {
+    const assertions: Assertion[] = [
+      { source: 'JSON_BODY', comparison: 'HAS_KEY', property: '$.meta', target: 'version' },
+      { source: 'JSON_BODY', comparison: 'NOT_EMPTY', property: '$.meta', target: '' },
+    ];
+    const r = scrubber.scrubDeep(await run(apiCheck({ url: `${plain.origin}/json`, assertions }), context()));
+    expect(r.apiCheckResult?.assertions.map((a) => a.actual)).toEqual([
+      { version: '1.2.3', ok: true },
+      { version: '1.2.3', ok: true },
+    ]);
   });
 });
 
