@@ -193,6 +193,24 @@ describe('TCP check runner', () => {
     }
   });
 
+  it('RESPONSE_DATA: a regular expression in property picks its first capture group, as TEXT_BODY does', async () => {
+    const banner = await startNetServer((socket) => socket.end('SSH-2.0-OpenSSH_9.6\r\n'));
+    try {
+      const assertions: TcpAssertion[] = [
+        { source: 'RESPONSE_DATA', property: 'SSH-([\\d.]+)-', comparison: 'EQUALS', target: '2.0', regex: null },
+        { source: 'RESPONSE_DATA', property: 'OpenSSH_(\\S+)', comparison: 'EQUALS', target: '9', regex: '^(\\d+)' },
+      ];
+      const { outcome, result } = await run(tcpCheck({ port: banner.port, assertions }));
+      expect(result.assertions.map((x) => [x.actual, x.passed])).toEqual([
+        ['2.0', true],
+        ['9', true],
+      ]);
+      expect(outcome.hasFailures).toBe(false);
+    } finally {
+      await banner.close();
+    }
+  });
+
   it('inverts the verdict with shouldFail (a port expected closed)', async () => {
     const port = await freePort();
     const { outcome } = await run(tcpCheck({ port }, { shouldFail: true }));

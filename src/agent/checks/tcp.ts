@@ -17,7 +17,7 @@
  */
 import type net from 'node:net';
 import type { TcpAssertion, TcpCheckDefinition, TcpCheckResult } from '../../shared/checks/types.ts';
-import { AssertionError, evaluateAssertionsBy } from './api/assertions.ts';
+import { AssertionError, evaluateAssertionsBy, selectText } from './api/assertions.ts';
 import { type ResolvedAddress, type ResolvedVia, connectOnce } from './api/connect.ts';
 import { CANCELLED, type RequestPhase, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
 import { newHop } from './api/timings.ts';
@@ -100,7 +100,8 @@ function exchangeData(
 function tcpActual(a: TcpAssertion, data: string, responseTime: number): unknown {
   switch (a.source) {
     case 'RESPONSE_DATA':
-      return data;
+      // The answer is text, read as TEXT_BODY is: a regular expression in property picks from it.
+      return selectText(data, a.property);
     case 'RESPONSE_TIME':
       return responseTime;
     default:
