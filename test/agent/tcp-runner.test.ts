@@ -211,10 +211,23 @@ describe('TCP check runner', () => {
     }
   });
 
-  it('inverts the verdict with shouldFail (a port expected closed)', async () => {
+  // The reference: shouldFail treats connection failures (timeouts, refused ports) as passed;
+  // successful connections still pass; only failed assertions fail the check.
+  it('shouldFail: a refused port passes, and details say what was excused', async () => {
     const port = await freePort();
     const { outcome } = await run(tcpCheck({ port }, { shouldFail: true }));
     expect([outcome.hasFailures, outcome.error]).toEqual([false, null]);
-    expect(outcome.details?.shouldFail).toEqual({ inverted: true, reason: `Connection refused by 127.0.0.1:${port}` });
+    expect(outcome.details?.shouldFail).toEqual({ excused: `Connection refused by 127.0.0.1:${port}` });
+  });
+
+  it('shouldFail: a successful connection still passes', async () => {
+    const { outcome } = await run(tcpCheck({ port: echo.port }, { shouldFail: true }));
+    expect([outcome.hasFailures, outcome.error]).toEqual([false, null]);
+    expect(outcome.details?.shouldFail).toBeUndefined();
+  });
+
+  it('shouldFail: a failed assertion on an answer still fails', async () => {
+    const { outcome } = await run(tcpCheck({ port: echo.port, data: 'ping', assertions: [a('RESPONSE_DATA', 'EQUALS', 'pong')] }, { shouldFail: true }));
+    expect([outcome.hasFailures, outcome.error]).toEqual([true, 'Assertion failed: RESPONSE_DATA EQUALS "pong" (actual: "ping")']);
   });
 });

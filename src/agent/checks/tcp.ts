@@ -22,7 +22,7 @@ import { type ResolvedAddress, type ResolvedVia, connectOnce } from './api/conne
 import { CANCELLED, type RequestPhase, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
 import { newHop } from './api/timings.ts';
 import { startRunSignal } from './net/run-signal.ts';
-import { decideVerdict, protocolOutcome, roundMs } from './net/verdict.ts';
+import { decideVerdict, protocolOutcome, roundMs, verdictSettings } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
 /** The most of a server's answer that is read and kept in the result. */
@@ -186,9 +186,8 @@ async function runTcpCheck(check: TcpCheckDefinition, ctx: CheckContext): Promis
     answered: read !== null,
     assertions,
     responseTime,
-    degradedResponseTime: check.degradedResponseTime,
-    maxResponseTime: check.maxResponseTime,
-    shouldFail: check.shouldFail === true,
+    ...verdictSettings(check),
+    shouldFailExcuses: 'requestError',
   });
 
   const connected = address as ResolvedAddress | null;
