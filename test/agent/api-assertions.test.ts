@@ -160,10 +160,38 @@ describe('evaluateAssertions: every source and comparison', () => {
   });
 });
 
+describe('evaluateAssertions: property and regex per source, as the reference reads them', () => {
+  const html: AssertableResponse = { ...textResponse, body: '<!doctype html><html lang="en"><body>The quick brown fox</body></html>' };
+  const cases: Array<[string, Assertion, AssertableResponse, unknown, boolean]> = [
+    // The reference's CLI (textBody(property)) puts the regular expression in property.
+    ['TEXT_BODY: property is a regex, its first capture group is the value', assertion('TEXT_BODY', '<!doctype (.{4})', 'EQUALS', 'html'), html, 'html', true],
+    ['TEXT_BODY: property as /regex/flags', assertion('TEXT_BODY', '/LANG="(.{2})"/i', 'EQUALS', 'en'), html, 'en', true],
+    ['TEXT_BODY: property without a capture group gives the whole match', assertion('TEXT_BODY', 'quick \\w+ fox', 'EQUALS', 'quick brown fox'), html, 'quick brown fox', true],
+    ['TEXT_BODY: property that does not match gives nothing', assertion('TEXT_BODY', '<!doctype (xml)', 'IS_NULL', ''), html, null, true],
+    ['TEXT_BODY: property then regex narrows what property picked', assertion('TEXT_BODY', 'quick (\\w+ \\w+)', 'EQUALS', 'fox', ' (\\w+)$'), html, 'fox', true],
+    ['TEXT_BODY: empty property with regex (older clients) still works', assertion('TEXT_BODY', '', 'EQUALS', 'brown', 'quick (\\w+)'), html, 'brown', true],
+    // HEADERS: the header name in property, the regex on its value (the CLI's headers(name, regex)).
+    ['HEADERS: property names the header, regex picks from its value', assertion('HEADERS', 'Content-Type', 'EQUALS', 'plain', 'text/(\\w+)'), textResponse, 'plain', true],
+    // STATUS_CODE and RESPONSE_TIME take neither (the reference's numeric builders send '' and null).
+    ['STATUS_CODE: property and regex are not used', assertion('STATUS_CODE', 'ignored', 'EQUALS', '201', '(\\d)'), response, 201, true],
+    ['RESPONSE_TIME: property and regex are not used', assertion('RESPONSE_TIME', 'ignored', 'EQUALS', '123.4', '(\\d)'), response, 123.4, true],
+  ];
+  it.each(cases)('%s', (_, a, res, actual, passed) => {
+    const [r] = evaluateAssertions([a], res);
+    expect(r?.error).toBeUndefined();
+    expect(r).toMatchObject({ actual, passed });
+  });
+
+  it('an invalid regex in property fails the assertion, naming the field', () => {
+    const [r] = evaluateAssertions([assertion('TEXT_BODY', '<!doctype (', 'EQUALS', 'html')], textResponse);
+    expect(r).toMatchObject({ passed: false, error: expect.stringMatching(/^property: invalid regular expression "<!doctype \(":/) });
+  });
+});
+
 describe('evaluateAssertions: what cannot be evaluated fails with an error', () => {
   const cases: Array<[string, Assertion, AssertableResponse, RegExp]> = [
     ['JSON_BODY on a non-JSON body', assertion('JSON_BODY', '$.a', 'EQUALS', '1'), textResponse, /^the response body is not valid JSON/],
-    ['an invalid regex', assertion('TEXT_BODY', '', 'EQUALS', '1', '(unclosed'), response, /^invalid regex "\(unclosed"/],
+    ['an invalid regex', assertion('TEXT_BODY', '', 'EQUALS', '1', '(unclosed'), response, /^regex: invalid regular expression "\(unclosed"/],
     ['an invalid JSONPath filter', assertion('JSON_BODY', '$.data[?(process.exit())]', 'EQUALS', '1'), response, /^invalid JSON path/],
     ['GREATER_THAN on text', assertion('JSON_BODY', '$.data[0].name', 'GREATER_THAN', '1'), response, /needs a number/],
     ['GREATER_THAN with a non-numeric target', assertion('STATUS_CODE', '', 'GREATER_THAN', 'abc'), response, /numeric target/],

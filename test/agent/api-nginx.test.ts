@@ -182,12 +182,16 @@ describe('HTTP through nginx', () => {
     expect(r.apiCheckResult?.response?.headers?.server).toMatch(/^nginx/);
   });
 
-  it('a 404 passes without assertions and fails a STATUS_CODE one', async () => {
+  it('a 404 fails by its status, passes with shouldFail, and still fails a STATUS_CODE assertion then', async () => {
     const none = await run(apiCheck({ url: `${httpOrigin}/missing` }), context());
-    expect(none.hasFailures).toBe(false);
+    expect(none.hasFailures).toBe(true);
+    expect(none.error).toBe('HTTP 404 Not Found: a 4xx or 5xx status fails the check unless it has shouldFail');
     expect(none.apiCheckResult?.response?.status).toBe(404);
-    const asserted = await run(apiCheck({ url: `${httpOrigin}/missing`, assertions: [a('STATUS_CODE', 'LESS_THAN', '', '400')] }), context());
+    const expected = await run(apiCheck({ url: `${httpOrigin}/missing`, assertions: [a('STATUS_CODE', 'EQUALS', '', '404')] }, { shouldFail: true }), context());
+    expect(expected.hasFailures).toBe(false);
+    const asserted = await run(apiCheck({ url: `${httpOrigin}/missing`, assertions: [a('STATUS_CODE', 'LESS_THAN', '', '400')] }, { shouldFail: true }), context());
     expect(asserted.hasFailures).toBe(true);
+    expect(asserted.error).toBe('Assertion failed: STATUS_CODE LESS_THAN "400" (actual: 404)');
   });
 
   it('redirects: followed to the end, or reported as they are', async () => {

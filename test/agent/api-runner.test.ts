@@ -5,6 +5,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESPONSE_BODY_CAP_BYTES, apiCheckRunner } from '../../src/agent/checks/api.ts';
+import { Scrubber } from '../../src/agent/scrub/index.ts';
 import type { Assertion } from '../../src/shared/checks/types.ts';
 import { type SelfSigned, type TestServer, apiCheck, context, makeSelfSigned, startServer } from './api-fixtures.ts';
 
@@ -174,6 +175,28 @@ describe('TLS', () => {
   });
 });
 
+describe('results survive secret scrubbing (as the daemon stores them)', () => {
+  const scrubber = new Scrubber(['unrelated-secret']);
+
+  it('an HTTPS result keeps details.tls, the same certificate as response.tls', async () => {
+    const r = scrubber.scrubDeep(await run(apiCheck({ url: `${secure.origin}/text`, skipSSL: true }), context()));
+    expect(r.apiCheckResult?.response?.tls).toMatchObject({ subjectCN: 'localhost', authorized: false });
+    expect(r.details?.['tls']).toEqual(r.apiCheckResult?.response?.tls);
+  });
+
+  it('two JSON_BODY assertions that select the same object both keep it as actual', async () => {
+    const assertions: Assertion[] = [
+      { source: 'JSON_BODY', comparison: 'HAS_KEY', property: '$.meta', target: 'version' },
+      { source: 'JSON_BODY', comparison: 'NOT_EMPTY', property: '$.meta', target: '' },
+    ];
+    const r = scrubber.scrubDeep(await run(apiCheck({ url: `${plain.origin}/json`, assertions }), context()));
+    expect(r.apiCheckResult?.assertions.map((a) => a.actual)).toEqual([
+      { version: '1.2.3', ok: true },
+      { version: '1.2.3', ok: true },
+    ]);
+  });
+});
+
 describe('timings and connections', () => {
   it('timingPhases are all present, non-negative, and add up to total', async () => {
     const r = await run(apiCheck({ url: `${plain.origin}/big/100000` }), context());
@@ -251,11 +274,13 @@ describe('response limits', () => {
 });
 
 describe('verdict', () => {
-  it('no assertions: a 500 passes (no status assertion is implied)', async () => {
+  it('no assertions, no shouldFail: a 500 fails, as every 4xx/5xx does (the reference)', async () => {
     const r = await run(apiCheck({ url: `${plain.origin}/status/500` }), context());
     expect(r.apiCheckResult?.response?.status).toBe(500);
     expect(r.apiCheckResult?.response?.statusText).toBe('Internal Server Error');
-    expect(r.hasFailures).toBe(false);
+    expect(r.hasFailures).toBe(true);
+    expect(r.hasErrors).toBe(false);
+    expect(r.error).toBe('HTTP 500 Internal Server Error: a 4xx or 5xx status fails the check unless it has shouldFail');
   });
 
   it('a failed assertion fails the run and says which', async () => {
@@ -267,16 +292,55 @@ describe('verdict', () => {
     expect(r.apiCheckResult?.assertions[0]).toMatchObject({ actual: 500, passed: false });
   });
 
-  it('shouldFail inverts: an expected failure passes, an unexpected pass fails', async () => {
-    const assertions: Assertion[] = [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }];
-    const expected = await run(apiCheck({ url: `${plain.origin}/status/404`, assertions }, { shouldFail: true }), context());
-    expect(expected.hasFailures).toBe(false);
-    expect(expected.error).toBeNull();
-    const unexpected = await run(apiCheck({ url: `${plain.origin}/status/200`, assertions }, { shouldFail: true }), context());
-    expect(unexpected.hasFailures).toBe(true);
-    expect(unexpected.error).toMatch(/shouldFail/);
+  const status = (target: string): Assertion[] => [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target }];
+  // The reference: shouldFail treats 4xx and 5xx as passed; successful responses still pass; only
+  // failed assertions fail the check. Without shouldFail a 4xx/5xx fails whatever is asserted.
+  const shouldFailCases: Array<{ name: string; path: string; assertions: Assertion[]; shouldFail: boolean; fails: boolean; error?: string }> = [
+    { name: 'a 200 with shouldFail passes', path: '/status/200', assertions: [], shouldFail: true, fails: false },
+    { name: 'a 200 with shouldFail asserting 200 passes', path: '/status/200', assertions: status('200'), shouldFail: true, fails: false },
+    { name: 'a 404 with shouldFail asserting 404 passes', path: '/status/404', assertions: status('404'), shouldFail: true, fails: false },
+    { name: 'a 500 with shouldFail and no assertions passes', path: '/status/500', assertions: [], shouldFail: true, fails: false },
+    {
+      name: 'a 404 with shouldFail asserting 200 fails on the assertion',
+      path: '/status/404',
+      assertions: status('200'),
+      shouldFail: true,
+      fails: true,
+      error: 'Assertion failed: STATUS_CODE EQUALS "200" (actual: 404)',
+    },
+    {
+      name: 'a 404 without shouldFail asserting 200 fails on the assertion',
+      path: '/status/404',
+      assertions: status('200'),
+      shouldFail: false,
+      fails: true,
+      error: 'Assertion failed: STATUS_CODE EQUALS "200" (actual: 404)',
+    },
+    {
+      name: 'a 404 without shouldFail asserting 404 fails on the status',
+      path: '/status/404',
+      assertions: status('404'),
+      shouldFail: false,
+      fails: true,
+      error: 'HTTP 404 Not Found: a 4xx or 5xx status fails the check unless it has shouldFail',
+    },
+  ];
+  for (const c of shouldFailCases) {
+    it(`shouldFail: ${c.name}`, async () => {
+      const r = await run(apiCheck({ url: `${plain.origin}${c.path}`, assertions: c.assertions }, { shouldFail: c.shouldFail }), context());
+      expect(r.hasFailures).toBe(c.fails);
+      expect(r.hasErrors).toBe(false);
+      expect(r.error).toBe(c.error ?? null);
+    });
+  }
+
+  it('shouldFail: the status it excused is in details; a network failure is not excused', async () => {
+    const excused = await run(apiCheck({ url: `${plain.origin}/status/503` }, { shouldFail: true }), context());
+    expect(excused.details?.shouldFail).toEqual({ excused: 'HTTP 503 Service Unavailable: a 4xx or 5xx status fails the check unless it has shouldFail' });
     const refused = await run(apiCheck({ url: 'http://127.0.0.1:1/' }, { shouldFail: true }), context());
-    expect(refused.hasFailures).toBe(false);
+    expect(refused.hasFailures).toBe(true);
+    expect(refused.error).toMatch(/^Connection refused/);
+    expect(refused.details?.shouldFail).toBeUndefined();
   });
 
   it('assertions of every source against a live response', async () => {

@@ -1,8 +1,14 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { traceroute } from '../../src/agent/diagnostics/traceroute.ts';
 import { createAgentLogger } from '../../src/agent/logger.ts';
 import { sanitizeEvent } from '../../src/agent/observability.ts';
 import {
+  CYCLE,
   formsOf,
   MIN_SECRET_LENGTH,
   REDACTED,
@@ -119,7 +125,7 @@ describe('Scrubber: headers and nested results', () => {
   it('cuts cycles instead of looping', () => {
     const a: Record<string, unknown> = { v: 'secret-abc' };
     a.self = a;
-    expect(new Scrubber(['secret-abc']).scrubDeep(a)).toEqual({ v: REDACTED, self: '[cycle]' });
+    expect(new Scrubber(['secret-abc']).scrubDeep(a)).toEqual({ v: REDACTED, self: CYCLE });
   });
 
   it('takes secret variables and OUTPOST_SECRET_* variables of a check, and values added at run time', () => {
@@ -133,6 +139,108 @@ describe('Scrubber: headers and nested results', () => {
     s.add('runtime-secret');
     expect(s.scrubText('not-a-secret variable-secret prefixed-secret runtime-secret')).toBe(`not-a-secret ${REDACTED} ${REDACTED} ${REDACTED}`);
     expect(scrubText('artifact variable-secret', { environmentVariables: [{ key: 'PW', value: 'variable-secret', secret: true }] })).toBe(`artifact ${REDACTED}`);
+  });
+});
+
+describe('Scrubber: shared references are not cycles', () => {
+  const SHARED_SECRET = 'sw0rdfish-secret';
+  const scrubber = new Scrubber([SHARED_SECRET]);
+
+  type Child = { ref: number } | { leaf: string | number | boolean | null };
+  type NodeSpec = { isArray: boolean; children: Child[] };
+  const leaf = fc.oneof(fc.string({ maxLength: 6 }), fc.constant(`x${SHARED_SECRET}y`), fc.integer(), fc.boolean(), fc.constant(null));
+  // Up to 7 objects/arrays whose children are leaves or references to any node (itself, an
+  // ancestor, a sibling, a descendant): shared subtrees, cross edges and real cycles.
+  const graph = fc.integer({ min: 1, max: 7 }).chain((n) =>
+    fc.array(
+      fc.record({
+        isArray: fc.boolean(),
+        children: fc.array(fc.oneof(fc.record({ ref: fc.nat(n - 1) }), fc.record({ leaf })), { maxLength: 3 }),
+      }),
+      { minLength: n, maxLength: n },
+    ),
+  );
+
+  /** The nodes' objects; with `acyclic`, a reference only points to a later node (a DAG). */
+  function build(spec: NodeSpec[], acyclic: boolean): unknown {
+    const nodes: Array<unknown[] | Record<string, unknown>> = spec.map((s) => (s.isArray ? [] : {}));
+    spec.forEach((s, i) => {
+      s.children.forEach((c, j) => {
+        let v: unknown = 'leaf' in c ? c.leaf : nodes[c.ref];
+        if ('ref' in c && acyclic) v = i === spec.length - 1 ? null : nodes[i + 1 + (c.ref % (spec.length - i - 1))];
+        const node = nodes[i]!;
+        if (Array.isArray(node)) node.push(v);
+        else node[`k${j}`] = v;
+      });
+    });
+    return nodes[0];
+  }
+
+  /** The definition: every place is the original, scrubbed; only a reference to an ancestor is cut. */
+  function expectScrubbedCopy(orig: unknown, out: unknown, ancestors: readonly object[]): void {
+    if (typeof orig === 'string') return void expect(out).toBe(orig.replaceAll(SHARED_SECRET, REDACTED));
+    if (orig === null || typeof orig !== 'object') return void expect(out).toBe(orig);
+    if (ancestors.includes(orig)) return void expect(out).toBe(CYCLE);
+    expect(Array.isArray(out)).toBe(Array.isArray(orig));
+    expect(Object.keys(out as object)).toEqual(Object.keys(orig));
+    for (const [k, v] of Object.entries(orig)) expectScrubbedCopy(v, (out as Record<string, unknown>)[k], [...ancestors, orig]);
+  }
+
+  it('property: without cycles the copy equals the original, scrubbed, at every place a shared subtree occurs', () => {
+    fc.assert(
+      fc.property(graph, (spec) => {
+        const root = build(spec, true);
+        const expected = JSON.parse(JSON.stringify(root).replaceAll(SHARED_SECRET, REDACTED)) as unknown;
+        expect(scrubber.scrubDeep(root)).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('property: with shared references and cycles, only the back edge of a real cycle is cut', () => {
+    fc.assert(
+      fc.property(graph, (spec) => {
+        const root = build(spec, false);
+        const out = scrubber.scrubDeep(root);
+        expectScrubbedCopy(root, out, []);
+        expect(() => JSON.stringify(out)).not.toThrow();
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('the same object in two places is copied into both', () => {
+    const tls = { protocol: 'TLSv1.3', certificate: { subject: 'CN=localhost' } };
+    const out = scrubber.scrubDeep({ response: { tls }, details: { tls } });
+    expect(out).toEqual({ response: { tls }, details: { tls } });
+  });
+
+  it('a long chain of doubly shared objects is walked in linear time, not once per path', () => {
+    let node: Record<string, unknown> = { v: SHARED_SECRET };
+    for (let i = 0; i < 64; i++) node = { a: node, b: node };
+    const t0 = performance.now();
+    const out = scrubber.scrubDeep(node) as Record<string, unknown>;
+    expect(performance.now() - t0).toBeLessThan(1000);
+    let leafOut: Record<string, unknown> = out;
+    for (let i = 0; i < 64; i++) leafOut = leafOut.b as Record<string, unknown>;
+    expect(leafOut).toEqual({ v: REDACTED });
+  });
+
+  it('a traceroute result (the last hop\'s latency is also finalHopLatency) keeps both', async () => {
+    // A stand-in for traceroute that prints what traceroute -n prints for a one-hop path, so the
+    // result is built by the agent's own traceroute().
+    const dir = mkdtempSync(join(tmpdir(), 'outpost-scrub-trace-'));
+    const bin = join(dir, 'traceroute');
+    writeFileSync(bin, "#!/bin/sh\necho 'traceroute to 127.0.0.1 (127.0.0.1), 20 hops max'\necho ' 1  127.0.0.1  0.050 ms  0.030 ms'\n", { mode: 0o755 });
+    try {
+      const trace = await traceroute('localhost', '127.0.0.1', 4, { timeLimitMs: 5000, binary: bin });
+      expect(trace.destinationReached).toBe(true);
+      const out = scrubber.scrubDeep({ details: { traceroute: trace } }).details.traceroute;
+      expect(out.finalHopLatency).toEqual({ min: 0.03, avg: 0.04, max: 0.05 });
+      expect(out.hops.at(-1)?.latency).toEqual({ min: 0.03, avg: 0.04, max: 0.05 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

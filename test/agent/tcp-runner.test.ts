@@ -193,10 +193,41 @@ describe('TCP check runner', () => {
     }
   });
 
-  it('inverts the verdict with shouldFail (a port expected closed)', async () => {
+  it('RESPONSE_DATA: a regular expression in property picks its first capture group, as TEXT_BODY does', async () => {
+    const banner = await startNetServer((socket) => socket.end('SSH-2.0-OpenSSH_9.6\r\n'));
+    try {
+      const assertions: TcpAssertion[] = [
+        { source: 'RESPONSE_DATA', property: 'SSH-([\\d.]+)-', comparison: 'EQUALS', target: '2.0', regex: null },
+        { source: 'RESPONSE_DATA', property: 'OpenSSH_(\\S+)', comparison: 'EQUALS', target: '9', regex: '^(\\d+)' },
+      ];
+      const { outcome, result } = await run(tcpCheck({ port: banner.port, assertions }));
+      expect(result.assertions.map((x) => [x.actual, x.passed])).toEqual([
+        ['2.0', true],
+        ['9', true],
+      ]);
+      expect(outcome.hasFailures).toBe(false);
+    } finally {
+      await banner.close();
+    }
+  });
+
+  // The reference: shouldFail treats connection failures (timeouts, refused ports) as passed;
+  // successful connections still pass; only failed assertions fail the check.
+  it('shouldFail: a refused port passes, and details say what was excused', async () => {
     const port = await freePort();
     const { outcome } = await run(tcpCheck({ port }, { shouldFail: true }));
     expect([outcome.hasFailures, outcome.error]).toEqual([false, null]);
-    expect(outcome.details?.shouldFail).toEqual({ inverted: true, reason: `Connection refused by 127.0.0.1:${port}` });
+    expect(outcome.details?.shouldFail).toEqual({ excused: `Connection refused by 127.0.0.1:${port}` });
+  });
+
+  it('shouldFail: a successful connection still passes', async () => {
+    const { outcome } = await run(tcpCheck({ port: echo.port }, { shouldFail: true }));
+    expect([outcome.hasFailures, outcome.error]).toEqual([false, null]);
+    expect(outcome.details?.shouldFail).toBeUndefined();
+  });
+
+  it('shouldFail: a failed assertion on an answer still fails', async () => {
+    const { outcome } = await run(tcpCheck({ port: echo.port, data: 'ping', assertions: [a('RESPONSE_DATA', 'EQUALS', 'pong')] }, { shouldFail: true }));
+    expect([outcome.hasFailures, outcome.error]).toEqual([true, 'Assertion failed: RESPONSE_DATA EQUALS "pong" (actual: "ping")']);
   });
 });

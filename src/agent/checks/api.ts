@@ -11,13 +11,14 @@
  */
 import type { ApiCheckDefinition, ApiCheckResult, AssertionResult } from '../../shared/checks/types.ts';
 import { diagnoseNetworkFailure } from '../diagnostics/index.ts';
-import { describeFailedAssertion, evaluateAssertions } from './api/assertions.ts';
+import { evaluateAssertions } from './api/assertions.ts';
 import { CANCELLED, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
 import { type ExchangeState, type PreparedRequest, type RawResponse, exchange, prepareRequest } from './api/request.ts';
 import { runPhases, runTimings } from './api/timings.ts';
 import { type AfterResponse, runScriptedApiCheck } from '../sandbox/api-scripts.ts';
 import { runsUserCode } from '../../shared/runtimes.ts';
 import { startRunSignal } from './net/run-signal.ts';
+import { decideVerdict, verdictSettings } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
 export { evaluateAssertions } from './api/assertions.ts';
@@ -33,6 +34,13 @@ function portOf(url: URL): number {
 }
 
 const round = (n: number): number => Math.round(n * 1000) / 1000;
+
+/** Why a response is a failure by its status alone (4xx and 5xx, as the reference has it), else null. */
+function errorStatus(response: RawResponse): string | null {
+  if (response.status < 400) return null;
+  const text = response.statusText ? ` ${response.statusText}` : '';
+  return `HTTP ${response.status}${text}: a 4xx or 5xx status fails the check unless it has shouldFail`;
+}
 
 /**
  * One API check without scripts. `afterResponse` is the teardown seam (src/agent/sandbox/api-scripts.ts):
@@ -117,8 +125,8 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
     else response = { ...response, status: seen.response.status, statusText: seen.response.statusText, headers: seen.response.headers, body: seen.response.body };
   }
 
-  // Assertions run only on a response. With no assertions nothing about the status is implied (a
-  // 500 passes), as with the reference: a check asserts what it cares about.
+  // Assertions run only on a response. A 4xx/5xx status fails the run on its own unless the check
+  // has shouldFail (net/verdict.ts), as with the reference.
   const assertions: AssertionResult[] = response
     ? evaluateAssertions(req.assertions ?? [], {
         status: response.status,
@@ -128,28 +136,16 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
       })
     : [];
 
-  const cancelled = requestError === CANCELLED;
-  const overMaxResponseTime = !cancelled && check.maxResponseTime > 0 && responseTime > check.maxResponseTime;
-  const isDegraded =
-    response !== null && !overMaxResponseTime && check.degradedResponseTime > 0 && responseTime > check.degradedResponseTime;
-  const failedAssertion = assertions.find((a) => !a.passed);
-  const reason =
-    requestError ??
-    scriptError ??
-    (failedAssertion ? describeFailedAssertion(failedAssertion) : null) ??
-    (overMaxResponseTime
-      ? `Response time ${Math.round(responseTime)} ms is over the maximum of ${check.maxResponseTime} ms`
-      : null);
-
-  // shouldFail inverts the verdict (a check that expects its target to fail, e.g. a 404 or a closed
-  // port, passes when it does and fails when it does not). A cancelled run is never a pass.
-  let hasFailures = reason !== null;
-  let error = reason;
-  const inverted = check.shouldFail === true && !cancelled;
-  if (inverted) {
-    hasFailures = !hasFailures;
-    error = hasFailures ? 'The check is expected to fail (shouldFail), but it passed' : null;
-  }
+  const verdict = decideVerdict({
+    requestError: requestError ?? scriptError,
+    errorAnswer: response ? errorStatus(response) : null,
+    answered: response !== null,
+    assertions,
+    responseTime,
+    ...verdictSettings(check),
+    shouldFailExcuses: 'errorAnswer',
+  });
+  const { hasFailures, error, isDegraded, overMaxResponseTime } = verdict;
 
   const tls = state?.tls ?? null;
   const apiCheckResult: ApiCheckResult = {
@@ -196,7 +192,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
     details.bodyBytes = response.bodyBytes;
     details.bodyComplete = response.bodyComplete;
   }
-  if (inverted) details.shouldFail = { inverted: true, reason };
+  if (verdict.shouldFail) details.shouldFail = verdict.shouldFail;
 
   // A failure on the network gets a traceroute (and a packet capture where allowed) in details;
   // the verdict above is final, and only network failures pay for this (src/agent/diagnostics/).

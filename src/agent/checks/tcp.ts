@@ -17,12 +17,12 @@
  */
 import type net from 'node:net';
 import type { TcpAssertion, TcpCheckDefinition, TcpCheckResult } from '../../shared/checks/types.ts';
-import { AssertionError, evaluateAssertionsBy } from './api/assertions.ts';
+import { AssertionError, evaluateAssertionsBy, selectText } from './api/assertions.ts';
 import { type ResolvedAddress, type ResolvedVia, connectOnce } from './api/connect.ts';
 import { CANCELLED, type RequestPhase, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
 import { newHop } from './api/timings.ts';
 import { startRunSignal } from './net/run-signal.ts';
-import { decideVerdict, protocolOutcome, roundMs } from './net/verdict.ts';
+import { decideVerdict, protocolOutcome, roundMs, verdictSettings } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
 /** The most of a server's answer that is read and kept in the result. */
@@ -100,7 +100,8 @@ function exchangeData(
 function tcpActual(a: TcpAssertion, data: string, responseTime: number): unknown {
   switch (a.source) {
     case 'RESPONSE_DATA':
-      return data;
+      // The answer is text, read as TEXT_BODY is: a regular expression in property picks from it.
+      return selectText(data, a.property);
     case 'RESPONSE_TIME':
       return responseTime;
     default:
@@ -185,9 +186,8 @@ async function runTcpCheck(check: TcpCheckDefinition, ctx: CheckContext): Promis
     answered: read !== null,
     assertions,
     responseTime,
-    degradedResponseTime: check.degradedResponseTime,
-    maxResponseTime: check.maxResponseTime,
-    shouldFail: check.shouldFail === true,
+    ...verdictSettings(check),
+    shouldFailExcuses: 'requestError',
   });
 
   const connected = address as ResolvedAddress | null;

@@ -11,6 +11,9 @@ import { formsOf } from './forms.ts';
 
 export const REDACTED = '[secret]';
 
+/** What scrubDeep puts where a cycle's back edge was. */
+export const CYCLE = '[cycle]';
+
 /**
  * Shorter values are not scrubbed: a 1-4 character value ("true", "1234", "prod") occurs all over
  * ordinary text, and replacing every occurrence would wreck results and logs while protecting
@@ -87,26 +90,51 @@ export class Scrubber {
   /**
    * A copy of `value` with every string in it scrubbed, at any depth (objects, arrays), and the
    * values of sensitive headers redacted wherever a `headers` property holds a header map or list.
-   * Keys are scrubbed too (a secret could be a query parameter name). Cycles are cut.
+   * Keys are scrubbed too (a secret could be a query parameter name). Only a real cycle is cut, at
+   * its back edge (a reference to an object on the path from the root), with CYCLE; an object that
+   * is merely reached twice (e.g. `details.tls` and `response.tls`) is copied at both places.
    */
   scrubDeep<T>(value: T): T {
-    return this.#walk(value, new WeakSet()) as T;
+    return this.#walk(value, { ancestors: new Set(), copies: new WeakMap(), cuts: 0 }) as T;
   }
 
-  #walk(value: unknown, seen: WeakSet<object>): unknown {
+  #walk(value: unknown, w: DeepWalk): unknown {
     if (typeof value === 'string') return this.scrubText(value);
     if (value === null || typeof value !== 'object') return value;
-    if (seen.has(value)) return '[cycle]';
-    seen.add(value);
-    if (Array.isArray(value)) return value.map((v) => this.#walk(v, seen));
-    if (value instanceof Date) return value;
-    if (Buffer.isBuffer(value) || ArrayBuffer.isView(value)) return value;
+    if (value instanceof Date || Buffer.isBuffer(value) || ArrayBuffer.isView(value)) return value;
+    if (w.ancestors.has(value)) {
+      w.cuts++;
+      return CYCLE;
+    }
+    const copied = w.copies.get(value);
+    if (copied !== undefined) return copied;
+    const cutsBefore = w.cuts;
+    w.ancestors.add(value);
+    const out = Array.isArray(value) ? value.map((v) => this.#walk(v, w)) : this.#walkEntries(value, w);
+    w.ancestors.delete(value);
+    // A copy made without cutting anything is the same wherever the object occurs, so a shared
+    // object is walked once (not once per path to it); a copy with a cut depends on the path.
+    if (w.cuts === cutsBefore) w.copies.set(value, out);
+    return out;
+  }
+
+  #walkEntries(value: object, w: DeepWalk): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[this.scrubText(k)] = /headers$/i.test(k) ? this.#walk(redactHeaders(v), seen) : this.#walk(v, seen);
+      out[this.scrubText(k)] = this.#walk(/headers$/i.test(k) ? redactHeaders(v) : v, w);
     }
     return out;
   }
+}
+
+/** The state of one scrubDeep walk. */
+interface DeepWalk {
+  /** The objects on the path from the root to where the walk is: a reference to one is a cycle. */
+  ancestors: Set<object>;
+  /** Finished copies that did not depend on the path (no cycle was cut inside them). */
+  copies: WeakMap<object, unknown>;
+  /** How many back edges have been cut so far. */
+  cuts: number;
 }
 
 /**

@@ -4,19 +4,21 @@
  * evaluated (bad JSONPath, bad regex, a comparison that makes no sense for the value, a JSON_BODY
  * assertion on a body that is not JSON) fails with `error` saying why.
  *
- * Sources (what `actual` is):
- *  - STATUS_CODE: the status code (number).
- *  - RESPONSE_TIME: the total response time in ms (number).
+ * Sources (what `actual` is), with what `property` and `regex` mean for each, as the reference's
+ * docs and CLI use them (docs/checks.md "Assertions" has the table):
+ *  - STATUS_CODE: the status code (number). RESPONSE_TIME: the total response time in ms (number).
+ *    Both are measurements: `property` and `regex` are not used.
  *  - HEADERS: `property` names a header (case-insensitive); its value, joined with ', ' when
  *    repeated, or undefined when absent. An empty `property` means the whole header map.
  *    HAS_KEY / NOT_HAS_KEY test for the header named by `target` (or, if empty, by `property`).
- *  - TEXT_BODY: the body text.
+ *  - TEXT_BODY: the body text; a non-empty `property` is a regular expression over it (the
+ *    reference's CLI puts it there: textBody('<!doctype (.{4})')).
  *  - JSON_BODY: the body parsed as JSON, then `property` as a JSONPath (`$.data[0].id`); empty or
  *    `$` is the whole document, a path without `$` is read as if it began with `$.`. No match is
  *    undefined, one match is its value, several matches are an array of them.
- *  With `regex` (HEADERS, TEXT_BODY, JSON_BODY) the value is matched against it and the first
- *  capture group (or the whole match) becomes `actual`; no match gives undefined. `/re/flags` is
- *  accepted for flags.
+ *  A regular expression (in TEXT_BODY's `property`, or in `regex` for HEADERS, TEXT_BODY and
+ *  JSON_BODY, applied after `property`) turns the value into its first capture group, or the whole
+ *  match without one; no match gives undefined. `/re/flags` is accepted for flags; `g` is dropped.
  *
  * Comparisons (`target` is always a string, read according to `actual`):
  *  - EQUALS / NOT_EQUALS: numerically when both sides read as numbers (`"200"` equals 200, `"1.0"`
@@ -186,23 +188,44 @@ function compare(comparison: AssertionComparison, actual: unknown, target: strin
   }
 }
 
-/** Compiles `pattern` or `/pattern/flags`; throws AssertionError for an invalid one. */
-export function compileRegex(source: string): RegExp {
+/**
+ * Compiles `pattern` or `/pattern/flags`; throws AssertionError naming `field` (the assertion's
+ * property or regex) for an invalid one.
+ */
+export function compileRegex(source: string, field: 'property' | 'regex' = 'regex'): RegExp {
   const m = /^\/(.*)\/([dgimsuvy]*)$/s.exec(source);
   try {
     return m ? new RegExp(m[1] ?? '', (m[2] ?? '').replace('g', '')) : new RegExp(source);
   } catch (err) {
-    throw new AssertionError(`invalid regex "${source}": ${err instanceof Error ? err.message : String(err)}`);
+    throw new AssertionError(`${field}: invalid regular expression "${source}": ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
-function applyRegex(value: unknown, regex: string): unknown {
-  const re = compileRegex(regex);
+/** The first capture group of `regex` in the value's text (or the whole match); undefined when none. */
+function matchRegex(value: unknown, regex: string, field: 'property' | 'regex'): unknown {
+  const re = compileRegex(regex, field);
   if (value === undefined) return undefined;
   const text = typeof value === 'string' ? value : safeStringify(value);
   const m = re.exec(text);
   if (!m) return undefined;
   return m.length > 1 && m[1] !== undefined ? m[1] : m[0];
+}
+
+/** Sources whose value is a measurement (a number): `property` and `regex` do not apply to them. */
+const MEASUREMENT_SOURCES: ReadonlySet<string> = new Set(['STATUS_CODE', 'RESPONSE_TIME']);
+
+/** The assertion's `regex` applied to what its source and `property` selected (see the module comment). */
+function applyRegexField(value: unknown, a: AssertionOf<string, string>): unknown {
+  if (MEASUREMENT_SOURCES.has(a.source) || typeof a.regex !== 'string' || a.regex === '') return value;
+  return matchRegex(value, a.regex, 'regex');
+}
+
+/**
+ * What a regular expression in `property` picks from a text (TEXT_BODY; TCP's RESPONSE_DATA): its
+ * first capture group or whole match, undefined without a match; an empty `property`, the whole text.
+ */
+export function selectText(text: string, property: unknown): unknown {
+  return typeof property === 'string' && property !== '' ? matchRegex(text, property, 'property') : text;
 }
 
 /** Normalises a user's JSON path: '' and '$' select the whole document; `a.b` means `$.a.b`. */
@@ -249,28 +272,20 @@ function jsonOf(res: AssertableResponse, ev: Evaluation): unknown {
 
 function actualOf(a: Assertion, res: AssertableResponse, ev: Evaluation): unknown {
   const property = typeof a.property === 'string' ? a.property : '';
-  let value: unknown;
   switch (a.source) {
     case 'STATUS_CODE':
-      value = res.status;
-      break;
+      return res.status;
     case 'RESPONSE_TIME':
-      value = res.responseTime;
-      break;
+      return res.responseTime;
     case 'HEADERS':
-      value = property.trim() === '' ? res.headers : res.headers[property.trim().toLowerCase()];
-      break;
+      return property.trim() === '' ? res.headers : res.headers[property.trim().toLowerCase()];
     case 'TEXT_BODY':
-      value = res.body;
-      break;
+      return selectText(res.body, a.property);
     case 'JSON_BODY':
-      value = selectJson(jsonOf(res, ev), property);
-      break;
+      return selectJson(jsonOf(res, ev), property);
     default:
       throw new AssertionError(`unknown source "${String(a.source)}"`);
   }
-  if (typeof a.regex === 'string' && a.regex !== '') value = applyRegex(value, a.regex);
-  return value;
 }
 
 /** Makes an actual value fit to store: undefined becomes null, long values are cut (as text). */
@@ -288,7 +303,7 @@ function evaluateOne(a: Assertion, res: AssertableResponse, ev: Evaluation): Ass
   const target = typeof a.target === 'string' ? a.target : a.target == null ? '' : String(a.target);
   let actual: unknown;
   try {
-    actual = actualOf(a, res, ev);
+    actual = applyRegexField(actualOf(a, res, ev), a);
     // HAS_KEY on a header reads as "the response has this header".
     if (a.source === 'HEADERS' && (a.comparison === 'HAS_KEY' || a.comparison === 'NOT_HAS_KEY') && !a.regex) {
       const name = (target || a.property || '').trim().toLowerCase();
@@ -328,8 +343,7 @@ export function evaluateAssertionsBy<A extends AssertionOf<string, string>>(
     const target = typeof a.target === 'string' ? a.target : a.target == null ? '' : String(a.target);
     let actual: unknown;
     try {
-      actual = actualOf(a);
-      if (typeof a.regex === 'string' && a.regex !== '') actual = applyRegex(actual, a.regex);
+      actual = applyRegexField(actualOf(a), a);
       return { ...a, actual: preview(actual), passed: compare(a.comparison as AssertionComparison, actual, target) };
     } catch (err) {
       const message = err instanceof AssertionError ? err.message : `could not evaluate: ${err instanceof Error ? err.message : String(err)}`;

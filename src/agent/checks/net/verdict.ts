@@ -1,8 +1,14 @@
 /**
  * How a protocol check's measurements become its verdict, the same for every type: a request error,
- * then the first failed assertion, then a response time over the maximum fail the run; a response
- * time over the degraded limit (but not the maximum) marks it degraded; `shouldFail` inverts the
- * verdict (a cancelled run is never a pass). With no assertions nothing about the answer is implied.
+ * then the first failed assertion, then an error answer (an HTTP 4xx/5xx), then a response time over
+ * the maximum fail the run; a response time over the degraded limit (but not the maximum) marks it
+ * degraded. With no assertions nothing else about the answer is implied.
+ *
+ * `shouldFail` follows the reference: it turns one kind of failure into a pass and leaves the rest of
+ * the verdict alone, so a good answer still passes and a failed assertion still fails. For API checks
+ * that is the error answer (a 4xx/5xx status), for TCP checks a connection that failed (refused, timed
+ * out). A check type that names nothing to excuse (DNS) has its verdict inverted instead. A cancelled
+ * run is never a pass. docs/checks.md "Verdict" says the same.
  */
 import type { AssertionOf, EvaluatedAssertion } from '../../../shared/checks/types.ts';
 import { describeFailedAssertion } from '../api/assertions.ts';
@@ -10,8 +16,13 @@ import { CANCELLED } from '../api/errors.ts';
 import type { RunDetails } from '../../../shared/protocol.ts';
 import type { CheckOutcome } from '../runner.ts';
 
+/** The failure shouldFail turns into a pass: the error answer, or the request error. */
+export type ShouldFailExcuses = 'errorAnswer' | 'requestError';
+
 export interface VerdictInput {
   requestError: string | null;
+  /** Why the answer is itself a failure (an HTTP 4xx/5xx status), else null. */
+  errorAnswer?: string | null;
   /** Whether an answer came (degradation is judged only then). */
   answered: boolean;
   assertions: readonly EvaluatedAssertion<AssertionOf<string, string>>[];
@@ -19,38 +30,58 @@ export interface VerdictInput {
   degradedResponseTime: number;
   maxResponseTime: number;
   shouldFail: boolean;
+  /** What shouldFail excuses for this check type; without it shouldFail inverts the verdict. */
+  shouldFailExcuses?: ShouldFailExcuses;
 }
 
+/** What shouldFail did to a run, kept in `details.shouldFail`. */
+export type ShouldFailEffect = { excused: string } | { inverted: true; reason: string | null };
+
 export type Verdict = Pick<CheckOutcome, 'hasFailures' | 'isDegraded' | 'overMaxResponseTime' | 'error'> & {
-  /** The reason the run failed before shouldFail was applied (null when it passed). */
-  reason: string | null;
-  inverted: boolean;
+  /** What shouldFail changed, or null when it changed nothing. */
+  shouldFail: ShouldFailEffect | null;
 };
+
+/** What the verdict reads from a check's definition: its time limits and shouldFail. */
+export function verdictSettings(check: {
+  degradedResponseTime: number;
+  maxResponseTime: number;
+  shouldFail?: boolean;
+}): Pick<VerdictInput, 'degradedResponseTime' | 'maxResponseTime' | 'shouldFail'> {
+  return { degradedResponseTime: check.degradedResponseTime, maxResponseTime: check.maxResponseTime, shouldFail: check.shouldFail === true };
+}
+
+/** The first failure of the run, leaving out the one named by `excused`. */
+function firstFailure(v: VerdictInput, overMax: boolean, excused: ShouldFailExcuses | null): string | null {
+  // A request that failed has no answer to judge: excused, the run passes.
+  if (v.requestError !== null) return excused === 'requestError' ? null : v.requestError;
+  const failedAssertion = v.assertions.find((a) => !a.passed);
+  if (failedAssertion) return describeFailedAssertion(failedAssertion);
+  if (v.errorAnswer && excused !== 'errorAnswer') return v.errorAnswer;
+  return overMax ? `Response time ${Math.round(v.responseTime)} ms is over the maximum of ${v.maxResponseTime} ms` : null;
+}
 
 export function decideVerdict(v: VerdictInput): Verdict {
   const cancelled = v.requestError === CANCELLED;
   const overMaxResponseTime = !cancelled && v.maxResponseTime > 0 && v.responseTime > v.maxResponseTime;
   const isDegraded = v.answered && !overMaxResponseTime && v.degradedResponseTime > 0 && v.responseTime > v.degradedResponseTime;
-  const failedAssertion = v.assertions.find((a) => !a.passed);
-  const reason =
-    v.requestError ??
-    (failedAssertion ? describeFailedAssertion(failedAssertion) : null) ??
-    (overMaxResponseTime ? `Response time ${Math.round(v.responseTime)} ms is over the maximum of ${v.maxResponseTime} ms` : null);
-  let hasFailures = reason !== null;
-  let error = reason;
-  const inverted = v.shouldFail && !cancelled;
-  if (inverted) {
-    hasFailures = !hasFailures;
-    error = hasFailures ? 'The check is expected to fail (shouldFail), but it passed' : null;
+  const base = { isDegraded, overMaxResponseTime };
+  const reason = firstFailure(v, overMaxResponseTime, null);
+  if (!v.shouldFail || cancelled) return { ...base, hasFailures: reason !== null, error: reason, shouldFail: null };
+  if (v.shouldFailExcuses === undefined) {
+    const error = reason === null ? 'The check is expected to fail (shouldFail), but it passed' : null;
+    return { ...base, hasFailures: error !== null, error, shouldFail: { inverted: true, reason } };
   }
-  return { hasFailures, isDegraded, overMaxResponseTime, error, reason, inverted };
+  const error = firstFailure(v, overMaxResponseTime, v.shouldFailExcuses);
+  const excused = v.shouldFailExcuses === 'requestError' ? v.requestError : (v.errorAnswer ?? null);
+  return { ...base, hasFailures: error !== null, error, shouldFail: excused ? { excused } : null };
 }
 
 export const roundMs = (n: number): number => Math.round(n * 1000) / 1000;
 
 /**
  * The outcome of a protocol check whose result lives in `details` (TCP, DNS): the verdict, the
- * type's result, and the failure reason before shouldFail inverted it.
+ * type's result, and what shouldFail changed.
  */
 export function protocolOutcome(o: {
   startedAt: Date;
@@ -71,7 +102,7 @@ export function protocolOutcome(o: {
     apiCheckResult: null,
     details: {
       ...o.details,
-      ...(o.verdict.inverted ? { shouldFail: { inverted: true, reason: o.verdict.reason } } : {}),
+      ...(o.verdict.shouldFail ? { shouldFail: o.verdict.shouldFail } : {}),
     },
   };
 }
