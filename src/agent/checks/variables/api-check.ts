@@ -1,0 +1,47 @@
+/**
+ * Variables in an API check's request, in the fields the reference substitutes them in: the URL,
+ * the body, header values, query parameter values and the basic-auth username and password. Header
+ * and parameter names, assertions and everything else are used as written, as in the reference.
+ */
+import type { ApiCheckDefinition, KeyValue } from '../../../shared/checks/types.ts';
+import { renderTemplate, type Resolve } from './template.ts';
+import type { VariableNote } from './notes.ts';
+
+/** Renders fields one by one and collects a note for each reference left as written. */
+class FieldRenderer {
+  readonly notes: VariableNote[] = [];
+  readonly #resolve: Resolve;
+
+  constructor(resolve: Resolve) {
+    this.#resolve = resolve;
+  }
+
+  text(field: string, value: string): string {
+    const { text, unresolved } = renderTemplate(value, this.#resolve);
+    for (const u of unresolved) this.notes.push({ field, reference: u.reference, message: `${u.reason}; sent as written` });
+    return text;
+  }
+
+  values(field: string, pairs: KeyValue[]): KeyValue[] {
+    return pairs.map((p, i) => ({ ...p, value: this.text(`${field}[${i}].value`, p.value) }));
+  }
+}
+
+/** The check with its request's variables substituted, and a note per reference left as written. */
+export function substituteApiCheck(check: ApiCheckDefinition, resolve: Resolve): { check: ApiCheckDefinition; notes: VariableNote[] } {
+  const req = check.request;
+  // A definition without a request is the runner's to report, not ours.
+  if (!req) return { check, notes: [] };
+  const r = new FieldRenderer(resolve);
+  const request = {
+    ...req,
+    url: r.text('request.url', req.url),
+    body: r.text('request.body', req.body ?? ''),
+    headers: r.values('request.headers', req.headers ?? []),
+    queryParameters: r.values('request.queryParameters', req.queryParameters ?? []),
+    basicAuth: req.basicAuth
+      ? { username: r.text('request.basicAuth.username', req.basicAuth.username), password: r.text('request.basicAuth.password', req.basicAuth.password) }
+      : req.basicAuth,
+  };
+  return { check: { ...check, request }, notes: r.notes };
+}
