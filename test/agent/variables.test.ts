@@ -137,6 +137,18 @@ describe('substituteVariables', () => {
     expect(notes).toEqual([]);
   });
 
+  it('gives REQUEST_URL, the substituted URL, in the fields after the URL', () => {
+    const check = apiCheck(
+      { url: 'http://h/{{{A}}}?q=1', headers: [{ key: 'X-Url', value: '{{{REQUEST_URL}}}' }], body: 'u={{REQUEST_URL}}' },
+      { environmentVariables: [v('A', 'x')] },
+    );
+    const { check: out, notes } = substituteVariables(check, RUN);
+    if (out.checkType !== 'API') throw new Error('not an API check');
+    expect(out.request.headers[0]?.value).toBe('http://h/x?q=1');
+    expect(out.request.body).toBe(`u=${encodeURIComponent('http://h/x?q=1')}`);
+    expect(notes).toEqual([]);
+  });
+
   it('leaves other check types as they are', () => {
     const tcp = { ...apiCheck({ url: '' }), checkType: 'TCP', request: { hostname: '{{A}}', port: 1, data: '{{A}}', ipFamily: 'IPv4', assertions: [] } };
     const { check, notes } = substituteVariables(tcp as unknown as CheckDefinition, RUN);
