@@ -4,34 +4,10 @@
  * and parameter names, assertions and everything else are used as written, as in the reference.
  * `{{REQUEST_URL}}` is the URL once its own references are substituted (so not in the URL itself).
  */
-import type { ApiCheckDefinition, KeyValue } from '../../../shared/checks/types.ts';
-import { renderTemplate, type Resolve } from './template.ts';
+import type { ApiCheckDefinition } from '../../../shared/checks/types.ts';
+import { FieldRenderer } from './fields.ts';
 import type { VariableNote } from './notes.ts';
-
-/** Renders fields one by one and collects a note for each reference left as written. */
-class FieldRenderer {
-  readonly notes: VariableNote[] = [];
-  #resolve: Resolve;
-
-  constructor(resolve: Resolve) {
-    this.#resolve = resolve;
-  }
-
-  /** Resolves the fields rendered from now on with `resolve`. */
-  use(resolve: Resolve): void {
-    this.#resolve = resolve;
-  }
-
-  text(field: string, value: string): string {
-    const { text, unresolved } = renderTemplate(value, this.#resolve);
-    for (const u of unresolved) this.notes.push({ field, reference: u.reference, message: `${u.reason}; sent as written` });
-    return text;
-  }
-
-  values(field: string, pairs: KeyValue[]): KeyValue[] {
-    return pairs.map((p, i) => ({ ...p, value: this.text(`${field}[${i}].value`, p.value) }));
-  }
-}
+import type { Resolve } from './template.ts';
 
 /**
  * The reference's `{{REQUEST_URL}}`: the request's URL, variables substituted, in every field after

@@ -1,8 +1,8 @@
 /**
  * `{{VARIABLE}}` substitution in check definitions (docs/checks.md, "Variables"): the one step
  * between a leased job and its runner. ./template.ts reads the references, ./scope.ts resolves them,
- * one module per check type says which fields take them (./api-check.ts); a future URL monitor
- * reuses substituteApiCheck's FieldRenderer pattern with its own fields.
+ * ./fields.ts renders fields and collects notes, and one module per check type says which fields
+ * take them (./api-check.ts; a URL monitor, once it exists, adds its own beside it).
  *
  * Secret variables: the job's Scrubber already holds every secret variable's value with its
  * URI-encoded forms. What it cannot know is how the URL parser rewrites a value inserted as it is

@@ -86,7 +86,7 @@ export function variableScope(check: CheckDefinition, run: RunInfo): Resolve {
       return { kind: 'value', value };
     }
     const reason = expression.startsWith('$')
-      ? `${expression} is not a built-in variable; the built-ins are ${Object.keys(GENERATORS).join(', ')}`
+      ? `${expression} is not a built-in variable; the built-ins are ${Object.keys(GENERATORS).join(', ')}, and {{moment "FORMAT"}} for dates and timestamps`
       : `no variable ${expression} is defined for this check (check, group or account)`;
     return { kind: 'unresolved', reason };
   };
