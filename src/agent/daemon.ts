@@ -17,6 +17,7 @@ import type { Observability } from './observability.ts';
 import type { ArtifactUploader } from './artifacts/uploader.ts';
 import type { SandboxPool } from './sandbox/pool.ts';
 import { registerActiveScrubber, scrubberForCheck } from './scrub/index.ts';
+import { substituteVariables, withVariableNotes } from './checks/variables/index.ts';
 import type { ResultSpool } from './spool.ts';
 
 export interface AgentDaemonOptions {
@@ -499,7 +500,9 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       );
     } else {
       try {
-        const running = runner.run(job.check, {
+        // `{{VARIABLE}}` references resolved here, once per run (src/agent/checks/variables/).
+        const prepared = substituteVariables(job.check, { runId: job.runId, region: this.#registration?.location.slugName }, scrubber);
+        const running = runner.run(prepared.check, {
           signal: entry.controller.signal,
           timeoutMs: job.timeoutMs,
           log,
@@ -508,7 +511,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
           onSecret: (value) => scrubber.add(value),
           ...(runArtifacts ? { artifacts: runArtifacts } : {}),
         });
-        outcome = await Promise.race([running, this.#abandoned(entry, startedAt)]);
+        outcome = withVariableNotes(await Promise.race([running, this.#abandoned(entry, startedAt)]), prepared.notes);
       } catch (err) {
         log.error({ err }, 'the check runner threw: agent error');
         outcome = this.#failure(startedAt, `agent error: ${(err as Error)?.message ?? String(err)}`);
