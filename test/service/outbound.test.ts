@@ -101,6 +101,9 @@ describe('outbound guard', () => {
       'http://[::]/': /unspecified/,
       'http://224.0.0.1/': /multicast/,
       'http://[64:ff9b::a9fe:a9fe]/': /64:ff9b::a9fe:a9fe is a link-local address/,
+      // TLS connections take the same path (port 1: were the guard skipped, the error would be ECONNREFUSED).
+      'https://localhost:1/': /^refused: localhost resolved to/,
+      'https://127.0.0.1:1/': /^refused: 127\.0\.0\.1 is a loopback address/,
     };
     for (const [url, reason] of Object.entries(refused)) {
       const error = await post(url, guarded).then(
