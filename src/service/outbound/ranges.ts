@@ -39,7 +39,8 @@ addRange(NAT64, '64:ff9b::/96');
 
 function nat64Embedded(address: string): string | undefined {
   if (!isIPv6(address) || !NAT64.check(address, 'ipv6')) return undefined;
-  const groups = new URL(`http://[${address}]/`).hostname.slice(1, -1).split(':');
+  // The URL parser writes a trailing dotted quad (64:ff9b::10.0.0.1) as two hex groups.
+  const groups = new URL(`http://[${address.split('%')[0]}]/`).hostname.slice(1, -1).split(':');
   const [high = 0, low = 0] = groups.slice(-2).map((g) => Number.parseInt(g || '0', 16));
   return [high >> 8, high & 255, low >> 8, low & 255].join('.');
 }
