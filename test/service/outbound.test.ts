@@ -3,9 +3,14 @@
  * may connect to. Real HTTP servers on loopback addresses; a refused call never connects, which
  * the servers' connection counts show.
  */
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../../src/service/config.ts';
@@ -190,5 +195,19 @@ describe('OUTBOUND_ALLOW', () => {
       expect(load, entry).toThrow(ConfigError);
       expect(load, entry).toThrow(message);
     }
+  });
+
+  it('stops `outpost serve` with exit 2 and one line naming the entry', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'outpost-outbound-'));
+    const bin = path.resolve(import.meta.dirname, '../../bin/outpost');
+    const env = { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', OUTBOUND_ALLOW: '127.0.0.1, 10.0.0.0/33' };
+    // Were the entry accepted, the service would run until the timeout kills it.
+    const result = await promisify(execFile)(bin, ['serve'], { env, timeout: 20_000 }).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number; stderr: string }) => err,
+    );
+    rmSync(dataDir, { recursive: true, force: true });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^outpost: OUTBOUND_ALLOW entry "10\.0\.0\.0\/33" is not valid/)]);
   });
 });
