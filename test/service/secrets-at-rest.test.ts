@@ -16,6 +16,7 @@ import { DEFAULT_KEY_FILE_NAME, loadSecretsKeyConfig } from '../../src/service/s
 import { ConfigError } from '../../src/shared/errors.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
 import { MIGRATIONS, runMigrations } from '../../src/service/store/sqlite/migrations/index.ts';
+import { verifySecretsMarker } from '../../src/service/store/sqlite/variables.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
 const dirs: string[] = [];
@@ -56,6 +57,49 @@ function databaseBytes(dataDir: string): string {
     .filter((f) => f.startsWith('outpost.db'))
     .map((f) => readFileSync(path.join(dataDir, f)).toString('latin1'))
     .join('\n');
+}
+
+/**
+ * A database as versions before migration 009 left it: webhook secrets in plain text in a
+ * subscription and a delivery, and, given `markerKey`, the marker of the key that sealed its secrets.
+ */
+function databaseBeforeSealing(dataDir: string, plain: { subscription: string; outbox: string }, markerKey?: Buffer): void {
+  const db = openDatabase(dataDir);
+  runMigrations(db, MIGRATIONS.filter((m) => m.version <= 8));
+  if (markerKey) verifySecretsMarker(db, new SecretBox(markerKey), { setting: 'SECRETS_KEY', description: 'the test' });
+  const now = new Date().toISOString();
+  db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', now);
+  db.prepare('INSERT INTO status_pages (id, account_id, name, url, default_theme, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+    'page-1',
+    'acc-1',
+    'Acme',
+    'acme',
+    'AUTO',
+    now,
+  );
+  db.prepare(
+    `INSERT INTO sp_subscriptions (id, status_page_id, type, address, address_key, secret, status, created_at, updated_at)
+     VALUES ('sub-1', 'page-1', 'WEBHOOK', 'http://hooks.example/', 'http://hooks.example/', ?, 'VERIFIED', ?, ?)`,
+  ).run(plain.subscription, now, now);
+  db.prepare(
+    `INSERT INTO notification_outbox (id, account_id, incident_update_id, subscription_id, channel, address, address_key,
+       secret, payload, state, attempts, next_attempt_at, created_at)
+     VALUES ('out-1', 'acc-1', 'upd-1', NULL, 'WEBHOOK', 'http://hooks.example/', 'http://hooks.example/', ?, '{}', 'failed', 1, ?, ?)`,
+  ).run(plain.outbox, now, now);
+  db.close();
+}
+
+/** The webhook secret columns as stored: the subscription's, then the delivery's. */
+function storedWebhookSecrets(dataDir: string, column = 'sealed_secret'): string[] {
+  const db = new DatabaseSync(path.join(dataDir, 'outpost.db'), { readOnly: true });
+  try {
+    return ['sp_subscriptions', 'notification_outbox'].map((table) => {
+      const row = db.prepare(`SELECT ${column} AS s FROM ${table}`).get() as { s: string };
+      return row.s;
+    });
+  } finally {
+    db.close();
+  }
 }
 
 describe('SecretBox', () => {
@@ -151,39 +195,25 @@ describe('secrets at rest', () => {
   it('seals the webhook secrets an older database kept in plain text, on the first start with the key', async () => {
     const dataDir = tempDataDir();
     const plain = { subscription: 'CANARY-old-sub-5e2d9a41', outbox: 'CANARY-old-outbox-7b3c0f92' };
-    const old = openDatabase(dataDir);
-    runMigrations(old, MIGRATIONS.filter((m) => m.version <= 8));
-    const now = new Date().toISOString();
-    old.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', now);
-    old
-      .prepare('INSERT INTO status_pages (id, account_id, name, url, default_theme, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run('page-1', 'acc-1', 'Acme', 'acme', 'AUTO', now);
-    old
-      .prepare(
-        `INSERT INTO sp_subscriptions (id, status_page_id, type, address, address_key, secret, status, created_at, updated_at)
-         VALUES ('sub-1', 'page-1', 'WEBHOOK', 'http://hooks.example/', 'http://hooks.example/', ?, 'VERIFIED', ?, ?)`,
-      )
-      .run(plain.subscription, now, now);
-    old
-      .prepare(
-        `INSERT INTO notification_outbox (id, account_id, incident_update_id, subscription_id, channel, address, address_key,
-           secret, payload, state, attempts, next_attempt_at, created_at)
-         VALUES ('out-1', 'acc-1', 'upd-1', NULL, 'WEBHOOK', 'http://hooks.example/', 'http://hooks.example/', ?, '{}', 'failed', 1, ?, ?)`,
-      )
-      .run(plain.outbox, now, now);
-    old.close();
+    databaseBeforeSealing(dataDir, plain);
     expect(databaseBytes(dataDir)).toContain(plain.subscription);
 
     const { service } = await start({}, dataDir);
     expect((await service.store.outbox.get('out-1'))?.secret).toBe(plain.outbox);
-    const db = new DatabaseSync(path.join(dataDir, 'outpost.db'), { readOnly: true });
-    const stored = [
-      ...(db.prepare('SELECT sealed_secret AS s FROM sp_subscriptions').all() as Array<{ s: string }>),
-      ...(db.prepare('SELECT sealed_secret AS s FROM notification_outbox').all() as Array<{ s: string }>),
-    ];
-    db.close();
-    expect(stored.map((r) => r.s)).toEqual([expect.stringMatching(/^enc:v1:/), expect.stringMatching(/^enc:v1:/)]);
+    expect(storedWebhookSecrets(dataDir)).toEqual([expect.stringMatching(/^enc:v1:/), expect.stringMatching(/^enc:v1:/)]);
     expectNoneStored(dataDir, plain);
+  });
+
+  it('leaves an older database as it was when the key cannot open its secrets', async () => {
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    const plain = { subscription: 'CANARY-old-sub-2f6a0c19', outbox: 'CANARY-old-outbox-8d1b7e30' };
+    databaseBeforeSealing(dataDir, plain, randomBytes(32));
+
+    await expect(start({ SECRETS_KEY: randomBytes(32).toString('base64') }, dataDir)).rejects.toThrow(ConfigError);
+    dirs.pop();
+    // The migration rolled back whole: still version 8, the old column, the plain values.
+    expect(storedWebhookSecrets(dataDir, 'secret')).toEqual([plain.subscription, plain.outbox]);
   });
 
   it('generates the key file on first start (mode 0600, beside the database, not in it) and reuses it', async () => {
