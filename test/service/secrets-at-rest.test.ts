@@ -214,6 +214,9 @@ describe('secrets at rest', () => {
     dirs.pop();
     // The migration rolled back whole: still version 8, the old column, the plain values.
     expect(storedWebhookSecrets(dataDir, 'secret')).toEqual([plain.subscription, plain.outbox]);
+    const db = new DatabaseSync(path.join(dataDir, 'outpost.db'), { readOnly: true });
+    expect(db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get()).toEqual({ v: 8 });
+    db.close();
   });
 
   it('generates the key file on first start (mode 0600, beside the database, not in it) and reuses it', async () => {
