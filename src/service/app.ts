@@ -21,6 +21,7 @@ import { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
 import { loadNotifyConfig } from './notify/config.ts';
 import { OutboxWorker } from './notify/outbox-worker.ts';
+import { loadOutboundConfig } from './outbound/config.ts';
 import { checkGroupTriggerUrlRoutes } from './routes/check-group-triggers.ts';
 import { publicApi } from './routes/index.ts';
 import { registerOpenApi } from './routes/openapi.ts';
@@ -81,6 +82,7 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
   const notifier = new OutboxWorker({
     store,
     config: config.notify ?? loadNotifyConfig({}),
+    outbound: config.outbound ?? loadOutboundConfig({}),
     log: app.log,
     messageIdDomain: config.publicUrl.hostname,
   });

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { type Env, readEnum, readInteger, readString, readUrl } from '../shared/env.ts';
 import { type ArtifactConfig, loadArtifactConfig } from './artifacts/config.ts';
 import { loadNotifyConfig, type NotifyConfig } from './notify/config.ts';
+import { loadOutboundConfig, type OutboundConfig } from './outbound/config.ts';
 import { loadSecretsKeyConfig, type SecretsKeyConfig } from './secrets/key.ts';
 import { loadSuiteServiceConfig, type SuiteServiceConfig } from './suites/config.ts';
 
@@ -25,6 +26,8 @@ export interface ServiceConfig {
   maxLeaseWaitSeconds: number;
   /** Subscriber notifications (SMTP_URL, SMTP_FROM, NOTIFY_*); absent means the defaults, no email. */
   notify?: NotifyConfig;
+  /** OUTBOUND_ALLOW: blocked ranges that calls to user-supplied URLs may reach; absent means none. */
+  outbound?: OutboundConfig;
   /** Artifact uploads (ARTIFACT_MAX_BYTES, ARTIFACT_INCOMPLETE_TTL_SECONDS); absent means the defaults. */
   artifacts?: ArtifactConfig;
   /** SECRETS_KEY / SECRETS_KEY_FILE (src/service/secrets/key.ts); absent means the key file in dataDir. */
@@ -53,6 +56,7 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     queueTtlSeconds: readInteger(env, 'JOB_QUEUE_TTL_SECONDS', 360, { min: 5, max: 86400 }),
     maxLeaseWaitSeconds: readInteger(env, 'JOB_LEASE_MAX_WAIT_SECONDS', 25, { min: 1, max: 300 }),
     notify: loadNotifyConfig(env),
+    outbound: loadOutboundConfig(env),
     artifacts: loadArtifactConfig(env, dataDir),
     secrets: loadSecretsKeyConfig(env, dataDir, cwd),
     suites: loadSuiteServiceConfig(env, dataDir),

@@ -46,6 +46,8 @@ async function service(env: Record<string, string> = {}, { start = true } = {}) 
     // Fast retries keep the test quick; the backoff shape itself is unit-tested below.
     NOTIFY_BACKOFF_BASE_MS: '20',
     NOTIFY_BACKOFF_MAX_MS: '80',
+    // The receivers listen on loopback, which webhooks may not reach unless allowed.
+    OUTBOUND_ALLOW: '127.0.0.1',
     ...env,
   });
   const svc = await buildService(config, { logger: false });
@@ -75,7 +77,11 @@ function client(svc: Service, base: string, headers: Record<string, string>) {
  * An account with one service shown on a status page (subscribed by the given email and webhook,
  * verified) and a second page that does not show it (with its own subscriber).
  */
-async function setup(svc: Service, base: string, subscribers: { email?: string; webhook?: boolean; pendingEmail?: string }) {
+async function setup(
+  svc: Service,
+  base: string,
+  subscribers: { email?: string; webhook?: boolean; webhookUrls?: string[]; pendingEmail?: string },
+) {
   const { accountId, apiKey } = await createAccount(svc.store, 'Acme');
   const call = client(svc, base, { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId });
   const api = (await call<{ id: string; name: string }>('POST', '/v1/status-pages/services', { name: 'API' })).body;
@@ -94,6 +100,7 @@ async function setup(svc: Service, base: string, subscribers: { email?: string; 
   const verified = [
     ...(subscribers.email ? [{ type: 'EMAIL', config: subscribers.email }] : []),
     ...(subscribers.webhook ? [{ type: 'WEBHOOK', config: JSON.stringify({ url: receiver.url, secret: SECRET }) }] : []),
+    ...(subscribers.webhookUrls ?? []).map((url) => ({ type: 'WEBHOOK', config: JSON.stringify({ url, secret: SECRET }) })),
   ];
   if (verified.length > 0) {
     const bulk = await call('POST', `/v1/status-pages/${page.body.id}/subscriptions/bulk`, { subscriptions: verified, autoVerify: true });
@@ -246,6 +253,41 @@ describe('subscriber notifications', () => {
     expect((await svc.store.outbox.get(entry.id))).toMatchObject({ state: 'undeliverable', lastError: expect.stringContaining('SMTP_URL') });
     expect((await delivered).channel).toBe('WEBHOOK');
     expect(smtp.mails.items).toHaveLength(0);
+  });
+
+  it('refuses webhooks to internal addresses by default, records why on the delivery, and does not retry', async () => {
+    const { svc, base } = await service({ OUTBOUND_ALLOW: '' });
+    const port = new URL(receiver.url).port;
+    const refused: Record<string, RegExp> = {
+      [`http://127.0.0.1:${port}/a`]: /^refused: 127\.0\.0\.1 is a loopback address; allow it with OUTBOUND_ALLOW$/,
+      [`http://localhost:${port}/b`]: /^refused: localhost resolved to (127\.0\.0\.1|::1), a loopback address/,
+      [`http://0x7f000001:${port}/c`]: /^refused: 127\.0\.0\.1 is a loopback address/,
+      [`http://[::1]:${port}/d`]: /^refused: ::1 is a loopback address/,
+      'http://169.254.169.254/latest/meta-data/': /^refused: 169\.254\.169\.254 is a link-local address/,
+    };
+    const { incident } = await setup(svc, base, { webhookUrls: Object.keys(refused) });
+    const retried: string[] = [];
+    svc.notifier.on('retry', (entry) => retried.push(entry.address));
+    const failed = new Promise<void>((resolve) => {
+      let n = 0;
+      svc.notifier.on('failed', () => {
+        n += 1;
+        if (n === Object.keys(refused).length) resolve();
+      });
+    });
+    const created = await incident(true);
+    await failed;
+
+    const entries = await svc.store.outbox.listForUpdate(first(created.body.incidentUpdates).id);
+    // The URLs as stored: the WHATWG parser already turned 0x7f000001 into 127.0.0.1.
+    expect(entries.map((e) => e.address)).toEqual(Object.keys(refused).map((u) => new URL(u).href));
+    for (const [url, reason] of Object.entries(refused)) {
+      const entry = entries.find((e) => e.address === new URL(url).href);
+      expect(entry, url).toMatchObject({ state: 'failed', attempts: 1 });
+      expect(entry?.lastError, url).toMatch(reason);
+    }
+    expect(retried).toEqual([]);
+    expect(receiver.hooks.items).toHaveLength(0);
   });
 
   it('keeps queued deliveries across a restart and delivers them after it', async () => {

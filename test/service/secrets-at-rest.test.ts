@@ -14,6 +14,9 @@ import { toJob } from '../../src/service/dispatch/dispatcher.ts';
 import { SecretBox, SecretDecryptError } from '../../src/service/secrets/box.ts';
 import { DEFAULT_KEY_FILE_NAME, loadSecretsKeyConfig } from '../../src/service/secrets/key.ts';
 import { ConfigError } from '../../src/shared/errors.ts';
+import { openDatabase } from '../../src/service/store/sqlite/db.ts';
+import { MIGRATIONS, runMigrations } from '../../src/service/store/sqlite/migrations/index.ts';
+import { verifySecretsMarker } from '../../src/service/store/sqlite/variables.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
 const dirs: string[] = [];
@@ -31,12 +34,72 @@ async function start(env: Record<string, string>, dataDir = tempDataDir()) {
   return { service, base, dataDir };
 }
 
+/** A secret as it might sit in the bytes: as given, and its base64 and base64url (unpadded). */
+function formsOf(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  return [secret, bytes.toString('base64').replace(/=+$/, ''), bytes.toString('base64url')];
+}
+
+/** Fails naming each secret (and the form of it) that the database's files hold. */
+function expectNoneStored(dataDir: string, secrets: Record<string, string>): void {
+  const raw = databaseBytes(dataDir);
+  const found = Object.entries(secrets).flatMap(([where, secret]) =>
+    formsOf(secret)
+      .filter((form) => raw.includes(form))
+      .map((form) => `${where}: ${form}`),
+  );
+  expect(found).toEqual([]);
+}
+
 /** Every byte the database keeps: the main file, the WAL and the shared-memory index. */
 function databaseBytes(dataDir: string): string {
   return readdirSync(dataDir)
     .filter((f) => f.startsWith('outpost.db'))
     .map((f) => readFileSync(path.join(dataDir, f)).toString('latin1'))
     .join('\n');
+}
+
+/**
+ * A database as versions before migration 009 left it: webhook secrets in plain text in a
+ * subscription and a delivery, and, given `markerKey`, the marker of the key that sealed its secrets.
+ */
+function databaseBeforeSealing(dataDir: string, plain: { subscription: string; outbox: string }, markerKey?: Buffer): void {
+  const db = openDatabase(dataDir);
+  runMigrations(db, MIGRATIONS.filter((m) => m.version <= 8));
+  if (markerKey) verifySecretsMarker(db, new SecretBox(markerKey), { setting: 'SECRETS_KEY', description: 'the test' });
+  const now = new Date().toISOString();
+  db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', now);
+  db.prepare('INSERT INTO status_pages (id, account_id, name, url, default_theme, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+    'page-1',
+    'acc-1',
+    'Acme',
+    'acme',
+    'AUTO',
+    now,
+  );
+  db.prepare(
+    `INSERT INTO sp_subscriptions (id, status_page_id, type, address, address_key, secret, status, created_at, updated_at)
+     VALUES ('sub-1', 'page-1', 'WEBHOOK', 'http://hooks.example/', 'http://hooks.example/', ?, 'VERIFIED', ?, ?)`,
+  ).run(plain.subscription, now, now);
+  db.prepare(
+    `INSERT INTO notification_outbox (id, account_id, incident_update_id, subscription_id, channel, address, address_key,
+       secret, payload, state, attempts, next_attempt_at, created_at)
+     VALUES ('out-1', 'acc-1', 'upd-1', NULL, 'WEBHOOK', 'http://hooks.example/', 'http://hooks.example/', ?, '{}', 'failed', 1, ?, ?)`,
+  ).run(plain.outbox, now, now);
+  db.close();
+}
+
+/** The webhook secret columns as stored: the subscription's, then the delivery's. */
+function storedWebhookSecrets(dataDir: string, column = 'sealed_secret'): string[] {
+  const db = new DatabaseSync(path.join(dataDir, 'outpost.db'), { readOnly: true });
+  try {
+    return ['sp_subscriptions', 'notification_outbox'].map((table) => {
+      const row = db.prepare(`SELECT ${column} AS s FROM ${table}`).get() as { s: string };
+      return row.s;
+    });
+  } finally {
+    db.close();
+  }
 }
 
 describe('SecretBox', () => {
@@ -57,9 +120,9 @@ describe('secrets at rest', () => {
     const { service, base, dataDir } = await start({});
     const { accountId, apiKey } = await createAccount(service.store, 'Acme');
     const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
-    const post = async (url: string, body: object) => {
+    const post = async (url: string, body: object, status = 201) => {
       const res = await fetch(`${base}${url}`, { method: 'POST', headers, body: JSON.stringify(body) });
-      expect(res.status, await res.clone().text()).toBe(201);
+      expect(res.status, await res.clone().text()).toBe(status);
       return (await res.json()) as Record<string, unknown>;
     };
     const canaries = {
@@ -87,9 +150,31 @@ describe('secrets at rest', () => {
     if (!stored || !location) throw new Error('not stored');
     const run = await service.dispatcher.enqueue(stored, location.id, Date.now());
 
-    // A checkpoint moves the WAL into the main file too; both are read either way.
+    // Webhook signing secrets: in the subscriptions and, copied, in the outbox of an incident update.
+    const hookSecrets = { subscription: 'CANARY-whsec-4c1e8b77d2', other: 'CANARY-whsec-9a0f3e55c6' };
+    const service1 = await post('/v1/status-pages/services', { name: 'API' }, 200);
+    const page = await post('/v1/status-pages', { name: 'Acme', url: 'acme', cards: [{ name: 'Core', services: [{ id: service1.id }] }] });
+    await post(`/v1/status-pages/${page.id}/subscriptions/bulk`, {
+      subscriptions: Object.values(hookSecrets).map((secret, i) => ({
+        type: 'WEBHOOK',
+        config: JSON.stringify({ url: `http://127.0.0.1:9/${i}`, secret }),
+      })),
+      autoVerify: true,
+    });
+    const incident = await post('/v1/status-pages/incidents', {
+      name: 'Down',
+      severity: 'MAJOR',
+      services: [{ id: service1.id, name: 'API', accountId }],
+      incidentUpdates: [{ description: 'Looking', status: 'INVESTIGATING', notifySubscribers: true }],
+    });
+    const updateId = (incident.incidentUpdates as Array<{ id: string }>)[0]?.id ?? '';
+    const queued = await service.store.outbox.listForUpdate(updateId);
+    expect(queued.map((e) => e.secret).sort()).toEqual(Object.values(hookSecrets).sort());
+
+    // Both files are read: what was written since the last checkpoint is only in the WAL.
+    expect(statSync(path.join(dataDir, 'outpost.db-wal')).size).toBeGreaterThan(0);
+    expectNoneStored(dataDir, { ...canaries, ...hookSecrets });
     const raw = databaseBytes(dataDir);
-    for (const [where, value] of Object.entries(canaries)) expect(raw.includes(value), where).toBe(false);
     expect(raw).toContain('enc:v1:');
     const db = new DatabaseSync(path.join(dataDir, 'outpost.db'), { readOnly: true });
     const values = db.prepare('SELECT sealed_value FROM environment_variables').all() as Array<{ sealed_value: string }>;
@@ -105,6 +190,33 @@ describe('secrets at rest', () => {
         { key: 'CHK', value: canaries.check, secret: true },
       ]),
     );
+  });
+
+  it('seals the webhook secrets an older database kept in plain text, on the first start with the key', async () => {
+    const dataDir = tempDataDir();
+    const plain = { subscription: 'CANARY-old-sub-5e2d9a41', outbox: 'CANARY-old-outbox-7b3c0f92' };
+    databaseBeforeSealing(dataDir, plain);
+    expect(databaseBytes(dataDir)).toContain(plain.subscription);
+
+    const { service } = await start({}, dataDir);
+    expect((await service.store.outbox.get('out-1'))?.secret).toBe(plain.outbox);
+    expect(storedWebhookSecrets(dataDir)).toEqual([expect.stringMatching(/^enc:v1:/), expect.stringMatching(/^enc:v1:/)]);
+    expectNoneStored(dataDir, plain);
+  });
+
+  it('leaves an older database as it was when the key cannot open its secrets', async () => {
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    const plain = { subscription: 'CANARY-old-sub-2f6a0c19', outbox: 'CANARY-old-outbox-8d1b7e30' };
+    databaseBeforeSealing(dataDir, plain, randomBytes(32));
+
+    await expect(start({ SECRETS_KEY: randomBytes(32).toString('base64') }, dataDir)).rejects.toThrow(ConfigError);
+    dirs.pop();
+    // The migration rolled back whole: still version 8, the old column, the plain values.
+    expect(storedWebhookSecrets(dataDir, 'secret')).toEqual([plain.subscription, plain.outbox]);
+    const db = new DatabaseSync(path.join(dataDir, 'outpost.db'), { readOnly: true });
+    expect(db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get()).toEqual({ v: 8 });
+    db.close();
   });
 
   it('generates the key file on first start (mode 0600, beside the database, not in it) and reuses it', async () => {

@@ -12,6 +12,10 @@
  * failure is logged and the next poll tries again.
  */
 import { EventEmitter } from 'node:events';
+import type { Dispatcher } from 'undici';
+import type { OutboundConfig } from '../outbound/config.ts';
+import { createOutboundDispatcher } from '../outbound/dispatcher.ts';
+import { OutboundPolicy } from '../outbound/policy.ts';
 import type { OutboxEntry } from '../store/status-pages-types.ts';
 import type { Store } from '../store/store.ts';
 import type { NotifyConfig } from './config.ts';
@@ -31,6 +35,8 @@ interface Logger {
 export interface OutboxWorkerOptions {
   store: Store;
   config: NotifyConfig;
+  /** What webhooks may reach besides public addresses (OUTBOUND_ALLOW). */
+  outbound: OutboundConfig;
   log: Logger;
   /** Domain of email Message-IDs: the host of the service's PUBLIC_URL. */
   messageIdDomain: string;
@@ -59,6 +65,8 @@ export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
   readonly #log: Logger;
   readonly #random: () => number;
   readonly #email: EmailSender | null;
+  /** Every webhook goes through the outbound guard. */
+  readonly #http: Dispatcher;
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
   #again = false;
@@ -79,6 +87,7 @@ export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
           timeoutMs: opts.config.timeoutMs,
         })
       : null;
+    this.#http = createOutboundDispatcher(new OutboundPolicy(opts.outbound), { connectTimeoutMs: opts.config.timeoutMs });
   }
 
   /** Starts working off the outbox, including whatever a previous process left pending. */
@@ -108,6 +117,7 @@ export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
     this.#clearTimer();
     await this.#running;
     this.#email?.close();
+    await this.#http.close();
   }
 
   /** The lease outlives one send's timeout, so a slow but live send is never claimed twice. */
@@ -158,7 +168,7 @@ export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
   }
 
   async #send(entry: OutboxEntry): Promise<DeliveryOutcome | 'undeliverable'> {
-    if (entry.channel === 'WEBHOOK') return sendWebhook(entry, { timeoutMs: this.#config.timeoutMs });
+    if (entry.channel === 'WEBHOOK') return sendWebhook(entry, { timeoutMs: this.#config.timeoutMs, dispatcher: this.#http });
     if (!this.#email) return 'undeliverable';
     return this.#email.send(entry);
   }

@@ -4,7 +4,8 @@
  * carries the idempotency key (also the body's `id`), the same on every retry of one delivery.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { request } from 'undici';
+import { type Dispatcher, request } from 'undici';
+import { OutboundRefusedError } from '../outbound/policy.ts';
 import type { OutboxEntry } from '../store/status-pages-types.ts';
 import type { DeliveryOutcome } from './delivery.ts';
 
@@ -41,12 +42,20 @@ export function webhookBody(entry: OutboxEntry): string {
 /** 408 and 429 say "later"; other 4xx answers say the request itself is refused. */
 const RETRYABLE_4XX = new Set([408, 425, 429]);
 
-export async function sendWebhook(entry: OutboxEntry, opts: { timeoutMs: number; now?: () => number }): Promise<DeliveryOutcome> {
+/**
+ * Posts one delivery through `dispatcher`, the outbound guard (src/service/outbound/), which refuses
+ * internal addresses. A refusal is final. Redirects are not followed: a receiver answers at its URL.
+ */
+export async function sendWebhook(
+  entry: OutboxEntry,
+  opts: { timeoutMs: number; dispatcher: Dispatcher; now?: () => number },
+): Promise<DeliveryOutcome> {
   if (!entry.secret) return { ok: false, permanent: true, error: 'the webhook subscription has no secret' };
   const body = webhookBody(entry);
   const timestamp = Math.floor((opts.now ?? Date.now)() / 1000);
   try {
     const response = await request(entry.address, {
+      dispatcher: opts.dispatcher,
       method: 'POST',
       body,
       headers: {
@@ -66,6 +75,7 @@ export async function sendWebhook(entry: OutboxEntry, opts: { timeoutMs: number;
     const permanent = status >= 400 && status < 500 && !RETRYABLE_4XX.has(status);
     return { ok: false, permanent, error: `the webhook answered HTTP ${status}` };
   } catch (err) {
+    if (err instanceof OutboundRefusedError) return { ok: false, permanent: true, error: err.message };
     const e = err as Error & { code?: string };
     return { ok: false, permanent: false, error: `the webhook request failed: ${e.code ? `${e.code} ` : ''}${e.message}` };
   }

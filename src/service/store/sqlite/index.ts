@@ -18,7 +18,7 @@ import { SqliteErrorReportRepo } from './error-reports.ts';
 import { SqliteHeartbeatRepo } from './heartbeats.ts';
 import { SqliteIncidentRepo } from './incidents.ts';
 import { SqliteLocationRepo } from './locations.ts';
-import { runMigrations } from './migrations/index.ts';
+import { MIGRATIONS, runMigrations } from './migrations/index.ts';
 import { SqliteOutboxRepo } from './outbox.ts';
 import { SqliteResultRepo } from './results.ts';
 import { SqliteRunRetryRepo } from './run-retries.ts';
@@ -41,8 +41,11 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
   const db = openDatabase(dataDir);
   let secrets: SecretBox;
   try {
-    runMigrations(db);
     secrets = secretBoxFor(db, opts.secrets ?? defaultSecretsKeyConfig(dataDir));
+    const applied = runMigrations(db, MIGRATIONS, { secrets });
+    // A migration may have rewritten secrets (009 sealed plain ones): move the new pages into the
+    // main file now, so the old page images do not linger there until some later checkpoint.
+    if (applied.length > 0) db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     if (opts.secrets) secrets.ready();
   } catch (err) {
     db.close();
@@ -64,8 +67,8 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     statusPages: new SqliteStatusPageRepo(db),
     statusPageServices: new SqliteSpServiceRepo(db),
     incidents: new SqliteIncidentRepo(db),
-    subscriptions: new SqliteSubscriptionRepo(db),
-    outbox: new SqliteOutboxRepo(db),
+    subscriptions: new SqliteSubscriptionRepo(db, secrets),
+    outbox: new SqliteOutboxRepo(db, secrets),
     checkGroups: new SqliteCheckGroupRepo(db, secrets),
     variables: new SqliteVariableRepo(db, secrets),
     snippets: new SqliteSnippetRepo(db),

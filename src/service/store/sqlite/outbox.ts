@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
+import type { SecretBox } from '../../secrets/box.ts';
 import type {
   IncidentNotification,
   IncidentRecord,
@@ -21,7 +22,7 @@ interface OutboxRow {
   subscription_id: string | null;
   channel: string;
   address: string;
-  secret: string | null;
+  sealed_secret: string | null;
   payload: string;
   state: string;
   attempts: number;
@@ -32,15 +33,16 @@ interface OutboxRow {
 }
 
 const COLUMNS =
-  'id, account_id, subscription_id, channel, address, secret, payload, state, attempts, next_attempt_at, last_error, created_at, delivered_at';
+  'id, account_id, subscription_id, channel, address, sealed_secret, payload, state, attempts, next_attempt_at, last_error, created_at, delivered_at';
 
-const toEntry = (row: OutboxRow): OutboxEntry => ({
+/** A row as the worker uses it: the webhook secret opened, only in memory. */
+const toEntry = (box: SecretBox, row: OutboxRow): OutboxEntry => ({
   id: row.id,
   accountId: row.account_id,
   subscriptionId: row.subscription_id,
   channel: row.channel as OutboxChannel,
   address: row.address,
-  secret: row.secret,
+  secret: row.sealed_secret === null ? null : box.open(row.sealed_secret),
   payload: JSON.parse(row.payload) as IncidentNotification,
   state: row.state as OutboxState,
   attempts: row.attempts,
@@ -55,7 +57,8 @@ interface RecipientRow {
   type: string;
   address: string;
   address_key: string;
-  secret: string | null;
+  /** Sealed; copied as it is, so the secret is never opened to queue a delivery. */
+  sealed_secret: string | null;
 }
 
 /**
@@ -82,7 +85,7 @@ export function enqueueIncidentNotifications(
   if (pages.length === 0) return 0;
   const recipients = db
     .prepare(
-      `SELECT id, type, address, address_key, secret FROM sp_subscriptions
+      `SELECT id, type, address, address_key, sealed_secret FROM sp_subscriptions
        WHERE status = 'VERIFIED' AND status_page_id IN (${pages.map(() => '?').join(', ')})
        ORDER BY rowid`,
     )
@@ -106,14 +109,14 @@ export function enqueueIncidentNotifications(
   const json = JSON.stringify(payload);
   const insert = db.prepare(
     `INSERT INTO notification_outbox (id, account_id, incident_update_id, subscription_id, channel, address, address_key,
-       secret, payload, state, attempts, next_attempt_at, created_at)
+       sealed_secret, payload, state, attempts, next_attempt_at, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
      ON CONFLICT (incident_update_id, channel, address_key) DO NOTHING`,
   );
   let queued = 0;
   for (const r of recipients) {
     queued += Number(
-      insert.run(randomUUID(), incident.accountId, update.id, r.id, r.type, r.address, r.address_key, r.secret, json, now, now)
+      insert.run(randomUUID(), incident.accountId, update.id, r.id, r.type, r.address, r.address_key, r.sealed_secret, json, now, now)
         .changes,
     );
   }
@@ -122,8 +125,10 @@ export function enqueueIncidentNotifications(
 
 export class SqliteOutboxRepo implements OutboxRepo {
   readonly #db: DatabaseSync;
-  constructor(db: DatabaseSync) {
+  readonly #box: SecretBox;
+  constructor(db: DatabaseSync, box: SecretBox) {
     this.#db = db;
+    this.#box = box;
   }
 
   async claimDue(now: Date, limit: number, leaseMs: number): Promise<OutboxEntry[]> {
@@ -137,7 +142,7 @@ export class SqliteOutboxRepo implements OutboxRepo {
          RETURNING ${COLUMNS}`,
       )
       .all(new Date(now.getTime() + leaseMs).toISOString(), now.toISOString(), limit) as unknown as OutboxRow[];
-    return rows.map(toEntry);
+    return rows.map((row) => toEntry(this.#box, row));
   }
 
   async markDelivered(id: string, at: Date): Promise<void> {
@@ -165,13 +170,13 @@ export class SqliteOutboxRepo implements OutboxRepo {
 
   async get(id: string): Promise<OutboxEntry | undefined> {
     const row = this.#db.prepare(`SELECT ${COLUMNS} FROM notification_outbox WHERE id = ?`).get(id) as OutboxRow | undefined;
-    return row && toEntry(row);
+    return row && toEntry(this.#box, row);
   }
 
   async listForUpdate(incidentUpdateId: string): Promise<OutboxEntry[]> {
     const rows = this.#db
       .prepare(`SELECT ${COLUMNS} FROM notification_outbox WHERE incident_update_id = ? ORDER BY rowid`)
       .all(incidentUpdateId) as unknown as OutboxRow[];
-    return rows.map(toEntry);
+    return rows.map((row) => toEntry(this.#box, row));
   }
 }

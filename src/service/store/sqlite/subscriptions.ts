@@ -1,9 +1,12 @@
 /**
  * Subscriptions of a status page: email addresses and (our addition) webhook URLs. Addresses are
- * compared case-insensitively (address_key), so one address subscribes a page once.
+ * compared case-insensitively (address_key), so one address subscribes a page once. A webhook's
+ * signing secret is stored sealed (migration 009); nothing here reads it back: the outbox copies
+ * the sealed value into each delivery (./outbox.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
+import type { SecretBox } from '../../secrets/box.ts';
 import type {
   SubscriptionInput,
   SubscriptionRecord,
@@ -35,8 +38,10 @@ const toSubscription = (row: SubscriptionRow): SubscriptionRecord => ({
 
 export class SqliteSubscriptionRepo implements SubscriptionRepo {
   readonly #db: DatabaseSync;
-  constructor(db: DatabaseSync) {
+  readonly #box: SecretBox;
+  constructor(db: DatabaseSync, box: SecretBox) {
     this.#db = db;
+    this.#box = box;
   }
 
   #pageOwned(accountId: string, statusPageId: string): boolean {
@@ -65,15 +70,15 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
     return inTransaction(this.#db, () => {
       if (!this.#pageOwned(accountId, statusPageId)) return undefined;
       const insert = this.#db.prepare(
-        `INSERT INTO sp_subscriptions (id, status_page_id, type, address, address_key, secret, status, created_at, updated_at)
+        `INSERT INTO sp_subscriptions (id, status_page_id, type, address, address_key, sealed_secret, status, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (status_page_id, type, address_key) DO NOTHING`,
       );
       const now = nowIso();
       let created = 0;
       for (const item of items) {
+        const sealed = item.secret === null ? null : this.#box.seal(item.secret);
         created += Number(
-          insert.run(randomUUID(), statusPageId, item.type, item.address, item.address.toLowerCase(), item.secret, status, now, now)
-            .changes,
+          insert.run(randomUUID(), statusPageId, item.type, item.address, item.address.toLowerCase(), sealed, status, now, now).changes,
         );
       }
       return { created, skipped: items.length - created };

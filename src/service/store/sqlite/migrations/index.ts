@@ -4,6 +4,7 @@
  * at the previous version rather than half-migrated.
  */
 import type { DatabaseSync } from 'node:sqlite';
+import type { SecretBox } from '../../../secrets/box.ts';
 import { inTransaction, nowIso } from '../db.ts';
 import { migration001 } from './001-core.ts';
 import { migration002 } from './002-dispatch.ts';
@@ -13,18 +14,24 @@ import { migration005 } from './005-check-groups.ts';
 import { migration006 } from './006-runtimes.ts';
 import { migration007 } from './007-variables-snippets.ts';
 import { migration008 } from './008-artifacts.ts';
+import { migration009 } from './009-sealed-webhook-secrets.ts';
+
+/** What a migration may need besides the database: the key, for one that seals stored values. */
+export interface MigrationContext {
+  secrets?: SecretBox;
+}
 
 export interface Migration {
   version: number;
   name: string;
-  up(db: DatabaseSync): void;
+  up(db: DatabaseSync, context: MigrationContext): void;
 }
 
 /** Every migration the service knows, in order. New ones are appended, never edited once released. */
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008];
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009];
 
 /** Applies the migrations not yet recorded in schema_migrations; returns the versions applied. */
-export function runMigrations(db: DatabaseSync, migrations: readonly Migration[] = MIGRATIONS): number[] {
+export function runMigrations(db: DatabaseSync, migrations: readonly Migration[] = MIGRATIONS, context: MigrationContext = {}): number[] {
   assertOrdered(migrations);
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version    INTEGER PRIMARY KEY,
@@ -38,7 +45,7 @@ export function runMigrations(db: DatabaseSync, migrations: readonly Migration[]
     const ran = inTransaction(db, () => {
       const done = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(migration.version);
       if (done) return false;
-      migration.up(db);
+      migration.up(db, context);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
         migration.version,
         migration.name,
