@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -49,7 +50,8 @@ function parseSpooled(text: string): SubmitResultRequest {
   return item as SubmitResultRequest;
 }
 
-export class ResultSpool {
+/** Emits 'empty' when the last result leaves (delivered, refused or dropped). */
+export class ResultSpool extends EventEmitter<{ empty: [] }> {
   readonly dir: string;
   readonly maxBytes: number;
   readonly #log: Logger;
@@ -62,6 +64,7 @@ export class ResultSpool {
   #chain: Promise<unknown> = Promise.resolve();
 
   private constructor(options: ResultSpoolOptions) {
+    super();
     this.dir = options.dir;
     this.maxBytes = options.maxBytes;
     this.#log = options.log;
@@ -214,6 +217,7 @@ export class ResultSpool {
     await unlink(path.join(this.dir, fileName(seq))).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
+    if (this.#index.length === 0) this.emit('empty');
   }
 
   /** fsync the directory so the rename itself survives a power cut (best effort: not on every OS). */
