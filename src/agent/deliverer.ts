@@ -170,9 +170,10 @@ export class ResultDeliverer extends EventEmitter {
 
   /** Waits out one backoff step, writing results that arrive meanwhile to disk so a crash keeps them. */
   async #waitBackoff(error: Error): Promise<void> {
-    const delay = this.#backoff.next(retryHintOf(error));
+    const hint = retryHintOf(error);
+    const delay = this.#backoff.next(hint);
     this.#log.warn(
-      { err: error, retryInMs: delay, spooled: this.#spool.size, pending: this.#pending.length },
+      { err: error, retryInMs: delay, unreachable: hint.unreachable, spooled: this.#spool.size, pending: this.#pending.length },
       'result upload failed; will retry',
     );
     const deadline = Date.now() + delay;
