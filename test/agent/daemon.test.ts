@@ -368,6 +368,23 @@ describe('AgentDaemon through an outage of the service', () => {
     expect(spool.size).toBe(0);
   });
 
+  it('a result the service keeps refusing slows leasing down but does not stop it', async () => {
+    const { stub, daemon, spool } = await setup();
+    await daemon.start();
+    stub.failWith.set(AGENT_PATHS.results, 503);
+    const spooled = once(daemon, 'result-spooled');
+    stub.addJob(makeJob());
+    await spooled;
+    expect(spool.size).toBe(1);
+    // The spool never empties, yet after the bound (the stub's maxWaitSeconds, 1 s) the next job is leased.
+    const next = makeJob();
+    const started = once(daemon, 'job-started');
+    stub.addJob(next);
+    const [job] = (await started) as [{ runId: string }];
+    expect(job.runId).toBe(next.runId);
+    expect(spool.size).toBeGreaterThanOrEqual(1);
+  });
+
   it('honours the Retry-After of a 503 to lease', async () => {
     const { stub, daemon } = await setup({ backoff: { baseMs: 10, capMs: 60_000, unreachableCapMs: 50 } });
     stub.failWith.set(AGENT_PATHS.lease, 503);
