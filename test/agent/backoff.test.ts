@@ -56,6 +56,16 @@ describe('retryDelay: the cap follows why the call failed', () => {
     expect(then - serviceBackAt).toBeGreaterThan(SERVICE_BACKOFF.unreachableCapMs as number);
   });
 
+  it('spreads a fleet that lost the service together over the short cap rather than one burst', () => {
+    const cap = SERVICE_BACKOFF.unreachableCapMs as number;
+    // 1000 agents, each after its fifth connection failure (the exponent has reached the short cap).
+    const delays = Array.from({ length: 1_000 }, () => retryDelay(5, unreachable, SERVICE_BACKOFF));
+    const perSecond = Array.from({ length: cap / 1000 }, (_, s) => delays.filter((d) => d >= s * 1000 && d < (s + 1) * 1000).length);
+    // Uniform over 5 s is 200 a second; no second gets even twice that (a far bound: this is chance).
+    for (const n of perSecond) expect(n).toBeLessThan(400);
+    expect(perSecond.reduce((a, b) => a + b, 0)).toBe(1_000);
+  });
+
   it('honours Retry-After (bounded by the long cap) and spreads a fleet over the short cap on top', () => {
     const o = { baseMs: 100, capMs: 10_000, unreachableCapMs: 2_000 };
     expect(retryDelay(0, { unreachable: false, retryAfterMs: 7_000 }, { ...o, random: () => 0 })).toBe(7_000);
