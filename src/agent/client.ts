@@ -14,6 +14,7 @@ import {
   type SubmitResultResponse,
 } from '../shared/protocol.ts';
 import { VERSION } from '../shared/version.ts';
+import type { RetryHint } from './backoff.ts';
 import type { ProxyConfig } from './config.ts';
 
 /** The service rejected the key (401): it is wrong or was revoked. Retrying cannot help. */
@@ -27,10 +28,29 @@ export class TransientError extends Error {
   override readonly name = 'TransientError';
   /** The HTTP status, or undefined when no response arrived (refused, reset, timed out). */
   readonly statusCode: number | undefined;
-  constructor(message: string, statusCode?: number, options?: ErrorOptions) {
+  /** The wait the service asked for in Retry-After, when it sent one. */
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, statusCode?: number, options?: ErrorOptions & { retryAfterMs?: number }) {
     super(message, options);
     this.statusCode = statusCode;
+    this.retryAfterMs = options?.retryAfterMs;
   }
+}
+
+/** How a failed call should be retried: an unreachable service, or one that answered (maybe with Retry-After). */
+export function retryHintOf(err: unknown): RetryHint {
+  if (err instanceof TransientError && err.statusCode === undefined) return { unreachable: true };
+  if (err instanceof TransientError && err.retryAfterMs !== undefined) return { unreachable: false, retryAfterMs: err.retryAfterMs };
+  return { unreachable: false };
+}
+
+/** Retry-After as milliseconds: delay-seconds or an HTTP date (RFC 9110 10.2.3); undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const raw = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!raw) return undefined;
+  if (/^\d+$/.test(raw)) return Number(raw) * 1000;
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 /** Any other 4xx, carrying the service's message (e.g. unknown run 404). Retrying would fail again. */
@@ -192,7 +212,7 @@ export class ServiceClient implements ServiceApi {
     const message = serviceMessage(text) ?? `HTTP ${status}`;
     if (status === 401) throw new UnauthorizedError(`${path}: ${message}`);
     if (status >= 500 || status === 429 || status === 408) {
-      throw new TransientError(`${path}: ${status} ${message}`, status);
+      throw new TransientError(`${path}: ${status} ${message}`, status, { retryAfterMs: parseRetryAfter(res.headers['retry-after']) });
     }
     throw new PermanentError(`${path}: ${status} ${message}`, status);
   }

@@ -7,9 +7,9 @@ import { type CheckClass, type CheckType, checkClassOf } from '../shared/checks/
 import { EXIT } from '../shared/errors.ts';
 import { type Job, type LeaseRef, PROTOCOL_VERSION, type RegisterResponse, type RunResult } from '../shared/protocol.ts';
 import { VERSION } from '../shared/version.ts';
-import { Backoff, type BackoffOptions, sleep } from './backoff.ts';
+import { Backoff, type BackoffOptions, SERVICE_BACKOFF, sleep } from './backoff.ts';
 import type { CheckOutcome, CheckRunner } from './checks/runner.ts';
-import { PermanentError, type ServiceApi, UnauthorizedError } from './client.ts';
+import { PermanentError, retryHintOf, type ServiceApi, UnauthorizedError } from './client.ts';
 import { ResultDeliverer } from './deliverer.ts';
 import type { HealthSnapshot, HealthSource } from './health.ts';
 import { flushLogger, jobLogger } from './logger.ts';
@@ -44,7 +44,7 @@ export interface AgentDaemonOptions {
   sandboxes?: SandboxPool;
   /** Uploads the files runs produce; absent, runners get no `artifacts` and keep none. */
   artifacts?: ArtifactUploader;
-  /** Retry timing for register, lease and heartbeat; tests shorten it. */
+  /** Retry timing for register, lease and results (SERVICE_BACKOFF); tests shorten it. */
   backoff?: BackoffOptions;
   /** How long a run may ignore its abort before the daemon gives up on it and frees the slot. */
   abandonAfterAbortMs?: number;
@@ -70,6 +70,8 @@ export interface AgentDaemonEvents {
   'result-rejected': [{ runId: string; message: string }];
   released: [LeaseRef[]];
   'slot-freed': [];
+  /** A register or lease call failed; the next try comes after `delayMs`. */
+  retrying: [{ call: 'register' | 'lease'; delayMs: number; unreachable: boolean }];
   stopping: [string];
   stopped: [number];
 }
@@ -118,6 +120,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   /** Last time the poll loop did something (or began a legitimate wait for a free slot). */
   #lastLoopProgressAt = Date.now();
   #waitingForSlot = false;
+  #waitingForSpool = false;
   #currentPoll: { slots: Record<CheckClass, number>; refresh: AbortController } | undefined;
   #resolveDone!: (code: number) => void;
   /** Resolves with the process exit code once the daemon has stopped (by stop() or a fatal error). */
@@ -139,7 +142,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     this.#runtimes = options.runtimes ?? options.sandboxes?.runtimeIds ?? [];
     this.#sandboxes = options.sandboxes;
     this.#artifacts = options.artifacts;
-    this.#backoffOptions = options.backoff ?? { baseMs: 1_000, capMs: 60_000 };
+    this.#backoffOptions = options.backoff ?? SERVICE_BACKOFF;
     this.#abandonMs = options.abandonAfterAbortMs ?? 10_000;
     this.#queues = {
       uptime: new PQueue({ concurrency: options.uptimeConcurrency }),
@@ -149,7 +152,11 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       client: this.#client,
       spool: this.#spool,
       log: this.#log,
-      backoff: { baseMs: Math.min(500, this.#backoffOptions.baseMs), capMs: Math.min(30_000, this.#backoffOptions.capMs), random: this.#backoffOptions.random },
+      backoff: {
+        ...this.#backoffOptions,
+        baseMs: Math.min(500, this.#backoffOptions.baseMs),
+        capMs: Math.min(30_000, this.#backoffOptions.capMs),
+      },
     });
     this.#deliverer.on('delivered', (e) => this.emit('result-delivered', e));
     this.#deliverer.on('spooled', (e) => this.emit('result-spooled', e));
@@ -204,7 +211,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   }
 
   jobLoopLiveness(): { ok: true } | { ok: false; reason: string } {
-    if (this.#stopping || this.#waitingForSlot) return { ok: true };
+    if (this.#stopping || this.#waitingForSlot || this.#waitingForSpool) return { ok: true };
     const maxWaitMs = (this.#registration?.maxWaitSeconds ?? 30) * 1000;
     // The loop legitimately sits in one long-poll for up to maxWait, and backoff can add up to its cap.
     const bound = 2 * maxWaitMs + 30_000 + this.#backoffOptions.capMs;
@@ -239,7 +246,6 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     // Results an earlier process left behind go out first, ahead of anything new.
     this.#deliverer.start();
     const backoff = new Backoff(this.#backoffOptions);
-    const signal = this.#stopController.signal;
     while (!this.#stopping) {
       this.#lastLoopProgressAt = Date.now();
       try {
@@ -263,9 +269,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
           this.#fatal(EXIT.failure, `the service refused to register this agent: ${err.message}`);
           return;
         }
-        const delay = backoff.next();
-        this.#log.warn({ err, retryInMs: delay }, 'could not register with the service; retrying');
-        if (!(await sleep(delay, signal))) return;
+        if (!(await this.#retryAfter('register', err, backoff))) return;
       }
     }
     const reg = this.#registration;
@@ -372,6 +376,8 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     const signal = this.#stopController.signal;
     const maxWait = this.#registration?.maxWaitSeconds ?? 25;
     while (!this.#stopping) {
+      await this.#awaitSpoolDrained(maxWait * 1000);
+      if (this.#stopping) break;
       this.#lastLoopProgressAt = Date.now();
       const slots: Record<CheckClass, number> = {
         uptime: Math.max(0, this.#concurrency.uptime - this.#runningByClass.uptime),
@@ -417,13 +423,41 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
           this.#fatal(EXIT.unauthorized, unauthorizedMessage(this.#apiUrl));
           break;
         }
-        const delay = backoff.next();
-        const level = err instanceof PermanentError ? 'error' : 'warn';
-        this.#log[level]({ err, retryInMs: delay }, 'lease request failed; retrying');
-        if (!(await sleep(delay, signal))) break;
+        if (!(await this.#retryAfter('lease', err, backoff))) break;
       } finally {
         this.#currentPoll = undefined;
       }
+    }
+  }
+
+  /**
+   * Logs a failed register or lease and waits out the backoff its cause calls for (a short cap when
+   * the service could not be reached). Resolves false when stop cut the wait.
+   */
+  async #retryAfter(call: 'register' | 'lease', err: unknown, backoff: Backoff): Promise<boolean> {
+    const hint = retryHintOf(err);
+    const delay = backoff.next(hint);
+    const level = err instanceof PermanentError ? 'error' : 'warn';
+    const message = call === 'register' ? 'could not register with the service; retrying' : 'lease request failed; retrying';
+    this.#log[level]({ err, retryInMs: delay, unreachable: hint.unreachable }, message);
+    this.emit('retrying', { call, delayMs: delay, unreachable: hint.unreachable });
+    return sleep(delay, this.#stopController.signal);
+  }
+
+  /**
+   * Results spooled while the service was away go out before new work is taken, so the service gets
+   * them first and in order. Bounded by `boundMs`: a result the service keeps refusing (a 5xx for that
+   * one alone) must slow leasing down, not stop it.
+   */
+  async #awaitSpoolDrained(boundMs: number): Promise<void> {
+    if (this.#spool.size === 0) return;
+    this.#waitingForSpool = true;
+    try {
+      await once(this.#spool, 'empty', { signal: AbortSignal.any([this.#stopController.signal, AbortSignal.timeout(boundMs)]) });
+    } catch {
+      // Stopped, or the bound passed: lease anyway.
+    } finally {
+      this.#waitingForSpool = false;
     }
   }
 

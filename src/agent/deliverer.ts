@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { SubmitResultRequest, SubmitResultResponse } from '../shared/protocol.ts';
-import { Backoff, type BackoffOptions } from './backoff.ts';
-import { PermanentError, type ServiceApi } from './client.ts';
+import { Backoff, type BackoffOptions, SERVICE_BACKOFF } from './backoff.ts';
+import { PermanentError, retryHintOf, type ServiceApi } from './client.ts';
 import type { ResultSpool } from './spool.ts';
 
 /**
@@ -55,7 +55,7 @@ export class ResultDeliverer extends EventEmitter {
     this.#client = options.client;
     this.#spool = options.spool;
     this.#log = options.log;
-    this.#backoff = new Backoff(options.backoff ?? { baseMs: 500, capMs: 30_000 });
+    this.#backoff = new Backoff(options.backoff ?? { baseMs: 500, capMs: 30_000, unreachableCapMs: SERVICE_BACKOFF.unreachableCapMs });
   }
 
   /** Results waiting in memory (not yet on disk). */
@@ -170,9 +170,10 @@ export class ResultDeliverer extends EventEmitter {
 
   /** Waits out one backoff step, writing results that arrive meanwhile to disk so a crash keeps them. */
   async #waitBackoff(error: Error): Promise<void> {
-    const delay = this.#backoff.next();
+    const hint = retryHintOf(error);
+    const delay = this.#backoff.next(hint);
     this.#log.warn(
-      { err: error, retryInMs: delay, spooled: this.#spool.size, pending: this.#pending.length },
+      { err: error, retryInMs: delay, unreachable: hint.unreachable, spooled: this.#spool.size, pending: this.#pending.length },
       'result upload failed; will retry',
     );
     const deadline = Date.now() + delay;

@@ -15,6 +15,7 @@ import { discoverRuntimes } from './runtimes.ts';
 import { SandboxPool } from './sandbox/pool.ts';
 import { loadSuiteRunnerConfig } from './suites/config.ts';
 import { ResultSpool } from './spool.ts';
+import { prepareSpoolDir } from './spool-dir.ts';
 
 export interface RunAgentOptions {
   /** Exits the process at once (second signal, uncaught exception). Injected by tests. */
@@ -40,6 +41,8 @@ function describeProxy(url: string | undefined): string | undefined {
  */
 export async function runAgent(env: Env = process.env, options: RunAgentOptions = {}): Promise<number> {
   const config: AgentConfig = loadAgentConfig(env);
+  // Before anything starts: an unusable spool is a configuration error (exit 2), not a crash later.
+  await prepareSpoolDir(config.spoolDir);
   // Read with the rest, before anything starts, so a bad value is a clean exit 2.
   const artifactConfig = loadArtifactUploaderConfig(env, config.spoolDir);
   const suiteEnginesDir = loadSuiteRunnerConfig(env).enginesDir;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -14,7 +15,7 @@ import type { SubmitResultRequest } from '../shared/protocol.ts';
  *
  * When the bytes on disk would pass `maxBytes`, the OLDEST results are dropped: in an outage the
  * newest state of each check is worth more than results from long ago, and the disk must not fill.
- * Every drop is logged at error level with its runId and counted in `droppedTotal`.
+ * Every drop, and every unreadable file removed, is logged at error level and counted in `droppedTotal`.
  */
 export interface SpoolEntry {
   seq: number;
@@ -40,7 +41,17 @@ function fileName(seq: number): string {
   return `${String(seq).padStart(16, '0')}.json`;
 }
 
-export class ResultSpool {
+/** A spooled file's result; throws for anything else (a truncated file, or JSON of another shape). */
+function parseSpooled(text: string): SubmitResultRequest {
+  const item = JSON.parse(text) as Partial<SubmitResultRequest> | null;
+  if (typeof item?.result?.runId !== 'string' || typeof item.leaseId !== 'string') {
+    throw new Error('the file is JSON but not a spooled result (no result.runId or leaseId)');
+  }
+  return item as SubmitResultRequest;
+}
+
+/** Emits 'empty' when the last result leaves (delivered, refused or dropped). */
+export class ResultSpool extends EventEmitter<{ empty: [] }> {
   readonly dir: string;
   readonly maxBytes: number;
   readonly #log: Logger;
@@ -53,6 +64,7 @@ export class ResultSpool {
   #chain: Promise<unknown> = Promise.resolve();
 
   private constructor(options: ResultSpoolOptions) {
+    super();
     this.dir = options.dir;
     this.maxBytes = options.maxBytes;
     this.#log = options.log;
@@ -95,7 +107,7 @@ export class ResultSpool {
     return this.#bytes;
   }
 
-  /** Results dropped to keep within maxBytes since this process started. */
+  /** Results lost since this process started: dropped to keep within maxBytes, or unreadable. */
   get droppedTotal(): number {
     return this.#dropped;
   }
@@ -112,10 +124,12 @@ export class ResultSpool {
         const head = this.#index[0] as IndexEntry;
         try {
           const text = await readFile(path.join(this.dir, fileName(head.seq)), 'utf8');
-          return { seq: head.seq, item: JSON.parse(text) as SubmitResultRequest };
+          return { seq: head.seq, item: parseSpooled(text) };
         } catch (err) {
-          this.#log.error({ err, seq: head.seq }, 'unreadable spooled result removed');
           await this.#remove(head.seq);
+          // Removed unread, the result is lost as surely as one dropped for the bound: count it.
+          this.#dropped += 1;
+          this.#log.error({ err, seq: head.seq, droppedTotal: this.#dropped }, 'RESULT DROPPED: unreadable spooled result removed');
         }
       }
       return undefined;
@@ -203,6 +217,7 @@ export class ResultSpool {
     await unlink(path.join(this.dir, fileName(seq))).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
+    if (this.#index.length === 0) this.emit('empty');
   }
 
   /** fsync the directory so the rename itself survives a power cut (best effort: not on every OS). */

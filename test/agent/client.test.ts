@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PermanentError, ServiceClient, TransientError, UnauthorizedError } from '../../src/agent/client.ts';
+import { PermanentError, parseRetryAfter, retryHintOf, ServiceClient, TransientError, UnauthorizedError } from '../../src/agent/client.ts';
 import { loadAgentConfig } from '../../src/agent/config.ts';
 import { AGENT_PATHS } from '../../src/shared/protocol.ts';
 import { type JsonServer, json, startServer } from './helpers.ts';
@@ -66,6 +66,30 @@ describe('ServiceClient', () => {
     });
   }
 
+  for (const [status, header, ms] of [
+    [503, '7', 7_000],
+    [429, new Date(Date.now() + 30_000).toUTCString(), 30_000],
+  ] as const) {
+    it(`${status} with Retry-After: ${header} → a TransientError that asks for that wait`, async () => {
+      const s = await stub((_req, _body, res) => {
+        res.setHeader('retry-after', header);
+        json(res, status, { statusCode: status, error: 'x', message: 'slow down' });
+      });
+      const err = await client(s.url).deregister(deregister).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransientError);
+      // An HTTP date has one-second resolution and the clock moved on: allow that much.
+      expect((err as TransientError).retryAfterMs).toBeGreaterThan(ms - 2_000);
+      expect((err as TransientError).retryAfterMs).toBeLessThanOrEqual(ms);
+      expect(retryHintOf(err)).toEqual({ unreachable: false, retryAfterMs: (err as TransientError).retryAfterMs });
+    });
+  }
+
+  it('Retry-After that is neither seconds nor a date is ignored', () => {
+    expect(parseRetryAfter('soon')).toBeUndefined();
+    expect(parseRetryAfter(undefined)).toBeUndefined();
+    expect(parseRetryAfter('Wed, 21 Oct 2015 07:28:00 GMT')).toBe(0);
+  });
+
   it('a non-JSON 200 (a proxy page) → TransientError', async () => {
     const s = await stub((_req, _body, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });
@@ -84,6 +108,8 @@ describe('ServiceClient', () => {
     expect(err).toBeInstanceOf(TransientError);
     expect((err as TransientError).statusCode).toBeUndefined();
     expect((err as Error).message).toMatch(/ECONNREFUSED/);
+    // No answer at all: the service is away, and the short reconnect cap applies.
+    expect(retryHintOf(err)).toEqual({ unreachable: true });
   });
 
   it('404 → PermanentError with the service message (not retried)', async () => {

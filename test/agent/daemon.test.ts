@@ -1,4 +1,6 @@
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CheckOutcome, CheckRunner } from '../../src/agent/checks/runner.ts';
 import { ServiceClient } from '../../src/agent/client.ts';
@@ -318,6 +320,93 @@ describe('AgentDaemon', () => {
       `API_KEY was rejected by the service at ${stub.url}: the key is wrong or was revoked; create a new key with POST /v1/private-locations/{id}/keys and restart`,
     );
     expect(recorder.raw.join('')).not.toContain(KEY);
+  });
+});
+
+describe('AgentDaemon through an outage of the service', () => {
+  it('reconnects within the short cap after many connection failures, and drains the spool before it leases again', async () => {
+    const runner = new ControlledRunner(false);
+    // At the top of every jitter. Under one long cap these waits double (0.2, 0.4, … 6.4 s, then 12.7 s):
+    // the slow return the short cap for an unreachable service exists to prevent.
+    const shortCap = 400;
+    const { stub, daemon, spool } = await setup({ runner, backoff: { baseMs: 200, capMs: 60_000, unreachableCapMs: shortCap, random: () => 0.99 } });
+    await daemon.start();
+    const job = makeJob();
+    const started = once(daemon, 'job-started');
+    stub.addJob(job);
+    await started;
+
+    const leaseRetries: Array<{ delayMs: number; unreachable: boolean }> = [];
+    const sixFailures = new Promise<void>((resolve) => {
+      daemon.on('retrying', (e) => {
+        if (e.call !== 'lease') return;
+        leaseRetries.push(e);
+        if (leaseRetries.length === 6) resolve();
+      });
+    });
+    await stub.stop();
+    await sixFailures;
+    // A run that ends during the outage: its result waits in the spool.
+    const spooled = once(daemon, 'result-spooled');
+    runner.finish(job.runId);
+    await spooled;
+    expect(spool.size).toBe(1);
+    expect(leaseRetries.every((r) => r.unreachable && r.delayMs <= shortCap)).toBe(true);
+
+    const backAt = Date.now();
+    const before = stub.server.requests.length;
+    await stub.restart();
+    const pathsSinceBack = () => stub.server.requests.slice(before).map((r) => r.path);
+    await stub.until(() => pathsSinceBack().includes(AGENT_PATHS.lease));
+    const paths = pathsSinceBack();
+    // Bounded by the short cap (plus room for a loaded machine), not by the grown long backoff.
+    expect(Date.now() - backAt).toBeLessThan(shortCap * 2 + 3_000);
+    // The spooled result went first, then new work was asked for.
+    expect(paths.indexOf(AGENT_PATHS.results)).toBeGreaterThanOrEqual(0);
+    expect(paths.indexOf(AGENT_PATHS.results)).toBeLessThan(paths.indexOf(AGENT_PATHS.lease));
+    expect(stub.stored.map((r) => r.runId)).toEqual([job.runId]);
+    expect(spool.size).toBe(0);
+  });
+
+  it('a result the service keeps refusing slows leasing down but does not stop it', async () => {
+    const { stub, daemon, spool } = await setup();
+    await daemon.start();
+    stub.failWith.set(AGENT_PATHS.results, 503);
+    const spooled = once(daemon, 'result-spooled');
+    stub.addJob(makeJob());
+    await spooled;
+    expect(spool.size).toBe(1);
+    // The spool never empties, yet after the bound (the stub's maxWaitSeconds, 1 s) the next job is leased.
+    const next = makeJob();
+    const started = once(daemon, 'job-started');
+    stub.addJob(next);
+    const [job] = (await started) as [{ runId: string }];
+    expect(job.runId).toBe(next.runId);
+    expect(spool.size).toBeGreaterThanOrEqual(1);
+  });
+
+  it('honours the Retry-After of a 503 to lease', async () => {
+    const { stub, daemon } = await setup({ backoff: { baseMs: 10, capMs: 60_000, unreachableCapMs: 50 } });
+    stub.failWith.set(AGENT_PATHS.lease, 503);
+    stub.retryAfter.set(AGENT_PATHS.lease, '1');
+    const retry = once(daemon, 'retrying');
+    await daemon.start();
+    const [e] = (await retry) as [{ call: string; delayMs: number; unreachable: boolean }];
+    expect(e).toMatchObject({ call: 'lease', unreachable: false });
+    // The wait asked for, plus jitter over the short cap.
+    expect(e.delayMs).toBeGreaterThanOrEqual(1_000);
+    expect(e.delayMs).toBeLessThanOrEqual(1_050);
+  });
+
+  it('counts a corrupt spooled result it removes in droppedResults', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, '0000000000000001.json'), '{"agentId":"a","leaseId":"l","resu');
+    const { daemon, spool } = await setup({ spoolDir: dir });
+    expect(spool.size).toBe(1);
+    const empty = once(spool, 'empty');
+    await daemon.start();
+    await empty;
+    expect(daemon.snapshot().droppedResults).toBe(1);
   });
 });
 

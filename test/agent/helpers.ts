@@ -44,6 +44,7 @@ export interface JsonServer {
 /** A loopback node:http server; `handle` answers each request (body already read). */
 export async function startServer(
   handle: (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void | Promise<void>,
+  port = 0,
 ): Promise<JsonServer> {
   const requests: JsonServer['requests'] = [];
   const server = http.createServer(async (req, res) => {
@@ -58,11 +59,11 @@ export async function startServer(
       res.end(String(err));
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
-    port,
+    url: `http://127.0.0.1:${bound}`,
+    port: bound,
     server,
     requests,
     close: () =>

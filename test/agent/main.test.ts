@@ -1,9 +1,15 @@
+import { execFile, spawnSync } from 'node:child_process';
+import { symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runAgent } from '../../src/agent/main.ts';
 import { ConfigError, EXIT } from '../../src/shared/errors.ts';
 import { AGENT_PATHS } from '../../src/shared/protocol.ts';
 import { tempDir } from './helpers.ts';
 import { ProtocolStub } from './protocol-stub.ts';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin/outpost');
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -63,5 +69,58 @@ describe('runAgent', () => {
     const { stub, env } = await stubAndEnv();
     stub.failWith.set(AGENT_PATHS.register, 401);
     expect(await runAgent(env, { exit: vi.fn() })).toBe(EXIT.unauthorized);
+  });
+});
+
+/** `outpost agent` as a process, with a wall-clock bound so a hang fails the test instead of stalling it. */
+async function agentProcess(env: Record<string, string>, wrap: string[] = []) {
+  const started = Date.now();
+  const [file, ...args] = [...wrap, BIN, 'agent'];
+  try {
+    await promisify(execFile)(file as string, args, { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 10_000, killSignal: 'SIGKILL' });
+    return { code: 0, stderr: '', ms: Date.now() - started };
+  } catch (err) {
+    const e = err as { code: number | null; stderr: string };
+    return { code: e.code, stderr: e.stderr, ms: Date.now() - started };
+  }
+}
+
+describe('an unusable SPOOL_DIR', () => {
+  const base = { API_KEY: 'pl_spool_dir_test', API_URL: 'http://127.0.0.1:9', AGENT_HEALTH_PORT: '0', EXTERNAL_OBSERVABILITY: 'off' };
+  const dir = tempDir();
+  writeFileSync(path.join(dir, 'a-file'), 'not a directory');
+  symlinkSync('/proc', path.join(dir, 'to-proc'));
+
+  // Each case: exit 2 at once (a generous bound for a loaded machine: today /proc hangs for good),
+  // with one line that names SPOOL_DIR and says what is wrong.
+  const cases: Array<[string, string, RegExp]> = [
+    ['a file in its path', path.join(dir, 'a-file', 'spool'), /a-file is a file, not a directory/],
+    ['a file itself', path.join(dir, 'a-file'), /a-file is a file, not a directory/],
+    ['under /proc', '/proc/outpost-spool', /under \/proc, a kernel file system/],
+    ['under /sys', '/sys/outpost-spool', /under \/sys, a kernel file system/],
+    ['under /dev', '/dev/shm/../outpost-spool', /under \/dev, a kernel file system/],
+    ['a symbolic link into /proc', path.join(dir, 'to-proc', 'spool'), /under \/proc, a kernel file system/],
+  ];
+  it.each(cases)('%s: exit 2 within seconds, one line naming SPOOL_DIR', async (_what, spoolDir, reason) => {
+    const { code, stderr, ms } = await agentProcess({ ...base, SPOOL_DIR: spoolDir });
+    expect(code, stderr).toBe(2);
+    const lines = stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^outpost: SPOOL_DIR=/);
+    expect(lines[0]).toMatch(reason);
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  // Root ignores permission bits, so a read-only directory needs a read-only mount: a private mount
+  // namespace (unshare) binds the directory over itself read-only for the agent process alone.
+  const canUnshare = spawnSync('unshare', ['--mount', 'true']).status === 0;
+  it.skipIf(!canUnshare)('on a read-only file system: exit 2 naming SPOOL_DIR (needs unshare --mount)', async () => {
+    const ro = tempDir();
+    const script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"';
+    const { code, stderr, ms } = await agentProcess({ ...base, SPOOL_DIR: path.join(ro, 'spool') }, ['unshare', '--mount', 'sh', '-c', script, 'sh', ro]);
+    expect(code, stderr).toBe(2);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/^outpost: SPOOL_DIR=.*read-only file system/);
+    expect(ms).toBeLessThan(5_000);
   });
 });

@@ -38,6 +38,8 @@ export class ProtocolStub {
   readonly leaseStates = new Map<string, LeaseState>();
   /** Status to answer each call with instead of the normal answer, by path. */
   readonly failWith = new Map<string, number>();
+  /** Retry-After sent with those failures, by path. */
+  readonly retryAfter = new Map<string, string>();
   /** Emits 'call' (path) for every request once it is recorded; tests await it instead of sleeping. */
   readonly events = new EventEmitter();
   #waiters: Array<() => void> = [];
@@ -72,6 +74,20 @@ export class ProtocolStub {
     return this.server.close();
   }
 
+  /** An outage: the port refuses connections until restart(); what the stub recorded is kept. */
+  async stop(): Promise<void> {
+    await this.close();
+    this.events.emit('stopped');
+  }
+
+  /** Back on the same port (so the agent's API_URL still points at it). */
+  async restart(): Promise<void> {
+    const old = this.server;
+    this.server = await startServer((req, body, res) => this.#handle(req, body, res), old.port);
+    // One list of requests across the outage, so tests can compare before and after.
+    this.server.requests.unshift(...old.requests);
+  }
+
   #take(slots: Record<CheckClass, number>): Job[] {
     const free = { ...slots };
     const out: Job[] = [];
@@ -94,6 +110,8 @@ export class ProtocolStub {
     // After the records above, before any answer: a waiter sees this call in the lists.
     queueMicrotask(() => this.events.emit('call', path));
     if (failure) {
+      const retryAfter = this.retryAfter.get(path);
+      if (retryAfter !== undefined) res.setHeader('retry-after', retryAfter);
       json(res, failure, { statusCode: failure, error: 'Stub', message: `stub answers ${failure}` });
       return;
     }

@@ -130,6 +130,20 @@ describe('ResultSpool', () => {
     writeFileSync(join(dir, '0000000000000001.json'), '{broken');
     expect(await drain(spool)).toEqual(['r2']);
     expect(recorder.lines.some((l) => l.level === 50)).toBe(true);
+    // A result removed unread is a result lost: it counts like one dropped for the bound.
+    expect(spool.droppedTotal).toBe(1);
+  });
+
+  it('removes and counts an entry that is JSON but not a result, rather than handing it to the deliverer', async () => {
+    const dir = tempDir();
+    const spool = await ResultSpool.open({ dir, maxBytes: 1_000_000, log: recordingLogger().log });
+    await spool.append(item('r1'));
+    await spool.append(item('r2'));
+    await spool.append(item('r3'));
+    writeFileSync(join(dir, '0000000000000001.json'), '{"agentId":"a"}');
+    writeFileSync(join(dir, '0000000000000002.json'), 'null');
+    expect(await drain(spool)).toEqual(['r3']);
+    expect(spool.droppedTotal).toBe(2);
   });
 
   it('ack of an entry that was dropped meanwhile is harmless', async () => {

@@ -181,11 +181,17 @@ describe('the service away for a while', () => {
     await until(async () => ((await probe(health, '/health')).body.spooled === 3 ? true : undefined), { what: 'three spooled results' });
 
     service = await startService({ DATA_DIR: data.dir, PORT: port });
+    const backAt = Date.now();
     cleanups.push(() => service.proc.stop());
     for (const check of checks) {
       await until(async () => ((await api.results(check.id)).length > 0 ? true : undefined), { what: `the result of ${check.id}` });
     }
     await until(async () => ((await probe(health, '/health')).body.spooled === 0 ? true : undefined), { what: 'an empty spool' });
+    // Back within the short cap for an unreachable service (5 s), plus room for a loaded machine.
+    expect(Date.now() - backAt).toBeLessThan(5_000 + 3_000);
+    const retries = agent.lines.filter((l) => l.msg === 'lease request failed; retrying' || l.msg === 'result upload failed; will retry');
+    expect(retries.some((l) => l.unreachable === true)).toBe(true);
+    for (const r of retries.filter((l) => l.unreachable)) expect(r.retryInMs).toBeLessThanOrEqual(5_000);
     for (const check of checks) expect(await api.results(check.id)).toHaveLength(1);
 
     const db = new DatabaseSync(`${data.dir}/outpost.db`, { readOnly: true });

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -221,6 +222,120 @@ describe('uploads', () => {
     }
     expect((await fetch(`${base}/home.png`)).status).toBe(401);
     expect((await fetch(`${base}/missing.png`, { headers: a.headers })).status).toBe(404);
+  });
+});
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * One request written byte for byte on a socket (node:net), so the body can be longer than the
+ * headers declare; resolves with the answer once the service has sent it whole.
+ */
+function rawRequest(method: string, urlPath: string, headers: Record<string, string>, body: Buffer | string[]): Promise<RawAnswer> {
+  const { hostname, port } = new URL(h.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname);
+    let received = Buffer.alloc(0);
+    const tryParse = () => {
+      const end = received.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      const [statusLine, ...lines] = received.subarray(0, end).toString('latin1').split('\r\n');
+      const head: Record<string, string> = {};
+      for (const line of lines) head[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+      const length = Number(head['content-length'] ?? 0);
+      if (received.length < end + 4 + length) return;
+      socket.destroy();
+      resolve({ status: Number(statusLine?.split(' ')[1]), headers: head, body: received.subarray(end + 4, end + 4 + length).toString() });
+    };
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      tryParse();
+    });
+    socket.on('error', reject);
+    socket.on('close', () => reject(new Error(`the connection closed before a whole answer: ${JSON.stringify(received.toString())}`)));
+    const headLines = [`${method} ${urlPath} HTTP/1.1`, `host: ${hostname}:${port}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    if (Array.isArray(body)) {
+      // Chunked: nothing in the head says how long the body is.
+      socket.write(`${[...headLines, 'transfer-encoding: chunked'].join('\r\n')}\r\n\r\n`);
+      for (const part of body) socket.write(`${Buffer.byteLength(part).toString(16)}\r\n${part}\r\n`);
+      socket.write('0\r\n\r\n');
+    } else {
+      socket.write(`${[...headLines, `content-length: ${body.length}`].join('\r\n')}\r\n\r\n`);
+      socket.write(body);
+    }
+  });
+}
+
+describe('a body longer than upload-length', () => {
+  beforeEach(async () => {
+    h = await startArtifactService({ ARTIFACT_MAX_BYTES: String(1024 * 1024) });
+  });
+
+  const declared = Buffer.from('the declared bytes of the artifact');
+  const startHeaders = (t: ArtifactTenant) => ({
+    authorization: `Bearer ${t.key}`,
+    'content-type': 'text/plain',
+    'upload-length': String(declared.length),
+    'x-artifact-kind': 'log',
+    'x-artifact-sha256': sha(declared),
+  });
+  const head = async (t: ArtifactTenant, runId: string) => {
+    const res = await fetch(`${h.url}/agent/v1/runs/${runId}/artifacts/run.log`, { method: 'HEAD', headers: { authorization: `Bearer ${t.key}` } });
+    return { offset: res.headers.get('upload-offset'), length: res.headers.get('upload-length') };
+  };
+  const stored = (t: ArtifactTenant, runId: string) => readFile(path.join(h.dataDir, 'artifacts', t.accountId, runId, 'run.log'), 'utf8');
+
+  it('PUT with content-length past upload-length: 413 naming upload-length; the declared bytes complete the artifact', async () => {
+    const t = await h.tenant();
+    const runId = await h.run(t);
+    const res = await rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/run.log`, startHeaders(t), Buffer.concat([declared, Buffer.from(' AND MORE')]));
+    expect(res.status, res.body).toBe(413);
+    expect((JSON.parse(res.body) as { message: string }).message).toMatch(
+      new RegExp(`body runs past upload-length ${declared.length}.*artifact is complete`),
+    );
+    expect(res.headers['upload-offset']).toBe(String(declared.length));
+    expect(await h.service.store.artifacts.get(t.accountId, runId, 'run.log')).toMatchObject({ complete: true, size: declared.length });
+    expect(await head(t, runId)).toEqual({ offset: String(declared.length), length: String(declared.length) });
+    expect(await stored(t, runId)).toBe(declared.toString());
+  });
+
+  it('a chunked PUT whose chunks run past upload-length: the same 413, the artifact complete', async () => {
+    const t = await h.tenant();
+    const runId = await h.run(t);
+    const res = await rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/run.log`, startHeaders(t), [declared.toString(), ...Array.from({ length: 16 }, () => 'x'.repeat(256 * 1024))]);
+    expect(res.status, res.body).toBe(413);
+    expect(await h.service.store.artifacts.get(t.accountId, runId, 'run.log')).toMatchObject({ complete: true });
+    expect(await stored(t, runId)).toBe(declared.toString());
+  });
+
+  it('a PATCH that runs past upload-length completes the artifact with the bytes up to it', async () => {
+    const t = await h.tenant();
+    const runId = await h.run(t);
+    const first = await rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/run.log`, startHeaders(t), declared.subarray(0, 10));
+    expect(JSON.parse(first.body)).toMatchObject({ received: 10, complete: false });
+    const res = await rawRequest(
+      'PATCH',
+      `/agent/v1/runs/${runId}/artifacts/run.log`,
+      { authorization: `Bearer ${t.key}`, 'content-type': 'application/offset+octet-stream', 'upload-offset': '10' },
+      Buffer.concat([declared.subarray(10), Buffer.from('trailing junk')]),
+    );
+    expect(res.status, res.body).toBe(413);
+    expect(await head(t, runId)).toEqual({ offset: String(declared.length), length: String(declared.length) });
+    expect(await h.service.store.artifacts.get(t.accountId, runId, 'run.log')).toMatchObject({ complete: true });
+  });
+
+  it('excess bytes whose declared part does not match the SHA-256: 413 that says the upload was discarded', async () => {
+    const t = await h.tenant();
+    const runId = await h.run(t);
+    const wrong = Buffer.from('other bytes, same length as declared').subarray(0, declared.length);
+    const res = await rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/run.log`, startHeaders(t), Buffer.concat([wrong, Buffer.from('!!')]));
+    expect(res.status, res.body).toBe(413);
+    expect((JSON.parse(res.body) as { message: string }).message).toMatch(/do not match the declared SHA-256.*start it again with PUT/);
+    expect(await h.service.store.artifacts.get(t.accountId, runId, 'run.log')).toBeUndefined();
   });
 });
 

@@ -51,6 +51,53 @@ export class ArtifactDigestMismatchError extends HttpError {
   }
 }
 
+/**
+ * 413: the body ran past upload-length. The bytes up to it were taken; `outcome` says whether they
+ * completed the artifact (then `held` is its size, for the upload-offset header) or were discarded.
+ */
+export class ArtifactBodyTooLongError extends HttpError {
+  readonly held: number | undefined;
+  constructor(size: number, outcome: 'complete' | 'discarded') {
+    super(
+      413,
+      outcome === 'complete'
+        ? `the body runs past upload-length ${size}: the bytes up to it were kept and match the declared SHA-256, so the artifact is complete; the rest was refused (send at most upload-length bytes in all)`
+        : `the body runs past upload-length ${size}, and the bytes up to it do not match the declared SHA-256: the upload was discarded, start it again with PUT`,
+    );
+    this.name = 'ArtifactBodyTooLongError';
+    this.held = outcome === 'complete' ? size : undefined;
+  }
+}
+
+/**
+ * Passes on at most `room` bytes of `body`, hashing them; `overflowed` tells whether more came.
+ * Iterated by hand: leaving a for-await early would destroy the request, and with it the socket
+ * that must still carry the 413.
+ */
+function meterBody(body: AsyncIterable<Uint8Array>, room: number, hash: Hash) {
+  const meter = { taken: 0, overflowed: false, chunks: take() };
+  async function* take(): AsyncGenerator<Uint8Array> {
+    const source = body[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await source.next();
+      if (next.done) return;
+      const chunk = next.value;
+      const fits = Math.min(chunk.byteLength, room - meter.taken);
+      if (fits > 0) {
+        const part = fits === chunk.byteLength ? chunk : chunk.subarray(0, fits);
+        hash.update(part);
+        meter.taken += fits;
+        yield part;
+      }
+      if (fits < chunk.byteLength) {
+        meter.overflowed = true;
+        return;
+      }
+    }
+  }
+  return meter;
+}
+
 /** Parses and checks the headers of a PUT; each failure names the header and what is allowed. */
 export function parseStartHeaders(headers: Record<string, string | string[] | undefined>, maxBytes: number): StartUpload {
   const one = (name: string): string | undefined => {
@@ -212,49 +259,32 @@ export class ArtifactService {
 
   async #receive(record: ArtifactRecord, owner: RunOwner, offset: number, hash: Hash, body: AsyncIterable<Uint8Array>): Promise<ArtifactUploadStatus> {
     const key = this.#key(owner, record.runId, record.name);
-    const room = record.size - offset;
-    let taken = 0;
-    let tooLong = false;
-    const self = this;
-    // Hashes and counts each chunk as it goes to the store; stops at the declared size.
-    async function* metered(): AsyncGenerator<Uint8Array> {
-      for await (const chunk of body) {
-        const fits = Math.min(chunk.byteLength, room - taken);
-        if (fits < chunk.byteLength) tooLong = true;
-        if (fits > 0) {
-          const part = fits === chunk.byteLength ? chunk : chunk.subarray(0, fits);
-          hash.update(part);
-          taken += fits;
-          self.#bytesReceived += fits;
-          yield part;
-        }
-        if (tooLong) return;
-      }
-    }
+    const meter = meterBody(body, record.size - offset, hash);
     try {
-      await this.blobs.write(key, offset, metered());
+      await this.blobs.write(key, offset, meter.chunks);
     } catch (err) {
       // The connection broke: what arrived is kept and HEAD reports it. Logged with its reason so
       // an operator can tell flaky networks from a broken agent.
       this.#log.warn(
-        { runId: record.runId, name: record.name, received: offset + taken, size: record.size, err: (err as Error).message },
+        { runId: record.runId, name: record.name, received: offset + meter.taken, size: record.size, err: (err as Error).message },
         'artifact upload interrupted; the agent can resume it',
       );
       throw err;
+    } finally {
+      this.#bytesReceived += meter.taken;
     }
-    if (tooLong) {
-      throw new BadRequestError(`body is longer than upload-length ${record.size}; the first ${record.size} bytes were kept`);
-    }
-    const received = offset + taken;
+    const received = offset + meter.taken;
     if (received < record.size) return statusOf(record, received);
     const actual = hash.digest('hex');
     if (actual !== record.sha256) {
       await this.blobs.delete(key);
       await this.#store.artifacts.remove(owner.accountId, record.runId, record.name);
       this.#log.warn({ runId: record.runId, name: record.name, expected: record.sha256, actual }, 'artifact discarded: SHA-256 mismatch');
-      throw new ArtifactDigestMismatchError(record.sha256, actual);
+      throw meter.overflowed ? new ArtifactBodyTooLongError(record.size, 'discarded') : new ArtifactDigestMismatchError(record.sha256, actual);
     }
     await this.#store.artifacts.markComplete(owner.accountId, record.runId, record.name);
+    // The declared bytes made a whole, verified artifact: keep it, and still refuse what came after.
+    if (meter.overflowed) throw new ArtifactBodyTooLongError(record.size, 'complete');
     return statusOf({ ...record, complete: true }, received);
   }
 

@@ -9,7 +9,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ARTIFACT_HEADERS, type ArtifactUploadStatus } from '../../shared/artifacts.ts';
 import { AGENT_API_PREFIX } from '../../shared/protocol.ts';
 import { LocalDiskArtifactStore } from '../artifacts/local-disk-store.ts';
-import { type ArtifactLog, ArtifactService, OffsetMismatchError, parseOffsetHeader, parseStartHeaders } from '../artifacts/service.ts';
+import { ArtifactBodyTooLongError, type ArtifactLog, ArtifactService, OffsetMismatchError, parseOffsetHeader, parseStartHeaders } from '../artifacts/service.ts';
 import type { ArtifactConfig } from '../artifacts/config.ts';
 import { useAccountAuth } from '../http/auth.ts';
 import { BadRequestError, UnauthorizedError } from '../http/errors.ts';
@@ -48,6 +48,13 @@ interface UploadParams {
 function answer(reply: FastifyReply, status: ArtifactUploadStatus): ArtifactUploadStatus {
   void reply.header(ARTIFACT_HEADERS.offset, String(status.received)).header(ARTIFACT_HEADERS.length, String(status.size));
   return status;
+}
+
+/** A refusal that knows the bytes the service holds says so in upload-offset, as HEAD would. */
+function heldHeader(reply: FastifyReply, err: unknown): void {
+  if ((err instanceof OffsetMismatchError || err instanceof ArtifactBodyTooLongError) && err.held !== undefined) {
+    void reply.header(ARTIFACT_HEADERS.offset, String(err.held));
+  }
 }
 
 /** When the agent went away mid-body there is nobody to answer; a 400 to a dead socket is harmless. */
@@ -90,6 +97,7 @@ const uploadRoutes: FastifyPluginAsync<ArtifactApiOptions> = async (fastify, { a
     try {
       status = await artifacts.start(locationOf(request), runId, name, upload, request.raw);
     } catch (err) {
+      heldHeader(reply, err);
       interrupted(request, err);
     }
     return answer(reply, status);
@@ -102,7 +110,7 @@ const uploadRoutes: FastifyPluginAsync<ArtifactApiOptions> = async (fastify, { a
     try {
       status = await artifacts.append(locationOf(request), runId, name, offset, request.raw);
     } catch (err) {
-      if (err instanceof OffsetMismatchError) void reply.header(ARTIFACT_HEADERS.offset, String(err.held));
+      heldHeader(reply, err);
       interrupted(request, err);
     }
     return answer(reply, status);
