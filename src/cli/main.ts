@@ -99,6 +99,9 @@ export async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => {
+    // A configuration error exits at once: a file-system call hung on a bad path (SPOOL_DIR on a dead
+    // network mount) must not keep the process alive after the one-line message.
+    if (code === EXIT.config) process.exit(code);
     process.exitCode = code;
   },
   (err: unknown) => {

@@ -18,6 +18,7 @@ import { ArtifactHttp } from '../../src/agent/artifacts/http.ts';
 import { LineScrubber } from '../../src/agent/artifacts/scrub.ts';
 import { ArtifactUploader } from '../../src/agent/artifacts/uploader.ts';
 import { type ArtifactServiceHarness, type ArtifactTenant, startArtifactService, startRelay, writeRandomFile } from '../helpers/artifact-service.ts';
+import type { BackoffOptions } from '../../src/agent/backoff.ts';
 
 const MiB = 1024 * 1024;
 
@@ -49,7 +50,15 @@ function captureLog() {
   return { log, lines };
 }
 
-async function openUploader(opts: { apiUrl: string; key: string; maxBytes?: number; queueMaxBytes?: number; queueDir?: string; log?: pino.Logger }) {
+async function openUploader(opts: {
+  apiUrl: string;
+  key: string;
+  maxBytes?: number;
+  queueMaxBytes?: number;
+  queueDir?: string;
+  log?: pino.Logger;
+  backoff?: BackoffOptions;
+}) {
   const dispatcher = new Agent({ keepAliveTimeout: 1_000 });
   const uploader = await ArtifactUploader.open({
     config: {
@@ -59,7 +68,7 @@ async function openUploader(opts: { apiUrl: string; key: string; maxBytes?: numb
     },
     http: new ArtifactHttp({ apiUrl: new URL(opts.apiUrl), apiKey: opts.key, dispatcher }),
     log: opts.log ?? pino({ level: 'silent' }),
-    backoff: { baseMs: 20, capMs: 200 },
+    backoff: opts.backoff ?? { baseMs: 20, capMs: 200 },
   });
   closers.push(async () => {
     await uploader.close();
@@ -236,6 +245,29 @@ describe('outages', () => {
     await second.idle();
     expect(second.uploadedTotal).toBe(1);
     expect(await storedSha(t, runId, 'report.html')).toBe(sha);
+  });
+
+  it('retries an unreachable service within the short cap, so uploads resume within seconds of its return', async () => {
+    h = await startArtifactService();
+    const t = await h.tenant();
+    const runId = await h.run(t);
+    const file = path.join(work, 'shot.png');
+    await writeFile(file, Buffer.alloc(1024, 7));
+    await h.stop();
+    const { log, lines } = captureLog();
+    // A long cap for answers, a short one for no answer: only the short one may apply here.
+    const uploader = await openUploader({ apiUrl: h.url, key: t.key, log, backoff: { baseMs: 1_000, capMs: 60_000, unreachableCapMs: 100 } });
+    const failed = new Promise<void>((resolve) => {
+      let n = 0;
+      uploader.on('attempt-failed', () => {
+        if (++n === 4) resolve();
+      });
+    });
+    await uploader.add(runId, { name: 'shot.png', kind: 'screenshot', path: file, contentType: 'image/png' });
+    await failed;
+    const delays = lines.filter((l) => l.msg === 'artifact upload failed; will retry').map((l) => Number(l.retryInMs));
+    expect(delays.length).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(100);
   });
 
   it('bounds the queue: the oldest waiting artifact is dropped, logged loudly and counted', async () => {

@@ -25,8 +25,8 @@ import {
   type ArtifactUploadStatus,
   isSafeArtifactName,
 } from '../../shared/artifacts.ts';
-import { Backoff, type BackoffOptions, sleep } from '../backoff.ts';
-import { PermanentError } from '../client.ts';
+import { Backoff, type BackoffOptions, SERVICE_BACKOFF, sleep } from '../backoff.ts';
+import { PermanentError, retryHintOf } from '../client.ts';
 import type { ArtifactUploaderConfig } from './config.ts';
 import { type ArtifactHttp, DigestMismatchError } from './http.ts';
 import { ArtifactQueue, type QueuedArtifact } from './queue.ts';
@@ -86,7 +86,7 @@ export class ArtifactUploader extends EventEmitter {
     this.#config = options.config;
     this.#http = options.http;
     this.#log = options.log;
-    this.#backoff = new Backoff(options.backoff ?? { baseMs: 500, capMs: 30_000 });
+    this.#backoff = new Backoff(options.backoff ?? { baseMs: 500, capMs: 30_000, unreachableCapMs: SERVICE_BACKOFF.unreachableCapMs });
     this.#segmentMs = options.segmentMs ?? 20_000;
     this.#chunkBytes = options.chunkBytes ?? 256 * 1024;
     this.queue = queue;
@@ -250,7 +250,8 @@ export class ArtifactUploader extends EventEmitter {
           await this.#drop(entry, (err as Error).message);
           return;
         }
-        const delay = this.#backoff.next();
+        // An unreachable service gets the short cap, as results do: uploads resume within seconds of its return.
+        const delay = this.#backoff.next(retryHintOf(err));
         this.#log.warn({ ...at, err, reason: (err as Error).message, retryInMs: delay, waiting: this.queue.size }, 'artifact upload failed; will retry');
         await sleep(delay, signal);
       }
