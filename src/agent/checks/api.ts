@@ -98,7 +98,8 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
   const stoppedAt = new Date();
 
   const hops = state?.hops ?? [];
-  const timingPhases = runPhases(t0, hops, tEnd);
+  // Without a response, the phase the run stopped in carries the time up to the stop.
+  const timingPhases = runPhases(t0, hops, tEnd, response ? null : (state?.phase ?? null));
   const timings = runTimings(t0, hops.at(-1));
   const responseTime = timingPhases.total;
 
