@@ -167,6 +167,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
           statusText: response.statusText,
           body: response.body,
           bodyTruncated: response.bodyTruncated,
+          httpVersion: response.httpVersion,
           headers: response.headers,
           timings,
           timingPhases,

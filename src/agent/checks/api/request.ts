@@ -10,7 +10,7 @@ import zlib from 'node:zlib';
 import { Client } from '../../http/undici.ts';
 import type { ApiRequest, ApiTlsDetails, KeyValue } from '../../../shared/checks/types.ts';
 import { VERSION } from '../../../shared/version.ts';
-import { type ResolvedAddress, type ResolvedVia, createConnector } from './connect.ts';
+import { type HttpVersion, type ResolvedAddress, type ResolvedVia, createConnector } from './connect.ts';
 import { type RequestPhase, TargetError } from './errors.ts';
 import { type HopMarks, newHop } from './timings.ts';
 
@@ -161,6 +161,8 @@ export interface RawResponse {
   bodyBytes: number;
   /** Whether the body was read to its end (false when the hard limit stopped the read). */
   bodyComplete: boolean;
+  /** The HTTP version of the (last hop's) connection: '2' when the server chose h2 in ALPN. */
+  httpVersion: HttpVersion;
 }
 
 export interface ExchangeState {
@@ -172,6 +174,8 @@ export interface ExchangeState {
   address: ResolvedAddress | null;
   resolvedVia: ResolvedVia | null;
   tls: ApiTlsDetails | null;
+  /** The HTTP version of the current (finally: last) hop's connection. */
+  httpVersion?: HttpVersion;
 }
 
 export interface ExchangeOptions {
@@ -305,7 +309,12 @@ export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: 
         onTls: (d) => {
           state.tls = d;
         },
+        onHttpVersion: (v) => {
+          state.httpVersion = v;
+        },
       }),
+      // The connector offers h2 and HTTP/1.1 by ALPN; undici speaks whichever the server chose.
+      allowH2: true,
       pipelining: 1,
       // The run's own timeout (the signal) bounds everything; undici's would only race it.
       headersTimeout: 0,
@@ -362,6 +371,7 @@ export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: 
         bodyTruncated: read.truncated,
         bodyBytes: read.bytes,
         bodyComplete: read.complete,
+        httpVersion: state.httpVersion ?? '1.1',
       };
     } finally {
       // destroy, not close: nothing is left to send, and a socket still streaming a body is cut now.
