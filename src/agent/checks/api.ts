@@ -12,6 +12,7 @@
 import type { ApiCheckDefinition, ApiCheckResult, AssertionResult } from '../../shared/checks/types.ts';
 import { diagnoseNetworkFailure } from '../diagnostics/index.ts';
 import { describeFailedAssertion, evaluateAssertions } from './api/assertions.ts';
+import { failBodyAssertions } from './api/body.ts';
 import { CANCELLED, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
 import { type ExchangeState, type PreparedRequest, type RawResponse, exchange, prepareRequest } from './api/request.ts';
 import { runPhases, runTimings } from './api/timings.ts';
@@ -21,7 +22,7 @@ import { startRunSignal } from './net/run-signal.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
 export { evaluateAssertions } from './api/assertions.ts';
-export { RESPONSE_BODY_CAP_BYTES } from './api/request.ts';
+export { RESPONSE_BODY_CAP_BYTES } from './api/body.ts';
 
 function hostOf(url: URL): string {
   const h = url.hostname;
@@ -121,12 +122,15 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
   // Assertions run only on a response. With no assertions nothing about the status is implied (a
   // 500 passes), as with the reference: a check asserts what it cares about.
   const assertions: AssertionResult[] = response
-    ? evaluateAssertions(req.assertions ?? [], {
-        status: response.status,
-        headers: response.headers,
-        body: response.body,
-        responseTime,
-      })
+    ? failBodyAssertions(
+        evaluateAssertions(req.assertions ?? [], {
+          status: response.status,
+          headers: response.headers,
+          body: response.body,
+          responseTime,
+        }),
+        response.bodyError,
+      )
     : [];
 
   const cancelled = requestError === CANCELLED;
@@ -168,6 +172,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
           body: response.body,
           bodyTruncated: response.bodyTruncated,
           httpVersion: response.httpVersion,
+          ...(response.bodyError ? { bodyError: response.bodyError } : {}),
           headers: response.headers,
           timings,
           timingPhases,
