@@ -13,6 +13,7 @@ import type { buildConnector } from 'undici';
 import type { ApiTlsDetails } from '../../../shared/checks/types.ts';
 import { type RequestPhase, tlsVerificationError } from './errors.ts';
 import { raceAbort } from '../net/run-signal.ts';
+import { isNoRouteCode } from '../net/unreachable.ts';
 import type { HopMarks } from './timings.ts';
 import { describeCertificate } from './tls.ts';
 
@@ -71,12 +72,6 @@ export async function resolveHost(
   return { addresses: orderByFamily(list2, prefer), via: 'lookup' };
 }
 
-/**
- * Connect errors after which the next address (eventually of the other family) is tried: the
- * address cannot be reached from here at all. A refused connection or a timeout is an answer about
- * the target and is reported, not papered over by the other family.
- */
-const TRY_NEXT = new Set(['ENETUNREACH', 'EHOSTUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT', 'ENETDOWN']);
 
 async function openTcp(a: ResolvedAddress, port: number, signal: AbortSignal): Promise<net.Socket> {
   const socket = net.connect({ host: a.address, port, family: a.family });
@@ -165,7 +160,10 @@ export async function connectOnce(
     } catch (err) {
       lastError = err;
       const code = (err as { code?: unknown }).code;
-      if (o.signal.aborted || typeof code !== 'string' || !TRY_NEXT.has(code)) throw err;
+      // The next address (eventually of the other family) is tried only when this one cannot be
+      // reached from here at all. A refused connection or a timeout is an answer about the target
+      // and is reported, not papered over by the other family.
+      if (o.signal.aborted || typeof code !== 'string' || !isNoRouteCode(code)) throw err;
     }
   }
   if (!raw) throw lastError;
