@@ -20,7 +20,7 @@ const PHASE_WORDS: Record<RequestPhase, string> = {
 
 /**
  * A failure of the target that the request code already put into words (a TLS verification error,
- * too many redirects, an invalid URL). `code` is kept for logs and tests.
+ * an invalid URL or redirect location). `code` is kept for logs and tests.
  */
 export class TargetError extends Error {
   override readonly name = 'TargetError';

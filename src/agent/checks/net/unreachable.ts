@@ -16,7 +16,7 @@ const NO_ROUTE_WORDS: Record<string, string> = {
 };
 
 /** Whether a connect error code means the address cannot be reached from here (see above). */
-export function isNoRouteCode(code: string | undefined): code is string {
+export function isNoRouteCode(code: string | undefined): boolean {
   return code !== undefined && Object.hasOwn(NO_ROUTE_WORDS, code);
 }
 
