@@ -76,6 +76,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
         },
         state,
       );
+      requestError = response.failure;
     }
   } catch (err) {
     if (run.abortKind === null && !isTargetError(err)) throw err;

@@ -148,6 +148,8 @@ export interface RawResponse {
   bodyError: string | null;
   /** The HTTP version of the (last hop's) connection: '2' when the server chose h2 in ALPN. */
   httpVersion: HttpVersion;
+  /** Why the run fails although this response came (the redirect limit was reached), else null. */
+  failure: string | null;
 }
 
 export interface ExchangeState {
@@ -181,90 +183,104 @@ export function normalizeHeaders(h: Record<string, string | string[] | undefined
   return out;
 }
 
+/** A fresh Client for one hop, with the agent's connector reporting progress into `state` and `hop`. */
+function hopClient(url: URL, o: ExchangeOptions, state: ExchangeState, hop: HopMarks): InstanceType<typeof Client> {
+  return new Client(url.origin, {
+    connect: createConnector({
+      ipFamily: o.ipFamily,
+      useOsDnsResolver: o.useOsDnsResolver,
+      skipSSL: o.skipSSL,
+      signal: o.signal,
+      hop,
+      onPhase: (p) => {
+        state.phase = p;
+      },
+      onAddress: (a, via) => {
+        state.address = a;
+        state.resolvedVia = via;
+      },
+      onTls: (d) => {
+        state.tls = d;
+      },
+      onHttpVersion: (v) => {
+        state.httpVersion = v;
+      },
+    }),
+    // The connector offers h2 and HTTP/1.1 by ALPN; undici speaks whichever the server chose.
+    allowH2: true,
+    pipelining: 1,
+    // The run's own timeout (the signal) bounds everything; undici's would only race it.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
+}
+
+/** What one hop sends. */
+interface HopRequest {
+  method: string;
+  url: URL;
+  headers: Array<[string, string]>;
+  body: string | undefined;
+}
+
+/** The request a redirect leads to, as browsers make it. Throws TargetError for a location it cannot follow. */
+function redirected(from: HopRequest, status: number, location: string): HopRequest {
+  let next: URL;
+  try {
+    next = new URL(location, from.url);
+  } catch {
+    throw new TargetError('ERR_INVALID_URL', `Invalid redirect location "${location}"`);
+  }
+  if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+    throw new TargetError('ERR_UNSUPPORTED_PROTOCOL', `Redirect to unsupported URL scheme "${next.protocol}"`);
+  }
+  let { method, headers, body } = from;
+  // 303 (and 301/302 after a POST) continue with GET and no body; 307/308 repeat the request as it was.
+  if ((status === 303 && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
+    method = 'GET';
+    body = undefined;
+    headers = withoutHeaders(headers, ['content-type', 'content-length']);
+  }
+  // Credentials are for the origin they were configured for, never for another one.
+  if (next.origin !== from.url.origin) headers = withoutHeaders(headers, ['authorization', 'cookie']);
+  return { method, url: next, headers: withoutHeaders(headers, ['host']), body };
+}
+
 /**
- * Sends the request, following redirects if the check says so. Each hop runs on a new Client that is
+ * Sends the request, following redirects if the check says so (at most MAX_REDIRECTS; past them the
+ * last redirect is the response, with `failure` saying so). Each hop runs on a new Client that is
  * destroyed afterwards: no connection or TLS session is ever reused, so every run measures a real
  * DNS lookup, TCP connect and TLS handshake. Errors propagate (the caller names them with the
  * state's phase and address).
  */
 export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: ExchangeState): Promise<RawResponse> {
-  let method = req.method;
-  let headers = req.headers;
-  let body = req.body;
-  let url = req.url;
+  let hopReq: HopRequest = { method: req.method, url: req.url, headers: req.headers, body: req.body };
   for (let redirects = 0; ; redirects++) {
+    const { url } = hopReq;
     state.url = url;
     const hop = newHop();
     state.hops.push(hop);
     // 'dns' once undici calls the connector; before that undici only checks the request.
     state.phase = 'setup';
-    const client = new Client(url.origin, {
-      connect: createConnector({
-        ipFamily: o.ipFamily,
-        useOsDnsResolver: o.useOsDnsResolver,
-        skipSSL: o.skipSSL,
-        signal: o.signal,
-        hop,
-        onPhase: (p) => {
-          state.phase = p;
-        },
-        onAddress: (a, via) => {
-          state.address = a;
-          state.resolvedVia = via;
-        },
-        onTls: (d) => {
-          state.tls = d;
-        },
-        onHttpVersion: (v) => {
-          state.httpVersion = v;
-        },
-      }),
-      // The connector offers h2 and HTTP/1.1 by ALPN; undici speaks whichever the server chose.
-      allowH2: true,
-      pipelining: 1,
-      // The run's own timeout (the signal) bounds everything; undici's would only race it.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-    });
+    const client = hopClient(url, o, state, hop);
     try {
       const res = await client.request({
         path: `${url.pathname}${url.search}`,
-        method: method as 'GET',
-        headers: headers.flat(),
-        body,
+        method: hopReq.method as 'GET',
+        headers: hopReq.headers.flat(),
+        body: hopReq.body,
         signal: o.signal,
       });
       hop.response = performance.now();
       state.phase = 'body';
       const resHeaders = normalizeHeaders(res.headers);
       const location = resHeaders['location'];
-      if (o.followRedirects && REDIRECT_STATUSES.has(res.statusCode) && location !== undefined) {
+      const redirect = o.followRedirects && REDIRECT_STATUSES.has(res.statusCode) && location !== undefined;
+      if (redirect && redirects < MAX_REDIRECTS) {
         await res.body.dump({ limit: RESPONSE_BODY_CAP_BYTES }).catch(() => {});
         hop.end = performance.now();
         state.redirects.push({ url: url.toString(), status: res.statusCode });
-        if (redirects >= MAX_REDIRECTS) {
-          throw new TargetError('TOO_MANY_REDIRECTS', `Too many redirects: stopped after ${MAX_REDIRECTS}`);
-        }
-        let next: URL;
-        try {
-          next = new URL(location, url);
-        } catch {
-          throw new TargetError('ERR_INVALID_URL', `Invalid redirect location "${location}"`);
-        }
-        if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-          throw new TargetError('ERR_UNSUPPORTED_PROTOCOL', `Redirect to unsupported URL scheme "${next.protocol}"`);
-        }
-        // As browsers do: 303 (and 301/302 after a POST) continue with GET and no body; 307/308
-        // repeat the request as it was.
-        if ((res.statusCode === 303 && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
-          method = 'GET';
-          body = undefined;
-          headers = withoutHeaders(headers, ['content-type', 'content-length']);
-        }
-        // Credentials are for the origin they were configured for, never for another one.
-        if (next.origin !== url.origin) headers = withoutHeaders(headers, ['authorization', 'cookie']);
-        headers = withoutHeaders(headers, ['host']);
-        url = next;
+        hopReq = redirected(hopReq, res.statusCode, location);
         continue;
       }
       const read = await readBody(res.body, resHeaders['content-encoding']);
@@ -279,6 +295,7 @@ export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: 
         bodyComplete: read.complete,
         bodyError: read.decodeError,
         httpVersion: state.httpVersion ?? '1.1',
+        failure: redirect ? `Too many redirects (${MAX_REDIRECTS})` : null,
       };
     } finally {
       // destroy, not close: nothing is left to send, and a socket still streaming a body is cut now.
