@@ -3,13 +3,12 @@
  * never completes is `tcp`, a TLS handshake that never ends is `tls`, a server that accepts but never
  * answers is `firstByte`, a body that stalls is `download` — not `wait`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
 import type { TimingPhases } from '../../src/shared/checks/types.ts';
 import { type TestServer, apiCheck, context, startServer } from './api-fixtures.ts';
+import { fullBacklog } from './tcp-servers.ts';
 
 const TIMEOUT_MS = 500;
 const PHASES = ['wait', 'dns', 'tcp', 'tls', 'firstByte', 'download'] as const;
@@ -28,51 +27,27 @@ function phasesOf(r: Awaited<ReturnType<typeof apiCheckRunner.run>>): TimingPhas
 }
 
 /**
- * The phase that carries the time: the run's time, less what the phases before it took, is in it;
- * `wait` (agent-side time) stays small and the phases after it are 0.
+ * The phase that carries the time: most of the run is in it (wrongly charged, it was all in `wait`),
+ * `wait` (agent-side time, which a loaded machine stretches a little) is a small part, and the phases
+ * after it are 0.
  */
 function expectTimeIn(p: TimingPhases, phase: (typeof PHASES)[number]): void {
   const at = PHASES.indexOf(phase);
-  const before = PHASES.slice(1, at).reduce((sum, k) => sum + p[k], 0);
   expect(p.total, JSON.stringify(p)).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
-  expect(p[phase], JSON.stringify(p)).toBeGreaterThanOrEqual(p.total - before - 20);
-  expect(p.wait, JSON.stringify(p)).toBeLessThan(20);
+  expect(p[phase], JSON.stringify(p)).toBeGreaterThanOrEqual(p.total * 0.6);
+  expect(p.wait, JSON.stringify(p)).toBeLessThan(p.total * 0.25);
   for (const later of PHASES.slice(at + 1)) expect(p[later], `${later} in ${JSON.stringify(p)}`).toBe(0);
-}
-
-/**
- * A listening socket whose accept queue is full: its process (a child) listens with a backlog of 1 and
- * stops itself before it can accept, two connections fill the queue, and the kernel then drops
- * every further SYN, so a connect neither succeeds nor fails.
- */
-async function fullBacklog(): Promise<{ port: number; fillers: net.Socket[]; child: ChildProcess }> {
-  const code = `const s = require('node:net').createServer();
-    s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
-      process.stdout.write(s.address().port + '\\n');
-      process.kill(process.pid, 'SIGSTOP');
-    });`;
-  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
-  const port = Number(line.toString().trim());
-  const fillers: net.Socket[] = [];
-  for (let i = 0; i < 2; i++) {
-    const s = net.connect(port, '127.0.0.1');
-    await once(s, 'connect');
-    fillers.push(s);
-  }
-  return { port, fillers, child };
 }
 
 describe('a timeout is charged to the phase that was running', () => {
   it('connect: a SYN nobody answers is tcp time', async () => {
-    const { port, fillers, child } = await fullBacklog();
+    const full = await fullBacklog();
     try {
-      const r = await apiCheckRunner.run(apiCheck({ url: `http://127.0.0.1:${port}/` }), context({ timeoutMs: TIMEOUT_MS }));
+      const r = await apiCheckRunner.run(apiCheck({ url: `http://127.0.0.1:${full.port}/` }), context({ timeoutMs: TIMEOUT_MS }));
       expect(r.error).toBe(`Timed out after ${TIMEOUT_MS} ms while connecting`);
       expectTimeIn(phasesOf(r), 'tcp');
     } finally {
-      for (const s of fillers) s.destroy();
-      child.kill('SIGKILL');
+      full.close();
     }
   });
 
