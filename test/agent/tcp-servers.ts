@@ -1,7 +1,8 @@
 /**
  * Targets for the TCP check tests: Debian's nginx on a loopback HTTP port (a real server no one here
  * wrote), started per test file with a temp configuration in a single foreground process, and small
- * node:net servers whose behaviour a test picks (echo, banner, flood, silence, reset).
+ * node:net servers whose behaviour a test picks (echo, banner, flood, silence, reset), and the
+ * builder of TCP check definitions.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TcpCheckDefinition, TcpRequest } from '../../src/shared/checks/types.ts';
 import { freePort } from './dns-server.ts';
 
 export interface NginxServer {
@@ -142,5 +144,21 @@ export async function fullBacklog(): Promise<{ port: number; close(): void }> {
       for (const s of fillers) s.destroy();
       child.kill('SIGKILL');
     },
+  };
+}
+
+/** A TCP check of 127.0.0.1 (unless the request says otherwise) with the reference's defaults. */
+export function tcpCheck(request: Partial<TcpRequest> & Pick<TcpRequest, 'port'>, extra: Partial<TcpCheckDefinition> = {}): TcpCheckDefinition {
+  return {
+    id: 'check-1',
+    accountId: 'acct-1',
+    name: 'tcp',
+    checkType: 'TCP',
+    shouldFail: false,
+    runtimeId: null,
+    degradedResponseTime: 3000,
+    maxResponseTime: 5000,
+    ...extra,
+    request: { hostname: '127.0.0.1', data: null, ipFamily: 'IPv4', assertions: [], ...request },
   };
 }

@@ -4,27 +4,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tcpCheckRunner } from '../../src/agent/checks/tcp.ts';
-import type { TcpCheckDefinition } from '../../src/shared/checks/types.ts';
 import { context } from './api-fixtures.ts';
-import { fullBacklog } from './tcp-servers.ts';
-
-const tcpCheck = (port: number): TcpCheckDefinition => ({
-  id: 'check-1',
-  accountId: 'acct-1',
-  name: 'tcp',
-  checkType: 'TCP',
-  shouldFail: false,
-  runtimeId: null,
-  degradedResponseTime: 3000,
-  maxResponseTime: 5000,
-  request: { hostname: '127.0.0.1', port, data: null, ipFamily: 'IPv4', assertions: [] },
-});
+import { fullBacklog, tcpCheck } from './tcp-servers.ts';
 
 describe('TCP timeouts', () => {
   it('a connect that never completes is connect time', async () => {
     const full = await fullBacklog();
     try {
-      const outcome = await tcpCheckRunner.run(tcpCheck(full.port), context({ timeoutMs: 400 }));
+      const outcome = await tcpCheckRunner.run(tcpCheck({ port: full.port }), context({ timeoutMs: 400 }));
       expect(outcome.error).toBe('Timed out after 400 ms while connecting');
       const phases = outcome.details?.timingPhases as { dns: number; connect: number; data: number; total: number };
       expect(phases.total).toBeGreaterThanOrEqual(395);
