@@ -89,7 +89,7 @@ async function openTcp(a: ResolvedAddress, port: number, signal: AbortSignal): P
  * What the handshake offers in ALPN, as browsers do: h2 first, then HTTP/1.1. undici speaks h2 on a
  * socket whose server chose it (and loads its HTTP/2 half only then: src/agent/http/undici.ts).
  */
-export const ALPN_PROTOCOLS = ['h2', 'http/1.1'];
+const ALPN_PROTOCOLS = ['h2', 'http/1.1'];
 
 /** The HTTP version a connection speaks: '2' when its server chose h2 in ALPN, else '1.1'. */
 export type HttpVersion = '2' | '1.1';
