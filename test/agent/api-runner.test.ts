@@ -133,7 +133,13 @@ describe('redirects', () => {
     const tooMany = await run(apiCheck({ url: `${plain.origin}/redirect/11` }), context());
     expect(tooMany.hasFailures).toBe(true);
     expect(tooMany.hasErrors).toBe(false);
-    expect(tooMany.error).toBe('Too many redirects: stopped after 10');
+    expect(tooMany.error).toBe('Too many redirects (10)');
+    expect(tooMany.apiCheckResult?.requestError).toBe('Too many redirects (10)');
+    // The last response, the redirect that was not followed, is kept.
+    expect(tooMany.apiCheckResult?.response?.status).toBe(302);
+    expect(tooMany.apiCheckResult?.response?.headers?.['location']).toBe('/redirect/0');
+    expect(tooMany.details?.finalUrl).toBe(`${plain.origin}/redirect/1`);
+    expect(tooMany.details?.redirects).toHaveLength(10);
   });
 });
 

@@ -4,10 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TCP_READ_QUIET_MS, TCP_RESPONSE_CAP_BYTES, tcpCheckRunner } from '../../src/agent/checks/tcp.ts';
 import type { CheckContext } from '../../src/agent/checks/runner.ts';
-import type { TcpAssertion, TcpCheckDefinition, TcpCheckResult, TcpRequest } from '../../src/shared/checks/types.ts';
+import type { TcpAssertion, TcpCheckDefinition, TcpCheckResult } from '../../src/shared/checks/types.ts';
 import { context } from './api-fixtures.ts';
 import { freePort } from './dns-server.ts';
-import { type NetServer, type NginxServer, startNetServer, startNginx } from './tcp-servers.ts';
+import { type NetServer, type NginxServer, startNetServer, startNginx, tcpCheck } from './tcp-servers.ts';
 
 let nginx: NginxServer;
 let echo: NetServer;
@@ -18,21 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([nginx?.stop(), echo?.close()]);
 });
-
-function tcpCheck(request: Partial<TcpRequest> & Pick<TcpRequest, 'port'>, extra: Partial<TcpCheckDefinition> = {}): TcpCheckDefinition {
-  return {
-    id: 'check-1',
-    accountId: 'acct-1',
-    name: 'tcp',
-    checkType: 'TCP',
-    shouldFail: false,
-    runtimeId: null,
-    degradedResponseTime: 3000,
-    maxResponseTime: 5000,
-    ...extra,
-    request: { hostname: '127.0.0.1', data: null, ipFamily: 'IPv4', assertions: [], ...request },
-  };
-}
 
 async function run(check: TcpCheckDefinition, ctx: Partial<CheckContext> = {}) {
   const outcome = await tcpCheckRunner.run(check, context(ctx));

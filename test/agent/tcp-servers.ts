@@ -1,13 +1,16 @@
 /**
  * Targets for the TCP check tests: Debian's nginx on a loopback HTTP port (a real server no one here
  * wrote), started per test file with a temp configuration in a single foreground process, and small
- * node:net servers whose behaviour a test picks (echo, banner, flood, silence, reset).
+ * node:net servers whose behaviour a test picks (echo, banner, flood, silence, reset), and the
+ * builder of TCP check definitions.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TcpCheckDefinition, TcpRequest } from '../../src/shared/checks/types.ts';
 import { freePort } from './dns-server.ts';
 
 export interface NginxServer {
@@ -112,5 +115,50 @@ export async function startNetServer(onConnection: (socket: net.Socket) => void,
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * A listening socket whose accept queue is full, so that a connect to it neither succeeds nor fails:
+ * its process (a child) listens with a backlog of 1 and stops itself before it can accept, two
+ * connections fill the queue, and the kernel then drops every further SYN.
+ */
+export async function fullBacklog(): Promise<{ port: number; close(): void }> {
+  const code = `const s = require('node:net').createServer();
+    s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+      process.stdout.write(s.address().port + '\\n');
+      process.kill(process.pid, 'SIGSTOP');
+    });`;
+  const child: ChildProcess = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  const port = Number(line.toString().trim());
+  const fillers: net.Socket[] = [];
+  for (let i = 0; i < 2; i++) {
+    const s = net.connect(port, '127.0.0.1');
+    await once(s, 'connect');
+    fillers.push(s);
+  }
+  return {
+    port,
+    close() {
+      for (const s of fillers) s.destroy();
+      child.kill('SIGKILL');
+    },
+  };
+}
+
+/** A TCP check of 127.0.0.1 (unless the request says otherwise) with the reference's defaults. */
+export function tcpCheck(request: Partial<TcpRequest> & Pick<TcpRequest, 'port'>, extra: Partial<TcpCheckDefinition> = {}): TcpCheckDefinition {
+  return {
+    id: 'check-1',
+    accountId: 'acct-1',
+    name: 'tcp',
+    checkType: 'TCP',
+    shouldFail: false,
+    runtimeId: null,
+    degradedResponseTime: 3000,
+    maxResponseTime: 5000,
+    ...extra,
+    request: { hostname: '127.0.0.1', data: null, ipFamily: 'IPv4', assertions: [], ...request },
   };
 }

@@ -92,4 +92,32 @@ describe('undici lib layout used by src/agent/http/undici.ts', () => {
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, TLS: JSON.stringify(tls) } });
     expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({ afterH1: { body: 'h1', http2: false }, h2: { status: 200, body: 'over 2.0' } });
   });
+
+  it('an API check offers h2 by ALPN, yet node:http2 loads only once a server chooses it', () => {
+    const tls = makeSelfSigned();
+    const script = `
+      const { apiCheckRunner } = await import(${JSON.stringify(new URL('../../src/agent/checks/api.ts', import.meta.url).href)});
+      // Not api-fixtures.ts: its ES import of node:http loads Node's bundled undici, which loads http2.
+      const { pino } = await import('pino');
+      const apiCheck = ({ url }) => ({ id: 'c', accountId: 'a', name: 'h2', checkType: 'API', shouldFail: false, runtimeId: null,
+        degradedResponseTime: 10000, maxResponseTime: 20000, request: { method: 'GET', url, skipSSL: true, followRedirects: true,
+        ipFamily: 'IPv4', body: '', bodyType: 'NONE', headers: [], queryParameters: [], assertions: [], basicAuth: null } });
+      const context = () => ({ signal: new AbortController().signal, timeoutMs: 10000, log: pino({ level: 'silent' }), useOsDnsResolver: false });
+      const https = process.getBuiltinModule('node:https');
+      const { key, cert } = JSON.parse(process.env.TLS);
+      const loaded = () => process.moduleLoadList.includes('NativeModule http2');
+      const h1 = https.createServer({ key, cert }, (req, res) => res.end('h1'));
+      await new Promise((r) => h1.listen(0, '127.0.0.1', r));
+      const one = await apiCheckRunner.run(apiCheck({ url: 'https://127.0.0.1:' + h1.address().port + '/' }), context());
+      const afterH1 = { httpVersion: one.apiCheckResult.response.httpVersion, http2: loaded() };
+      const http2 = process.getBuiltinModule('node:http2');
+      const h2 = http2.createSecureServer({ key, cert, allowHTTP1: false }, (req, res) => res.end('over ' + req.httpVersion));
+      await new Promise((r) => h2.listen(0, '127.0.0.1', r));
+      const two = await apiCheckRunner.run(apiCheck({ url: 'https://127.0.0.1:' + h2.address().port + '/' }), context());
+      console.log(JSON.stringify({ afterH1, h2: { httpVersion: two.apiCheckResult.response.httpVersion, body: two.apiCheckResult.response.body } }));
+      h1.close(); h2.close();`;
+    // As above, the script loads node:http2 itself for its server, after the h1 check has run.
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, TLS: JSON.stringify(tls) } });
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({ afterH1: { httpVersion: '1.1', http2: false }, h2: { httpVersion: '2', body: 'over 2.0' } });
+  });
 });

@@ -12,6 +12,7 @@
 import type { ApiCheckDefinition, ApiCheckResult, AssertionResult } from '../../shared/checks/types.ts';
 import { diagnoseNetworkFailure } from '../diagnostics/index.ts';
 import { evaluateAssertions } from './api/assertions.ts';
+import { failBodyAssertions } from './api/body.ts';
 import { CANCELLED, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
 import { type ExchangeState, type PreparedRequest, type RawResponse, exchange, prepareRequest } from './api/request.ts';
 import { runPhases, runTimings } from './api/timings.ts';
@@ -22,7 +23,7 @@ import { decideVerdict, verdictSettings } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
 export { evaluateAssertions } from './api/assertions.ts';
-export { RESPONSE_BODY_CAP_BYTES } from './api/request.ts';
+export { RESPONSE_BODY_CAP_BYTES } from './api/body.ts';
 
 function hostOf(url: URL): string {
   const h = url.hostname;
@@ -83,6 +84,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
         },
         state,
       );
+      requestError = response.failure;
     }
   } catch (err) {
     if (run.abortKind === null && !isTargetError(err)) throw err;
@@ -106,7 +108,8 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
   const stoppedAt = new Date();
 
   const hops = state?.hops ?? [];
-  const timingPhases = runPhases(t0, hops, tEnd);
+  // Without a response, the phase the run stopped in carries the time up to the stop.
+  const timingPhases = runPhases(t0, hops, tEnd, response ? null : (state?.phase ?? null));
   const timings = runTimings(t0, hops.at(-1));
   const responseTime = timingPhases.total;
 
@@ -128,12 +131,15 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
   // Assertions run only on a response. A 4xx/5xx status fails the run on its own unless the check
   // has shouldFail (net/verdict.ts), as with the reference.
   const assertions: AssertionResult[] = response
-    ? evaluateAssertions(req.assertions ?? [], {
-        status: response.status,
-        headers: response.headers,
-        body: response.body,
-        responseTime,
-      })
+    ? failBodyAssertions(
+        evaluateAssertions(req.assertions ?? [], {
+          status: response.status,
+          headers: response.headers,
+          body: response.body,
+          responseTime,
+        }),
+        response.bodyError,
+      )
     : [];
 
   const verdict = decideVerdict({
@@ -162,6 +168,8 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
           statusText: response.statusText,
           body: response.body,
           bodyTruncated: response.bodyTruncated,
+          httpVersion: response.httpVersion,
+          ...(response.bodyError ? { bodyError: response.bodyError } : {}),
           headers: response.headers,
           timings,
           timingPhases,

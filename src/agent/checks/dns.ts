@@ -70,11 +70,35 @@ function buildQuery(check: DnsCheckDefinition): Packet & { id: number } {
   };
 }
 
+/**
+ * How long a run waits: past its maxResponseTime a DNS check fails anyway, so a silent server is
+ * given up on then rather than at the run's (much longer) time limit, as TCP checks do.
+ */
+function waitLimit(check: DnsCheckDefinition, ctx: CheckContext): { timeoutMs: number; byMaxResponseTime: boolean } {
+  const max = check.maxResponseTime;
+  if (max > 0 && (ctx.timeoutMs <= 0 || max < ctx.timeoutMs)) return { timeoutMs: max, byMaxResponseTime: true };
+  return { timeoutMs: ctx.timeoutMs, byMaxResponseTime: false };
+}
+
+function timeoutText(limit: ReturnType<typeof waitLimit>, phase: RequestPhase, serverHost: string, server: DnsServer | null, protocol: DnsProtocol): string {
+  const ms = Math.round(limit.timeoutMs);
+  if (limit.byMaxResponseTime) {
+    const within = `within the check's maxResponseTime (${ms} ms)`;
+    return phase === 'dns'
+      ? `The name server "${serverHost}" did not resolve ${within}`
+      : `No answer from ${server ? serverText(server) : serverHost} over ${protocol} ${within}`;
+  }
+  return phase === 'dns'
+    ? `Timed out after ${ms} ms while resolving the name server "${serverHost}"`
+    : `Timed out after ${ms} ms waiting for an answer from ${server ? serverText(server) : serverHost} over ${protocol}`;
+}
+
 async function runDnsCheck(check: DnsCheckDefinition, ctx: CheckContext): Promise<CheckOutcome> {
   const startedAt = new Date();
   const t0 = performance.now();
   const req = check.request;
-  const run = startRunSignal(ctx, t0);
+  const limit = waitLimit(check, ctx);
+  const run = startRunSignal({ signal: ctx.signal, timeoutMs: limit.timeoutMs }, t0);
   const port = req.port ?? DNS_DEFAULT_PORT;
   let phase: RequestPhase = 'dns';
   let server: DnsServer | null = null;
@@ -108,16 +132,16 @@ async function runDnsCheck(check: DnsCheckDefinition, ctx: CheckContext): Promis
     run.dispose();
   }
   if (run.abortKind !== null && answer === null) {
-    requestError =
-      run.abortKind === 'cancelled'
-        ? CANCELLED
-        : phase === 'dns'
-          ? `Timed out after ${Math.round(ctx.timeoutMs)} ms while resolving the name server "${serverHost}"`
-          : `Timed out after ${Math.round(ctx.timeoutMs)} ms waiting for an answer from ${server ? serverText(server) : serverHost} over ${protocol}`;
+    requestError = run.abortKind === 'cancelled' ? CANCELLED : timeoutText(limit, phase, serverHost, server, protocol);
   }
   const tEnd = performance.now();
   const stoppedAt = new Date();
-  const timingPhases = { dns: roundMs(resolvedAt - t0), query: roundMs(answer ? tEnd - resolvedAt : 0), total: roundMs(tEnd - t0) };
+  // The phase the run ended in (answered, failed or timed out) carries the time up to the end.
+  const timingPhases = {
+    dns: roundMs((phase === 'dns' ? tEnd : resolvedAt) - t0),
+    query: roundMs(phase === 'dns' ? 0 : tEnd - resolvedAt),
+    total: roundMs(tEnd - t0),
+  };
   const responseTime = timingPhases.total;
 
   const records = (list: DecodedPacket['answers']) =>

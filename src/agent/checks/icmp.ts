@@ -25,6 +25,7 @@ import { describeFailedIcmpAssertion, evaluateIcmpAssertions } from './icmp/asse
 import { type Family, FpingBatcher, IcmpUnavailableError } from './icmp/fping.ts';
 import { pickRoutable } from './icmp/route.ts';
 import { raceAbort, startRunSignal } from './net/run-signal.ts';
+import { noRouteMessage } from './net/unreachable.ts';
 import { latencyStats, packetLoss } from './icmp/stats.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
@@ -78,13 +79,6 @@ const DNS_WORDS: Record<string, string> = {
   EREFUSED: 'the DNS server refused the query',
 };
 
-const ROUTE_WORDS: Record<string, string> = {
-  ENETUNREACH: 'no route to the network',
-  EHOSTUNREACH: 'no route to the host',
-  EADDRNOTAVAIL: 'no usable source address',
-  EAFNOSUPPORT: 'the address family is disabled on this agent',
-};
-
 export interface IcmpRunnerOptions {
   /** The batcher that sends echo requests; one per agent (tests pass their own to count spawns). */
   batcher?: FpingBatcher;
@@ -135,8 +129,7 @@ export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRun
         details.skippedAddresses = picked.skipped.map((s) => ({ address: s.address, family: familyName(s.family), code: s.code }));
       }
       if (!picked.chosen) {
-        const why = picked.skipped.map((s) => `${s.address}: ${ROUTE_WORDS[s.code] ?? s.code}`).join('; ');
-        throw new RunFailure(`Network unreachable: this agent has no route to ${hostname}${why ? ` (${why})` : ''}`);
+        throw new RunFailure(noRouteMessage(hostname, picked.skipped.map((s) => ({ where: s.address, code: s.code }))));
       }
       const { address, family } = picked.chosen;
       const rtts = await batcher.ping({ address, family, count: pingCount, signal: run.signal });

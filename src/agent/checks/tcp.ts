@@ -20,7 +20,7 @@ import type { TcpAssertion, TcpCheckDefinition, TcpCheckResult } from '../../sha
 import { AssertionError, evaluateAssertionsBy, selectText } from './api/assertions.ts';
 import { type ResolvedAddress, type ResolvedVia, connectOnce } from './api/connect.ts';
 import { CANCELLED, type RequestPhase, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
-import { newHop } from './api/timings.ts';
+import { cutHop, newHop } from './api/timings.ts';
 import { startRunSignal } from './net/run-signal.ts';
 import { decideVerdict, protocolOutcome, roundMs, verdictSettings } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
@@ -169,13 +169,15 @@ async function runTcpCheck(check: TcpCheckDefinition, ctx: CheckContext): Promis
   }
   const stoppedAt = new Date();
   const tEnd = read?.doneAt ?? performance.now();
-  const socketAt = hop.socket ?? t0;
-  const lookupAt = hop.lookup ?? socketAt;
-  const connectAt = hop.connect ?? lookupAt;
+  // A run stopped before an answer: the phase it was in carries the time up to the stop.
+  const marks = read ? hop : cutHop(hop, phase, tEnd);
+  const socketAt = marks.socket ?? t0;
+  const lookupAt = marks.lookup ?? socketAt;
+  const connectAt = marks.connect ?? lookupAt;
   const timingPhases = {
-    dns: roundMs(hop.lookup === undefined ? 0 : lookupAt - socketAt),
-    connect: roundMs(hop.connect === undefined ? 0 : connectAt - lookupAt),
-    data: roundMs(read ? Math.max(tEnd - connectAt, 0) : 0),
+    dns: roundMs(marks.lookup === undefined ? 0 : lookupAt - socketAt),
+    connect: roundMs(marks.connect === undefined ? 0 : connectAt - lookupAt),
+    data: roundMs(read || phase === 'response' ? Math.max(tEnd - connectAt, 0) : 0),
     total: roundMs(tEnd - t0),
   };
   const responseTime = timingPhases.total;

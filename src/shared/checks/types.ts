@@ -424,6 +424,10 @@ export interface ApiCheckResult {
     body: string;
     /** True when the body was cut at the documented cap. */
     bodyTruncated?: boolean;
+    /** Why the body could not be decoded as its Content-Encoding says (`body` is then empty). */
+    bodyError?: string;
+    /** The HTTP version spoken: '2' when the server chose h2 in ALPN, else '1.1'. */
+    httpVersion?: '2' | '1.1';
     /** The peer certificate of an https response (also present when skipSSL let a bad certificate through). */
     tls?: ApiTlsDetails;
     headers: Record<string, string> | null;

@@ -13,6 +13,7 @@ import type { buildConnector } from 'undici';
 import type { ApiTlsDetails } from '../../../shared/checks/types.ts';
 import { type RequestPhase, tlsVerificationError } from './errors.ts';
 import { raceAbort } from '../net/run-signal.ts';
+import { isNoRouteCode } from '../net/unreachable.ts';
 import type { HopMarks } from './timings.ts';
 import { describeCertificate } from './tls.ts';
 
@@ -71,12 +72,6 @@ export async function resolveHost(
   return { addresses: orderByFamily(list2, prefer), via: 'lookup' };
 }
 
-/**
- * Connect errors after which the next address (eventually of the other family) is tried: the
- * address cannot be reached from here at all. A refused connection or a timeout is an answer about
- * the target and is reported, not papered over by the other family.
- */
-const TRY_NEXT = new Set(['ENETUNREACH', 'EHOSTUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT', 'ENETDOWN']);
 
 async function openTcp(a: ResolvedAddress, port: number, signal: AbortSignal): Promise<net.Socket> {
   const socket = net.connect({ host: a.address, port, family: a.family });
@@ -90,6 +85,15 @@ async function openTcp(a: ResolvedAddress, port: number, signal: AbortSignal): P
   }
 }
 
+/**
+ * What the handshake offers in ALPN, as browsers do: h2 first, then HTTP/1.1. undici speaks h2 on a
+ * socket whose server chose it (and loads its HTTP/2 half only then: src/agent/http/undici.ts).
+ */
+const ALPN_PROTOCOLS = ['h2', 'http/1.1'];
+
+/** The HTTP version a connection speaks: '2' when its server chose h2 in ALPN, else '1.1'. */
+export type HttpVersion = '2' | '1.1';
+
 async function handshake(raw: net.Socket, host: string, signal: AbortSignal): Promise<tls.TLSSocket> {
   // Verification is decided by the caller after reading the certificate (see connectOnce), so the
   // handshake itself never rejects a certificate. Node still computes `authorized` and
@@ -99,7 +103,7 @@ async function handshake(raw: net.Socket, host: string, signal: AbortSignal): Pr
     host,
     servername: net.isIP(host) === 0 ? host : undefined,
     rejectUnauthorized: false,
-    ALPNProtocols: ['http/1.1'],
+    ALPNProtocols: ALPN_PROTOCOLS,
   });
   try {
     await once(socket, 'secureConnect', { signal });
@@ -123,6 +127,8 @@ export interface ConnectorOptions {
   onPhase(phase: RequestPhase): void;
   onAddress(address: ResolvedAddress, via: ResolvedVia): void;
   onTls(details: ApiTlsDetails | null): void;
+  /** The HTTP version the connection will speak, once it is open. */
+  onHttpVersion?(version: HttpVersion): void;
   /** Name resolution; resolveHost unless a test substitutes it. */
   resolve?: typeof resolveHost;
 }
@@ -154,12 +160,18 @@ export async function connectOnce(
     } catch (err) {
       lastError = err;
       const code = (err as { code?: unknown }).code;
-      if (o.signal.aborted || typeof code !== 'string' || !TRY_NEXT.has(code)) throw err;
+      // The next address (eventually of the other family) is tried only when this one cannot be
+      // reached from here at all. A refused connection or a timeout is an answer about the target
+      // and is reported, not papered over by the other family.
+      if (o.signal.aborted || typeof code !== 'string' || !isNoRouteCode(code)) throw err;
     }
   }
   if (!raw) throw lastError;
   o.hop.connect = performance.now();
-  if (!secure) return raw;
+  if (!secure) {
+    o.onHttpVersion?.('1.1');
+    return raw;
+  }
   o.onPhase('tls');
   const socket = await handshake(raw, host, o.signal);
   o.hop.secureConnect = performance.now();
@@ -169,6 +181,7 @@ export async function connectOnce(
     socket.destroy();
     throw tlsVerificationError(String(socket.authorizationError ?? 'UNKNOWN'));
   }
+  o.onHttpVersion?.(socket.alpnProtocol === 'h2' ? '2' : '1.1');
   return socket;
 }
 

@@ -4,6 +4,7 @@
  * target (or the network to it) misbehaved, the agent did its job. They end up as the outcome's
  * `error` and as `apiCheckResult.requestError`.
  */
+import { isNoRouteCode, noRouteMessage } from '../net/unreachable.ts';
 
 /** The step the request was in when it failed; used to say what a timeout interrupted. */
 export type RequestPhase = 'setup' | 'dns' | 'connect' | 'tls' | 'response' | 'body';
@@ -19,7 +20,7 @@ const PHASE_WORDS: Record<RequestPhase, string> = {
 
 /**
  * A failure of the target that the request code already put into words (a TLS verification error,
- * too many redirects, an invalid URL). `code` is kept for logs and tests.
+ * an invalid URL or redirect location). `code` is kept for logs and tests.
  */
 export class TargetError extends Error {
   override readonly name = 'TargetError';
@@ -131,6 +132,10 @@ export function describeRequestError(err: unknown, c: ErrorContext): string {
   if (DNS_CODES.has(code) || (c.phase === 'dns' && code !== '')) {
     return `DNS failure: could not resolve "${c.host}" (${code || 'no address'})`;
   }
+  // EINVAL is a blackhole route only when connecting; elsewhere it is an ordinary error.
+  if (isNoRouteCode(code) && (code !== 'EINVAL' || c.phase === 'connect')) {
+    return noRouteMessage(c.host, [{ where: hostPort(c), code }]);
+  }
   switch (code) {
     case 'ECONNREFUSED':
       return `Connection refused by ${hostPort(c)}`;
@@ -142,13 +147,6 @@ export function describeRequestError(err: unknown, c: ErrorContext): string {
       return c.phase === 'body'
         ? 'Connection closed by the server before the response body was complete'
         : 'Connection closed by the server before it sent a response';
-    case 'EHOSTUNREACH':
-      return `Host unreachable: ${hostPort(c)}`;
-    case 'ENETUNREACH':
-      return `Network unreachable for ${hostPort(c)}`;
-    case 'EADDRNOTAVAIL':
-    case 'EAFNOSUPPORT':
-      return `Cannot reach ${hostPort(c)}: this machine has no route for that address family (${code})`;
     case 'ETIMEDOUT':
       return `Connection to ${hostPort(c)} timed out (ETIMEDOUT)`;
     case 'UND_ERR_HEADERS_OVERFLOW':

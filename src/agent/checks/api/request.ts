@@ -3,35 +3,18 @@
  * fresh connection per hop (a new undici Client with the agent's own connector, destroyed after),
  * follows redirects by hand when asked, and reads the response body up to a cap.
  */
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
-import zlib from 'node:zlib';
 import { Client } from '../../http/undici.ts';
 import type { ApiRequest, ApiTlsDetails, KeyValue } from '../../../shared/checks/types.ts';
 import { VERSION } from '../../../shared/version.ts';
-import { type ResolvedAddress, type ResolvedVia, createConnector } from './connect.ts';
+import { type HttpVersion, type ResolvedAddress, type ResolvedVia, createConnector } from './connect.ts';
 import { type RequestPhase, TargetError } from './errors.ts';
 import { type HopMarks, newHop } from './timings.ts';
+import { RESPONSE_BODY_CAP_BYTES, readBody } from './body.ts';
 
 // Not `import ... from 'node:http'`: an ES import of node:http builds a facade over all its exports,
 // and reading http.WebSocket/MessageEvent/CloseEvent for it loads Node's bundled copy of undici
 // (about 13 MB of RSS). getBuiltinModule returns the module without touching those getters.
 const { STATUS_CODES } = process.getBuiltinModule('node:http');
-
-/**
- * The response body kept in a result (and seen by assertions): 256 KiB. Results are stored and
- * shown per run; a bigger body would rarely help and would bloat every stored result.
- */
-export const RESPONSE_BODY_CAP_BYTES = 256 * 1024;
-
-/**
- * Past the cap the agent keeps reading and discarding, up to this many bytes in all, so that the
- * `download` phase measures the real transfer of ordinary large responses. Beyond it the agent stops
- * (closing the connection): a monitoring probe must not stream an endless or huge body for the
- * whole run timeout. `details.bodyComplete` says whether the end of the body was reached.
- */
-export const RESPONSE_BODY_HARD_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** Redirects followed at most (like browsers' and undici's usual limit). */
 export const MAX_REDIRECTS = 10;
@@ -161,6 +144,12 @@ export interface RawResponse {
   bodyBytes: number;
   /** Whether the body was read to its end (false when the hard limit stopped the read). */
   bodyComplete: boolean;
+  /** Why the body could not be decoded as its Content-Encoding says (then `body` is empty), else null. */
+  bodyError: string | null;
+  /** The HTTP version of the (last hop's) connection: '2' when the server chose h2 in ALPN. */
+  httpVersion: HttpVersion;
+  /** Why the run fails although this response came (the redirect limit was reached), else null. */
+  failure: string | null;
 }
 
 export interface ExchangeState {
@@ -172,6 +161,8 @@ export interface ExchangeState {
   address: ResolvedAddress | null;
   resolvedVia: ResolvedVia | null;
   tls: ApiTlsDetails | null;
+  /** The HTTP version of the current (finally: last) hop's connection. */
+  httpVersion?: HttpVersion;
 }
 
 export interface ExchangeOptions {
@@ -192,164 +183,104 @@ export function normalizeHeaders(h: Record<string, string | string[] | undefined
   return out;
 }
 
-function decoderFor(encoding: string | undefined): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | null {
-  switch ((encoding ?? '').trim().toLowerCase()) {
-    case 'gzip':
-    case 'x-gzip':
-      return zlib.createGunzip();
-    case 'deflate':
-      return zlib.createInflate();
-    case 'br':
-      return zlib.createBrotliDecompress();
-    default:
-      return null;
-  }
-}
-
-/**
- * Reads a body: the first RESPONSE_BODY_CAP_BYTES are kept as UTF-8 text, the rest read and
- * discarded up to RESPONSE_BODY_HARD_LIMIT_BYTES (see there why). A compressed body (the user asked
- * for it with Accept-Encoding) is decompressed so that assertions see the text; the limits count
- * decompressed bytes, which also bounds a compression bomb.
- */
-const ignore = (): void => {};
-
-function readBody(
-  body: Readable,
-  contentEncoding: string | undefined,
-): Promise<{ text: string; truncated: boolean; bytes: number; complete: boolean }> {
-  const decoder = decoderFor(contentEncoding);
-  const source: Readable = decoder ? pipeline(body, decoder, () => {}) : body;
-  // 'data' events rather than `for await`: the async iterator costs a promise and a result object per
-  // chunk and end-of-stream bookkeeping per run, which at high concurrency is measurable garbage.
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let bytes = 0;
-    const finish = (complete: boolean): void => {
-      source.off('data', onData);
-      source.off('end', onEnd);
-      source.off('error', onError);
-      source.off('close', onClose);
-      // A stream destroyed past the hard limit may still report an error; it changes nothing now.
-      source.on('error', ignore);
-      const truncated = bytes > kept;
-      // StringDecoder.write holds back a multi-byte character cut by the cap instead of mangling it.
-      const sd = new StringDecoder('utf8');
-      const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      const text = truncated ? sd.write(buf) : sd.write(buf) + sd.end();
-      resolve({ text, truncated, bytes, complete });
-    };
-    const onData = (chunk: Buffer): void => {
-      bytes += chunk.length;
-      // Past the cap nothing is kept: the chunk is only counted and dropped.
-      if (kept < RESPONSE_BODY_CAP_BYTES) {
-        const take = Math.min(chunk.length, RESPONSE_BODY_CAP_BYTES - kept);
-        chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
-        kept += take;
-      }
-      if (bytes >= RESPONSE_BODY_HARD_LIMIT_BYTES) {
-        finish(false);
-        body.destroy();
-        source.destroy();
-      }
-    };
-    const onEnd = (): void => finish(true);
-    const onError = (err: Error): void => {
-      source.off('data', onData);
-      source.off('end', onEnd);
-      source.off('close', onClose);
-      reject(err);
-    };
-    // Closed without 'end' or 'error' (destroyed under us, e.g. by the run's abort): an error, as
-    // the async iterator would have said (ERR_STREAM_PREMATURE_CLOSE).
-    const onClose = (): void => onError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
-    source.on('data', onData);
-    source.once('end', onEnd);
-    source.once('error', onError);
-    source.once('close', onClose);
+/** A fresh Client for one hop, with the agent's connector reporting progress into `state` and `hop`. */
+function hopClient(url: URL, o: ExchangeOptions, state: ExchangeState, hop: HopMarks): InstanceType<typeof Client> {
+  return new Client(url.origin, {
+    connect: createConnector({
+      ipFamily: o.ipFamily,
+      useOsDnsResolver: o.useOsDnsResolver,
+      skipSSL: o.skipSSL,
+      signal: o.signal,
+      hop,
+      onPhase: (p) => {
+        state.phase = p;
+      },
+      onAddress: (a, via) => {
+        state.address = a;
+        state.resolvedVia = via;
+      },
+      onTls: (d) => {
+        state.tls = d;
+      },
+      onHttpVersion: (v) => {
+        state.httpVersion = v;
+      },
+    }),
+    // The connector offers h2 and HTTP/1.1 by ALPN; undici speaks whichever the server chose.
+    allowH2: true,
+    pipelining: 1,
+    // The run's own timeout (the signal) bounds everything; undici's would only race it.
+    headersTimeout: 0,
+    bodyTimeout: 0,
   });
 }
 
+/** What one hop sends. */
+interface HopRequest {
+  method: string;
+  url: URL;
+  headers: Array<[string, string]>;
+  body: string | undefined;
+}
+
+/** The request a redirect leads to, as browsers make it. Throws TargetError for a location it cannot follow. */
+function redirected(from: HopRequest, status: number, location: string): HopRequest {
+  let next: URL;
+  try {
+    next = new URL(location, from.url);
+  } catch {
+    throw new TargetError('ERR_INVALID_URL', `Invalid redirect location "${location}"`);
+  }
+  if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+    throw new TargetError('ERR_UNSUPPORTED_PROTOCOL', `Redirect to unsupported URL scheme "${next.protocol}"`);
+  }
+  let { method, headers, body } = from;
+  // 303 (and 301/302 after a POST) continue with GET and no body; 307/308 repeat the request as it was.
+  if ((status === 303 && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
+    method = 'GET';
+    body = undefined;
+    headers = withoutHeaders(headers, ['content-type', 'content-length']);
+  }
+  // Credentials are for the origin they were configured for, never for another one.
+  if (next.origin !== from.url.origin) headers = withoutHeaders(headers, ['authorization', 'cookie']);
+  return { method, url: next, headers: withoutHeaders(headers, ['host']), body };
+}
+
 /**
- * Sends the request, following redirects if the check says so. Each hop runs on a new Client that is
+ * Sends the request, following redirects if the check says so (at most MAX_REDIRECTS; past them the
+ * last redirect is the response, with `failure` saying so). Each hop runs on a new Client that is
  * destroyed afterwards: no connection or TLS session is ever reused, so every run measures a real
  * DNS lookup, TCP connect and TLS handshake. Errors propagate (the caller names them with the
  * state's phase and address).
  */
 export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: ExchangeState): Promise<RawResponse> {
-  let method = req.method;
-  let headers = req.headers;
-  let body = req.body;
-  let url = req.url;
+  let hopReq: HopRequest = { method: req.method, url: req.url, headers: req.headers, body: req.body };
   for (let redirects = 0; ; redirects++) {
+    const { url } = hopReq;
     state.url = url;
     const hop = newHop();
     state.hops.push(hop);
     // 'dns' once undici calls the connector; before that undici only checks the request.
     state.phase = 'setup';
-    const client = new Client(url.origin, {
-      connect: createConnector({
-        ipFamily: o.ipFamily,
-        useOsDnsResolver: o.useOsDnsResolver,
-        skipSSL: o.skipSSL,
-        signal: o.signal,
-        hop,
-        onPhase: (p) => {
-          state.phase = p;
-        },
-        onAddress: (a, via) => {
-          state.address = a;
-          state.resolvedVia = via;
-        },
-        onTls: (d) => {
-          state.tls = d;
-        },
-      }),
-      pipelining: 1,
-      // The run's own timeout (the signal) bounds everything; undici's would only race it.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-    });
+    const client = hopClient(url, o, state, hop);
     try {
       const res = await client.request({
         path: `${url.pathname}${url.search}`,
-        method: method as 'GET',
-        headers: headers.flat(),
-        body,
+        method: hopReq.method as 'GET',
+        headers: hopReq.headers.flat(),
+        body: hopReq.body,
         signal: o.signal,
       });
       hop.response = performance.now();
       state.phase = 'body';
       const resHeaders = normalizeHeaders(res.headers);
       const location = resHeaders['location'];
-      if (o.followRedirects && REDIRECT_STATUSES.has(res.statusCode) && location !== undefined) {
+      const redirect = o.followRedirects && REDIRECT_STATUSES.has(res.statusCode) && location !== undefined;
+      if (redirect && redirects < MAX_REDIRECTS) {
         await res.body.dump({ limit: RESPONSE_BODY_CAP_BYTES }).catch(() => {});
         hop.end = performance.now();
         state.redirects.push({ url: url.toString(), status: res.statusCode });
-        if (redirects >= MAX_REDIRECTS) {
-          throw new TargetError('TOO_MANY_REDIRECTS', `Too many redirects: stopped after ${MAX_REDIRECTS}`);
-        }
-        let next: URL;
-        try {
-          next = new URL(location, url);
-        } catch {
-          throw new TargetError('ERR_INVALID_URL', `Invalid redirect location "${location}"`);
-        }
-        if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-          throw new TargetError('ERR_UNSUPPORTED_PROTOCOL', `Redirect to unsupported URL scheme "${next.protocol}"`);
-        }
-        // As browsers do: 303 (and 301/302 after a POST) continue with GET and no body; 307/308
-        // repeat the request as it was.
-        if ((res.statusCode === 303 && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
-          method = 'GET';
-          body = undefined;
-          headers = withoutHeaders(headers, ['content-type', 'content-length']);
-        }
-        // Credentials are for the origin they were configured for, never for another one.
-        if (next.origin !== url.origin) headers = withoutHeaders(headers, ['authorization', 'cookie']);
-        headers = withoutHeaders(headers, ['host']);
-        url = next;
+        hopReq = redirected(hopReq, res.statusCode, location);
         continue;
       }
       const read = await readBody(res.body, resHeaders['content-encoding']);
@@ -362,6 +293,9 @@ export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: 
         bodyTruncated: read.truncated,
         bodyBytes: read.bytes,
         bodyComplete: read.complete,
+        bodyError: read.decodeError,
+        httpVersion: state.httpVersion ?? '1.1',
+        failure: redirect ? `Too many redirects (${MAX_REDIRECTS})` : null,
       };
     } finally {
       // destroy, not close: nothing is left to send, and a socket still streaming a body is cut now.

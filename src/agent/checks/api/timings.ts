@@ -9,6 +9,7 @@
  *  - `timingPhases`: durations {wait, dns, tcp, tls, firstByte, download, total}.
  */
 import type { TimingPhases } from '../../../shared/checks/types.ts';
+import type { RequestPhase } from './errors.ts';
 
 /** Timestamps (performance.now()) of one request/response exchange on one fresh connection. */
 export interface HopMarks {
@@ -52,15 +53,37 @@ export function hopPhases(h: HopMarks): Omit<TimingPhases, 'total'> {
   };
 }
 
+/** The mark that ends each phase of a hop ('setup' is agent-side time, which `wait` takes). */
+const PHASE_END: Record<Exclude<RequestPhase, 'setup'>, keyof HopMarks> = {
+  dns: 'lookup',
+  connect: 'connect',
+  tls: 'secureConnect',
+  response: 'response',
+  body: 'end',
+};
+
+/**
+ * A hop that was cut off (a timeout, a reset) while in `phase`: that phase is taken to end at `at`,
+ * so it carries the time it ran, rather than leaving it to `wait`. Only for the phase durations;
+ * the cumulative `timings` list only what happened.
+ */
+export function cutHop(h: HopMarks, phase: RequestPhase, at: number): HopMarks {
+  if (phase === 'setup') return h;
+  const mark = PHASE_END[phase];
+  return h[mark] === undefined ? { ...h, [mark]: at } : h;
+}
+
 /**
  * Phases of a whole run. With redirects every hop opened its own connection, so dns/tcp/tls/
  * firstByte/download are summed over the hops; `total` is the run's end-to-end time and `wait` takes
  * whatever is left (agent-side setup, time between hops), so the phases add up to `total`.
+ * `cutIn` is the phase the last hop was in when the run stopped without a response.
  */
-export function runPhases(runStart: number, hops: HopMarks[], runEnd: number): TimingPhases {
+export function runPhases(runStart: number, hops: HopMarks[], runEnd: number, cutIn: RequestPhase | null = null): TimingPhases {
   const sum = { dns: 0, tcp: 0, tls: 0, firstByte: 0, download: 0 };
-  for (const h of hops) {
-    const p = hopPhases(h);
+  const last = hops.length - 1;
+  for (const [i, hop] of hops.entries()) {
+    const p = hopPhases(i === last && cutIn !== null ? cutHop(hop, cutIn, runEnd) : hop);
     sum.dns += p.dns;
     sum.tcp += p.tcp;
     sum.tls += p.tls;
