@@ -1,19 +1,27 @@
 /**
- * Playwright check suite archives (a project folder as .tar.gz or .zip), read with well-kept
- * libraries: node-tar for tar.gz, fflate for zip. The service lists an archive when it is uploaded
- * (a bad one is a 400 at once); the agent lists it again and unpacks it into the job folder.
+ * Playwright check suite archives (a project folder as .tar.gz or .zip), read as streams with
+ * well-kept libraries: node:zlib and node-tar's parser for tar.gz, yauzl for zip. The service lists
+ * an archive when it is uploaded (a bad one is a 400 at once); the agent lists it again and unpacks
+ * it into the job folder.
  *
- * Safety, whatever the archive says: only regular files and folders (no links, devices or FIFOs),
- * no absolute paths, no `..` segments, at most `maxEntries` entries and `unpackedMaxBytes` bytes
- * as declared by the headers (node-tar writes exactly the declared size; fflate inflates into a
- * buffer of the declared size), and every path is checked again against the target folder before
- * a byte is written. An archive of one top-level folder (`tar czf x.tgz my-suite`) is unpacked
- * from inside that folder.
+ * Nothing is ever inflated whole into memory: a few MB of archive can unpack to GiBs (a bomb), so
+ * bytes and entries are counted as they stream and the streams are destroyed as soon as a cap is
+ * crossed. Safety, whatever the archive says: only regular files and folders (no links, devices
+ * or FIFOs), no absolute paths, no `..` segments, at most `maxEntries` entries and
+ * `unpackedMaxBytes` bytes of files (a tar body is exactly its declared size; a zip entry may not
+ * inflate past its declared size), a tar stream no longer than its files and headers can make it
+ * and at most TAR_TRAILER_MAX_BYTES after its end-of-archive marker, and every path is checked
+ * again against the target folder before a byte is written. An archive of one top-level folder
+ * (`tar czf x.tgz my-suite`) is unpacked from inside that folder.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { unzipSync } from 'fflate';
+import { PassThrough, Readable, Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import * as tar from 'tar';
+import yauzl from 'yauzl';
 
 export type SuiteArchiveFormat = 'tar.gz' | 'zip';
 
@@ -22,7 +30,7 @@ export interface SuiteArchiveLimits {
   unpackedMaxBytes: number;
 }
 
-/** The archive broke a rule; the message is for the user (it names the entry). */
+/** The archive broke a rule; the message is for the user (it names the entry or the cap). */
 export class SuiteArchiveError extends Error {
   override readonly name = 'SuiteArchiveError';
 }
@@ -49,6 +57,13 @@ export const PLAYWRIGHT_CONFIG_NAMES = [
 export const LOCKFILES = ['package-lock.json', 'pnpm-lock.yaml', 'yarn.lock', 'bun.lock', 'bun.lockb'] as const;
 export type Lockfile = (typeof LOCKFILES)[number];
 
+/** Tar headers, extended (PAX) headers and padding an entry may bring on top of its body. */
+const TAR_HEADER_ALLOWANCE_BYTES = 4096;
+/** What may follow a tar's end-of-archive marker: record padding, not data. */
+export const TAR_TRAILER_MAX_BYTES = 1024 * 1024;
+/** Gunzip output chunks: large enough to inflate quickly, small enough to stop promptly. */
+const INFLATE_CHUNK_BYTES = 64 * 1024;
+
 export function detectArchiveFormat(buf: Uint8Array): SuiteArchiveFormat | undefined {
   if (buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) return 'tar.gz';
   if (buf.length >= 4 && buf[0] === 0x50 && buf[1] === 0x4b && (buf[2] === 0x03 || buf[2] === 0x05)) return 'zip';
@@ -71,88 +86,137 @@ interface RawEntry {
   size: number;
 }
 
-function summarise(format: SuiteArchiveFormat, entries: RawEntry[], limits: SuiteArchiveLimits): SuiteArchiveListing {
-  const files = entries.filter((e) => !e.dir && e.name !== '').map((e) => e.name);
+function tooManyEntries(limits: SuiteArchiveLimits): SuiteArchiveError {
+  return new SuiteArchiveError(`the archive has more than ${limits.maxEntries} entries (SUITE_MAX_ENTRIES)`);
+}
+
+/** Entries and declared bytes so far; throws as soon as a cap is crossed. */
+class CapCounter {
+  readonly entries: RawEntry[] = [];
+  bytes = 0;
+  readonly limits: SuiteArchiveLimits;
+  constructor(limits: SuiteArchiveLimits) {
+    this.limits = limits;
+  }
+
+  add(entry: RawEntry): void {
+    this.entries.push(entry);
+    this.bytes += entry.size;
+    if (this.entries.length > this.limits.maxEntries) throw tooManyEntries(this.limits);
+    if (this.bytes > this.limits.unpackedMaxBytes) {
+      throw new SuiteArchiveError(`the archive unpacks to more than ${this.limits.unpackedMaxBytes} bytes (SUITE_UNPACKED_MAX_BYTES); leave node_modules out of it`);
+    }
+  }
+}
+
+function summarise(format: SuiteArchiveFormat, counter: CapCounter): SuiteArchiveListing {
+  const files = counter.entries.filter((e) => !e.dir && e.name !== '').map((e) => e.name);
   if (files.length === 0) throw new SuiteArchiveError('the archive holds no files');
-  checkCaps(entries.length, entries.reduce((n, e) => n + e.size, 0), limits);
-  const unpackedBytes = entries.reduce((n, e) => n + e.size, 0);
   // One top-level folder and no package.json at the root: the project is that folder.
   const tops = new Set(files.map((f) => f.split('/')[0]));
   const strip = !files.includes('package.json') && tops.size === 1 && files.every((f) => f.includes('/')) ? 1 : 0;
   const rel = strip ? files.map((f) => f.slice(f.indexOf('/') + 1)) : files;
-  return { format, files: rel, strip, unpackedBytes };
+  return { format, files: rel, strip, unpackedBytes: counter.bytes };
 }
 
-function checkCaps(count: number, bytes: number, limits: SuiteArchiveLimits): void {
-  if (count > limits.maxEntries) throw new SuiteArchiveError(`the archive has more than ${limits.maxEntries} entries (SUITE_MAX_ENTRIES)`);
-  if (bytes > limits.unpackedMaxBytes) {
-    throw new SuiteArchiveError(`the archive unpacks to more than ${limits.unpackedMaxBytes} bytes (SUITE_UNPACKED_MAX_BYTES); leave node_modules out of it`);
-  }
+/** A pass-through that fails with `error()` once more than `max` bytes went through it. */
+function byteCap(max: number, error: () => SuiteArchiveError): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length;
+      done(seen > max ? error() : null, chunk);
+    },
+  });
 }
+
+function asBuffer(buf: Uint8Array): Buffer {
+  return Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+// ---- tar.gz
 
 const TAR_FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 
-async function listTar(buf: Uint8Array, limits: SuiteArchiveLimits): Promise<RawEntry[]> {
-  const entries: RawEntry[] = [];
-  let problem: Error | undefined;
-  let bytes = 0;
+/** The entry as a file or folder with a safe name, or an error naming it. */
+function tarEntry(entry: tar.ReadEntry): RawEntry {
+  const type = entry.type as string;
+  // Extended headers (PAX, long names) are folded into the entry by node-tar already.
+  if (type === 'Directory') return { name: safeRelative(entry.path), dir: true, size: 0 };
+  if (TAR_FILE_TYPES.has(type)) return { name: safeRelative(entry.path), dir: false, size: entry.size ?? 0 };
+  throw new SuiteArchiveError(`entry ${JSON.stringify(entry.path)}: ${type} entries are not allowed (only files and folders)`);
+}
+
+function tarProblem(message: string | Error): SuiteArchiveError {
+  if (message instanceof SuiteArchiveError) return message;
+  return new SuiteArchiveError(`not a readable tar.gz archive: ${typeof message === 'string' ? message : message.message}`);
+}
+
+/**
+ * A sink that feeds the inflated tar stream to `parser` with back-pressure, stops feeding it at the
+ * end-of-archive marker (counting what follows against TAR_TRAILER_MAX_BYTES) and finishes when the
+ * parser has emitted `doneEvent` (`end` for a Parser, `close` for an Unpack, after its writes).
+ */
+function tarSink(parser: tar.Parser, doneEvent: 'end' | 'close'): Writable {
+  let ended = false;
+  let trailer = 0;
+  const sink: Writable = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      if (!ended) {
+        if (parser.write(chunk)) done();
+        else parser.once('drain', () => done());
+        return;
+      }
+      trailer += chunk.length;
+      done(trailer > TAR_TRAILER_MAX_BYTES ? new SuiteArchiveError(`more than ${TAR_TRAILER_MAX_BYTES} bytes follow the end of the tar archive`) : null);
+    },
+    final(done) {
+      parser.once(doneEvent, () => done());
+      parser.end();
+    },
+  });
+  parser.on('eof', () => {
+    ended = true;
+  });
+  parser.on('error', (err: Error) => sink.destroy(tarProblem(err)));
+  parser.on('warn', (_code: string, message: string | Error) => sink.destroy(tarProblem(message)));
+  return sink;
+}
+
+/**
+ * Inflates `buf` chunk by chunk into `parser`; rejects with the first problem, whether the caller's
+ * (the reason it aborts `signal` with, which destroys the streams so nothing more is inflated) or
+ * the stream's.
+ */
+async function runTar(buf: Uint8Array, limits: SuiteArchiveLimits, parser: tar.Parser, doneEvent: 'end' | 'close', signal: AbortSignal): Promise<void> {
+  const streamMax = limits.unpackedMaxBytes + (limits.maxEntries + 1) * TAR_HEADER_ALLOWANCE_BYTES + TAR_TRAILER_MAX_BYTES;
+  const tooLong = () => new SuiteArchiveError(`the archive unpacks to more than ${limits.unpackedMaxBytes} bytes (SUITE_UNPACKED_MAX_BYTES) plus its tar headers`);
+  try {
+    await pipeline(Readable.from([asBuffer(buf)], { objectMode: false }), createGunzip({ chunkSize: INFLATE_CHUNK_BYTES }), byteCap(streamMax, tooLong), tarSink(parser, doneEvent), { signal });
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    if (err instanceof SuiteArchiveError) throw err;
+    throw tarProblem(err as Error);
+  }
+}
+
+async function listTar(buf: Uint8Array, limits: SuiteArchiveLimits): Promise<CapCounter> {
+  const counter = new CapCounter(limits);
+  const stop = new AbortController();
   const parser = new tar.Parser({
     strict: true,
     onReadEntry: (entry) => {
       entry.resume();
-      if (problem) return;
+      if (stop.signal.aborted) return;
       try {
-        const type = entry.type as string;
-        // Extended headers (PAX, long names) are folded into the entry by node-tar already.
-        if (type === 'Directory') entries.push({ name: safeRelative(entry.path), dir: true, size: 0 });
-        else if (TAR_FILE_TYPES.has(type)) {
-          entries.push({ name: safeRelative(entry.path), dir: false, size: entry.size ?? 0 });
-          bytes += entry.size ?? 0;
-        } else throw new SuiteArchiveError(`entry ${JSON.stringify(entry.path)}: ${type} entries are not allowed (only files and folders)`);
-        checkCaps(entries.length, bytes, limits);
+        counter.add(tarEntry(entry));
       } catch (err) {
-        problem = err as Error;
+        stop.abort(err);
       }
     },
   });
-  await new Promise<void>((resolve, reject) => {
-    parser.on('error', (err: Error) => reject(new SuiteArchiveError(`not a readable tar.gz archive: ${err.message}`)));
-    parser.on('warn', (_code: string, message: string | Error) => {
-      problem ??= new SuiteArchiveError(`not a readable tar.gz archive: ${typeof message === 'string' ? message : message.message}`);
-    });
-    parser.on('end', () => resolve());
-    parser.end(Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength));
-  });
-  if (problem) throw problem;
-  return entries;
-}
-
-function listZip(buf: Uint8Array, limits: SuiteArchiveLimits): RawEntry[] {
-  const entries: RawEntry[] = [];
-  let bytes = 0;
-  try {
-    unzipSync(buf, {
-      filter: (file) => {
-        const dir = file.name.endsWith('/');
-        entries.push({ name: safeRelative(file.name), dir, size: dir ? 0 : file.originalSize });
-        bytes += dir ? 0 : file.originalSize;
-        checkCaps(entries.length, bytes, limits);
-        return false;
-      },
-    });
-  } catch (err) {
-    if (err instanceof SuiteArchiveError) throw err;
-    throw new SuiteArchiveError(`not a readable zip archive: ${(err as Error).message}`);
-  }
-  return entries;
-}
-
-/** Lists and checks an archive without writing anything. */
-export async function listSuiteArchive(buf: Uint8Array, limits: SuiteArchiveLimits): Promise<SuiteArchiveListing> {
-  const format = detectArchiveFormat(buf);
-  if (!format) throw new SuiteArchiveError('the archive is neither tar.gz nor zip');
-  const entries = format === 'tar.gz' ? await listTar(buf, limits) : listZip(buf, limits);
-  return summarise(format, entries, limits);
+  await runTar(buf, limits, parser, 'end', stop.signal);
+  return counter;
 }
 
 /** Where `rel` lands under `root`, refusing anything that would leave it. */
@@ -162,6 +226,112 @@ function inside(root: string, rel: string): string {
   return target;
 }
 
+async function extractTar(buf: Uint8Array, root: string, listing: SuiteArchiveListing, limits: SuiteArchiveLimits): Promise<void> {
+  const counter = new CapCounter(limits);
+  const stop = new AbortController();
+  const unpack = new tar.Unpack({
+    cwd: root,
+    strip: listing.strip,
+    strict: true,
+    preservePaths: false,
+    preserveOwner: false,
+    chmod: false,
+    dmode: 0o755,
+    fmode: 0o644,
+    // The listing allowed only files and folders within the caps; this keeps it so if the stream differs.
+    filter: (p, entry) => {
+      if (stop.signal.aborted) return false;
+      try {
+        counter.add(tarEntry(entry as tar.ReadEntry));
+        inside(root, safeRelative(p));
+        return true;
+      } catch (err) {
+        stop.abort(err);
+        return false;
+      }
+    },
+  });
+  await runTar(buf, limits, unpack, 'close', stop.signal);
+}
+
+// ---- zip
+
+function openZip(buf: Uint8Array): Promise<yauzl.ZipFile> {
+  // Names are decoded here rather than by yauzl, so an unsafe one gets this module's message.
+  return yauzl.fromBufferPromise(asBuffer(buf), { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }).catch((err: Error) => {
+    throw new SuiteArchiveError(`not a readable zip archive: ${err.message}`);
+  });
+}
+
+function zipEntry(entry: yauzl.Entry): RawEntry {
+  const raw = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileName as unknown as Buffer, entry.extraFields, false);
+  const dir = raw.endsWith('/');
+  return { name: safeRelative(raw), dir, size: dir ? 0 : entry.uncompressedSize };
+}
+
+/**
+ * Inflates one entry into `sink`, failing the moment it passes the size its header declares (the
+ * caps were checked against that size), so a lying entry is cut off rather than inflated.
+ */
+async function inflateZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, raw: RawEntry, sink: Writable): Promise<void> {
+  const tooBig = () => new SuiteArchiveError(`entry ${JSON.stringify(raw.name)} unpacks to more than the ${raw.size} bytes its header declares`);
+  try {
+    const body = await zip.openReadStreamPromise(entry);
+    await pipeline(body, byteCap(raw.size, tooBig), sink);
+  } catch (err) {
+    if (err instanceof SuiteArchiveError) throw err;
+    if (/too many bytes/.test((err as Error).message)) throw tooBig();
+    // Also a second entry of the same name, which the `wx` write refuses.
+    throw new SuiteArchiveError(`entry ${JSON.stringify(raw.name)}: ${(err as Error).message}`);
+  }
+}
+
+/** Walks every entry of a zip in order, counting it against the caps before `each` inflates it. */
+async function walkZip(buf: Uint8Array, limits: SuiteArchiveLimits, each: (entry: yauzl.Entry, raw: RawEntry, zip: yauzl.ZipFile) => Promise<void>): Promise<CapCounter> {
+  const zip = await openZip(buf);
+  const counter = new CapCounter(limits);
+  try {
+    // The central directory says how many entries follow: refused before any is read.
+    if (zip.entryCount > limits.maxEntries) throw tooManyEntries(limits);
+    for await (const entry of zip.eachEntry()) {
+      const raw = zipEntry(entry);
+      counter.add(raw);
+      if (!raw.dir) await each(entry, raw, zip);
+    }
+  } catch (err) {
+    if (err instanceof SuiteArchiveError) throw err;
+    throw new SuiteArchiveError(`not a readable zip archive: ${(err as Error).message}`);
+  } finally {
+    zip.close();
+  }
+  return counter;
+}
+
+function listZip(buf: Uint8Array, limits: SuiteArchiveLimits): Promise<CapCounter> {
+  return walkZip(buf, limits, (entry, raw, zip) => inflateZipEntry(zip, entry, raw, new PassThrough().resume()));
+}
+
+/** Files are written 0644 and never over an existing file. */
+async function extractZip(buf: Uint8Array, root: string, listing: SuiteArchiveListing, limits: SuiteArchiveLimits): Promise<void> {
+  await walkZip(buf, limits, async (entry, raw, zip) => {
+    const rel = listing.strip ? raw.name.slice(raw.name.indexOf('/') + 1) : raw.name;
+    if (rel === '') return;
+    const target = inside(root, rel);
+    await mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
+    await inflateZipEntry(zip, entry, raw, createWriteStream(target, { mode: 0o644, flags: 'wx' }));
+  });
+}
+
+// ---- both
+
+/** Lists and checks an archive without writing anything. */
+export async function listSuiteArchive(buf: Uint8Array, limits: SuiteArchiveLimits): Promise<SuiteArchiveListing> {
+  const format = detectArchiveFormat(buf);
+  if (!format) throw new SuiteArchiveError('the archive is neither tar.gz nor zip');
+  const counter = format === 'tar.gz' ? await listTar(buf, limits) : await listZip(buf, limits);
+  return summarise(format, counter);
+}
+
 /**
  * Unpacks `buf` into `dest` (which must exist and be empty) after listing it; returns the listing.
  * Files are written 0644 and folders 0755 whatever the archive says.
@@ -169,47 +339,8 @@ function inside(root: string, rel: string): string {
 export async function extractSuiteArchive(buf: Uint8Array, dest: string, limits: SuiteArchiveLimits): Promise<SuiteArchiveListing> {
   const listing = await listSuiteArchive(buf, limits);
   const root = path.resolve(dest);
-  if (listing.format === 'tar.gz') {
-    await new Promise<void>((resolve, reject) => {
-      const unpack = new tar.Unpack({
-        cwd: root,
-        strip: listing.strip,
-        strict: true,
-        preservePaths: false,
-        preserveOwner: false,
-        chmod: false,
-        dmode: 0o755,
-        fmode: 0o644,
-        // The listing allowed only files and folders; this keeps it so if the stream differs.
-        filter: (p, entry) => {
-          const type = (entry as tar.ReadEntry).type as string;
-          if (type !== 'Directory' && !TAR_FILE_TYPES.has(type)) return false;
-          inside(root, safeRelative(p));
-          return true;
-        },
-      });
-      unpack.on('error', (err: Error) => reject(err instanceof SuiteArchiveError ? err : new SuiteArchiveError(`unpacking failed: ${err.message}`)));
-      unpack.on('close', () => resolve());
-      unpack.end(Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength));
-    });
-    return listing;
-  }
-  const wanted = new Set<string>();
-  const files = unzipSync(buf, {
-    filter: (file) => {
-      if (file.name.endsWith('/')) return false;
-      wanted.add(file.name);
-      return true;
-    },
-  });
-  for (const [name, data] of Object.entries(files)) {
-    let rel = safeRelative(name);
-    if (listing.strip) rel = rel.slice(rel.indexOf('/') + 1);
-    if (rel === '') continue;
-    const target = inside(root, rel);
-    await mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
-    await writeFile(target, data, { mode: 0o644, flag: 'wx' });
-  }
+  if (listing.format === 'tar.gz') await extractTar(buf, root, listing, limits);
+  else await extractZip(buf, root, listing, limits);
   return listing;
 }
 

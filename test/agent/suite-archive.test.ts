@@ -1,0 +1,135 @@
+/**
+ * The agent's unpack step for suite archives (src/shared/suite-archive.ts) against archive bombs:
+ * refused with a clear error naming the cap, promptly, in little memory and with at most the cap
+ * written to disk; a maximal legal archive is unpacked whole in little memory. Also through the
+ * Playwright check runner: a bomb is a setup error of the unpack phase, before any install.
+ */
+import { mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { zipSync } from 'fflate';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPlaywrightCheckRunner } from '../../src/agent/checks/playwright.ts';
+import { extractSuiteArchive, type SuiteArchiveLimits } from '../../src/shared/suite-archive.ts';
+import { deflatedZeros, MiB, maximalTarGz, measurePeakRss, tarGzBomb, trailingZerosBomb, zipProject } from './suite-bombs.ts';
+import { MemoryBundles, runCheck, suiteCheck, suiteConfig } from './suite-helpers.ts';
+
+const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'sa-')));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const project = { 'package.json': '{}', 'package-lock.json': '{}', 'playwright.config.ts': 'export default {};' };
+const projectBytes = Object.values(project).join('').length;
+// The agent's defaults.
+const limits: SuiteArchiveLimits = { maxEntries: 10_000, unpackedMaxBytes: 200 * MiB };
+const rssBudget = 64 * MiB;
+
+function freshDir(): string {
+  return mkdtempSync(path.join(root, 'd'));
+}
+
+/** Bytes of the files under `dir`. */
+function bytesUnder(dir: string): number {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .reduce((sum, e) => sum + statSync(path.join(e.parentPath, e.name)).size, 0);
+}
+
+async function unpack(archive: Buffer, caps = limits) {
+  const dest = freshDir();
+  const peak = measurePeakRss();
+  const t0 = performance.now();
+  const outcome = await extractSuiteArchive(archive, dest, caps).then(
+    (listing) => ({ listing, error: undefined }),
+    (error: Error) => ({ listing: undefined, error }),
+  );
+  return { ...outcome, ms: performance.now() - t0, rss: peak(), written: bytesUnder(dest) };
+}
+
+describe('unpacking a bomb', () => {
+  it('refuses a tar.gz whose entry declares (and carries) 1 GiB, naming the cap, with nothing written', async () => {
+    const res = await unpack(tarGzBomb(1024));
+    expect(res.error?.name).toBe('SuiteArchiveError');
+    expect(res.error?.message).toMatch(/^the archive unpacks to more than 209715200 bytes \(SUITE_UNPACKED_MAX_BYTES\)/);
+    expect(res.ms).toBeLessThan(3_000);
+    expect(res.rss).toBeLessThan(rssBudget);
+    expect(res.written).toBe(0);
+  });
+
+  it('refuses a tar.gz whose entry declares a legal size but whose stream goes on with 1 GiB of zeros', async () => {
+    const res = await unpack(trailingZerosBomb(maximalTarGz(project, 4096), 1024));
+    expect(res.error?.message).toMatch(/^more than 1048576 bytes follow the end of the tar archive/);
+    expect(res.ms).toBeLessThan(3_000);
+    expect(res.rss).toBeLessThan(rssBudget);
+    expect(res.written).toBe(0);
+  });
+
+  it('refuses a zip whose entry inflates past the 1 KiB its headers declare, writing at most the cap', async () => {
+    const res = await unpack(zipProject(project, [{ name: 'zeros.bin', declaredBytes: 1024, body: deflatedZeros(1024 * MiB) }]));
+    expect(res.error?.message).toMatch(/^entry "zeros.bin" unpacks to more than the 1024 bytes its header declares/);
+    expect(res.ms).toBeLessThan(3_000);
+    expect(res.rss).toBeLessThan(rssBudget);
+    expect(res.written).toBeLessThanOrEqual(limits.unpackedMaxBytes);
+  });
+
+  it('refuses a tar.gz with more entries than SUITE_MAX_ENTRIES', async () => {
+    const res = await unpack(maximalTarGz(project, 4096), { maxEntries: 3, unpackedMaxBytes: limits.unpackedMaxBytes });
+    expect(res.error?.message).toMatch(/^the archive has more than 3 entries \(SUITE_MAX_ENTRIES\)/);
+    expect(res.written).toBe(0);
+  });
+});
+
+describe('unpacking a maximal legal archive', () => {
+  // A smaller cap than the default keeps the disk writes of this test small.
+  const caps: SuiteArchiveLimits = { maxEntries: 10_000, unpackedMaxBytes: 32 * MiB };
+
+  it('unpacks a tar.gz of exactly the cap whole, in little memory', async () => {
+    const res = await unpack(maximalTarGz(project, caps.unpackedMaxBytes), caps);
+    expect(res.error).toBeUndefined();
+    expect(res.listing?.unpackedBytes).toBe(caps.unpackedMaxBytes);
+    expect(res.written).toBe(caps.unpackedMaxBytes);
+    expect(res.rss).toBeLessThan(rssBudget);
+  });
+
+  it('unpacks a zip of exactly the cap whole, in little memory', async () => {
+    const zeros = caps.unpackedMaxBytes - projectBytes;
+    const res = await unpack(zipProject(project, [{ name: 'zeros.bin', declaredBytes: zeros, body: deflatedZeros(zeros) }]), caps);
+    expect(res.error).toBeUndefined();
+    expect(res.written).toBe(caps.unpackedMaxBytes);
+    expect(res.rss).toBeLessThan(rssBudget);
+  });
+});
+
+describe('unpacking a project in one top folder', () => {
+  const inTop = Object.fromEntries(Object.entries(project).map(([name, text]) => [`my-suite/${name}`, text]));
+
+  it('unpacks a tar.gz from inside the folder', async () => {
+    const dest = freshDir();
+    const listing = await extractSuiteArchive(maximalTarGz(inTop, 4096, 'my-suite/zeros.bin'), dest, limits);
+    expect(listing.strip).toBe(1);
+    expect(readdirSync(dest).sort()).toEqual(['package-lock.json', 'package.json', 'playwright.config.ts', 'zeros.bin']);
+  });
+
+  it('unpacks a zip from inside the folder, with its folder entry', async () => {
+    const dest = freshDir();
+    const zip = zipSync({ 'my-suite/': new Uint8Array(), ...Object.fromEntries(Object.entries(inTop).map(([k, v]) => [k, new TextEncoder().encode(v)])) });
+    const listing = await extractSuiteArchive(zip, dest, limits);
+    expect(listing.strip).toBe(1);
+    expect(readdirSync(dest).sort()).toEqual(['package-lock.json', 'package.json', 'playwright.config.ts']);
+    expect(bytesUnder(dest)).toBe(projectBytes);
+  });
+});
+
+describe('the Playwright check runner', () => {
+  it('reports a bomb as a setup error of the unpack phase, before any install, and leaves no job folder', async () => {
+    const bundles = new MemoryBundles();
+    const config = suiteConfig(root);
+    const runner = createPlaywrightCheckRunner({ config, bundles });
+    const t0 = performance.now();
+    const { outcome, pw } = await runCheck(runner, suiteCheck(bundles.add(tarGzBomb(1024))));
+    expect(performance.now() - t0).toBeLessThan(3_000);
+    expect(pw.status).toBe('setup-error');
+    expect(outcome.error).toMatch(/^setup error: the suite archive cannot be used: the archive unpacks to more than 209715200 bytes \(SUITE_UNPACKED_MAX_BYTES\)/);
+    expect(pw.errors[0]).toMatchObject({ phase: 'unpack' });
+    expect(readdirSync(config.jobsRoot)).toEqual([]);
+  });
+});
