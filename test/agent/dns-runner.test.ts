@@ -204,11 +204,25 @@ describe('DNS check runner against dnsmasq', () => {
     }
   });
 
-  it('inverts the verdict with shouldFail', async () => {
-    const { outcome } = await run(
+  it('fails on an error return code without a RESPONSE_CODE assertion, as the reference does', async () => {
+    const { response, outcome } = await run(dnsCheck({ query: 'nope.example.test', recordType: 'A' }));
+    expect(response?.rcode).toBe('NXDOMAIN');
+    expect([outcome.hasFailures, outcome.error]).toEqual([
+      true,
+      'DNS answer NXDOMAIN: an error return code fails the check unless a RESPONSE_CODE assertion expects it',
+    ]);
+  });
+
+  it('shouldFail excuses an error return code and nothing else: a good answer passes, a failed assertion fails', async () => {
+    const excused = await run(dnsCheck({ query: 'nope.example.test', recordType: 'A' }, { shouldFail: true }));
+    expect([excused.outcome.hasFailures, excused.outcome.error]).toEqual([false, null]);
+    expect(excused.outcome.details?.shouldFail).toEqual({ excused: expect.stringMatching(/^DNS answer NXDOMAIN/) });
+    const good = await run(dnsCheck({ query: 'www.example.test', recordType: 'A' }, { shouldFail: true }));
+    expect([good.outcome.hasFailures, good.outcome.error]).toEqual([false, null]);
+    const asserted = await run(
       dnsCheck({ query: 'nope.example.test', recordType: 'A', assertions: [a('RESPONSE_CODE', 'EQUALS', 'NOERROR')] }, { shouldFail: true }),
     );
-    expect([outcome.hasFailures, outcome.error]).toEqual([false, null]);
+    expect([asserted.outcome.hasFailures, asserted.outcome.error]).toEqual([true, 'Assertion failed: RESPONSE_CODE EQUALS "NOERROR" (actual: "NXDOMAIN")']);
   });
 });
 

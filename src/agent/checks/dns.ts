@@ -3,7 +3,8 @@
  * name and record type to its name server (or the system's, see dns/system-resolver.ts) over UDP or
  * TCP; a truncated UDP answer is asked again over TCP. The answer (rcode, records, text form) is
  * checked against RESPONSE_TIME, RESPONSE_CODE, TEXT_ANSWER and JSON_ANSWER assertions and the
- * response-time limits. As for API checks, with no assertions the answer's rcode implies nothing.
+ * response-time limits. As in the reference, an error return code (anything but NOERROR) fails the run
+ * unless a RESPONSE_CODE assertion says what is expected, and shouldFail excuses it.
  *
  * Assertion sources: RESPONSE_TIME is the total time in ms; RESPONSE_CODE the rcode's name
  * (NOERROR, NXDOMAIN, SERVFAIL, REFUSED, ...); TEXT_ANSWER the answer section as dig prints it;
@@ -24,7 +25,7 @@ import { reverseName, textAnswer, toRecord, wireType } from './dns/records.ts';
 import { systemNameServer } from './dns/system-resolver.ts';
 import { DnsProtocolError, type DnsServer, queryTcp, queryUdp } from './dns/transport.ts';
 import { startRunSignal } from './net/run-signal.ts';
-import { decideVerdict, protocolOutcome, roundMs } from './net/verdict.ts';
+import { decideVerdict, protocolOutcome, roundMs, verdictSettings } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
 export const DNS_DEFAULT_PORT = 53;
@@ -56,6 +57,13 @@ function describeDnsError(err: unknown, server: DnsServer | null, host: string, 
   if (code === 'DNS_TCP_CLOSED') return `DNS server ${server ? serverText(server) : host} closed the TCP connection before answering`;
   const text = describeRequestError(err, { host, port, address: server?.address ?? null, phase });
   return phase === 'dns' ? `${text} (the name server's own name)` : `${text} (${protocol})`;
+}
+
+/** Why the answer fails by its return code alone (the reference's default), else null. */
+function errorReturnCode(response: DnsResponse | null, assertions: readonly DnsAssertion[]): string | null {
+  if (!response || response.rcode === 'NOERROR') return null;
+  if (assertions.some((a) => a.source === 'RESPONSE_CODE')) return null;
+  return `DNS answer ${response.rcode}: an error return code fails the check unless a RESPONSE_CODE assertion expects it`;
 }
 
 function buildQuery(check: DnsCheckDefinition): Packet & { id: number } {
@@ -169,12 +177,12 @@ async function runDnsCheck(check: DnsCheckDefinition, ctx: CheckContext): Promis
   const assertions = response ? evaluateAssertionsBy(req.assertions, (a) => dnsActual(a, response, responseTime)) : [];
   const verdict = decideVerdict({
     requestError,
+    errorAnswer: errorReturnCode(response, req.assertions),
     answered: response !== null,
     assertions,
     responseTime,
-    degradedResponseTime: check.degradedResponseTime,
-    maxResponseTime: check.maxResponseTime,
-    shouldFail: check.shouldFail === true,
+    ...verdictSettings(check),
+    shouldFailExcuses: 'errorAnswer',
   });
   const dnsCheckResult: DnsCheckResult = {
     request: { query: req.query, recordType: req.recordType, nameServer: req.nameServer, port, protocol: req.protocol },

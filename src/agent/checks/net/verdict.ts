@@ -6,9 +6,8 @@
  *
  * `shouldFail` follows the reference: it turns one kind of failure into a pass and leaves the rest of
  * the verdict alone, so a good answer still passes and a failed assertion still fails. For API checks
- * that is the error answer (a 4xx/5xx status), for TCP checks a connection that failed (refused, timed
- * out). A check type that names nothing to excuse (DNS) has its verdict inverted instead. A cancelled
- * run is never a pass. docs/checks.md "Verdict" says the same.
+ * that is the error answer (a 4xx/5xx status), for DNS checks an error return code, for TCP checks a
+ * connection that failed (refused, timed out). A cancelled run is never a pass. docs/checks.md "Verdict" says the same.
  */
 import type { AssertionOf, EvaluatedAssertion } from '../../../shared/checks/types.ts';
 import { describeFailedAssertion } from '../api/assertions.ts';
@@ -30,8 +29,8 @@ export interface VerdictInput {
   degradedResponseTime: number;
   maxResponseTime: number;
   shouldFail: boolean;
-  /** What shouldFail excuses for this check type; without it shouldFail inverts the verdict. */
-  shouldFailExcuses?: ShouldFailExcuses;
+  /** What shouldFail excuses for this check type. */
+  shouldFailExcuses: ShouldFailExcuses;
 }
 
 /** What shouldFail did to a run, kept in `details.shouldFail`. */
@@ -68,10 +67,6 @@ export function decideVerdict(v: VerdictInput): Verdict {
   const base = { isDegraded, overMaxResponseTime };
   const reason = firstFailure(v, overMaxResponseTime, null);
   if (!v.shouldFail || cancelled) return { ...base, hasFailures: reason !== null, error: reason, shouldFail: null };
-  if (v.shouldFailExcuses === undefined) {
-    const error = reason === null ? 'The check is expected to fail (shouldFail), but it passed' : null;
-    return { ...base, hasFailures: error !== null, error, shouldFail: { inverted: true, reason } };
-  }
   const error = firstFailure(v, overMaxResponseTime, v.shouldFailExcuses);
   const excused = v.shouldFailExcuses === 'requestError' ? v.requestError : (v.errorAnswer ?? null);
   return { ...base, hasFailures: error !== null, error, shouldFail: excused ? { excused } : null };
