@@ -145,7 +145,7 @@ describe('sandbox isolation: signals', { timeout: 60_000 }, () => {
 });
 
 describe('sandbox isolation: files and leftovers', { timeout: 60_000 }, () => {
-  it('a sandbox without the permission model: its 0700 folder is its uid, and everything it left is gone after, however hidden', async () => {
+  it('a sandbox without the permission model: its 0700 folder is its uid, and everything it left or started is gone after, however hidden', async () => {
     const sandbox = await SandboxProcess.start({ runtime: runtimes[0] as Runtime, limits: DEFAULT_SANDBOX_LIMITS, permissions: false, isolation, jobsRoot });
     await sandbox.ready();
     const uid = sandbox.uid as number;
@@ -155,6 +155,8 @@ describe('sandbox isolation: files and leftovers', { timeout: 60_000 }, () => {
     const code = [
       "const fs = require('node:fs'); const { spawn } = require('node:child_process');",
       "fs.mkdirSync('locked'); fs.writeFileSync('locked/f', 'x'); fs.chmodSync('locked/f', 0); fs.chmodSync('locked', 0);",
+      // Outside its folder, where the next job under the same uid could find it.
+      "for (const d of ['/tmp', '/dev/shm']) { fs.mkdirSync(`${d}/oi-left-${process.getuid()}`); fs.writeFileSync(`${d}/oi-left-${process.getuid()}/f`, 'x'); }",
       // Leaves the group, the job folder and its environment: only its uid still tells whose it is.
       "spawn('/bin/sh', ['-c', 'cd / && exec env -i /bin/sleep 1000'], { detached: true, stdio: 'ignore' }).unref();",
       "return { uid: process.getuid(), gid: process.getgid(), groups: process.getgroups() };",
@@ -165,6 +167,7 @@ describe('sandbox isolation: files and leftovers', { timeout: 60_000 }, () => {
     await sandbox.dispose();
     expect(processesOfUid(uid)).toEqual([]);
     expect(existsSync(sandbox.jobDir)).toBe(false);
+    expect([existsSync(`/tmp/oi-left-${uid}`), existsSync(`/dev/shm/oi-left-${uid}`)]).toEqual([false, false]);
   });
 
   it('SANDBOX_ISOLATION=uid in an agent without the capabilities to switch uid is exit 2 naming the variable', async () => {

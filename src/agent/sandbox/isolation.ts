@@ -13,7 +13,7 @@
  */
 import { execFile } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
-import { chown, lchown, readdir } from 'node:fs/promises';
+import { chown, lchown, lstat, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { type Env, readEnum, readInteger } from '../../shared/env.ts';
 import { ConfigError } from '../../shared/errors.ts';
@@ -140,5 +140,32 @@ export async function giveToUid(dir: string, uid: number): Promise<void> {
   await chown(dir, uid, uid);
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
     await lchown(path.join(entry.parentPath, entry.name), uid, uid);
+  }
+}
+
+/** The world-writable folders a sandbox without the permission model can leave files in. */
+export const SHARED_TEMP_DIRS = ['/tmp', '/var/tmp', '/dev/shm'];
+
+/**
+ * Removes what `uid` left in the shared temporary folders, so the next sandbox given the same uid
+ * finds nothing of an earlier job's (a sandbox can only create top-level entries there; what is
+ * inside them is its own).
+ */
+export async function removeFilesOfUid(uid: number, dirs: readonly string[] = SHARED_TEMP_DIRS): Promise<void> {
+  for (const dir of dirs) {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const entry = path.join(dir, name);
+      try {
+        if ((await lstat(entry)).uid === uid) await rm(entry, { recursive: true, force: true });
+      } catch {
+        // gone meanwhile
+      }
+    }
   }
 }

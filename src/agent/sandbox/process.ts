@@ -20,7 +20,7 @@ import { execa } from 'execa';
 import type { Runtime } from '../runtimes.ts';
 import { SANDBOX_MARKER_VAR, sandboxEnv, sandboxNodeFlags } from './env.ts';
 import { SandboxStartError } from './errors.ts';
-import { giveToUid, launchArgs, NO_ISOLATION, type SandboxIsolation } from './isolation.ts';
+import { giveToUid, launchArgs, NO_ISOLATION, removeFilesOfUid, type SandboxIsolation } from './isolation.ts';
 import { findSandboxProcesses, killSandboxTree, rssBytes, type SandboxMarks, treeRssBytes } from './procfs.ts';
 import type { LogLine, SandboxLimits, SandboxStep, ScriptErrorInfo, StepOutcome } from './types.ts';
 
@@ -472,11 +472,17 @@ export class SandboxProcess {
     await killSandboxTree(this.#marks);
   }
 
-  /** The uid goes back to the pool only with no process of it left, so the next sandbox starts clean. */
-  #releaseUid(): void {
+  /**
+   * The uid goes back to the pool only with no process of it left and nothing of it in the shared
+   * temporary folders (only a sandbox without the permission model can write there), so the next
+   * sandbox under it starts clean.
+   */
+  async #releaseUid(): Promise<void> {
     const { uid } = this.#marks;
     if (uid === undefined || this.#isolation.kind !== 'uid') return;
-    if (findSandboxProcesses(this.#marks).length === 0) this.#isolation.uids.release(uid);
+    if (findSandboxProcesses(this.#marks).length > 0) return;
+    if (!this.permissions) await removeFilesOfUid(uid);
+    this.#isolation.uids.release(uid);
   }
 
   /** The check's log: every kept line, and a note when output was dropped at the cap. */
@@ -532,7 +538,7 @@ export class SandboxProcess {
       await this.#kill();
       await this.#exited;
       await rm(this.jobDir, { recursive: true, force: true, maxRetries: 3 });
-      this.#releaseUid();
+      await this.#releaseUid();
       for (const fn of this.#disposedListeners) fn();
     })();
     return this.#disposed;
