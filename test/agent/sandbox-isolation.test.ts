@@ -156,7 +156,7 @@ describe('sandbox isolation: files and leftovers', { timeout: 60_000 }, () => {
       "const fs = require('node:fs'); const { spawn } = require('node:child_process');",
       "fs.mkdirSync('locked'); fs.writeFileSync('locked/f', 'x'); fs.chmodSync('locked/f', 0); fs.chmodSync('locked', 0);",
       // Outside its folder, where the next job under the same uid could find it.
-      "for (const d of ['/tmp', '/dev/shm']) { fs.mkdirSync(`${d}/oi-left-${process.getuid()}`); fs.writeFileSync(`${d}/oi-left-${process.getuid()}/f`, 'x'); }",
+      "for (const d of ['/tmp', '/dev/shm']) { const p = d + '/oi-left-' + process.getuid(); fs.mkdirSync(p); fs.writeFileSync(p + '/f', 'x'); }",
       // Leaves the group, the job folder and its environment: only its uid still tells whose it is.
       "spawn('/bin/sh', ['-c', 'cd / && exec env -i /bin/sleep 1000'], { detached: true, stdio: 'ignore' }).unref();",
       "return { uid: process.getuid(), gid: process.getgid(), groups: process.getgroups() };",
