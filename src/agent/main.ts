@@ -66,11 +66,6 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     },
     'outpost agent starting',
   );
-  if (isolation.kind === 'uid') {
-    log.info({ isolation: 'uid', uids: `${isolation.uids.base}-${isolation.uids.base + isolation.uids.count - 1}`, launcher: isolation.launcher }, 'user code runs under a uid of its own per sandbox');
-  } else {
-    log.warn({ isolation: 'none', reason: isolation.reason }, "user code runs as the agent's own user: a script can signal the agent and other jobs (SANDBOX_ISOLATION, docs/sandbox.md)");
-  }
 
   let spool: ResultSpool;
   try {
@@ -88,6 +83,11 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     { runtimesDir: config.runtimesDir, runtimes: found.runtimes.map((r) => `${r.id} (Node ${r.nodeVersion})`), poolSize: config.sandboxPoolSize },
     found.runtimes.length > 0 ? 'runtimes for user code' : 'no runtimes for user code: checks with scripts are not leased to this agent',
   );
+  if (isolation.kind === 'uid') {
+    log.info({ isolation: 'uid', uids: `${isolation.uids.base}-${isolation.uids.base + isolation.uids.count - 1}`, launcher: isolation.launcher }, 'user code runs under a uid of its own per sandbox');
+  } else if (found.runtimes.length > 0) {
+    log.warn({ isolation: 'none', reason: isolation.reason }, "user code runs as the agent's own user: a script can signal the agent and other jobs (SANDBOX_ISOLATION, docs/sandbox.md)");
+  }
   // Heavy check types are advertised only when this machine can run them (no Chromium in the uptime image).
   const { runners, omitted } = selectRunners(RUNNERS, {
     chromium: isExecutable(readString(env, 'CHROMIUM_PATH', '/usr/bin/chromium')),

@@ -5,7 +5,7 @@
  * root, as CI does (the agent's standard image runs as root too).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -152,6 +152,13 @@ describe('sandbox isolation: files and leftovers', { timeout: 60_000 }, () => {
     expect(statSync(sandbox.jobDir)).toMatchObject({ uid, gid: uid });
     expect(statSync(sandbox.jobDir).mode & 0o777).toBe(0o700);
     expect(statSync(jobsRoot).mode & 0o777).toBe(0o711);
+    const status = readFileSync(`/proc/${sandbox.pid}/status`, 'utf8');
+    expect(status).toMatch(new RegExp(`^Uid:\\s+${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`, 'm'));
+    expect(status).toMatch(new RegExp(`^Gid:\\s+${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`, 'm'));
+    expect(status).toMatch(/^Groups:\s*$/m);
+    expect(status).toMatch(/^CapEff:\s+0+$/m);
+    expect(status).toMatch(/^CapBnd:\s+0+$/m);
+    expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
     const code = [
       "const fs = require('node:fs'); const { spawn } = require('node:child_process');",
       "fs.mkdirSync('locked'); fs.writeFileSync('locked/f', 'x'); fs.chmodSync('locked/f', 0); fs.chmodSync('locked', 0);",
@@ -159,7 +166,6 @@ describe('sandbox isolation: files and leftovers', { timeout: 60_000 }, () => {
       "for (const d of ['/tmp', '/dev/shm']) { const p = d + '/oi-left-' + process.getuid(); fs.mkdirSync(p); fs.writeFileSync(p + '/f', 'x'); }",
       // Leaves the group, the job folder and its environment: only its uid still tells whose it is.
       "spawn('/bin/sh', ['-c', 'cd / && exec env -i /bin/sleep 1000'], { detached: true, stdio: 'ignore' }).unref();",
-      "return { uid: process.getuid(), gid: process.getgid(), groups: process.getgroups() };",
     ].join('\n');
     const outcome = await sandbox.run({ stage: 'setup', filename: 'setup.js', code, env: {}, context: {} }, { timeoutMs: 10_000 });
     expect(outcome.kind).toBe('ok');
@@ -169,25 +175,65 @@ describe('sandbox isolation: files and leftovers', { timeout: 60_000 }, () => {
     expect(existsSync(sandbox.jobDir)).toBe(false);
     expect([existsSync(`/tmp/oi-left-${uid}`), existsSync(`/dev/shm/oi-left-${uid}`)]).toEqual([false, false]);
   });
+});
 
-  it('SANDBOX_ISOLATION=uid in an agent without the capabilities to switch uid is exit 2 naming the variable', async () => {
-    const spool = mkdtempSync('/tmp/oi-spool-');
-    chmodSync(spool, 0o700);
-    const child = spawn(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), 'agent'], {
-      cwd: '/',
-      uid: 10001,
-      gid: 10001,
-      // A spool the agent cannot use: an agent that got past isolation ends with exit 1 there, not 2.
-      env: { PATH: process.env.PATH, API_KEY: 'pl_test', SANDBOX_ISOLATION: 'uid', SPOOL_DIR: path.join(spool, 'spool'), AGENT_HEALTH_PORT: '0' },
-    });
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
-    const [code] = await once(child, 'exit');
+/** `outpost agent` (the CLI) as `uid`, its spool in a folder of its own; lines() reads its JSON log. */
+function startAgentCli(uid: number, env: Record<string, string>) {
+  const spool = mkdtempSync('/tmp/oi-spool-');
+  chownSync(spool, uid, uid);
+  const child = spawn(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), 'agent'], {
+    cwd: '/',
+    uid,
+    gid: uid,
+    // Nothing listens on port 9: the agent keeps retrying its registration until it is stopped.
+    env: { PATH: process.env.PATH, API_KEY: 'pl_test', API_URL: 'http://127.0.0.1:9', SPOOL_DIR: path.join(spool, 'spool'), AGENT_HEALTH_PORT: '0', ...env },
+  });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const exited = once(child, 'exit').then(([code]) => {
     rmSync(spool, { recursive: true, force: true });
+    return { code: code as number | null, stderr };
+  });
+  const lines: Array<Record<string, unknown>> = [];
+  // Read to the end: a closed pipe would make the agent's next log line fail.
+  const up = new Promise<void>((resolve) => {
+    readline.createInterface({ input: child.stdout }).on('line', (text) => {
+      lines.push(JSON.parse(text) as Record<string, unknown>);
+      if (lines.at(-1)?.msg === 'probes listening') resolve();
+    });
+  });
+  /** The log line `match` accepts, once the agent is up (its health server listens). */
+  const waitForLine = async (match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown> | undefined> => {
+    await Promise.race([up, exited]);
+    return lines.find(match);
+  };
+  return { child, exited, waitForLine };
+}
+
+describe('sandbox isolation: the agent at start', { timeout: 60_000 }, () => {
+  it('SANDBOX_ISOLATION=uid in an agent without the capabilities to switch uid is exit 2 naming the variable', async () => {
+    const agent = startAgentCli(10001, { SANDBOX_ISOLATION: 'uid' });
+    const { code, stderr } = await agent.exited;
     expect(code).toBe(2);
     expect(stderr).toMatch(/SANDBOX_ISOLATION=uid cannot be met: the agent \(uid 10001\) lacks CAP_CHOWN/);
+  });
+
+  it('auto: a root agent says it runs sandboxes under uids of their own; a non-root one warns, with the reason, that they run as its user', async () => {
+    const root = startAgentCli(0, { SANDBOX_UID_BASE: String(UID_BASE + 200) });
+    const rootLine = await root.waitForLine((l) => l.isolation !== undefined);
+    root.child.kill('SIGKILL');
+    expect(rootLine).toMatchObject({ isolation: 'uid', uids: `${UID_BASE + 200}-${UID_BASE + 200 + 1023}`, msg: 'user code runs under a uid of its own per sandbox' });
+    await root.exited;
+
+    const plain = startAgentCli(10001, {});
+    const plainLine = await plain.waitForLine((l) => l.isolation !== undefined);
+    plain.child.kill('SIGKILL');
+    expect(plainLine).toMatchObject({ isolation: 'none', level: 40 });
+    expect(String(plainLine?.reason)).toMatch(/the agent \(uid 10001\) lacks CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_KILL, CAP_SETGID, CAP_SETUID/);
+    expect(String(plainLine?.msg)).toMatch(/user code runs as the agent's own user/);
+    await plain.exited;
   });
 });
 
