@@ -107,7 +107,9 @@ function probe(launcher: string, uid: number): Promise<string | undefined> {
 
 async function unavailableReason(launcher: string, uidBase: number): Promise<string | undefined> {
   const missing = missingCapabilities();
-  if (missing.length > 0) return `the agent (uid ${process.getuid?.()}) lacks ${missing.join(', ')}; run it as root (the standard image does)`;
+  if (missing.length > 0) {
+    return `the agent (uid ${process.getuid?.()}) lacks ${missing.join(', ')}; run it as root with Docker's default capabilities, as the standard image does`;
+  }
   try {
     accessSync(launcher, constants.X_OK);
   } catch {
