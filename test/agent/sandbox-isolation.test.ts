@@ -5,7 +5,7 @@
  * root, as CI does (the agent's standard image runs as root too).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -20,6 +20,7 @@ import { SandboxProcess } from '../../src/agent/sandbox/process.ts';
 import { realUid } from '../../src/agent/sandbox/procfs.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../../src/agent/sandbox/types.ts';
 import type { ApiCheckDefinition } from '../../src/shared/checks/types.ts';
+import { ConfigError } from '../../src/shared/errors.ts';
 import { apiCheck, context } from './api-fixtures.ts';
 import { browserCheck, CHROMIUM } from './browser-fixtures.ts';
 
@@ -218,6 +219,19 @@ describe('sandbox isolation: the agent at start', { timeout: 60_000 }, () => {
     const { code, stderr } = await agent.exited;
     expect(code).toBe(2);
     expect(stderr).toMatch(/SANDBOX_ISOLATION=uid cannot be met: the agent \(uid 10001\) lacks CAP_CHOWN/);
+  });
+
+  it("a sandbox range that holds a user or group of the machine is a ConfigError naming SANDBOX_UID_BASE", async () => {
+    const dir = mkdtempSync('/tmp/oi-accounts-');
+    const passwd = path.join(dir, 'passwd');
+    writeFileSync(passwd, `root:x:0:0:root:/root:/bin/sh\nbuilder:x:${UID_BASE + 5}:${UID_BASE + 5}::/home/builder:/bin/sh\n`);
+    try {
+      const detecting = detectIsolation({ mode: 'auto', uidBase: UID_BASE }, undefined, [passwd]);
+      await expect(detecting).rejects.toBeInstanceOf(ConfigError);
+      await expect(detecting).rejects.toMatchObject({ setting: 'SANDBOX_UID_BASE', message: expect.stringMatching(/builder \(62005, .*passwd\) use them/) });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('auto: a root agent says it runs sandboxes under uids of their own; a non-root one warns, with the reason, that they run as its user', async () => {

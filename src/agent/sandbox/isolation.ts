@@ -105,7 +105,7 @@ function probe(launcher: string, uid: number): Promise<string | undefined> {
   });
 }
 
-async function unavailableReason(launcher: string, uidBase: number): Promise<string | undefined> {
+function unavailableReason(launcher: string): string | undefined {
   const missing = missingCapabilities();
   if (missing.length > 0) {
     return `the agent (uid ${process.getuid?.()}) lacks ${missing.join(', ')}; run it as root with Docker's default capabilities, as the standard image does`;
@@ -115,17 +115,48 @@ async function unavailableReason(launcher: string, uidBase: number): Promise<str
   } catch {
     return `${launcher} (util-linux's setpriv) is missing`;
   }
-  return probe(launcher, uidBase);
+  return undefined;
+}
+
+/**
+ * Users and groups of the machine whose ids fall in the sandbox range (`name:x:id:...` lines). A
+ * sandbox must not run as someone's uid: it could signal their processes, and the kill after a job
+ * takes every process of the uid.
+ */
+export function accountsInRange(base: number, count: number, files: readonly string[] = ['/etc/passwd', '/etc/group']): string[] {
+  const found: string[] = [];
+  for (const file of files) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      const [name, , id] = line.split(':');
+      if (name && id && Number(id) >= base && Number(id) < base + count) found.push(`${name} (${id}, ${file})`);
+    }
+  }
+  return found;
 }
 
 /**
  * The best isolation this machine allows under the setting: `uid` or `auto` use a uid per sandbox
  * when it works; `uid` without it is a ConfigError (exit 2); `auto` then runs sandboxes as the
- * agent's user and says so (the caller logs `reason`); `none` is the explicit opt-out.
+ * agent's user and says so (the caller logs `reason`); `none` is the explicit opt-out. A range
+ * that holds a user or group of the machine is a ConfigError naming SANDBOX_UID_BASE.
  */
-export async function detectIsolation(settings: IsolationSettings, launcher = DEFAULT_LAUNCHER): Promise<SandboxIsolation> {
+export async function detectIsolation(settings: IsolationSettings, launcher = DEFAULT_LAUNCHER, accountFiles?: readonly string[]): Promise<SandboxIsolation> {
   if (settings.mode === 'none') return { kind: 'none', reason: 'SANDBOX_ISOLATION=none' };
-  const why = await unavailableReason(launcher, settings.uidBase);
+  let why = unavailableReason(launcher);
+  if (why === undefined) {
+    const taken = accountsInRange(settings.uidBase, SANDBOX_UID_COUNT, accountFiles);
+    if (taken.length > 0) {
+      const range = `${settings.uidBase}-${settings.uidBase + SANDBOX_UID_COUNT - 1}`;
+      throw new ConfigError('SANDBOX_UID_BASE', `SANDBOX_UID_BASE=${settings.uidBase}: the sandbox uids ${range} must be no one's, but ${taken.slice(0, 3).join(', ')} use them; choose a free range`);
+    }
+    why = await probe(launcher, settings.uidBase);
+  }
   if (why === undefined) return { kind: 'uid', launcher, uids: new UidAllocator(settings.uidBase) };
   if (settings.mode === 'uid') {
     throw new ConfigError('SANDBOX_ISOLATION', `SANDBOX_ISOLATION=uid cannot be met: ${why}; or set SANDBOX_ISOLATION=auto or none to run user code as the agent's user`);
