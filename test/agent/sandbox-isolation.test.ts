@@ -4,7 +4,7 @@
  * sandboxes alike; such a script is a failed check for its own run and the agent goes on. Runs as
  * root, as CI does (the agent's standard image runs as root too).
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
@@ -26,6 +26,8 @@ import { browserCheck, CHROMIUM } from './browser-fixtures.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const STAND_IN = fileURLToPath(new URL('./isolation-fixtures/stand-in-agent.ts', import.meta.url));
+/** Whether this machine lets root make a user namespace (for the rootless-container case). */
+const USER_NAMESPACES = spawnSync('unshare', ['--user', '--map-root-user', 'true']).status === 0;
 /** A range of its own: other test files run at the same time on the same machine. */
 const UID_BASE = 62_000;
 
@@ -178,11 +180,15 @@ describe('sandbox isolation: files and leftovers', { timeout: 60_000 }, () => {
   });
 });
 
-/** `outpost agent` (the CLI) as `uid`, its spool in a folder of its own; lines() reads its JSON log. */
-function startAgentCli(uid: number, env: Record<string, string>) {
+/**
+ * `outpost agent` (the CLI) as `uid`, started through `wrap` (a command that runs the rest) if
+ * given, its spool in a folder of its own.
+ */
+function startAgentCli(uid: number, env: Record<string, string>, wrap: string[] = []) {
   const spool = mkdtempSync('/tmp/oi-spool-');
   chownSync(spool, uid, uid);
-  const child = spawn(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), 'agent'], {
+  const argv = [...wrap, process.execPath, path.join(ROOT, 'src/cli/main.ts'), 'agent'];
+  const child = spawn(argv[0] as string, argv.slice(1), {
     cwd: '/',
     uid,
     gid: uid,
@@ -219,6 +225,14 @@ describe('sandbox isolation: the agent at start', { timeout: 60_000 }, () => {
     const { code, stderr } = await agent.exited;
     expect(code).toBe(2);
     expect(stderr).toMatch(/SANDBOX_ISOLATION=uid cannot be met: the agent \(uid 10001\) lacks CAP_CHOWN/);
+  });
+
+  // A container without CAP_SYS_ADMIN (Docker's default seccomp profile) cannot make one: nothing to test there.
+  it.skipIf(!USER_NAMESPACES)('SANDBOX_ISOLATION=uid where root cannot take the sandbox uids (a user namespace that maps only root, as rootless containers) is exit 2', async () => {
+    const agent = startAgentCli(0, { SANDBOX_ISOLATION: 'uid' }, ['unshare', '--user', '--map-root-user']);
+    const { code, stderr } = await agent.exited;
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/SANDBOX_ISOLATION=uid cannot be met: a process under the sandbox uid 61000 \(\/usr\/bin\/setpriv\) failed the start-up check: setpriv: setresuid failed/);
   });
 
   it("a sandbox range that holds a user or group of the machine is a ConfigError naming SANDBOX_UID_BASE", async () => {

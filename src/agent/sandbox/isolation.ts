@@ -98,9 +98,11 @@ export function missingCapabilities(status = readFileSync('/proc/self/status', '
 function probe(launcher: string, uid: number): Promise<string | undefined> {
   const script = 'kill -0 "$1" 2>/dev/null && { echo "the sandbox uid could signal the agent"; exit 3; }; exit 0';
   return new Promise((resolve) => {
-    execFile(launcher, launchArgs(uid, '/bin/sh', ['-c', script, 'sh', String(process.pid)]), { timeout: 10_000, cwd: '/' }, (err, stdout, stderr) => {
+    // An environment of its own: the agent's (API_KEY among it) is nothing a sandbox uid should hold.
+    const options = { timeout: 10_000, cwd: '/', env: { PATH: '/usr/bin:/bin' } };
+    execFile(launcher, launchArgs(uid, '/bin/sh', ['-c', script, 'sh', String(process.pid)]), options, (err, stdout, stderr) => {
       if (!err) resolve(undefined);
-      else resolve(`${launcher} could not run a process as uid ${uid}: ${(stdout + stderr).trim().split('\n').pop() || err.message}`);
+      else resolve(`a process under the sandbox uid ${uid} (${launcher}) failed the start-up check: ${(stdout + stderr).trim().split('\n').pop() || `exit code ${err.code}`}`);
     });
   });
 }
