@@ -266,7 +266,7 @@ describe('sandbox isolation: the agent at start', { timeout: 60_000 }, () => {
 });
 
 describe('sandbox isolation: browser checks', { timeout: 90_000 }, () => {
-  it("a browser check's script cannot signal the agent or another process of its user: a failed check naming EPERM", async () => {
+  it("a browser check's script cannot signal the agent or another process of its user (a failed check naming EPERM); its Chromium runs under its uid", async () => {
     expect(existsSync(CHROMIUM), `Chromium at ${CHROMIUM}`).toBe(true);
     const victim = startVictim();
     try {
@@ -283,6 +283,20 @@ describe('sandbox isolation: browser checks', { timeout: 90_000 }, () => {
       expect(other.hasFailures).toBe(true);
       expect(other.error).toMatch(/kill EPERM/);
       expect(await victim.alive()).toBe(true);
+      // Chromium, started by Playwright in the sandbox, runs under the sandbox's uid too.
+      const chromium = await run(
+        [
+          "const fs = require('node:fs');",
+          "await page.goto('about:blank');",
+          "const stat = (pid) => fs.readFileSync('/proc/' + pid + '/stat', 'utf8').split(') ')[1].split(' ');",
+          "const isMine = (pid) => { for (let p = pid; p > 1; p = Number(stat(p)[1])) if (p === process.pid) return true; return false; };",
+          "const browsers = fs.readdirSync('/proc').filter((n) => /^\\d+$/.test(n)).map(Number).filter((pid) => { try { return /chrom/.test(fs.readFileSync('/proc/' + pid + '/comm', 'utf8')) && isMine(pid); } catch { return false; } });",
+          "const uids = browsers.map((pid) => fs.readFileSync('/proc/' + pid + '/status', 'utf8').match(/^Uid:\\s+(\\d+)/m)[1]);",
+          "if (browsers.length === 0 || process.getuid() === 0 || uids.some((u) => Number(u) !== process.getuid())) throw new Error('Chromium uids ' + uids + ', the sandbox ' + process.getuid());",
+        ].join('\n'),
+      );
+      expect(chromium.error).toBeNull();
+      expect(chromium.hasFailures).toBe(false);
     } finally {
       victim.stop();
     }
