@@ -115,7 +115,7 @@ export class SandboxProcess {
     const isolation = opts.isolation ?? NO_ISOLATION;
     if (isolation.kind === 'none') {
       await mkdir(jobDir, { mode: 0o700 });
-      return new SandboxProcess(opts, id, jobDir, undefined);
+      return new SandboxProcess(opts, id, jobDir, isolation, undefined);
     }
     const uid = isolation.uids.take();
     if (uid === undefined) {
@@ -130,10 +130,10 @@ export class SandboxProcess {
       isolation.uids.release(uid);
       throw err;
     }
-    return new SandboxProcess(opts, id, jobDir, uid);
+    return new SandboxProcess(opts, id, jobDir, isolation, uid);
   }
 
-  private constructor(opts: SandboxOptions, id: string, jobDir: string, uid: number | undefined) {
+  private constructor(opts: SandboxOptions, id: string, jobDir: string, isolation: SandboxIsolation, uid: number | undefined) {
     this.id = id;
     this.jobDir = jobDir;
     this.runtime = opts.runtime;
@@ -142,7 +142,6 @@ export class SandboxProcess {
     const bootstrap = opts.bootstrapPath ?? BOOTSTRAP_PATH;
     const env = sandboxEnv(opts.runtime, jobDir, id);
     const args = [...sandboxNodeFlags(opts.runtime, jobDir, bootstrap, opts.limits, opts.permissions), bootstrap, opts.runtime.dir];
-    const isolation = opts.isolation ?? NO_ISOLATION;
     this.#isolation = isolation;
     const [file, fileArgs] = isolation.kind === 'uid' && uid !== undefined ? [isolation.launcher, launchArgs(uid, opts.runtime.nodePath, args)] : [opts.runtime.nodePath, args];
     const sub = execa(file, fileArgs, {
