@@ -2,7 +2,9 @@
 # reading (README says so). Targets:
 #   docker build -t outpost-agent .                        standard agent (default, last stage)
 #   docker build --target uptime -t outpost-agent-uptime . API, TCP, DNS and ICMP only: no browser
-# Both run `outpost agent` as a non-root user under tini, expose the health port and probe liveness.
+# Both run `outpost agent` under tini, expose the health port and probe liveness. The uptime image runs
+# no user code and runs as the non-root user outpost; the standard image runs the agent as root so it
+# can start each sandbox under a uid of its own (docs/sandbox.md, "Signals and users").
 
 # ---- build: compile TypeScript to dist/ ----------------------------------------------------------
 FROM node:24-bookworm-slim AS build
@@ -70,4 +72,17 @@ RUN apt-get update \
 ENV CHROMIUM_PATH=/usr/bin/chromium \
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
     OUTPOST_IMAGE=standard
-USER outpost
+# User code must not be able to signal the agent or another job's sandbox, and the kernel allows a
+# signal only between processes of the same uid. So each sandbox runs under a uid of its own
+# (61000-62023, none of them in /etc/passwd, no groups, no capabilities, no_new_privs), started with
+# util-linux's setpriv (always in Debian), and the agent needs CAP_SETUID, CAP_SETGID, CAP_CHOWN,
+# CAP_KILL and CAP_DAC_OVERRIDE to switch to them, give them their job folder and clean up after
+# them: root with Docker's default capabilities. A non-root agent with a setpriv carrying
+# cap_setuid as a file capability was the alternative; it makes the agent's user able to become
+# root anyway (setpriv --reuid=0), without the rest. SANDBOX_ISOLATION=uid makes a container
+# started without those capabilities (--user, --cap-drop, Kubernetes runAsNonRoot) stop at start
+# with exit 2 and a message naming the variable, instead of running user code unprotected;
+# SANDBOX_ISOLATION=none is the explicit opt-out. /app and the runtimes stay root-owned and
+# world-readable, which is what the sandbox uids need to load the bootstrap and the runtimes.
+ENV SANDBOX_ISOLATION=uid
+USER root

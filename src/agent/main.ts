@@ -12,6 +12,7 @@ import { type HealthServer, startHealthServer } from './health.ts';
 import { createAgentLogger, flushLogger } from './logger.ts';
 import { Observability } from './observability.ts';
 import { discoverRuntimes } from './runtimes.ts';
+import { detectIsolation, loadIsolationSettings } from './sandbox/isolation.ts';
 import { SandboxPool } from './sandbox/pool.ts';
 import { loadSuiteRunnerConfig } from './suites/config.ts';
 import { ResultSpool } from './spool.ts';
@@ -46,6 +47,8 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
   // Read with the rest, before anything starts, so a bad value is a clean exit 2.
   const artifactConfig = loadArtifactUploaderConfig(env, config.spoolDir);
   const suiteEnginesDir = loadSuiteRunnerConfig(env).enginesDir;
+  // Before anything starts too: SANDBOX_ISOLATION=uid on a machine that cannot switch uids is exit 2.
+  const isolation = await detectIsolation(loadIsolationSettings(env));
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const handleSignals = options.handleSignals ?? true;
 
@@ -83,6 +86,11 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     { runtimesDir: config.runtimesDir, runtimes: found.runtimes.map((r) => `${r.id} (Node ${r.nodeVersion})`), poolSize: config.sandboxPoolSize },
     found.runtimes.length > 0 ? 'runtimes for user code' : 'no runtimes for user code: checks with scripts are not leased to this agent',
   );
+  if (isolation.kind === 'uid') {
+    log.info({ isolation: 'uid', uids: `${isolation.uids.base}-${isolation.uids.base + isolation.uids.count - 1}`, launcher: isolation.launcher }, 'user code runs under a uid of its own per sandbox');
+  } else if (found.runtimes.length > 0) {
+    log.warn({ isolation: 'none', reason: isolation.reason }, "user code runs as the agent's own user: a script can signal the agent and other jobs (SANDBOX_ISOLATION, docs/sandbox.md)");
+  }
   // Heavy check types are advertised only when this machine can run them (no Chromium in the uptime image).
   const { runners, omitted } = selectRunners(RUNNERS, {
     chromium: isExecutable(readString(env, 'CHROMIUM_PATH', '/usr/bin/chromium')),
@@ -92,6 +100,7 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
   for (const o of omitted) log.info({ checkType: o.checkType, reason: o.reason }, 'check type not offered by this agent');
 
   const sandboxes = new SandboxPool({
+    isolation,
     runtimes: found.runtimes,
     size: config.sandboxPoolSize,
     limits: { rssMb: config.sandboxMemoryMb, heapMb: Math.max(48, Math.floor((config.sandboxMemoryMb * 3) / 4)) },

@@ -15,7 +15,8 @@
  * result is returned, on success, failure, timeout, crash and cancel alike.
  *
  * The sandbox runs without Node's permission model (Chromium is a child process, which the model
- * forbids); the process boundary, the environment allowlist and the watchdog remain.
+ * forbids); the process boundary, the environment allowlist, the watchdog and the sandbox's own uid
+ * (../sandbox/isolation.ts: it cannot signal the agent or another job) remain.
  */
 import { access, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -159,6 +160,8 @@ export async function runPlaywrightCheck(check: ScriptedCheck, ctx: BrowserCheck
       runtime,
       limits: { ...DEFAULT_SANDBOX_LIMITS, ...pool.limits, rssMb: settings.memoryMb, heapMb: Math.max(256, Math.floor(settings.memoryMb / 2)), outputBytes: 512 * 1024 },
       permissions: false,
+      // Without the permission model, the sandbox's own uid is what keeps the script's hands off the agent.
+      isolation: pool.isolation,
       ...(ctx.jobsRoot ? { jobsRoot: ctx.jobsRoot } : {}),
     });
     try {
@@ -216,6 +219,7 @@ async function runInSandbox(check: ScriptedCheck, ctx: BrowserCheckContext, sand
     noSandbox: settings.noSandbox,
     args: settings.args,
   });
+  await sandbox.adoptJobFolder();
 
   const env: Record<string, string> = {};
   for (const v of check.environmentVariables ?? []) env[v.key] = v.value;

@@ -14,6 +14,7 @@
 import type { Logger } from 'pino';
 import { byNewest, type Runtime } from '../runtimes.ts';
 import { RuntimeUnavailableError, SandboxStartError } from './errors.ts';
+import { NO_ISOLATION, type SandboxIsolation } from './isolation.ts';
 import type { SandboxProcess } from './process.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './types.ts';
 
@@ -26,6 +27,8 @@ export interface SandboxPoolOptions {
   jobsRoot?: string;
   /** Tests start a different program to simulate a broken runtime. */
   bootstrapPath?: string;
+  /** How sandboxes are kept apart from the agent and each other (./isolation.ts, detectIsolation). */
+  isolation?: SandboxIsolation;
 }
 
 /** After a warm sandbox failed to start, the pool waits this long before trying that runtime again. */
@@ -33,6 +36,8 @@ const REFILL_PAUSE_MS = 30_000;
 
 export class SandboxPool {
   readonly limits: SandboxLimits;
+  /** Shared with the browser engine, which starts its sandboxes itself: one uid range for all. */
+  readonly isolation: SandboxIsolation;
   readonly #runtimes: Map<string, Runtime>;
   readonly #size: number;
   readonly #log: SandboxPoolOptions['log'];
@@ -53,6 +58,7 @@ export class SandboxPool {
     this.#log = opts.log;
     this.#jobsRoot = opts.jobsRoot;
     this.#bootstrapPath = opts.bootstrapPath;
+    this.isolation = opts.isolation ?? NO_ISOLATION;
   }
 
   /** Runtime ids carried, newest first (what the agent advertises). */
@@ -119,6 +125,7 @@ export class SandboxPool {
       permissions: true,
       jobsRoot: this.#jobsRoot,
       bootstrapPath: this.#bootstrapPath,
+      isolation: this.isolation,
     });
     try {
       await sandbox.ready();

@@ -10,7 +10,7 @@
  * on resident memory read from /proc while a step runs.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, realpath, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -20,7 +20,8 @@ import { execa } from 'execa';
 import type { Runtime } from '../runtimes.ts';
 import { SANDBOX_MARKER_VAR, sandboxEnv, sandboxNodeFlags } from './env.ts';
 import { SandboxStartError } from './errors.ts';
-import { killSandboxTree, rssBytes, type SandboxMarks, treeRssBytes } from './procfs.ts';
+import { giveToUid, launchArgs, NO_ISOLATION, removeFilesOfUid, type SandboxIsolation } from './isolation.ts';
+import { findSandboxProcesses, killSandboxTree, rssBytes, type SandboxMarks, treeRssBytes } from './procfs.ts';
 import type { LogLine, SandboxLimits, SandboxStep, ScriptErrorInfo, StepOutcome } from './types.ts';
 
 export const BOOTSTRAP_PATH = fileURLToPath(new URL('./child/bootstrap.cjs', import.meta.url));
@@ -44,6 +45,8 @@ export interface SandboxOptions {
   jobsRoot?: string;
   /** Tests start a different program to simulate a sandbox that cannot start. */
   bootstrapPath?: string;
+  /** A uid of its own per sandbox (./isolation.ts), or none: the agent's user. */
+  isolation?: SandboxIsolation;
 }
 
 type ControlMessage =
@@ -77,6 +80,7 @@ export class SandboxProcess {
 
   readonly #limits: SandboxLimits;
   readonly #marks: SandboxMarks;
+  readonly #isolation: SandboxIsolation;
   readonly #stdin: Writable | null;
   readonly #lines: LogLine[] = [];
   readonly #partial = { stdout: '', stderr: '' };
@@ -108,11 +112,28 @@ export class SandboxProcess {
     const id = randomUUID();
     // Real path: the permission model compares resolved paths, and /tmp may be a symlink.
     const jobDir = path.join(await realpath(root), id);
-    await mkdir(jobDir, { mode: 0o700 });
-    return new SandboxProcess(opts, id, jobDir);
+    const isolation = opts.isolation ?? NO_ISOLATION;
+    if (isolation.kind === 'none') {
+      await mkdir(jobDir, { mode: 0o700 });
+      return new SandboxProcess(opts, id, jobDir, isolation, undefined);
+    }
+    const uid = isolation.uids.take();
+    if (uid === undefined) {
+      throw new SandboxStartError(opts.runtime.id, `the sandbox for runtime ${opts.runtime.id} could not start: all ${isolation.uids.count} sandbox uids from ${isolation.uids.base} are in use`);
+    }
+    try {
+      // Sandbox uids pass through the jobs folder (no listing) into their own 0700 folder only.
+      await chmod(root, 0o711);
+      await mkdir(jobDir, { mode: 0o700 });
+      await chown(jobDir, uid, uid);
+    } catch (err) {
+      isolation.uids.release(uid);
+      throw err;
+    }
+    return new SandboxProcess(opts, id, jobDir, isolation, uid);
   }
 
-  private constructor(opts: SandboxOptions, id: string, jobDir: string) {
+  private constructor(opts: SandboxOptions, id: string, jobDir: string, isolation: SandboxIsolation, uid: number | undefined) {
     this.id = id;
     this.jobDir = jobDir;
     this.runtime = opts.runtime;
@@ -121,7 +142,9 @@ export class SandboxProcess {
     const bootstrap = opts.bootstrapPath ?? BOOTSTRAP_PATH;
     const env = sandboxEnv(opts.runtime, jobDir, id);
     const args = [...sandboxNodeFlags(opts.runtime, jobDir, bootstrap, opts.limits, opts.permissions), bootstrap, opts.runtime.dir];
-    const sub = execa(opts.runtime.nodePath, args, {
+    this.#isolation = isolation;
+    const [file, fileArgs] = isolation.kind === 'uid' && uid !== undefined ? [isolation.launcher, launchArgs(uid, opts.runtime.nodePath, args)] : [opts.runtime.nodePath, args];
+    const sub = execa(file, fileArgs, {
       cwd: jobDir,
       env,
       extendEnv: false,
@@ -132,7 +155,7 @@ export class SandboxProcess {
       reject: false,
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
     });
-    this.#marks = { rootPid: sub.pid, jobDir, envMarker: `${SANDBOX_MARKER_VAR}=${id}` };
+    this.#marks = { rootPid: sub.pid, jobDir, envMarker: `${SANDBOX_MARKER_VAR}=${id}`, uid };
     this.#stdin = sub.stdin;
     this.#exited = sub.then((res) => {
       const exit: Exit = { code: res.exitCode ?? null, signal: res.signal ?? null };
@@ -155,6 +178,16 @@ export class SandboxProcess {
 
   get pid(): number | undefined {
     return this.#marks.rootPid;
+  }
+
+  /** The sandbox's own uid, when it has one (./isolation.ts). */
+  get uid(): number | undefined {
+    return this.#marks.uid;
+  }
+
+  /** Gives what the agent wrote into the job folder before the run to the sandbox's uid. */
+  async adoptJobFolder(): Promise<void> {
+    if (this.#marks.uid !== undefined) await giveToUid(this.jobDir, this.#marks.uid);
   }
 
   get alive(): boolean {
@@ -438,6 +471,19 @@ export class SandboxProcess {
     await killSandboxTree(this.#marks);
   }
 
+  /**
+   * The uid goes back to the pool only with no process of it left and nothing of it in the shared
+   * temporary folders (only a sandbox without the permission model can write there), so the next
+   * sandbox under it starts clean.
+   */
+  async #releaseUid(): Promise<void> {
+    const { uid } = this.#marks;
+    if (uid === undefined || this.#isolation.kind !== 'uid') return;
+    if (findSandboxProcesses(this.#marks).length > 0) return;
+    if (!this.permissions) await removeFilesOfUid(uid);
+    this.#isolation.uids.release(uid);
+  }
+
   /** The check's log: every kept line, and a note when output was dropped at the cap. */
   output(): { lines: LogLine[]; truncated: boolean; droppedBytes: number } {
     const lines = [...this.#lines];
@@ -491,6 +537,7 @@ export class SandboxProcess {
       await this.#kill();
       await this.#exited;
       await rm(this.jobDir, { recursive: true, force: true, maxRetries: 3 });
+      await this.#releaseUid();
       for (const fn of this.#disposedListeners) fn();
     })();
     return this.#disposed;

@@ -7,7 +7,8 @@
  * inside the job folder, or whose environment carries the sandbox's marker variable. Only a process
  * that both changed directory out of the job folder and cleared its environment after leaving the
  * group escapes this net; the permission model forbids child processes for scripts in the first
- * place, so this is the second line (docs/sandbox.md).
+ * place, so this is the second line (docs/sandbox.md). A sandbox under a uid of its own
+ * (./isolation.ts) is found whole by that uid.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -56,9 +57,23 @@ export interface SandboxMarks {
   jobDir: string;
   /** `KEY=value` in the environment of every process the sandbox starts. */
   envMarker: string;
+  /** The sandbox's own uid (docs/sandbox.md): every process of that real uid is the sandbox's. */
+  uid?: number;
+}
+
+/** The real uid of a process (undefined once it is gone). */
+export function realUid(pid: number): number | undefined {
+  try {
+    const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return uid === undefined ? undefined : Number(uid);
+  } catch {
+    return undefined;
+  }
 }
 
 function belongsByPlace(pid: number, marks: SandboxMarks): boolean {
+  // Its own uid is a net nothing escapes: no process can leave its uid without privileges.
+  if (marks.uid !== undefined && realUid(pid) === marks.uid) return true;
   try {
     const cwd = readlinkSync(`/proc/${pid}/cwd`);
     if (cwd === marks.jobDir || cwd.startsWith(`${marks.jobDir}/`)) return true;
