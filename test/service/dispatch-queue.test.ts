@@ -7,6 +7,7 @@ import http from 'node:http';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AGENT_PATHS, type Job } from '../../src/shared/protocol.ts';
 import { Scheduler } from '../../src/service/dispatch/scheduler.ts';
+import { MAX_EXPIRED_LEASES } from '../../src/service/store/sqlite/runs.ts';
 import { type Harness, silentLog, startHarness } from '../helpers/dispatch-harness.ts';
 
 let h: Harness;
@@ -176,6 +177,22 @@ describe('leases', () => {
 
     // The first agent comes back: its lease is gone.
     expect((await dying.heartbeat([job]))[0]).toMatchObject({ state: 'lost', leaseExpiresAt: null });
+  });
+
+  it('gives a run up after its lease expired MAX_EXPIRED_LEASES times: a check that kills its agents does not poison the queue', async () => {
+    const t = await h.tenant();
+    const run = await h.dispatcher.enqueue(await h.check(t), t.location.id, h.clock.now);
+    for (let attempt = 1; attempt <= MAX_EXPIRED_LEASES; attempt++) {
+      const [job] = await (await h.agent(t)).lease();
+      expect(job).toMatchObject({ runId: run.runId, leaseAttempt: attempt });
+      h.clock.now += 31_000; // the agent died while running it: no heartbeat, no result
+      await h.dispatcher.sweep();
+    }
+    expect(await runOf(run.runId)).toMatchObject({
+      state: 'expired',
+      endReason: `its agent stopped heartbeating in each of ${MAX_EXPIRED_LEASES} leases; not handed out again (does the check crash its agent?)`,
+    });
+    expect(await (await h.agent(t)).lease()).toEqual([]);
   });
 
   it('release hands leases back at once; deregister hands back the rest and retires the agent', async () => {

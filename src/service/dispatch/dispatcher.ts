@@ -363,7 +363,10 @@ export class Dispatcher {
   async #sweep(): Promise<void> {
     const nowMs = this.#now();
     const now = iso(nowMs);
-    const requeued = await this.#store.runs.requeueExpiredLeases(now);
+    const { requeued, abandoned } = await this.#store.runs.requeueExpiredLeases(now);
+    for (const r of abandoned) {
+      this.#log.error({ runId: r.runId, checkId: r.checkId, agentId: r.agentId, leaseAttempt: r.leaseAttempt }, `run given up: ${r.endReason}`);
+    }
     if (requeued.length > 0) {
       this.#log.warn(
         { runs: requeued.map((r) => ({ runId: r.runId, agentId: r.agentId, leaseAttempt: r.leaseAttempt })) },

@@ -79,9 +79,10 @@ export interface RunRepo {
   release(agentId: string, leases: readonly LeaseRef[] | undefined, now: string): Promise<Run[]>;
   /**
    * Leases whose time ran out go back to `queued` with leaseAttempt + 1 (a cancel-requested one
-   * becomes `cancelled`). Returns the runs that were re-queued.
+   * becomes `cancelled`; one that lost its last allowed lease becomes `expired`, see
+   * MAX_EXPIRED_LEASES). Returns the runs that were re-queued and those given up.
    */
-  requeueExpiredLeases(now: string): Promise<Run[]>;
+  requeueExpiredLeases(now: string): Promise<{ requeued: Run[]; abandoned: Run[] }>;
   /** Queued runs due at or before `dueBefore` (the queue TTL cutoff), oldest first. */
   listStaleQueued(dueBefore: string, limit: number): Promise<Run[]>;
   /** Ends a run that is still queued as `expired` with a reason. False when it left the queue meanwhile. */

@@ -89,6 +89,23 @@ const HAND_BACK = `
   lease_id = NULL,
   lease_expires_at = NULL`;
 
+/**
+ * Leases a run may lose to an expiry before it is given up. A run whose agent dies every time it
+ * runs it (user code that crashes its agent) must not take down, one after another, every agent that
+ * leases it: after this many it expires with the reason instead of being handed out again.
+ */
+export const MAX_EXPIRED_LEASES = 3;
+
+/** HAND_BACK for a lease that expired: as above, but the last allowed attempt ends the run. */
+const EXPIRE_LEASE = `
+  state = CASE WHEN cancel_requested = 1 THEN 'cancelled' WHEN lease_attempt >= $maxAttempts THEN 'expired' ELSE 'queued' END,
+  lease_attempt = CASE WHEN cancel_requested = 1 OR lease_attempt >= $maxAttempts THEN lease_attempt ELSE lease_attempt + 1 END,
+  end_reason = CASE WHEN cancel_requested = 1 THEN $cancelReason WHEN lease_attempt >= $maxAttempts THEN $abandonReason ELSE end_reason END,
+  finished_at = CASE WHEN cancel_requested = 1 OR lease_attempt >= $maxAttempts THEN $now ELSE NULL END,
+  check_json = CASE WHEN cancel_requested = 1 OR lease_attempt >= $maxAttempts THEN NULL ELSE check_json END,
+  lease_id = NULL,
+  lease_expires_at = NULL`;
+
 const CANCELLED_WHILE_RUNNING = 'cancelled; the agent stopped before confirming it';
 
 export class SqliteRunRepo implements RunRepo {
@@ -178,7 +195,7 @@ export class SqliteRunRepo implements RunRepo {
       WHERE agent_id = $agentId AND state = 'leased'
       RETURNING *`);
     this.#requeueExpired = db.prepare(`
-      UPDATE runs SET ${HAND_BACK}
+      UPDATE runs SET ${EXPIRE_LEASE}
       WHERE state = 'leased' AND lease_expires_at <= $now
       RETURNING *`);
     this.#listStale = db.prepare(`
@@ -284,12 +301,15 @@ export class SqliteRunRepo implements RunRepo {
     return rows.map(toRun).filter((r) => r.state === 'queued');
   }
 
-  async requeueExpiredLeases(now: string): Promise<Run[]> {
+  async requeueExpiredLeases(now: string): Promise<{ requeued: Run[]; abandoned: Run[] }> {
     const rows = this.#requeueExpired.all({
       now,
       cancelReason: 'cancelled; its agent stopped heartbeating before confirming it',
+      maxAttempts: MAX_EXPIRED_LEASES,
+      abandonReason: `its agent stopped heartbeating in each of ${MAX_EXPIRED_LEASES} leases; not handed out again (does the check crash its agent?)`,
     }) as unknown as RunRow[];
-    return rows.map(toRun).filter((r) => r.state === 'queued');
+    const runs = rows.map(toRun);
+    return { requeued: runs.filter((r) => r.state === 'queued'), abandoned: runs.filter((r) => r.state === 'expired') };
   }
 
   async listStaleQueued(dueBefore: string, limit: number): Promise<Run[]> {
