@@ -166,6 +166,9 @@ describe('assertion targets', () => {
     await expect400('POST', '/v1/checks/tcp', { name: 't', request: { hostname: 'h', port: 80, assertions: [{ source: 'RESPONSE_TIME', ...bad }] } }, 'body/request/assertions/0/target');
     await expect400('POST', '/v1/checks/dns', { name: 'd', request: { query: 'a.test', recordType: 'A', assertions: [{ source: 'RESPONSE_TIME', ...bad }] } }, 'body/request/assertions/0/target');
     await expect400('POST', '/v1/checks/icmp', { name: 'i', request: { hostname: 'h', assertions: [{ source: 'LATENCY', property: 'avg', ...bad }] } }, 'body/request/assertions/0/target');
+    await expect400('POST', '/v1/checks/icmp', { name: 'i', request: { hostname: 'h', assertions: [{ source: 'LATENCY', property: 'mean', comparison: 'LESS_THAN', target: '5' }] } }, 'body/request/assertions/0/property');
+    const icmp = await api.request(acme, 'POST', '/v1/checks/icmp', { name: 'i', request: { hostname: 'h', assertions: [{ source: 'LATENCY', property: 'stdDev', comparison: 'LESS_THAN', target: '5' }] } });
+    expect(icmp.statusCode, icmp.body).toBe(201);
     await expect400(
       'POST',
       '/v2/check-groups',

@@ -8,9 +8,11 @@
  *    and HAS_KEY / NOT_HAS_KEY / HAS_VALUE / NOT_HAS_VALUE (which need an object) cannot apply;
  *  - IS_EMPTY / NOT_EMPTY / IS_NULL / NOT_NULL take no target; HEADERS, JSON_BODY, TEXT_BODY and the
  *    other sources' targets are free text;
+ *  - an ICMP LATENCY assertion names its statistic in `property` (avg, min, max, stdDev);
  *  - a regex must compile (`pattern` or `/pattern/flags`).
  * A target holding a `{{VARIABLE}}` placeholder is resolved at run time, so it is not checked here.
  */
+import { ICMP_LATENCY_PROPERTIES } from '../../shared/checks/types.ts';
 import { BadRequestError } from '../http/errors.ts';
 
 export interface AssertionInput {
@@ -61,6 +63,9 @@ export function assertAssertionsUsable(field: string, assertions: readonly Asser
     const at = `${field}/${index}`;
     if (NUMERIC_SOURCES.has(a.source) && NEEDS_OBJECT.has(a.comparison)) {
       throw new BadRequestError(`${at}/comparison ${a.comparison} needs an object, and ${a.source} is a number`);
+    }
+    if (a.source === 'LATENCY' && !(ICMP_LATENCY_PROPERTIES as readonly string[]).includes((a.property ?? '').trim())) {
+      throw new BadRequestError(`${at}/property must be one of ${ICMP_LATENCY_PROPERTIES.join(', ')} for LATENCY, got "${(a.property ?? '').slice(0, 100)}"`);
     }
     const target = targetProblem(a);
     if (target) throw new BadRequestError(`${at}/target ${target}`);
