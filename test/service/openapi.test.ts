@@ -106,6 +106,27 @@ describe('/openapi.json', () => {
     expect(without).toEqual([]);
   });
 
+  it('bounds every number a request carries (path, query and body) on both sides', () => {
+    const unbounded: string[] = [];
+    const walk = (schema: unknown, at: string) => {
+      if (schema === null || typeof schema !== 'object') return;
+      const s = schema as Record<string, unknown>;
+      const types = Array.isArray(s.type) ? s.type : [s.type];
+      const numeric = types.includes('integer') || types.includes('number');
+      const bounded = Array.isArray(s.enum) || (s.maximum !== undefined && (s.minimum !== undefined || s.exclusiveMinimum !== undefined));
+      if (numeric && !bounded) unbounded.push(at);
+      for (const [key, value] of Object.entries(s)) walk(value, `${at}/${key}`);
+    };
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        for (const p of (op.parameters ?? []) as Array<{ in: string; name: string; schema?: unknown }>) walk(p.schema, `${where} ${p.in}:${p.name}`);
+        walk(op.requestBody, `${where} body`);
+      }
+    }
+    expect(unbounded).toEqual([]);
+  });
+
   it('leaves the agent protocol out and keeps pings open (no security requirement)', () => {
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/agent/'))).toEqual([]);
     const ping = doc.paths['/ping/{pingToken}'] as Record<string, { security?: unknown[] }> | undefined;

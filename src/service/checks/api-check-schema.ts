@@ -9,7 +9,7 @@
  */
 import { Type } from 'typebox';
 import { ASSERTION_COMPARISONS, ASSERTION_SOURCES, BODY_TYPES, HTTP_METHODS } from '../../shared/checks/types.ts';
-import { Nullable } from '../routes/schemas.ts';
+import { IntegerId, Nullable } from '../routes/schemas.ts';
 import { assertionSchema, checkResponseSchema, commonCheckProperties, type Mode, prop, required } from './common-check-schema.ts';
 
 export { DATA_CENTER_LOCATIONS, FREQUENCIES, RUNTIME_IDS, SUB_MINUTE_OFFSETS } from './common-check-schema.ts';
@@ -20,12 +20,13 @@ export const DEFAULT_MAX_RESPONSE_TIME_MS = 20000;
 /** The longest setup or teardown script accepted, in characters. */
 export const SCRIPT_MAX = 100_000;
 
-function keyValue(mode: Mode) {
+/** A header or query parameter; `locked` defaults on update too, since a PUT replaces the whole list. */
+function keyValue() {
   return Type.Object(
     {
       key: Type.String({ minLength: 1 }),
       value: Type.String(),
-      locked: prop(mode, (o) => Type.Boolean(o), false),
+      locked: Type.Boolean({ default: false }),
     },
     { additionalProperties: false },
   );
@@ -41,9 +42,9 @@ function request(mode: Mode) {
       ipFamily: prop(mode, (o) => Type.Enum(['IPv4', 'IPv6'], o), 'IPv4'),
       body: prop(mode, (o) => Type.String(o), ''),
       bodyType: prop(mode, (o) => Type.Enum([...BODY_TYPES], o), 'NONE'),
-      headers: prop(mode, (o) => Type.Array(keyValue(mode), o), []),
-      queryParameters: prop(mode, (o) => Type.Array(keyValue(mode), o), []),
-      assertions: prop(mode, (o) => Type.Array(assertionSchema(mode, ASSERTION_SOURCES, ASSERTION_COMPARISONS), o), []),
+      headers: prop(mode, (o) => Type.Array(keyValue(), o), []),
+      queryParameters: prop(mode, (o) => Type.Array(keyValue(), o), []),
+      assertions: prop(mode, (o) => Type.Array(assertionSchema(ASSERTION_SOURCES, ASSERTION_COMPARISONS), o), []),
       basicAuth: prop(
         mode,
         (o) =>
@@ -67,8 +68,8 @@ function apiCheckProperties(mode: Mode) {
     }),
     request: required(mode, request(mode)),
     // Setup and teardown: inline Node.js code and/or a snippet of the account (routes/snippets.ts).
-    setupSnippetId: prop(mode, (o) => Nullable(Type.Integer({ minimum: 1 }), o), null),
-    tearDownSnippetId: prop(mode, (o) => Nullable(Type.Integer({ minimum: 1 }), o), null),
+    setupSnippetId: prop(mode, (o) => Nullable(IntegerId(), o), null),
+    tearDownSnippetId: prop(mode, (o) => Nullable(IntegerId(), o), null),
     localSetupScript: prop(mode, (o) => Nullable(Type.String({ maxLength: SCRIPT_MAX }), o), null),
     localTearDownScript: prop(mode, (o) => Nullable(Type.String({ maxLength: SCRIPT_MAX }), o), null),
   };

@@ -6,12 +6,15 @@
  */
 import { type TSchema, Type } from 'typebox';
 import { ASSERTION_COMPARISONS, ASSERTION_SOURCES } from '../../shared/checks/types.ts';
-import { Nullable } from '../routes/schemas.ts';
+import { IntegerId, Nullable } from '../routes/schemas.ts';
 import { DATA_CENTER_LOCATIONS, RUNTIME_IDS } from './common-check-schema.ts';
 import { EnvironmentVariableItemResponse, environmentVariableList } from './environment-variables-schema.ts';
 import { GroupRetryStrategy } from './retry-strategy-schema.ts';
 
 type Mode = 'create' | 'update';
+
+/** The most runs a group trigger keeps open at once (the reference sets no maximum). */
+export const GROUP_CONCURRENCY_MAX = 1000;
 
 function prop<T extends TSchema>(mode: Mode, schema: (opts: { default?: unknown }) => T, fallback: unknown) {
   return mode === 'create' ? schema({ default: fallback }) : Type.Optional(schema({}));
@@ -52,7 +55,7 @@ export const ApiCheckDefaultsSchema = Type.Object(
 );
 
 const AlertChannelSubscription = Type.Object(
-  { alertChannelId: Type.Integer({ minimum: 1 }), activated: Type.Boolean({ default: true }) },
+  { alertChannelId: IntegerId(), activated: Type.Boolean({ default: true }) },
   { additionalProperties: false },
 );
 
@@ -104,15 +107,15 @@ function groupProperties(mode: Mode) {
     muted: prop(mode, (o) => Type.Boolean(o), false),
     tags: prop(mode, (o) => Type.Array(Type.String({ minLength: 1 }), o), []),
     locations: prop(mode, (o) => Type.Array(Type.Enum([...DATA_CENTER_LOCATIONS]), o), []),
-    concurrency: prop(mode, (o) => Type.Integer({ minimum: 1, ...o }), 3),
+    concurrency: prop(mode, (o) => Type.Integer({ minimum: 1, maximum: GROUP_CONCURRENCY_MAX, ...o }), 3),
     apiCheckDefaults: prop(mode, (o) => Type.Object(ApiCheckDefaultsSchema.properties, { additionalProperties: false, ...o }), {}),
     browserCheckDefaults: Type.Optional(Type.Unknown()),
     runtimeId: prop(mode, (o) => Nullable(Type.Enum([...RUNTIME_IDS]), o), null),
     // The same item as checks' (secret values: null keeps the stored one; see resolveVariableList).
     environmentVariables: prop(mode, (o) => Nullable(environmentVariableList(mode), o), []),
     alertChannelSubscriptions: prop(mode, (o) => Type.Array(AlertChannelSubscription, o), []),
-    setupSnippetId: prop(mode, (o) => Nullable(Type.Integer({ minimum: 1 }), o), null),
-    tearDownSnippetId: prop(mode, (o) => Nullable(Type.Integer({ minimum: 1 }), o), null),
+    setupSnippetId: prop(mode, (o) => Nullable(IntegerId(), o), null),
+    tearDownSnippetId: prop(mode, (o) => Nullable(IntegerId(), o), null),
     localSetupScript: prop(mode, (o) => Nullable(Type.String({ maxLength: 100_000 }), o), null),
     localTearDownScript: prop(mode, (o) => Nullable(Type.String({ maxLength: 100_000 }), o), null),
     privateLocations: prop(mode, (o) => Nullable(Type.Array(Type.String({ minLength: 1 })), o), []),

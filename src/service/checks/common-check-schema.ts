@@ -12,6 +12,8 @@ import { groupMembershipProperties } from './group-membership.ts';
 export type Mode = 'create' | 'update';
 
 export const FREQUENCIES = [0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
+/** frequencyOffset's bound: only 10, 20 or 30 mean anything (with frequency 0); others are dropped. */
+export const FREQUENCY_OFFSET_MAX = 3600;
 /** Seconds between runs of a sub-minute check (frequency 0). */
 export const SUB_MINUTE_OFFSETS = [10, 20, 30] as const;
 export const RUNTIME_IDS = ['2026.04', '2025.04', '2024.09', '2024.02', '2023.09', '2023.02', '2022.10'] as const;
@@ -35,15 +37,18 @@ export function required<T extends TSchema>(mode: Mode, schema: T) {
   return mode === 'create' ? schema : Type.Optional(schema);
 }
 
-/** One assertion of a check type: its own sources and comparisons, the shared property/target/regex. */
-export function assertionSchema(mode: Mode, sources: readonly string[], comparisons: readonly string[]) {
+/**
+ * One assertion of a check type: its own sources and comparisons, the shared property/target/regex.
+ * Defaults on update too: a PUT replaces the whole list, and each item is stored as GET returns it.
+ */
+export function assertionSchema(sources: readonly string[], comparisons: readonly string[]) {
   return Type.Object(
     {
       source: Type.Enum([...sources]),
       comparison: Type.Enum([...comparisons]),
-      property: prop(mode, (o) => Type.String(o), ''),
-      target: prop(mode, (o) => Type.String(o), ''),
-      regex: prop(mode, (o) => Nullable(Type.String(), o), ''),
+      property: Type.String({ default: '' }),
+      target: Type.String({ default: '' }),
+      regex: Nullable(Type.String(), { default: '' }),
     },
     { additionalProperties: false },
   );
@@ -72,7 +77,7 @@ export function commonCheckProperties<K extends string>(mode: Mode, checkType: K
     tags: prop(mode, (o) => Type.Array(Type.String({ minLength: 1 }), o), []),
     runtimeId: prop(mode, (o) => Nullable(Type.Enum([...RUNTIME_IDS]), o), null),
     frequency: prop(mode, (o) => Type.Enum([...FREQUENCIES], o), 10),
-    frequencyOffset: Type.Optional(Type.Integer({ minimum: 1 })),
+    frequencyOffset: Type.Optional(Type.Integer({ minimum: 1, maximum: FREQUENCY_OFFSET_MAX })),
     degradedResponseTime: prop(mode, responseTime, limits.degraded),
     maxResponseTime: prop(mode, responseTime, limits.max),
     // ChecksV1EnvironmentVariable items; secret values are sealed at rest and never returned.

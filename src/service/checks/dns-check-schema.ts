@@ -30,7 +30,7 @@ function request(mode: Mode) {
       nameServer: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
       port: prop(mode, (o) => Nullable(PortSchema, o), DNS_DEFAULT_PORT),
       protocol: prop(mode, (o) => Type.Enum([...DNS_PROTOCOLS], o), 'UDP'),
-      assertions: prop(mode, (o) => Type.Array(assertionSchema(mode, DNS_ASSERTION_SOURCES, ASSERTION_COMPARISONS), o), []),
+      assertions: prop(mode, (o) => Type.Array(assertionSchema(DNS_ASSERTION_SOURCES, ASSERTION_COMPARISONS), o), []),
     },
     { additionalProperties: false },
   );

@@ -28,9 +28,10 @@ export const PING_TOKEN_PATTERN = '^[A-Za-z0-9_-]{16,128}$';
 
 const HeartbeatRequest = Type.Object(
   {
-    period: Type.Number({ exclusiveMinimum: 0 }),
+    // Coarse bounds (365 days in seconds, the smallest unit); the route checks the exact ones per unit.
+    period: Type.Number({ exclusiveMinimum: 0, maximum: MAX_PERIOD_MS / 1000 }),
     periodUnit: Type.Enum([...HEARTBEAT_UNITS]),
-    grace: Type.Number({ minimum: 0 }),
+    grace: Type.Number({ minimum: 0, maximum: MAX_GRACE_MS / 1000 }),
     graceUnit: Type.Enum([...HEARTBEAT_UNITS]),
     /** Absent or null: a random token on create, the current one on update. */
     pingToken: Type.Optional(Nullable(Type.String({ pattern: PING_TOKEN_PATTERN }))),

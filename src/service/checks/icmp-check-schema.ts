@@ -28,7 +28,7 @@ function request(mode: Mode) {
       ),
       assertions: prop(
         mode,
-        (o) => Type.Array(assertionSchema(mode, ICMP_ASSERTION_SOURCES, ICMP_ASSERTION_COMPARISONS), o),
+        (o) => Type.Array(assertionSchema(ICMP_ASSERTION_SOURCES, ICMP_ASSERTION_COMPARISONS), o),
         [],
       ),
     },

@@ -22,11 +22,13 @@ import {
   type SuiteEngine,
 } from '../../shared/checks/types.ts';
 import { BadRequestError } from '../http/errors.ts';
-import { Nullable } from '../routes/schemas.ts';
+import { BoundedInteger, Nullable } from '../routes/schemas.ts';
 import type { StoredCheck } from '../store/store.ts';
 import { checkResponseSchema, commonCheckProperties, type Mode, prop } from './common-check-schema.ts';
 
 export const DEFAULT_TEST_COMMAND = 'npx playwright test';
+/** The schema's ceiling for globalTimeout: the most PLAYWRIGHT_MAX_GLOBAL_TIMEOUT_SECONDS may allow (7 days). */
+const GLOBAL_TIMEOUT_CEILING_SECONDS = 7 * 24 * 3600;
 const ENGINE_WORDS = ['node', 'bun', ...SUITE_ENGINES] as const;
 export const ENGINE_VERSIONS: Record<'node' | 'bun', readonly string[]> = { node: ['22', '24', '26'], bun: ['1.3'] };
 
@@ -38,7 +40,7 @@ function playwrightProperties(mode: Mode, forResponse = false) {
   });
   return {
     ...common,
-    degradedResponseTime: prop(mode, (o) => Nullable(Type.Integer({ minimum: 0 }), o), null),
+    degradedResponseTime: prop(mode, (o) => Nullable(BoundedInteger(0), o), null),
     ...(forResponse
       ? {
           codeBundlePath: Type.String(),
@@ -52,7 +54,7 @@ function playwrightProperties(mode: Mode, forResponse = false) {
           // Read-only: accepted so a GET body can be PUT back unchanged, then ignored.
           codeBundlePath: Type.Optional(Type.String()),
           cacheHash: Type.Optional(Nullable(Type.String())),
-          codeBundleSize: Type.Optional(Type.Integer()),
+          codeBundleSize: Type.Optional(BoundedInteger(0)),
           codeBundleFormat: Type.Optional(Type.String()),
         }),
     playwrightVersion: prop(mode, (o) => Nullable(Type.String({ maxLength: 50 }), o), null),
@@ -62,7 +64,7 @@ function playwrightProperties(mode: Mode, forResponse = false) {
     browsers: prop(mode, (o) => Type.Array(Type.Enum(['chromium']), { ...o, maxItems: 1 }), ['chromium']),
     engine: forResponse ? Nullable(Type.Enum(['node', 'bun'])) : prop(mode, (o) => Nullable(Type.Enum([...ENGINE_WORDS]), o), null),
     engineVersion: prop(mode, (o) => Nullable(Type.String({ maxLength: 10 }), o), null),
-    globalTimeout: prop(mode, (o) => Type.Integer({ minimum: 1, ...o }), DEFAULT_SUITE_GLOBAL_TIMEOUT_MS / 1000),
+    globalTimeout: prop(mode, (o) => Type.Integer({ minimum: 1, maximum: GLOBAL_TIMEOUT_CEILING_SECONDS, ...o }), DEFAULT_SUITE_GLOBAL_TIMEOUT_MS / 1000),
   };
 }
 

@@ -37,7 +37,7 @@ function request(mode: Mode, forResponse = false) {
       ipFamily: prop(mode, (o) => Type.Enum(['IPv4', 'IPv6'], o), 'IPv4'),
       assertions: prop(
         mode,
-        (o) => Type.Array(assertionSchema(mode, TCP_ASSERTION_SOURCES, TCP_ASSERTION_COMPARISONS), o),
+        (o) => Type.Array(assertionSchema(TCP_ASSERTION_SOURCES, TCP_ASSERTION_COMPARISONS), o),
         [],
       ),
     },

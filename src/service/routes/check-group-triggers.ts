@@ -13,10 +13,10 @@ import { NotFoundError } from '../http/errors.ts';
 import type { GroupTrigger } from '../store/check-group-types.ts';
 import type { Store } from '../store/store.ts';
 import { groupNotFound } from './check-groups.ts';
-import { ApiErrorSchema, commonErrors, NoContent } from './schemas.ts';
+import { ApiErrorSchema, commonErrors, IntegerId, NoContent } from './schemas.ts';
 
-const Params = Type.Object({ groupId: Type.Integer({ minimum: 1 }) });
-const UrlParams = Type.Object({ groupId: Type.Integer({ minimum: 1 }), token: Type.String({ minLength: 1, maxLength: 200 }) });
+const Params = Type.Object({ groupId: IntegerId() });
+const UrlParams = Type.Object({ groupId: IntegerId(), token: Type.String({ minLength: 1, maxLength: 200 }) });
 
 const TriggerSchema = Type.Object({
   id: Type.Number(),

@@ -15,6 +15,7 @@ import {
   CheckGroupUpdateBody,
   DEFAULT_GROUP_ALERT_SETTINGS,
 } from '../checks/check-group-schema.ts';
+import { assertAssertionsUsable } from '../checks/assertion-rules.ts';
 import { resolveVariableList } from '../checks/environment-variables-schema.ts';
 import { effectivePlacement, mergeApiRequest } from '../checks/group-merge.ts';
 import { DOUBLE_CHECK_STRATEGY, effectiveRetryStrategy } from '../checks/retry-policy.ts';
@@ -22,25 +23,22 @@ import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts
 import { maskSecretValues } from '../secrets/variables.ts';
 import type { CheckGroupBody, CheckGroupInput, StoredCheckGroup } from '../store/check-group-types.ts';
 import type { StoredCheck, Store } from '../store/store.ts';
-import { ApiErrorSchema, commonErrors, NoContent } from './schemas.ts';
+import { assertOptionalHttpUrl } from './http-url.ts';
+import { ApiErrorSchema, commonErrors, IntegerId, NoContent, PageNumberQuery } from './schemas.ts';
 import { assertOwnSnippets } from './snippets.ts';
 
 type CreateBody = Static<typeof CheckGroupCreateBody>;
 type UpdateBody = Static<typeof CheckGroupUpdateBody>;
 
-export const GroupIdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+export const GroupIdParams = Type.Object({ id: IntegerId() });
 
 const ListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  ...PageNumberQuery(),
   tag: Type.Optional(Type.Array(Type.String())),
   name: Type.Optional(Type.Array(Type.String())),
 });
 
-const ChecksQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  page: Type.Integer({ minimum: 1, default: 1 }),
-});
+const ChecksQuery = Type.Object(PageNumberQuery());
 
 /** CheckGroupCheck(V2): a check in the GET /v1/checks shape, with the group's settings applied. */
 const GroupCheck = Type.Object({ id: Type.String(), checkType: Type.String() }, { additionalProperties: true });
@@ -77,6 +75,8 @@ async function resolveGroup(
   }
   // A snippet of another account (or none) is a 400 naming the field, as for a check's.
   await assertOwnSnippets(store, accountId, body);
+  assertOptionalHttpUrl('body/apiCheckDefaults/url', body.apiCheckDefaults?.url, { placeholders: true });
+  assertAssertionsUsable('body/apiCheckDefaults/assertions', body.apiCheckDefaults?.assertions);
   const variables = resolveVariableList('body/environmentVariables', body.environmentVariables, storedVariables);
   const stored: CheckGroupBody = {
     ...(body as unknown as CheckGroupBody),

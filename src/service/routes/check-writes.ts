@@ -12,11 +12,15 @@ import type { CheckType } from '../../shared/checks/types.ts';
 import type { ServiceHooks } from '../app.ts';
 import type { CheckResponse } from '../checks/check-response.ts';
 import { SUB_MINUTE_OFFSETS } from '../checks/common-check-schema.ts';
+import { type AssertionInput, assertAssertionsUsable } from '../checks/assertion-rules.ts';
 import { resolveVariableList, type StoredVariable } from '../checks/environment-variables-schema.ts';
+import { resolveGroupUrl } from '../checks/group-merge.ts';
 import { validateGroupId } from '../checks/group-membership.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import { maskSecretValues } from '../secrets/variables.ts';
+import type { StoredCheckGroup } from '../store/check-group-types.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
+import { assertHttpUrl } from './http-url.ts';
 import { commonErrors, IdParams } from './schemas.ts';
 import { assertOwnSnippets } from './snippets.ts';
 
@@ -43,6 +47,20 @@ export function checkView(check: StoredCheck): Static<typeof CheckResponse> {
 }
 
 /**
+ * An API check's URL (http/https, placeholders allowed; in a group, as the group's base URL makes
+ * it) and any check's assertions must be able to work.
+ */
+function assertRequestUsable(checkType: CheckType, body: CheckBodyBase, group: StoredCheckGroup | undefined): void {
+  const request = body.request as { url?: unknown; assertions?: AssertionInput[] } | undefined;
+  if (!request) return;
+  if (checkType === 'API') {
+    const url = String(request.url ?? '');
+    assertHttpUrl('body/request/url', url, { placeholders: true, resolved: resolveGroupUrl(url, group?.body.apiCheckDefaults?.url) });
+  }
+  assertAssertionsUsable('body/request/assertions', request.assertions);
+}
+
+/**
  * Checks what the schema cannot and maps privateLocations slugs to this account's location ids.
  * Returns the StoredCheck fields for the repository.
  */
@@ -55,7 +73,8 @@ export async function resolveCheckFields(
   storedBody?: Record<string, unknown>,
 ) {
   // A group of another account (or none) is a 400 naming groupId, never a hint it exists.
-  await validateGroupId(store, accountId, body);
+  const group = await validateGroupId(store, accountId, body);
+  assertRequestUsable(checkType, body, group);
   // A snippet of another account (or none) likewise.
   await assertOwnSnippets(store, accountId, body);
   if (body.environmentVariables !== undefined) {

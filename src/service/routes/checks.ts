@@ -14,7 +14,7 @@ import { heartbeatCheckView } from '../checks/heartbeat-check-schema.ts';
 import type { ServiceConfig } from '../config.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
 import { checkNotFound, checkView, registerCheckWrites } from './check-writes.ts';
-import { commonErrors, IdParams, NoContent } from './schemas.ts';
+import { commonErrors, IdParams, NoContent, PageNumberQuery } from './schemas.ts';
 
 /** The reference's checkType filter values; types this service lacks simply match nothing. */
 const CHECK_TYPE_FILTER = [
@@ -22,8 +22,7 @@ const CHECK_TYPE_FILTER = [
 ] as const;
 
 const ListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  ...PageNumberQuery(),
   checkType: Type.Optional(Type.Enum([...CHECK_TYPE_FILTER])),
 });
 

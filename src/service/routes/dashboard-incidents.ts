@@ -16,7 +16,7 @@ import {
   type DashboardIncidentUpdate,
 } from '../store/heartbeat-dashboard-types.ts';
 import type { Store } from '../store/store.ts';
-import { commonErrors, NoContent, Nullable } from './schemas.ts';
+import { commonErrors, IntegerId, NoContent, Nullable } from './schemas.ts';
 
 const Impact = Type.Enum([...DASHBOARD_INCIDENT_IMPACTS]);
 const Status = Type.Enum([...DASHBOARD_INCIDENT_UPDATE_STATUSES]);
@@ -28,7 +28,7 @@ const CreateBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
     impact: Type.Enum([...DASHBOARD_INCIDENT_IMPACTS], { default: 'MINOR' }),
-    dashboardId: Type.Integer({ minimum: 1 }),
+    dashboardId: IntegerId(),
     // The reference: exactly one update on create; later ones go through .../updates.
     incidentUpdates: Type.Array(NewUpdate, { minItems: 1, maxItems: 1 }),
     startedAt: Type.Optional(Nullable(DateTime)),

@@ -14,7 +14,7 @@ import { type Mode, prop } from '../checks/common-check-schema.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { DashboardInput, StoredDashboard } from '../store/heartbeat-dashboard-types.ts';
 import type { Store } from '../store/store.ts';
-import { ApiErrorSchema, commonErrors, NoContent, Nullable } from './schemas.ts';
+import { ApiErrorSchema, commonErrors, NoContent, Nullable, PageNumberQuery } from './schemas.ts';
 
 export const DASHBOARD_WIDTHS = ['FULL', '960PX'] as const;
 export const REFRESH_RATES = [60, 300, 600] as const;
@@ -85,8 +85,7 @@ export const DashboardResponse = Type.Object({
 const DashboardParams = Type.Object({ dashboardId: Type.String({ minLength: 1 }) });
 const GetQuery = Type.Object({ type: Type.Optional(Type.Enum(['customUrl', 'customDomain'])) });
 const ListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  ...PageNumberQuery(),
 });
 
 /** The customUrl uniqueness key: lower-cased; null when unset or "". */

@@ -20,6 +20,34 @@ export const NoContent = Type.Null({ description: 'No content' });
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1 }) });
 
 /**
+ * The largest integer the API takes anywhere (ids, counters, orders). A JavaScript number holds
+ * integers exactly only up to here, and node:sqlite refuses to read a larger stored INTEGER back,
+ * so a value above it would be stored and then break every read of its row.
+ */
+export const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
+
+/** The last page a page-numbered list serves: page × limit stays far inside what SQLite's OFFSET takes. */
+export const PAGE_MAX = 100_000;
+
+/** A numeric id the service assigned (check groups, snippets, dashboards, alert channels). */
+export function IntegerId(options: { default?: unknown } = {}) {
+  return Type.Integer({ minimum: 1, maximum: MAX_INTEGER, ...options });
+}
+
+/** An integer count or position with no domain limit of its own, bounded so it can be stored and read back. */
+export function BoundedInteger(minimum: number, options: { default?: unknown } = {}) {
+  return Type.Integer({ minimum, maximum: MAX_INTEGER, ...options });
+}
+
+/** `limit` and `page` of a page-numbered list (the reference's limit 1..100; page from 1 up to PAGE_MAX). */
+export function PageNumberQuery(defaultLimit = 10) {
+  return {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit }),
+    page: Type.Integer({ minimum: 1, maximum: PAGE_MAX, default: 1 }),
+  };
+}
+
+/**
  * A value the reference marks `nullable: true`, as a JSON Schema type list (`type: [T, 'null']`,
  * or `null` added to an enum). Not `anyOf [T, null]`: Fastify's Ajv coerces types, and inside
  * anyOf it would turn a null into "" or 0 by the first branch before trying the null one.

@@ -10,7 +10,7 @@ import { type Static, Type } from 'typebox';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { Store } from '../store/store.ts';
 import type { Snippet } from '../store/variables-types.ts';
-import { commonErrors, NoContent, Nullable } from './schemas.ts';
+import { commonErrors, IntegerId, NoContent, Nullable, PageNumberQuery } from './schemas.ts';
 
 export const SNIPPET_SCRIPT_MAX = 100_000;
 
@@ -31,10 +31,9 @@ const SnippetResponse = Type.Object({
   updated_at: Nullable(Type.String({ format: 'date-time' })),
 });
 
-const SnippetIdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+const SnippetIdParams = Type.Object({ id: IntegerId() });
 const ListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  ...PageNumberQuery(),
 });
 
 const snippetNotFound = () => new NotFoundError('Snippet not found');

@@ -15,7 +15,7 @@ import {
   type StatusPage,
   type StatusPageCard,
 } from '../store/status-pages-types.ts';
-import { Nullable } from './schemas.ts';
+import { BoundedInteger, MAX_INTEGER, Nullable } from './schemas.ts';
 
 const Timestamp = Type.String({ format: 'date-time' });
 
@@ -100,7 +100,8 @@ const incidentCommonProperties = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
   severity: IncidentSeveritySchema,
   services: Type.Array(IncidentServiceRef, { minItems: 1 }),
-  duration: Type.Optional(Nullable(Type.Integer())),
+  // Derived from the updates; accepted so a GET body can be sent back, then ignored.
+  duration: Type.Optional(Nullable(BoundedInteger(0))),
 };
 
 export const IncidentUpdateOnlyBody = Type.Object(incidentCommonProperties);
@@ -184,7 +185,7 @@ export const StatusPageBody = Type.Object({
   redirectTo: Type.Optional(Nullable(Type.String())),
   favicon: Type.Optional(Nullable(Type.String())),
   defaultTheme: Type.Optional(DefaultThemeSchema),
-  version: Type.Optional(Nullable(Type.Number())),
+  version: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: MAX_INTEGER }))),
   cards: Type.Array(CardBody),
 });
 

@@ -8,6 +8,7 @@ import { type Static, Type } from 'typebox';
 import { NotFoundError } from '../http/errors.ts';
 import type { StatusPageInput } from '../store/status-pages-types.ts';
 import type { Store } from '../store/store.ts';
+import { assertOptionalHttpUrl } from './http-url.ts';
 import { ApiErrorSchema, commonErrors, NoContent } from './schemas.ts';
 import {
   PageQuery,
@@ -21,6 +22,13 @@ import {
 const Params = Type.Object({ statusPageId: Type.String({ minLength: 1 }) });
 
 const notFound = () => new NotFoundError('Status page not found');
+
+/** The page's links and images are fetched or followed by browsers: http(s) URLs only, no placeholders. */
+function assertPageLinks(body: Static<typeof StatusPageBody>): void {
+  for (const field of ['logo', 'logoDark', 'favicon', 'redirectTo'] as const) {
+    assertOptionalHttpUrl(`body/${field}`, body[field], { placeholders: false });
+  }
+}
 
 /** Left-out optional properties take their reference defaults (null, AUTO): PUT replaces the page. */
 function toInput(body: Static<typeof StatusPageBody>): StatusPageInput {
@@ -68,6 +76,7 @@ export const statusPageRoutes: FastifyPluginAsync<{ store: Store }> = async (fas
     '/v1/status-pages',
     { schema: { body: StatusPageBody, response: { 201: StatusPageWithIdSchema, 409: ApiErrorSchema, ...commonErrors } } },
     async (request, reply) => {
+      assertPageLinks(request.body);
       const page = await store.statusPages.create(request.account.id, toInput(request.body));
       return reply.status(201).send(statusPageWithIdView(page));
     },
@@ -93,6 +102,7 @@ export const statusPageRoutes: FastifyPluginAsync<{ store: Store }> = async (fas
       },
     },
     async (request) => {
+      assertPageLinks(request.body);
       const page = await store.statusPages.update(request.account.id, request.params.statusPageId, toInput(request.body));
       if (!page) throw notFound();
       return statusPageWithIdView(page);

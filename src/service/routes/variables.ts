@@ -12,7 +12,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts
 import { SECRET_VALUE_IN_RESPONSES } from '../secrets/variables.ts';
 import type { Store } from '../store/store.ts';
 import type { AccountVariable } from '../store/variables-types.ts';
-import { ApiErrorSchema, commonErrors, NoContent, Nullable } from './schemas.ts';
+import { ApiErrorSchema, commonErrors, NoContent, Nullable, PageNumberQuery } from './schemas.ts';
 
 /** EnvironmentVariablesV1CreateRequest. */
 const CreateBody = Type.Object(
@@ -49,8 +49,7 @@ const VariableResponse = Type.Object({
 
 const KeyParams = Type.Object({ key: Type.String({ minLength: 1 }) });
 const ListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  ...PageNumberQuery(),
 });
 
 const variableNotFound = () => new NotFoundError('Environment variable not found');
