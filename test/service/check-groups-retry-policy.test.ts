@@ -4,6 +4,10 @@
  * runs, and which strategy applies (group, FALLBACK, check).
  */
 import { describe, expect, it } from 'vitest';
+import { tcpCheckRunner } from '../../src/agent/checks/tcp.ts';
+import { context } from '../agent/api-fixtures.ts';
+import { freePort } from '../agent/dns-server.ts';
+import { startNetServer, tcpCheck } from '../agent/tcp-servers.ts';
 import {
   DOUBLE_CHECK_STRATEGY,
   effectiveRetryStrategy,
@@ -85,6 +89,21 @@ describe('onlyOn NETWORK_ERROR', () => {
     expect(isNetworkError(api(null, { status: 500 }))).toBe(false);
     expect(isNetworkError({ apiCheckResult: null, details: { requestError: 'connection refused' } })).toBe(true);
     expect(isNetworkError({ apiCheckResult: null, details: {} })).toBe(false);
+  });
+  it('reads TCP results where the runner puts them: a refused connection is one, a failed assertion not', async () => {
+    const port = await freePort();
+    const refused = await tcpCheckRunner.run(tcpCheck({ port }), context());
+    expect(refused.hasFailures).toBe(true);
+    expect(isNetworkError(refused)).toBe(true);
+    const echo = await startNetServer((socket) => socket.end('pong'));
+    try {
+      const check = tcpCheck({ port: echo.port, data: 'ping', assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', property: '', target: 'no', regex: null }] });
+      const asserted = await tcpCheckRunner.run(check, context());
+      expect(asserted.hasFailures).toBe(true);
+      expect(isNetworkError(asserted)).toBe(false);
+    } finally {
+      await echo.close();
+    }
   });
 });
 

@@ -88,15 +88,23 @@ export function backoffSeconds(strategy: Pick<ResolvedRetryStrategy, 'type' | 'b
   }
 }
 
+/** Where TCP, DNS and ICMP runs keep their result (each with a `requestError`). */
+const PROTOCOL_RESULTS = ['tcpCheckResult', 'dnsCheckResult', 'icmpCheckResult'] as const;
+
 /**
  * A failure counts as a network error when no response was received: for API checks
  * `apiCheckResult.requestError` is set and there is no response (refused, reset, DNS, TLS, timeout);
- * other check types say so with a string `details.requestError`. Failed assertions never count.
+ * TCP, DNS and ICMP runs say so with the `requestError` of their result in details (a DNS answer
+ * always comes with a response, so an error return code is not one); other types with a string
+ * `details.requestError`. Failed assertions never count.
  */
 export function isNetworkError(result: Pick<RunResult, 'apiCheckResult' | 'details'>): boolean {
   const api = result.apiCheckResult;
   if (api) return typeof api.requestError === 'string' && api.requestError !== '' && api.response === null;
-  return typeof result.details?.requestError === 'string' && result.details.requestError !== '';
+  const details = (result.details ?? {}) as Record<string, unknown>;
+  const own = PROTOCOL_RESULTS.map((key) => details[key] as { requestError?: unknown } | null | undefined).find((r) => r);
+  const requestError = own ? own.requestError : details.requestError;
+  return typeof requestError === 'string' && requestError !== '';
 }
 
 export interface RetryContext {
