@@ -1,8 +1,9 @@
 /**
  * Playwright check suites under a uid of their own (docs/suites.md, "Isolation"; docs/sandbox.md,
  * "Signals and users"): the install's lifecycle scripts and the tests cannot signal a process of the
- * agent's user, cannot write into the shared browsers folder or dependency cache, and leave no process
- * or /tmp file of their uid behind. Real runs (npm ci, the system Chromium), as few as possible; as
+ * agent's user, cannot write into the shared browsers folder or dependency cache, cannot make the
+ * agent read or write a file outside the job folder (attachment paths, links), and leave no process or
+ * /tmp file of their uid behind. Real runs (npm ci, the system Chromium), as few as possible; as
  * root, as CI and the standard image run.
  */
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
@@ -72,6 +73,8 @@ const SPEC = `
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import { spawn } from 'node:child_process';
+// The ffmpeg link in the read-only browsers folder works for the run's uid.
+test.use({ video: 'on' });
 test('runs under its own uid', async ({ page }) => {
   await page.setContent('<title>isolated</title>');
   await expect(page).toHaveTitle('isolated');
@@ -166,6 +169,7 @@ describe('a suite run under its own uid', () => {
       expect(existsSync(path.join(root, 'written-through-a-link'))).toBe(false);
       // The JSON report was taken; nothing from outside the run's folder was.
       expect(artifacts.map((a) => a.name)).toContain('playwright-report.json');
+      expect(artifacts.filter((a) => a.kind === 'video')).toHaveLength(1);
       expect(artifacts.filter((a) => !a.path.startsWith(`${config.jobsRoot}/`))).toEqual([]);
       expect(artifacts.map((a) => a.name).filter((n) => /link|shadow/.test(n))).toEqual([]);
       // The cache holds the agent's copy, out of every sandbox's reach.
