@@ -4,8 +4,8 @@
  * sandboxes alike; such a script is a failed check for its own run and the agent goes on. Runs as
  * root, as CI does (the agent's standard image runs as root too).
  */
-import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -17,12 +17,12 @@ import { defaultRuntimesDir, discoverRuntimes, type Runtime } from '../../src/ag
 import { detectIsolation, type SandboxIsolation } from '../../src/agent/sandbox/isolation.ts';
 import { SandboxPool } from '../../src/agent/sandbox/pool.ts';
 import { SandboxProcess } from '../../src/agent/sandbox/process.ts';
-import { realUid } from '../../src/agent/sandbox/procfs.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../../src/agent/sandbox/types.ts';
 import type { ApiCheckDefinition } from '../../src/shared/checks/types.ts';
 import { ConfigError } from '../../src/shared/errors.ts';
 import { apiCheck, context } from './api-fixtures.ts';
 import { browserCheck, CHROMIUM } from './browser-fixtures.ts';
+import { processesOfUid, startVictim } from './isolation-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const STAND_IN = fileURLToPath(new URL('./isolation-fixtures/stand-in-agent.ts', import.meta.url));
@@ -51,39 +51,10 @@ afterAll(async () => {
   if (jobsRoot) rmSync(jobsRoot, { recursive: true, force: true });
 });
 
-/** A process of the agent's user that echoes what it reads: alive() proves it still answers. */
-function startVictim(): { pid: number; alive(): Promise<boolean>; stop(): void } {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['-e', 'process.stdin.pipe(process.stdout)']);
-  const exited = once(child, 'exit').then(() => false);
-  return {
-    pid: child.pid as number,
-    alive: () => {
-      child.stdin.write('ping\n');
-      return Promise.race([once(child.stdout, 'data').then(() => true), exited]);
-    },
-    stop: () => child.kill('SIGKILL'),
-  };
-}
-
 function scripted(localSetupScript: string, env: Record<string, string> = {}): ApiCheckDefinition {
   const environmentVariables = Object.entries(env).map(([key, value]) => ({ key, value, secret: false }));
   // The setup fails before any request is sent: nothing listens on the URL.
   return apiCheck({ url: 'http://127.0.0.1:9/' }, { runtimeId: '2026.04', localSetupScript, environmentVariables });
-}
-
-/** Processes of a uid still alive (zombies excluded). */
-function processesOfUid(uid: number): number[] {
-  return readdirSync('/proc')
-    .filter((n) => /^\d+$/.test(n))
-    .map(Number)
-    .filter((pid) => {
-      if (realUid(pid) !== uid) return false;
-      try {
-        return !/\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      } catch {
-        return false;
-      }
-    });
 }
 
 describe('sandbox isolation: signals', { timeout: 60_000 }, () => {

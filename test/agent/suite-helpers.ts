@@ -17,7 +17,7 @@ import type { BundleSource } from '../../src/agent/suites/bundle-source.ts';
 import { verifyBundle } from '../../src/agent/suites/bundle-source.ts';
 import { defaultEnginesDir, type SuiteRunnerConfig } from '../../src/agent/suites/config.ts';
 import type { PlaywrightCheckDefinition, PlaywrightCheckResult, SuiteEngine } from '../../src/shared/checks/types.ts';
-import type { CheckOutcome } from '../../src/agent/checks/runner.ts';
+import type { CheckContext, CheckOutcome } from '../../src/agent/checks/runner.ts';
 
 export const FIXTURES = fileURLToPath(new URL('./suite-fixtures/', import.meta.url));
 export const ENGINES_DIR = defaultEnginesDir();
@@ -123,8 +123,9 @@ export async function runCheck(
   runner: CheckRunner<PlaywrightCheckDefinition>,
   check: PlaywrightCheckDefinition,
   signal: AbortSignal = new AbortController().signal,
+  extra: Partial<CheckContext> = {},
 ): Promise<{ outcome: CheckOutcome; pw: PlaywrightCheckResult; log: string }> {
-  const outcome = await runner.run(check, { signal, timeoutMs: check.globalTimeoutMs + 60_000, log: quietLog, useOsDnsResolver: false });
+  const outcome = await runner.run(check, { signal, timeoutMs: check.globalTimeoutMs + 60_000, log: quietLog, useOsDnsResolver: false, ...extra });
   const pw = outcome.details?.playwrightCheckResult as PlaywrightCheckResult;
   return { outcome, pw, log: pw.jobLog.map((l) => `[${l.phase}/${l.stream}] ${l.msg}`).join('\n') };
 }

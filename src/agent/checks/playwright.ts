@@ -3,6 +3,9 @@
  * ../suites/run-suite.ts. Its settings come from the agent's environment the first time a suite
  * runs (../suites/config.ts), so an agent that never runs one reads none of them.
  *
+ * Isolation: the install and the tests run under a sandbox uid of their own, from the same allocator
+ * as the sandbox pool's (ctx.sandboxes), when the agent can switch uids (docs/sandbox.md).
+ *
  * Artifacts: reports, traces and videos go through the run's collector (ctx.artifacts); the daemon
  * puts their references into the result's details.
  */
@@ -26,7 +29,15 @@ export function createPlaywrightCheckRunner(options: PlaywrightRunnerOptions = {
     async run(check: PlaywrightCheckDefinition, ctx: CheckContext): Promise<CheckOutcome> {
       config ??= loadSuiteRunnerConfig(process.env);
       bundles ??= serviceBundleSource(config);
-      return runSuite(check, { config, bundles, signal: ctx.signal, log: ctx.log, ...(ctx.artifacts ? { artifacts: ctx.artifacts } : {}) });
+      const isolation = ctx.sandboxes?.isolation;
+      return runSuite(check, {
+        config,
+        bundles,
+        signal: ctx.signal,
+        log: ctx.log,
+        ...(ctx.artifacts ? { artifacts: ctx.artifacts } : {}),
+        ...(isolation ? { isolation } : {}),
+      });
     },
   };
 }

@@ -10,6 +10,7 @@ import { zipSync } from 'fflate';
 import type { ArtifactKind } from '../../shared/artifacts.ts';
 import type { ArtifactAddResult, ArtifactSpec } from '../artifacts/uploader.ts';
 import type { SuiteLog } from './log.ts';
+import { insideJob } from './suite-uid.ts';
 
 /** What a runner needs of RunArtifacts (src/agent/artifacts/uploader.ts). */
 export interface ArtifactCollector {
@@ -59,34 +60,44 @@ function kindOf(contentType: string, name: string): ArtifactKind {
 export async function collectSuiteArtifacts(o: {
   collector: ArtifactCollector | undefined;
   log: SuiteLog;
-  outDir: string;
+  /** The job folder: only files inside it are taken (the run's code wrote the report and its paths). */
+  jobDir: string;
+  /** A folder of the agent's own in the job folder, for the zipped HTML report. */
+  agentDir: string;
   jsonReport: string;
   htmlReport: string;
   attachments: Array<{ name: string; contentType: string; path: string }>;
 }): Promise<CollectedArtifacts> {
   const got: CollectedArtifacts = { names: [], traces: [], videos: [], jsonReport: null, htmlReport: null };
   const pending: Array<{ spec: ArtifactSpec; onOk: (name: string) => void }> = [];
-  const exists = async (p: string) => (await stat(p).catch(() => undefined))?.isFile() === true;
+  // A file inside the job folder, links resolved: never one elsewhere that a link or a path in the report names.
+  const fileInJob = async (p: string) => {
+    const real = await insideJob(o.jobDir, p);
+    return real && (await stat(real).catch(() => undefined))?.isFile() === true ? real : undefined;
+  };
 
-  if (await exists(o.jsonReport)) {
-    pending.push({ spec: { name: 'playwright-report.json', kind: 'report', path: o.jsonReport, contentType: 'application/json' }, onOk: (n) => (got.jsonReport = n) });
+  const jsonReport = await fileInJob(o.jsonReport);
+  if (jsonReport) {
+    pending.push({ spec: { name: 'playwright-report.json', kind: 'report', path: jsonReport, contentType: 'application/json' }, onOk: (n) => (got.jsonReport = n) });
   }
-  const htmlZip = path.join(o.outDir, 'playwright-report.zip');
-  if (await zipFolder(o.htmlReport, htmlZip)) {
+  const htmlZip = path.join(o.agentDir, 'playwright-report.zip');
+  const htmlDir = await insideJob(o.jobDir, o.htmlReport);
+  if (htmlDir && (await zipFolder(htmlDir, htmlZip))) {
     pending.push({ spec: { name: 'playwright-report.zip', kind: 'report', path: htmlZip, contentType: 'application/zip' }, onOk: (n) => (got.htmlReport = n) });
   }
   const seen = new Set<string>();
   let i = 0;
   for (const a of o.attachments) {
-    if (seen.has(a.path) || !(await exists(a.path))) continue;
-    seen.add(a.path);
+    const real = await fileInJob(a.path);
+    if (!real || seen.has(real)) continue;
+    seen.add(real);
     i += 1;
     const kind = kindOf(a.contentType, a.name);
     const base = path.basename(a.path);
     const testFolder = path.basename(path.dirname(a.path));
     const name = `${String(i).padStart(3, '0')}-${safe(testFolder)}-${safe(base)}`.slice(0, 200);
     pending.push({
-      spec: { name, kind, path: a.path, contentType: a.contentType },
+      spec: { name, kind, path: real, contentType: a.contentType },
       onOk: (n) => {
         if (kind === 'trace') got.traces.push({ name: n, filename: base });
         if (kind === 'video') got.videos.push(n);

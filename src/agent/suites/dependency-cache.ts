@@ -1,7 +1,9 @@
 /**
  * The opt-in dependency cache (DEPENDENCY_CACHE=on): a suite's installed node_modules kept under
- * DEPENDENCY_CACHE_DIR, keyed by a SHA-256 of what decides its contents: the lockfile and
- * package.json bytes, the package manager and its arguments, the engine, and the platform. A hit
+ * DEPENDENCY_CACHE_DIR, keyed by a SHA-256 of the check it belongs to and of what decides its
+ * contents: the lockfile and package.json bytes, the package manager and its arguments, the engine,
+ * and the platform. Entries are copies the agent makes and owns (the folder is 0700): a run's
+ * sandbox uid gets its own copy, never the entry itself. A hit
  * copies the folder into the job instead of installing; a miss installs and then stores a copy.
  *
  * Entries are written to a temporary folder and renamed into place, so a reader never sees half an
@@ -14,6 +16,12 @@ import { cp, mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface CacheKeyParts {
+  /**
+   * Whose runs may share an entry: the check (account and check id). An install runs user code (the
+   * lifecycle scripts, steered by the check's variables), so what one check installed is restored
+   * only into later runs of that same check, never into another's.
+   */
+  scope: string;
   lockfile: Buffer;
   packageJson: Buffer;
   packageManager: string;
@@ -23,7 +31,7 @@ export interface CacheKeyParts {
 
 export function dependencyCacheKey(p: CacheKeyParts): string {
   const h = createHash('sha256');
-  for (const part of [p.lockfile, p.packageJson, p.packageManager, JSON.stringify(p.installArgs), p.engine, `${process.platform}-${process.arch}`]) {
+  for (const part of [p.scope, p.lockfile, p.packageJson, p.packageManager, JSON.stringify(p.installArgs), p.engine, `${process.platform}-${process.arch}`]) {
     const b = typeof part === 'string' ? Buffer.from(part) : part;
     h.update(`${b.length}:`);
     h.update(b);
@@ -58,18 +66,17 @@ export class DependencyCache {
     return true;
   }
 
-  /** Stores a copy of `projectDir/node_modules` under `key` (no-op when it has none). */
-  async store(key: string, projectDir: string): Promise<void> {
-    const src = path.join(projectDir, 'node_modules');
+  /** Stores a copy of the `modules` folder (a project's node_modules) under `key` (no-op when it is none). */
+  async store(key: string, modules: string): Promise<void> {
     try {
-      if (!(await stat(src)).isDirectory()) return;
+      if (!(await stat(modules)).isDirectory()) return;
     } catch {
       return;
     }
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const tmp = path.join(this.dir, `.tmp-${randomUUID()}`);
     try {
-      await cp(src, path.join(tmp, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+      await cp(modules, path.join(tmp, 'node_modules'), { recursive: true, verbatimSymlinks: true });
       await rename(tmp, this.#entry(key));
     } catch {
       // Another run stored the same key first (rename onto a non-empty folder fails): theirs is as good.

@@ -4,10 +4,12 @@
  * the run's SuiteLog. Stopping it is staged so Playwright can write its report: SIGINT to the group
  * (Playwright marks running tests `interrupted` and the reporters flush), after `graceMs` SIGTERM,
  * a second later SIGKILL to everything the job started, including processes that left the group
- * (found by job folder and marker variable, ../sandbox/procfs.ts).
+ * (found by job folder and marker variable, ../sandbox/procfs.ts, and by the run's own uid when it
+ * has one: then every process of that uid).
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { execa } from 'execa';
+import { launchArgs } from '../sandbox/isolation.ts';
 import { killSandboxTree, type SandboxMarks } from '../sandbox/procfs.ts';
 import type { SuiteLog, SuitePhase } from './log.ts';
 
@@ -26,6 +28,8 @@ export interface SuiteProcessOptions {
   /** The job folder and marker, to find what the process started. */
   jobDir: string;
   marker: string;
+  /** The run's own uid and the launcher that switches to it (./suite-uid.ts); absent: the agent's user. */
+  runAs?: { uid: number; launcher: string } | undefined;
 }
 
 export interface SuiteProcessExit {
@@ -38,7 +42,8 @@ export interface SuiteProcessExit {
 }
 
 export async function runSuiteProcess(o: SuiteProcessOptions): Promise<SuiteProcessExit> {
-  const sub = execa(o.file, o.args, {
+  const [file, args] = o.runAs ? [o.runAs.launcher, launchArgs(o.runAs.uid, o.file, o.args)] : [o.file, o.args];
+  const sub = execa(file, args, {
     cwd: o.cwd,
     env: o.env,
     extendEnv: false,
@@ -56,7 +61,7 @@ export async function runSuiteProcess(o: SuiteProcessOptions): Promise<SuiteProc
   sub.stdout?.on('error', () => {});
   sub.stderr?.on('error', () => {});
 
-  const marks: SandboxMarks = { rootPid: sub.pid, jobDir: o.jobDir, envMarker: o.marker };
+  const marks: SandboxMarks = { rootPid: sub.pid, jobDir: o.jobDir, envMarker: o.marker, ...(o.runAs ? { uid: o.runAs.uid } : {}) };
   let exited = false;
   let stoppedBy: SuiteProcessExit['stoppedBy'];
   const done = sub.then((r) => {

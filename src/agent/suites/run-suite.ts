@@ -13,13 +13,14 @@
  */
 import { playwrightBrowsersFolder } from './browsers-folder.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { access, mkdir, readFile, realpath, rm } from 'node:fs/promises';
+import { access, readFile, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { PlaywrightCheckDefinition, PlaywrightCheckResult, SuiteRunStatus } from '../../shared/checks/types.ts';
 import { extractSuiteArchive, projectLayout, projectProblems, SuiteArchiveError } from '../../shared/suite-archive.ts';
 import type { CheckOutcome } from '../checks/runner.ts';
-import { killSandboxTree } from '../sandbox/procfs.ts';
+import { NO_ISOLATION, type SandboxIsolation } from '../sandbox/isolation.ts';
+import { killSandboxTree, type SandboxMarks } from '../sandbox/procfs.ts';
 import { type ArtifactCollector, collectSuiteArtifacts } from './artifacts.ts';
 import type { BundleSource } from './bundle-source.ts';
 import type { SuiteRunnerConfig } from './config.ts';
@@ -28,6 +29,7 @@ import { enginePath, installCommand, packageManagerOf, type ResolvedEngine, reso
 import { SuiteLog, type SuiteLogLine } from './log.ts';
 import { runSuiteProcess } from './process.ts';
 import { type ParsedReport, readReport, summarise } from './report.ts';
+import { agentFolder, handOver, insideJob, makeJobFolder, releaseSuiteUid, SharedFolderError, type SuiteUid, SuiteUidUnavailableError, takeSuiteUid } from './suite-uid.ts';
 import { writeWrapperConfig } from './wrapper-config.ts';
 
 export const SUITE_MARKER_VAR = 'OUTPOST_SUITE_ID';
@@ -40,6 +42,8 @@ export interface SuiteRunContext {
   artifacts?: ArtifactCollector;
   /** The agent's environment for LANG and TZ only (tests pass their own). */
   agentEnv?: NodeJS.ProcessEnv;
+  /** A uid of its own for the run's install and tests (../sandbox/isolation.ts), or none: the agent's user. */
+  isolation?: SandboxIsolation;
 }
 
 /** Why the run stopped before it could finish on its own. */
@@ -133,6 +137,17 @@ function firstLine(s: string): string {
   return line.trim().slice(0, 300);
 }
 
+/** The dependency cache, its folder checked to be the agent's alone (a sandbox could have made it first). */
+async function openDependencyCache(config: SuiteRunnerConfig): Promise<DependencyCache> {
+  try {
+    await agentFolder(config.dependencyCacheDir, 'DEPENDENCY_CACHE_DIR', 0o700);
+  } catch (err) {
+    if (err instanceof SharedFolderError) throw new SetupFailure('install', err.message, true);
+    throw err;
+  }
+  return new DependencyCache(config.dependencyCacheDir, config.dependencyCacheMaxEntries);
+}
+
 export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunContext): Promise<CheckOutcome> {
   const started = new Date();
   const deadline = started.getTime() + check.globalTimeoutMs;
@@ -148,11 +163,17 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
   let testExit: number | null = null;
   let collected = { names: [] as string[], traces: [] as Array<{ name: string; filename: string }>, videos: [] as string[], jsonReport: null as string | null, htmlReport: null as string | null };
 
-  await mkdir(ctx.config.jobsRoot, { recursive: true, mode: 0o700 });
+  const isolation = ctx.isolation ?? NO_ISOLATION;
+  // Passable, not listable: a sandbox uid reaches its own job folder only.
+  await agentFolder(ctx.config.jobsRoot, 'TMPDIR (the suites jobs folder)', 0o711);
   // A short folder name: Chromium's singleton socket lives under TMPDIR, and a Unix socket path
   // may not pass 107 bytes.
   const jobDir = path.join(await realpath(ctx.config.jobsRoot), randomBytes(6).toString('hex'));
   const dirs = { project: path.join(jobDir, 'project'), out: path.join(jobDir, 'out'), home: path.join(jobDir, 'home'), tmp: path.join(jobDir, 't') };
+  // The agent's own corner of the job folder (the zipped HTML report): the sandbox cannot write there.
+  const agentDir = path.join(jobDir, 'a');
+  const marks: SandboxMarks = { rootPid: undefined, jobDir, envMarker: `${SUITE_MARKER_VAR}=${marker}` };
+  let who: SuiteUid | undefined;
   const stopReason = (): Stop => {
     if (!ctx.signal.aborted) return undefined;
     const reason = ctx.signal.reason as { name?: string } | undefined;
@@ -160,8 +181,14 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
   };
 
   try {
-    await mkdir(jobDir, { mode: 0o700 });
-    for (const d of Object.values(dirs)) await mkdir(d, { mode: 0o700 });
+    try {
+      who = takeSuiteUid(isolation);
+    } catch (err) {
+      if (err instanceof SuiteUidUnavailableError) throw new SetupFailure('sandbox', err.message, true);
+      throw err;
+    }
+    if (who) marks.uid = who.uid;
+    await makeJobFolder(jobDir, [...Object.values(dirs), agentDir], who);
 
     // ---- engine and archive
     try {
@@ -197,9 +224,10 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
 
     // ---- install (or restore)
     const t1 = Date.now();
-    const cache = ctx.config.dependencyCache ? new DependencyCache(ctx.config.dependencyCacheDir, ctx.config.dependencyCacheMaxEntries) : undefined;
+    const cache = ctx.config.dependencyCache ? await openDependencyCache(ctx.config) : undefined;
     const key = cache
       ? dependencyCacheKey({
+          scope: `${check.accountId}/${check.id}`,
           lockfile: await readFile(path.join(dirs.project, lockfileRel)),
           packageJson: await readFile(path.join(lockDir, 'package.json')).catch(() => Buffer.alloc(0)),
           packageManager: pm,
@@ -207,9 +235,12 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
           engine: check.engine,
         })
       : undefined;
-    if (cache && key && (await cache.restore(key, lockDir))) {
+    const hit = cache && key ? await cache.restore(key, lockDir) : false;
+    // What the agent unpacked and restored becomes the run's, before any of its code runs.
+    await handOver(Object.values(dirs), who);
+    if (hit) {
       cacheState = 'hit';
-      log.note(`dependencies restored from the dependency cache (${layout.lockfile}, key ${key.slice(0, 12)})`);
+      log.note(`dependencies restored from the dependency cache (${layout.lockfile}, key ${key?.slice(0, 12)})`);
     } else {
       const cmd = installCommand(ctx.config.enginesDir, engine, pm, check.installArgs);
       log.note(`installing dependencies with ${pm} (${layout.lockfile}) on ${check.engine}: ${pm} ${cmd.args.slice(pm === 'bun' ? 0 : 1).join(' ')}`);
@@ -224,7 +255,8 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
         deadline,
         graceMs: 1_000,
         jobDir,
-        marker: `${SUITE_MARKER_VAR}=${marker}`,
+        marker: marks.envMarker,
+        runAs: who,
       });
       timings.installMs = Date.now() - t1;
       if (res.stoppedBy === 'deadline') {
@@ -237,27 +269,35 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
         const tail = log.tail('install', 3).join(' | ');
         throw new SetupFailure('install', `dependency install failed: ${pm} exited with ${res.signal ? `signal ${res.signal}` : `code ${res.exitCode}`}${tail ? `: ${tail.slice(0, 500)}` : ''}`);
       }
-      if (cache && key) {
-        await cache.store(key, lockDir);
+      // The install's processes are all gone (runSuiteProcess killed them): what it wrote stands still.
+      const modules = await insideJob(jobDir, path.join(lockDir, 'node_modules'));
+      if (cache && key && modules) {
+        await cache.store(key, modules);
         log.note('dependencies stored in the dependency cache');
       }
     }
     timings.installMs = Date.now() - t1;
 
     // ---- tests
-    const cli = await playwrightCli(projectDir, dirs.project);
+    const found = await playwrightCli(projectDir, dirs.project);
+    const cli = found ? await insideJob(jobDir, found) : undefined;
+    const realProjectDir = await insideJob(jobDir, projectDir);
+    if (!realProjectDir) throw new SetupFailure('test', `the project folder ${layout.workingDir || '.'} is not inside the suite's folder any more (the install replaced it)`);
     if (!cli) throw new SetupFailure('test', '@playwright/test is not among the installed dependencies: add it to package.json and the lockfile');
     const remaining = deadline - Date.now();
     if (remaining <= 1_000) {
       globalTimeoutReached = true;
       throw new SetupFailure('test', `the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached before the tests could start`);
     }
-    const browsersPath = await playwrightBrowsersFolder({ cliPath: cli, cacheDir: ctx.config.browsersCacheDir, ffmpegPath: ctx.config.ffmpegPath });
+    const browsersPath = await playwrightBrowsersFolder({ cliPath: cli, cacheDir: ctx.config.browsersCacheDir, ffmpegPath: ctx.config.ffmpegPath, jobDir }).catch((err: unknown) => {
+      if (err instanceof SharedFolderError) throw new SetupFailure('test', err.message, true);
+      throw err;
+    });
     const testEnv = browsersPath ? { ...env, PLAYWRIGHT_BROWSERS_PATH: browsersPath } : env;
     const jsonReport = path.join(dirs.out, 'report.json');
     const htmlReport = path.join(dirs.out, 'html');
     const wrapper = await writeWrapperConfig({
-      projectDir,
+      projectDir: realProjectDir,
       configFile: layout.configFile ?? 'playwright.config.ts',
       chromiumPath: ctx.config.chromiumPath,
       jsonReport,
@@ -280,7 +320,8 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
       deadline: deadline + 500,
       graceMs: ctx.config.cancelGraceMs,
       jobDir,
-      marker: `${SUITE_MARKER_VAR}=${marker}`,
+      marker: marks.envMarker,
+      runAs: who,
     });
     timings.testMs = Date.now() - t2;
     testExit = res.exitCode;
@@ -291,7 +332,8 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
       // say in the user's log why the tests stopped, since the report may be partial.
       log.note(`the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached: the tests were stopped`);
     }
-    report = await readReport(jsonReport);
+    const realReport = await insideJob(jobDir, jsonReport);
+    report = realReport ? await readReport(realReport) : undefined;
     if (report?.globalErrors.some((e) => /Timed out waiting .* for the (entire )?test (suite|run)/i.test(e))) globalTimeoutReached = true;
     if (!report && !stopReason() && !globalTimeoutReached) {
       const tail = log.tail('test', 4).join(' | ');
@@ -300,14 +342,15 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
     if (report && report.tests.length === 0 && report.globalErrors.length > 0 && !stopReason() && !globalTimeoutReached) {
       throw new SetupFailure('test', `Playwright could not run the suite: ${firstLine(report.globalErrors[0] ?? '')}`);
     }
-    collected = await collectSuiteArtifacts({ collector: ctx.artifacts, log, outDir: dirs.out, jsonReport, htmlReport, attachments: report?.attachments ?? [] });
+    collected = await collectSuiteArtifacts({ collector: ctx.artifacts, log, jobDir, agentDir, jsonReport, htmlReport, attachments: report?.attachments ?? [] });
   } catch (err) {
     if (!(err instanceof SetupFailure)) throw err;
     setup = err;
     log.note(`setup error (${err.phase}): ${err.message}`);
   } finally {
-    await killSandboxTree({ rootPid: undefined, jobDir, envMarker: `${SUITE_MARKER_VAR}=${marker}` });
+    await killSandboxTree(marks);
     await rm(jobDir, { recursive: true, force: true, maxRetries: 3 }).catch((err: unknown) => ctx.log.warn({ err, jobDir }, 'could not remove a suite job folder'));
+    if (!(await releaseSuiteUid(isolation, who, marks))) ctx.log.warn({ uid: who?.uid, jobDir }, 'processes of a suite run outlived it: its sandbox uid stays taken');
   }
 
   const stop: Stop = stopReason();

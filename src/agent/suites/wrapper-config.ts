@@ -10,7 +10,7 @@
  *  - `globalTimeout`: what is left of the suite's global timeout after the install.
  * Firefox and WebKit projects are left as they are (and fail: the agent carries no such browser).
  */
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface WrapperOptions {
@@ -66,6 +66,8 @@ export default {
 
 export async function writeWrapperConfig(o: WrapperOptions): Promise<string> {
   const file = path.join(o.projectDir, WRAPPER_CONFIG_NAME);
-  await writeFile(file, wrapperConfigSource(o), { mode: 0o644 });
+  // The install may have left a file or a link of that name: a new file, never written through a link.
+  await rm(file, { force: true, recursive: true });
+  await writeFile(file, wrapperConfigSource(o), { mode: 0o644, flag: 'wx' });
   return file;
 }
