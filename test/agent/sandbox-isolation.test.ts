@@ -5,7 +5,7 @@
  * root, as CI does (the agent's standard image runs as root too).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -119,6 +119,21 @@ describe('sandbox isolation: signals', { timeout: 60_000 }, () => {
 });
 
 describe('sandbox isolation: files and leftovers', { timeout: 60_000 }, () => {
+  it('makes the folders up to a new jobs folder passable, and names a folder above it that a sandbox uid cannot pass', async () => {
+    const base = mkdtempSync('/tmp/oi-pass-');
+    try {
+      chmodSync(base, 0o755);
+      const made = await SandboxProcess.start({ runtime: runtimes[0] as Runtime, limits: DEFAULT_SANDBOX_LIMITS, permissions: false, isolation, jobsRoot: `${base}/a/b/jobs` });
+      await made.ready();
+      expect(statSync(`${base}/a`).mode & 0o777).toBe(0o711);
+      await made.dispose();
+      chmodSync(base, 0o700);
+      const start = SandboxProcess.start({ runtime: runtimes[0] as Runtime, limits: DEFAULT_SANDBOX_LIMITS, permissions: false, isolation, jobsRoot: `${base}/jobs` });
+      await expect(start).rejects.toThrow(`its uid cannot pass through ${base} (mode 700)`);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
   it('a sandbox without the permission model: its 0700 folder is its uid, and everything it left or started is gone after, however hidden', async () => {
     const sandbox = await SandboxProcess.start({ runtime: runtimes[0] as Runtime, limits: DEFAULT_SANDBOX_LIMITS, permissions: false, isolation, jobsRoot });
     await sandbox.ready();

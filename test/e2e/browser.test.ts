@@ -3,6 +3,7 @@
  * a real agent process in headless Chromium against pages on loopback, results read back through
  * GET /v2/check-results; a running browser check cancelled through POST /v1/check-runs/{id}/cancel.
  */
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PageServer, processesUnder, startPageServer } from '../agent/browser-fixtures.ts';
 import { Api, createAccount, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
@@ -13,7 +14,12 @@ describe('service and agent run browser and multistep checks end to end', () => 
   let agent: Proc;
   let pages: PageServer;
   let api: Api;
+  // Short (Chromium's socket path lives in the job folder and has a length limit), made anew, and
+  // passable for the sandbox uids.
   const jobsTmp = '/tmp/obe2e';
+  rmSync(jobsTmp, { recursive: true, force: true });
+  mkdirSync(jobsTmp, { mode: 0o755 });
+  chmodSync(jobsTmp, 0o755);
 
   beforeAll(async () => {
     data = await tempDir('e2e-browser');
@@ -27,6 +33,7 @@ describe('service and agent run browser and multistep checks end to end', () => 
     await service?.proc.stop();
     await pages?.close();
     await data?.remove();
+    rmSync(jobsTmp, { recursive: true, force: true });
   });
 
   const firstResult = (checkId: string) =>

@@ -10,7 +10,7 @@
  * on resident memory read from /proc while a step runs.
  */
 import { randomUUID } from 'node:crypto';
-import { chmod, chown, mkdir, realpath, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -70,6 +70,23 @@ function asError(v: unknown): ScriptErrorInfo {
   };
 }
 
+/**
+ * A sandbox uid must be able to pass through every folder above its job folder; one that cannot
+ * (a TMPDIR under a 0700 folder) would fail each run with a baffling error, so say which folder.
+ */
+async function assertPassable(dir: string, runtimeId: string): Promise<void> {
+  for (let d = dir; ; d = path.dirname(d)) {
+    const { mode } = await stat(d);
+    if ((mode & 0o001) === 0) {
+      throw new SandboxStartError(
+        runtimeId,
+        `the sandbox for runtime ${runtimeId} could not start: its uid cannot pass through ${d} (mode ${(mode & 0o777).toString(8)}); give the jobs folder (TMPDIR) parents that others may pass through (chmod o+x)`,
+      );
+    }
+    if (path.dirname(d) === d) return;
+  }
+}
+
 export class SandboxProcess {
   readonly id: string;
   readonly jobDir: string;
@@ -108,7 +125,8 @@ export class SandboxProcess {
   /** Creates the job folder and starts the process; `ready` settles when it can take a job. */
   static async start(opts: SandboxOptions): Promise<SandboxProcess> {
     const root = opts.jobsRoot ?? defaultJobsRoot();
-    await mkdir(root, { recursive: true, mode: 0o700 });
+    // 0711 on every folder made here: sandbox uids must pass through them (no listing) to their own.
+    await mkdir(root, { recursive: true, mode: 0o711 });
     const id = randomUUID();
     // Real path: the permission model compares resolved paths, and /tmp may be a symlink.
     const jobDir = path.join(await realpath(root), id);
@@ -124,6 +142,7 @@ export class SandboxProcess {
     try {
       // Sandbox uids pass through the jobs folder (no listing) into their own 0700 folder only.
       await chmod(root, 0o711);
+      await assertPassable(path.dirname(jobDir), opts.runtime.id);
       await mkdir(jobDir, { mode: 0o700 });
       await chown(jobDir, uid, uid);
     } catch (err) {
