@@ -59,8 +59,8 @@ const AlertChannelSubscription = Type.Object(
   { additionalProperties: false },
 );
 
-/** InternalAlertSettingsCreate: stored and returned; alerting itself is a later issue. */
-const AlertSettingsIn = Type.Object(
+/** InternalAlertSettingsCreate: how a check (src/service/alerting/alert-settings.ts) escalates alerts. */
+export const AlertSettingsIn = Type.Object(
   {
     escalationType: Type.Enum(['RUN_BASED', 'TIME_BASED'], { default: 'RUN_BASED' }),
     runBasedEscalation: Type.Optional(
