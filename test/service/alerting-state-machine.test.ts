@@ -118,12 +118,17 @@ describe('alert state machine', () => {
     expect(nextReminderAtMs(run([result(0, 'fail'), result(1, 'pass')], settings).state, settings)).toBeNull();
   });
 
-  it("a group's own alert settings win over its check's, unless the group uses the global settings", () => {
-    const check = { body: { alertSettings: { runBasedEscalation: { failedRunThreshold: 4 } } } };
+  it("alert settings: the check's own only with useGlobalAlertSettings false; a group's own win over its check's; a group deferring to the account gives the defaults", () => {
+    const own = { runBasedEscalation: { failedRunThreshold: 4 } };
+    const check = { body: { alertSettings: own, useGlobalAlertSettings: false } };
     const group = { body: { alertSettings: { runBasedEscalation: { failedRunThreshold: 2 } }, useGlobalAlertSettings: false } };
     expect(effectiveAlertSettings(check, undefined).failedRunThreshold).toBe(4);
+    // The reference's default (useGlobalAlertSettings true, or absent) is the account's settings.
+    expect(effectiveAlertSettings({ body: { alertSettings: own, useGlobalAlertSettings: true } }, undefined).failedRunThreshold).toBe(1);
+    expect(effectiveAlertSettings({ body: { alertSettings: own } }, undefined).failedRunThreshold).toBe(1);
     expect(effectiveAlertSettings(check, group as never).failedRunThreshold).toBe(2);
-    expect(effectiveAlertSettings(check, { body: { ...group.body, useGlobalAlertSettings: true } } as never).failedRunThreshold).toBe(4);
+    expect(effectiveAlertSettings(check, { body: { ...group.body, useGlobalAlertSettings: true } } as never).failedRunThreshold).toBe(1);
+    expect(effectiveAlertSettings(check, { body: { alertSettings: null, useGlobalAlertSettings: null } } as never).failedRunThreshold).toBe(4);
     expect(effectiveAlertSettings({ body: {} }, undefined)).toMatchObject({ escalationType: 'RUN_BASED', failedRunThreshold: 1, parallelFailurePercentage: null });
   });
 });

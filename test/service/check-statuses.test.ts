@@ -73,6 +73,7 @@ describe('check statuses and alerts through the dispatcher', () => {
         name: 'Homepage',
         request: { method: 'GET', url: 'http://127.0.0.1:9/' },
         alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } },
+        useGlobalAlertSettings: false,
         retryStrategy: { type: 'FIXED', baseBackoffSeconds: 10, maxRetries: 1, sameRegion: true },
       },
     });
@@ -117,6 +118,23 @@ describe('check statuses and alerts through the dispatcher', () => {
     expect(failure).toMatchObject({ checkId: check.id, name: 'Homepage', checkType: 'API', statusCode: '500', error: 'status 500', responseTime: 40 });
   });
 
+  it('takes alertSettings on a check through the API, returns them, and escalates by them', async () => {
+    const alertSettings = { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 }, reminders: { amount: 1, interval: 10 } };
+    const body = { name: 'Homepage', privateLocations: [tenant.location.slugName], request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
+    const bad = await api.inject({ method: 'POST', url: '/v1/checks/api', headers: tenant.headers, payload: { ...body, alertSettings: { runBasedEscalation: { failedRunThreshold: 7 } } } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toMatch(/alertSettings\/runBasedEscalation\/failedRunThreshold/);
+    const res = await api.inject({ method: 'POST', url: '/v1/checks/api', headers: tenant.headers, payload: { ...body, alertSettings, useGlobalAlertSettings: false } });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toMatchObject({ alertSettings, useGlobalAlertSettings: false });
+    const check = await h.store.checks.get(tenant.accountId, res.json().id);
+    if (!check) throw new Error('the check was not stored');
+    await runOnce(check, failed);
+    expect(await alertTypes(check.id)).toEqual([]);
+    await runOnce(check, failed);
+    expect(await alertTypes(check.id)).toEqual(['ALERT_FAILURE']);
+  });
+
   it("a group's alert settings win over its check's", async () => {
     const group = await h.store.checkGroups.create(tenant.accountId, {
       name: 'g',
@@ -127,7 +145,7 @@ describe('check statuses and alerts through the dispatcher', () => {
       body: { name: 'g', alertSettings: { runBasedEscalation: { failedRunThreshold: 1 } }, useGlobalAlertSettings: false } as never,
     });
     const check = await h.check(tenant, {
-      body: { name: 'Homepage', request: { method: 'GET', url: 'http://127.0.0.1:9/' }, groupId: group.id, alertSettings: { runBasedEscalation: { failedRunThreshold: 5 } } },
+      body: { name: 'Homepage', request: { method: 'GET', url: 'http://127.0.0.1:9/' }, groupId: group.id, alertSettings: { runBasedEscalation: { failedRunThreshold: 5 } }, useGlobalAlertSettings: false },
     });
     await runOnce(check, failed);
     expect(await alertTypes(check.id)).toEqual(['ALERT_FAILURE']);

@@ -1,11 +1,10 @@
 /**
- * The alert settings that apply to a check: its group's or its own (InternalAlertSettingsCreate),
- * with the reference's defaults filled in. The reference lets a group's settings override its
- * checks' (docs/api.md "Check statuses and alerts"): a group with alert settings of its own, not
- * deferring to the account (useGlobalAlertSettings), wins over its member checks.
+ * The alert settings that apply to a check: the account's (this service has no account settings,
+ * so the reference's defaults), its group's or its own, with the reference's defaults filled in
+ * (docs/api.md "Check statuses and alerts").
  */
 import type { Static } from 'typebox';
-import { type AlertSettingsIn, DEFAULT_GROUP_ALERT_SETTINGS } from '../checks/check-group-schema.ts';
+import { type AlertSettingsIn, DEFAULT_ALERT_SETTINGS } from '../checks/alert-settings-schema.ts';
 import type { StoredCheckGroup } from '../store/check-group-types.ts';
 import type { StoredCheck } from '../store/store.ts';
 
@@ -25,7 +24,7 @@ const DEFAULT_MINUTES_FAILING = 5;
 
 /** Resolves a stored alertSettings body (validated on input by AlertSettingsIn) or null to full settings. */
 export function resolveAlertSettings(body: Partial<AlertSettingsBody> | null | undefined): AlertSettings {
-  const d = DEFAULT_GROUP_ALERT_SETTINGS;
+  const d = DEFAULT_ALERT_SETTINGS;
   const parallel = body?.parallelRunFailureThreshold;
   return {
     escalationType: body?.escalationType ?? d.escalationType,
@@ -36,11 +35,15 @@ export function resolveAlertSettings(body: Partial<AlertSettingsBody> | null | u
   };
 }
 
-/** The settings that govern `check`: the group's when it has its own, else the check's, else the defaults. */
+/**
+ * The settings that govern `check`, as the reference decides: a group that defers to the account
+ * (useGlobalAlertSettings true) gives its checks the account's, i.e. the defaults; a group with
+ * settings of its own overrides its checks'; otherwise a check uses its own only when it does not
+ * defer to the account (useGlobalAlertSettings false; true is the reference's default).
+ */
 export function effectiveAlertSettings(check: Pick<StoredCheck, 'body'>, group: Pick<StoredCheckGroup, 'body'> | undefined): AlertSettings {
-  const groupSettings = group?.body.alertSettings;
-  if (group && groupSettings && group.body.useGlobalAlertSettings !== true) {
-    return resolveAlertSettings(groupSettings as Partial<AlertSettingsBody>);
-  }
+  if (group?.body.useGlobalAlertSettings === true) return resolveAlertSettings(null);
+  if (group?.body.alertSettings) return resolveAlertSettings(group.body.alertSettings as Partial<AlertSettingsBody>);
+  if (check.body.useGlobalAlertSettings !== false) return resolveAlertSettings(null);
   return resolveAlertSettings(check.body.alertSettings as Partial<AlertSettingsBody> | null | undefined);
 }
