@@ -1,4 +1,4 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { AlertState } from '../../alerting/state-machine.ts';
 import type { CheckAlertRecord, CheckStatusRecord, CheckStatusRepo, StatusUpdate } from '../check-status-types.ts';
 import { insertCheckAlert } from './check-alerts.ts';
@@ -42,8 +42,24 @@ const toStatus = (row: StatusRow): CheckStatusRecord => ({
 
 export class SqliteCheckStatusRepo implements CheckStatusRepo {
   readonly #db: DatabaseSync;
+  // Prepared once: this runs for every stored result, and compiling the SQL would cost more than running it.
+  readonly #select: StatementSync;
+  readonly #insert: StatementSync;
+  readonly #update: StatementSync;
+
   constructor(db: DatabaseSync) {
     this.#db = db;
+    this.#select = db.prepare(`${SELECT} WHERE s.check_id = ? AND s.account_id = ?`);
+    this.#insert = db.prepare(
+      `INSERT INTO check_statuses (has_failures, has_errors, is_degraded, longest_run, shortest_run, last_run_location,
+         last_check_run_id, ssl_days_remaining, alert_state, check_id, account_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#update = db.prepare(
+      `UPDATE check_statuses SET has_failures = ?, has_errors = ?, is_degraded = ?, longest_run = ?, shortest_run = ?,
+         last_run_location = ?, last_check_run_id = ?, ssl_days_remaining = ?, alert_state = ?, updated_at = ?
+       WHERE check_id = ? AND account_id = ?`,
+    );
   }
 
   async applyResult(
@@ -60,8 +76,8 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
       this.#write(accountId, checkId, at, update.status, prev === undefined);
       const alert = update.alert ? insertCheckAlert(this.#db, { ...update.alert, accountId, checkId, createdAt: at }) : null;
       if (alert) withAlert?.(alert);
-      const status = this.#read(accountId, checkId);
-      if (!status) throw new Error(`the status of check ${checkId} vanished while it was written`);
+      const name = prev?.name ?? this.#read(accountId, checkId)?.name ?? '';
+      const status: CheckStatusRecord = { ...update.status, accountId, checkId, name, createdAt: prev?.createdAt ?? at, updatedAt: at };
       return { status, alert };
     });
   }
@@ -76,7 +92,7 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
   }
 
   #read(accountId: string, checkId: string): CheckStatusRecord | undefined {
-    const row = this.#db.prepare(`${SELECT} WHERE s.check_id = ? AND s.account_id = ?`).get(checkId, accountId) as StatusRow | undefined;
+    const row = this.#select.get(checkId, accountId) as StatusRow | undefined;
     return row ? toStatus(row) : undefined;
   }
 
@@ -92,22 +108,7 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
       s.sslDaysRemaining,
       JSON.stringify(s.alert),
     ];
-    if (isNew) {
-      this.#db
-        .prepare(
-          `INSERT INTO check_statuses (has_failures, has_errors, is_degraded, longest_run, shortest_run, last_run_location,
-             last_check_run_id, ssl_days_remaining, alert_state, check_id, account_id, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(...values, checkId, accountId, at, at);
-      return;
-    }
-    this.#db
-      .prepare(
-        `UPDATE check_statuses SET has_failures = ?, has_errors = ?, is_degraded = ?, longest_run = ?, shortest_run = ?,
-           last_run_location = ?, last_check_run_id = ?, ssl_days_remaining = ?, alert_state = ?, updated_at = ?
-         WHERE check_id = ? AND account_id = ?`,
-      )
-      .run(...values, at, checkId, accountId);
+    if (isNew) this.#insert.run(...values, checkId, accountId, at, at);
+    else this.#update.run(...values, at, checkId, accountId);
   }
 }
