@@ -167,6 +167,17 @@ describe('GET /v1/check-statuses and /v1/check-alerts', () => {
     expect((await get('/v1/check-statuses', other)).json()).toEqual([]);
   });
 
+  it("a deleted check's status and alerts go with it", async () => {
+    const check = await h.check(tenant);
+    await runOnce(check, failed);
+    expect(await alertTypes(check.id)).toEqual(['ALERT_FAILURE']);
+    expect(await h.store.checks.delete(tenant.accountId, check.id)).toBe(true);
+    expect(await h.store.checkStatuses.get(tenant.accountId, check.id)).toBeUndefined();
+    expect((await get('/v1/check-statuses')).json()).toEqual([]);
+    const from = Math.floor(h.clock.now / 1000) - 3 * 3600;
+    expect((await get(`/v1/check-alerts?from=${from}&to=${from + 6 * 3600}`)).json()).toEqual([]);
+  });
+
   it('pages alerts newest first and filters them by a window of UNIX seconds of at most 6 hours', async () => {
     const check = await h.check(tenant);
     const start = Math.floor(h.clock.now / 1000);
