@@ -12,7 +12,7 @@ import { groupOf } from '../checks/group-of.ts';
 import type { CheckAlertRecord, CheckStatusRecord, StatusUpdate } from '../store/check-status-types.ts';
 import type { Run, Store, StoredCheck } from '../store/store.ts';
 import { type AlertSettings, effectiveAlertSettings } from './alert-settings.ts';
-import { type AlertState, type CountedResult, counts, INITIAL_STATE, step } from './state-machine.ts';
+import { type AlertState, type CountedResult, counts, INITIAL_STATE, step, type TransitionAlertType } from './state-machine.ts';
 
 /** A result just stored, with what the dispatcher knows of it. */
 export interface StoredResultEvent {
@@ -85,20 +85,22 @@ export function nextStatus(prev: CheckStatusRecord | undefined, e: StoredResultE
     sslDaysRemaining: r.apiCheckResult?.response?.tls?.daysRemaining ?? prev?.sslDaysRemaining ?? null,
     alert: next,
   };
-  if (!alert) return { status, alert: null };
+  return { status, alert: alert ? alertOf(e, alert, next) : null };
+}
+
+/** The history entry of a transition: the result that caused it, and when its episode began. */
+function alertOf(e: StoredResultEvent, alertType: TransitionAlertType, next: AlertState): NonNullable<StatusUpdate['alert']> {
+  const r = e.result;
   const startedAtMs = next.state === 'PASSING' ? e.atMs : (next.failingSinceMs ?? e.atMs);
   return {
-    status,
-    alert: {
-      name: e.check.name,
-      checkType: e.check.checkType,
-      alertType: alert,
-      runLocation: e.runLocation,
-      responseTime: r.responseTime,
-      error: r.error,
-      statusCode: r.apiCheckResult?.response ? String(r.apiCheckResult.response.status) : null,
-      resultId: e.resultId,
-      startedAt: new Date(startedAtMs).toISOString(),
-    },
+    name: e.check.name,
+    checkType: e.check.checkType,
+    alertType,
+    runLocation: e.runLocation,
+    responseTime: r.responseTime,
+    error: r.error,
+    statusCode: r.apiCheckResult?.response ? String(r.apiCheckResult.response.status) : null,
+    resultId: e.resultId,
+    startedAt: new Date(startedAtMs).toISOString(),
   };
 }
