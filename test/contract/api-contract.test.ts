@@ -333,7 +333,8 @@ describe('contract: responses match the reference schemas', () => {
       run, check, resultId: crypto.randomUUID(), resultType: 'FINAL', runLocation: 'alerts-dc', result, atMs: nowMs,
     });
     expect(alert?.alertType).toBe('ALERT_FAILURE');
-    expect(await expectContract('GET', '/v1/check-statuses', 200)).toHaveLength(1);
+    const statuses = await expectContract<Array<{ checkId: string; hasFailures: boolean }>>('GET', '/v1/check-statuses', 200);
+    expect(statuses.find((s) => s.checkId === checkId)?.hasFailures).toBe(true);
     await expectContract('GET', '/v1/check-statuses/{checkId}', 200, { params: { checkId } });
     await expectContract('GET', '/v1/check-statuses/{checkId}', 404, { params: { checkId: UNKNOWN_UUID } });
     expect(await expectContract('GET', '/v1/check-alerts', 200)).toHaveLength(1);

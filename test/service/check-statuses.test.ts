@@ -157,9 +157,11 @@ describe('GET /v1/check-statuses and /v1/check-alerts', () => {
     const check = await h.check(tenant);
     const fresh = await get(`/v1/check-statuses/${check.id}`);
     expect(fresh.json()).toMatchObject({ checkId: check.id, hasFailures: false, lastCheckRunId: null, updated_at: null });
-    expect((await get('/v1/check-statuses')).json()).toEqual([]);
+    // Every check of the account is listed, one without results with its empty status.
+    expect((await get('/v1/check-statuses')).json()).toEqual([fresh.json()]);
     await runOnce(check, passed);
-    expect((await get('/v1/check-statuses')).json().map((s: { checkId: string }) => s.checkId)).toEqual([check.id]);
+    const [listed] = (await get('/v1/check-statuses')).json() as Array<{ checkId: string; updated_at: string | null; shortestRun: number }>;
+    expect(listed).toMatchObject({ checkId: check.id, shortestRun: 7, updated_at: expect.any(String) });
 
     const other = await h.tenant('Other');
     expect((await get(`/v1/check-statuses/${check.id}`, other)).statusCode).toBe(404);
@@ -174,6 +176,7 @@ describe('GET /v1/check-statuses and /v1/check-alerts', () => {
     expect(await h.store.checks.delete(tenant.accountId, check.id)).toBe(true);
     expect(await h.store.checkStatuses.get(tenant.accountId, check.id)).toBeUndefined();
     expect((await get('/v1/check-statuses')).json()).toEqual([]);
+    expect((await get(`/v1/check-statuses/${check.id}`)).statusCode).toBe(404);
     const from = Math.floor(h.clock.now / 1000) - 3 * 3600;
     expect((await get(`/v1/check-alerts?from=${from}&to=${from + 6 * 3600}`)).json()).toEqual([]);
   });

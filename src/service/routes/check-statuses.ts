@@ -1,13 +1,14 @@
 /**
  * The current status of checks (the reference's CheckStatus): what the latest counted result
- * showed, kept by src/service/alerting/status-service.ts as results are stored.
+ * showed, kept by src/service/alerting/status-service.ts as results are stored. A check without a
+ * counted result yet has an empty status (nothing failing, nulls).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { NotFoundError } from '../http/errors.ts';
-import type { CheckStatusRecord } from '../store/check-status-types.ts';
-import type { Store, StoredCheck } from '../store/store.ts';
+import { type CheckStatusRecord, emptyCheckStatus } from '../store/check-status-types.ts';
+import type { Store } from '../store/store.ts';
 import { commonErrors, Nullable } from './schemas.ts';
 
 const Params = Type.Object({ checkId: Type.String({ minLength: 1 }) });
@@ -46,24 +47,6 @@ function statusView(s: CheckStatusRecord): CheckStatusView {
   };
 }
 
-/** A check with no counted result yet: nothing failing, nothing measured. */
-function emptyStatusView(check: StoredCheck): CheckStatusView {
-  return {
-    name: check.name,
-    checkId: check.id,
-    hasFailures: false,
-    hasErrors: false,
-    isDegraded: false,
-    longestRun: null,
-    shortestRun: null,
-    lastRunLocation: null,
-    lastCheckRunId: null,
-    sslDaysRemaining: null,
-    created_at: check.createdAt,
-    updated_at: null,
-  };
-}
-
 export const checkStatusRoutes: FastifyPluginAsync<{ store: Store }> = async (fastify, { store }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -80,7 +63,7 @@ export const checkStatusRoutes: FastifyPluginAsync<{ store: Store }> = async (fa
       // Another account's check is a 404 like a missing one.
       if (!check) throw new NotFoundError('Check not found');
       const status = await store.checkStatuses.get(accountId, check.id);
-      return status ? statusView(status) : emptyStatusView(check);
+      return statusView(status ?? emptyCheckStatus(check));
     },
   );
 };

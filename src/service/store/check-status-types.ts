@@ -2,7 +2,7 @@
  * Check statuses (one row per check: what its latest counted result showed, plus its alerting
  * state) and check alerts (the history of the state's transitions). See src/service/alerting/.
  */
-import type { AlertState, TransitionAlertType } from '../alerting/state-machine.ts';
+import { type AlertState, INITIAL_STATE, type TransitionAlertType } from '../alerting/state-machine.ts';
 
 /** What GET /v1/check-statuses shows of a check, plus the state machine's state. */
 export interface CheckStatusRecord {
@@ -21,6 +21,26 @@ export interface CheckStatusRecord {
   alert: AlertState;
   createdAt: string;
   updatedAt: string | null;
+}
+
+/** The status of a check with no counted result yet: nothing failing, nothing measured. */
+export function emptyCheckStatus(check: { id: string; accountId: string; name: string; createdAt: string }): CheckStatusRecord {
+  return {
+    checkId: check.id,
+    accountId: check.accountId,
+    name: check.name,
+    hasFailures: false,
+    hasErrors: false,
+    isDegraded: false,
+    longestRun: null,
+    shortestRun: null,
+    lastRunLocation: null,
+    lastCheckRunId: null,
+    sslDaysRemaining: null,
+    alert: INITIAL_STATE,
+    createdAt: check.createdAt,
+    updatedAt: null,
+  };
 }
 
 /** One alert in a check's history. */
@@ -62,6 +82,7 @@ export interface CheckStatusRepo {
     withAlert?: (alert: CheckAlertRecord) => void,
   ): Promise<{ status: CheckStatusRecord; alert: CheckAlertRecord | null } | null>;
   get(accountId: string, checkId: string): Promise<CheckStatusRecord | undefined>;
+  /** Every check of the account, in creation order; those without a counted result with an empty status. */
   list(accountId: string): Promise<CheckStatusRecord[]>;
 }
 

@@ -1,6 +1,6 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { AlertState } from '../../alerting/state-machine.ts';
-import type { CheckAlertRecord, CheckStatusRecord, CheckStatusRepo, StatusUpdate } from '../check-status-types.ts';
+import { type CheckAlertRecord, type CheckStatusRecord, type CheckStatusRepo, emptyCheckStatus, type StatusUpdate } from '../check-status-types.ts';
 import { insertCheckAlert } from './check-alerts.ts';
 import { inTransaction } from './db.ts';
 
@@ -16,7 +16,8 @@ interface StatusRow {
   last_run_location: string | null;
   last_check_run_id: string | null;
   ssl_days_remaining: number | null;
-  alert_state: string;
+  /** Null only in list()'s LEFT JOIN, for a check without a status row. */
+  alert_state: string | null;
   created_at: string;
   updated_at: string | null;
 }
@@ -35,7 +36,7 @@ const toStatus = (row: StatusRow): CheckStatusRecord => ({
   lastRunLocation: row.last_run_location,
   lastCheckRunId: row.last_check_run_id,
   sslDaysRemaining: row.ssl_days_remaining,
-  alert: JSON.parse(row.alert_state) as AlertState,
+  alert: JSON.parse(row.alert_state ?? 'null') as AlertState,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -87,8 +88,17 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
   }
 
   async list(accountId: string): Promise<CheckStatusRecord[]> {
-    const rows = this.#db.prepare(`${SELECT} WHERE s.account_id = ? ORDER BY c.seq`).all(accountId) as unknown as StatusRow[];
-    return rows.map(toStatus);
+    const rows = this.#db
+      .prepare(
+        `SELECT s.*, c.id AS id, c.account_id AS check_account_id, c.name AS name, c.created_at AS check_created_at
+         FROM checks c LEFT JOIN check_statuses s ON s.check_id = c.id WHERE c.account_id = ? ORDER BY c.seq`,
+      )
+      .all(accountId) as unknown as Array<StatusRow & { id: string; check_account_id: string; check_created_at: string }>;
+    return rows.map((row) =>
+      row.alert_state === null
+        ? emptyCheckStatus({ id: row.id, accountId: row.check_account_id, name: row.name, createdAt: row.check_created_at })
+        : toStatus(row),
+    );
   }
 
   #read(accountId: string, checkId: string): CheckStatusRecord | undefined {
