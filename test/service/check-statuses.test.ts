@@ -135,6 +135,22 @@ describe('check statuses and alerts through the dispatcher', () => {
     expect(await alertTypes(check.id)).toEqual(['ALERT_FAILURE']);
   });
 
+  it("TIME_BASED: alerts once the check has failed for minutesFailingThreshold by the dispatcher's clock", async () => {
+    const check = await h.check(tenant, {
+      body: {
+        name: 'Homepage',
+        request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+        alertSettings: { escalationType: 'TIME_BASED', timeBasedEscalation: { minutesFailingThreshold: 5 } },
+        useGlobalAlertSettings: false,
+      },
+    });
+    // Each runOnce moves the clock 70 s on: the fifth failing result is 4 min 40 s after the first, the sixth 5 min 50 s.
+    for (let minute = 0; minute < 5; minute++) await runOnce(check, failed);
+    expect(await alertTypes(check.id)).toEqual([]);
+    await runOnce(check, failed);
+    expect(await alertTypes(check.id)).toEqual(['ALERT_FAILURE']);
+  });
+
   it("a group's alert settings win over its check's", async () => {
     const group = await h.store.checkGroups.create(tenant.accountId, {
       name: 'g',
