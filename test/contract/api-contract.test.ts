@@ -13,6 +13,7 @@ import { rmSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
+import { CheckStatusService } from '../../src/service/alerting/status-service.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
@@ -310,6 +311,36 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('PUT', '/v1/snippets/{id}', 200, { params: { id: snippet.id }, body: { name: 'Setup 2', script: 'console.log(2)' } });
     await expectContract('GET', '/v1/snippets/{id}', 404, { params: { id: 999999 } });
     await expectContract('DELETE', '/v1/snippets/{id}', 204, { params: { id: snippet.id } });
+  });
+
+  it('check statuses and the alert history', async () => {
+    await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Alerts DC', slugName: 'alerts-dc' } });
+    const body = { name: 'Alerting', privateLocations: ['alerts-dc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
+    const created = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
+    const checkId = created.id;
+    await expectContract('GET', '/v1/check-statuses/{checkId}', 200, { params: { checkId } });
+    // A failed FINAL result, applied as the dispatcher applies each stored one: a status and an alert.
+    const check = await service.store.checks.get(headers['x-service-account'] ?? '', checkId);
+    if (!check) throw new Error('the check was not stored');
+    const nowMs = Date.now();
+    const result = {
+      runId: crypto.randomUUID(), checkId, checkType: 'API' as const, startedAt: new Date(nowMs).toISOString(), stoppedAt: new Date(nowMs).toISOString(),
+      responseTime: 25, hasFailures: true, hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: 'status 500',
+      apiCheckResult: null, agent: { id: 'contract-agent', version: '0.0.0' }, scheduleLagMs: 0,
+    };
+    const run = { accountId: check.accountId, checkId, dueAt: new Date(nowMs).toISOString(), locationId: check.locationIds[0] ?? '', checkType: 'API' as const };
+    const alert = await new CheckStatusService({ store: service.store }).resultStored({
+      run, check, resultId: crypto.randomUUID(), resultType: 'FINAL', runLocation: 'alerts-dc', result, atMs: nowMs,
+    });
+    expect(alert?.alertType).toBe('ALERT_FAILURE');
+    const statuses = await expectContract<Array<{ checkId: string; hasFailures: boolean }>>('GET', '/v1/check-statuses', 200);
+    expect(statuses.find((s) => s.checkId === checkId)?.hasFailures).toBe(true);
+    await expectContract('GET', '/v1/check-statuses/{checkId}', 200, { params: { checkId } });
+    await expectContract('GET', '/v1/check-statuses/{checkId}', 404, { params: { checkId: UNKNOWN_UUID } });
+    expect(await expectContract('GET', '/v1/check-alerts', 200)).toHaveLength(1);
+    expect(await expectContract('GET', '/v1/check-alerts/{checkId}', 200, { params: { checkId }, query: '?limit=5&page=1' })).toHaveLength(1);
+    await expectContract('GET', '/v1/check-alerts/{checkId}', 404, { params: { checkId: UNKNOWN_UUID } });
+    await expectContract('GET', '/v1/check-alerts', 400, { query: '?from=0&to=86400' });
   });
 
   it('every operation answers 401 without a key, in the reference’s error shape', async () => {

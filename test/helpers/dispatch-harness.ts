@@ -13,6 +13,7 @@ import { AGENT_PATHS, type Job, PROTOCOL_VERSION, type RegisterResponse, type Ru
 import { createAccount } from '../../src/service/accounts.ts';
 import { loadServiceConfig, type ServiceConfig } from '../../src/service/config.ts';
 import { Dispatcher, type DispatchLog } from '../../src/service/dispatch/dispatcher.ts';
+import { RetryCoordinator } from '../../src/service/dispatch/retries.ts';
 import { agentApi } from '../../src/service/dispatch/routes.ts';
 import { errorHandler, notFoundHandler } from '../../src/service/http/errors.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
@@ -61,7 +62,8 @@ export interface TestAgent {
 }
 
 export async function startHarness(
-  opts: { config?: Partial<ServiceConfig>; listen?: boolean } = {},
+  /** `retries`: the dispatcher carries out retry strategies (failed tries stored as ATTEMPT), as the service does. */
+  opts: { config?: Partial<ServiceConfig>; listen?: boolean; retries?: boolean } = {},
 ): Promise<Harness> {
   const dataDir = tempDataDir();
   const config: ServiceConfig = {
@@ -70,7 +72,10 @@ export async function startHarness(
   };
   const store = await openSqliteStore(dataDir);
   const clock = { now: Date.now() };
-  const dispatcher = new Dispatcher({ store, config, log: silentLog, now: () => clock.now, sweepIntervalMs: 3_600_000 });
+  const resultPolicy = opts.retries
+    ? new RetryCoordinator({ store, log: silentLog, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) })
+    : undefined;
+  const dispatcher: Dispatcher = new Dispatcher({ store, config, log: silentLog, now: () => clock.now, sweepIntervalMs: 3_600_000, resultPolicy });
   const app = Fastify({ logger: false });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);

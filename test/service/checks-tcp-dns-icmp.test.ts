@@ -39,6 +39,8 @@ const commonDefaults = {
   groupId: null,
   groupOrder: null,
   retryStrategy: null,
+  alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, parallelRunFailureThreshold: { enabled: false, percentage: 10 } },
+  useGlobalAlertSettings: true,
   // Variables of the check (docs/secrets.md).
   environmentVariables: [],
   frequency: 10,

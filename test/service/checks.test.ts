@@ -45,6 +45,9 @@ describe('API checks', () => {
       groupId: null,
       groupOrder: null,
       retryStrategy: null,
+      // Alert settings (docs/api.md "Check statuses and alerts").
+      alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, parallelRunFailureThreshold: { enabled: false, percentage: 10 } },
+      useGlobalAlertSettings: true,
       frequency: 10,
       degradedResponseTime: 5000,
       maxResponseTime: 20000,

@@ -4,7 +4,7 @@
  * update has none, since it changes only the properties it carries.
  *
  * Only properties the service honours or stores meaningfully are accepted; others the reference
- * lists (alert settings, ...) are dropped on input, as
+ * lists (alert channel subscriptions, ...) are dropped on input, as
  * `additionalProperties: false` with Fastify's removeAdditional strips them without an error.
  */
 import { Type } from 'typebox';

@@ -7,6 +7,7 @@
 import { type TSchema, Type } from 'typebox';
 import { ASSERTION_COMPARISONS, ASSERTION_SOURCES } from '../../shared/checks/types.ts';
 import { IntegerId, Nullable } from '../routes/schemas.ts';
+import { AlertSettingsIn } from './alert-settings-schema.ts';
 import { DATA_CENTER_LOCATIONS, RUNTIME_IDS } from './common-check-schema.ts';
 import { EnvironmentVariableItemResponse, environmentVariableList } from './environment-variables-schema.ts';
 import { GroupRetryStrategy } from './retry-strategy-schema.ts';
@@ -58,46 +59,6 @@ const AlertChannelSubscription = Type.Object(
   { alertChannelId: IntegerId(), activated: Type.Boolean({ default: true }) },
   { additionalProperties: false },
 );
-
-/** InternalAlertSettingsCreate: stored and returned; alerting itself is a later issue. */
-const AlertSettingsIn = Type.Object(
-  {
-    escalationType: Type.Enum(['RUN_BASED', 'TIME_BASED'], { default: 'RUN_BASED' }),
-    runBasedEscalation: Type.Optional(
-      Type.Object({ failedRunThreshold: Type.Enum([1, 2, 3, 4, 5], { default: 1 }) }, { additionalProperties: false }),
-    ),
-    timeBasedEscalation: Type.Optional(
-      Type.Object({ minutesFailingThreshold: Type.Enum([5, 10, 15, 30], { default: 5 }) }, { additionalProperties: false }),
-    ),
-    reminders: Type.Optional(
-      Type.Object(
-        {
-          amount: Type.Enum([0, 1, 2, 3, 4, 5, 100000], { default: 0 }),
-          interval: Type.Enum([1, 2, 3, 4, 5, 10, 15, 30], { default: 5 }),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    parallelRunFailureThreshold: Type.Optional(
-      Type.Object(
-        {
-          enabled: Type.Boolean({ default: false }),
-          percentage: Type.Enum([10, 20, 30, 40, 50, 60, 70, 80, 90, 100], { default: 10 }),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-/** CheckGroupAlertSettings' default, returned while a group has no alert settings of its own. */
-export const DEFAULT_GROUP_ALERT_SETTINGS = {
-  escalationType: 'RUN_BASED',
-  runBasedEscalation: { failedRunThreshold: 1 },
-  reminders: { amount: 0, interval: 5 },
-  parallelRunFailureThreshold: { enabled: false, percentage: 10 },
-} as const;
 
 function groupProperties(mode: Mode) {
   return {

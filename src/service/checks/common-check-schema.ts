@@ -6,6 +6,7 @@
  */
 import { type TSchema, Type } from 'typebox';
 import { Nullable } from '../routes/schemas.ts';
+import { AlertSettingsIn, DEFAULT_ALERT_SETTINGS } from './alert-settings-schema.ts';
 import { environmentVariableList } from './environment-variables-schema.ts';
 import { groupMembershipProperties } from './group-membership.ts';
 
@@ -82,6 +83,9 @@ export function commonCheckProperties<K extends string>(mode: Mode, checkType: K
     maxResponseTime: prop(mode, responseTime, limits.max),
     // ChecksV1EnvironmentVariable items; secret values are sealed at rest and never returned.
     environmentVariables: prop(mode, (o) => Nullable(environmentVariableList(mode), o), []),
+    // Applied by src/service/alerting/ only with useGlobalAlertSettings false, as in the reference.
+    alertSettings: prop(mode, (o) => Nullable(AlertSettingsIn, o), DEFAULT_ALERT_SETTINGS),
+    useGlobalAlertSettings: prop(mode, (o) => Type.Boolean(o), true),
     // groupId, groupOrder and the check's own retryStrategy (see group-membership.ts).
     ...groupMembershipProperties(mode),
   };

@@ -26,6 +26,7 @@ import {
   type SubmitResultRequest,
   type SubmitResultResponse,
 } from '../../shared/protocol.ts';
+import { CheckStatusService } from '../alerting/status-service.ts';
 import { toCheckDefinition } from '../checks/definition.ts';
 import { groupOf } from '../checks/group-of.ts';
 import { suiteJobTimeoutMs } from '../checks/playwright-check-schema.ts';
@@ -54,6 +55,8 @@ export interface DispatcherOptions {
   sweepIntervalMs?: number;
   /** Decides whether a failed result is retried (FINAL or ATTEMPT) and enqueues due retries; see ./retries.ts. */
   resultPolicy?: ResultPolicy;
+  /** Keeps check statuses and alerts as results are stored; one over the store by default. */
+  statuses?: CheckStatusService;
 }
 
 /** Finished runs are kept this long for GET /v1/check-runs/{id} and diagnosis, then pruned. */
@@ -72,6 +75,7 @@ export class Dispatcher {
   readonly #now: () => number;
   readonly #sweepIntervalMs: number;
   readonly #resultPolicy: ResultPolicy | undefined;
+  readonly #statuses: CheckStatusService;
   readonly #waiters = new WaitList();
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
@@ -84,6 +88,7 @@ export class Dispatcher {
     this.#now = opts.now ?? Date.now;
     this.#sweepIntervalMs = opts.sweepIntervalMs ?? 1000;
     this.#resultPolicy = opts.resultPolicy;
+    this.#statuses = opts.statuses ?? new CheckStatusService({ store: opts.store });
   }
 
   async start(): Promise<void> {
@@ -294,6 +299,13 @@ export class Dispatcher {
     });
     await this.#store.runs.finish(run.runId, now);
     if (stored.status === 'stored' && outcome) await this.#resultPolicy?.afterStored(run, outcome);
+    if (stored.status === 'stored') {
+      const event = { run, check, resultId: stored.id, resultType: outcome?.resultType ?? 'FINAL', runLocation: location.slugName };
+      await this.#statuses
+        .resultStored({ ...event, result: req.result, atMs: this.#now() })
+        // The result is stored either way; a status that failed to update is logged, not a failed upload.
+        .catch((err: unknown) => this.#log.error({ err, runId, checkId: run.checkId }, 'check status could not be updated'));
+    }
     if (stored.status === 'duplicate') {
       this.#log.info({ runId, agentId: req.agentId, leaseId: req.leaseId }, 'duplicate result ignored');
     }

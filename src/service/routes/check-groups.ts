@@ -13,8 +13,8 @@ import {
   CheckGroupQuery,
   CheckGroupResponse,
   CheckGroupUpdateBody,
-  DEFAULT_GROUP_ALERT_SETTINGS,
 } from '../checks/check-group-schema.ts';
+import { DEFAULT_ALERT_SETTINGS } from '../checks/alert-settings-schema.ts';
 import { assertAssertionsUsable } from '../checks/assertion-rules.ts';
 import { resolveVariableList } from '../checks/environment-variables-schema.ts';
 import { effectivePlacement, mergeApiRequest } from '../checks/group-merge.ts';
@@ -52,7 +52,7 @@ export function groupView(group: StoredCheckGroup): Static<typeof CheckGroupResp
     ...b,
     // Secret values are never returned (null, as for checks: secrets/variables.ts).
     environmentVariables: maskSecretValues(b).environmentVariables,
-    alertSettings: b.alertSettings ?? { ...DEFAULT_GROUP_ALERT_SETTINGS },
+    alertSettings: b.alertSettings ?? { ...DEFAULT_ALERT_SETTINGS },
     created_at: group.createdAt,
     updated_at: group.updatedAt,
   } as Static<typeof CheckGroupResponse>;

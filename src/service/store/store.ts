@@ -204,6 +204,9 @@ export interface Store {
   /** Account environment variables and snippets: see ./variables-types.ts. */
   variables: import('./variables-types.ts').VariableRepo;
   snippets: import('./variables-types.ts').SnippetRepo;
+  /** Check statuses with their alerting state, and the check alert history: see ./check-status-types.ts. */
+  checkStatuses: import('./check-status-types.ts').CheckStatusRepo;
+  checkAlerts: import('./check-status-types.ts').CheckAlertRepo;
   /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */
   secrets: import('../secrets/box.ts').SecretBox;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */

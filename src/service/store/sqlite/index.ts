@@ -9,7 +9,9 @@ import type { Store } from '../store.ts';
 import { SqliteAccountRepo } from './accounts.ts';
 import { SqliteAgentRepo } from './agents.ts';
 import { SqliteArtifactRepo } from './artifacts.ts';
+import { SqliteCheckAlertRepo } from './check-alerts.ts';
 import { SqliteCheckGroupRepo } from './check-groups.ts';
+import { SqliteCheckStatusRepo } from './check-statuses.ts';
 import { SqliteCheckRepo } from './checks.ts';
 import { SqliteDashboardIncidentRepo } from './dashboard-incidents.ts';
 import { SqliteDashboardRepo } from './dashboards.ts';
@@ -72,6 +74,8 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     checkGroups: new SqliteCheckGroupRepo(db, secrets),
     variables: new SqliteVariableRepo(db, secrets),
     snippets: new SqliteSnippetRepo(db),
+    checkStatuses: new SqliteCheckStatusRepo(db),
+    checkAlerts: new SqliteCheckAlertRepo(db),
     secrets,
     runRetries: new SqliteRunRetryRepo(db),
     artifacts: new SqliteArtifactRepo(db),

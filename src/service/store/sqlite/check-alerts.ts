@@ -1,0 +1,64 @@
+import type { DatabaseSync } from 'node:sqlite';
+import type { TransitionAlertType } from '../../alerting/state-machine.ts';
+import type { CheckAlertQuery, CheckAlertRecord, CheckAlertRepo } from '../check-status-types.ts';
+
+interface AlertRow {
+  id: number;
+  account_id: string;
+  check_id: string;
+  name: string;
+  check_type: string;
+  alert_type: string;
+  run_location: string;
+  response_time: number;
+  error: string | null;
+  status_code: string | null;
+  result_id: string;
+  started_at: string;
+  created_at: string;
+}
+
+const toAlert = (row: AlertRow): CheckAlertRecord => ({
+  id: row.id,
+  accountId: row.account_id,
+  checkId: row.check_id,
+  name: row.name,
+  checkType: row.check_type,
+  alertType: row.alert_type as TransitionAlertType,
+  runLocation: row.run_location,
+  responseTime: row.response_time,
+  error: row.error,
+  statusCode: row.status_code,
+  resultId: row.result_id,
+  startedAt: row.started_at,
+  createdAt: row.created_at,
+});
+
+/** Inserts an alert; called by the status repository inside its transaction. */
+export function insertCheckAlert(db: DatabaseSync, a: Omit<CheckAlertRecord, 'id'>): CheckAlertRecord {
+  const { lastInsertRowid } = db
+    .prepare(
+      `INSERT INTO check_alerts (account_id, check_id, name, check_type, alert_type, run_location, response_time, error,
+         status_code, result_id, started_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(a.accountId, a.checkId, a.name, a.checkType, a.alertType, a.runLocation, a.responseTime, a.error, a.statusCode, a.resultId, a.startedAt, a.createdAt);
+  return { ...a, id: Number(lastInsertRowid) };
+}
+
+export class SqliteCheckAlertRepo implements CheckAlertRepo {
+  readonly #db: DatabaseSync;
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  async list(accountId: string, q: CheckAlertQuery): Promise<CheckAlertRecord[]> {
+    const byCheck = q.checkId !== undefined;
+    const rows = this.#db
+      .prepare(
+        `SELECT * FROM check_alerts WHERE account_id = ? ${byCheck ? 'AND check_id = ?' : ''} AND created_at >= ? AND created_at < ?
+         ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+      )
+      .all(accountId, ...(byCheck ? [q.checkId as string] : []), q.from, q.to, q.limit, (q.page - 1) * q.limit) as unknown as AlertRow[];
+    return rows.map(toAlert);
+  }
+}
