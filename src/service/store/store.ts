@@ -204,6 +204,8 @@ export interface Store {
   /** Account environment variables and snippets: see ./variables-types.ts. */
   variables: import('./variables-types.ts').VariableRepo;
   snippets: import('./variables-types.ts').SnippetRepo;
+
+  alertChannels: import('./alert-channel-types.ts').AlertChannelRepo;
   /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */
   secrets: import('../secrets/box.ts').SecretBox;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */
