@@ -230,8 +230,14 @@ describe('alert channel subscriptions', () => {
     await createChannel({ type: 'EMAIL', config: { address: 'q@e.test' }, autoSubscribe: true }, other);
     const checkId = await createCheck();
     await createCheck(other);
+    const timing = { period: 1, periodUnit: 'minutes', grace: 30, graceUnit: 'seconds' };
+    const heartbeat = await api.request(acme, 'POST', '/v1/checks/heartbeat', { name: 'cron', heartbeat: timing });
+    expect(heartbeat.statusCode, heartbeat.body).toBe(201);
     const read = async (id: number) => json<ChannelView>(await api.request(acme, 'GET', `/v1/alert-channels/${id}`)).subscriptions;
-    expect(await read(auto.id)).toMatchObject([{ checkId, groupId: null, activated: true }]);
+    expect(await read(auto.id)).toMatchObject([
+      { checkId, groupId: null, activated: true },
+      { checkId: json<{ id: string }>(heartbeat).id, groupId: null, activated: true },
+    ]);
     expect(await read(manual.id)).toEqual([]);
   });
 });
