@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { type Env, readEnum, readInteger, readString, readUrl } from '../shared/env.ts';
+import { type AlertGatewayConfig, loadAlertGatewayConfig } from './alert-channels/gateways.ts';
 import { type ArtifactConfig, loadArtifactConfig } from './artifacts/config.ts';
 import { loadNotifyConfig, type NotifyConfig } from './notify/config.ts';
 import { loadOutboundConfig, type OutboundConfig } from './outbound/config.ts';
@@ -34,6 +35,8 @@ export interface ServiceConfig {
   secrets?: SecretsKeyConfig;
   /** Playwright check suites (SUITE_BUNDLE_MAX_BYTES, PLAYWRIGHT_MAX_GLOBAL_TIMEOUT_SECONDS, ...); absent means the defaults. */
   suites?: SuiteServiceConfig;
+  /** ALERT_SMS_GATEWAY_URL / ALERT_VOICE_GATEWAY_URL; absent means SMS and CALL channels are refused. */
+  alertGateways?: AlertGatewayConfig;
 }
 
 export function loadServiceConfig(env: Env, cwd: string = process.cwd()): ServiceConfig {
@@ -60,6 +63,7 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     artifacts: loadArtifactConfig(env, dataDir),
     secrets: loadSecretsKeyConfig(env, dataDir, cwd),
     suites: loadSuiteServiceConfig(env, dataDir),
+    alertGateways: loadAlertGatewayConfig(env),
   };
 }
 

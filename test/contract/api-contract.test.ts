@@ -343,6 +343,25 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('GET', '/v1/check-alerts', 400, { query: '?from=0&to=86400' });
   });
 
+  it('alert channels and their subscriptions', async () => {
+    const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, {
+      body: { name: 'Alerted', request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
+    });
+    const channel = await expectContract<{ id: number }>('POST', '/v1/alert-channels', 201, {
+      body: { type: 'SLACK', config: { url: 'https://hooks.slack.test/services/T0/B0/token0123456789' }, subscriptions: [{ checkId: check.id, activated: true }] },
+    });
+    await expectContract('GET', '/v1/alert-channels', 200);
+    await expectContract('GET', '/v1/alert-channels/{id}', 200, { params: { id: channel.id } });
+    await expectContract('PUT', '/v1/alert-channels/{id}', 200, {
+      params: { id: channel.id },
+      body: { type: 'WEBHOOK', config: { url: 'https://hooks.example.test/in', webhookSecret: 'whsec-0123456789abcdef' }, sendDegraded: true },
+    });
+    await expectContract('PUT', '/v1/alert-channels/{id}/subscriptions', 200, { params: { id: channel.id }, body: { checkId: check.id, activated: false } });
+    await expectContract('GET', '/v1/alert-channels/{id}', 404, { params: { id: 999999 } });
+    await expectContract('PUT', '/v1/alert-channels/{id}/subscriptions', 404, { params: { id: 999999 }, body: { checkId: check.id, activated: true } });
+    await expectContract('DELETE', '/v1/alert-channels/{id}', 204, { params: { id: channel.id } });
+  });
+
   it('every operation answers 401 without a key, in the reference’s error shape', async () => {
     const ours = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
       paths: Record<string, Record<string, { security?: unknown[] }>>;

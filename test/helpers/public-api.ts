@@ -42,9 +42,10 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function startTestApi(): Promise<TestApi> {
+/** `env`: further service settings, e.g. an alert gateway, on top of a fresh data directory. */
+export async function startTestApi(env: Record<string, string> = {}): Promise<TestApi> {
   const dataDir = tempDataDir();
-  const config = loadServiceConfig({ DATA_DIR: dataDir, PORT: '0' });
+  const config = loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', ...env });
   const store = await openSqliteStore(config.dataDir);
   const hookCalls: HookCall[] = [];
   const hooks: ServiceHooks = {

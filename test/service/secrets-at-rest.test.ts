@@ -192,6 +192,40 @@ describe('secrets at rest', () => {
     );
   });
 
+  it('keeps the secrets of alert channel configs out of the database file', async () => {
+    const { service, base, dataDir } = await start({});
+    const { accountId, apiKey } = await createAccount(service.store, 'Acme');
+    const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
+    const canaries = {
+      slackUrl: 'https://hooks.slack.test/services/T0/B0/CANARY-slack-6e2d90',
+      webhookSecret: 'CANARY-hooksecret-1f7b3c',
+      pagerDuty: 'CANARY-pdkey-8a4e62',
+      opsgenie: 'CANARY-ogkey-3b9d17',
+    };
+    const configs = [
+      { type: 'SLACK', config: { url: canaries.slackUrl } },
+      { type: 'WEBHOOK', config: { url: 'http://127.0.0.1:9/', webhookSecret: canaries.webhookSecret } },
+      { type: 'PAGERDUTY', config: { serviceKey: canaries.pagerDuty, account: 'acme', serviceName: 'web' } },
+      { type: 'OPSGENIE', config: { apiKey: canaries.opsgenie, region: 'EU', priority: 'P2' } },
+    ];
+    for (const body of configs) {
+      const res = await fetch(`${base}/v1/alert-channels`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const text = await res.text();
+      expect(res.status, text).toBe(201);
+      for (const secret of Object.values(canaries)) expect(text).not.toContain(secret);
+    }
+    expect(statSync(path.join(dataDir, 'outpost.db-wal')).size).toBeGreaterThan(0);
+    expectNoneStored(dataDir, canaries);
+    // The store opens them again for whoever delivers alerts.
+    const stored = await service.store.alertChannels.list(accountId, { limit: 10, page: 1 });
+    expect(stored.map((c) => c.definition.config)).toMatchObject([
+      { url: canaries.slackUrl },
+      { webhookSecret: canaries.webhookSecret },
+      { serviceKey: canaries.pagerDuty },
+      { apiKey: canaries.opsgenie },
+    ]);
+  });
+
   it('seals the webhook secrets an older database kept in plain text, on the first start with the key', async () => {
     const dataDir = tempDataDir();
     const plain = { subscription: 'CANARY-old-sub-5e2d9a41', outbox: 'CANARY-old-outbox-7b3c0f92' };

@@ -144,6 +144,7 @@ export function registerCheckWrites(fastify: FastifyInstance, store: Store, hook
       const body = normalize(request.body as unknown as CheckBodyBase);
       const fields = await resolveCheckFields(store, accountId, o.checkType, body);
       const check = await store.checks.create({ accountId, ...fields });
+      await store.alertChannels.autoSubscribe(accountId, check.id);
       await hooks.checkChanged(accountId, check.id, check);
       return reply.status(201).send(checkView(check));
     },

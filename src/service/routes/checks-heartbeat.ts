@@ -67,6 +67,7 @@ export const heartbeatCheckRoutes: FastifyPluginAsync<HeartbeatRouteOptions> = a
       const body = request.body;
       const input = toInput(body, body.heartbeat.pingToken ?? newPingToken());
       const { check } = await store.heartbeats.create(request.account.id, input, now());
+      await store.alertChannels.autoSubscribe(request.account.id, check.id);
       return reply.status(201).send(heartbeatCheckView(check, config.publicUrl));
     },
   );

@@ -86,6 +86,7 @@ export const playwrightCheckRoutes: FastifyPluginAsync<{ store: Store; hooks: Se
       const bundle = await storeBundle(bundles, suites, accountId, raw.codeBundle, body.workingDir as string | null);
       const fields = await resolveCheckFields(store, accountId, 'PLAYWRIGHT', withBundle(body, bundle));
       const check = await store.checks.create({ accountId, ...fields });
+      await store.alertChannels.autoSubscribe(accountId, check.id);
       await hooks.checkChanged(accountId, check.id, check);
       return reply.status(201).send(checkView(check) as never);
     },

@@ -8,6 +8,7 @@ import type { ServiceConfig } from '../config.ts';
 import { useAccountAuth } from '../http/auth.ts';
 import type { Store } from '../store/store.ts';
 import { checkAlertRoutes } from './check-alerts.ts';
+import { alertChannelRoutes } from './alert-channels.ts';
 import { checkGroupTriggerRoutes } from './check-group-triggers.ts';
 import { checkGroupRoutes } from './check-groups.ts';
 import { checkResultRoutes } from './check-results.ts';
@@ -63,4 +64,5 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(statusPageSubscriptionRoutes, { store });
   await app.register(variableRoutes, { store });
   await app.register(snippetRoutes, { store });
+  await app.register(alertChannelRoutes, { store, config });
 };

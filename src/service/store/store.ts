@@ -207,6 +207,8 @@ export interface Store {
   /** Check statuses with their alerting state, and the check alert history: see ./check-status-types.ts. */
   checkStatuses: import('./check-status-types.ts').CheckStatusRepo;
   checkAlerts: import('./check-status-types.ts').CheckAlertRepo;
+
+  alertChannels: import('./alert-channel-types.ts').AlertChannelRepo;
   /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */
   secrets: import('../secrets/box.ts').SecretBox;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */

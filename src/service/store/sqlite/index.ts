@@ -7,6 +7,7 @@ import { SecretBox } from '../../secrets/box.ts';
 import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '../../secrets/key.ts';
 import type { Store } from '../store.ts';
 import { SqliteAccountRepo } from './accounts.ts';
+import { SqliteAlertChannelRepo } from './alert-channels.ts';
 import { SqliteAgentRepo } from './agents.ts';
 import { SqliteArtifactRepo } from './artifacts.ts';
 import { SqliteCheckAlertRepo } from './check-alerts.ts';
@@ -76,6 +77,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     snippets: new SqliteSnippetRepo(db),
     checkStatuses: new SqliteCheckStatusRepo(db),
     checkAlerts: new SqliteCheckAlertRepo(db),
+    alertChannels: new SqliteAlertChannelRepo(db, secrets),
     secrets,
     runRetries: new SqliteRunRetryRepo(db),
     artifacts: new SqliteArtifactRepo(db),

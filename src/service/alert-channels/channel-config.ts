@@ -1,0 +1,99 @@
+/**
+ * What an alert channel is: its type and the configuration that type needs, as one TypeBox union
+ * keyed by `type`. The API validates a channel's config against its type's schema here, the store
+ * keeps it (secret fields sealed: ./channel-secrets.ts), and a notifier reads it back typed by
+ * `AlertChannelDefinition`, so every layer agrees on one shape.
+ */
+import { type Static, type TObject, Type } from 'typebox';
+
+/** The channel types this service accepts (the reference's `type` enum without SLACK_APP, which needs an installed app). */
+export const ALERT_CHANNEL_TYPES = ['EMAIL', 'SLACK', 'WEBHOOK', 'SMS', 'PAGERDUTY', 'OPSGENIE', 'CALL'] as const;
+export type AlertChannelType = (typeof ALERT_CHANNEL_TYPES)[number];
+
+const Text = (maxLength = 1024) => Type.String({ maxLength });
+const Required = (maxLength = 1024) => Type.String({ minLength: 1, maxLength });
+const KeyValue = Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }), value: Text(4096) }, { additionalProperties: false });
+/** E.164, as the vendor documents phone numbers: "+", country code, up to 15 digits. */
+const PhoneNumber = Type.String({ pattern: '^\\+[1-9][0-9]{1,14}$', maxLength: 16 });
+const closed = { additionalProperties: false } as const;
+
+export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE'] as const;
+
+export const EmailConfig = Type.Object({ address: Type.String({ format: 'email', maxLength: 320 }) }, closed);
+export const SlackConfig = Type.Object({ url: Required(2048), channel: Type.Optional(Text(256)) }, closed);
+export const WebhookConfig = Type.Object(
+  {
+    name: Type.Optional(Text(256)),
+    url: Required(2048),
+    method: Type.Union(
+      WEBHOOK_METHODS.map((m) => Type.Literal(m)),
+      { default: 'POST' },
+    ),
+    headers: Type.Array(KeyValue, { maxItems: 50, default: [] }),
+    queryParameters: Type.Array(KeyValue, { maxItems: 50, default: [] }),
+    template: Type.Optional(Text(65_536)),
+    webhookSecret: Type.Optional(Text(1024)),
+  },
+  closed,
+);
+export const PagerDutyConfig = Type.Object({ serviceKey: Required(), account: Required(256), serviceName: Required(256) }, closed);
+export const OpsgenieConfig = Type.Object(
+  {
+    name: Type.Optional(Text(256)),
+    apiKey: Required(),
+    region: Type.Union([Type.Literal('EU'), Type.Literal('US')]),
+    priority: Type.Union(['P1', 'P2', 'P3', 'P4', 'P5'].map((p) => Type.Literal(p))),
+  },
+  closed,
+);
+export const PhoneConfig = Type.Object({ number: PhoneNumber, name: Type.Optional(Text(256)) }, closed);
+
+/** Each type's config schema: what POST/PUT validate `config` against once `type` is known. */
+export const CONFIG_SCHEMAS = {
+  EMAIL: EmailConfig,
+  SLACK: SlackConfig,
+  WEBHOOK: WebhookConfig,
+  SMS: PhoneConfig,
+  PAGERDUTY: PagerDutyConfig,
+  OPSGENIE: OpsgenieConfig,
+  CALL: PhoneConfig,
+} as const satisfies Record<AlertChannelType, TObject>;
+
+const variant = <K extends AlertChannelType>(type: K) => Type.Object({ type: Type.Literal(type), config: CONFIG_SCHEMAS[type] });
+
+/** A channel's type and config, as stored and as a notifier reads it (config fields plain in memory). */
+export const AlertChannelDefinition = Type.Union([
+  variant('EMAIL'),
+  variant('SLACK'),
+  variant('WEBHOOK'),
+  variant('SMS'),
+  variant('PAGERDUTY'),
+  variant('OPSGENIE'),
+  variant('CALL'),
+]);
+export type AlertChannelDefinition = Static<typeof AlertChannelDefinition>;
+
+/**
+ * The config fields that are credentials: sealed at rest and masked in responses. A Slack URL is
+ * one, as its path is the token that posts to the workspace.
+ */
+export const SECRET_CONFIG_FIELDS: Record<AlertChannelType, readonly string[]> = {
+  EMAIL: [],
+  SLACK: ['url'],
+  WEBHOOK: ['webhookSecret'],
+  SMS: [],
+  PAGERDUTY: ['serviceKey'],
+  OPSGENIE: ['apiKey'],
+  CALL: [],
+};
+
+/** The config fields that are http(s) URLs the service will call. */
+export const URL_CONFIG_FIELDS: Record<AlertChannelType, readonly string[]> = {
+  EMAIL: [],
+  SLACK: ['url'],
+  WEBHOOK: ['url'],
+  SMS: [],
+  PAGERDUTY: [],
+  OPSGENIE: [],
+  CALL: [],
+};

@@ -1,0 +1,176 @@
+/**
+ * Alert channels on SQLite (migration 010): the config as JSON with its secret fields sealed, the
+ * subscriptions in their own table.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import type { AlertChannelDefinition } from '../../alert-channels/channel-config.ts';
+import { openChannelSecrets, sealChannelSecrets } from '../../alert-channels/channel-secrets.ts';
+import type { SecretBox } from '../../secrets/box.ts';
+import type {
+  AlertChannelInput,
+  AlertChannelRepo,
+  AlertChannelSubscription,
+  AlertChannelSubscriptionInput,
+  StoredAlertChannel,
+} from '../alert-channel-types.ts';
+import { inTransaction, nowIso } from './db.ts';
+
+interface ChannelRow {
+  id: number;
+  account_id: string;
+  type: string;
+  sealed_config: string;
+  send_recovery: number;
+  send_failure: number;
+  send_degraded: number;
+  ssl_expiry: number;
+  ssl_expiry_threshold: number;
+  auto_subscribe: number;
+  created_at: string;
+  updated_at: string | null;
+}
+
+interface SubscriptionRow {
+  id: number;
+  check_id: string | null;
+  group_id: number | null;
+  activated: number;
+}
+
+const toSubscription = (r: SubscriptionRow): AlertChannelSubscription => ({
+  id: r.id,
+  checkId: r.check_id,
+  groupId: r.group_id,
+  activated: r.activated === 1,
+});
+
+export class SqliteAlertChannelRepo implements AlertChannelRepo {
+  readonly #db: DatabaseSync;
+  readonly #box: SecretBox;
+  constructor(db: DatabaseSync, box: SecretBox) {
+    this.#db = db;
+    this.#box = box;
+  }
+
+  #subscriptions(channelId: number): AlertChannelSubscription[] {
+    const rows = this.#db.prepare('SELECT * FROM alert_channel_subscriptions WHERE channel_id = ? ORDER BY id').all(channelId);
+    return (rows as unknown as SubscriptionRow[]).map(toSubscription);
+  }
+
+  #toChannel(row: ChannelRow): StoredAlertChannel {
+    const sealed = { type: row.type, config: JSON.parse(row.sealed_config) } as AlertChannelDefinition;
+    return {
+      id: row.id,
+      accountId: row.account_id,
+      definition: openChannelSecrets(this.#box, sealed),
+      sendRecovery: row.send_recovery === 1,
+      sendFailure: row.send_failure === 1,
+      sendDegraded: row.send_degraded === 1,
+      sslExpiry: row.ssl_expiry === 1,
+      sslExpiryThreshold: row.ssl_expiry_threshold,
+      autoSubscribe: row.auto_subscribe === 1,
+      subscriptions: this.#subscriptions(row.id),
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+
+  /** The column values of an input, in the order of COLUMNS. */
+  #values(input: AlertChannelInput): Array<string | number> {
+    const sealed = sealChannelSecrets(this.#box, input.definition);
+    const flag = (b: boolean) => (b ? 1 : 0);
+    return [
+      input.definition.type,
+      JSON.stringify(sealed.config),
+      flag(input.sendRecovery),
+      flag(input.sendFailure),
+      flag(input.sendDegraded),
+      flag(input.sslExpiry),
+      input.sslExpiryThreshold,
+      flag(input.autoSubscribe),
+    ];
+  }
+
+  #replaceSubscriptions(channelId: number, subs: AlertChannelSubscriptionInput[] | undefined): void {
+    if (!subs) return;
+    this.#db.prepare('DELETE FROM alert_channel_subscriptions WHERE channel_id = ?').run(channelId);
+    for (const sub of subs) this.#upsertSubscription(channelId, sub);
+  }
+
+  #upsertSubscription(channelId: number, sub: AlertChannelSubscriptionInput): AlertChannelSubscription {
+    const target = sub.checkId !== null ? 'check_id' : 'group_id';
+    const row = this.#db
+      .prepare(
+        `INSERT INTO alert_channel_subscriptions (channel_id, check_id, group_id, activated) VALUES (?, ?, ?, ?)
+         ON CONFLICT (channel_id, ${target}) DO UPDATE SET activated = excluded.activated RETURNING *`,
+      )
+      .get(channelId, sub.checkId, sub.groupId, sub.activated ? 1 : 0) as unknown as SubscriptionRow;
+    return toSubscription(row);
+  }
+
+  async list(accountId: string, opts: { limit: number; page: number }): Promise<StoredAlertChannel[]> {
+    const rows = this.#db
+      .prepare('SELECT * FROM alert_channels WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?')
+      .all(accountId, opts.limit, (opts.page - 1) * opts.limit);
+    return (rows as unknown as ChannelRow[]).map((r) => this.#toChannel(r));
+  }
+
+  async get(accountId: string, id: number): Promise<StoredAlertChannel | undefined> {
+    const row = this.#db.prepare('SELECT * FROM alert_channels WHERE id = ? AND account_id = ?').get(id, accountId);
+    return row ? this.#toChannel(row as unknown as ChannelRow) : undefined;
+  }
+
+  async create(accountId: string, input: AlertChannelInput): Promise<StoredAlertChannel> {
+    return inTransaction(this.#db, () => {
+      const row = this.#db
+        .prepare(
+          `INSERT INTO alert_channels (type, sealed_config, send_recovery, send_failure, send_degraded, ssl_expiry,
+             ssl_expiry_threshold, auto_subscribe, account_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        )
+        .get(...this.#values(input), accountId, nowIso()) as { id: number };
+      this.#replaceSubscriptions(row.id, input.subscriptions);
+      return this.#toChannel(this.#db.prepare('SELECT * FROM alert_channels WHERE id = ?').get(row.id) as unknown as ChannelRow);
+    });
+  }
+
+  async update(accountId: string, id: number, input: AlertChannelInput): Promise<StoredAlertChannel | undefined> {
+    return inTransaction(this.#db, () => {
+      const row = this.#db
+        .prepare(
+          `UPDATE alert_channels SET type = ?, sealed_config = ?, send_recovery = ?, send_failure = ?, send_degraded = ?,
+             ssl_expiry = ?, ssl_expiry_threshold = ?, auto_subscribe = ?, updated_at = ?
+           WHERE id = ? AND account_id = ? RETURNING *`,
+        )
+        .get(...this.#values(input), nowIso(), id, accountId) as ChannelRow | undefined;
+      if (!row) return undefined;
+      this.#replaceSubscriptions(id, input.subscriptions);
+      return this.#toChannel(row);
+    });
+  }
+
+  async delete(accountId: string, id: number): Promise<boolean> {
+    return this.#db.prepare('DELETE FROM alert_channels WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+  }
+
+  async putSubscription(
+    accountId: string,
+    channelId: number,
+    input: AlertChannelSubscriptionInput,
+  ): Promise<AlertChannelSubscription | undefined> {
+    return inTransaction(this.#db, () => {
+      const owned = this.#db.prepare('SELECT 1 FROM alert_channels WHERE id = ? AND account_id = ?').get(channelId, accountId);
+      return owned ? this.#upsertSubscription(channelId, input) : undefined;
+    });
+  }
+
+  async autoSubscribe(accountId: string, checkId: string): Promise<number[]> {
+    const rows = this.#db
+      .prepare(
+        `INSERT INTO alert_channel_subscriptions (channel_id, check_id, group_id, activated)
+         SELECT id, ?, NULL, 1 FROM alert_channels WHERE account_id = ? AND auto_subscribe = 1
+         ON CONFLICT DO NOTHING RETURNING channel_id`,
+      )
+      .all(checkId, accountId) as Array<{ channel_id: number }>;
+    return rows.map((r) => r.channel_id);
+  }
+}
