@@ -22,6 +22,7 @@ import { dashboardIncidentRoutes } from './dashboard-incidents.ts';
 import { dashboardRoutes } from './dashboards.ts';
 import { heartbeatEventRoutes } from './heartbeat-events.ts';
 import { incidentUpdateRoutes } from './incident-updates.ts';
+import { maintenanceWindowRoutes } from './maintenance-windows.ts';
 import { privateLocationRoutes } from './private-locations.ts';
 import { snippetRoutes } from './snippets.ts';
 import { statusPageIncidentRoutes } from './status-page-incidents.ts';
@@ -59,4 +60,5 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(statusPageSubscriptionRoutes, { store });
   await app.register(variableRoutes, { store });
   await app.register(snippetRoutes, { store });
+  await app.register(maintenanceWindowRoutes, { store });
 };

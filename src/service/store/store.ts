@@ -204,6 +204,8 @@ export interface Store {
   /** Account environment variables and snippets: see ./variables-types.ts. */
   variables: import('./variables-types.ts').VariableRepo;
   snippets: import('./variables-types.ts').SnippetRepo;
+  /** Maintenance windows: see ./maintenance-window-types.ts. */
+  maintenanceWindows: import('./maintenance-window-types.ts').MaintenanceWindowRepo;
   /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */
   secrets: import('../secrets/box.ts').SecretBox;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */

@@ -15,6 +15,7 @@ import { migration006 } from './006-runtimes.ts';
 import { migration007 } from './007-variables-snippets.ts';
 import { migration008 } from './008-artifacts.ts';
 import { migration009 } from './009-sealed-webhook-secrets.ts';
+import { migration011 } from './011-maintenance-windows.ts';
 
 /** What a migration may need besides the database: the key, for one that seals stored values. */
 export interface MigrationContext {
@@ -28,7 +29,7 @@ export interface Migration {
 }
 
 /** Every migration the service knows, in order. New ones are appended, never edited once released. */
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009];
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009, migration011];
 
 /** Applies the migrations not yet recorded in schema_migrations; returns the versions applied. */
 export function runMigrations(db: DatabaseSync, migrations: readonly Migration[] = MIGRATIONS, context: MigrationContext = {}): number[] {
