@@ -72,6 +72,7 @@ describe('/v1/maintenance-windows', () => {
     expect(await message('POST', url, { ...nightly, repeatEndsAt: '2026-10-01' })).toMatch(/^body\/repeatEndsAt: must be on or after/);
     expect(await message('POST', url, { ...nightly, tags: [''] })).toMatch(/tags/);
     expect(await message('POST', url, { ...nightly, timezone: 'Europe/Paris' })).toMatch(/^body\/timezone/);
+    expect(await message('POST', url, { ...nightly, statusPageVisibility: { enabled: true } })).toMatch(/^body\/statusPageVisibility\/enabled/);
     const w = await create(acme, nightly);
     expect(await message('PUT', `${url}/${w.id}`, { endsAt: '2026-11-01T22:00:00Z' })).toMatch(/^body\/endsAt: must be after startsAt/);
   });

@@ -22,6 +22,8 @@ const fields = {
   pauseAllChecks: Type.Boolean(),
   silenceAlertsTags: TagList,
   silenceAllAlerts: Type.Boolean(),
+  /** Its other fields only take effect with `enabled: true`, which the service refuses (status pages do not show windows). */
+  statusPageVisibility: Type.Object({ enabled: Type.Optional(Type.Boolean()) }),
 };
 
 export const MaintenanceWindowCreateBody = Type.Object(
@@ -38,6 +40,7 @@ export const MaintenanceWindowCreateBody = Type.Object(
     pauseAllChecks: Type.Optional(fields.pauseAllChecks),
     silenceAlertsTags: Type.Optional(fields.silenceAlertsTags),
     silenceAllAlerts: Type.Optional(fields.silenceAllAlerts),
+    statusPageVisibility: Type.Optional(fields.statusPageVisibility),
   },
   { additionalProperties: false },
 );

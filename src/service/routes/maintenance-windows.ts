@@ -58,6 +58,9 @@ function repeatOf(body: CreateBody, startsAt: string): Pick<MaintenanceWindowInp
 /** A full, validated window from a create body (or an update merged over the stored window). */
 export function windowInput(body: CreateBody): MaintenanceWindowInput {
   checkTimezone(body.timezone);
+  if (body.statusPageVisibility?.enabled === true) {
+    throw new BadRequestError('body/statusPageVisibility/enabled: showing maintenance windows on status pages is not supported; use false or omit it');
+  }
   const startsAt = instant('startsAt', body.startsAt);
   const endsAt = instant('endsAt', body.endsAt);
   if (endsAt <= startsAt) throw new BadRequestError('body/endsAt: must be after startsAt');
