@@ -65,6 +65,8 @@ describe('/v1/maintenance-windows', () => {
     const url = '/v1/maintenance-windows';
     expect(await message('POST', url, { ...nightly, endsAt: nightly.startsAt })).toMatch(/^body\/endsAt: must be after startsAt/);
     expect(await message('POST', url, { ...nightly, startsAt: 'tomorrow' })).toMatch(/^body\/startsAt/);
+    expect(await message('POST', url, { ...nightly, startsAt: '2026-02-31T10:00:00Z' })).toMatch(/^body\/startsAt/);
+    expect(await message('POST', url, { ...nightly, repeatEndsAt: '2026-11-31' })).toMatch(/^body\/repeatEndsAt/);
     expect(await message('POST', url, { ...nightly, repeatInterval: null })).toMatch(/^body\/repeatInterval: required/);
     expect(await message('POST', url, { ...nightly, repeatUnit: null })).toMatch(/^body\/repeatInterval: only allowed with a repeatUnit/);
     expect(await message('POST', url, { ...nightly, repeatUnit: 'YEAR' })).toMatch(/repeatUnit/);

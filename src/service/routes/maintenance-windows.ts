@@ -6,6 +6,7 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
+import moment from 'moment';
 import { type Static, Type } from 'typebox';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { MaintenanceWindow, MaintenanceWindowInput } from '../store/maintenance-window-types.ts';
@@ -25,9 +26,14 @@ type UpdateBody = Static<typeof MaintenanceWindowUpdateBody>;
 const windowNotFound = () => new NotFoundError('Maintenance window not found');
 const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
-/** The UTC instant an ISO date or date-time names, or a 400 naming the field. */
+/**
+ * The UTC instant an ISO date or date-time names, or a 400 naming the field. moment's strict parse
+ * refuses dates that do not exist (Date.parse turns 2026-02-31 into March 3rd); the pattern refuses
+ * date-times without an offset, which would otherwise be read in the server's zone.
+ */
 function instant(field: string, value: string): string {
-  const ms = ISO.test(value) ? Date.parse(value) : Number.NaN;
+  const parsed = moment.utc(value, moment.ISO_8601, true);
+  const ms = ISO.test(value) && parsed.isValid() ? parsed.valueOf() : Number.NaN;
   if (Number.isNaN(ms)) throw new BadRequestError(`body/${field} must be an ISO 8601 date or date-time with an offset, got ${JSON.stringify(value)}`);
   return new Date(ms).toISOString();
 }
