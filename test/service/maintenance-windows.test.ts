@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import moment from 'moment';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inMaintenance, isWindowActiveAt, windowCoversCheck } from '../../src/service/alerting/maintenance.ts';
 import type { RepeatUnit } from '../../src/service/store/maintenance-window-types.ts';
@@ -160,5 +162,35 @@ describe('maintenance window activity', () => {
     expect(inMaintenance(windows, { tags: ['db'] }, at('2026-03-01T11:00:00Z'))).toBe(true);
     expect(inMaintenance(windows, { tags: ['web'] }, at('2026-03-01T11:00:00Z'))).toBe(false);
     expect(inMaintenance(windows, { tags: ['db'] }, at('2026-03-01T13:00:00Z'))).toBe(false);
+  });
+
+  it('agrees with walking every occurrence from the first (property)', () => {
+    const units: RepeatUnit[] = ['DAY', 'WEEK', 'MONTH'];
+    const DAY_MS = 86_400_000;
+    const base = Date.parse('2024-01-01T00:00:00Z');
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 800 * DAY_MS }),
+        fc.integer({ min: 1, max: 40 * DAY_MS }),
+        fc.constantFrom(...units),
+        fc.integer({ min: 1, max: 3 }),
+        fc.option(fc.integer({ min: 0, max: 900 }), { nil: null }),
+        fc.integer({ min: 0, max: 1200 * DAY_MS }),
+        (offset, duration, unit, interval, endDays, tOffset) => {
+          const start = base + offset;
+          const repeatEndsAt = endDays === null ? null : new Date(start + endDays * DAY_MS).toISOString().slice(0, 10);
+          const w = schedule(new Date(start).toISOString(), new Date(start + duration).toISOString(), unit, interval, repeatEndsAt);
+          const t = base + tOffset;
+          let expected = false;
+          for (let k = 0; ; k++) {
+            const s = moment.utc(start).add(k * interval, { DAY: 'days', WEEK: 'weeks', MONTH: 'months' }[unit] as moment.unitOfTime.DurationConstructor).valueOf();
+            if (s > t || (repeatEndsAt !== null && new Date(s).toISOString().slice(0, 10) > repeatEndsAt)) break;
+            if (t < s + duration) expected = true;
+          }
+          expect(isWindowActiveAt(w, new Date(t))).toBe(expected);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
