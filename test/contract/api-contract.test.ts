@@ -362,6 +362,16 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('DELETE', '/v1/alert-channels/{id}', 204, { params: { id: channel.id } });
   });
 
+  it('maintenance windows', async () => {
+    const body = { name: 'Nightly', tags: ['production'], startsAt: '2026-11-01T23:00:00Z', endsAt: '2026-11-02T01:00:00Z', repeatUnit: 'DAY', repeatInterval: 1 };
+    const window = await expectContract<{ id: number }>('POST', '/v1/maintenance-windows', 201, { body });
+    await expectContract('GET', '/v1/maintenance-windows', 200);
+    await expectContract('GET', '/v1/maintenance-windows/{id}', 200, { params: { id: window.id } });
+    await expectContract('PUT', '/v1/maintenance-windows/{id}', 200, { params: { id: window.id }, body: { name: 'Renamed', repeatUnit: null, repeatInterval: null } });
+    await expectContract('GET', '/v1/maintenance-windows/{id}', 404, { params: { id: 999999 } });
+    await expectContract('DELETE', '/v1/maintenance-windows/{id}', 204, { params: { id: window.id } });
+  });
+
   it('every operation answers 401 without a key, in the reference’s error shape', async () => {
     const ours = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
       paths: Record<string, Record<string, { security?: unknown[] }>>;

@@ -25,6 +25,7 @@ import { dashboardIncidentRoutes } from './dashboard-incidents.ts';
 import { dashboardRoutes } from './dashboards.ts';
 import { heartbeatEventRoutes } from './heartbeat-events.ts';
 import { incidentUpdateRoutes } from './incident-updates.ts';
+import { maintenanceWindowRoutes } from './maintenance-windows.ts';
 import { privateLocationRoutes } from './private-locations.ts';
 import { snippetRoutes } from './snippets.ts';
 import { statusPageIncidentRoutes } from './status-page-incidents.ts';
@@ -65,4 +66,5 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(variableRoutes, { store });
   await app.register(snippetRoutes, { store });
   await app.register(alertChannelRoutes, { store, config });
+  await app.register(maintenanceWindowRoutes, { store });
 };

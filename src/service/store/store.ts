@@ -209,6 +209,8 @@ export interface Store {
   checkAlerts: import('./check-status-types.ts').CheckAlertRepo;
 
   alertChannels: import('./alert-channel-types.ts').AlertChannelRepo;
+  /** Maintenance windows: see ./maintenance-window-types.ts. */
+  maintenanceWindows: import('./maintenance-window-types.ts').MaintenanceWindowRepo;
   /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */
   secrets: import('../secrets/box.ts').SecretBox;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */

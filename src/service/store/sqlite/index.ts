@@ -21,6 +21,7 @@ import { SqliteErrorReportRepo } from './error-reports.ts';
 import { SqliteHeartbeatRepo } from './heartbeats.ts';
 import { SqliteIncidentRepo } from './incidents.ts';
 import { SqliteLocationRepo } from './locations.ts';
+import { SqliteMaintenanceWindowRepo } from './maintenance-windows.ts';
 import { MIGRATIONS, runMigrations } from './migrations/index.ts';
 import { SqliteOutboxRepo } from './outbox.ts';
 import { SqliteResultRepo } from './results.ts';
@@ -81,6 +82,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     secrets,
     runRetries: new SqliteRunRetryRepo(db),
     artifacts: new SqliteArtifactRepo(db),
+    maintenanceWindows: new SqliteMaintenanceWindowRepo(db),
     transaction: (fn) => inTransaction(db, fn),
     async close() {
       // Idempotent: service shutdown and test teardown may both close.
