@@ -6,11 +6,15 @@
  * that the pool hides is reported beside it.
  *
  *   npm run bench -- sandbox [--runs 200] [--pool 2] [--runtime 2026.04]
+ *
+ * The sandboxes are isolated as the agent's would be (SANDBOX_ISOLATION, default auto: a uid of their
+ * own when this process may switch uids); `isolation` in the output says which.
  */
 import { Writable } from 'node:stream';
 import vm from 'node:vm';
 import { parseArgs } from 'node:util';
 import { defaultRuntimesDir, discoverRuntimes } from '../../src/agent/runtimes.ts';
+import { detectIsolation, loadIsolationSettings } from '../../src/agent/sandbox/isolation.ts';
 import { SandboxPool } from '../../src/agent/sandbox/pool.ts';
 import { SandboxProcess } from '../../src/agent/sandbox/process.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../../src/agent/sandbox/types.ts';
@@ -44,18 +48,19 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const found = await discoverRuntimes(process.env.RUNTIMES_DIR ?? defaultRuntimesDir());
   const runtime = found.runtimes.find((r) => r.id === (values.runtime ?? '2026.04'));
   if (!runtime) throw new Error(`runtime ${values.runtime ?? '2026.04'} is not installed; run npm run runtimes:install`);
+  const isolation = await detectIsolation(loadIsolationSettings(process.env));
 
   // Cold start, for reference: what a job would pay without the pool.
   const cold: number[] = [];
   for (let i = 0; i < 10; i++) {
     const t0 = performance.now();
-    const s = await SandboxProcess.start({ runtime, limits: DEFAULT_SANDBOX_LIMITS, permissions: true });
+    const s = await SandboxProcess.start({ runtime, limits: DEFAULT_SANDBOX_LIMITS, permissions: true, isolation });
     await s.ready();
     cold.push(performance.now() - t0);
     await s.dispose();
   }
 
-  const pool = new SandboxPool({ runtimes: [runtime], size });
+  const pool = new SandboxPool({ runtimes: [runtime], size, isolation });
   await pool.fill();
   const sandboxed: number[] = [];
   const baseline: number[] = [];
@@ -101,6 +106,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   return {
     workload: `setup script (read request, set a header, one console line) on runtime ${runtime.id} (Node ${runtime.nodeVersion}), warm pool of ${size}`,
     runs,
+    isolation: isolation.kind,
     addedMs: addedStats,
     sandboxMs: summarize(sandboxed),
     inProcessMs: summarize(baseline),
