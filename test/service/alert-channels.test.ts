@@ -139,6 +139,19 @@ describe('/v1/alert-channels CRUD', () => {
     expect((await api.store.alertChannels.get(acme.accountId, created.id))?.definition.config).toEqual({ url: SLACK_URL, channel: '#ops' });
   });
 
+  it('masks the header and query parameter values of a webhook (they carry tokens), and keeps them when sent back masked', async () => {
+    const token = 'Bearer tok-0123456789abcdef';
+    const config = { url: 'https://h.test/', headers: [{ key: 'Authorization', value: token }, { key: 'X-Team', value: 'ops' }], queryParameters: [{ key: 'key', value: 'k-0123456789abcdef' }] };
+    const hook = await createChannel({ type: 'WEBHOOK', config });
+    expect(hook.config.headers).toEqual([{ key: 'Authorization', value: '********cdef' }, { key: 'X-Team', value: '********' }]);
+    expect(hook.config.queryParameters).toEqual([{ key: 'key', value: '********cdef' }]);
+    const edited = { ...hook.config, headers: [...(hook.config.headers as object[]), { key: 'X-New', value: 'fresh' }] };
+    await api.request(acme, 'PUT', `/v1/alert-channels/${hook.id}`, { type: 'WEBHOOK', config: edited });
+    const stored = (await api.store.alertChannels.get(acme.accountId, hook.id))?.definition.config as typeof config;
+    expect(stored.headers).toEqual([...config.headers, { key: 'X-New', value: 'fresh' }]);
+    expect(stored.queryParameters).toEqual(config.queryParameters);
+  });
+
   it('treats another account\'s channel as absent', async () => {
     const created = await createChannel({ type: 'EMAIL', config: { address: 'ops@example.test' } });
     const path = `/v1/alert-channels/${created.id}`;

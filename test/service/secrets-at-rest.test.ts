@@ -203,10 +203,20 @@ describe('secrets at rest', () => {
       webhookSecret: 'CANARY-hooksecret-1f7b3c',
       pagerDuty: 'CANARY-pdkey-8a4e62',
       opsgenie: 'CANARY-ogkey-3b9d17',
+      webhookHeader: 'Bearer CANARY-hookheader-52c8e1',
+      webhookQuery: 'CANARY-hookquery-0d4a77',
     };
     const configs = [
       { type: 'SLACK', config: { url: canaries.slackUrl } },
-      { type: 'WEBHOOK', config: { url: 'http://127.0.0.1:9/', webhookSecret: canaries.webhookSecret } },
+      {
+        type: 'WEBHOOK',
+        config: {
+          url: 'http://127.0.0.1:9/',
+          webhookSecret: canaries.webhookSecret,
+          headers: [{ key: 'Authorization', value: canaries.webhookHeader }],
+          queryParameters: [{ key: 'token', value: canaries.webhookQuery }],
+        },
+      },
       { type: 'PAGERDUTY', config: { serviceKey: canaries.pagerDuty, account: 'acme', serviceName: 'web' } },
       { type: 'OPSGENIE', config: { apiKey: canaries.opsgenie, region: 'EU', priority: 'P2' } },
     ];
@@ -222,7 +232,7 @@ describe('secrets at rest', () => {
     const stored = await service.store.alertChannels.list(accountId, { limit: 10, page: 1 });
     expect(stored.map((c) => c.definition.config)).toMatchObject([
       { url: canaries.slackUrl },
-      { webhookSecret: canaries.webhookSecret },
+      { webhookSecret: canaries.webhookSecret, headers: [{ key: 'Authorization', value: canaries.webhookHeader }], queryParameters: [{ key: 'token', value: canaries.webhookQuery }] },
       { serviceKey: canaries.pagerDuty },
       { apiKey: canaries.opsgenie },
     ]);

@@ -87,6 +87,20 @@ export const SECRET_CONFIG_FIELDS: Record<AlertChannelType, readonly string[]> =
   CALL: [],
 };
 
+/**
+ * Lists of `{key, value}` whose values are secret as a whole: a webhook's headers and query parameters
+ * carry its receiver's tokens (Authorization, ?key=), and which ones do is the receiver's business.
+ */
+export const SECRET_LIST_FIELDS: Record<AlertChannelType, readonly string[]> = {
+  EMAIL: [],
+  SLACK: [],
+  WEBHOOK: ['headers', 'queryParameters'],
+  SMS: [],
+  PAGERDUTY: [],
+  OPSGENIE: [],
+  CALL: [],
+};
+
 /** The config fields that are http(s) URLs the service will call. */
 export const URL_CONFIG_FIELDS: Record<AlertChannelType, readonly string[]> = {
   EMAIL: [],
