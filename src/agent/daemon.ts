@@ -535,7 +535,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     } else {
       try {
         // `{{VARIABLE}}` references resolved here, once per run (src/agent/checks/variables/).
-        const prepared = substituteVariables(job.check, { runId: job.runId, region: this.#registration?.location.slugName }, scrubber);
+        const prepared = substituteVariables(job.check, { runId: job.runId, region: this.#registration?.location.slugName });
         const running = runner.run(prepared.check, {
           signal: entry.controller.signal,
           timeoutMs: job.timeoutMs,

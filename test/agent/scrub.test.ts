@@ -41,10 +41,19 @@ describe('Scrubber: forms', () => {
     ['HTML with numeric quote', SECRET.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;')],
     ['base64', Buffer.from(SECRET).toString('base64')],
     ['base64url', Buffer.from(SECRET).toString('base64url')],
+    ['URL parser, query', new URL(`http://h.test/?${SECRET}`).search.slice(1)],
+    ['URL parser, fragment', new URL(`http://h.test/#${SECRET}`).hash.slice(1)],
   ];
   it.each(cases)('scrubs the %s form inside text', (_, form) => {
     const out = scrubber.scrubText(`before ${form} after`);
     expect(out).toBe(`before ${REDACTED} after`);
+  });
+
+  it('scrubs a value the URL parser rewrote in a path (a quote, a space, a tab dropped), for any secret', () => {
+    const secret = "it's a\tsecret";
+    const url = new URL(`http://h.test/${secret}/x?q=${secret}`).href;
+    expect(url).not.toContain(secret);
+    expect(new Scrubber([secret]).scrubText(url)).toBe(`http://h.test/${REDACTED}/x?q=${REDACTED}`);
   });
 
   it.each([0, 1, 2, 3, 4, 5])('scrubs a value base64-encoded inside a longer text at offset %i (e.g. a Basic credential)', (pad) => {

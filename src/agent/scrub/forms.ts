@@ -1,6 +1,7 @@
 /**
  * The forms a secret value can take in what the agent sends: as given, URL-encoded (path and
- * component styles, upper- and lower-case hex), form-encoded (`+` for space), JSON-escaped,
+ * component styles, upper- and lower-case hex, and as the URL parser rewrites a value put into a URL
+ * as it is), form-encoded (`+` for space), JSON-escaped,
  * HTML-escaped and base64 (standard and URL alphabets, at each of the three byte alignments it can
  * have inside a longer base64 text, e.g. the password inside a Basic credential).
  */
@@ -10,13 +11,29 @@ export const MIN_FORM_LENGTH = 4;
 
 const lowerHex = (s: string) => s.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
 
+const PARSER_BASE = 'http://outpost.invalid/';
+
+/**
+ * How a value put into a URL as it is (a `{{{SECRET}}}` in a check's URL, a setup script's string
+ * concatenation) comes out of the WHATWG URL parser, which a result records: in the path, the query
+ * and the fragment each percent-encodes its own set of characters and drops tabs and newlines. A
+ * component the value would end (a `?` or `#` in it) or rewrite (`\`, dot segments) is skipped: the
+ * parser would keep only part of the value there.
+ */
+function urlParserForms(value: string): string[] {
+  const forms: string[] = [new URL(`${PARSER_BASE}#${value}`).hash.slice(1)];
+  if (!value.includes('#')) forms.push(new URL(`${PARSER_BASE}?${value}`).search.slice(1));
+  if (!/[?#\\]|(^|\/)\.\.?(\/|$)/.test(value)) forms.push(new URL(`${PARSER_BASE}${value}`).pathname.slice(1));
+  return forms;
+}
+
 function urlForms(value: string): string[] {
   const component = encodeURIComponent(value);
   const uri = encodeURI(value);
   // application/x-www-form-urlencoded as URLSearchParams writes it (encodes !'()~ too, space as +).
   const form = new URLSearchParams([['', value]]).toString().slice(1);
   const componentPlus = component.replace(/%20/g, '+');
-  return [component, uri, form, componentPlus].flatMap((f) => [f, lowerHex(f)]);
+  return [component, uri, form, componentPlus, ...urlParserForms(value)].flatMap((f) => [f, lowerHex(f)]);
 }
 
 function jsonForms(value: string): string[] {

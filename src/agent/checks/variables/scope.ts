@@ -19,8 +19,6 @@ export interface RunInfo {
   region?: string;
   /** Fixed in tests; the current time otherwise. */
   now?: Date;
-  /** Told each secret variable's value as it is substituted (the daemon's scrubber learns its forms). */
-  onSecret?: (value: string) => void;
 }
 
 const NAME = /^\$?[A-Za-z_][A-Za-z0-9_]*$/;
@@ -68,12 +66,7 @@ function runVariables(check: CheckDefinition, run: RunInfo): Map<string, string>
 /** The resolver for one run of `check`. */
 export function variableScope(check: CheckDefinition, run: RunInfo): Resolve {
   const values = runVariables(check, run);
-  const secrets = new Set<string>();
-  for (const v of check.environmentVariables ?? []) {
-    values.set(v.key, v.value);
-    if (v.secret) secrets.add(v.key);
-    else secrets.delete(v.key);
-  }
+  for (const v of check.environmentVariables ?? []) values.set(v.key, v.value);
   const now = run.now ?? new Date();
   return (expression) => {
     if (MOMENT.test(expression)) return resolveMoment(expression, now);
@@ -81,10 +74,7 @@ export function variableScope(check: CheckDefinition, run: RunInfo): Resolve {
     const generate = GENERATORS[expression];
     if (generate) return { kind: 'value', value: generate() };
     const value = values.get(expression);
-    if (value !== undefined) {
-      if (secrets.has(expression)) run.onSecret?.(value);
-      return { kind: 'value', value };
-    }
+    if (value !== undefined) return { kind: 'value', value };
     const reason = expression.startsWith('$')
       ? `${expression} is not a built-in variable; the built-ins are ${Object.keys(GENERATORS).join(', ')}, and {{moment "FORMAT"}} for dates and timestamps`
       : `no variable ${expression} is defined for this check (check, group or account)`;
