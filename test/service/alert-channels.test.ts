@@ -1,22 +1,12 @@
+import type { Static } from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../../src/service/config.ts';
+import type { ChannelResponse } from '../../src/service/routes/alert-channel-schemas.ts';
 import { ConfigError } from '../../src/shared/errors.ts';
 import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
 
-interface ChannelView {
-  id: number;
-  type: string;
-  config: Record<string, unknown>;
-  subscriptions: Array<{ id: number; checkId: string | null; groupId: number | null; activated: boolean }>;
-  sendRecovery: boolean;
-  sendFailure: boolean;
-  sendDegraded: boolean;
-  sslExpiry: boolean;
-  sslExpiryThreshold: number;
-  autoSubscribe: boolean;
-  created_at: string;
-  updated_at: string | null;
-}
+/** A channel as the API answers it; its config read field by field. */
+type ChannelView = Omit<Static<typeof ChannelResponse>, 'config'> & { config: Record<string, unknown> };
 
 const SMS_GATEWAY = 'http://127.0.0.1:9/sms';
 const VOICE_GATEWAY = 'http://127.0.0.1:9/voice';

@@ -74,6 +74,22 @@ export const AlertChannelDefinition = Type.Union([
 export type AlertChannelDefinition = Static<typeof AlertChannelDefinition>;
 
 /**
+ * When a channel alerts, the reference's AlertChannel flags. The send* defaults are the vendor's
+ * documented ones (recovery and failure on, degraded off); the reference schema gives none.
+ */
+export const AlertChannelSettings = Type.Object({
+  sendRecovery: Type.Boolean({ default: true }),
+  sendFailure: Type.Boolean({ default: true }),
+  sendDegraded: Type.Boolean({ default: false }),
+  sslExpiry: Type.Boolean({ default: false }),
+  /** Days before a certificate expires to start alerting. */
+  sslExpiryThreshold: Type.Integer({ minimum: 1, maximum: 30, default: 30 }),
+  /** Subscribe each check created afterwards to this channel. */
+  autoSubscribe: Type.Boolean({ default: false }),
+});
+export type AlertChannelSettings = Static<typeof AlertChannelSettings>;
+
+/**
  * The config fields that are credentials: sealed at rest and masked in responses. A Slack URL is
  * one, as its path is the token that posts to the workspace.
  */

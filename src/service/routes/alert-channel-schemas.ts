@@ -4,7 +4,7 @@
  * checked against the type's schema (src/service/alert-channels/channel-config.ts) once `type` is known.
  */
 import { Type } from 'typebox';
-import { ALERT_CHANNEL_TYPES } from '../alert-channels/channel-config.ts';
+import { ALERT_CHANNEL_TYPES, AlertChannelSettings } from '../alert-channels/channel-config.ts';
 import { IntegerId, Nullable } from './schemas.ts';
 
 /** A subscription as given: a check or a group (exactly one), and whether it is active. */
@@ -32,21 +32,13 @@ export const SubscriptionResponse = Type.Object({
   activated: Type.Boolean(),
 });
 
-/**
- * AlertChannelCreate, for POST and PUT alike. The send* defaults are the vendor's documented ones
- * (recovery and failure on, degraded off); the reference schema gives none.
- */
+/** AlertChannelCreate, for POST and PUT alike; the settings with their defaults (AlertChannelSettings). */
 export const ChannelBody = Type.Object(
   {
     type: Type.Union(ALERT_CHANNEL_TYPES.map((t) => Type.Literal(t))),
     config: Type.Object({}, { additionalProperties: true }),
     subscriptions: Type.Optional(Type.Array(SubscriptionListItem, { maxItems: 1000 })),
-    sendRecovery: Type.Boolean({ default: true }),
-    sendFailure: Type.Boolean({ default: true }),
-    sendDegraded: Type.Boolean({ default: false }),
-    sslExpiry: Type.Boolean({ default: false }),
-    sslExpiryThreshold: Type.Integer({ minimum: 1, maximum: 30, default: 30 }),
-    autoSubscribe: Type.Boolean({ default: false }),
+    ...AlertChannelSettings.properties,
   },
   { additionalProperties: false },
 );
@@ -56,12 +48,7 @@ export const ChannelResponse = Type.Object({
   type: Type.String(),
   config: Type.Object({}, { additionalProperties: true }),
   subscriptions: Type.Array(SubscriptionResponse),
-  sendRecovery: Type.Boolean(),
-  sendFailure: Type.Boolean(),
-  sendDegraded: Type.Boolean(),
-  sslExpiry: Type.Boolean(),
-  sslExpiryThreshold: Type.Integer(),
-  autoSubscribe: Type.Boolean(),
+  ...AlertChannelSettings.properties,
   created_at: Type.String(),
   updated_at: Nullable(Type.String()),
 });

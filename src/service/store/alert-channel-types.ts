@@ -3,19 +3,9 @@
  * ids, as in the reference; reads are account-scoped like every Store read. A subscription names a
  * check or a group, never both.
  */
-import type { AlertChannelDefinition } from '../alert-channels/channel-config.ts';
+import type { AlertChannelDefinition, AlertChannelSettings } from '../alert-channels/channel-config.ts';
 
-/** When a channel alerts, as the reference's AlertChannel flags. */
-export interface AlertChannelSettings {
-  sendRecovery: boolean;
-  sendFailure: boolean;
-  sendDegraded: boolean;
-  sslExpiry: boolean;
-  /** Days before a certificate expires to start alerting (1..30). */
-  sslExpiryThreshold: number;
-  /** Subscribe each check created afterwards to this channel. */
-  autoSubscribe: boolean;
-}
+export type { AlertChannelSettings } from '../alert-channels/channel-config.ts';
 
 export interface AlertChannelSubscription {
   id: number;
