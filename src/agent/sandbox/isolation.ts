@@ -17,6 +17,7 @@ import { chown, lchown, lstat, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { type Env, readEnum, readInteger } from '../../shared/env.ts';
 import { ConfigError } from '../../shared/errors.ts';
+import { findSandboxProcesses, type SandboxMarks } from './procfs.ts';
 
 export const SANDBOX_ISOLATION_MODES = ['auto', 'uid', 'none'] as const;
 export type SandboxIsolationMode = (typeof SANDBOX_ISOLATION_MODES)[number];
@@ -203,4 +204,22 @@ export async function removeFilesOfUid(uid: number, dirs: readonly string[] = SH
       }
     }
   }
+}
+
+/**
+ * Gives a sandbox's uid back to the pool, only when no process of it is left (one that outlived its
+ * job keeps the uid taken, so no later job shares a uid with it), after removing what it left in the
+ * shared temporary folders (`removeTemp`: code under Node's permission model could not write there).
+ * False when the uid stays taken.
+ */
+export async function releaseSandboxUid(
+  isolation: SandboxIsolation,
+  marks: SandboxMarks & { uid: number },
+  removeTemp = true,
+): Promise<boolean> {
+  if (isolation.kind !== 'uid') return true;
+  if (findSandboxProcesses(marks).length > 0) return false;
+  if (removeTemp) await removeFilesOfUid(marks.uid);
+  isolation.uids.release(marks.uid);
+  return true;
 }

@@ -20,8 +20,8 @@ import { execa } from 'execa';
 import type { Runtime } from '../runtimes.ts';
 import { SANDBOX_MARKER_VAR, sandboxEnv, sandboxNodeFlags } from './env.ts';
 import { SandboxStartError } from './errors.ts';
-import { giveToUid, launchArgs, NO_ISOLATION, removeFilesOfUid, type SandboxIsolation } from './isolation.ts';
-import { findSandboxProcesses, killSandboxTree, rssBytes, type SandboxMarks, treeRssBytes } from './procfs.ts';
+import { giveToUid, launchArgs, NO_ISOLATION, releaseSandboxUid, type SandboxIsolation } from './isolation.ts';
+import { killSandboxTree, rssBytes, type SandboxMarks, treeRssBytes } from './procfs.ts';
 import type { LogLine, SandboxLimits, SandboxStep, ScriptErrorInfo, StepOutcome } from './types.ts';
 
 export const BOOTSTRAP_PATH = fileURLToPath(new URL('./child/bootstrap.cjs', import.meta.url));
@@ -497,10 +497,7 @@ export class SandboxProcess {
    */
   async #releaseUid(): Promise<void> {
     const { uid } = this.#marks;
-    if (uid === undefined || this.#isolation.kind !== 'uid') return;
-    if (findSandboxProcesses(this.#marks).length > 0) return;
-    if (!this.permissions) await removeFilesOfUid(uid);
-    this.#isolation.uids.release(uid);
+    if (uid !== undefined) await releaseSandboxUid(this.#isolation, { ...this.#marks, uid }, !this.permissions);
   }
 
   /** The check's log: every kept line, and a note when output was dropped at the cap. */

@@ -11,8 +11,8 @@
  */
 import { chmod, lstat, mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { giveToUid, removeFilesOfUid, type SandboxIsolation } from '../sandbox/isolation.ts';
-import { findSandboxProcesses, type SandboxMarks } from '../sandbox/procfs.ts';
+import { giveToUid, releaseSandboxUid, type SandboxIsolation } from '../sandbox/isolation.ts';
+import type { SandboxMarks } from '../sandbox/procfs.ts';
 
 export interface SuiteUid {
   uid: number;
@@ -47,11 +47,7 @@ export async function handOver(dirs: readonly string[], who: SuiteUid | undefine
  * returns the uid to the pool, only when no process of it is left (else it stays taken).
  */
 export async function releaseSuiteUid(isolation: SandboxIsolation, who: SuiteUid | undefined, marks: SandboxMarks): Promise<boolean> {
-  if (!who || isolation.kind !== 'uid') return true;
-  if (findSandboxProcesses({ ...marks, uid: who.uid }).length > 0) return false;
-  await removeFilesOfUid(who.uid);
-  isolation.uids.release(who.uid);
-  return true;
+  return who ? releaseSandboxUid(isolation, { ...marks, uid: who.uid }) : true;
 }
 
 /** `p` with links resolved, when it exists and lies inside `jobDir`; else undefined. */
