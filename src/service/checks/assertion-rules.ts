@@ -12,6 +12,7 @@
  *  - a regex must compile (`pattern` or `/pattern/flags`).
  * A target holding a `{{VARIABLE}}` placeholder is resolved at run time, so it is not checked here.
  */
+import { compileAssertionRegex } from '../../shared/checks/regex.ts';
 import { ICMP_LATENCY_PROPERTIES } from '../../shared/checks/types.ts';
 import { BadRequestError } from '../http/errors.ts';
 
@@ -35,12 +36,10 @@ function isNumeric(text: string): boolean {
   return trimmed !== '' && Number.isFinite(Number(trimmed));
 }
 
-/** `pattern` or `/pattern/flags`, as the agent compiles it; the error's message when it does not compile. */
+/** The error's message when the regex does not compile as the agent compiles it. */
 function regexProblem(source: string): string | undefined {
-  const literal = /^\/(.*)\/([dgimsuvy]*)$/s.exec(source);
   try {
-    if (literal) new RegExp(literal[1] ?? '', (literal[2] ?? '').replace('g', ''));
-    else new RegExp(source);
+    compileAssertionRegex(source);
     return undefined;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);

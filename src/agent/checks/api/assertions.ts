@@ -35,6 +35,7 @@
  *  - IS_NULL / NOT_NULL: null or undefined (nothing found) is null.
  */
 import { JSONPath } from 'jsonpath-plus';
+import { compileAssertionRegex } from '../../../shared/checks/regex.ts';
 import type {
   Assertion,
   AssertionComparison,
@@ -193,9 +194,8 @@ function compare(comparison: AssertionComparison, actual: unknown, target: strin
  * property or regex) for an invalid one.
  */
 export function compileRegex(source: string, field: 'property' | 'regex' = 'regex'): RegExp {
-  const m = /^\/(.*)\/([dgimsuvy]*)$/s.exec(source);
   try {
-    return m ? new RegExp(m[1] ?? '', (m[2] ?? '').replace('g', '')) : new RegExp(source);
+    return compileAssertionRegex(source);
   } catch (err) {
     throw new AssertionError(`${field}: invalid regular expression "${source}": ${err instanceof Error ? err.message : String(err)}`);
   }
