@@ -23,6 +23,9 @@ export interface BackoffOptions {
 /** The agent's timing for calls to the service (register, lease, results). */
 export const SERVICE_BACKOFF: BackoffOptions = { baseMs: 1_000, capMs: 60_000, unreachableCapMs: 5_000 };
 
+/** The timing for delivering what runs produced (results, artifacts): sooner, with a shorter cap. */
+export const DELIVERY_BACKOFF: BackoffOptions = { baseMs: 500, capMs: 30_000, unreachableCapMs: SERVICE_BACKOFF.unreachableCapMs };
+
 /** What the retry timing needs to know about a failed call. */
 export type RetryHint = { unreachable: true } | { unreachable: false; retryAfterMs?: number };
 

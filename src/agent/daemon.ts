@@ -7,7 +7,7 @@ import { type CheckClass, type CheckType, checkClassOf } from '../shared/checks/
 import { EXIT } from '../shared/errors.ts';
 import { type Job, type LeaseRef, PROTOCOL_VERSION, type RegisterResponse, type RunResult } from '../shared/protocol.ts';
 import { VERSION } from '../shared/version.ts';
-import { Backoff, type BackoffOptions, SERVICE_BACKOFF, sleep } from './backoff.ts';
+import { Backoff, type BackoffOptions, DELIVERY_BACKOFF, SERVICE_BACKOFF, sleep } from './backoff.ts';
 import type { CheckOutcome, CheckRunner } from './checks/runner.ts';
 import { PermanentError, retryHintOf, type ServiceApi, UnauthorizedError } from './client.ts';
 import { ResultDeliverer } from './deliverer.ts';
@@ -154,8 +154,8 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       log: this.#log,
       backoff: {
         ...this.#backoffOptions,
-        baseMs: Math.min(500, this.#backoffOptions.baseMs),
-        capMs: Math.min(30_000, this.#backoffOptions.capMs),
+        baseMs: Math.min(DELIVERY_BACKOFF.baseMs, this.#backoffOptions.baseMs),
+        capMs: Math.min(DELIVERY_BACKOFF.capMs, this.#backoffOptions.capMs),
       },
     });
     this.#deliverer.on('delivered', (e) => this.emit('result-delivered', e));

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { SubmitResultRequest, SubmitResultResponse } from '../shared/protocol.ts';
-import { Backoff, type BackoffOptions, SERVICE_BACKOFF } from './backoff.ts';
+import { Backoff, type BackoffOptions, DELIVERY_BACKOFF } from './backoff.ts';
 import { PermanentError, retryHintOf, type ServiceApi } from './client.ts';
 import type { ResultSpool } from './spool.ts';
 
@@ -55,7 +55,7 @@ export class ResultDeliverer extends EventEmitter {
     this.#client = options.client;
     this.#spool = options.spool;
     this.#log = options.log;
-    this.#backoff = new Backoff(options.backoff ?? { baseMs: 500, capMs: 30_000, unreachableCapMs: SERVICE_BACKOFF.unreachableCapMs });
+    this.#backoff = new Backoff(options.backoff ?? DELIVERY_BACKOFF);
   }
 
   /** Results waiting in memory (not yet on disk). */

@@ -25,7 +25,7 @@ import {
   type ArtifactUploadStatus,
   isSafeArtifactName,
 } from '../../shared/artifacts.ts';
-import { Backoff, type BackoffOptions, SERVICE_BACKOFF, sleep } from '../backoff.ts';
+import { Backoff, type BackoffOptions, DELIVERY_BACKOFF, sleep } from '../backoff.ts';
 import { PermanentError, retryHintOf } from '../client.ts';
 import type { ArtifactUploaderConfig } from './config.ts';
 import { type ArtifactHttp, DigestMismatchError } from './http.ts';
@@ -86,7 +86,7 @@ export class ArtifactUploader extends EventEmitter {
     this.#config = options.config;
     this.#http = options.http;
     this.#log = options.log;
-    this.#backoff = new Backoff(options.backoff ?? { baseMs: 500, capMs: 30_000, unreachableCapMs: SERVICE_BACKOFF.unreachableCapMs });
+    this.#backoff = new Backoff(options.backoff ?? DELIVERY_BACKOFF);
     this.#segmentMs = options.segmentMs ?? 20_000;
     this.#chunkBytes = options.chunkBytes ?? 256 * 1024;
     this.queue = queue;
