@@ -8,9 +8,10 @@ export default defineConfig({
     // The CI machine has 2 cores; end-to-end files start several processes each.
     maxWorkers: 2,
     testTimeout: 30_000,
-    // The default reporter for people, and one plain closing line ("Tests: N passed, N failed, N skipped")
-    // for CI, which reads that line to know the run tested something.
-    reporters: ['default', './test/support/closing-line-reporter.ts'],
+    // People get the default reporter; CI (CI=true) gets dots and each failure in full, which keeps its log
+    // short. Both end on one plain closing line ("Tests: N passed, N failed, N skipped"), which CI reads to
+    // know the run tested something: it must be the log's last line.
+    reporters: [process.env.CI ? 'dot' : 'default', './test/support/closing-line-reporter.ts'],
     hookTimeout: 30_000,
   },
 });
