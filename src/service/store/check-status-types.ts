@@ -43,6 +43,13 @@ export function emptyCheckStatus(check: { id: string; accountId: string; name: s
   };
 }
 
+/**
+ * Every alert a check's history can hold (the reference's CheckAlert alertType without NO_ALERT):
+ * the state machine's transitions, the reminders of a standing alert (…_REMAIN) and certificate
+ * expiry (ALERT_SSL).
+ */
+export type AlertType = TransitionAlertType | 'ALERT_FAILURE_REMAIN' | 'ALERT_DEGRADED_REMAIN' | 'ALERT_SSL';
+
 /** One alert in a check's history. */
 export interface CheckAlertRecord {
   id: number;
@@ -50,7 +57,7 @@ export interface CheckAlertRecord {
   checkId: string;
   name: string;
   checkType: string;
-  alertType: TransitionAlertType;
+  alertType: AlertType;
   runLocation: string;
   responseTime: number;
   error: string | null;

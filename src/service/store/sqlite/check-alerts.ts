@@ -1,6 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import type { TransitionAlertType } from '../../alerting/state-machine.ts';
-import type { CheckAlertQuery, CheckAlertRecord, CheckAlertRepo } from '../check-status-types.ts';
+import type { AlertType, CheckAlertQuery, CheckAlertRecord, CheckAlertRepo } from '../check-status-types.ts';
 
 interface AlertRow {
   id: number;
@@ -24,7 +23,7 @@ const toAlert = (row: AlertRow): CheckAlertRecord => ({
   checkId: row.check_id,
   name: row.name,
   checkType: row.check_type,
-  alertType: row.alert_type as TransitionAlertType,
+  alertType: row.alert_type as AlertType,
   runLocation: row.run_location,
   responseTime: row.response_time,
   error: row.error,
