@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ReminderSweeper } from '../../src/service/alerting/reminders.ts';
 import type { CheckAlertRecord } from '../../src/service/store/check-status-types.ts';
+import { openDatabase } from '../../src/service/store/sqlite/db.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { Store, StoredCheck } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
@@ -150,5 +151,22 @@ describe('reminders', () => {
     sweeper.start();
     expect((await sent).map((a) => a.alertType)).toEqual(['ALERT_FAILURE_REMAIN']);
     await sweeper.stop();
+  });
+
+  it('a check alerting since before the upgrade (migration 014) is reminded too', async () => {
+    const check = await checkWithReminders(1, 5);
+    await runOnce(check, failed);
+    // The database as it was before migration 014 (with this check failing), then opened again.
+    const db = openDatabase(h.config.dataDir);
+    db.exec(`DROP INDEX check_statuses_next_reminder; ALTER TABLE check_statuses DROP COLUMN next_reminder_at;
+      ALTER TABLE check_alerts DROP COLUMN ssl_days_remaining; DROP TABLE results_status_pending; DELETE FROM schema_migrations WHERE version = 14`);
+    db.close();
+    const upgraded = await openSqliteStore(h.config.dataDir);
+    try {
+      h.clock.now += 5 * MIN;
+      expect((await sweeperOn(upgraded).sweep()).map((a) => a.alertType)).toEqual(['ALERT_FAILURE_REMAIN']);
+    } finally {
+      await upgraded.close();
+    }
   });
 });

@@ -3,11 +3,12 @@
  * but not applied (the service died in between) is applied by the next dispatcher to start, once.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CheckStatusService } from '../../src/service/alerting/status-service.ts';
 import { Dispatcher } from '../../src/service/dispatch/dispatcher.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { Store, StoredCheck } from '../../src/service/store/store.ts';
 import { alertHistory, answerRun } from '../helpers/alert-history.ts';
-import { type Harness, silentLog, startHarness, type TestAgent, type TestTenant } from '../helpers/dispatch-harness.ts';
+import { type Harness, resultFor, silentLog, startHarness, type TestAgent, type TestTenant } from '../helpers/dispatch-harness.ts';
 
 let h: Harness;
 let tenant: TestTenant;
@@ -85,5 +86,37 @@ describe('results stored but not applied to their status', () => {
     await h.dispatcher.stop();
     await h.dispatcher.start();
     expect((await alerts(h.store, check.id)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
+  });
+
+  it('a result whose status update failed is replayed by a later sweep once it is a minute old', async () => {
+    let notifierUp = false;
+    // An in-transaction listener that throws rolls the status update back, as any failure inside it would.
+    const statuses = new CheckStatusService({
+      store: h.store,
+      onAlert: () => {
+        if (!notifierUp) throw new Error('the notifier is down');
+      },
+    });
+    const dispatcher = new Dispatcher({ store: h.store, config: h.config, log: silentLog, now: () => h.clock.now, sweepIntervalMs: 3_600_000, statuses });
+    await dispatcher.start();
+    try {
+      const check = await h.check(tenant);
+      await dispatcher.enqueue(check, tenant.location.id, h.clock.now);
+      const [job] = await agent.lease();
+      if (!job) throw new Error('no job to answer');
+      const result = resultFor(job, agent.agentId, { hasFailures: true, error: 'status 500' });
+      expect((await dispatcher.submitResult(tenant.location, { agentId: agent.agentId, leaseId: job.leaseId, result })).status).toBe('stored');
+      expect(await alerts(h.store, check.id)).toEqual([]);
+      notifierUp = true;
+      // Half a minute on, the result might still be on its way through a live submit: left alone.
+      h.clock.now += 30_000;
+      await dispatcher.sweep();
+      expect(await alerts(h.store, check.id)).toEqual([]);
+      h.clock.now += 61_000;
+      await dispatcher.sweep();
+      expect((await alerts(h.store, check.id)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
+    } finally {
+      await dispatcher.stop();
+    }
   });
 });
