@@ -1,4 +1,4 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { AlertType, CheckAlertQuery, CheckAlertRecord, CheckAlertRepo } from '../check-status-types.ts';
 
 interface AlertRow {
@@ -49,17 +49,23 @@ export function lastEpisodeAlert(db: DatabaseSync, accountId: string, checkId: s
   return row ? toAlert(row) : undefined;
 }
 
+// Prepared once per connection: alerts are inserted on the hot path of stored results.
+const insertStatements = new WeakMap<DatabaseSync, StatementSync>();
+
 /** Inserts an alert; called by the status repository inside its transaction. */
 export function insertCheckAlert(db: DatabaseSync, a: Omit<CheckAlertRecord, 'id'>): CheckAlertRecord {
-  const { lastInsertRowid } = db
-    .prepare(
+  let insert = insertStatements.get(db);
+  if (!insert) {
+    insert = db.prepare(
       `INSERT INTO check_alerts (account_id, check_id, name, check_type, alert_type, run_location, response_time, error,
          status_code, result_id, started_at, ssl_days_remaining, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      a.accountId, a.checkId, a.name, a.checkType, a.alertType, a.runLocation, a.responseTime, a.error, a.statusCode, a.resultId, a.startedAt,
-      a.sslDaysRemaining, a.createdAt,
     );
+    insertStatements.set(db, insert);
+  }
+  const { lastInsertRowid } = insert.run(
+    a.accountId, a.checkId, a.name, a.checkType, a.alertType, a.runLocation, a.responseTime, a.error, a.statusCode, a.resultId, a.startedAt,
+    a.sslDaysRemaining, a.createdAt,
+  );
   return { ...a, id: Number(lastInsertRowid) };
 }
 

@@ -8,7 +8,8 @@
  * - results_status_pending: FINAL results stored but not yet applied to their check's status, with
  *   their run's due time (the state machine's run key; runs are pruned after a day). A result and its
  *   row are written in one transaction and the row is deleted in the status update's, so a service
- *   that dies between the two replays the result on start instead of losing its alert.
+ *   that dies between the two replays the result on start instead of losing its alert. WITHOUT
+ *   ROWID: one b-tree to touch on the hot path instead of a table and its key's index.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import type { Migration } from './index.ts';
@@ -27,7 +28,7 @@ export const migration014: Migration = {
       CREATE TABLE results_status_pending (
         result_id TEXT PRIMARY KEY REFERENCES results(id) ON DELETE CASCADE,
         due_at    TEXT NOT NULL
-      );
+      ) WITHOUT ROWID;
     `);
   },
 };
