@@ -41,12 +41,18 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-export async function startSmtpSink(): Promise<SmtpSink> {
+/** `rejectRecipient`: the SMTP reply code to refuse an address with (e.g. 550, 450), or undefined to take it. */
+export async function startSmtpSink(opts: { rejectRecipient?: (address: string) => number | undefined } = {}): Promise<SmtpSink> {
   const mails = new Arrivals<ReceivedMail>();
   const server = new SMTPServer({
     // Plain SMTP on loopback: no STARTTLS (its built-in certificate is self-signed), no AUTH.
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      const code = opts.rejectRecipient?.(address.address);
+      if (code === undefined) return callback();
+      callback(Object.assign(new Error(`mailbox ${address.address} refused`), { responseCode: code }));
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
