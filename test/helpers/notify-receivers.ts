@@ -28,6 +28,11 @@ class Arrivals<T> {
     });
   }
 
+  /** The item that arrived (or arrives) as number `index`, counting from 0. */
+  at(index: number): Promise<T> {
+    return this.next((item) => this.items.indexOf(item) === index);
+  }
+
   next(accept: (item: T) => boolean = () => true): Promise<T> {
     const existing = this.items.find(accept);
     if (existing) return Promise.resolve(existing);

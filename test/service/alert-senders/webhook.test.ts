@@ -26,7 +26,7 @@ async function render(template: string, overrides = {}): Promise<string> {
   const before = receiver.hooks.items.length;
   const outcome = await sendWebhookAlert(alertMessage(overrides), webhook({ template }), sendContext());
   expect(outcome).toEqual({ ok: true });
-  return (await receiver.hooks.next((h) => receiver.hooks.items.indexOf(h) >= before)).body;
+  return (await receiver.hooks.at(before)).body;
 }
 
 describe('WEBHOOK request', () => {
@@ -191,6 +191,13 @@ describe('WEBHOOK template helpers', () => {
     ['{{#unlessGt 1 2}}a{{/unlessGt}}{{#unlessGteq 1 1}}b{{else}}c{{/unlessGteq}}{{#unlessLt 2 1}}d{{/unlessLt}}{{#unlessLteq 3 2}}e{{/unlessLteq}}', 'acde'],
   ])('%s renders %s', async (template, expected) => {
     expect(await render(template)).toBe(expected);
+  });
+
+  it('json writes a value as JSON, unescaped for HTML, so any check name keeps the body valid', async () => {
+    const body = await render('{"name":{{json CHECK_NAME}},"tags":{{json TAGS}},"ssl":{{json SSL_DAYS_REMAINING}},"rt":{{json RESPONSE_TIME}} }', {
+      checkName: 'Say "hi" & <go>\n',
+    });
+    expect(JSON.parse(body)).toEqual({ name: 'Say "hi" & <go>\n', tags: alertMessage().tags, ssl: '', rt: 1234 });
   });
 
   it('$UUID gives a random v4 UUID and $RANDOM_NUMBER an integer from 0 to 10000', async () => {

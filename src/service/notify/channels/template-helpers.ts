@@ -3,10 +3,11 @@
  * (integrations/alerts/webhooks.mdx): its own ($UUID, $RANDOM_NUMBER, tagValue, startsWith, replace,
  * split, year, date/moment) and the comparison helpers it takes from handlebars-helpers. Each
  * comparison works as a block (`{{#eq a b}}…{{else}}…{{/eq}}`) and inline (`{{#if (eq a b)}}`).
- * Dates are formatted in UTC with moment, at the time the render was given (`data.now`).
+ * Dates are formatted in UTC with moment, at the time the render was given (`data.now`). Outpost
+ * adds `json`.
  */
 import { randomInt, randomUUID } from 'node:crypto';
-import type Handlebars from 'handlebars';
+import Handlebars from 'handlebars';
 import moment from 'moment';
 
 type Options = Handlebars.HelperOptions;
@@ -155,6 +156,15 @@ export const VENDOR_HELPERS: Record<string, Helper> = {
   moment: formatDate,
 };
 
+/**
+ * Outpost's own: `{{json X}}` writes X as a JSON value, quotes and escapes included and nothing
+ * HTML-escaped, so a check name with a quote neither breaks a JSON body nor shows as `&quot;`.
+ */
+export const OUTPOST_HELPERS: Record<string, Helper> = {
+  json: (value) => new Handlebars.SafeString(JSON.stringify(value ?? null)),
+};
+
 export function registerTemplateHelpers(env: typeof Handlebars): void {
-  for (const [name, helper] of Object.entries({ ...COMPARISON_HELPERS, ...VENDOR_HELPERS })) env.registerHelper(name, helper);
+  const helpers = { ...COMPARISON_HELPERS, ...VENDOR_HELPERS, ...OUTPOST_HELPERS };
+  for (const [name, helper] of Object.entries(helpers)) env.registerHelper(name, helper);
 }
