@@ -161,11 +161,16 @@ describe('OPSGENIE', () => {
     expect(hook.json).toEqual({ source: 'Outpost', note: `Check "Checkout API" has recovered: ${m.resultUrl}` });
   });
 
-  it('a message over 130 characters is cut to fit; 422 is permanent', async () => {
+  it("a long message and too many or too long tags are cut to Opsgenie's limits; 422 is permanent", async () => {
     receiver.script.push({ status: 422, body: '{"message":"Request body is not processable"}' });
-    const outcome = await sendOpsgenieAlert(alertMessage({ checkName: 'n'.repeat(200) }), og('US'), ctx());
+    const tags = [`long:${'t'.repeat(80)}`, ...Array.from({ length: 30 }, (_, i) => `tag${i}`)];
+    const outcome = await sendOpsgenieAlert(alertMessage({ checkName: 'n'.repeat(200), tags }), og('US'), ctx());
     expect(outcome).toMatchObject({ ok: false, permanent: true, error: 'Opsgenie answered HTTP 422' });
-    expect(((await lastHook()).json.message as string).length).toBe(130);
+    const { json } = await lastHook();
+    expect((json.message as string).length).toBe(130);
+    expect(json.tags).toHaveLength(20);
+    expect((json.tags as string[])[0]).toBe(`long:${'t'.repeat(44)}…`);
+    expect((json.tags as string[])[19]).toBe('tag18');
   });
 });
 

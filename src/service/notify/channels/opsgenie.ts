@@ -10,9 +10,11 @@ import type { AlertMessage, ChannelSender } from './types.ts';
 
 type OpsgenieConfig = Parameters<ChannelSender<'OPSGENIE'>>[1]['config'];
 
-/** Opsgenie's limits: a message of 130 characters, a description of 15,000. */
+/** Opsgenie's limits: a message of 130 characters, a description of 15,000, 20 tags of 50. */
 const MESSAGE_MAX = 130;
 const DESCRIPTION_MAX = 15_000;
+const TAGS_MAX = 20;
+const TAG_MAX = 50;
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** Where to POST and what: a create to /v2/alerts, or a close of the alert with this alias. */
@@ -29,7 +31,7 @@ export function opsgenieRequest(m: AlertMessage, config: OpsgenieConfig, apiUrl:
     alias,
     description: clip(description.filter(Boolean).join('\n'), DESCRIPTION_MAX),
     priority: config.priority,
-    tags: m.tags,
+    tags: m.tags.slice(0, TAGS_MAX).map((t) => clip(t, TAG_MAX)),
     details: alertDetails(m),
     entity: m.checkName,
     source: 'Outpost',
