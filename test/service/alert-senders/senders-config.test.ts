@@ -1,18 +1,15 @@
 /**
- * Where the senders find the providers (ALERT_* variables), and that every channel type has its
- * sender.
+ * Where the senders find the providers (ALERT_* variables), and that every channel type reaches
+ * its own sender (a real receiver on 127.0.0.1 stands in for every provider).
  */
-import { describe, expect, it } from 'vitest';
-import { ALERT_CHANNEL_TYPES } from '../../../src/service/alert-channels/channel-config.ts';
-import { sendEmailAlert } from '../../../src/service/notify/channels/email.ts';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { ALERT_CHANNEL_TYPES, type AlertChannelDefinition } from '../../../src/service/alert-channels/channel-config.ts';
 import { createChannelSenders } from '../../../src/service/notify/channels/index.ts';
-import { sendOpsgenieAlert } from '../../../src/service/notify/channels/opsgenie.ts';
-import { sendPagerDutyAlert } from '../../../src/service/notify/channels/pagerduty.ts';
-import { sendCallAlert, sendSmsAlert } from '../../../src/service/notify/channels/phone.ts';
 import { loadProviderEndpoints } from '../../../src/service/notify/channels/providers.ts';
-import { sendSlackAlert } from '../../../src/service/notify/channels/slack.ts';
-import { sendWebhookAlert } from '../../../src/service/notify/channels/webhook.ts';
+import type { ChannelSender } from '../../../src/service/notify/channels/types.ts';
 import { ConfigError } from '../../../src/shared/errors.ts';
+import { startWebhookReceiver } from '../../helpers/notify-receivers.ts';
+import { alertMessage, channel, sendContext } from './fixtures.ts';
 
 describe('loadProviderEndpoints', () => {
   it("defaults to the providers' public endpoints and no gateways", () => {
@@ -59,17 +56,43 @@ describe('loadProviderEndpoints', () => {
 });
 
 describe('createChannelSenders', () => {
-  it('has the sender of every channel type', () => {
+  it('sends each channel type the way that type is sent', async () => {
+    const receiver = await startWebhookReceiver('/');
+    onTestFinished(() => receiver.close());
+    const at = (path: string) => `${receiver.url.replace(/\/$/, '')}${path}`;
+    const ctx = sendContext({
+      providers: {
+        pagerDutyEventsUrl: at('/pagerduty'),
+        opsgenieApiUrl: { US: at('/opsgenie-us'), EU: at('/opsgenie-eu') },
+        smsGatewayUrl: new URL(at('/sms')),
+        voiceGatewayUrl: new URL(at('/voice')),
+      },
+    });
+    const channels: AlertChannelDefinition[] = [
+      channel('SLACK', { url: at('/slack') }),
+      channel('WEBHOOK', { url: at('/webhook'), method: 'PUT', headers: [], queryParameters: [] }),
+      channel('PAGERDUTY', { serviceKey: 'key', account: 'a', serviceName: 's' }),
+      channel('OPSGENIE', { apiKey: 'key', region: 'EU', priority: 'P3' }),
+      channel('SMS', { number: '+15550100' }),
+      channel('CALL', { number: '+15550100' }),
+    ];
     const senders = createChannelSenders();
     expect(Object.keys(senders).sort()).toEqual([...ALERT_CHANNEL_TYPES].sort());
-    expect(senders).toEqual({
-      EMAIL: sendEmailAlert,
-      SLACK: sendSlackAlert,
-      WEBHOOK: sendWebhookAlert,
-      SMS: sendSmsAlert,
-      PAGERDUTY: sendPagerDutyAlert,
-      OPSGENIE: sendOpsgenieAlert,
-      CALL: sendCallAlert,
+    for (const ch of channels) {
+      const send = senders[ch.type] as ChannelSender;
+      expect(await send(alertMessage(), ch, ctx)).toEqual({ ok: true });
+    }
+    expect(receiver.hooks.items.map((h) => `${h.method} ${h.url}`)).toEqual([
+      'POST /slack',
+      'PUT /webhook',
+      'POST /pagerduty',
+      'POST /opsgenie-eu/v2/alerts',
+      'POST /sms',
+      'POST /voice',
+    ]);
+    expect(await senders.EMAIL(alertMessage(), channel('EMAIL', { address: 'a@example.com' }), ctx)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^SMTP_URL is not set/),
     });
   });
 });
