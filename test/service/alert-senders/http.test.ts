@@ -36,7 +36,7 @@ describe('sendHttp', () => {
     expect(await post()).toEqual(status === 204 ? { ok: true } : { ok: true, detail: '{"status":"success"}' });
   });
 
-  it.each([400, 401, 403, 404, 410, 422])('HTTP %i is a permanent failure, keeping what the receiver said', async (status) => {
+  it.each([301, 307, 400, 401, 403, 404, 410, 422])('HTTP %i is a permanent failure (redirects are not followed), keeping what the receiver said', async (status) => {
     receiver.script.push({ status, body: 'invalid_payload' });
     expect(await post()).toEqual({ ok: false, permanent: true, error: `the receiver answered HTTP ${status}`, detail: 'invalid_payload' });
   });
