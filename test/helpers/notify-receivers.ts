@@ -28,6 +28,11 @@ class Arrivals<T> {
     });
   }
 
+  /** The item that arrived (or arrives) as number `index`, counting from 0. */
+  at(index: number): Promise<T> {
+    return this.next((item) => this.items.indexOf(item) === index);
+  }
+
   next(accept: (item: T) => boolean = () => true): Promise<T> {
     const existing = this.items.find(accept);
     if (existing) return Promise.resolve(existing);
@@ -41,12 +46,18 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-export async function startSmtpSink(): Promise<SmtpSink> {
+/** `rejectRecipient`: the SMTP reply code to refuse an address with (e.g. 550, 450), or undefined to take it. */
+export async function startSmtpSink(opts: { rejectRecipient?: (address: string) => number | undefined } = {}): Promise<SmtpSink> {
   const mails = new Arrivals<ReceivedMail>();
   const server = new SMTPServer({
     // Plain SMTP on loopback: no STARTTLS (its built-in certificate is self-signed), no AUTH.
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      const code = opts.rejectRecipient?.(address.address);
+      if (code === undefined) return callback();
+      callback(Object.assign(new Error(`mailbox ${address.address} refused`), { responseCode: code }));
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
@@ -71,31 +82,43 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 }
 
 export interface ReceivedHook {
+  method: string;
+  /** The request target: path and query. */
+  url: string;
   headers: IncomingHttpHeaders;
   body: string;
-  /** The status the receiver answered with. */
+  /** The status the receiver answered with; 0 when it did not answer. */
   answered: number;
 }
+
+/** A scripted answer: a status, a status with a body, or no answer at all (the request hangs until closed). */
+export type ScriptedAnswer = number | { status: number; body: string } | 'hang';
 
 export interface WebhookReceiver {
   url: string;
   hooks: Arrivals<ReceivedHook>;
-  /** Statuses to answer with, in order; once used up every request gets 204. */
-  script: number[];
+  /** Answers to give, in order; once used up every request gets 204. */
+  script: ScriptedAnswer[];
   close(): Promise<void>;
 }
 
 export async function startWebhookReceiver(path = '/hook'): Promise<WebhookReceiver> {
   const hooks = new Arrivals<ReceivedHook>();
-  const receiver: Partial<WebhookReceiver> & { script: number[] } = { script: [] };
+  const receiver: Partial<WebhookReceiver> & { script: ScriptedAnswer[] } = { script: [] };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const answered = receiver.script.shift() ?? 204;
-      res.statusCode = answered;
-      res.end();
-      hooks.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered });
+      const answer = receiver.script.shift() ?? 204;
+      const received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      if (answer === 'hang') {
+        hooks.push({ ...received, answered: 0 });
+        return;
+      }
+      const { status, body } = typeof answer === 'number' ? { status: answer, body: '' } : answer;
+      res.statusCode = status;
+      res.end(body);
+      hooks.push({ ...received, answered: status });
     });
   });
   server.listen(0, '127.0.0.1');
