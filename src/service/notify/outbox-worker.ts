@@ -11,7 +11,6 @@
  * 'failed' (entry, reason), 'undeliverable' (entry, reason), 'error' is never emitted: a store
  * failure is logged and the next poll tries again.
  */
-import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
 import type { OutboundConfig } from '../outbound/config.ts';
 import { createOutboundDispatcher } from '../outbound/dispatcher.ts';
@@ -22,7 +21,7 @@ import type { NotifyConfig } from './config.ts';
 import type { DeliveryOutcome } from './delivery.ts';
 import { createEmailSender, type EmailSender } from './email.ts';
 import { afterAttempt, deliveryLeaseMs, retryDelayMs } from './attempts.ts';
-import { PollLoop } from './poll-loop.ts';
+import { PollingWorker } from './poll-loop.ts';
 import { sendWebhook } from './webhook.ts';
 
 /** Deliveries in hand at once; their sends run concurrently. */
@@ -54,7 +53,7 @@ export interface OutboxWorkerEvents {
   undeliverable: [entry: OutboxEntry, reason: string];
 }
 
-export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
+export class OutboxWorker extends PollingWorker<OutboxEntry, OutboxWorkerEvents> {
   readonly #store: Store;
   readonly #config: NotifyConfig;
   readonly #log: Logger;
@@ -62,10 +61,16 @@ export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
   readonly #email: EmailSender | null;
   /** Every webhook goes through the outbound guard. */
   readonly #http: Dispatcher;
-  readonly #loop: PollLoop<OutboxEntry>;
 
   constructor(opts: OutboxWorkerOptions) {
-    super();
+    super({
+      name: 'notification outbox',
+      claim: (limit) => opts.store.outbox.claimDue(new Date(), limit, deliveryLeaseMs(opts.config)),
+      nextDueAt: () => opts.store.outbox.nextDueAt(),
+      pollMs: opts.config.pollMs,
+      maxInFlight: IN_FLIGHT,
+      log: opts.log,
+    });
     this.#store = opts.store;
     this.#config = opts.config;
     this.#log = opts.log;
@@ -79,35 +84,16 @@ export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
         })
       : null;
     this.#http = createOutboundDispatcher(new OutboundPolicy(opts.outbound), { connectTimeoutMs: opts.config.timeoutMs });
-    this.#loop = new PollLoop({
-      name: 'notification outbox',
-      claim: (limit) => this.#store.outbox.claimDue(new Date(), limit, deliveryLeaseMs(opts.config)),
-      handle: (entry) => this.#deliver(entry),
-      nextDueAt: () => this.#store.outbox.nextDueAt(),
-      pollMs: opts.config.pollMs,
-      maxInFlight: IN_FLIGHT,
-      log: opts.log,
-    });
-  }
-
-  /** Starts working off the outbox, including whatever a previous process left pending. */
-  start(): void {
-    this.#loop.start();
-  }
-
-  /** New deliveries were queued: look now rather than at the next poll. */
-  poke(): void {
-    this.#loop.poke();
   }
 
   /** Stops polling and waits for sends in flight to be recorded; pending deliveries stay in the outbox. */
-  async stop(): Promise<void> {
-    await this.#loop.stop();
+  override async stop(): Promise<void> {
+    await super.stop();
     this.#email?.close();
     await this.#http.close();
   }
 
-  async #deliver(entry: OutboxEntry): Promise<void> {
+  protected async handle(entry: OutboxEntry): Promise<void> {
     const outcome = await this.#send(entry);
     try {
       if (outcome === 'undeliverable') {

@@ -8,6 +8,7 @@
  * hand at once and a slot is claimed again as soon as one frees, so one stuck receiver holds one slot
  * (for at most its send timeout), never the others.
  */
+import { EventEmitter } from 'node:events';
 
 interface Logger {
   error(obj: object, msg: string): void;
@@ -95,7 +96,9 @@ export class PollLoop<T> {
     const done = this.#opts.handle(item).then(
       () => {
         this.#inFlight.delete(done);
+        // More may be waiting for this slot; otherwise the item's outcome (a retry) may be due sooner than the timer.
         if (this.#saturated) this.poke();
+        else if (!this.#claiming && !this.#stopped) void this.#scheduleNext();
       },
       (err: unknown) => {
         // Not poked again: an item that keeps failing must not spin; the next poll retries it.
@@ -127,5 +130,35 @@ export class PollLoop<T> {
   #clearTimer(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
+  }
+}
+
+/**
+ * A worker driven by a PollLoop: start, poke and stop as the loop's, `handle` its own; events as
+ * the subclass declares them (for tests and metrics).
+ */
+export abstract class PollingWorker<T, Events extends Record<keyof Events, unknown[]> = Record<never, never>> extends EventEmitter<Events> {
+  readonly #loop: PollLoop<T>;
+
+  constructor(loop: Omit<PollLoopOptions<T>, 'handle'>) {
+    super();
+    this.#loop = new PollLoop({ ...loop, handle: (item) => this.handle(item) });
+  }
+
+  protected abstract handle(item: T): Promise<void>;
+
+  /** Starts working, including whatever a previous process left due. */
+  start(): void {
+    this.#loop.start();
+  }
+
+  /** New work was committed: look now rather than at the next poll. */
+  poke(): void {
+    this.#loop.poke();
+  }
+
+  /** Stops claiming and waits for the items in hand to be recorded; the rest stays due in the store. */
+  async stop(): Promise<void> {
+    await this.#loop.stop();
   }
 }
