@@ -362,6 +362,35 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('DELETE', '/v1/alert-channels/{id}', 204, { params: { id: channel.id } });
   });
 
+  it('alert notifications', async () => {
+    const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, {
+      body: { name: 'Notified', request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
+    });
+    const channel = await expectContract<{ id: number }>('POST', '/v1/alert-channels', 201, {
+      body: { type: 'WEBHOOK', config: { url: 'https://hooks.example.test/in', webhookSecret: 'whsec-0123456789abcdef' }, subscriptions: [{ checkId: check.id, activated: true }] },
+    });
+    const stored = await service.store.checks.get(headers['x-service-account'] ?? '', check.id);
+    if (!stored) throw new Error('the check was not stored');
+    const nowMs = Date.now();
+    const result = {
+      runId: crypto.randomUUID(), checkId: check.id, checkType: 'API' as const, startedAt: new Date(nowMs).toISOString(), stoppedAt: new Date(nowMs).toISOString(),
+      responseTime: 25, hasFailures: true, hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: 'status 500',
+      apiCheckResult: null, agent: { id: 'contract-agent', version: '0.0.0' }, scheduleLagMs: 0,
+    };
+    const run = { accountId: stored.accountId, checkId: check.id, dueAt: new Date(nowMs).toISOString(), locationId: '', checkType: 'API' as const };
+    const alert = await new CheckStatusService({ store: service.store }).resultStored({
+      run, check: stored, resultId: crypto.randomUUID(), resultType: 'FINAL', runLocation: 'alerts-dc', result, atMs: nowMs,
+    });
+    if (!alert) throw new Error('no alert raised');
+    // The service is not started here: fan the alert out as the started service would.
+    expect(await service.alertFanOut.fanOut(alert)).toBe(1);
+    expect(await expectContract('GET', '/v1/alert-notifications', 200)).toHaveLength(1);
+    const query = `?limit=5&page=1&alertChannelId=${channel.id}&hasFailures=false`;
+    expect(await expectContract('GET', '/v1/alert-notifications', 200, { query })).toHaveLength(1);
+    expect(await expectContract('GET', '/v1/alert-notifications', 200, { query: '?hasFailures=true' })).toHaveLength(0);
+    await expectContract('GET', '/v1/alert-notifications', 400, { query: '?from=0&to=172800' });
+  });
+
   it('maintenance windows', async () => {
     const body = { name: 'Nightly', tags: ['production'], startsAt: '2026-11-01T23:00:00Z', endsAt: '2026-11-02T01:00:00Z', repeatUnit: 'DAY', repeatInterval: 1 };
     const window = await expectContract<{ id: number }>('POST', '/v1/maintenance-windows', 201, { body });

@@ -73,28 +73,30 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 export interface ReceivedHook {
   headers: IncomingHttpHeaders;
   body: string;
-  /** The status the receiver answered with. */
-  answered: number;
+  /** The status the receiver answered with; 'hang': it read the request and never answered. */
+  answered: number | 'hang';
 }
 
 export interface WebhookReceiver {
   url: string;
   hooks: Arrivals<ReceivedHook>;
-  /** Statuses to answer with, in order; once used up every request gets 204. */
-  script: number[];
+  /** Statuses to answer with, in order ('hang': never answer); once used up every request gets 204. */
+  script: Array<number | 'hang'>;
   close(): Promise<void>;
 }
 
 export async function startWebhookReceiver(path = '/hook'): Promise<WebhookReceiver> {
   const hooks = new Arrivals<ReceivedHook>();
-  const receiver: Partial<WebhookReceiver> & { script: number[] } = { script: [] };
+  const receiver: Partial<WebhookReceiver> & { script: Array<number | 'hang'> } = { script: [] };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const answered = receiver.script.shift() ?? 204;
-      res.statusCode = answered;
-      res.end();
+      if (answered !== 'hang') {
+        res.statusCode = answered;
+        res.end();
+      }
       hooks.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered });
     });
   });

@@ -57,6 +57,8 @@ export interface DispatcherOptions {
   resultPolicy?: ResultPolicy;
   /** Keeps check statuses and alerts as results are stored; one over the store by default. */
   statuses?: CheckStatusService;
+  /** A stored result raised an alert (committed): the fan-out should look now. */
+  alertsRaised?: () => void;
 }
 
 /** Finished runs are kept this long for GET /v1/check-runs/{id} and diagnosis, then pruned. */
@@ -76,6 +78,7 @@ export class Dispatcher {
   readonly #sweepIntervalMs: number;
   readonly #resultPolicy: ResultPolicy | undefined;
   readonly #statuses: CheckStatusService;
+  readonly #alertsRaised: () => void;
   readonly #waiters = new WaitList();
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
@@ -89,6 +92,7 @@ export class Dispatcher {
     this.#sweepIntervalMs = opts.sweepIntervalMs ?? 1000;
     this.#resultPolicy = opts.resultPolicy;
     this.#statuses = opts.statuses ?? new CheckStatusService({ store: opts.store });
+    this.#alertsRaised = opts.alertsRaised ?? (() => {});
   }
 
   async start(): Promise<void> {
@@ -303,6 +307,9 @@ export class Dispatcher {
       const event = { run, check, resultId: stored.id, resultType: outcome?.resultType ?? 'FINAL', runLocation: location.slugName };
       await this.#statuses
         .resultStored({ ...event, result: req.result, atMs: this.#now() })
+        .then((alert) => {
+          if (alert) this.#alertsRaised();
+        })
         // The result is stored either way; a status that failed to update is logged, not a failed upload.
         .catch((err: unknown) => this.#log.error({ err, runId, checkId: run.checkId }, 'check status could not be updated'));
     }
