@@ -10,6 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -23,6 +25,7 @@ import { AlertDeliveryWorker } from '../../src/service/notify/alert-delivery.ts'
 import type { AlertMessage, ChannelSender, ChannelSenders, SendContext } from '../../src/service/notify/channels/types.ts';
 import { loadNotifyConfig, type NotifyConfig } from '../../src/service/notify/config.ts';
 import { loadOutboundConfig } from '../../src/service/outbound/config.ts';
+import { DB_FILE } from '../../src/service/store/sqlite/db.ts';
 import { createOutboundDispatcher } from '../../src/service/outbound/dispatcher.ts';
 import { OutboundPolicy } from '../../src/service/outbound/policy.ts';
 import type { AlertType, CheckAlertRecord } from '../../src/service/store/check-status-types.ts';
@@ -286,6 +289,35 @@ describe('fan-out: who is told', () => {
     await fanOut.stop();
     expect(n.checkAlertId).toBe(alert.id);
     expect(hook.hooks.items.map((h) => h.headers['x-notification-id'])).toEqual([n.id]);
+  });
+
+  it("does not hold other alerts behind one that cannot be fanned out, and fans that one out once it can", async () => {
+    const brokenCheck = await createCheck();
+    const hook = await receiver();
+    await createChannel(hook.url, [sub(brokenCheck)]);
+    const otherCheck = await createCheck({}, other);
+    const otherChannel = await createChannel(hook.url, [sub(otherCheck)], {}, other);
+    // A maintenance window row its repository cannot read: Acme's alerts cannot be fanned out.
+    const windowRes = await api.request(acme, 'POST', '/v1/maintenance-windows', { name: 'W', tags: ['x'], startsAt: '2026-01-01T00:00:00Z', endsAt: '2026-01-01T01:00:00Z', repeatUnit: null });
+    expect(windowRes.statusCode, windowRes.body).toBe(201);
+    const db = new DatabaseSync(path.join(api.dataDir, DB_FILE));
+    db.exec(`UPDATE maintenance_windows SET tags = 'not json'`);
+    const broken = await raise(brokenCheck, 'ALERT_FAILURE');
+    const later = await raise(otherCheck, 'ALERT_FAILURE', { who: other });
+    const delivery = deliveryWorker();
+    delivery.start();
+    const fanOut = new AlertFanOut({ store: api.store, publicUrl: new URL(PUBLIC_URL), pollMs: 200, log, onQueued: () => delivery.poke() });
+    fanOut.start();
+    const [first] = (await once(delivery, 'delivered')) as [{ alertChannelId: number }];
+    expect(first.alertChannelId).toBe(otherChannel);
+    expect((await api.store.alertNotifications.forAlert(later.id)).fannedOutAt).not.toBeNull();
+    expect((await api.store.alertNotifications.forAlert(broken.id)).fannedOutAt).toBeNull();
+    // Repaired: the next poll fans it out.
+    db.exec(`UPDATE maintenance_windows SET tags = '["x"]'`);
+    db.close();
+    const [second] = (await once(delivery, 'delivered')) as [{ checkAlertId: number }];
+    expect(second.checkAlertId).toBe(broken.id);
+    await fanOut.stop();
   });
 });
 

@@ -33,11 +33,13 @@ export interface AlertFanOutOptions {
 
 export class AlertFanOut extends PollingWorker<CheckAlertRecord> {
   readonly #opts: AlertFanOutOptions;
+  /** Alerts whose fan-out failed: passed over until no other alert is pending, then tried at the next poll. */
+  readonly #deferred = new Set<number>();
 
   constructor(opts: AlertFanOutOptions) {
     super({
       name: 'alert fan-out',
-      claim: (limit) => opts.store.alertNotifications.pendingAlerts(limit),
+      claim: (limit) => this.#claim(limit),
       pollMs: opts.pollMs,
       // One at a time: a pending alert is not leased, so two in hand could be the same one.
       maxInFlight: 1,
@@ -46,8 +48,22 @@ export class AlertFanOut extends PollingWorker<CheckAlertRecord> {
     this.#opts = opts;
   }
 
+  async #claim(limit: number): Promise<CheckAlertRecord[]> {
+    const pending = await this.#opts.store.alertNotifications.pendingAlerts(limit + this.#deferred.size);
+    const ready = pending.filter((a) => !this.#deferred.has(a.id)).slice(0, limit);
+    if (ready.length === 0) this.#deferred.clear();
+    return ready;
+  }
+
   protected async handle(alert: CheckAlertRecord): Promise<void> {
-    await this.fanOut(alert);
+    try {
+      await this.fanOut(alert);
+      this.#deferred.delete(alert.id);
+    } catch (err) {
+      // One alert that cannot be fanned out (a row its reads choke on) must not hold back the others.
+      this.#deferred.add(alert.id);
+      throw err;
+    }
   }
 
   /** Fans one alert out; returns how many notifications it queued. */
