@@ -475,7 +475,7 @@ describe('GET /v1/alert-notifications', () => {
   });
 
   it("windows by UNIX seconds of at most 24 hours, and shows nothing of another account's", async () => {
-    await seed();
+    const { a } = await seed();
     const now = Math.floor(Date.now() / 1000);
     const inWindow = await api.request(acme, 'GET', `/v1/alert-notifications?from=${now - 3600}&limit=100`);
     expect(json<unknown[]>(inWindow)).toHaveLength(6);
@@ -487,6 +487,7 @@ describe('GET /v1/alert-notifications', () => {
     expect(badLimit.statusCode).toBe(400);
     expect(json(badLimit).message).toContain('limit');
     expect(json<unknown[]>(await api.request(other, 'GET', '/v1/alert-notifications'))).toEqual([]);
+    expect(json<unknown[]>(await api.request(other, 'GET', `/v1/alert-notifications?alertChannelId=${a}`))).toEqual([]);
   });
 });
 
