@@ -7,6 +7,7 @@
  *   dispatch/   runs, leases, the agent protocol, the scheduler and error reports
  */
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { AlertFanOut } from './alerting/fanout.ts';
 import { loadArtifactConfig } from './artifacts/config.ts';
 import type { ArtifactService } from './artifacts/service.ts';
 import type { ServiceConfig } from './config.ts';
@@ -20,9 +21,16 @@ import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
 import { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
+import { createChannelSenders } from './notify/channels/index.ts';
+import { createMailTransport } from './notify/channels/mail-transport.ts';
+import { loadProviderEndpoints } from './notify/channels/providers.ts';
+import { AlertDeliveryWorker } from './notify/alert-delivery.ts';
+import type { ChannelSenders, MailTransport, ProviderEndpoints } from './notify/channels/types.ts';
 import { loadNotifyConfig } from './notify/config.ts';
 import { OutboxWorker } from './notify/outbox-worker.ts';
 import { loadOutboundConfig } from './outbound/config.ts';
+import { createOutboundDispatcher } from './outbound/dispatcher.ts';
+import { OutboundPolicy } from './outbound/policy.ts';
 import { checkGroupTriggerUrlRoutes } from './routes/check-group-triggers.ts';
 import { publicApi } from './routes/index.ts';
 import { registerOpenApi } from './routes/openapi.ts';
@@ -42,6 +50,23 @@ export interface ServiceHooks {
   notificationsQueued?(): void;
   /** Starts a run of `check` at `locationId` now (Playwright suite triggers, routes/checks-playwright.ts). */
   runNow?(check: StoredCheck, locationId: string): Promise<Run>;
+  /** Alerts were committed to check_alerts (by results, reminders, SSL expiry): fan them out now. */
+  alertsRaised?(): void;
+}
+
+/** How alert notifications reach their channels; each part absent takes its default (buildAlerting below). */
+export interface AlertSendingOptions {
+  /** One sender per channel type (notify/channels/). */
+  senders?: ChannelSenders;
+  /** PagerDuty, Opsgenie and the SMS/voice gateways. */
+  providers?: ProviderEndpoints;
+  /** Sends EMAIL notifications; null: none are sent (each fails, saying so). */
+  mail?: MailTransport | null;
+}
+
+export interface ServiceOptions {
+  logger?: boolean;
+  alerting?: AlertSendingOptions;
 }
 
 export interface Service {
@@ -55,6 +80,12 @@ export interface Service {
   notifier: OutboxWorker;
   /** Records the reminders of standing alerts when they come due (alerting/reminders.ts). */
   reminders: ReminderSweeper;
+  /** Turns alerts into stored notifications, one per channel told (alerting/fanout.ts). */
+  alertFanOut: AlertFanOut;
+  /** Sends stored alert notifications to their channels (notify/alert-delivery.ts). */
+  alertDelivery: AlertDeliveryWorker;
+  /** Alerts were committed by some producer (e.g. a reminder sweep): fan them out now. */
+  alertsRaised(): void;
   /** Artifact uploads, storage, downloads and retention (artifacts/). */
   artifacts: ArtifactService;
   /** Listens on config.host:config.port and starts the scheduler; resolves to the base URL. */
@@ -65,7 +96,7 @@ export interface Service {
 
 const PINO_LEVEL = { DEBUG: 'debug', LOG: 'info', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 
-export async function buildService(config: ServiceConfig, opts: { logger?: boolean } = {}): Promise<Service> {
+export async function buildService(config: ServiceConfig, opts: ServiceOptions = {}): Promise<Service> {
   // Loads the secrets key now: a key that cannot open the stored secrets stops the start (ConfigError).
   const store = await openSqliteStore(config.dataDir, { secrets: config.secrets ?? defaultSecretsKeyConfig(config.dataDir) });
   const app = Fastify({
@@ -80,7 +111,8 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
   // Group triggers and retries enqueue through the dispatcher, which asks them about each result.
   const triggers = new GroupTriggerRunner({ store, log: app.log, enqueue: (c, l, d) => dispatcher.enqueue(c, l, d) });
   const retries = new RetryCoordinator({ store, log: app.log, watcher: triggers, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) });
-  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries });
+  const alerts = buildAlerting(store, config, opts.alerting ?? {}, app.log);
+  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries, alertsRaised: () => alerts.fanOut.poke() });
   const scheduler = new Scheduler({ store, config, dispatcher, log: app.log, placement: (check) => placementOf(store, check) });
   const notifier = new OutboxWorker({
     store,
@@ -90,11 +122,12 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
     messageIdDomain: config.publicUrl.hostname,
   });
   const heartbeats = new HeartbeatMonitor({ heartbeats: store.heartbeats, log: app.log });
-  const reminders = new ReminderSweeper({ store, log: app.log });
+  const reminders = new ReminderSweeper({ store, log: app.log, onAlertsRaised: () => alerts.fanOut.poke() });
   const hooks: ServiceHooks = {
     checkChanged: (accountId, checkId, check) => scheduler.checkChanged(accountId, checkId, check),
     notificationsQueued: () => notifier.poke(),
     runNow: (check, locationId) => dispatcher.enqueue(check, locationId, Date.now()),
+    alertsRaised: () => alerts.fanOut.poke(),
   };
 
   app.setErrorHandler(errorHandler);
@@ -120,6 +153,9 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
     heartbeats,
     notifier,
     reminders,
+    alertFanOut: alerts.fanOut,
+    alertDelivery: alerts.delivery,
+    alertsRaised: () => alerts.fanOut.poke(),
     artifacts,
     async start() {
       const address = await app.listen({ port: config.port, host: config.host });
@@ -128,6 +164,8 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
       await heartbeats.start();
       notifier.start();
       reminders.start();
+      alerts.delivery.start();
+      alerts.fanOut.start();
       return address;
     },
     async stop() {
@@ -137,8 +175,34 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
       await dispatcher.stop();
       await reminders.stop();
       await notifier.stop();
+      await alerts.stop();
       await app.close();
       await store.close();
+    },
+  };
+}
+
+/** The alert fan-out and the delivery worker it pokes, with the outbound guard their HTTP sends go through. */
+function buildAlerting(store: Store, config: ServiceConfig, sending: AlertSendingOptions, log: FastifyInstance['log']) {
+  const notify = config.notify ?? loadNotifyConfig({});
+  const http = createOutboundDispatcher(new OutboundPolicy(config.outbound ?? loadOutboundConfig({})), { connectTimeoutMs: notify.timeoutMs });
+  const mail = notify.smtpUrl ? createMailTransport({ smtpUrl: notify.smtpUrl, from: notify.smtpFrom, timeoutMs: notify.timeoutMs }) : null;
+  const delivery = new AlertDeliveryWorker({
+    store,
+    config: notify,
+    senders: sending.senders ?? createChannelSenders(),
+    context: { dispatcher: http, providers: sending.providers ?? config.alertProviders ?? loadProviderEndpoints({}), mail: sending.mail ?? mail },
+    log,
+  });
+  const fanOut = new AlertFanOut({ store, publicUrl: config.publicUrl, pollMs: notify.pollMs, log, onQueued: () => delivery.poke() });
+  return {
+    fanOut,
+    delivery,
+    async stop() {
+      await fanOut.stop();
+      await delivery.stop();
+      mail?.close();
+      await http.close();
     },
   };
 }

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { type Env, readEnum, readInteger, readString, readUrl } from '../shared/env.ts';
 import { type AlertGatewayConfig, loadAlertGatewayConfig } from './alert-channels/gateways.ts';
+import type { ProviderEndpoints } from './notify/channels/types.ts';
+import { loadProviderEndpoints } from './notify/channels/providers.ts';
 import { type ArtifactConfig, loadArtifactConfig } from './artifacts/config.ts';
 import { loadNotifyConfig, type NotifyConfig } from './notify/config.ts';
 import { loadOutboundConfig, type OutboundConfig } from './outbound/config.ts';
@@ -37,6 +39,8 @@ export interface ServiceConfig {
   suites?: SuiteServiceConfig;
   /** ALERT_SMS_GATEWAY_URL / ALERT_VOICE_GATEWAY_URL; absent means SMS and CALL channels are refused. */
   alertGateways?: AlertGatewayConfig;
+  /** ALERT_PAGERDUTY_EVENTS_URL, ALERT_OPSGENIE_*_URL and the gateways; absent means the providers' public endpoints. */
+  alertProviders?: ProviderEndpoints;
 }
 
 export function loadServiceConfig(env: Env, cwd: string = process.cwd()): ServiceConfig {
@@ -64,6 +68,7 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     secrets: loadSecretsKeyConfig(env, dataDir, cwd),
     suites: loadSuiteServiceConfig(env, dataDir),
     alertGateways: loadAlertGatewayConfig(env),
+    alertProviders: loadProviderEndpoints(env),
   };
 }
 

@@ -313,13 +313,8 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('DELETE', '/v1/snippets/{id}', 204, { params: { id: snippet.id } });
   });
 
-  it('check statuses and the alert history', async () => {
-    await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Alerts DC', slugName: 'alerts-dc' } });
-    const body = { name: 'Alerting', privateLocations: ['alerts-dc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
-    const created = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
-    const checkId = created.id;
-    await expectContract('GET', '/v1/check-statuses/{checkId}', 200, { params: { checkId } });
-    // A failed FINAL result, applied as the dispatcher applies each stored one: a status and an alert.
+  /** Stores a failed FINAL result of the check and applies it as the dispatcher does: returns the alert it raised. */
+  async function raiseFailureAlert(checkId: string, runLocation: string) {
     const check = await service.store.checks.get(headers['x-service-account'] ?? '', checkId);
     if (!check) throw new Error('the check was not stored');
     const nowMs = Date.now();
@@ -330,12 +325,23 @@ describe('contract: responses match the reference schemas', () => {
     };
     const run = { accountId: check.accountId, checkId, dueAt: new Date(nowMs).toISOString(), locationId: check.locationIds[0] ?? '', checkType: 'API' as const };
     const stored = await service.store.results.insertOnce({
-      accountId: check.accountId, checkId, runId: result.runId, checkName: check.name, locationId: run.locationId, runLocation: 'alerts-dc', attempts: 1,
+      accountId: check.accountId, checkId, runId: result.runId, checkName: check.name, locationId: run.locationId, runLocation, attempts: 1,
       resultType: 'FINAL', pendingStatus: { dueAt: run.dueAt }, payload: result,
     });
     const [alert] = await new CheckStatusService({ store: service.store }).resultStored({
-      run, check, resultId: stored.id, resultType: 'FINAL', runLocation: 'alerts-dc', result, atMs: nowMs,
+      run, check, resultId: stored.id, resultType: 'FINAL', runLocation, result, atMs: nowMs,
     });
+    return alert;
+  }
+
+  it('check statuses and the alert history', async () => {
+    await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Alerts DC', slugName: 'alerts-dc' } });
+    const body = { name: 'Alerting', privateLocations: ['alerts-dc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
+    const created = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
+    const checkId = created.id;
+    await expectContract('GET', '/v1/check-statuses/{checkId}', 200, { params: { checkId } });
+    // A failed FINAL result, applied as the dispatcher applies each stored one: a status and an alert.
+    const alert = await raiseFailureAlert(checkId, 'alerts-dc');
     expect(alert?.alertType).toBe('ALERT_FAILURE');
     const statuses = await expectContract<Array<{ checkId: string; hasFailures: boolean }>>('GET', '/v1/check-statuses', 200);
     expect(statuses.find((s) => s.checkId === checkId)?.hasFailures).toBe(true);
@@ -364,6 +370,24 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('GET', '/v1/alert-channels/{id}', 404, { params: { id: 999999 } });
     await expectContract('PUT', '/v1/alert-channels/{id}/subscriptions', 404, { params: { id: 999999 }, body: { checkId: check.id, activated: true } });
     await expectContract('DELETE', '/v1/alert-channels/{id}', 204, { params: { id: channel.id } });
+  });
+
+  it('alert notifications', async () => {
+    const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, {
+      body: { name: 'Notified', request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
+    });
+    const channel = await expectContract<{ id: number }>('POST', '/v1/alert-channels', 201, {
+      body: { type: 'WEBHOOK', config: { url: 'https://hooks.example.test/in', webhookSecret: 'whsec-0123456789abcdef' }, subscriptions: [{ checkId: check.id, activated: true }] },
+    });
+    const alert = await raiseFailureAlert(check.id, '');
+    if (!alert) throw new Error('no alert raised');
+    // The service is not started here: fan the alert out as the started service would.
+    expect(await service.alertFanOut.fanOut(alert)).toBe(1);
+    expect(await expectContract('GET', '/v1/alert-notifications', 200)).toHaveLength(1);
+    const query = `?limit=5&page=1&alertChannelId=${channel.id}&hasFailures=false`;
+    expect(await expectContract('GET', '/v1/alert-notifications', 200, { query })).toHaveLength(1);
+    expect(await expectContract('GET', '/v1/alert-notifications', 200, { query: '?hasFailures=true' })).toHaveLength(0);
+    await expectContract('GET', '/v1/alert-notifications', 400, { query: '?from=0&to=172800' });
   });
 
   it('maintenance windows', async () => {

@@ -123,14 +123,7 @@ export async function startHarness(
       const agentId = agentOpts.agentId ?? crypto.randomUUID();
       const post = (path: string, body: unknown) =>
         app.inject({ method: 'POST', url: path, headers: { authorization: `Bearer ${tenant.key}` }, payload: body as object });
-      const res = await post(AGENT_PATHS.register, {
-        agentId,
-        version: '0.0.0-test',
-        protocolVersion: PROTOCOL_VERSION,
-        hostname: 'test-host',
-        capabilities: { checkTypes: agentOpts.checkTypes ?? ['API'], runtimes: agentOpts.runtimes ?? ['2026.04', '2025.04'] },
-        concurrency: { uptime: 10, heavy: 1 },
-      });
+      const res = await post(AGENT_PATHS.register, registrationBody(agentId, agentOpts));
       if (res.statusCode !== 200) throw new Error(`register failed: ${res.statusCode} ${res.body}`);
       return {
         agentId,
@@ -159,6 +152,18 @@ export async function startHarness(
     },
   };
   return harness;
+}
+
+/** What a test agent registers with: API checks (or `checkTypes`) on both runtimes, 10 uptime slots. */
+export function registrationBody(agentId: string, opts: { checkTypes?: CheckType[]; runtimes?: string[] } = {}) {
+  return {
+    agentId,
+    version: '0.0.0-test',
+    protocolVersion: PROTOCOL_VERSION,
+    hostname: 'test-host',
+    capabilities: { checkTypes: opts.checkTypes ?? ['API'], runtimes: opts.runtimes ?? ['2026.04', '2025.04'] },
+    concurrency: { uptime: 10, heavy: 1 },
+  };
 }
 
 export function resultFor(job: Job, agentId: string, overrides: Partial<RunResult> = {}): RunResult {

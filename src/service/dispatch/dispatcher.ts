@@ -58,6 +58,8 @@ export interface DispatcherOptions {
   resultPolicy?: ResultPolicy;
   /** Keeps check statuses and alerts as results are stored; one over the store by default. */
   statuses?: CheckStatusService;
+  /** A stored result raised an alert (committed): the fan-out should look now. */
+  alertsRaised?: () => void;
 }
 
 /** Finished runs are kept this long for GET /v1/check-runs/{id} and diagnosis, then pruned. */
@@ -82,6 +84,7 @@ export class Dispatcher {
   readonly #sweepIntervalMs: number;
   readonly #resultPolicy: ResultPolicy | undefined;
   readonly #statuses: CheckStatusService;
+  readonly #alertsRaised: () => void;
   readonly #waiters = new WaitList();
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
@@ -95,6 +98,7 @@ export class Dispatcher {
     this.#sweepIntervalMs = opts.sweepIntervalMs ?? 1000;
     this.#resultPolicy = opts.resultPolicy;
     this.#statuses = opts.statuses ?? new CheckStatusService({ store: opts.store });
+    this.#alertsRaised = opts.alertsRaised ?? (() => {});
   }
 
   async start(): Promise<void> {
@@ -117,8 +121,11 @@ export class Dispatcher {
     await this.#sweeping;
   }
 
-  #replayPending(storedBefore?: string): Promise<number> {
-    return replayPendingResults({ store: this.#store, statuses: this.#statuses, log: this.#log, storedBefore });
+  /** Replayed results may raise alerts: the fan-out is told, as for a live result. */
+  async #replayPending(storedBefore?: string): Promise<number> {
+    const replayed = await replayPendingResults({ store: this.#store, statuses: this.#statuses, log: this.#log, storedBefore });
+    if (replayed > 0) this.#alertsRaised();
+    return replayed;
   }
 
   /** Held lease requests right now (for tests and diagnostics). */
@@ -320,6 +327,9 @@ export class Dispatcher {
       const event = { run, check, resultId: stored.id, resultType, runLocation: location.slugName };
       await this.#statuses
         .resultStored({ ...event, result: req.result, atMs: Date.parse(now) })
+        .then((alerts) => {
+          if (alerts.length > 0) this.#alertsRaised();
+        })
         // The result is stored either way; a status that failed to update is logged, not a failed upload, and replayed by a later sweep.
         .catch((err: unknown) => this.#log.error({ err, runId, checkId: run.checkId }, 'check status could not be updated'));
     }

@@ -11,7 +11,6 @@
  * 'failed' (entry, reason), 'undeliverable' (entry, reason), 'error' is never emitted: a store
  * failure is logged and the next poll tries again.
  */
-import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
 import type { OutboundConfig } from '../outbound/config.ts';
 import { createOutboundDispatcher } from '../outbound/dispatcher.ts';
@@ -21,10 +20,12 @@ import type { Store } from '../store/store.ts';
 import type { NotifyConfig } from './config.ts';
 import type { DeliveryOutcome } from './delivery.ts';
 import { createEmailSender, type EmailSender } from './email.ts';
+import { afterAttempt, deliveryLeaseMs, retryDelayMs } from './attempts.ts';
+import { PollingWorker } from './poll-loop.ts';
 import { sendWebhook } from './webhook.ts';
 
-/** Deliveries claimed per round; a round's sends run concurrently. */
-const BATCH = 20;
+/** Deliveries in hand at once; their sends run concurrently. */
+const IN_FLIGHT = 20;
 
 interface Logger {
   info(obj: object, msg: string): void;
@@ -43,14 +44,7 @@ export interface OutboxWorkerOptions {
   random?: () => number;
 }
 
-/**
- * Exponential backoff with "equal jitter": half of base·2^(attempt-1) (capped) plus a random share
- * of the other half, so retries spread out but never come sooner than half the nominal delay.
- */
-export function retryDelayMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
-  const nominal = Math.min(maxMs, baseMs * 2 ** Math.min(Math.max(0, attempt - 1), 40));
-  return Math.round(nominal / 2 + random() * (nominal / 2));
-}
+export { retryDelayMs };
 
 export interface OutboxWorkerEvents {
   delivered: [entry: OutboxEntry];
@@ -59,7 +53,7 @@ export interface OutboxWorkerEvents {
   undeliverable: [entry: OutboxEntry, reason: string];
 }
 
-export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
+export class OutboxWorker extends PollingWorker<OutboxEntry, OutboxWorkerEvents> {
   readonly #store: Store;
   readonly #config: NotifyConfig;
   readonly #log: Logger;
@@ -67,14 +61,16 @@ export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
   readonly #email: EmailSender | null;
   /** Every webhook goes through the outbound guard. */
   readonly #http: Dispatcher;
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<void> | null = null;
-  #again = false;
-  #started = false;
-  #stopped = false;
 
   constructor(opts: OutboxWorkerOptions) {
-    super();
+    super({
+      name: 'notification outbox',
+      claim: (limit) => opts.store.outbox.claimDue(new Date(), limit, deliveryLeaseMs(opts.config)),
+      nextDueAt: () => opts.store.outbox.nextDueAt(),
+      pollMs: opts.config.pollMs,
+      maxInFlight: IN_FLIGHT,
+      log: opts.log,
+    });
     this.#store = opts.store;
     this.#config = opts.config;
     this.#log = opts.log;
@@ -90,57 +86,14 @@ export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
     this.#http = createOutboundDispatcher(new OutboundPolicy(opts.outbound), { connectTimeoutMs: opts.config.timeoutMs });
   }
 
-  /** Starts working off the outbox, including whatever a previous process left pending. */
-  start(): void {
-    if (this.#started) return;
-    this.#started = true;
-    this.poke();
-  }
-
-  /** New deliveries were queued: look now rather than at the next poll. */
-  poke(): void {
-    if (!this.#started || this.#stopped) return;
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#clearTimer();
-    this.#running = this.#drain().finally(() => {
-      this.#running = null;
-      if (!this.#stopped) void this.#scheduleNext();
-    });
-  }
-
   /** Stops polling and waits for sends in flight to be recorded; pending deliveries stay in the outbox. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#clearTimer();
-    await this.#running;
+  override async stop(): Promise<void> {
+    await super.stop();
     this.#email?.close();
     await this.#http.close();
   }
 
-  /** The lease outlives one send's timeout, so a slow but live send is never claimed twice. */
-  get #leaseMs(): number {
-    return this.#config.timeoutMs * 3 + 5_000;
-  }
-
-  async #drain(): Promise<void> {
-    do {
-      this.#again = false;
-      let claimed: OutboxEntry[];
-      try {
-        claimed = await this.#store.outbox.claimDue(new Date(), BATCH, this.#leaseMs);
-      } catch (err) {
-        this.#log.error({ err }, 'notification outbox: claiming deliveries failed; retrying at the next poll');
-        return;
-      }
-      await Promise.all(claimed.map((entry) => this.#deliver(entry)));
-      if (claimed.length === BATCH) this.#again = true;
-    } while (this.#again && !this.#stopped);
-  }
-
-  async #deliver(entry: OutboxEntry): Promise<void> {
+  protected async handle(entry: OutboxEntry): Promise<void> {
     const outcome = await this.#send(entry);
     try {
       if (outcome === 'undeliverable') {
@@ -148,18 +101,19 @@ export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
         this.#log.warn({ deliveryId: entry.id, address: entry.address }, `notification not delivered: ${reason}`);
         await this.#store.outbox.markFinal(entry.id, 'undeliverable', reason);
         this.emit('undeliverable', entry, reason);
-      } else if (outcome.ok) {
+        return;
+      }
+      const step = afterAttempt(outcome, entry.attempts, this.#config, this.#random);
+      if (step.next === 'delivered') {
         await this.#store.outbox.markDelivered(entry.id, new Date());
         this.emit('delivered', entry);
-      } else if (outcome.permanent || entry.attempts >= this.#config.maxAttempts) {
-        const reason = outcome.permanent ? outcome.error : `gave up after ${entry.attempts} attempts; last: ${outcome.error}`;
-        this.#log.warn({ deliveryId: entry.id, channel: entry.channel, address: entry.address }, `notification failed: ${reason}`);
-        await this.#store.outbox.markFinal(entry.id, 'failed', reason);
-        this.emit('failed', entry, reason);
+      } else if (step.next === 'failed') {
+        this.#log.warn({ deliveryId: entry.id, channel: entry.channel, address: entry.address }, `notification failed: ${step.reason}`);
+        await this.#store.outbox.markFinal(entry.id, 'failed', step.reason);
+        this.emit('failed', entry, step.reason);
       } else {
-        const delayMs = retryDelayMs(entry.attempts, this.#config.backoffBaseMs, this.#config.backoffMaxMs, this.#random);
-        await this.#store.outbox.reschedule(entry.id, new Date(Date.now() + delayMs), outcome.error);
-        this.emit('retry', entry, outcome.error, delayMs);
+        await this.#store.outbox.reschedule(entry.id, new Date(Date.now() + step.delayMs), step.error);
+        this.emit('retry', entry, step.error, step.delayMs);
       }
     } catch (err) {
       // The lease runs out and the delivery is tried again: at least once, never lost.
@@ -171,26 +125,5 @@ export class OutboxWorker extends EventEmitter<OutboxWorkerEvents> {
     if (entry.channel === 'WEBHOOK') return sendWebhook(entry, { timeoutMs: this.#config.timeoutMs, dispatcher: this.#http });
     if (!this.#email) return 'undeliverable';
     return this.#email.send(entry);
-  }
-
-  /** Sleeps until the earliest pending delivery is due, or the poll interval, whichever is sooner. */
-  async #scheduleNext(): Promise<void> {
-    let due: string | null = null;
-    try {
-      due = await this.#store.outbox.nextDueAt();
-    } catch (err) {
-      this.#log.error({ err }, 'notification outbox: reading the next due time failed');
-    }
-    if (this.#stopped || this.#running) return;
-    const untilDue = due === null ? Number.POSITIVE_INFINITY : Math.max(0, Date.parse(due) - Date.now());
-    this.#clearTimer();
-    this.#timer = setTimeout(() => this.poke(), Math.min(untilDue, this.#config.pollMs));
-    // The poll alone must not keep a process alive that is otherwise done.
-    this.#timer.unref();
-  }
-
-  #clearTimer(): void {
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
   }
 }

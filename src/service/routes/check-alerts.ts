@@ -30,8 +30,12 @@ const ALERT_TYPES = [
 ] as const;
 
 const Params = Type.Object({ checkId: Type.String({ minLength: 1 }) });
-const UnixSeconds = Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS });
-const Query = Type.Object({ ...PageNumberQuery(10), from: Type.Optional(UnixSeconds), to: Type.Optional(UnixSeconds) });
+/** `from` and `to` of a time-windowed list: UNIX seconds. */
+export const WindowQuery = () => {
+  const UnixSeconds = Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS });
+  return { from: Type.Optional(UnixSeconds), to: Type.Optional(UnixSeconds) };
+};
+const Query = Type.Object({ ...PageNumberQuery(10), ...WindowQuery() });
 
 const CheckAlertSchema = Type.Object({
   id: Type.String(),
@@ -62,16 +66,22 @@ const alertView = (a: CheckAlertRecord): Static<typeof CheckAlertSchema> => ({
 });
 
 /**
- * The reference's window rules: neither bound means the last six hours; one bound means six hours
- * from or up to it; both must be at most six hours apart, `from` before `to`.
+ * The reference's window rules (`windowSeconds`: six hours for check alerts): neither bound means
+ * the last window up to now; one bound means a window from or up to it; both must be at most a
+ * window apart, `from` before `to`.
  */
-export function alertWindow(from: number | undefined, to: number | undefined, nowMs: number): { from: string; to: string } {
-  const windowMs = ALERT_WINDOW_SECONDS * 1000;
+export function alertWindow(
+  from: number | undefined,
+  to: number | undefined,
+  nowMs: number,
+  windowSeconds = ALERT_WINDOW_SECONDS,
+): { from: string; to: string } {
+  const windowMs = windowSeconds * 1000;
   const end = to !== undefined ? to * 1000 : from !== undefined ? from * 1000 + windowMs : nowMs;
   const start = from !== undefined ? from * 1000 : end - windowMs;
   if (start >= end) throw new BadRequestError('querystring/from must be before querystring/to (UNIX timestamps in seconds)');
   if (end - start > windowMs) {
-    throw new BadRequestError(`querystring/from and querystring/to must be at most ${ALERT_WINDOW_SECONDS} seconds (6 hours) apart`);
+    throw new BadRequestError(`querystring/from and querystring/to must be at most ${windowSeconds} seconds (${windowSeconds / 3600} hours) apart`);
   }
   // When only `from` is given, the window may end past the last representable second.
   const iso = (ms: number) => new Date(Math.min(ms, (MAX_UNIX_SECONDS + 1) * 1000)).toISOString();

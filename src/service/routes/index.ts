@@ -9,6 +9,7 @@ import { useAccountAuth } from '../http/auth.ts';
 import type { Store } from '../store/store.ts';
 import { checkAlertRoutes } from './check-alerts.ts';
 import { alertChannelRoutes } from './alert-channels.ts';
+import { alertNotificationRoutes } from './alert-notifications.ts';
 import { checkGroupTriggerRoutes } from './check-group-triggers.ts';
 import { checkGroupRoutes } from './check-groups.ts';
 import { checkResultRoutes } from './check-results.ts';
@@ -66,5 +67,6 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(variableRoutes, { store });
   await app.register(snippetRoutes, { store });
   await app.register(alertChannelRoutes, { store, config });
+  await app.register(alertNotificationRoutes, { store });
   await app.register(maintenanceWindowRoutes, { store });
 };

@@ -41,6 +41,11 @@ export interface AlertChannelRepo {
   delete(accountId: string, id: number): Promise<boolean>;
   /** Adds or updates the channel's subscription of that check or group; undefined when the channel is not the account's. */
   putSubscription(accountId: string, channelId: number, input: AlertChannelSubscriptionInput): Promise<AlertChannelSubscription | undefined>;
+  /**
+   * The channels told about the check's alerts: those with an activated subscription of the check
+   * or of its group (`groupId`), each once, oldest first.
+   */
+  listSubscribedTo(accountId: string, checkId: string, groupId: number | null): Promise<StoredAlertChannel[]>;
   /** Subscribes a new check to every autoSubscribe channel of its account; returns the channel ids. */
   autoSubscribe(accountId: string, checkId: string): Promise<number[]>;
 }

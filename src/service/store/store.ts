@@ -229,6 +229,7 @@ export interface Store {
   checkAlerts: import('./check-status-types.ts').CheckAlertRepo;
 
   alertChannels: import('./alert-channel-types.ts').AlertChannelRepo;
+  alertNotifications: import('./alert-notification-types.ts').AlertNotificationRepo;
   /** Maintenance windows: see ./maintenance-window-types.ts. */
   maintenanceWindows: import('./maintenance-window-types.ts').MaintenanceWindowRepo;
   /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */

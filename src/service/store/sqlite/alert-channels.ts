@@ -163,6 +163,17 @@ export class SqliteAlertChannelRepo implements AlertChannelRepo {
     });
   }
 
+  async listSubscribedTo(accountId: string, checkId: string, groupId: number | null): Promise<StoredAlertChannel[]> {
+    const rows = this.#db
+      .prepare(
+        `SELECT * FROM alert_channels WHERE account_id = ? AND id IN (
+           SELECT channel_id FROM alert_channel_subscriptions WHERE activated = 1 AND (check_id = ? OR group_id = ?))
+         ORDER BY id`,
+      )
+      .all(accountId, checkId, groupId);
+    return (rows as unknown as ChannelRow[]).map((r) => this.#toChannel(r));
+  }
+
   async autoSubscribe(accountId: string, checkId: string): Promise<number[]> {
     const rows = this.#db
       .prepare(

@@ -1,7 +1,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { AlertType, CheckAlertQuery, CheckAlertRecord, CheckAlertRepo } from '../check-status-types.ts';
 
-interface AlertRow {
+export interface AlertRow {
   id: number;
   account_id: string;
   check_id: string;
@@ -18,7 +18,7 @@ interface AlertRow {
   created_at: string;
 }
 
-const toAlert = (row: AlertRow): CheckAlertRecord => ({
+export const toAlert = (row: AlertRow): CheckAlertRecord => ({
   id: row.id,
   accountId: row.account_id,
   checkId: row.check_id,

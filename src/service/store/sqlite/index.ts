@@ -8,6 +8,7 @@ import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '
 import type { Store } from '../store.ts';
 import { SqliteAccountRepo } from './accounts.ts';
 import { SqliteAlertChannelRepo } from './alert-channels.ts';
+import { SqliteAlertNotificationRepo } from './alert-notifications.ts';
 import { SqliteAgentRepo } from './agents.ts';
 import { SqliteArtifactRepo } from './artifacts.ts';
 import { SqliteCheckAlertRepo } from './check-alerts.ts';
@@ -79,6 +80,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     checkStatuses: new SqliteCheckStatusRepo(db),
     checkAlerts: new SqliteCheckAlertRepo(db),
     alertChannels: new SqliteAlertChannelRepo(db, secrets),
+    alertNotifications: new SqliteAlertNotificationRepo(db),
     secrets,
     runRetries: new SqliteRunRetryRepo(db),
     artifacts: new SqliteArtifactRepo(db),
