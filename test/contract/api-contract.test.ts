@@ -157,6 +157,21 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('GET', '/v1/checks/{id}', 404, { params: { id: UNKNOWN_UUID } });
     await expectContract('POST', '/v1/checks/api', 400, { body: { name: 'no request' } });
     await expectContract('GET', '/v2/check-results/{checkId}', 200, { params: { checkId: ids[0] ?? '' } });
+    // One result, as alert messages link to it: stored as the dispatcher stores an agent's.
+    const checkId = ids[0] ?? '';
+    const check = await service.store.checks.get(headers['x-service-account'] ?? '', checkId);
+    if (!check) throw new Error('the check was not stored');
+    const runId = crypto.randomUUID();
+    const stored = await service.store.results.insertOnce({
+      accountId: check.accountId, checkId, runId, checkName: check.name, locationId: check.locationIds[0] ?? '', runLocation: 'checks-dc', attempts: 1,
+      payload: {
+        runId, checkId, checkType: 'API', startedAt: new Date().toISOString(), stoppedAt: new Date().toISOString(), responseTime: 12, hasFailures: false,
+        hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: null, apiCheckResult: null,
+        agent: { id: 'contract-agent', version: '0.0.0' }, scheduleLagMs: 0,
+      },
+    });
+    await expectContract('GET', '/v1/check-results/{checkId}/{checkResultId}', 200, { params: { checkId, checkResultId: stored.id } });
+    await expectContract('GET', '/v1/check-results/{checkId}/{checkResultId}', 404, { params: { checkId, checkResultId: UNKNOWN_UUID } });
     await expectContract('DELETE', '/v1/checks/{id}', 204, { params: { id: ids[0] ?? '' } });
   });
 
