@@ -179,6 +179,17 @@ describe('alertChannelSubscriptions on check groups', () => {
     const listed = json<Array<{ id: number; alertChannelSubscriptions: Sub[] }>>(await t.api.request(t.acme, 'GET', '/v1/check-groups'));
     expect(listed.find((g) => g.id === group.id)?.alertChannelSubscriptions).toEqual([{ alertChannelId: b, activated: true }]);
 
+    // A member check shows its own subscriptions in the group's checks list, as on GET /v1/checks/{id}.
+    const member = await t.api.request(t.acme, 'POST', '/v1/checks/api', {
+      name: 'member',
+      groupId: group.id,
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+      alertChannelSubscriptions: [{ alertChannelId: a, activated: true }],
+    });
+    expect(member.statusCode, member.body).toBe(201);
+    const members = json<Array<{ alertChannelSubscriptions: Sub[] }>>(await t.api.request(t.acme, 'GET', `/v1/check-groups/${group.id}/checks`));
+    expect(members.map((m) => m.alertChannelSubscriptions)).toEqual([[{ alertChannelId: a, activated: true }]]);
+
     const theirs = await channel({ who: t.other });
     const refused = await t.api.request(t.acme, 'PUT', `/v2/check-groups/${group.id}`, { name: 'g3', alertChannelSubscriptions: [{ alertChannelId: theirs, activated: true }] });
     expect(refused.statusCode).toBe(400);
