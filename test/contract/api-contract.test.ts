@@ -157,6 +157,21 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('GET', '/v1/checks/{id}', 404, { params: { id: UNKNOWN_UUID } });
     await expectContract('POST', '/v1/checks/api', 400, { body: { name: 'no request' } });
     await expectContract('GET', '/v2/check-results/{checkId}', 200, { params: { checkId: ids[0] ?? '' } });
+    // One result, as alert messages link to it: stored as the dispatcher stores an agent's.
+    const checkId = ids[0] ?? '';
+    const check = await service.store.checks.get(headers['x-service-account'] ?? '', checkId);
+    if (!check) throw new Error('the check was not stored');
+    const runId = crypto.randomUUID();
+    const stored = await service.store.results.insertOnce({
+      accountId: check.accountId, checkId, runId, checkName: check.name, locationId: check.locationIds[0] ?? '', runLocation: 'checks-dc', attempts: 1,
+      payload: {
+        runId, checkId, checkType: 'API', startedAt: new Date().toISOString(), stoppedAt: new Date().toISOString(), responseTime: 12, hasFailures: false,
+        hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: null, apiCheckResult: null,
+        agent: { id: 'contract-agent', version: '0.0.0' }, scheduleLagMs: 0,
+      },
+    });
+    await expectContract('GET', '/v1/check-results/{checkId}/{checkResultId}', 200, { params: { checkId, checkResultId: stored.id } });
+    await expectContract('GET', '/v1/check-results/{checkId}/{checkResultId}', 404, { params: { checkId, checkResultId: UNKNOWN_UUID } });
     await expectContract('DELETE', '/v1/checks/{id}', 204, { params: { id: ids[0] ?? '' } });
   });
 
@@ -367,6 +382,19 @@ describe('contract: responses match the reference schemas', () => {
       body: { type: 'WEBHOOK', config: { url: 'https://hooks.example.test/in', webhookSecret: 'whsec-0123456789abcdef' }, sendDegraded: true },
     });
     await expectContract('PUT', '/v1/alert-channels/{id}/subscriptions', 200, { params: { id: channel.id }, body: { checkId: check.id, activated: false } });
+    // The same subscriptions, from the check's and a group's side.
+    const subs = [{ alertChannelId: channel.id, activated: true }];
+    const tcp = await expectContract<{ id: string }>('POST', '/v1/checks/tcp', 201, {
+      query: '?autoAssignAlerts=false',
+      body: { name: 'Subscribed', request: { hostname: '127.0.0.1', port: 9 }, alertChannelSubscriptions: subs },
+    });
+    await expectContract('PUT', '/v1/checks/tcp/{id}', 200, { params: { id: tcp.id }, body: { alertChannelSubscriptions: [] } });
+    await expectContract('POST', '/v1/checks/tcp', 400, { body: { name: 'x', request: { hostname: '127.0.0.1', port: 9 }, alertChannelSubscriptions: [{ alertChannelId: 999999, activated: true }] } });
+    if (pendingLanded('/v2/check-groups')) {
+      const group = await expectContract<{ id: number }>('POST', '/v2/check-groups', 201, { body: { name: 'Subscribed group', alertChannelSubscriptions: subs } });
+      await expectContract('PUT', '/v2/check-groups/{id}', 200, { params: { id: group.id }, body: { name: 'Subscribed group', alertChannelSubscriptions: [] } });
+      await expectContract('DELETE', '/v1/check-groups/{id}', 204, { params: { id: group.id } });
+    }
     await expectContract('GET', '/v1/alert-channels/{id}', 404, { params: { id: 999999 } });
     await expectContract('PUT', '/v1/alert-channels/{id}/subscriptions', 404, { params: { id: 999999 }, body: { checkId: check.id, activated: true } });
     await expectContract('DELETE', '/v1/alert-channels/{id}', 204, { params: { id: channel.id } });

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
+import { afterEach, beforeEach } from 'vitest';
 import type { ServiceHooks } from '../../src/service/app.ts';
 import { createAccount } from '../../src/service/accounts.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
@@ -40,6 +41,20 @@ export interface TestApi {
   /** A request to the public API as `account` (its key and account headers), through app.inject. */
   request(account: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
+}
+
+/**
+ * A fresh TestApi for each test of the calling file, with one account per name (keyed by the name),
+ * closed after the test. Read the fields inside tests: they change before each one.
+ */
+export function apiPerTest<N extends string>(names: readonly N[]): { api: TestApi } & Record<N, TestAccount> {
+  const state = {} as { api: TestApi } & Record<N, TestAccount>;
+  beforeEach(async () => {
+    state.api = await startTestApi();
+    for (const name of names) (state as Record<N, TestAccount>)[name] = await state.api.newAccount(name);
+  });
+  afterEach(() => state.api.close());
+  return state;
 }
 
 /** `env`: further service settings, e.g. an alert gateway, on top of a fresh data directory. */

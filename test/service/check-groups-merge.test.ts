@@ -59,7 +59,6 @@ function group(body: Partial<CheckGroupBody> = {}, over: Partial<StoredCheckGrou
       apiCheckDefaults: defaults(),
       runtimeId: null,
       environmentVariables: [],
-      alertChannelSubscriptions: [],
       setupSnippetId: null,
       tearDownSnippetId: null,
       localSetupScript: null,

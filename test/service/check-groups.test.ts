@@ -80,6 +80,8 @@ describe('POST /v2/check-groups', () => {
   it('stores and returns every property, secrets masked', async () => {
     const setupSnippetId = await snippet(acme, 'login');
     const tearDownSnippetId = await snippet(acme, 'cleanup');
+    const channel = await req(acme, 'POST', '/v1/alert-channels', { type: 'EMAIL', config: { address: 'ops@example.test' } });
+    const alertChannelId = json<{ id: number }>(channel).id;
     const body = {
       name: 'Everything',
       activated: false,
@@ -99,7 +101,7 @@ describe('POST /v2/check-groups', () => {
         { key: 'PLAIN', value: 'visible', locked: false, secret: false },
         { key: 'TOKEN', value: 's3cret', locked: true, secret: true },
       ],
-      alertChannelSubscriptions: [{ alertChannelId: 12, activated: false }],
+      alertChannelSubscriptions: [{ alertChannelId, activated: false }],
       setupSnippetId,
       tearDownSnippetId,
       localSetupScript: 'setup()',

@@ -145,3 +145,34 @@ describe('GET /v2/check-results/{checkId}', () => {
     expect(res.statusCode).toBe(404);
   });
 });
+
+describe('GET /v1/check-results/{checkId}/{checkResultId}', () => {
+  const one = (account: TestAccount, check: string, result: string) =>
+    api.app.inject({ method: 'GET', url: `/v1/check-results/${check}/${result}`, headers: account.headers });
+
+  it('returns the one result, as the list shows it', async () => {
+    await store('run-1', 7);
+    const { id } = await store('run-2', 42);
+    const res = await one(acme, checkId, id);
+    expect(res.statusCode, res.body).toBe(200);
+    const listed = json<ResultList>(await list()).entries.find((e) => e.id === id);
+    expect(json(res)).toEqual(listed);
+    expect(json<{ responseTime: number }>(res).responseTime).toBe(42);
+  });
+
+  it('answers 404 for another account\'s result, a result of another check, and an unknown id', async () => {
+    const { id } = await store('run-1');
+    const other = await api.newAccount('Other');
+    expect((await one(other, checkId, id)).statusCode).toBe(404);
+    const second = await api.app.inject({
+      method: 'POST',
+      url: '/v1/checks/api',
+      headers: acme.headers,
+      payload: { name: 'Other', request: { method: 'GET', url: 'https://example.test/' } },
+    });
+    expect((await one(acme, json<{ id: string }>(second).id, id)).statusCode).toBe(404);
+    const unknown = await one(acme, checkId, '00000000-0000-4000-8000-000000000000');
+    expect(unknown.statusCode).toBe(404);
+    expect(json(unknown).message).toBe('Check result not found');
+  });
+});

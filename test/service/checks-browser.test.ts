@@ -41,6 +41,8 @@ const scriptedDefaults = {
   retryStrategy: null,
   alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, parallelRunFailureThreshold: { enabled: false, percentage: 10 } },
   useGlobalAlertSettings: true,
+  // From alert_channel_subscriptions: none without channels.
+  alertChannelSubscriptions: [],
   environmentVariables: [],
   frequency: 10,
   scriptPath: null,

@@ -41,6 +41,8 @@ describe('API checks', () => {
       privateLocations: ['office'],
       tags: [],
       runtimeId: null,
+      // From alert_channel_subscriptions: none without channels.
+      alertChannelSubscriptions: [],
       // Check groups (src/service/checks/group-membership.ts).
       groupId: null,
       groupOrder: null,

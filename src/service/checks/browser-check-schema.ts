@@ -4,7 +4,7 @@
  * pieces of common-check-schema.ts without the response-time thresholds (the reference's browser and
  * multistep bodies have none: a script passes or fails) and with the reference's frequencies (no
  * sub-minute runs: a browser run takes seconds and may last minutes). Properties the service does
- * not honour (alertChannelSubscriptions, intent, ...) are dropped on input, as for the other check types.
+ * not honour (intent, ...) are dropped on input, as for the other check types.
  */
 import { type TSchema, Type } from 'typebox';
 import { BadRequestError } from '../http/errors.ts';

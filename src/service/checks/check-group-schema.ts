@@ -6,6 +6,7 @@
  */
 import { type TSchema, Type } from 'typebox';
 import { ASSERTION_COMPARISONS, ASSERTION_SOURCES } from '../../shared/checks/types.ts';
+import { AlertChannelSubscriptionsIn, AlertChannelSubscriptionsOut } from '../alert-channels/subscriber-subscriptions.ts';
 import { IntegerId, Nullable } from '../routes/schemas.ts';
 import { AlertSettingsIn } from './alert-settings-schema.ts';
 import { DATA_CENTER_LOCATIONS, RUNTIME_IDS } from './common-check-schema.ts';
@@ -55,11 +56,6 @@ export const ApiCheckDefaultsSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const AlertChannelSubscription = Type.Object(
-  { alertChannelId: IntegerId(), activated: Type.Boolean({ default: true }) },
-  { additionalProperties: false },
-);
-
 function groupProperties(mode: Mode) {
   return {
     // Required on both, as in the reference (CheckGroupCreateOrUpdateV2.required = [name]).
@@ -74,7 +70,8 @@ function groupProperties(mode: Mode) {
     runtimeId: prop(mode, (o) => Nullable(Type.Enum([...RUNTIME_IDS]), o), null),
     // The same item as checks' (secret values: null keeps the stored one; see resolveVariableList).
     environmentVariables: prop(mode, (o) => Nullable(environmentVariableList(mode), o), []),
-    alertChannelSubscriptions: prop(mode, (o) => Type.Array(AlertChannelSubscription, o), []),
+    // Stored in alert_channel_subscriptions, never in the body (alert-channels/subscriber-subscriptions.ts).
+    alertChannelSubscriptions: AlertChannelSubscriptionsIn,
     setupSnippetId: prop(mode, (o) => Nullable(IntegerId(), o), null),
     tearDownSnippetId: prop(mode, (o) => Nullable(IntegerId(), o), null),
     localSetupScript: prop(mode, (o) => Nullable(Type.String({ maxLength: 100_000 }), o), null),
@@ -91,8 +88,6 @@ function groupProperties(mode: Mode) {
 
 export const CheckGroupCreateBody = Type.Object(groupProperties('create'), { additionalProperties: false });
 export const CheckGroupUpdateBody = Type.Object(groupProperties('update'), { additionalProperties: false });
-
-export const CheckGroupQuery = Type.Object({ autoAssignAlerts: Type.Boolean({ default: true }) });
 
 const KeyValueOut = Type.Object({ key: Type.String(), value: Type.String(), locked: Type.Boolean() });
 
@@ -125,7 +120,7 @@ export const CheckGroupResponse = Type.Object({
   doubleCheck: Type.Boolean(),
   useGlobalAlertSettings: Nullable(Type.Boolean()),
   alertSettings: Type.Object({}, { additionalProperties: true }),
-  alertChannelSubscriptions: Type.Array(Type.Object({ alertChannelId: Type.Number(), activated: Type.Boolean() })),
+  alertChannelSubscriptions: AlertChannelSubscriptionsOut,
   setupSnippetId: Nullable(Type.Number()),
   tearDownSnippetId: Nullable(Type.Number()),
   localSetupScript: Nullable(Type.String()),

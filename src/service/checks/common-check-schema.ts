@@ -6,6 +6,7 @@
  */
 import { type TSchema, Type } from 'typebox';
 import { Nullable } from '../routes/schemas.ts';
+import { AlertChannelSubscriptionsIn, AlertChannelSubscriptionsOut } from '../alert-channels/subscriber-subscriptions.ts';
 import { AlertSettingsIn, DEFAULT_ALERT_SETTINGS } from './alert-settings-schema.ts';
 import { environmentVariableList } from './environment-variables-schema.ts';
 import { groupMembershipProperties } from './group-membership.ts';
@@ -86,16 +87,19 @@ export function commonCheckProperties<K extends string>(mode: Mode, checkType: K
     // Applied by src/service/alerting/ only with useGlobalAlertSettings false, as in the reference.
     alertSettings: prop(mode, (o) => Nullable(AlertSettingsIn, o), DEFAULT_ALERT_SETTINGS),
     useGlobalAlertSettings: prop(mode, (o) => Type.Boolean(o), true),
+    // Stored in alert_channel_subscriptions, never in the body (alert-channels/subscriber-subscriptions.ts).
+    alertChannelSubscriptions: AlertChannelSubscriptionsIn,
     // groupId, groupOrder and the check's own retryStrategy (see group-membership.ts).
     ...groupMembershipProperties(mode),
   };
 }
 
-/** A check as GET returns it: the accepted body (defaults filled) plus id and timestamps. */
+/** A check as GET returns it: the accepted body (defaults filled), its subscriptions, id and timestamps. */
 export function checkResponseSchema<P extends Record<string, TSchema>>(createProperties: P) {
   return Type.Object({
     id: Type.String(),
     ...createProperties,
+    alertChannelSubscriptions: AlertChannelSubscriptionsOut,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Nullable(Type.String({ format: 'date-time' })),
   });

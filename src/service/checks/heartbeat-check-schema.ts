@@ -4,13 +4,15 @@
  *
  * A heartbeat is not run by an agent: the monitored job pings its URL. So only the properties that
  * mean something for it are accepted (name, activation, muting, tags, description, the heartbeat
- * timing and its token); `locations` is kept so reference clients round-trip. Everything else the
+ * timing and its token, alertChannelSubscriptions); `locations` is kept so reference clients round-trip. Everything else the
  * reference lists (request, script, frequency, thresholds, ...) is dropped on input, as for the other
  * check types.
  */
 import { randomBytes } from 'node:crypto';
 import { type Static, Type } from 'typebox';
+import { AlertChannelSubscriptionsIn, AlertChannelSubscriptionsOut } from '../alert-channels/subscriber-subscriptions.ts';
 import { BadRequestError } from '../http/errors.ts';
+import type { ChannelRef } from '../store/alert-channel-types.ts';
 import { Nullable } from '../routes/schemas.ts';
 import { DATA_CENTER_LOCATIONS, type Mode, prop, required } from './common-check-schema.ts';
 
@@ -49,6 +51,7 @@ function heartbeatCheckProperties(mode: Mode) {
     locations: prop(mode, (o) => Nullable(Type.Array(Type.Enum([...DATA_CENTER_LOCATIONS])), o), []),
     description: prop(mode, (o) => Nullable(Type.String({ maxLength: 500 }), o), null),
     heartbeat: required(mode, HeartbeatRequest),
+    alertChannelSubscriptions: AlertChannelSubscriptionsIn,
   };
 }
 
@@ -77,6 +80,7 @@ export const HeartbeatCheckResponse = Type.Object({
   locations: Nullable(Type.Array(Type.String())),
   description: Nullable(Type.String()),
   heartbeat: HeartbeatView,
+  alertChannelSubscriptions: AlertChannelSubscriptionsOut,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Nullable(Type.String({ format: 'date-time' })),
 });
@@ -114,6 +118,8 @@ export function pingUrlOf(publicUrl: URL, pingToken: string): string {
 export function heartbeatCheckView(
   check: { id: string; body: Record<string, unknown>; createdAt: string; updatedAt: string | null },
   publicUrl: URL,
+  /** From alert_channel_subscriptions; the body keeps none. */
+  subscriptions: ChannelRef[],
 ): HeartbeatCheckView {
   const body = check.body as unknown as HeartbeatCheckBody & { heartbeat: { pingToken: string } };
   const { pingToken } = body.heartbeat;
@@ -127,6 +133,7 @@ export function heartbeatCheckView(
     locations: body.locations,
     description: body.description,
     heartbeat: { ...body.heartbeat, pingToken, pingUrl: pingUrlOf(publicUrl, pingToken) },
+    alertChannelSubscriptions: subscriptions,
     created_at: check.createdAt,
     updated_at: check.updatedAt,
   };

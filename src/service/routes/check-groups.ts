@@ -8,12 +8,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { ServiceHooks } from '../app.ts';
-import {
-  CheckGroupCreateBody,
-  CheckGroupQuery,
-  CheckGroupResponse,
-  CheckGroupUpdateBody,
-} from '../checks/check-group-schema.ts';
+import { AutoAssignQuery, subscriptionsOfGroup, takeSubscriptions } from '../alert-channels/subscriber-subscriptions.ts';
+import { CheckGroupCreateBody, CheckGroupResponse, CheckGroupUpdateBody } from '../checks/check-group-schema.ts';
 import { DEFAULT_ALERT_SETTINGS } from '../checks/alert-settings-schema.ts';
 import { assertAssertionsUsable } from '../checks/assertion-rules.ts';
 import { resolveVariableList } from '../checks/environment-variables-schema.ts';
@@ -21,14 +17,15 @@ import { effectivePlacement, mergeApiRequest } from '../checks/group-merge.ts';
 import { DOUBLE_CHECK_STRATEGY, effectiveRetryStrategy } from '../checks/retry-policy.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import { maskSecretValues } from '../secrets/variables.ts';
+import type { ChannelRef } from '../store/alert-channel-types.ts';
 import type { CheckGroupBody, CheckGroupInput, StoredCheckGroup } from '../store/check-group-types.ts';
 import type { StoredCheck, Store } from '../store/store.ts';
 import { assertOptionalHttpUrl } from './http-url.ts';
 import { ApiErrorSchema, commonErrors, IntegerId, NoContent, PageNumberQuery } from './schemas.ts';
 import { assertOwnSnippets } from './snippets.ts';
 
-type CreateBody = Static<typeof CheckGroupCreateBody>;
-type UpdateBody = Static<typeof CheckGroupUpdateBody>;
+type CreateBody = Omit<Static<typeof CheckGroupCreateBody>, 'alertChannelSubscriptions'>;
+type UpdateBody = Omit<Static<typeof CheckGroupUpdateBody>, 'alertChannelSubscriptions'>;
 
 export const GroupIdParams = Type.Object({ id: IntegerId() });
 
@@ -45,11 +42,13 @@ const GroupCheck = Type.Object({ id: Type.String(), checkType: Type.String() }, 
 
 export const groupNotFound = () => new NotFoundError('Check group not found');
 
-export function groupView(group: StoredCheckGroup): Static<typeof CheckGroupResponse> {
+/** GET's shape: the stored body, its subscriptions (kept in their own table), id and timestamps. */
+export function groupView(group: StoredCheckGroup, subscriptions: ChannelRef[]): Static<typeof CheckGroupResponse> {
   const b = group.body;
   return {
     id: group.id,
     ...b,
+    alertChannelSubscriptions: subscriptions,
     // Secret values are never returned (null, as for checks: secrets/variables.ts).
     environmentVariables: maskSecretValues(b).environmentVariables,
     alertSettings: b.alertSettings ?? { ...DEFAULT_ALERT_SETTINGS },
@@ -104,13 +103,15 @@ function mergeUpdate(existing: CheckGroupBody, patch: UpdateBody): CheckGroupBod
 }
 
 /** A member check as the group runs it: location, activation, runtime, retries and API defaults applied. */
-function memberView(check: StoredCheck, group: StoredCheckGroup, slugs: Map<string, string>): Record<string, unknown> {
+function memberView(check: StoredCheck, group: StoredCheckGroup, slugs: Map<string, string>, subscriptions: ChannelRef[]): Record<string, unknown> {
   const body = check.body;
   const placement = effectivePlacement(check, group);
   const view: Record<string, unknown> = {
     id: check.id,
     // The check's secret variable values are never returned (secrets/variables.ts).
     ...maskSecretValues(body),
+    // The check's own; the group's subscriptions are on the group (both alert: docs/alerting.md).
+    alertChannelSubscriptions: subscriptions,
     activated: placement.activated,
     muted: placement.muted,
     privateLocations: placement.locationIds.map((id) => slugs.get(id) ?? id),
@@ -142,16 +143,24 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
     return group;
   };
 
+  /** The groups' views, with their subscriptions read in one query. */
+  const viewsOf = async (accountId: string, groups: StoredCheckGroup[]) => {
+    const subs = await store.alertChannels.groupSubscriptions(accountId, groups.map((g) => g.id));
+    return groups.map((g) => groupView(g, subs.get(g.id) ?? []));
+  };
+  const viewOf = async (group: StoredCheckGroup) => groupView(group, await subscriptionsOfGroup(store, group.accountId, group.id));
+
   app.post(
     '/v2/check-groups',
-    { schema: { querystring: CheckGroupQuery, body: CheckGroupCreateBody, response: { 201: CheckGroupResponse, ...commonErrors } } },
+    { schema: { querystring: AutoAssignQuery, body: CheckGroupCreateBody, response: { 201: CheckGroupResponse, ...commonErrors } } },
     async (request, reply) => {
       const accountId = request.account.id;
-      // autoAssignAlerts subscribes new checks to the account's alert channels; there are none yet
-      // (alerting is a later issue), so it is accepted and has nothing to do.
-      const body = { ...request.body, retryStrategy: retryStrategyOf(request.body.retryStrategy, request.body.doubleCheck, 'FALLBACK') };
+      const subs = await takeSubscriptions(store, accountId, request.body);
+      const { rest } = subs;
+      const body = { ...rest, retryStrategy: retryStrategyOf(rest.retryStrategy, rest.doubleCheck, 'FALLBACK') };
       const group = await store.checkGroups.create(accountId, await resolveGroup(store, accountId, body));
-      return reply.status(201).send(groupView(group));
+      await subs.created({ groupId: group.id }, request.query.autoAssignAlerts);
+      return reply.status(201).send(await viewOf(group));
     },
   );
 
@@ -160,7 +169,7 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
     {
       schema: {
         params: GroupIdParams,
-        querystring: CheckGroupQuery,
+        querystring: AutoAssignQuery,
         body: CheckGroupUpdateBody,
         response: { 200: CheckGroupResponse, ...commonErrors },
       },
@@ -168,15 +177,18 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
     async (request) => {
       const accountId = request.account.id;
       const existing = await load(accountId, request.params.id);
-      const merged = mergeUpdate(existing.body, request.body);
+      const subs = await takeSubscriptions(store, accountId, request.body);
+      const patch = subs.rest;
+      const merged = mergeUpdate(existing.body, patch);
       const retryStrategy =
-        request.body.retryStrategy !== undefined || request.body.doubleCheck !== undefined
-          ? retryStrategyOf(request.body.retryStrategy, merged.doubleCheck, existing.body.retryStrategy)
+        patch.retryStrategy !== undefined || patch.doubleCheck !== undefined
+          ? retryStrategyOf(patch.retryStrategy, merged.doubleCheck, existing.body.retryStrategy)
           : existing.body.retryStrategy;
       const updated = await store.checkGroups.update(accountId, existing.id, await resolveGroup(store, accountId, { ...merged, retryStrategy }, existing.body.environmentVariables));
       if (!updated) throw groupNotFound();
+      await subs.updated({ groupId: updated.id });
       await membersChanged(accountId, updated.id);
-      return groupView(updated);
+      return viewOf(updated);
     },
   );
 
@@ -191,14 +203,14 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
         ...(tag ? { tags: tag } : {}),
         ...(name ? { names: name } : {}),
       });
-      return groups.map(groupView);
+      return viewsOf(request.account.id, groups);
     },
   );
 
   app.get(
     '/v1/check-groups/:id',
     { schema: { params: GroupIdParams, response: { 200: CheckGroupResponse, ...commonErrors } } },
-    async (request) => groupView(await load(request.account.id, request.params.id)),
+    async (request) => viewOf(await load(request.account.id, request.params.id)),
   );
 
   app.delete(
@@ -225,10 +237,11 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
         const { limit, page } = request.query;
         const ids = (await store.checkGroups.memberIds(accountId, group.id)).slice((page - 1) * limit, page * limit);
         const slugs = new Map((await store.locations.list(accountId)).map((l) => [l.id, l.slugName]));
+        const subs = await store.alertChannels.checkSubscriptions(accountId, ids);
         const views: Record<string, unknown>[] = [];
         for (const id of ids) {
           const check = await store.checks.get(accountId, id);
-          if (check) views.push(memberView(check, group, slugs));
+          if (check) views.push(memberView(check, group, slugs, subs.get(id) ?? []));
         }
         return views as Array<Static<typeof GroupCheck>>;
       },

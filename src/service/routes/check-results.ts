@@ -1,5 +1,6 @@
 /**
- * Results of a check, newest first, in the reference's CheckResult shape (GET /v2/check-results).
+ * Results of a check, newest first, in the reference's CheckResult shape (GET /v2/check-results),
+ * and one result (GET /v1/check-results/{checkId}/{checkResultId}, where alert messages link).
  * Paging uses the opaque `nextId` cursor the previous page returned; null means no further page.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -17,6 +18,7 @@ import { commonErrors, Nullable } from './schemas.ts';
 type ListedResult = StoredResult & { sequence?: number };
 
 const Params = Type.Object({ checkId: Type.String({ minLength: 1 }) });
+const OneParams = Type.Object({ checkId: Type.String({ minLength: 1 }), checkResultId: Type.String({ minLength: 1 }) });
 const Query = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   nextId: Type.Optional(Type.String({ minLength: 1 })),
@@ -115,6 +117,18 @@ export const checkResultRoutes: FastifyPluginAsync<{ store: Store }> = async (fa
       const page = await store.results.list(accountId, checkId, { limit, resultType, ...(nextId ? { nextId } : {}) });
       const entries = page.entries.map(checkResultView);
       return { length: entries.length, entries, nextId: page.nextId };
+    },
+  );
+
+  app.get(
+    '/v1/check-results/:checkId/:checkResultId',
+    { schema: { params: OneParams, response: { 200: CheckResultSchema, ...commonErrors } } },
+    async (request) => {
+      const { checkId, checkResultId } = request.params;
+      // Scoped by account and check: another account's result, or another check's, is absent.
+      const result = await store.results.get(request.account.id, checkId, checkResultId);
+      if (!result) throw new NotFoundError('Check result not found');
+      return checkResultView(result);
     },
   );
 };

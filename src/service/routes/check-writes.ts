@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Static, TObject } from 'typebox';
 import type { CheckType } from '../../shared/checks/types.ts';
 import type { ServiceHooks } from '../app.ts';
+import { AutoAssignQuery, subscriptionsOfCheck, takeSubscriptions } from '../alert-channels/subscriber-subscriptions.ts';
 import type { CheckResponse } from '../checks/check-response.ts';
 import { SUB_MINUTE_OFFSETS } from '../checks/common-check-schema.ts';
 import { type AssertionInput, assertAssertionsUsable } from '../checks/assertion-rules.ts';
@@ -18,6 +19,7 @@ import { resolveGroupUrl } from '../checks/group-merge.ts';
 import { validateGroupId } from '../checks/group-membership.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import { maskSecretValues } from '../secrets/variables.ts';
+import type { ChannelRef } from '../store/alert-channel-types.ts';
 import type { StoredCheckGroup } from '../store/check-group-types.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
 import { assertHttpUrl } from './http-url.ts';
@@ -38,12 +40,26 @@ export interface CheckBodyBase {
   [key: string]: unknown;
 }
 
-/** GET's shape: the stored body with id and timestamps (created_at/updated_at as the reference). */
-export function checkView(check: StoredCheck): Static<typeof CheckResponse> {
+/**
+ * GET's shape: the stored body with id, the check's subscriptions (kept in their own table) and
+ * timestamps (created_at/updated_at as the reference).
+ */
+export function checkView(check: StoredCheck, subscriptions: ChannelRef[]): Static<typeof CheckResponse> {
   // The body was validated against its type's create schema (defaults filled) before it was stored.
   // Secret variable values are never returned (null, as the reference says).
-  const view = maskSecretValues({ id: check.id, ...check.body, created_at: check.createdAt, updated_at: check.updatedAt });
+  const view = maskSecretValues({
+    id: check.id,
+    ...check.body,
+    alertChannelSubscriptions: subscriptions,
+    created_at: check.createdAt,
+    updated_at: check.updatedAt,
+  });
   return view as unknown as Static<typeof CheckResponse>;
+}
+
+/** A single check's view, its subscriptions read from the store. */
+export async function loadCheckView(store: Store, check: StoredCheck): Promise<Static<typeof CheckResponse>> {
+  return checkView(check, await subscriptionsOfCheck(store, check.accountId, check.id));
 }
 
 /**
@@ -138,33 +154,35 @@ export function registerCheckWrites(fastify: FastifyInstance, store: Store, hook
 
   app.post(
     o.path,
-    { schema: { body: o.createBody, response: { 201: o.response, ...commonErrors } } },
+    { schema: { querystring: AutoAssignQuery, body: o.createBody, response: { 201: o.response, ...commonErrors } } },
     async (request, reply) => {
       const accountId = request.account.id;
-      const body = normalize(request.body as unknown as CheckBodyBase);
-      const fields = await resolveCheckFields(store, accountId, o.checkType, body);
+      const subs = await takeSubscriptions(store, accountId, request.body as Record<string, unknown>);
+      const fields = await resolveCheckFields(store, accountId, o.checkType, normalize(subs.rest as unknown as CheckBodyBase));
       const check = await store.checks.create({ accountId, ...fields });
-      await store.alertChannels.autoSubscribe(accountId, check.id);
+      await subs.created({ checkId: check.id }, request.query.autoAssignAlerts);
       await hooks.checkChanged(accountId, check.id, check);
-      return reply.status(201).send(checkView(check));
+      return reply.status(201).send(await loadCheckView(store, check));
     },
   );
 
   app.put(
     `${o.path}/:id`,
-    { schema: { params: IdParams, body: o.updateBody, response: { 200: o.response, ...commonErrors } } },
+    { schema: { params: IdParams, querystring: AutoAssignQuery, body: o.updateBody, response: { 200: o.response, ...commonErrors } } },
     async (request) => {
       const accountId = request.account.id;
       const { id } = request.params as { id: string };
       const existing = await store.checks.get(accountId, id);
       // Another type's check under this path reads as absent, like another account's.
       if (existing?.checkType !== o.checkType) throw checkNotFound();
-      const body = normalize(mergeUpdate(existing.body, request.body as Record<string, unknown>));
+      const subs = await takeSubscriptions(store, accountId, request.body as Record<string, unknown>);
+      const body = normalize(mergeUpdate(existing.body, subs.rest));
       const fields = await resolveCheckFields(store, accountId, o.checkType, body, existing.body);
       const updated = await store.checks.update(accountId, existing.id, fields);
       if (!updated) throw checkNotFound();
+      await subs.updated({ checkId: updated.id });
       await hooks.checkChanged(accountId, updated.id, updated);
-      return checkView(updated);
+      return loadCheckView(store, updated);
     },
   );
 }

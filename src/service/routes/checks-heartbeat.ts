@@ -16,6 +16,7 @@ import {
   heartbeatTimingMs,
   newPingToken,
 } from '../checks/heartbeat-check-schema.ts';
+import { AutoAssignQuery, subscriptionsOfCheck, takeSubscriptions } from '../alert-channels/subscriber-subscriptions.ts';
 import type { ServiceConfig } from '../config.ts';
 import type { HeartbeatCheckInput } from '../store/heartbeat-dashboard-types.ts';
 import type { Store } from '../store/store.ts';
@@ -30,7 +31,7 @@ export interface HeartbeatRouteOptions {
 }
 
 /** The stored body (defaults filled, the token inside `heartbeat`) and the repository input. */
-function toInput(body: HeartbeatCheckBody, pingToken: string): HeartbeatCheckInput {
+function toInput(body: Omit<HeartbeatCheckBody, 'alertChannelSubscriptions'>, pingToken: string): HeartbeatCheckInput {
   const { periodMs, graceMs } = heartbeatTimingMs(body.heartbeat);
   const { period, periodUnit, grace, graceUnit } = body.heartbeat;
   const stored = {
@@ -59,16 +60,18 @@ export const heartbeatCheckRoutes: FastifyPluginAsync<HeartbeatRouteOptions> = a
     '/v1/checks/heartbeat',
     {
       schema: {
+        querystring: AutoAssignQuery,
         body: HeartbeatCheckCreateBody,
         response: { 201: HeartbeatCheckResponse, 409: ApiErrorSchema, ...commonErrors },
       },
     },
     async (request, reply) => {
-      const body = request.body;
-      const input = toInput(body, body.heartbeat.pingToken ?? newPingToken());
-      const { check } = await store.heartbeats.create(request.account.id, input, now());
-      await store.alertChannels.autoSubscribe(request.account.id, check.id);
-      return reply.status(201).send(heartbeatCheckView(check, config.publicUrl));
+      const accountId = request.account.id;
+      const subs = await takeSubscriptions(store, accountId, request.body);
+      const input = toInput(subs.rest, subs.rest.heartbeat.pingToken ?? newPingToken());
+      const { check } = await store.heartbeats.create(accountId, input, now());
+      await subs.created({ checkId: check.id }, request.query.autoAssignAlerts);
+      return reply.status(201).send(heartbeatCheckView(check, config.publicUrl, await subscriptionsOfCheck(store, accountId, check.id)));
     },
   );
 
@@ -77,6 +80,7 @@ export const heartbeatCheckRoutes: FastifyPluginAsync<HeartbeatRouteOptions> = a
     {
       schema: {
         params: IdParams,
+        querystring: AutoAssignQuery,
         body: HeartbeatCheckUpdateBody,
         response: { 200: HeartbeatCheckResponse, 409: ApiErrorSchema, ...commonErrors },
       },
@@ -87,13 +91,15 @@ export const heartbeatCheckRoutes: FastifyPluginAsync<HeartbeatRouteOptions> = a
       // Another type's check under this path reads as absent, like another account's.
       if (existing?.checkType !== 'HEARTBEAT') throw checkNotFound();
       const before = existing.body as unknown as HeartbeatCheckBody & { heartbeat: { pingToken: string } };
-      const patch = request.body;
+      const subs = await takeSubscriptions(store, accountId, request.body);
+      const patch = subs.rest;
       // PUT changes only what it carries; `heartbeat` is merged one level deep.
-      const merged = { ...before, ...patch, heartbeat: { ...before.heartbeat, ...(patch.heartbeat ?? {}) } } as HeartbeatCheckBody;
+      const merged = { ...before, ...patch, heartbeat: { ...before.heartbeat, ...(patch.heartbeat ?? {}) } } as Omit<HeartbeatCheckBody, 'alertChannelSubscriptions'>;
       const input = toInput(merged, patch.heartbeat?.pingToken ?? before.heartbeat.pingToken);
       const updated = await store.heartbeats.update(accountId, existing.id, input, now());
       if (!updated) throw checkNotFound();
-      return heartbeatCheckView(updated.check, config.publicUrl);
+      await subs.updated({ checkId: updated.check.id });
+      return heartbeatCheckView(updated.check, config.publicUrl, await subscriptionsOfCheck(store, accountId, updated.check.id));
     },
   );
 };

@@ -21,11 +21,12 @@ import {
   TEST_SESSION_FLAG,
   TriggerBody,
 } from '../checks/playwright-check-schema.ts';
+import { AutoAssignQuery, takeSubscriptions } from '../alert-channels/subscriber-subscriptions.ts';
 import { BadRequestError } from '../http/errors.ts';
 import type { Store } from '../store/store.ts';
 import { SuiteBundleStore, type StoredBundle } from '../suites/bundle-store.ts';
 import { loadSuiteServiceConfig, type SuiteServiceConfig } from '../suites/config.ts';
-import { type CheckBodyBase, checkNotFound, checkView, mergeUpdate, resolveCheckFields } from './check-writes.ts';
+import { type CheckBodyBase, checkNotFound, loadCheckView, mergeUpdate, resolveCheckFields } from './check-writes.ts';
 import { commonErrors, IdParams } from './schemas.ts';
 
 const PATH = '/v1/checks/playwright';
@@ -75,10 +76,11 @@ export const playwrightCheckRoutes: FastifyPluginAsync<{ store: Store; hooks: Se
 
   app.post(
     PATH,
-    { bodyLimit, schema: { body: PlaywrightCheckCreateBody, response: { 201: PlaywrightCheckResponse, ...commonErrors } } },
+    { bodyLimit, schema: { querystring: AutoAssignQuery, body: PlaywrightCheckCreateBody, response: { 201: PlaywrightCheckResponse, ...commonErrors } } },
     async (request, reply) => {
       const accountId = request.account.id;
-      const raw = request.body as unknown as CheckBodyBase;
+      const subs = await takeSubscriptions(store, accountId, request.body as unknown as CheckBodyBase);
+      const raw = subs.rest as CheckBodyBase;
       if (typeof raw.codeBundle !== 'string') {
         throw new BadRequestError('body/codeBundle is required: the project folder (package.json, a lockfile, playwright.config, tests) as a base64 tar.gz or zip');
       }
@@ -86,21 +88,25 @@ export const playwrightCheckRoutes: FastifyPluginAsync<{ store: Store; hooks: Se
       const bundle = await storeBundle(bundles, suites, accountId, raw.codeBundle, body.workingDir as string | null);
       const fields = await resolveCheckFields(store, accountId, 'PLAYWRIGHT', withBundle(body, bundle));
       const check = await store.checks.create({ accountId, ...fields });
-      await store.alertChannels.autoSubscribe(accountId, check.id);
+      await subs.created({ checkId: check.id }, request.query.autoAssignAlerts);
       await hooks.checkChanged(accountId, check.id, check);
-      return reply.status(201).send(checkView(check) as never);
+      return reply.status(201).send((await loadCheckView(store, check)) as never);
     },
   );
 
   app.put(
     `${PATH}/:id`,
-    { bodyLimit, schema: { params: IdParams, body: PlaywrightCheckUpdateBody, response: { 200: PlaywrightCheckResponse, ...commonErrors } } },
+    {
+      bodyLimit,
+      schema: { params: IdParams, querystring: AutoAssignQuery, body: PlaywrightCheckUpdateBody, response: { 200: PlaywrightCheckResponse, ...commonErrors } },
+    },
     async (request) => {
       const accountId = request.account.id;
       const { id } = request.params as { id: string };
       const existing = await store.checks.get(accountId, id);
       if (existing?.checkType !== 'PLAYWRIGHT') throw checkNotFound();
-      const patch = { ...(request.body as Record<string, unknown>) };
+      const subs = await takeSubscriptions(store, accountId, request.body as Record<string, unknown>);
+      const patch = { ...subs.rest };
       // Derived from the archive: never taken from the body.
       for (const k of ['codeBundlePath', 'cacheHash', 'codeBundleSize', 'codeBundleFormat']) delete patch[k];
       // A new engine without a version means that engine's default, not the old version.
@@ -111,8 +117,9 @@ export const playwrightCheckRoutes: FastifyPluginAsync<{ store: Store; hooks: Se
       const fields = await resolveCheckFields(store, accountId, 'PLAYWRIGHT', withBundle(body, bundle), existing.body);
       const updated = await store.checks.update(accountId, existing.id, fields);
       if (!updated) throw checkNotFound();
+      await subs.updated({ checkId: updated.id });
       await hooks.checkChanged(accountId, updated.id, updated);
-      return checkView(updated) as never;
+      return (await loadCheckView(store, updated)) as never;
     },
   );
 

@@ -12,6 +12,7 @@ import { ApiCheckCreateBody, ApiCheckResponse, ApiCheckUpdateBody } from '../che
 import { CheckResponse } from '../checks/check-response.ts';
 import { heartbeatCheckView } from '../checks/heartbeat-check-schema.ts';
 import type { ServiceConfig } from '../config.ts';
+import type { ChannelRef } from '../store/alert-channel-types.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
 import { checkNotFound, checkView, registerCheckWrites } from './check-writes.ts';
 import { commonErrors, IdParams, NoContent, PageNumberQuery } from './schemas.ts';
@@ -35,7 +36,13 @@ export const checkRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks
 ) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   // A heartbeat's pingUrl is derived from PUBLIC_URL on every read (see heartbeat-check-schema.ts).
-  const viewOf = (check: StoredCheck) => (check.checkType === 'HEARTBEAT' ? heartbeatCheckView(check, config.publicUrl) : checkView(check));
+  const viewOf = (check: StoredCheck, subs: ChannelRef[]) =>
+    check.checkType === 'HEARTBEAT' ? heartbeatCheckView(check, config.publicUrl, subs) : checkView(check, subs);
+  /** The checks' views, with their subscriptions read in one query. */
+  const viewsOf = async (accountId: string, checks: StoredCheck[]) => {
+    const subs = await store.alertChannels.checkSubscriptions(accountId, checks.map((c) => c.id));
+    return checks.map((c) => viewOf(c, subs.get(c.id) ?? []));
+  };
 
   registerCheckWrites(fastify, store, hooks, {
     path: '/v1/checks/api',
@@ -53,7 +60,7 @@ export const checkRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks
       // Reference types this service does not have (HEARTBEAT, URL, ...) match no check.
       if (checkType !== undefined && !isCheckType(checkType)) return [];
       const checks = await store.checks.list(request.account.id, { limit, page, ...(checkType ? { checkType } : {}) });
-      return checks.map(viewOf);
+      return viewsOf(request.account.id, checks);
     },
   );
 
@@ -63,7 +70,8 @@ export const checkRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks
     async (request) => {
       const check = await store.checks.get(request.account.id, request.params.id);
       if (!check) throw checkNotFound();
-      return viewOf(check);
+      const [view] = await viewsOf(request.account.id, [check]);
+      return view as NonNullable<typeof view>;
     },
   );
 

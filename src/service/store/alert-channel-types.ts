@@ -16,6 +16,15 @@ export interface AlertChannelSubscription {
 
 export type AlertChannelSubscriptionInput = Omit<AlertChannelSubscription, 'id'>;
 
+/** A subscription as a check or group body shows it (the reference's ChecksV1AlertChannelSubscription). */
+export interface ChannelRef {
+  alertChannelId: number;
+  activated: boolean;
+}
+
+/** What subscribes: one check or one group. */
+export type Subscriber = { checkId: string } | { groupId: number };
+
 export interface StoredAlertChannel extends AlertChannelSettings {
   id: number;
   accountId: string;
@@ -46,6 +55,17 @@ export interface AlertChannelRepo {
    * or of its group (`groupId`), each once, oldest first.
    */
   listSubscribedTo(accountId: string, checkId: string, groupId: number | null): Promise<StoredAlertChannel[]>;
-  /** Subscribes a new check to every autoSubscribe channel of its account; returns the channel ids. */
-  autoSubscribe(accountId: string, checkId: string): Promise<number[]>;
+  /**
+   * A new check's or group's subscriptions: `given`, plus (with `autoAssign`) every autoSubscribe
+   * channel of the account that `given` does not name. Channels not of the account are skipped.
+   */
+  subscribeNew(accountId: string, subscriber: Subscriber, given: ChannelRef[], autoAssign: boolean): Promise<void>;
+  /** The subscriber's subscriptions become exactly `refs` (channels not of the account are skipped). */
+  replaceSubscriptionsOf(accountId: string, subscriber: Subscriber, refs: ChannelRef[]): Promise<void>;
+  /** Each check's subscriptions, by channel id; a check without any has an empty list. */
+  checkSubscriptions(accountId: string, checkIds: string[]): Promise<Map<string, ChannelRef[]>>;
+  /** Each group's subscriptions, by channel id; a group without any has an empty list. */
+  groupSubscriptions(accountId: string, groupIds: number[]): Promise<Map<number, ChannelRef[]>>;
+  /** Which of `ids` are channels of the account. */
+  ownedIds(accountId: string, ids: number[]): Promise<Set<number>>;
 }

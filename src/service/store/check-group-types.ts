@@ -29,7 +29,10 @@ export interface GroupVariable {
   secret: boolean;
 }
 
-/** The accepted V2 body, defaults filled; what GET returns apart from id and timestamps. */
+/**
+ * The accepted V2 body, defaults filled; what GET returns apart from id, timestamps and the
+ * alertChannelSubscriptions, which live in alert_channel_subscriptions.
+ */
 export interface CheckGroupBody {
   name: string;
   activated: boolean;
@@ -41,7 +44,6 @@ export interface CheckGroupBody {
   browserCheckDefaults?: unknown;
   runtimeId: string | null;
   environmentVariables: GroupVariable[];
-  alertChannelSubscriptions: Array<{ alertChannelId: number; activated: boolean }>;
   setupSnippetId: number | null;
   tearDownSnippetId: number | null;
   localSetupScript: string | null;

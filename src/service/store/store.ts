@@ -149,6 +149,8 @@ export interface ResultRepo {
     checkId: string,
     opts: { limit: number; nextId?: string; resultType?: 'FINAL' | 'ATTEMPT' | 'ALL' },
   ): Promise<{ entries: StoredResult[]; nextId: string | null }>;
+  /** One result of the account's check; undefined when it is another check's or account's. */
+  get(accountId: string, checkId: string, resultId: string): Promise<StoredResult | undefined>;
   countForRun(runId: string): Promise<number>;
 }
 

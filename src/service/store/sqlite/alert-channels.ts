@@ -11,7 +11,9 @@ import type {
   AlertChannelRepo,
   AlertChannelSubscription,
   AlertChannelSubscriptionInput,
+  ChannelRef,
   StoredAlertChannel,
+  Subscriber,
 } from '../alert-channel-types.ts';
 import { inTransaction, nowIso } from './db.ts';
 
@@ -43,6 +45,10 @@ const toSubscription = (r: SubscriptionRow): AlertChannelSubscription => ({
   groupId: r.group_id,
   activated: r.activated === 1,
 });
+
+/** The column naming a subscriber, and its id. */
+const subscriberColumn = (s: Subscriber): ['check_id' | 'group_id', string | number] =>
+  'checkId' in s ? ['check_id', s.checkId] : ['group_id', s.groupId];
 
 export class SqliteAlertChannelRepo implements AlertChannelRepo {
   readonly #db: DatabaseSync;
@@ -174,14 +180,70 @@ export class SqliteAlertChannelRepo implements AlertChannelRepo {
     return (rows as unknown as ChannelRow[]).map((r) => this.#toChannel(r));
   }
 
-  async autoSubscribe(accountId: string, checkId: string): Promise<number[]> {
+  async subscribeNew(accountId: string, subscriber: Subscriber, given: ChannelRef[], autoAssign: boolean): Promise<void> {
+    const [column, id] = subscriberColumn(subscriber);
+    inTransaction(this.#db, () => {
+      this.#insertRefs(accountId, column, id, given);
+      if (!autoAssign) return;
+      // The given list was inserted first, so its activated flag wins for a channel it names.
+      this.#db
+        .prepare(
+          `INSERT INTO alert_channel_subscriptions (channel_id, ${column}, activated)
+           SELECT id, ?, 1 FROM alert_channels WHERE account_id = ? AND auto_subscribe = 1
+           ON CONFLICT DO NOTHING`,
+        )
+        .run(id, accountId);
+    });
+  }
+
+  async replaceSubscriptionsOf(accountId: string, subscriber: Subscriber, refs: ChannelRef[]): Promise<void> {
+    const [column, id] = subscriberColumn(subscriber);
+    inTransaction(this.#db, () => {
+      this.#db
+        .prepare(
+          `DELETE FROM alert_channel_subscriptions WHERE ${column} = ?
+             AND channel_id IN (SELECT id FROM alert_channels WHERE account_id = ?)`,
+        )
+        .run(id, accountId);
+      this.#insertRefs(accountId, column, id, refs);
+    });
+  }
+
+  /** Inserts the subscriptions of channels of the account; others (deleted meanwhile) are skipped. */
+  #insertRefs(accountId: string, column: 'check_id' | 'group_id', id: string | number, refs: ChannelRef[]): void {
+    const insert = this.#db.prepare(
+      `INSERT INTO alert_channel_subscriptions (channel_id, ${column}, activated)
+       SELECT id, ?, ? FROM alert_channels WHERE id = ? AND account_id = ?
+       ON CONFLICT DO UPDATE SET activated = excluded.activated`,
+    );
+    for (const ref of refs) insert.run(id, ref.activated ? 1 : 0, ref.alertChannelId, accountId);
+  }
+
+  async checkSubscriptions(accountId: string, checkIds: string[]): Promise<Map<string, ChannelRef[]>> {
+    return this.#refsOf(accountId, 'check_id', checkIds);
+  }
+
+  async groupSubscriptions(accountId: string, groupIds: number[]): Promise<Map<number, ChannelRef[]>> {
+    return this.#refsOf(accountId, 'group_id', groupIds);
+  }
+
+  #refsOf<K extends string | number>(accountId: string, column: 'check_id' | 'group_id', ids: K[]): Map<K, ChannelRef[]> {
+    const byId = new Map<K, ChannelRef[]>(ids.map((id) => [id, []]));
     const rows = this.#db
       .prepare(
-        `INSERT INTO alert_channel_subscriptions (channel_id, check_id, group_id, activated)
-         SELECT id, ?, NULL, 1 FROM alert_channels WHERE account_id = ? AND auto_subscribe = 1
-         ON CONFLICT DO NOTHING RETURNING channel_id`,
+        `SELECT s.${column} AS owner, s.channel_id, s.activated FROM alert_channel_subscriptions s
+         JOIN alert_channels c ON c.id = s.channel_id AND c.account_id = ?
+         WHERE s.${column} IN (SELECT value FROM json_each(?)) ORDER BY s.channel_id`,
       )
-      .all(checkId, accountId) as Array<{ channel_id: number }>;
-    return rows.map((r) => r.channel_id);
+      .all(accountId, JSON.stringify(ids)) as Array<{ owner: K; channel_id: number; activated: number }>;
+    for (const r of rows) byId.get(r.owner)?.push({ alertChannelId: r.channel_id, activated: r.activated === 1 });
+    return byId;
+  }
+
+  async ownedIds(accountId: string, ids: number[]): Promise<Set<number>> {
+    const rows = this.#db
+      .prepare('SELECT id FROM alert_channels WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))')
+      .all(accountId, JSON.stringify(ids)) as Array<{ id: number }>;
+    return new Set(rows.map((r) => r.id));
   }
 }

@@ -28,6 +28,8 @@ interface ResultRow {
   payload: string;
 }
 
+const COLUMNS = 'seq, id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload';
+
 const toResult = (row: ResultRow): SequencedResult => ({
   sequence: row.seq,
   id: row.id,
@@ -107,6 +109,13 @@ export class SqliteResultRepo implements ResultRepo {
     return rows.map((row) => ({ ...toResult(row), dueAt: row.due_at }));
   }
 
+  async get(accountId: string, checkId: string, resultId: string): Promise<SequencedResult | undefined> {
+    const row = this.#db
+      .prepare(`SELECT ${COLUMNS} FROM results WHERE id = ? AND account_id = ? AND check_id = ?`)
+      .get(resultId, accountId, checkId) as ResultRow | undefined;
+    return row ? toResult(row) : undefined;
+  }
+
   async list(
     accountId: string,
     checkId: string,
@@ -117,7 +126,7 @@ export class SqliteResultRepo implements ResultRepo {
     // One row more than asked tells whether another page exists without a second COUNT query.
     const rows = this.#db
       .prepare(
-        `SELECT seq, id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload
+        `SELECT ${COLUMNS}
          FROM results WHERE account_id = ? AND check_id = ? ${byType ? 'AND result_type = ?' : ''} AND seq < ? ORDER BY seq DESC LIMIT ?`,
       )
       .all(accountId, checkId, ...(byType ? [opts.resultType as string] : []), before, opts.limit + 1) as unknown as ResultRow[];
