@@ -11,7 +11,7 @@ import { maskChannelSecrets } from '../alert-channels/channel-secrets.ts';
 import { groupOf } from '../checks/group-of.ts';
 import { PollingWorker } from '../notify/poll-loop.ts';
 import type { AlertNotificationDraft } from '../store/alert-notification-types.ts';
-import type { StoredAlertChannel } from '../store/alert-channel-types.ts';
+import type { AlertChannelTarget } from '../store/alert-channel-types.ts';
 import type { CheckAlertRecord } from '../store/check-status-types.ts';
 import type { Store } from '../store/store.ts';
 import { channelWants, messageOf, suppressionOf } from './who-is-told.ts';
@@ -89,7 +89,7 @@ export class AlertFanOut extends PollingWorker<CheckAlertRecord> {
   }
 }
 
-const draftFor = (channel: StoredAlertChannel, message: AlertNotificationDraft['message']): AlertNotificationDraft => ({
+const draftFor = (channel: AlertChannelTarget, message: AlertNotificationDraft['message']): AlertNotificationDraft => ({
   alertChannelId: channel.id,
   channelType: channel.definition.type,
   message,

@@ -86,7 +86,7 @@ export class AlertDeliveryWorker extends PollingWorker<AlertNotificationRecord, 
 
   /** One attempt: the channel as it is now, its sender, bounded by the timeout. */
   async #attempt(n: AlertNotificationRecord): Promise<SendOutcome> {
-    const channel = await this.#opts.store.alertChannels.get(n.accountId, n.alertChannelId);
+    const channel = await this.#opts.store.alertChannels.getTarget(n.accountId, n.alertChannelId);
     if (!channel) return { ok: false, permanent: true, error: 'the alert channel was deleted before the notification was sent' };
     try {
       return await withTimeout(send(this.#opts.senders, n.message, channel.definition, this.#ctx), this.#ctx.timeoutMs + TIMEOUT_GRACE_MS);

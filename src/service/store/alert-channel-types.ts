@@ -14,6 +14,9 @@ export interface AlertChannelSubscription {
   activated: boolean;
 }
 
+/** A channel as sending needs it: everything but its subscriptions. */
+export type AlertChannelTarget = Omit<StoredAlertChannel, 'subscriptions'>;
+
 export type AlertChannelSubscriptionInput = Omit<AlertChannelSubscription, 'id'>;
 
 /** A subscription as a check or group body shows it (the reference's ChecksV1AlertChannelSubscription). */
@@ -54,7 +57,9 @@ export interface AlertChannelRepo {
    * The channels told about the check's alerts: those with an activated subscription of the check
    * or of its group (`groupId`), each once, oldest first.
    */
-  listSubscribedTo(accountId: string, checkId: string, groupId: number | null): Promise<StoredAlertChannel[]>;
+  listSubscribedTo(accountId: string, checkId: string, groupId: number | null): Promise<AlertChannelTarget[]>;
+  /** The channel without its subscriptions (get() reads them all), for sending. */
+  getTarget(accountId: string, id: number): Promise<AlertChannelTarget | undefined>;
   /**
    * A new check's or group's subscriptions: `given`, plus (with `autoAssign`) every autoSubscribe
    * channel of the account that `given` does not name. Channels not of the account are skipped.

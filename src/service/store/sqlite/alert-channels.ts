@@ -8,6 +8,7 @@ import { openChannelSecrets, sealChannelSecrets } from '../../alert-channels/cha
 import type { SecretBox } from '../../secrets/box.ts';
 import type {
   AlertChannelInput,
+  AlertChannelTarget,
   AlertChannelRepo,
   AlertChannelSubscription,
   AlertChannelSubscriptionInput,
@@ -63,7 +64,8 @@ export class SqliteAlertChannelRepo implements AlertChannelRepo {
     return (rows as unknown as SubscriptionRow[]).map(toSubscription);
   }
 
-  #toChannel(row: ChannelRow): StoredAlertChannel {
+  /** A channel without its subscriptions: what sending needs (a channel may have thousands of those). */
+  #toTarget(row: ChannelRow): AlertChannelTarget {
     const sealed = { type: row.type, config: JSON.parse(row.sealed_config) } as AlertChannelDefinition;
     return {
       id: row.id,
@@ -75,10 +77,13 @@ export class SqliteAlertChannelRepo implements AlertChannelRepo {
       sslExpiry: row.ssl_expiry === 1,
       sslExpiryThreshold: row.ssl_expiry_threshold,
       autoSubscribe: row.auto_subscribe === 1,
-      subscriptions: this.#subscriptions(row.id),
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     };
+  }
+
+  #toChannel(row: ChannelRow): StoredAlertChannel {
+    return { ...this.#toTarget(row), subscriptions: this.#subscriptions(row.id) };
   }
 
   /** The column values of an input, in the order of COLUMNS. */
@@ -122,8 +127,12 @@ export class SqliteAlertChannelRepo implements AlertChannelRepo {
   }
 
   async get(accountId: string, id: number): Promise<StoredAlertChannel | undefined> {
-    const row = this.#db.prepare('SELECT * FROM alert_channels WHERE id = ? AND account_id = ?').get(id, accountId);
-    return row ? this.#toChannel(row as unknown as ChannelRow) : undefined;
+    const row = this.#row(accountId, id);
+    return row && this.#toChannel(row);
+  }
+
+  #row(accountId: string, id: number): ChannelRow | undefined {
+    return this.#db.prepare('SELECT * FROM alert_channels WHERE id = ? AND account_id = ?').get(id, accountId) as ChannelRow | undefined;
   }
 
   async create(accountId: string, input: AlertChannelInput): Promise<StoredAlertChannel> {
@@ -169,7 +178,7 @@ export class SqliteAlertChannelRepo implements AlertChannelRepo {
     });
   }
 
-  async listSubscribedTo(accountId: string, checkId: string, groupId: number | null): Promise<StoredAlertChannel[]> {
+  async listSubscribedTo(accountId: string, checkId: string, groupId: number | null): Promise<AlertChannelTarget[]> {
     const rows = this.#db
       .prepare(
         `SELECT * FROM alert_channels WHERE account_id = ? AND id IN (
@@ -177,8 +186,13 @@ export class SqliteAlertChannelRepo implements AlertChannelRepo {
          ORDER BY id`,
       )
       .all(accountId, checkId, groupId);
-    return (rows as unknown as ChannelRow[]).map((r) => this.#toChannel(r));
+    return (rows as unknown as ChannelRow[]).map((r) => this.#toTarget(r));
   }
+  async getTarget(accountId: string, id: number): Promise<AlertChannelTarget | undefined> {
+    const row = this.#row(accountId, id);
+    return row && this.#toTarget(row);
+  }
+
 
   async subscribeNew(accountId: string, subscriber: Subscriber, given: ChannelRef[], autoAssign: boolean): Promise<void> {
     const [column, id] = subscriberColumn(subscriber);
