@@ -36,7 +36,7 @@ const TEMPLATE = JSON.stringify({
   checkId: '{{CHECK_ID}}',
   checkName: '{{CHECK_NAME}}',
   checkType: '{{CHECK_TYPE}}',
-  resultLink: '{{RESULT_LINK}}',
+  resultLink: '{{{RESULT_LINK}}}',
   runLocation: '{{RUN_LOCATION}}',
   startedAt: '{{STARTED_AT}}',
   tags: '{{TAGS}}',
