@@ -11,6 +11,7 @@ import { loadArtifactConfig } from './artifacts/config.ts';
 import type { ArtifactService } from './artifacts/service.ts';
 import type { ServiceConfig } from './config.ts';
 import { placementOf } from './checks/group-of.ts';
+import { ReminderSweeper } from './alerting/reminders.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { GroupTriggerRunner } from './dispatch/group-trigger.ts';
 import { RetryCoordinator } from './dispatch/retries.ts';
@@ -52,6 +53,8 @@ export interface Service {
   heartbeats: HeartbeatMonitor;
   /** Delivers subscriber notifications from the outbox (notify/outbox-worker.ts). */
   notifier: OutboxWorker;
+  /** Records the reminders of standing alerts when they come due (alerting/reminders.ts). */
+  reminders: ReminderSweeper;
   /** Artifact uploads, storage, downloads and retention (artifacts/). */
   artifacts: ArtifactService;
   /** Listens on config.host:config.port and starts the scheduler; resolves to the base URL. */
@@ -87,6 +90,7 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
     messageIdDomain: config.publicUrl.hostname,
   });
   const heartbeats = new HeartbeatMonitor({ heartbeats: store.heartbeats, log: app.log });
+  const reminders = new ReminderSweeper({ store, log: app.log });
   const hooks: ServiceHooks = {
     checkChanged: (accountId, checkId, check) => scheduler.checkChanged(accountId, checkId, check),
     notificationsQueued: () => notifier.poke(),
@@ -115,6 +119,7 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
     scheduler,
     heartbeats,
     notifier,
+    reminders,
     artifacts,
     async start() {
       const address = await app.listen({ port: config.port, host: config.host });
@@ -122,6 +127,7 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
       await scheduler.start();
       await heartbeats.start();
       notifier.start();
+      reminders.start();
       return address;
     },
     async stop() {
@@ -129,6 +135,7 @@ export async function buildService(config: ServiceConfig, opts: { logger?: boole
       triggers.stop();
       await heartbeats.stop();
       await dispatcher.stop();
+      await reminders.stop();
       await notifier.stop();
       await app.close();
       await store.close();

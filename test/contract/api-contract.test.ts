@@ -329,8 +329,12 @@ describe('contract: responses match the reference schemas', () => {
       apiCheckResult: null, agent: { id: 'contract-agent', version: '0.0.0' }, scheduleLagMs: 0,
     };
     const run = { accountId: check.accountId, checkId, dueAt: new Date(nowMs).toISOString(), locationId: check.locationIds[0] ?? '', checkType: 'API' as const };
-    const alert = await new CheckStatusService({ store: service.store }).resultStored({
-      run, check, resultId: crypto.randomUUID(), resultType: 'FINAL', runLocation: 'alerts-dc', result, atMs: nowMs,
+    const stored = await service.store.results.insertOnce({
+      accountId: check.accountId, checkId, runId: result.runId, checkName: check.name, locationId: run.locationId, runLocation: 'alerts-dc', attempts: 1,
+      resultType: 'FINAL', pendingStatus: { dueAt: run.dueAt }, payload: result,
+    });
+    const [alert] = await new CheckStatusService({ store: service.store }).resultStored({
+      run, check, resultId: stored.id, resultType: 'FINAL', runLocation: 'alerts-dc', result, atMs: nowMs,
     });
     expect(alert?.alertType).toBe('ALERT_FAILURE');
     const statuses = await expectContract<Array<{ checkId: string; hasFailures: boolean }>>('GET', '/v1/check-statuses', 200);

@@ -281,13 +281,15 @@ export interface SmtpReceiver {
 export async function startSmtpReceiver(): Promise<SmtpReceiver> {
   const mails = new Arrivals<ReceivedEmail>();
   let failures = 0;
-  const server = await listenSmtp((mail) => {
-    if (failures > 0) {
-      failures--;
-      return Object.assign(new Error('try again later'), { responseCode: 451 });
-    }
-    mails.push({ ...parseMail(mail.raw), envelopeFrom: mail.from, envelopeTo: mail.to, raw: mail.raw });
-    return undefined;
+  const server = await listenSmtp({
+    accept: (mail) => {
+      if (failures > 0) {
+        failures--;
+        return Object.assign(new Error('try again later'), { responseCode: 451 });
+      }
+      mails.push({ ...parseMail(mail.raw), envelopeFrom: mail.from, envelopeTo: mail.to, raw: mail.raw });
+      return undefined;
+    },
   });
   return {
     ...server,

@@ -4,7 +4,7 @@
  * keeps it (secret fields sealed: ./channel-secrets.ts), and a notifier reads it back typed by
  * `AlertChannelDefinition`, so every layer agrees on one shape.
  */
-import { type Static, type TObject, Type } from 'typebox';
+import { type Static, type TLiteral, type TObject, type TUnion, Type } from 'typebox';
 
 /** The channel types this service accepts (the reference's `type` enum without SLACK_APP, which needs an installed app). */
 export const ALERT_CHANNEL_TYPES = ['EMAIL', 'SLACK', 'WEBHOOK', 'SMS', 'PAGERDUTY', 'OPSGENIE', 'CALL'] as const;
@@ -17,6 +17,17 @@ const KeyValue = Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }
 const PhoneNumber = Type.String({ pattern: '^\\+[1-9][0-9]{1,14}$', maxLength: 16 });
 const closed = { additionalProperties: false } as const;
 
+/**
+ * A union of string literals from a list. Type.Union over `values.map(...)` would infer an array,
+ * whose Static is `never`; the mapped tuple type keeps each literal.
+ */
+function literals<const T extends readonly string[]>(values: T, options: { default?: T[number] } = {}) {
+  return Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  ) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
+}
+
 export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'DELETE'] as const;
 
 export const EmailConfig = Type.Object({ address: Type.String({ format: 'email', maxLength: 320 }) }, closed);
@@ -25,10 +36,7 @@ export const WebhookConfig = Type.Object(
   {
     name: Type.Optional(Text(256)),
     url: Required(2048),
-    method: Type.Union(
-      WEBHOOK_METHODS.map((m) => Type.Literal(m)),
-      { default: 'POST' },
-    ),
+    method: literals(WEBHOOK_METHODS, { default: 'POST' }),
     headers: Type.Array(KeyValue, { maxItems: 50, default: [] }),
     queryParameters: Type.Array(KeyValue, { maxItems: 50, default: [] }),
     template: Type.Optional(Text(65_536)),
@@ -42,7 +50,7 @@ export const OpsgenieConfig = Type.Object(
     name: Type.Optional(Text(256)),
     apiKey: Required(),
     region: Type.Union([Type.Literal('EU'), Type.Literal('US')]),
-    priority: Type.Union(['P1', 'P2', 'P3', 'P4', 'P5'].map((p) => Type.Literal(p))),
+    priority: literals(['P1', 'P2', 'P3', 'P4', 'P5']),
   },
   closed,
 );

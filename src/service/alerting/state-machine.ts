@@ -8,6 +8,7 @@
  * which says nothing about the monitored service.
  */
 import type { AlertSettings } from './alert-settings.ts';
+import type { SslAlerted } from './ssl-expiry.ts';
 
 export type CheckState = 'PASSING' | 'DEGRADED' | 'FAILING';
 
@@ -32,8 +33,10 @@ export interface AlertState {
   failingSinceMs: number | null;
   /** When the state last left PASSING (ms): reminders are timed from it. Null while passing. */
   alertedAtMs: number | null;
-  /** Reminders sent for the current alert; the notifier raises it, a transition resets it. */
+  /** Reminders sent for the current alert; the reminder sweep raises it, a transition resets it. */
   remindersSent: number;
+  /** The certificates an ALERT_SSL was raised for today (./ssl-expiry.ts); absent in states stored before. */
+  sslAlerted?: SslAlerted | null;
 }
 
 export interface CountedResult {
@@ -62,6 +65,7 @@ export const INITIAL_STATE: AlertState = {
   failingSinceMs: null,
   alertedAtMs: null,
   remindersSent: 0,
+  sslAlerted: null,
 };
 
 const TRANSITIONS: Record<CheckState, Partial<Record<CheckState, TransitionAlertType>>> = {
@@ -90,7 +94,7 @@ export function step(prev: AlertState, result: CountedResult, settings: AlertSet
   const alert = TRANSITIONS[prev.state][state] ?? null;
   const alertedAtMs = state === 'PASSING' ? null : alert ? result.atMs : prev.alertedAtMs;
   return {
-    next: { state, locations, ...streak, alertedAtMs, remindersSent: alert ? 0 : prev.remindersSent },
+    next: { ...prev, state, locations, ...streak, alertedAtMs, remindersSent: alert ? 0 : prev.remindersSent },
     alert,
   };
 }
@@ -135,4 +139,23 @@ export function nextReminderAtMs(state: AlertState, settings: AlertSettings): nu
   if (state.state === 'PASSING' || state.alertedAtMs === null) return null;
   if (state.remindersSent >= settings.reminders.amount) return null;
   return state.alertedAtMs + (state.remindersSent + 1) * settings.reminders.interval * 60_000;
+}
+
+export interface ReminderStep {
+  next: AlertState;
+  /** Whether a reminder goes out now. */
+  remind: boolean;
+  nextReminderAtMs: number | null;
+}
+
+/**
+ * The reminder due at `nowMs`, if any. When several came due meanwhile (the service was down) one
+ * goes out and the missed ones count as sent: a reminder says "still failing", a burst says nothing more.
+ */
+export function reminderStep(state: AlertState, settings: AlertSettings, nowMs: number): ReminderStep {
+  const due = nextReminderAtMs(state, settings);
+  if (due === null || due > nowMs || state.alertedAtMs === null) return { next: state, remind: false, nextReminderAtMs: due };
+  const dueByNow = Math.floor((nowMs - state.alertedAtMs) / (settings.reminders.interval * 60_000));
+  const next = { ...state, remindersSent: Math.min(settings.reminders.amount, Math.max(state.remindersSent + 1, dueByNow)) };
+  return { next, remind: true, nextReminderAtMs: nextReminderAtMs(next, settings) };
 }

@@ -1,18 +1,21 @@
 /**
  * Keeps each check's status and alerting state as its results are stored: the dispatcher calls
- * `resultStored` once per newly stored result. One read and one write of the check's status row,
- * in one store transaction (CheckStatusRepo.applyResult), plus the alert row when the state changes.
+ * `resultStored` once per newly stored result (and again for one a crash left unapplied, see
+ * ./status-replay.ts). One read and one write of the check's status row, in one store transaction
+ * (CheckStatusRepo.applyResult), plus the alerts it raised: a state change, a certificate expiry.
  *
- * The seam for notifications: an `onAlert` listener runs inside that transaction with the new alert,
- * so a notifier can enqueue its deliveries atomically with the alert that caused them.
+ * The seams for notifications: an `onAlert` listener runs inside that transaction with each new
+ * alert, so a notifier can enqueue its deliveries atomically with it; `onAlertsRaised` runs after
+ * the commit, to wake whoever sends them.
  */
 import type { RunResult } from '../../shared/protocol.ts';
 import { effectivePlacement } from '../checks/group-merge.ts';
 import { groupOf } from '../checks/group-of.ts';
-import type { CheckAlertRecord, CheckStatusRecord, StatusUpdate } from '../store/check-status-types.ts';
+import type { AlertType, CheckAlertRecord, CheckStatusRecord, NewCheckAlert, StatusUpdate, WithAlert } from '../store/check-status-types.ts';
 import type { Run, Store, StoredCheck } from '../store/store.ts';
 import { type AlertSettings, effectiveAlertSettings } from './alert-settings.ts';
-import { type AlertState, type CountedResult, counts, INITIAL_STATE, step, type TransitionAlertType } from './state-machine.ts';
+import { sslStep } from './ssl-expiry.ts';
+import { type AlertState, type CountedResult, counts, INITIAL_STATE, nextReminderAtMs, step } from './state-machine.ts';
 
 /** A result just stored, with what the dispatcher knows of it. */
 export interface StoredResultEvent {
@@ -28,36 +31,54 @@ export interface StoredResultEvent {
 export interface CheckStatusServiceOptions {
   store: Pick<Store, 'checkStatuses' | 'checkGroups'>;
   /** Runs inside the transaction that records an alert (synchronous: no await may split it). */
-  onAlert?: (alert: CheckAlertRecord) => void;
+  onAlert?: WithAlert;
+  /** Runs after the transaction committed, with the alerts it recorded (none: not called). */
+  onAlertsRaised?: (alerts: CheckAlertRecord[]) => void;
+}
+
+/**
+ * Whether a stored result moves its check's status: FINAL and not cancelled. The dispatcher marks
+ * exactly these pending when it stores them.
+ */
+export function appliesToStatus(resultType: 'FINAL' | 'ATTEMPT', result: Pick<RunResult, 'isCancelled'>): boolean {
+  return resultType === 'FINAL' && !result.isCancelled;
 }
 
 export class CheckStatusService {
   readonly #store: CheckStatusServiceOptions['store'];
   readonly #onAlert: CheckStatusServiceOptions['onAlert'];
+  readonly #onAlertsRaised: CheckStatusServiceOptions['onAlertsRaised'];
 
   constructor(opts: CheckStatusServiceOptions) {
     this.#store = opts.store;
     this.#onAlert = opts.onAlert;
+    this.#onAlertsRaised = opts.onAlertsRaised;
   }
 
-  /** Applies a stored result; returns the alert it raised, if any. ATTEMPT and cancelled results are skipped. */
-  async resultStored(e: StoredResultEvent): Promise<CheckAlertRecord | null> {
-    if (e.resultType !== 'FINAL' || e.result.isCancelled) return null;
+  /**
+   * Applies a stored result pending its status update; returns the alerts it raised. ATTEMPT and
+   * cancelled results are skipped, and so is a result applied already (by a replay or a replica).
+   */
+  async resultStored(e: StoredResultEvent): Promise<CheckAlertRecord[]> {
+    if (!appliesToStatus(e.resultType, e.result)) return [];
     const group = await groupOf(this.#store, e.check);
     const settings = effectiveAlertSettings(e.check, group);
     const locationIds = effectivePlacement(e.check, group).locationIds;
     const applied = await this.#store.checkStatuses.applyResult(
       e.run.accountId,
       e.run.checkId,
+      e.resultId,
       new Date(e.atMs).toISOString(),
       (prev) => nextStatus(prev, e, settings, locationIds),
       this.#onAlert,
     );
-    return applied?.alert ?? null;
+    const alerts = applied?.alerts ?? [];
+    if (alerts.length > 0) this.#onAlertsRaised?.(alerts);
+    return alerts;
   }
 }
 
-/** The next status row and the alert (if any) for one result: pure, run inside the store's transaction. */
+/** The next status row and the alerts (if any) for one result: pure, run inside the store's transaction. */
 export function nextStatus(prev: CheckStatusRecord | undefined, e: StoredResultEvent, settings: AlertSettings, locationIds: readonly string[]): StatusUpdate {
   const r = e.result;
   const counted: CountedResult = {
@@ -74,6 +95,9 @@ export function nextStatus(prev: CheckStatusRecord | undefined, e: StoredResultE
   const { next, alert } = step(prevAlert, counted, settings, locationIds);
   // An infrastructure error is shown (hasErrors) but leaves what the check's own runs showed alone.
   const measured = counts(counted);
+  const tls = r.apiCheckResult?.response?.tls;
+  const ssl = measured ? sslStep(next.sslAlerted, tls, e.atMs) : { alertDays: null, next: next.sslAlerted ?? null };
+  const state: AlertState = { ...next, sslAlerted: ssl.next };
   const status: StatusUpdate['status'] = {
     hasFailures: measured ? r.hasFailures : (prev?.hasFailures ?? false),
     hasErrors: r.hasErrors,
@@ -82,16 +106,19 @@ export function nextStatus(prev: CheckStatusRecord | undefined, e: StoredResultE
     shortestRun: measured ? Math.min(prev?.shortestRun ?? r.responseTime, r.responseTime) : (prev?.shortestRun ?? null),
     lastRunLocation: e.runLocation,
     lastCheckRunId: e.resultId,
-    sslDaysRemaining: r.apiCheckResult?.response?.tls?.daysRemaining ?? prev?.sslDaysRemaining ?? null,
-    alert: next,
+    sslDaysRemaining: tls?.daysRemaining ?? prev?.sslDaysRemaining ?? null,
+    alert: state,
   };
-  return { status, alert: alert ? alertOf(e, alert, next) : null };
+  const alerts: NewCheckAlert[] = [];
+  if (alert) alerts.push(alertOf(e, alert, next.state === 'PASSING' ? e.atMs : (next.failingSinceMs ?? e.atMs), null));
+  if (ssl.alertDays !== null) alerts.push(alertOf(e, 'ALERT_SSL', e.atMs, ssl.alertDays));
+  const dueMs = nextReminderAtMs(state, settings);
+  return { status, alerts, nextReminderAt: dueMs === null ? null : new Date(dueMs).toISOString() };
 }
 
-/** The history entry of a transition: the result that caused it, and when its episode began. */
-function alertOf(e: StoredResultEvent, alertType: TransitionAlertType, next: AlertState): NonNullable<StatusUpdate['alert']> {
+/** The history entry of an alert: the result that caused it, and when its episode began. */
+function alertOf(e: StoredResultEvent, alertType: AlertType, startedAtMs: number, sslDaysRemaining: number | null): NewCheckAlert {
   const r = e.result;
-  const startedAtMs = next.state === 'PASSING' ? e.atMs : (next.failingSinceMs ?? e.atMs);
   return {
     name: e.check.name,
     checkType: e.check.checkType,
@@ -102,5 +129,6 @@ function alertOf(e: StoredResultEvent, alertType: TransitionAlertType, next: Ale
     statusCode: r.apiCheckResult?.response ? String(r.apiCheckResult.response.status) : null,
     resultId: e.resultId,
     startedAt: new Date(startedAtMs).toISOString(),
+    sslDaysRemaining,
   };
 }

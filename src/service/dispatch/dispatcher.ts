@@ -26,7 +26,8 @@ import {
   type SubmitResultRequest,
   type SubmitResultResponse,
 } from '../../shared/protocol.ts';
-import { CheckStatusService } from '../alerting/status-service.ts';
+import { appliesToStatus, CheckStatusService } from '../alerting/status-service.ts';
+import { replayPendingResults } from '../alerting/status-replay.ts';
 import { toCheckDefinition } from '../checks/definition.ts';
 import { groupOf } from '../checks/group-of.ts';
 import { suiteJobTimeoutMs } from '../checks/playwright-check-schema.ts';
@@ -64,6 +65,11 @@ export const RUN_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** Newest error reports kept per location. */
 export const ERROR_REPORTS_KEPT = 500;
 const PRUNE_EVERY_MS = 60_000;
+/**
+ * The sweep replays results pending their status update for this long: a live submit applies its
+ * own within milliseconds, so an older one was left by a failed update (or a dead replica).
+ */
+const REPLAY_AFTER_MS = 60_000;
 const STALE_BATCH = 500;
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -94,6 +100,9 @@ export class Dispatcher {
   async start(): Promise<void> {
     this.#waiters.reopen();
     if (this.#sweepTimer) return;
+    // A service that died between storing a result and applying it to the check's status left it
+    // pending: applied now, before anything newer, so its alert is not lost.
+    await this.#replayPending();
     // A 1 s tick is enough: both sweep queries are index range scans that find nothing most of the
     // time, and a lease or queue TTL measured in tens of seconds does not need finer resolution.
     this.#sweepTimer = setInterval(() => void this.sweep(), this.#sweepIntervalMs);
@@ -106,6 +115,10 @@ export class Dispatcher {
     this.#sweepTimer = undefined;
     this.#waiters.close();
     await this.#sweeping;
+  }
+
+  #replayPending(storedBefore?: string): Promise<number> {
+    return replayPendingResults({ store: this.#store, statuses: this.#statuses, log: this.#log, storedBefore });
   }
 
   /** Held lease requests right now (for tests and diagnostics). */
@@ -283,8 +296,10 @@ export class Dispatcher {
     }
     // A failed result may be an ATTEMPT to be retried rather than the FINAL one (./retries.ts).
     const outcome = await this.#resultPolicy?.classify(run, check, req.result, this.#now());
+    const resultType = outcome?.resultType ?? 'FINAL';
     // The run, not the upload, says which check and type this was: an agent cannot file a result
-    // under another check.
+    // under another check. One that moves the check's status is stored marked pending, so a crash
+    // before the status update below leaves it to be replayed (#replayPending).
     const stored = await this.#store.results.insertOnce({
       accountId: run.accountId,
       checkId: run.checkId,
@@ -294,16 +309,18 @@ export class Dispatcher {
       locationId: location.id,
       runLocation: location.slugName,
       attempts: outcome?.attempts ?? run.leaseAttempt,
-      resultType: outcome?.resultType ?? 'FINAL',
+      resultType,
+      createdAt: now,
+      pendingStatus: appliesToStatus(resultType, req.result) ? { dueAt: run.dueAt } : undefined,
       payload: { ...req.result, runId: run.runId, checkId: run.checkId, checkType: run.checkType },
     });
     await this.#store.runs.finish(run.runId, now);
     if (stored.status === 'stored' && outcome) await this.#resultPolicy?.afterStored(run, outcome);
     if (stored.status === 'stored') {
-      const event = { run, check, resultId: stored.id, resultType: outcome?.resultType ?? 'FINAL', runLocation: location.slugName };
+      const event = { run, check, resultId: stored.id, resultType, runLocation: location.slugName };
       await this.#statuses
-        .resultStored({ ...event, result: req.result, atMs: this.#now() })
-        // The result is stored either way; a status that failed to update is logged, not a failed upload.
+        .resultStored({ ...event, result: req.result, atMs: Date.parse(now) })
+        // The result is stored either way; a status that failed to update is logged, not a failed upload, and replayed by a later sweep.
         .catch((err: unknown) => this.#log.error({ err, runId, checkId: run.checkId }, 'check status could not be updated'));
     }
     if (stored.status === 'duplicate') {
@@ -409,6 +426,7 @@ export class Dispatcher {
 
     if (nowMs - this.#lastPrune >= PRUNE_EVERY_MS) {
       this.#lastPrune = nowMs;
+      await this.#replayPending(iso(nowMs - REPLAY_AFTER_MS));
       const pruned = await this.#store.runs.pruneFinished(iso(nowMs - RUN_RETENTION_MS), 5000);
       if (pruned > 0) this.#log.debug({ pruned }, 'pruned finished runs');
     }

@@ -4,8 +4,8 @@
  * carries the idempotency key (also the body's `id`), the same on every retry of one delivery.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { type Dispatcher, request } from 'undici';
-import { OutboundRefusedError } from '../outbound/policy.ts';
+import type { Dispatcher } from 'undici';
+import { sendHttp } from './channels/http.ts';
 import type { OutboxEntry } from '../store/status-pages-types.ts';
 import type { DeliveryOutcome } from './delivery.ts';
 
@@ -39,12 +39,9 @@ export function webhookBody(entry: OutboxEntry): string {
   return JSON.stringify({ id: entry.id, type: 'incident.update', createdAt: entry.createdAt, ...entry.payload });
 }
 
-/** 408 and 429 say "later"; other 4xx answers say the request itself is refused. */
-const RETRYABLE_4XX = new Set([408, 425, 429]);
-
 /**
  * Posts one delivery through `dispatcher`, the outbound guard (src/service/outbound/), which refuses
- * internal addresses. A refusal is final. Redirects are not followed: a receiver answers at its URL.
+ * internal addresses. A refusal is final.
  */
 export async function sendWebhook(
   entry: OutboxEntry,
@@ -52,31 +49,16 @@ export async function sendWebhook(
 ): Promise<DeliveryOutcome> {
   if (!entry.secret) return { ok: false, permanent: true, error: 'the webhook subscription has no secret' };
   const body = webhookBody(entry);
-  const timestamp = Math.floor((opts.now ?? Date.now)() / 1000);
-  try {
-    const response = await request(entry.address, {
-      dispatcher: opts.dispatcher,
-      method: 'POST',
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'outpost-notifier',
-        [DELIVERY_HEADER]: entry.id,
-        [SIGNATURE_HEADER]: `t=${timestamp},v1=${webhookSignature(entry.secret, timestamp, body)}`,
-      },
-      headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
-      signal: AbortSignal.timeout(opts.timeoutMs),
-    });
-    // The answer's body is not used; reading it to the end frees the connection.
-    await response.body.dump();
-    const status = response.statusCode;
-    if (status >= 200 && status < 300) return { ok: true };
-    const permanent = status >= 400 && status < 500 && !RETRYABLE_4XX.has(status);
-    return { ok: false, permanent, error: `the webhook answered HTTP ${status}` };
-  } catch (err) {
-    if (err instanceof OutboundRefusedError) return { ok: false, permanent: true, error: err.message };
-    const e = err as Error & { code?: string };
-    return { ok: false, permanent: false, error: `the webhook request failed: ${e.code ? `${e.code} ` : ''}${e.message}` };
+  const headers = { 'content-type': 'application/json', ...signedDeliveryHeaders(entry.id, entry.secret, body, (opts.now ?? Date.now)()) };
+  return sendHttp({ method: 'POST', url: entry.address, headers, body }, { ...opts, receiver: 'the webhook' });
+}
+
+/** The idempotency key, and the signature when there is a secret: subscriber webhooks and WEBHOOK alert channels sign alike. */
+export function signedDeliveryHeaders(deliveryId: string, secret: string | undefined, body: string, nowMs: number): Record<string, string> {
+  const headers: Record<string, string> = { [DELIVERY_HEADER]: deliveryId };
+  if (secret) {
+    const timestamp = Math.floor(nowMs / 1000);
+    headers[SIGNATURE_HEADER] = `t=${timestamp},v1=${webhookSignature(secret, timestamp, body)}`;
   }
+  return headers;
 }

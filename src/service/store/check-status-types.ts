@@ -65,14 +65,33 @@ export interface CheckAlertRecord {
   resultId: string;
   /** When the failing (or degraded) episode began; the alert's own time for a recovery. */
   startedAt: string;
+  /** The days left on the certificate, for ALERT_SSL; null for every other alert. */
+  sslDaysRemaining: number | null;
   createdAt: string;
 }
+
+/** An alert as the alerting code computes it; the store adds the rest. */
+export type NewCheckAlert = Omit<CheckAlertRecord, 'id' | 'accountId' | 'checkId' | 'createdAt'>;
 
 /** What the caller computes from the previous status inside the store's transaction. */
 export interface StatusUpdate {
   status: Omit<CheckStatusRecord, 'accountId' | 'checkId' | 'name' | 'createdAt' | 'updatedAt'>;
-  alert: Omit<CheckAlertRecord, 'id' | 'accountId' | 'checkId' | 'createdAt'> | null;
+  /** What the result raised, in order: a transition alert and an SSL alert may come together. */
+  alerts: NewCheckAlert[];
+  /** When the standing alert's next reminder is due (ISO), null when none is. */
+  nextReminderAt: string | null;
 }
+
+/** What a reminder sweep computes from a check's status inside the store's transaction. */
+export interface ReminderUpdate {
+  alert: AlertState;
+  /** The reminder to record, or null when none is due (the status changed, or the settings did). */
+  reminder: NewCheckAlert | null;
+  nextReminderAt: string | null;
+}
+
+/** Called inside the transaction with each alert it records (synchronous: no await may split it). */
+export type WithAlert = (alert: CheckAlertRecord) => void;
 
 export interface CheckStatusRepo {
   /**
@@ -80,14 +99,36 @@ export interface CheckStatusRepo {
    * with the alert it raised, in one transaction: results of two locations arriving together cannot
    * both read the same old state. `withAlert` runs inside that transaction too, so whatever must go
    * out with an alert (notification deliveries) commits or rolls back with it.
+   *
+   * The result `resultId` must still be pending (ResultRepo.insertOnce with pendingStatus): applying
+   * it clears that mark in the same transaction, and a result no longer pending (applied already,
+   * by this process or another replica) changes nothing and gives null.
    */
   applyResult(
     accountId: string,
     checkId: string,
+    resultId: string,
     at: string,
     compute: (prev: CheckStatusRecord | undefined) => StatusUpdate | null,
-    withAlert?: (alert: CheckAlertRecord) => void,
-  ): Promise<{ status: CheckStatusRecord; alert: CheckAlertRecord | null } | null>;
+    withAlert?: WithAlert,
+  ): Promise<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null>;
+  /** Checks whose next reminder is due at or before `at`, earliest first. */
+  listRemindersDue(at: string, limit: number): Promise<Array<{ accountId: string; checkId: string }>>;
+  /** When the earliest reminder of any check is due (ISO), or null when none is. */
+  nextReminderDue(): Promise<string | null>;
+  /**
+   * Re-reads the check's status and the alert a reminder would remind of (the last one that began
+   * its episode), lets `compute` decide, and writes the state, the next due time and the reminder in
+   * one transaction: two replicas sweeping together cannot both send one reminder. Null when the
+   * check has no status (deleted).
+   */
+  applyReminder(
+    accountId: string,
+    checkId: string,
+    at: string,
+    compute: (status: CheckStatusRecord, reminded: CheckAlertRecord | undefined) => ReminderUpdate,
+    withAlert?: WithAlert,
+  ): Promise<CheckAlertRecord | null>;
   get(accountId: string, checkId: string): Promise<CheckStatusRecord | undefined>;
   /** Every check of the account, in creation order; those without a counted result with an empty status. */
   list(accountId: string): Promise<CheckStatusRecord[]>;

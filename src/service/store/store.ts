@@ -117,12 +117,32 @@ export interface StoredResult {
   payload: RunResult;
 }
 
+/** A result to store. */
+export interface NewResult extends Omit<StoredResult, 'id' | 'createdAt'> {
+  /** When it was stored; now by default. The dispatcher passes its clock's time. */
+  createdAt?: string;
+  /**
+   * Set when the result is still to be applied to its check's status (CheckStatusRepo.applyResult):
+   * it is marked pending in the same transaction, so a crash before the status update leaves it to
+   * be replayed. `dueAt`: its run's due time, the state machine's run key.
+   */
+  pendingStatus?: { dueAt: string };
+}
+
+/** A stored result still to be applied to its check's status. */
+export interface StatusPendingResult extends StoredResult {
+  sequence: number;
+  dueAt: string;
+}
+
 export interface ResultRepo {
   /**
    * Stores a result unless one exists for the run already (idempotent by runId, also under races:
    * a unique index decides). Returns which happened and the id of the stored row.
    */
-  insertOnce(result: Omit<StoredResult, 'id' | 'createdAt'>): Promise<{ status: 'stored' | 'duplicate'; id: string }>;
+  insertOnce(result: NewResult): Promise<{ status: 'stored' | 'duplicate'; id: string }>;
+  /** Results still pending their status update, in storage order: after `afterSequence`, stored before `storedBefore`. */
+  listStatusPending(opts: { limit: number; afterSequence?: number; storedBefore?: string }): Promise<StatusPendingResult[]>;
   /** Newest first; `nextId` is an opaque cursor, null on the last page. `resultType` ALL (the default) lists both. */
   list(
     accountId: string,

@@ -1,4 +1,4 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { AlertType, CheckAlertQuery, CheckAlertRecord, CheckAlertRepo } from '../check-status-types.ts';
 
 interface AlertRow {
@@ -14,6 +14,7 @@ interface AlertRow {
   status_code: string | null;
   result_id: string;
   started_at: string;
+  ssl_days_remaining: number | null;
   created_at: string;
 }
 
@@ -30,17 +31,41 @@ const toAlert = (row: AlertRow): CheckAlertRecord => ({
   statusCode: row.status_code,
   resultId: row.result_id,
   startedAt: row.started_at,
+  sslDaysRemaining: row.ssl_days_remaining,
   createdAt: row.created_at,
 });
 
+/** The alerts that begin a failing or degraded episode: what a reminder reminds of. */
+const EPISODE_ALERTS: readonly AlertType[] = ['ALERT_FAILURE', 'ALERT_DEGRADED', 'ALERT_DEGRADED_FAILURE', 'ALERT_FAILURE_DEGRADED'];
+
+/** The check's last alert that began an episode; called by the status repository inside its transaction. */
+export function lastEpisodeAlert(db: DatabaseSync, accountId: string, checkId: string): CheckAlertRecord | undefined {
+  const row = db
+    .prepare(
+      `SELECT * FROM check_alerts WHERE account_id = ? AND check_id = ? AND alert_type IN (${EPISODE_ALERTS.map(() => '?').join(', ')})
+       ORDER BY id DESC LIMIT 1`,
+    )
+    .get(accountId, checkId, ...EPISODE_ALERTS) as AlertRow | undefined;
+  return row ? toAlert(row) : undefined;
+}
+
+// Prepared once per connection: alerts are inserted on the hot path of stored results.
+const insertStatements = new WeakMap<DatabaseSync, StatementSync>();
+
 /** Inserts an alert; called by the status repository inside its transaction. */
 export function insertCheckAlert(db: DatabaseSync, a: Omit<CheckAlertRecord, 'id'>): CheckAlertRecord {
-  const { lastInsertRowid } = db
-    .prepare(
+  let insert = insertStatements.get(db);
+  if (!insert) {
+    insert = db.prepare(
       `INSERT INTO check_alerts (account_id, check_id, name, check_type, alert_type, run_location, response_time, error,
-         status_code, result_id, started_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(a.accountId, a.checkId, a.name, a.checkType, a.alertType, a.runLocation, a.responseTime, a.error, a.statusCode, a.resultId, a.startedAt, a.createdAt);
+         status_code, result_id, started_at, ssl_days_remaining, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    insertStatements.set(db, insert);
+  }
+  const { lastInsertRowid } = insert.run(
+    a.accountId, a.checkId, a.name, a.checkType, a.alertType, a.runLocation, a.responseTime, a.error, a.statusCode, a.resultId, a.startedAt,
+    a.sslDaysRemaining, a.createdAt,
+  );
   return { ...a, id: Number(lastInsertRowid) };
 }
 

@@ -1,7 +1,16 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { AlertState } from '../../alerting/state-machine.ts';
-import { type CheckAlertRecord, type CheckStatusRecord, type CheckStatusRepo, emptyCheckStatus, type StatusUpdate } from '../check-status-types.ts';
-import { insertCheckAlert } from './check-alerts.ts';
+import {
+  type CheckAlertRecord,
+  type CheckStatusRecord,
+  type CheckStatusRepo,
+  emptyCheckStatus,
+  type NewCheckAlert,
+  type ReminderUpdate,
+  type StatusUpdate,
+  type WithAlert,
+} from '../check-status-types.ts';
+import { insertCheckAlert, lastEpisodeAlert } from './check-alerts.ts';
 import { inTransaction } from './db.ts';
 
 interface StatusRow {
@@ -47,39 +56,82 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
   readonly #select: StatementSync;
   readonly #insert: StatementSync;
   readonly #update: StatementSync;
+  readonly #applied: StatementSync;
+  readonly #remind: StatementSync;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
     this.#select = db.prepare(`${SELECT} WHERE s.check_id = ? AND s.account_id = ?`);
     this.#insert = db.prepare(
       `INSERT INTO check_statuses (has_failures, has_errors, is_degraded, longest_run, shortest_run, last_run_location,
-         last_check_run_id, ssl_days_remaining, alert_state, check_id, account_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         last_check_run_id, ssl_days_remaining, alert_state, next_reminder_at, check_id, account_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#update = db.prepare(
       `UPDATE check_statuses SET has_failures = ?, has_errors = ?, is_degraded = ?, longest_run = ?, shortest_run = ?,
-         last_run_location = ?, last_check_run_id = ?, ssl_days_remaining = ?, alert_state = ?, updated_at = ?
+         last_run_location = ?, last_check_run_id = ?, ssl_days_remaining = ?, alert_state = ?, next_reminder_at = ?, updated_at = ?
        WHERE check_id = ? AND account_id = ?`,
     );
+    this.#applied = db.prepare('DELETE FROM results_status_pending WHERE result_id = ?');
+    this.#remind = db.prepare('UPDATE check_statuses SET alert_state = ?, next_reminder_at = ? WHERE check_id = ? AND account_id = ?');
   }
 
   async applyResult(
     accountId: string,
     checkId: string,
+    resultId: string,
     at: string,
     compute: (prev: CheckStatusRecord | undefined) => StatusUpdate | null,
-    withAlert?: (alert: CheckAlertRecord) => void,
-  ): Promise<{ status: CheckStatusRecord; alert: CheckAlertRecord | null } | null> {
+    withAlert?: WithAlert,
+  ): Promise<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null> {
     return inTransaction(this.#db, () => {
+      // Whoever clears the pending mark applies the result: a replay racing the live path, or
+      // another replica's, finds it cleared and changes nothing.
+      if (this.#applied.run(resultId).changes === 0) return null;
       const prev = this.#read(accountId, checkId);
       const update = compute(prev);
       if (!update) return null;
-      this.#write(accountId, checkId, at, update.status, prev === undefined);
-      const alert = update.alert ? insertCheckAlert(this.#db, { ...update.alert, accountId, checkId, createdAt: at }) : null;
-      if (alert) withAlert?.(alert);
+      this.#write(accountId, checkId, at, update, prev === undefined);
+      const alerts = this.#insertAlerts(accountId, checkId, at, update.alerts, withAlert);
       const name = prev?.name ?? this.#read(accountId, checkId)?.name ?? '';
       const status: CheckStatusRecord = { ...update.status, accountId, checkId, name, createdAt: prev?.createdAt ?? at, updatedAt: at };
-      return { status, alert };
+      return { status, alerts };
+    });
+  }
+
+  async listRemindersDue(at: string, limit: number): Promise<Array<{ accountId: string; checkId: string }>> {
+    const rows = this.#db
+      .prepare('SELECT account_id, check_id FROM check_statuses WHERE next_reminder_at <= ? ORDER BY next_reminder_at LIMIT ?')
+      .all(at, limit) as Array<{ account_id: string; check_id: string }>;
+    return rows.map((r) => ({ accountId: r.account_id, checkId: r.check_id }));
+  }
+
+  async nextReminderDue(): Promise<string | null> {
+    const row = this.#db.prepare('SELECT MIN(next_reminder_at) AS due FROM check_statuses WHERE next_reminder_at IS NOT NULL').get() as { due: string | null };
+    return row.due;
+  }
+
+  async applyReminder(
+    accountId: string,
+    checkId: string,
+    at: string,
+    compute: (status: CheckStatusRecord, reminded: CheckAlertRecord | undefined) => ReminderUpdate,
+    withAlert?: WithAlert,
+  ): Promise<CheckAlertRecord | null> {
+    return inTransaction(this.#db, () => {
+      const status = this.#read(accountId, checkId);
+      if (!status) return null;
+      const update = compute(status, lastEpisodeAlert(this.#db, accountId, checkId));
+      this.#remind.run(JSON.stringify(update.alert), update.nextReminderAt, checkId, accountId);
+      return this.#insertAlerts(accountId, checkId, at, update.reminder ? [update.reminder] : [], withAlert)[0] ?? null;
+    });
+  }
+
+  #insertAlerts(accountId: string, checkId: string, at: string, alerts: readonly NewCheckAlert[], withAlert: WithAlert | undefined): CheckAlertRecord[] {
+    return alerts.map((a) => {
+      const alert = insertCheckAlert(this.#db, { ...a, accountId, checkId, createdAt: at });
+      withAlert?.(alert);
+      return alert;
     });
   }
 
@@ -106,7 +158,7 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
     return row ? toStatus(row) : undefined;
   }
 
-  #write(accountId: string, checkId: string, at: string, s: StatusUpdate['status'], isNew: boolean): void {
+  #write(accountId: string, checkId: string, at: string, { status: s, nextReminderAt }: StatusUpdate, isNew: boolean): void {
     const values = [
       s.hasFailures ? 1 : 0,
       s.hasErrors ? 1 : 0,
@@ -117,6 +169,7 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
       s.lastCheckRunId,
       s.sslDaysRemaining,
       JSON.stringify(s.alert),
+      nextReminderAt,
     ];
     if (isNew) this.#insert.run(...values, checkId, accountId, at, at);
     else this.#update.run(...values, at, checkId, accountId);

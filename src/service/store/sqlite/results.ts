@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import type { RunResult } from '../../../shared/protocol.ts';
 import { BadRequestError } from '../../http/errors.ts';
-import type { ResultRepo, StoredResult } from '../store.ts';
-import { nowIso } from './db.ts';
+import type { NewResult, ResultRepo, StatusPendingResult, StoredResult } from '../store.ts';
+import { inTransaction, nowIso } from './db.ts';
 
 /**
  * A stored result plus its row sequence. The sequence is monotonic per database, so the public API
@@ -63,32 +63,48 @@ export class SqliteResultRepo implements ResultRepo {
     this.#db = db;
   }
 
-  async insertOnce(result: Omit<StoredResult, 'id' | 'createdAt'>): Promise<{ status: 'stored' | 'duplicate'; id: string }> {
+  async insertOnce(result: NewResult): Promise<{ status: 'stored' | 'duplicate'; id: string }> {
     const id = randomUUID();
     // ON CONFLICT DO NOTHING on the unique run_id index: whichever insert commits first wins, the
     // other becomes a no-op, with no read-then-write window between connections.
-    const inserted = this.#db
-      .prepare(
-        `INSERT INTO results (id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
-      )
-      .run(
-        id,
-        result.accountId,
-        result.checkId,
-        result.runId,
-        result.checkName,
-        result.locationId,
-        result.runLocation,
-        result.attempts,
-        result.resultType ?? 'FINAL',
-        nowIso(),
-        JSON.stringify(result.payload),
-      );
-    if (inserted.changes > 0) return { status: 'stored', id };
+    const inserted = inTransaction(this.#db, () => {
+      const { changes } = this.#db
+        .prepare(
+          `INSERT INTO results (id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+        )
+        .run(
+          id,
+          result.accountId,
+          result.checkId,
+          result.runId,
+          result.checkName,
+          result.locationId,
+          result.runLocation,
+          result.attempts,
+          result.resultType ?? 'FINAL',
+          result.createdAt ?? nowIso(),
+          JSON.stringify(result.payload),
+        );
+      if (changes > 0 && result.pendingStatus) {
+        this.#db.prepare('INSERT INTO results_status_pending (result_id, due_at) VALUES (?, ?)').run(id, result.pendingStatus.dueAt);
+      }
+      return changes > 0;
+    });
+    if (inserted) return { status: 'stored', id };
     const existing = this.#db.prepare('SELECT id FROM results WHERE run_id = ?').get(result.runId) as { id: string } | undefined;
     if (!existing) throw new Error(`result for run ${result.runId} conflicted but cannot be found`);
     return { status: 'duplicate', id: existing.id };
+  }
+
+  async listStatusPending(opts: { limit: number; afterSequence?: number; storedBefore?: string }): Promise<StatusPendingResult[]> {
+    const rows = this.#db
+      .prepare(
+        `SELECT r.*, p.due_at FROM results_status_pending p JOIN results r ON r.id = p.result_id
+         WHERE r.seq > ? AND r.created_at < ? ORDER BY r.seq LIMIT ?`,
+      )
+      .all(opts.afterSequence ?? 0, opts.storedBefore ?? '9999', opts.limit) as unknown as Array<ResultRow & { due_at: string }>;
+    return rows.map((row) => ({ ...toResult(row), dueAt: row.due_at }));
   }
 
   async list(

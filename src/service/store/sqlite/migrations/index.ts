@@ -18,6 +18,7 @@ import { migration009 } from './009-sealed-webhook-secrets.ts';
 import { migration010 } from './010-alert-channels.ts';
 import { migration011 } from './011-maintenance-windows.ts';
 import { migration012 } from './012-check-statuses.ts';
+import { migration014 } from './014-reminders.ts';
 
 /** What a migration may need besides the database: the key, for one that seals stored values. */
 export interface MigrationContext {
@@ -31,7 +32,7 @@ export interface Migration {
 }
 
 /** Every migration the service knows, in order. New ones are appended, never edited once released. */
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009, migration010, migration011, migration012];
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009, migration010, migration011, migration012, migration014];
 
 /** Applies the migrations not yet recorded in schema_migrations; returns the versions applied. */
 export function runMigrations(db: DatabaseSync, migrations: readonly Migration[] = MIGRATIONS, context: MigrationContext = {}): number[] {
