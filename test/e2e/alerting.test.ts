@@ -130,6 +130,122 @@ async function webhookChannel(api: Api, receiver: WebhookReceiver, checkIds: str
   });
 }
 
+/** Every provider of the first scenario, and one signed-webhook receiver for each of the others. */
+interface Receivers {
+  hook: WebhookReceiver;
+  slack: HttpReceiver;
+  pagerDuty: HttpReceiver;
+  opsgenieUs: HttpReceiver<OpsgenieRequest>;
+  opsgenieEu: HttpReceiver<OpsgenieRequest>;
+  sms: HttpReceiver;
+  voice: HttpReceiver;
+  smtp: SmtpReceiver;
+  multi: WebhookReceiver;
+  maintenance: WebhookReceiver;
+  crash: WebhookReceiver;
+}
+
+async function startReceivers(): Promise<Receivers> {
+  return {
+    hook: await startWebhookReceiver(SECRET),
+    slack: await startSlackReceiver(),
+    pagerDuty: await startPagerDutyReceiver(),
+    opsgenieUs: await startOpsgenieReceiver(),
+    opsgenieEu: await startOpsgenieReceiver(),
+    sms: await startGatewayReceiver(),
+    voice: await startGatewayReceiver(),
+    smtp: await startSmtpReceiver(),
+    multi: await startWebhookReceiver(SECRET),
+    maintenance: await startWebhookReceiver(SECRET),
+    crash: await startWebhookReceiver(SECRET),
+  };
+}
+
+/** One channel of every type, all subscribed to `checkId`, each pointed at its receiver. */
+async function everyChannel(api: Api, receivers: Receivers, checkId: string) {
+  const subscriptions = [{ checkId, activated: true }];
+  const channel = (type: string, config: Record<string, unknown>) => api.ok<{ id: number }>('POST', '/v1/alert-channels', { type, config, subscriptions });
+  return {
+    webhook: await webhookChannel(api, receivers.hook, [checkId]),
+    slack: await channel('SLACK', { url: `${receivers.slack.url}/services/T0001/B0001/slacktoken0123456789`, channel: '#alerts' }),
+    pagerDuty: await channel('PAGERDUTY', { serviceKey: 'pd-routing-key-0123456789', account: 'outpost-e2e', serviceName: 'every-channel' }),
+    opsgenie: await channel('OPSGENIE', { apiKey: 'og-api-key-0123456789abcdef', region: 'EU', priority: 'P2', name: 'ops' }),
+    sms: await channel('SMS', { number: '+15550001111', name: 'on-call sms' }),
+    call: await channel('CALL', { number: '+15550002222', name: 'on-call phone' }),
+    email: await channel('EMAIL', { address: 'oncall@example.com' }),
+  };
+}
+
+/** Awaits the failure alert at every provider and checks what each says; returns the incident keys. */
+async function expectFailureEverywhere(r: Receivers, checkId: string): Promise<{ trigger: PagerDutyEvent; create: OpsgenieRequest }> {
+  const hook = await r.hook.requests.next(hookOf(checkId, 'ALERT_FAILURE'), ARRIVAL_MS, 'the webhook failure alert');
+  expect(hook.signatureValid).toBe(true);
+  expect(hook.deliveryId).toEqual(expect.any(String));
+  expect(hookBody(hook)).toMatchObject({ checkName: 'every-channel', runLocation: 'alert-a', resultLink: expect.stringContaining(`/v1/check-results/${checkId}/`) });
+  const slack = await r.slack.requests.next((req) => req.answered === 200, ARRIVAL_MS, 'the Slack failure alert');
+  expect(JSON.stringify(slack.json)).toContain('every-channel');
+  const trigger = (await r.pagerDuty.requests.next(() => true, ARRIVAL_MS, 'the PagerDuty trigger')).json as PagerDutyEvent;
+  expect(trigger).toMatchObject({ routing_key: 'pd-routing-key-0123456789', event_action: 'trigger', dedup_key: expect.any(String) });
+  expect(trigger.payload?.summary).toContain('every-channel');
+  const create = await r.opsgenieEu.requests.next(() => true, ARRIVAL_MS, 'the Opsgenie create');
+  expect(create).toMatchObject({ action: 'create', answered: 202, alias: expect.any(String), headers: { authorization: 'GenieKey og-api-key-0123456789abcdef' } });
+  expect(create.json).toMatchObject({ priority: 'P2', message: expect.stringContaining('every-channel') });
+  for (const [gateway, path, number] of [[r.sms, '/sms', '+15550001111'], [r.voice, '/call', '+15550002222']] as const) {
+    const sent = await gateway.requests.next(() => true, ARRIVAL_MS, `the request to ${path}`);
+    expect(sent).toMatchObject({ answered: 200, url: path });
+    expect(sent.body).toContain(number);
+    expect(sent.body).toContain('every-channel');
+  }
+  const mail = await r.smtp.mails.next(() => true, ARRIVAL_MS, 'the email');
+  expect(mail.envelopeTo).toEqual(['oncall@example.com']);
+  expect(mail.subject).toContain('every-channel');
+  for (const part of [mail.text, mail.html]) {
+    for (const fact of ['every-channel', 'alert-a', `/v1/check-results/${checkId}/`]) expect(part).toContain(fact);
+  }
+  return { trigger, create };
+}
+
+/** So far, exactly one message per channel (Slack: one accepted, after its refused first attempt). */
+function expectOneMessageEach(r: Receivers): void {
+  expect(r.hook.requests.items.filter((req) => req.answered === 200)).toHaveLength(1);
+  expect(r.slack.requests.items.filter((req) => req.answered === 200)).toHaveLength(1);
+  for (const receiver of [r.pagerDuty, r.opsgenieEu, r.sms, r.voice]) expect(receiver.requests.items).toHaveLength(1);
+  expect(r.smtp.mails.items).toHaveLength(1);
+  expect(r.opsgenieUs.requests.items).toHaveLength(0);
+}
+
+/** Awaits `count` messages in all at each channel that gets every alert (PagerDuty and Opsgenie fold repeats). */
+async function expectMessageCount(r: Receivers, count: number, what: string): Promise<void> {
+  await r.slack.requests.waitFor(count, (req) => req.answered === 200, ARRIVAL_MS, `Slack: ${what}`);
+  await r.sms.requests.waitFor(count, () => true, ARRIVAL_MS, `SMS: ${what}`);
+  await r.voice.requests.waitFor(count, () => true, ARRIVAL_MS, `calls: ${what}`);
+  await r.smtp.mails.waitFor(count, () => true, ARRIVAL_MS, `email: ${what}`);
+}
+
+/** The recovery closes the incident the failure opened, at PagerDuty (dedup_key) and Opsgenie (alias). */
+async function expectIncidentClosed(r: Receivers, trigger: PagerDutyEvent, create: OpsgenieRequest): Promise<void> {
+  const resolve = await r.pagerDuty.requests.next((req) => (req.json as PagerDutyEvent).event_action === 'resolve', ARRIVAL_MS, 'the PagerDuty resolve');
+  expect((resolve.json as PagerDutyEvent).dedup_key).toBe(trigger.dedup_key);
+  expect(r.pagerDuty.requests.items.every((req) => (req.json as PagerDutyEvent).dedup_key === trigger.dedup_key)).toBe(true);
+  const close = await r.opsgenieEu.requests.next((req) => req.action === 'close', ARRIVAL_MS, 'the Opsgenie close');
+  expect(close).toMatchObject({ alias: create.alias, answered: 202 });
+  expect(r.opsgenieEu.requests.items.filter((req) => req.action === 'create').every((req) => req.alias === create.alias)).toBe(true);
+}
+
+/** One entry per alert and channel: each channel's failure alert listed once, as SUCCESS. */
+async function expectNotificationsListed(api: Api, checkId: string, failureId: string, channels: Record<string, { id: number }>): Promise<void> {
+  const listed = await until(
+    async () => {
+      const all = await notificationsOf(api, checkId);
+      const done = Object.values(channels).every((c) => all.some((n) => n.alertChannelId === c.id && n.checkAlertId === failureId && n.status === 'SUCCESS'));
+      return done ? all : undefined;
+    },
+    { timeoutMs: ARRIVAL_MS, what: 'a SUCCESS notification of the failure alert on every channel' },
+  );
+  for (const c of Object.values(channels)) expect(listed.filter((n) => n.alertChannelId === c.id && n.checkAlertId === failureId)).toHaveLength(1);
+  expect(listed.find((n) => n.alertChannelId === channels.webhook?.id)).toMatchObject({ type: 'WEBHOOK', checkId, checkResultId: expect.any(String) });
+}
+
 describe.concurrent('alerting end to end: nginx flips, real service and agents, local provider receivers', () => {
   let data: Awaited<ReturnType<typeof tempDir>>;
   let flip: FlipTarget;
@@ -137,19 +253,7 @@ describe.concurrent('alerting end to end: nginx flips, real service and agents, 
   let api: Api;
   const agents: Record<string, Proc> = {};
   const locationKeys: Record<string, string> = {};
-  const receivers = {} as {
-    hook: WebhookReceiver;
-    slack: HttpReceiver;
-    pagerDuty: HttpReceiver;
-    opsgenieUs: HttpReceiver<OpsgenieRequest>;
-    opsgenieEu: HttpReceiver<OpsgenieRequest>;
-    sms: HttpReceiver;
-    voice: HttpReceiver;
-    smtp: SmtpReceiver;
-    multi: WebhookReceiver;
-    maintenance: WebhookReceiver;
-    crash: WebhookReceiver;
-  };
+  const receivers = {} as Receivers;
   const closers: Array<() => Promise<unknown>> = [];
 
   const agentFor = (slug: string) => startAgent({ API_KEY: locationKeys[slug]!, API_URL: service.url, SPOOL_DIR: `${data.dir}/spool-${slug}` });
@@ -157,19 +261,7 @@ describe.concurrent('alerting end to end: nginx flips, real service and agents, 
   beforeAll(async () => {
     data = await tempDir('e2e-alerting');
     flip = await startFlipTarget();
-    Object.assign(receivers, {
-      hook: await startWebhookReceiver(SECRET),
-      slack: await startSlackReceiver(),
-      pagerDuty: await startPagerDutyReceiver(),
-      opsgenieUs: await startOpsgenieReceiver(),
-      opsgenieEu: await startOpsgenieReceiver(),
-      sms: await startGatewayReceiver(),
-      voice: await startGatewayReceiver(),
-      smtp: await startSmtpReceiver(),
-      multi: await startWebhookReceiver(SECRET),
-      maintenance: await startWebhookReceiver(SECRET),
-      crash: await startWebhookReceiver(SECRET),
-    });
+    Object.assign(receivers, await startReceivers());
     for (const r of Object.values(receivers)) closers.push(r.close);
     service = await startService({
       DATA_DIR: `${data.dir}/service`,
@@ -201,23 +293,12 @@ describe.concurrent('alerting end to end: nginx flips, real service and agents, 
   });
 
   it('every channel type: one failure alert after the threshold, two reminders a minute apart, one recovery', async () => {
-    const check = await api.createApiCheck(
-      apiCheck('every-channel', flip, ['alert-a'], { runBasedEscalation: { failedRunThreshold: 2 }, reminders: { amount: 2, interval: 1 } }, ['e2e-alerts']),
-    );
-    const subscriptions = [{ checkId: check.id, activated: true }];
-    const channel = (type: string, config: Record<string, unknown>) => api.ok<{ id: number }>('POST', '/v1/alert-channels', { type, config, subscriptions });
-    const channels = {
-      webhook: await webhookChannel(api, receivers.hook, [check.id]),
-      slack: await channel('SLACK', { url: `${receivers.slack.url}/services/T0001/B0001/slacktoken0123456789`, channel: '#alerts' }),
-      pagerDuty: await channel('PAGERDUTY', { serviceKey: 'pd-routing-key-0123456789', account: 'outpost-e2e', serviceName: 'every-channel' }),
-      opsgenie: await channel('OPSGENIE', { apiKey: 'og-api-key-0123456789abcdef', region: 'EU', priority: 'P2', name: 'ops' }),
-      sms: await channel('SMS', { number: '+15550001111', name: 'on-call sms' }),
-      call: await channel('CALL', { number: '+15550002222', name: 'on-call phone' }),
-      email: await channel('EMAIL', { address: 'oncall@example.com' }),
-    };
+    const settings = { runBasedEscalation: { failedRunThreshold: 2 }, reminders: { amount: 2, interval: 1 } };
+    const check = await api.createApiCheck(apiCheck('every-channel', flip, ['alert-a'], settings, ['e2e-alerts']));
+    const channels = await everyChannel(api, receivers, check.id);
     await awaitResults(api, check.id, passingAt('alert-a'), 1);
 
-    // Slack's first attempt fails: the delivery is retried, and the attempts are listed.
+    // Slack's first attempt fails: the delivery is retried.
     receivers.slack.faults.failNext(1);
     const flippedAt = Date.now();
     flip.setFailing('every-channel', true);
@@ -225,86 +306,29 @@ describe.concurrent('alerting end to end: nginx flips, real service and agents, 
     // Raised by the second failing run (failedRunThreshold 2), not the first.
     const failedBefore = (await awaitResults(api, check.id, failingSince(flippedAt), 2)).filter((r) => Date.parse(String(r.stoppedAt)) <= Date.parse(failure.created_at));
     expect(failedBefore).toHaveLength(2);
-
-    const hook = await receivers.hook.requests.next(hookOf(check.id, 'ALERT_FAILURE'), ARRIVAL_MS, 'the webhook failure alert');
-    expect(hook.signatureValid).toBe(true);
-    expect(hook.deliveryId).toEqual(expect.any(String));
-    expect(hookBody(hook)).toMatchObject({ checkName: 'every-channel', runLocation: 'alert-a', resultLink: expect.stringContaining(`/v1/check-results/${check.id}/`) });
-    const slack = await receivers.slack.requests.next((r) => r.answered === 200, ARRIVAL_MS, 'the Slack failure alert');
-    expect(JSON.stringify(slack.json)).toContain('every-channel');
-    const trigger = (await receivers.pagerDuty.requests.next(() => true, ARRIVAL_MS, 'the PagerDuty trigger')).json as PagerDutyEvent;
-    expect(trigger).toMatchObject({ routing_key: 'pd-routing-key-0123456789', event_action: 'trigger', dedup_key: expect.any(String) });
-    expect(trigger.payload?.summary).toContain('every-channel');
-    const create = await receivers.opsgenieEu.requests.next(() => true, ARRIVAL_MS, 'the Opsgenie create');
-    expect(create).toMatchObject({ action: 'create', answered: 202, alias: expect.any(String), headers: { authorization: 'GenieKey og-api-key-0123456789abcdef' } });
-    expect(create.json).toMatchObject({ priority: 'P2', message: expect.stringContaining('every-channel') });
-    const sms = await receivers.sms.requests.next(() => true, ARRIVAL_MS, 'the SMS');
-    expect(sms).toMatchObject({ answered: 200, url: '/sms' });
-    expect(sms.body).toContain('+15550001111');
-    expect(sms.body).toContain('every-channel');
-    const call = await receivers.voice.requests.next(() => true, ARRIVAL_MS, 'the phone call');
-    expect(call).toMatchObject({ answered: 200, url: '/call' });
-    expect(call.body).toContain('+15550002222');
-    const mail = await receivers.smtp.mails.next(() => true, ARRIVAL_MS, 'the email');
-    expect(mail.envelopeTo).toEqual(['oncall@example.com']);
-    expect(mail.subject).toContain('every-channel');
-    for (const part of [mail.text, mail.html]) {
-      expect(part).toContain('every-channel');
-      expect(part).toContain('alert-a');
-      expect(part).toContain(`/v1/check-results/${check.id}/`);
-    }
-
+    const { trigger, create } = await expectFailureEverywhere(receivers, check.id);
+    expect(receivers.slack.requests.items.map((r) => r.answered).slice(0, 2)).toEqual([500, 200]);
     // Two more failing runs later (well before the first reminder), still one message per channel.
     await awaitResults(api, check.id, failingSince(Date.parse(failure.created_at) + 1), 2);
-    expect(receivers.hook.requests.items.filter((r) => r.answered === 200)).toHaveLength(1);
-    expect(receivers.slack.requests.items.filter((r) => r.answered === 200)).toHaveLength(1);
-    for (const r of [receivers.pagerDuty, receivers.opsgenieEu, receivers.sms, receivers.voice]) expect(r.requests.items).toHaveLength(1);
-    expect(receivers.smtp.mails.items).toHaveLength(1);
-    expect(receivers.opsgenieUs.requests.items).toHaveLength(0);
+    expectOneMessageEach(receivers);
 
-    // Reminders: one interval (1 minute) after the alert, then another; every channel type but the
-    // incident tools gets each; PagerDuty and Opsgenie, if told again, about the same incident.
+    // Reminders: one interval (1 minute) after the alert, then another.
     const reminders = await receivers.hook.requests.waitFor(2, hookOf(check.id, 'ALERT_FAILURE_REMAIN'), 3 * MINUTE, 'two webhook reminders');
-    const alertedAt = Date.parse(failure.created_at);
-    expect(reminders[0]!.receivedAt - alertedAt).toBeGreaterThanOrEqual(MINUTE - 1000);
+    expect(reminders[0]!.receivedAt - Date.parse(failure.created_at)).toBeGreaterThanOrEqual(MINUTE - 1000);
     expect(reminders[1]!.receivedAt - reminders[0]!.receivedAt).toBeGreaterThanOrEqual(MINUTE - 5000);
-    await receivers.slack.requests.waitFor(3, (r) => r.answered === 200, ARRIVAL_MS, 'Slack: the alert and two reminders');
-    await receivers.sms.requests.waitFor(3, () => true, ARRIVAL_MS, 'SMS: the alert and two reminders');
-    await receivers.voice.requests.waitFor(3, () => true, ARRIVAL_MS, 'calls: the alert and two reminders');
-    await receivers.smtp.mails.waitFor(3, () => true, ARRIVAL_MS, 'email: the alert and two reminders');
+    await expectMessageCount(receivers, 3, 'the alert and two reminders');
 
     flip.setFailing('every-channel', false);
     await awaitAlert(api, check.id, 'ALERT_RECOVERY');
     // The history holds the reminders too (the reference's ALERT_FAILURE_REMAIN).
     expect((await alertsOf(api, check.id)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE', 'ALERT_FAILURE_REMAIN', 'ALERT_FAILURE_REMAIN', 'ALERT_RECOVERY']);
     await receivers.hook.requests.next(hookOf(check.id, 'ALERT_RECOVERY'), ARRIVAL_MS, 'the webhook recovery');
-    const resolve = await receivers.pagerDuty.requests.next((r) => (r.json as PagerDutyEvent).event_action === 'resolve', ARRIVAL_MS, 'the PagerDuty resolve');
-    expect((resolve.json as PagerDutyEvent).dedup_key).toBe(trigger.dedup_key);
-    expect(receivers.pagerDuty.requests.items.every((r) => (r.json as PagerDutyEvent).dedup_key === trigger.dedup_key)).toBe(true);
-    const close = await receivers.opsgenieEu.requests.next((r) => r.action === 'close', ARRIVAL_MS, 'the Opsgenie close');
-    expect(close).toMatchObject({ alias: create.alias, answered: 202 });
-    expect(receivers.opsgenieEu.requests.items.filter((r) => r.action === 'create').every((r) => r.alias === create.alias)).toBe(true);
-    await receivers.slack.requests.waitFor(4, (r) => r.answered === 200, ARRIVAL_MS, 'Slack: the recovery');
-    await receivers.sms.requests.waitFor(4, () => true, ARRIVAL_MS, 'SMS: the recovery');
-    await receivers.voice.requests.waitFor(4, () => true, ARRIVAL_MS, 'calls: the recovery');
-    await receivers.smtp.mails.waitFor(4, () => true, ARRIVAL_MS, 'email: the recovery');
+    await expectIncidentClosed(receivers, trigger, create);
+    await expectMessageCount(receivers, 4, 'the recovery');
     const hooks = receivers.hook.requests.items.filter((r) => r.answered === 200).map((r) => hookBody(r).alertType);
     expect(hooks).toEqual(['ALERT_FAILURE', 'ALERT_FAILURE_REMAIN', 'ALERT_FAILURE_REMAIN', 'ALERT_RECOVERY']);
     expect(receivers.hook.requests.items.every((r) => r.signatureValid)).toBe(true);
-
-    // Every delivery's outcome is listed, one entry per alert and channel: each channel's failure alert
-    // succeeded, Slack's on the second attempt (the receiver answered 500 to the first).
-    const listed = await until(
-      async () => {
-        const all = await notificationsOf(api, check.id);
-        const done = Object.values(channels).every((c) => all.some((n) => n.alertChannelId === c.id && n.checkAlertId === failure.id && n.status === 'SUCCESS'));
-        return done ? all : undefined;
-      },
-      { timeoutMs: ARRIVAL_MS, what: 'a SUCCESS notification of the failure alert on every channel' },
-    );
-    for (const c of Object.values(channels)) expect(listed.filter((n) => n.alertChannelId === c.id && n.checkAlertId === failure.id)).toHaveLength(1);
-    expect(receivers.slack.requests.items.map((r) => r.answered).slice(0, 2)).toEqual([500, 200]);
-    expect(listed.find((n) => n.alertChannelId === channels.webhook.id)).toMatchObject({ type: 'WEBHOOK', checkId: check.id, checkResultId: expect.any(String) });
+    await expectNotificationsListed(api, check.id, failure.id, channels);
   }, 5 * MINUTE);
 
   it('two locations: the parallel-run failure threshold decides, and one alert goes out per transition, not per location', async () => {
