@@ -15,6 +15,8 @@ import { freePort } from './dns-server.ts';
 
 export interface NginxServer {
   port: number;
+  /** nginx's prefix: its configuration, logs and temp files; removed on stop. */
+  dir: string;
   stop(): Promise<void>;
 }
 
@@ -39,7 +41,10 @@ function connectsOnce(port: number): Promise<boolean> {
   });
 }
 
-export async function startNginx(): Promise<NginxServer> {
+const HELLO = 'location / { default_type text/plain; return 200 "hello from nginx\\n"; }';
+
+/** `locations`: the server block's contents, given nginx's prefix dir (the default answers a fixed hello). */
+export async function startNginx(locations: (dir: string) => string = () => HELLO): Promise<NginxServer> {
   const binary = nginxPath();
   const dir = mkdtempSync(join(tmpdir(), 'outpost-nginx-'));
   const port = await freePort();
@@ -59,7 +64,7 @@ http {
   scgi_temp_path ${dir}/scgi;
   server {
     listen 127.0.0.1:${port};
-    location / { default_type text/plain; return 200 "hello from nginx\\n"; }
+    ${locations(dir)}
   }
 }
 `,
@@ -82,6 +87,7 @@ http {
   await Promise.race([listening, exited]);
   return {
     port,
+    dir,
     async stop() {
       if (child.exitCode === null) {
         const done = new Promise((r) => child.once('exit', r));

@@ -14,18 +14,17 @@ export interface ReceivedMail {
   raw: string;
 }
 
-/** Resolves with the first item a predicate accepts, from those already there or still to come. */
-class Arrivals<T> {
+/**
+ * Resolves with the first item a predicate accepts, from those already there or still to come.
+ * `timeoutMs` turns a wait that would hang into an error naming what was awaited.
+ */
+export class Arrivals<T> {
   readonly items: T[] = [];
-  #waiters: { accept: (item: T) => boolean; resolve: (item: T) => void }[] = [];
+  #waiters: { check: () => boolean }[] = [];
 
   push(item: T): void {
     this.items.push(item);
-    this.#waiters = this.#waiters.filter((w) => {
-      if (!w.accept(item)) return true;
-      w.resolve(item);
-      return false;
-    });
+    this.#waiters = this.#waiters.filter((w) => !w.check());
   }
 
   /** The item that arrived (or arrives) as number `index`, counting from 0. */
@@ -33,10 +32,33 @@ class Arrivals<T> {
     return this.next((item) => this.items.indexOf(item) === index);
   }
 
-  next(accept: (item: T) => boolean = () => true): Promise<T> {
-    const existing = this.items.find(accept);
-    if (existing) return Promise.resolve(existing);
-    return new Promise((resolve) => this.#waiters.push({ accept, resolve }));
+  next(accept: (item: T) => boolean = () => true, timeoutMs?: number, what = 'an arrival'): Promise<T> {
+    return this.waitFor(1, accept, timeoutMs, what).then((items) => items[0] as T);
+  }
+
+  /** Resolves with the first `count` accepted items once that many have arrived. */
+  waitFor(count: number, accept: (item: T) => boolean = () => true, timeoutMs?: number, what = `${count} arrivals`): Promise<T[]> {
+    const matched = () => this.items.filter(accept);
+    if (matched().length >= count) return Promise.resolve(matched().slice(0, count));
+    return new Promise((resolve, reject) => {
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.#waiters = this.#waiters.filter((w) => w !== waiter);
+              reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${matched().length} of ${count} so far, ${this.items.length} received)`));
+            }, timeoutMs);
+      const waiter = {
+        check: () => {
+          const found = matched();
+          if (found.length < count) return false;
+          clearTimeout(timer);
+          resolve(found.slice(0, count));
+          return true;
+        },
+      };
+      this.#waiters.push(waiter);
+    });
   }
 }
 
@@ -46,11 +68,17 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-/** `rejectRecipient`: the SMTP reply code to refuse an address with (e.g. 550, 450), or undefined to take it. */
-export async function startSmtpSink(opts: { rejectRecipient?: (address: string) => number | undefined } = {}): Promise<SmtpSink> {
-  const mails = new Arrivals<ReceivedMail>();
+/** What a test SMTP server does with a recipient and a message. */
+export interface SmtpBehaviour {
+  /** The SMTP reply code to refuse an address with (e.g. 550, 450), or undefined to take it. */
+  rejectRecipient?: (address: string) => number | undefined;
+  /** Sees each message; an error it returns refuses the message with the error's responseCode. */
+  accept: (mail: ReceivedMail) => Error | undefined;
+}
+
+/** A plain SMTP server on loopback (no STARTTLS: its built-in certificate is self-signed; no AUTH). */
+export async function listenSmtp(opts: SmtpBehaviour): Promise<{ url: string; close(): Promise<void> }> {
   const server = new SMTPServer({
-    // Plain SMTP on loopback: no STARTTLS (its built-in certificate is self-signed), no AUTH.
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
     onRcptTo(address, _session, callback) {
@@ -62,23 +90,32 @@ export async function startSmtpSink(opts: { rejectRecipient?: (address: string) 
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        mails.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw: Buffer.concat(chunks).toString('utf8'),
-        });
-        callback();
+        callback(
+          opts.accept({
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            to: session.envelope.rcptTo.map((r) => r.address),
+            raw: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
       });
     },
   });
   server.listen(0, '127.0.0.1');
   await once(server.server, 'listening');
   const { port } = server.server.address() as AddressInfo;
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    mails,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return { url: `smtp://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+export async function startSmtpSink(opts: Pick<SmtpBehaviour, 'rejectRecipient'> = {}): Promise<SmtpSink> {
+  const mails = new Arrivals<ReceivedMail>();
+  const server = await listenSmtp({
+    ...opts,
+    accept: (mail) => {
+      mails.push(mail);
+      return undefined;
+    },
+  });
+  return { ...server, mails };
 }
 
 export interface ReceivedHook {
