@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 
 /** The database file inside DATA_DIR. One file, so a backup is one copy of the directory. */
 export const DB_FILE = 'outpost.db';
@@ -31,15 +31,28 @@ export function openDatabase(dataDir: string): DatabaseSync {
  */
 export function inTransaction<T>(db: DatabaseSync, fn: () => T): T {
   if (db.isTransaction) return fn();
-  db.exec('BEGIN IMMEDIATE');
+  const tx = transactionStatements(db);
+  tx.begin.run();
   try {
     const result = fn();
-    db.exec('COMMIT');
+    tx.commit.run();
     return result;
   } catch (error) {
-    db.exec('ROLLBACK');
+    tx.rollback.run();
     throw error;
   }
+}
+
+/** BEGIN, COMMIT and ROLLBACK prepared once per connection: every stored result runs a transaction. */
+const prepared = new WeakMap<DatabaseSync, { begin: StatementSync; commit: StatementSync; rollback: StatementSync }>();
+
+function transactionStatements(db: DatabaseSync) {
+  let tx = prepared.get(db);
+  if (!tx) {
+    tx = { begin: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT'), rollback: db.prepare('ROLLBACK') };
+    prepared.set(db, tx);
+  }
+  return tx;
 }
 
 /** True when err is SQLite's UNIQUE constraint failure (node:sqlite reports it by errcode). */
