@@ -354,7 +354,7 @@ describe('delivery', () => {
     expect(retries[0]).toBeGreaterThanOrEqual(50);
     expect(retries[1]).toBeGreaterThanOrEqual(100);
     const [listed] = json<Array<Record<string, unknown>>>(await api.request(acme, 'GET', '/v1/alert-notifications'));
-    expect(listed).toMatchObject({ id: ids[0], status: 'SUCCESS', notificationResult: '204', checkId, type: 'WEBHOOK' });
+    expect(listed).toMatchObject({ id: ids[0], status: 'SUCCESS', notificationResult: '204', checkId, type: 'WEBHOOK', attempts: 3, lastError: null });
   });
 
   it('gives up at once on a permanent error, and after NOTIFY_MAX_ATTEMPTS on transient ones, saying why', async () => {
@@ -377,8 +377,12 @@ describe('delivery', () => {
     expect([...reasons.values()]).toContain('gave up after 3 attempts; last: HTTP 500');
     expect(refusing.hooks.items).toHaveLength(1);
     expect(broken.hooks.items).toHaveLength(3);
-    const failed = json<Array<{ status: string }>>(await api.request(acme, 'GET', '/v1/alert-notifications?hasFailures=true'));
+    const failed = json<Array<{ status: string; alertChannelId: number; attempts: number; lastError: string }>>(
+      await api.request(acme, 'GET', '/v1/alert-notifications?hasFailures=true'),
+    );
     expect(failed.map((n) => n.status)).toEqual(['FAILURE', 'FAILURE']);
+    const gaveUp = failed.find((n) => n.alertChannelId !== refusingId);
+    expect(gaveUp).toMatchObject({ attempts: 3, lastError: 'gave up after 3 attempts; last: HTTP 500' });
   });
 
   it('records a notification whose channel was deleted before it was sent as failed, saying so', async () => {
@@ -468,6 +472,8 @@ describe('GET /v1/alert-notifications', () => {
       checkAlertId: expect.any(String),
       alertChannelId: b,
       checkResultId: expect.any(String),
+      attempts: 0,
+      lastError: null,
     });
     const page2 = json<Array<{ id: string }>>(await api.request(acme, 'GET', '/v1/alert-notifications?limit=2&page=2'));
     expect(page2.map((n) => n.id)).toEqual(all.slice(2, 4).map((n) => n.id));

@@ -40,6 +40,9 @@ const AlertNotificationSchema = Type.Object({
   checkAlertId: Type.String(),
   alertChannelId: IntegerId(),
   checkResultId: Type.String(),
+  /** Outpost extensions: how many attempts were made, and the last one's error (null after a success). */
+  attempts: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+  lastError: Nullable(Type.String()),
 });
 
 const notificationView = (n: AlertNotificationRecord): Static<typeof AlertNotificationSchema> => ({
@@ -55,6 +58,8 @@ const notificationView = (n: AlertNotificationRecord): Static<typeof AlertNotifi
   checkAlertId: String(n.checkAlertId),
   alertChannelId: n.alertChannelId,
   checkResultId: n.message.resultId,
+  attempts: n.attempts,
+  lastError: n.state === 'delivered' ? null : n.lastError,
 });
 
 export const alertNotificationRoutes: FastifyPluginAsync<{ store: Store }> = async (fastify, { store }) => {
