@@ -4,56 +4,16 @@
  * process of its own (_engine.ts), a closed-loop driver for blackbox_exporter (concurrent GET /probe at
  * the same concurrency), and the JSON line both make.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import type { CheckDefinition, CheckType } from '../../src/shared/checks/types.ts';
 import { agentEnv, agentNodeFlags, buildDist } from './_dist.ts';
 import { closedLoop, runEngine } from './_engine.ts';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port: number, child: ChildProcess, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}) before it listened`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${what} did not listen on ${port}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const done = new Promise((r) => child.once('exit', r));
-  child.kill(signal);
-  await done;
-}
-
-/** Peak resident set size (VmHWM) of a process in MB. */
-export function peakRssMb(pid: number | 'self' = 'self'): number {
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN);
-  return Math.round((kb / 1024) * 10) / 10;
-}
+import { freePort, spawnTool, stopChild, waitForPort } from './_proc.ts';
+import { peakRssMb } from './_stats.ts';
 
 export interface Blackbox {
   url: string;
@@ -95,17 +55,11 @@ export async function startBlackbox(dns: { queryName: string; queryType: string 
       preferred_ip_protocol: ip4
 `,
   );
-  const child = spawn(
+  const child = await spawnTool(
     'prometheus-blackbox-exporter',
     [`--config.file=${join(dir, 'blackbox.yml')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
+    'apt-get install prometheus-blackbox-exporter',
   );
-  await new Promise<void>((resolve, reject) => {
-    child.once('spawn', resolve);
-    child.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'ENOENT' ? new Error('prometheus-blackbox-exporter is not installed (apt-get install prometheus-blackbox-exporter)') : err),
-    );
-  });
   await waitForPort(port, child, 'blackbox_exporter');
   return {
     url: `http://127.0.0.1:${port}`,

@@ -33,6 +33,12 @@ export function rssMb(pid: number): number {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
+/** Peak resident set size (VmHWM) of a process in MB. */
+export function peakRssMb(pid: number | 'self' = 'self'): number {
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
 export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');

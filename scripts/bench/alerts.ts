@@ -33,8 +33,8 @@ import { cpuSeconds, numberFlags, summarize } from './_stats.ts';
 
 const SECRET = 'whsec-bench-0123456789abcdef';
 const LOCATION = 'bench-alerts';
-/** How long after the alerting phase the webhooks still in flight may take to arrive. */
-const DRAIN_MS = 15_000;
+/** How long after the alerting phase the webhooks still in flight may take to arrive (alerts-peer's too). */
+export const DRAIN_MS = 15_000;
 
 interface Job {
   runId: string;

@@ -92,7 +92,7 @@ function send(res: ServerResponse, answer: Answer): void {
 }
 
 /** An HTTP server on loopback that records each request (as `read` reads it) once answered or abandoned. */
-async function startHttpReceiver<R extends ReceivedRequest = ReceivedRequest>(
+export async function startHttpReceiver<R extends ReceivedRequest = ReceivedRequest>(
   respond: Respond,
   read: (req: ReceivedRequest) => R = (req) => req as R,
 ): Promise<HttpReceiver<R>> {

@@ -1,0 +1,74 @@
+/**
+ * Child processes for the benchmarks' peers (blackbox_exporter, nginx, Alertmanager): a free loopback
+ * port, spawning a Debian tool with a clear error when it is not installed, waiting for it to listen,
+ * stopping it, and making sure it and its temp dir do not outlive this process.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import net from 'node:net';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns `bin`; rejects with how to install it when it is missing. Its stderr goes to ours. */
+export async function spawnTool(bin: string, args: string[], installHint: string): Promise<ChildProcess> {
+  const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'ENOENT' ? new Error(`${bin} is not installed (${installHint})`) : err));
+  });
+  return child;
+}
+
+export async function waitForPort(port: number, child: ChildProcess, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}) before it listened`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${what} did not listen on ${port}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const done = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await done;
+}
+
+/**
+ * Kills `child` and removes `dir` if this process exits (or is interrupted) before `release` is
+ * called: a benchmark that fails or is stopped half-way must not leave a peer running.
+ * Returns `release`, to call once the child has been stopped the ordinary way.
+ */
+export function cleanUpOnExit(child: ChildProcess, dir: string): () => void {
+  const onExit = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const onSignal = (signal: NodeJS.Signals) => process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+  process.once('exit', onExit);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return () => {
+    process.off('exit', onExit);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+}
