@@ -215,9 +215,19 @@ describe('WEBHOOK failures', () => {
     ['a helper given a date it cannot read', '{{date "not a date" "YYYY"}}', /^the webhook template does not render: date: cannot read "not a date"/],
     ['an unknown compare operator', '{{#compare 1 "~" 2}}x{{/compare}}', /compare: unknown operator "~"/],
   ])('%s is a permanent failure naming the template error, and nothing is sent', async (_what, template, error) => {
-    const outcome = await sendWebhookAlert(alertMessage(), webhook({ template }), sendContext());
-    expect(outcome).toMatchObject({ ok: false, permanent: true, error: expect.stringMatching(error) });
+    // Twice: compiled templates are kept for the next alert, and a broken one must not be kept as good.
+    for (const _ of [1, 2]) {
+      const outcome = await sendWebhookAlert(alertMessage(), webhook({ template }), sendContext());
+      expect(outcome).toMatchObject({ ok: false, permanent: true, error: expect.stringMatching(error) });
+    }
     expect(receiver.hooks.items).toHaveLength(0);
+  });
+
+  it('a template whose helper fails on one alert still renders the next one', async () => {
+    const template = '{"started":"{{date STARTED_AT "YYYY"}}"}';
+    const bad = await sendWebhookAlert(alertMessage({ startedAt: 'never' }), webhook({ template }), sendContext());
+    expect(bad).toMatchObject({ ok: false, permanent: true });
+    expect(await render(template, { startedAt: '2026-11-23T10:00:00.000Z' })).toBe('{"started":"2026"}');
   });
 
   it('a URL that is no URL once rendered is a permanent failure', async () => {

@@ -12,6 +12,16 @@ import type { AlertMessage } from './types.ts';
 const env = Handlebars.create();
 registerTemplateHelpers(env);
 
+/** Compiled templates by escaping and source: a channel's URL, headers and body are rendered for every alert. */
+const cache = new Map<string, HandlebarsTemplateDelegate>();
+/** Bounds the cache: one entry per distinct template text in use, which few installations exceed. */
+const CACHE_SIZE = 1000;
+
+function remember(key: string, template: HandlebarsTemplateDelegate): void {
+  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  cache.set(key, template);
+}
+
 /** A template that does not compile, or fails while rendering (e.g. a helper given a bad date). */
 export class TemplateError extends Error {
   override readonly name = 'TemplateError';
@@ -64,9 +74,13 @@ export function templateVariables(m: AlertMessage): Record<string, unknown> {
  * headers and query values are rendered without escaping, as they are not HTML.
  */
 export function renderTemplate(source: string, m: AlertMessage, opts: { now: number; escape: boolean }): string {
+  const key = `${opts.escape ? 'e' : 'r'}${source}`;
   try {
-    const template = env.compile(source, { noEscape: !opts.escape, strict: false });
-    return template(templateVariables(m), { data: { now: opts.now } });
+    const template = cache.get(key) ?? env.compile(source, { noEscape: !opts.escape, strict: false });
+    const rendered = template(templateVariables(m), { data: { now: opts.now } });
+    // Kept once it rendered: Handlebars compiles on first use, so a broken template is never cached.
+    if (!cache.has(key)) remember(key, template);
+    return rendered;
   } catch (err) {
     throw new TemplateError((err as Error).message);
   }

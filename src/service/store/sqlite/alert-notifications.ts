@@ -14,7 +14,7 @@ import type {
 } from '../alert-notification-types.ts';
 import type { CheckAlertRecord } from '../check-status-types.ts';
 import { type AlertRow, toAlert } from './check-alerts.ts';
-import { inTransaction } from './db.ts';
+import { inTransaction, statement } from './db.ts';
 
 interface NotificationRow {
   id: string;
@@ -61,19 +61,19 @@ export class SqliteAlertNotificationRepo implements AlertNotificationRepo {
   }
 
   async pendingAlerts(limit: number): Promise<CheckAlertRecord[]> {
-    const rows = this.#db.prepare('SELECT * FROM check_alerts WHERE fanned_out_at IS NULL ORDER BY id LIMIT ?').all(limit);
+    const rows = statement(this.#db, 'SELECT * FROM check_alerts WHERE fanned_out_at IS NULL ORDER BY id LIMIT ?').all(limit);
     return (rows as unknown as AlertRow[]).map(toAlert);
   }
 
   async fanOut(alertId: number, drafts: AlertNotificationDraft[], suppressedReason: string | null, now: Date): Promise<number> {
     const at = now.toISOString();
     return inTransaction(this.#db, () => {
-      const alert = this.#db.prepare('SELECT account_id, check_id, alert_type, fanned_out_at FROM check_alerts WHERE id = ?').get(alertId) as
+      const alert = statement(this.#db, 'SELECT account_id, check_id, alert_type, fanned_out_at FROM check_alerts WHERE id = ?').get(alertId) as
         | { account_id: string; check_id: string; alert_type: string; fanned_out_at: string | null }
         | undefined;
       if (!alert || alert.fanned_out_at !== null) return 0;
       // The channel must still be the account's: one deleted since the fan-out read it is skipped.
-      const insert = this.#db.prepare(
+      const insert = statement(this.#db, 
         `INSERT INTO alert_notifications (id, account_id, check_id, check_alert_id, alert_channel_id, channel_type, alert_type,
            message, alert_config, state, attempts, next_attempt_at, created_at)
          SELECT ?, ?, ?, ?, id, ?, ?, ?, ?, 'pending', 0, ?, ? FROM alert_channels WHERE id = ? AND account_id = ?
@@ -86,15 +86,14 @@ export class SqliteAlertNotificationRepo implements AlertNotificationRepo {
         const args = [d.channelType, alert.alert_type, message, config, at, at, d.alertChannelId, alert.account_id] as const;
         queued += Number(insert.run(d.message.notificationId, alert.account_id, alert.check_id, alertId, ...args).changes);
       }
-      this.#db.prepare('UPDATE check_alerts SET fanned_out_at = ?, suppressed_reason = ? WHERE id = ?').run(at, suppressedReason, alertId);
+      statement(this.#db, 'UPDATE check_alerts SET fanned_out_at = ?, suppressed_reason = ? WHERE id = ?').run(at, suppressedReason, alertId);
       return queued;
     });
   }
 
   async claimDue(now: Date, limit: number, leaseMs: number): Promise<AlertNotificationRecord[]> {
     // One statement: the rows it returns are leased, so a second worker cannot claim them meanwhile.
-    const rows = this.#db
-      .prepare(
+    const rows = statement(this.#db, 
         `UPDATE alert_notifications SET next_attempt_at = ?, last_attempt_at = ?, attempts = attempts + 1
          WHERE id IN (SELECT id FROM alert_notifications WHERE state = 'pending' AND next_attempt_at <= ?
                       ORDER BY next_attempt_at LIMIT ?)
@@ -105,23 +104,21 @@ export class SqliteAlertNotificationRepo implements AlertNotificationRepo {
   }
 
   async markDelivered(id: string, at: Date, result: string | null): Promise<void> {
-    this.#db
-      .prepare(`UPDATE alert_notifications SET state = 'delivered', sent_at = ?, last_error = NULL, notification_result = ? WHERE id = ?`)
+    statement(this.#db, `UPDATE alert_notifications SET state = 'delivered', sent_at = ?, last_error = NULL, notification_result = ? WHERE id = ?`)
       .run(at.toISOString(), result, id);
   }
 
   async reschedule(id: string, nextAttemptAt: Date, error: string, result: string | null): Promise<void> {
-    this.#db
-      .prepare(`UPDATE alert_notifications SET next_attempt_at = ?, last_error = ?, notification_result = ? WHERE id = ? AND state = 'pending'`)
+    statement(this.#db, `UPDATE alert_notifications SET next_attempt_at = ?, last_error = ?, notification_result = ? WHERE id = ? AND state = 'pending'`)
       .run(nextAttemptAt.toISOString(), error, result, id);
   }
 
   async markFailed(id: string, error: string, result: string | null): Promise<void> {
-    this.#db.prepare(`UPDATE alert_notifications SET state = 'failed', last_error = ?, notification_result = ? WHERE id = ?`).run(error, result, id);
+    statement(this.#db, `UPDATE alert_notifications SET state = 'failed', last_error = ?, notification_result = ? WHERE id = ?`).run(error, result, id);
   }
 
   async nextDueAt(): Promise<string | null> {
-    const row = this.#db.prepare(`SELECT MIN(next_attempt_at) AS due FROM alert_notifications WHERE state = 'pending'`).get() as {
+    const row = statement(this.#db, `SELECT MIN(next_attempt_at) AS due FROM alert_notifications WHERE state = 'pending'`).get() as {
       due: string | null;
     };
     return row.due;
@@ -135,17 +132,16 @@ export class SqliteAlertNotificationRepo implements AlertNotificationRepo {
       args.push(q.alertChannelId);
     }
     if (q.hasFailures !== undefined) where.push(q.hasFailures ? `state = 'failed'` : `state <> 'failed'`);
-    const rows = this.#db
-      .prepare(`SELECT * FROM alert_notifications WHERE ${where.join(' AND ')} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`)
+    const rows = this.#db.prepare(`SELECT * FROM alert_notifications WHERE ${where.join(' AND ')} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`)
       .all(...args, q.limit, (q.page - 1) * q.limit);
     return (rows as unknown as NotificationRow[]).map(toRecord);
   }
 
   async forAlert(alertId: number): Promise<{ fannedOutAt: string | null; suppressedReason: string | null; notifications: AlertNotificationRecord[] }> {
-    const mark = this.#db.prepare('SELECT fanned_out_at, suppressed_reason FROM check_alerts WHERE id = ?').get(alertId) as
+    const mark = statement(this.#db, 'SELECT fanned_out_at, suppressed_reason FROM check_alerts WHERE id = ?').get(alertId) as
       | { fanned_out_at: string | null; suppressed_reason: string | null }
       | undefined;
-    const rows = this.#db.prepare('SELECT * FROM alert_notifications WHERE check_alert_id = ? ORDER BY rowid').all(alertId);
+    const rows = statement(this.#db, 'SELECT * FROM alert_notifications WHERE check_alert_id = ? ORDER BY rowid').all(alertId);
     return {
       fannedOutAt: mark?.fanned_out_at ?? null,
       suppressedReason: mark?.suppressed_reason ?? null,

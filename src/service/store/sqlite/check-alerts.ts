@@ -1,5 +1,6 @@
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
 import type { AlertType, CheckAlertQuery, CheckAlertRecord, CheckAlertRepo } from '../check-status-types.ts';
+import { statement } from './db.ts';
 
 export interface AlertRow {
   id: number;
@@ -49,19 +50,13 @@ export function lastEpisodeAlert(db: DatabaseSync, accountId: string, checkId: s
   return row ? toAlert(row) : undefined;
 }
 
-// Prepared once per connection: alerts are inserted on the hot path of stored results.
-const insertStatements = new WeakMap<DatabaseSync, StatementSync>();
-
 /** Inserts an alert; called by the status repository inside its transaction. */
 export function insertCheckAlert(db: DatabaseSync, a: Omit<CheckAlertRecord, 'id'>): CheckAlertRecord {
-  let insert = insertStatements.get(db);
-  if (!insert) {
-    insert = db.prepare(
-      `INSERT INTO check_alerts (account_id, check_id, name, check_type, alert_type, run_location, response_time, error,
-         status_code, result_id, started_at, ssl_days_remaining, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    insertStatements.set(db, insert);
-  }
+  const insert = statement(
+    db,
+    `INSERT INTO check_alerts (account_id, check_id, name, check_type, alert_type, run_location, response_time, error,
+       status_code, result_id, started_at, ssl_days_remaining, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
   const { lastInsertRowid } = insert.run(
     a.accountId, a.checkId, a.name, a.checkType, a.alertType, a.runLocation, a.responseTime, a.error, a.statusCode, a.resultId, a.startedAt,
     a.sslDaysRemaining, a.createdAt,

@@ -31,28 +31,37 @@ export function openDatabase(dataDir: string): DatabaseSync {
  */
 export function inTransaction<T>(db: DatabaseSync, fn: () => T): T {
   if (db.isTransaction) return fn();
-  const tx = transactionStatements(db);
-  tx.begin.run();
+  statement(db, 'BEGIN IMMEDIATE').run();
   try {
     const result = fn();
-    tx.commit.run();
+    statement(db, 'COMMIT').run();
     return result;
   } catch (error) {
-    tx.rollback.run();
+    statement(db, 'ROLLBACK').run();
     throw error;
   }
 }
 
-/** BEGIN, COMMIT and ROLLBACK prepared once per connection: every stored result runs a transaction. */
-const prepared = new WeakMap<DatabaseSync, { begin: StatementSync; commit: StatementSync; rollback: StatementSync }>();
+/** Each connection's statements by SQL text. */
+const statements = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
 
-function transactionStatements(db: DatabaseSync) {
-  let tx = prepared.get(db);
-  if (!tx) {
-    tx = { begin: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT'), rollback: db.prepare('ROLLBACK') };
-    prepared.set(db, tx);
+/**
+ * The statement for `sql`, prepared once per connection: for SQL on the path of every stored result
+ * or alert, where compiling it would cost more than running it. Only for fixed SQL text (its
+ * placeholders vary, never the text), so the cache stays as small as the code that uses it.
+ */
+export function statement(db: DatabaseSync, sql: string): StatementSync {
+  let byText = statements.get(db);
+  if (!byText) {
+    byText = new Map();
+    statements.set(db, byText);
   }
-  return tx;
+  let prepared = byText.get(sql);
+  if (!prepared) {
+    prepared = db.prepare(sql);
+    byText.set(sql, prepared);
+  }
+  return prepared;
 }
 
 /** True when err is SQLite's UNIQUE constraint failure (node:sqlite reports it by errcode). */
