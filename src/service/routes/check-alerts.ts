@@ -77,7 +77,8 @@ export function alertWindow(
   windowSeconds = ALERT_WINDOW_SECONDS,
 ): { from: string; to: string } {
   const windowMs = windowSeconds * 1000;
-  const end = to !== undefined ? to * 1000 : from !== undefined ? from * 1000 + windowMs : nowMs;
+  // `to` is exclusive: "now" as the default end must still include what was written this millisecond.
+  const end = to !== undefined ? to * 1000 : from !== undefined ? from * 1000 + windowMs : nowMs + 1;
   const start = from !== undefined ? from * 1000 : end - windowMs;
   if (start >= end) throw new BadRequestError('querystring/from must be before querystring/to (UNIX timestamps in seconds)');
   if (end - start > windowMs) {

@@ -73,7 +73,8 @@ export class SqliteAlertNotificationRepo implements AlertNotificationRepo {
         | undefined;
       if (!alert || alert.fanned_out_at !== null) return 0;
       // The channel must still be the account's: one deleted since the fan-out read it is skipped.
-      const insert = statement(this.#db, 
+      const insert = statement(
+        this.#db,
         `INSERT INTO alert_notifications (id, account_id, check_id, check_alert_id, alert_channel_id, channel_type, alert_type,
            message, alert_config, state, attempts, next_attempt_at, created_at)
          SELECT ?, ?, ?, ?, id, ?, ?, ?, ?, 'pending', 0, ?, ? FROM alert_channels WHERE id = ? AND account_id = ?
@@ -93,13 +94,14 @@ export class SqliteAlertNotificationRepo implements AlertNotificationRepo {
 
   async claimDue(now: Date, limit: number, leaseMs: number): Promise<AlertNotificationRecord[]> {
     // One statement: the rows it returns are leased, so a second worker cannot claim them meanwhile.
-    const rows = statement(this.#db, 
-        `UPDATE alert_notifications SET next_attempt_at = ?, last_attempt_at = ?, attempts = attempts + 1
-         WHERE id IN (SELECT id FROM alert_notifications WHERE state = 'pending' AND next_attempt_at <= ?
-                      ORDER BY next_attempt_at LIMIT ?)
-         RETURNING *`,
-      )
-      .all(new Date(now.getTime() + leaseMs).toISOString(), now.toISOString(), now.toISOString(), limit);
+    const claim = statement(
+      this.#db,
+      `UPDATE alert_notifications SET next_attempt_at = ?, last_attempt_at = ?, attempts = attempts + 1
+       WHERE id IN (SELECT id FROM alert_notifications WHERE state = 'pending' AND next_attempt_at <= ?
+                    ORDER BY next_attempt_at LIMIT ?)
+       RETURNING *`,
+    );
+    const rows = claim.all(new Date(now.getTime() + leaseMs).toISOString(), now.toISOString(), now.toISOString(), limit);
     return (rows as unknown as NotificationRow[]).map(toRecord);
   }
 
