@@ -1,22 +1,12 @@
 import fc from 'fast-check';
 import moment from 'moment';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inMaintenance, isWindowActiveAt, windowCoversCheck } from '../../src/service/alerting/maintenance.ts';
 import type { RepeatUnit } from '../../src/service/store/maintenance-window-types.ts';
-import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { apiPerTest, json, type TestAccount } from '../helpers/public-api.ts';
 
 describe('/v1/maintenance-windows', () => {
-  let api: TestApi;
-  let acme: TestAccount;
-  let other: TestAccount;
-  beforeEach(async () => {
-    api = await startTestApi();
-    acme = await api.newAccount('Acme');
-    other = await api.newAccount('Other');
-  });
-  afterEach(async () => {
-    await api.close();
-  });
+  const t = apiPerTest(['acme', 'other']);
 
   const nightly = {
     name: 'Nightly',
@@ -29,19 +19,19 @@ describe('/v1/maintenance-windows', () => {
   };
 
   async function create(account: TestAccount, body: object): Promise<{ id: number } & Record<string, unknown>> {
-    const res = await api.request(account, 'POST', '/v1/maintenance-windows', body);
+    const res = await t.api.request(account, 'POST', '/v1/maintenance-windows', body);
     expect(res.statusCode, res.body).toBe(201);
     return json(res);
   }
 
   async function message(method: 'POST' | 'PUT', url: string, body: object): Promise<string> {
-    const res = await api.request(acme, method, url, body);
+    const res = await t.api.request(t.acme, method, url, body);
     expect(res.statusCode, res.body).toBe(400);
     return json<{ message: string }>(res).message;
   }
 
   it('creates, lists, reads, partially updates and deletes', async () => {
-    const w = await create(acme, nightly);
+    const w = await create(t.acme, nightly);
     expect(w).toEqual({
       id: expect.any(Number),
       ...nightly,
@@ -55,12 +45,12 @@ describe('/v1/maintenance-windows', () => {
       created_at: expect.any(String),
       updated_at: null,
     });
-    expect(json(await api.request(acme, 'GET', '/v1/maintenance-windows'))).toEqual([w]);
-    const updated = await api.request(acme, 'PUT', `/v1/maintenance-windows/${w.id}`, { name: 'Renamed', repeatUnit: null });
+    expect(json(await t.api.request(t.acme, 'GET', '/v1/maintenance-windows'))).toEqual([w]);
+    const updated = await t.api.request(t.acme, 'PUT', `/v1/maintenance-windows/${w.id}`, { name: 'Renamed', repeatUnit: null });
     expect(json(updated)).toMatchObject({ name: 'Renamed', tags: ['production'], repeatUnit: null, repeatInterval: null, repeatEndsAt: null, updated_at: expect.any(String) });
-    expect(json(await api.request(acme, 'GET', `/v1/maintenance-windows/${w.id}`))).toMatchObject({ name: 'Renamed' });
-    expect((await api.request(acme, 'DELETE', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(204);
-    expect((await api.request(acme, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
+    expect(json(await t.api.request(t.acme, 'GET', `/v1/maintenance-windows/${w.id}`))).toMatchObject({ name: 'Renamed' });
+    expect((await t.api.request(t.acme, 'DELETE', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(204);
+    expect((await t.api.request(t.acme, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
   });
 
   it('rejects inconsistent windows with a 400 naming the field', async () => {
@@ -77,17 +67,17 @@ describe('/v1/maintenance-windows', () => {
     expect(await message('POST', url, { ...nightly, tags: [''] })).toMatch(/tags/);
     expect(await message('POST', url, { ...nightly, timezone: 'Europe/Paris' })).toMatch(/^body\/timezone/);
     expect(await message('POST', url, { ...nightly, statusPageVisibility: { enabled: true } })).toMatch(/^body\/statusPageVisibility\/enabled/);
-    const w = await create(acme, nightly);
+    const w = await create(t.acme, nightly);
     expect(await message('PUT', `${url}/${w.id}`, { endsAt: '2026-11-01T22:00:00Z' })).toMatch(/^body\/endsAt: must be after startsAt/);
   });
 
   it("answers 404 for another account's window and never lists it", async () => {
-    const w = await create(acme, nightly);
-    expect((await api.request(other, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
-    expect((await api.request(other, 'PUT', `/v1/maintenance-windows/${w.id}`, { name: 'x' })).statusCode).toBe(404);
-    expect((await api.request(other, 'DELETE', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
-    expect(json(await api.request(other, 'GET', '/v1/maintenance-windows'))).toEqual([]);
-    expect((await api.request(acme, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(200);
+    const w = await create(t.acme, nightly);
+    expect((await t.api.request(t.other, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
+    expect((await t.api.request(t.other, 'PUT', `/v1/maintenance-windows/${w.id}`, { name: 'x' })).statusCode).toBe(404);
+    expect((await t.api.request(t.other, 'DELETE', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
+    expect(json(await t.api.request(t.other, 'GET', '/v1/maintenance-windows'))).toEqual([]);
+    expect((await t.api.request(t.acme, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(200);
   });
 });
 
