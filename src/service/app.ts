@@ -111,23 +111,27 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   // Group triggers and retries enqueue through the dispatcher, which asks them about each result.
   const triggers = new GroupTriggerRunner({ store, log: app.log, enqueue: (c, l, d) => dispatcher.enqueue(c, l, d) });
   const retries = new RetryCoordinator({ store, log: app.log, watcher: triggers, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) });
-  const alerts = buildAlerting(store, config, opts.alerting ?? {}, app.log);
-  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries, alertsRaised: () => alerts.fanOut.poke() });
+  const outbound = buildOutbound(config);
+  const alerts = buildAlerting(store, config, outbound, opts.alerting ?? {}, app.log);
+  // Results (dispatcher), reminders and routes all commit alerts; the fan-out should look at once.
+  const alertsRaised = () => alerts.fanOut.poke();
+  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries, alertsRaised });
   const scheduler = new Scheduler({ store, config, dispatcher, log: app.log, placement: (check) => placementOf(store, check) });
   const notifier = new OutboxWorker({
     store,
-    config: config.notify ?? loadNotifyConfig({}),
-    outbound: config.outbound ?? loadOutboundConfig({}),
+    config: outbound.notify,
+    http: outbound.http,
+    mail: outbound.mail,
     log: app.log,
     messageIdDomain: config.publicUrl.hostname,
   });
   const heartbeats = new HeartbeatMonitor({ heartbeats: store.heartbeats, log: app.log });
-  const reminders = new ReminderSweeper({ store, log: app.log, onAlertsRaised: () => alerts.fanOut.poke() });
+  const reminders = new ReminderSweeper({ store, log: app.log, onAlertsRaised: alertsRaised });
   const hooks: ServiceHooks = {
     checkChanged: (accountId, checkId, check) => scheduler.checkChanged(accountId, checkId, check),
     notificationsQueued: () => notifier.poke(),
     runNow: (check, locationId) => dispatcher.enqueue(check, locationId, Date.now()),
-    alertsRaised: () => alerts.fanOut.poke(),
+    alertsRaised,
   };
 
   app.setErrorHandler(errorHandler);
@@ -155,7 +159,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     reminders,
     alertFanOut: alerts.fanOut,
     alertDelivery: alerts.delivery,
-    alertsRaised: () => alerts.fanOut.poke(),
+    alertsRaised,
     artifacts,
     async start() {
       const address = await app.listen({ port: config.port, host: config.host });
@@ -176,22 +180,44 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       await reminders.stop();
       await notifier.stop();
       await alerts.stop();
+      await outbound.close();
       await app.close();
       await store.close();
     },
   };
 }
 
-/** The alert fan-out and the delivery worker it pokes, with the outbound guard their HTTP sends go through. */
-function buildAlerting(store: Store, config: ServiceConfig, sending: AlertSendingOptions, log: FastifyInstance['log']) {
+/**
+ * What the service's own outbound notifications go through, one of each for subscriber notifications
+ * and alerts alike: the outbound guard (OUTBOUND_ALLOW) and, with SMTP_URL, one SMTP transport.
+ */
+function buildOutbound(config: ServiceConfig) {
   const notify = config.notify ?? loadNotifyConfig({});
   const http = createOutboundDispatcher(new OutboundPolicy(config.outbound ?? loadOutboundConfig({})), { connectTimeoutMs: notify.timeoutMs });
   const mail = notify.smtpUrl ? createMailTransport({ smtpUrl: notify.smtpUrl, from: notify.smtpFrom, timeoutMs: notify.timeoutMs }) : null;
+  return {
+    notify,
+    http,
+    mail,
+    async close() {
+      mail?.close();
+      await http.close();
+    },
+  };
+}
+
+/** The alert fan-out and the delivery worker it pokes. */
+function buildAlerting(store: Store, config: ServiceConfig, outbound: ReturnType<typeof buildOutbound>, sending: AlertSendingOptions, log: FastifyInstance['log']) {
+  const { notify } = outbound;
   const delivery = new AlertDeliveryWorker({
     store,
     config: notify,
     senders: sending.senders ?? createChannelSenders(),
-    context: { dispatcher: http, providers: sending.providers ?? config.alertProviders ?? loadProviderEndpoints({}), mail: sending.mail ?? mail },
+    context: {
+      dispatcher: outbound.http,
+      providers: sending.providers ?? config.alertProviders ?? loadProviderEndpoints({}),
+      mail: sending.mail ?? outbound.mail,
+    },
     log,
   });
   const fanOut = new AlertFanOut({ store, publicUrl: config.publicUrl, pollMs: notify.pollMs, log, onQueued: () => delivery.poke() });
@@ -201,8 +227,6 @@ function buildAlerting(store: Store, config: ServiceConfig, sending: AlertSendin
     async stop() {
       await fanOut.stop();
       await delivery.stop();
-      mail?.close();
-      await http.close();
     },
   };
 }

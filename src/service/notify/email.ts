@@ -3,30 +3,28 @@
  * message re-sent after a crash carries the same Message-ID and mail clients can fold duplicates.
  */
 import type { OutboxEntry } from '../store/status-pages-types.ts';
-import { createMailTransport } from './channels/mail-transport.ts';
+import type { ClosableMailTransport } from './channels/mail-transport.ts';
 import { type DeliveryOutcome, notificationSubject, notificationText } from './delivery.ts';
 import { DELIVERY_HEADER } from './webhook.ts';
 
 export interface EmailSender {
   send(entry: OutboxEntry): Promise<DeliveryOutcome>;
-  close(): void;
 }
 
 export function messageIdFor(deliveryId: string, domain: string): string {
   return `<${deliveryId}@${domain}>`;
 }
 
-export function createEmailSender(opts: { smtpUrl: string; from: string; domain: string; timeoutMs: number }): EmailSender {
-  const transport = createMailTransport(opts);
+/** Subscriber emails through `transport`, the service's one SMTP transport (shared with EMAIL alert channels). */
+export function createEmailSender(transport: Pick<ClosableMailTransport, 'send'>, domain: string): EmailSender {
   return {
     send: (entry) =>
       transport.send({
         to: entry.address,
         subject: notificationSubject(entry.payload),
         text: notificationText(entry.payload),
-        messageId: messageIdFor(entry.id, opts.domain),
+        messageId: messageIdFor(entry.id, domain),
         headers: { [DELIVERY_HEADER]: entry.id },
       }),
-    close: () => transport.close(),
   };
 }

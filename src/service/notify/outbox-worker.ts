@@ -12,12 +12,10 @@
  * failure is logged and the next poll tries again.
  */
 import type { Dispatcher } from 'undici';
-import type { OutboundConfig } from '../outbound/config.ts';
-import { createOutboundDispatcher } from '../outbound/dispatcher.ts';
-import { OutboundPolicy } from '../outbound/policy.ts';
 import type { OutboxEntry } from '../store/status-pages-types.ts';
 import type { Store } from '../store/store.ts';
 import type { NotifyConfig } from './config.ts';
+import type { ClosableMailTransport } from './channels/mail-transport.ts';
 import type { DeliveryOutcome } from './delivery.ts';
 import { createEmailSender, type EmailSender } from './email.ts';
 import { afterAttempt, deliveryLeaseMs, retryDelayMs } from './attempts.ts';
@@ -36,8 +34,10 @@ interface Logger {
 export interface OutboxWorkerOptions {
   store: Store;
   config: NotifyConfig;
-  /** What webhooks may reach besides public addresses (OUTBOUND_ALLOW). */
-  outbound: OutboundConfig;
+  /** The outbound guard every webhook goes through (OUTBOUND_ALLOW); its owner closes it. */
+  http: Dispatcher;
+  /** The service's SMTP transport, null without SMTP_URL; its owner closes it. */
+  mail: Pick<ClosableMailTransport, 'send'> | null;
   log: Logger;
   /** Domain of email Message-IDs: the host of the service's PUBLIC_URL. */
   messageIdDomain: string;
@@ -59,7 +59,6 @@ export class OutboxWorker extends PollingWorker<OutboxEntry, OutboxWorkerEvents>
   readonly #log: Logger;
   readonly #random: () => number;
   readonly #email: EmailSender | null;
-  /** Every webhook goes through the outbound guard. */
   readonly #http: Dispatcher;
 
   constructor(opts: OutboxWorkerOptions) {
@@ -75,22 +74,8 @@ export class OutboxWorker extends PollingWorker<OutboxEntry, OutboxWorkerEvents>
     this.#config = opts.config;
     this.#log = opts.log;
     this.#random = opts.random ?? Math.random;
-    this.#email = opts.config.smtpUrl
-      ? createEmailSender({
-          smtpUrl: opts.config.smtpUrl,
-          from: opts.config.smtpFrom,
-          domain: opts.messageIdDomain,
-          timeoutMs: opts.config.timeoutMs,
-        })
-      : null;
-    this.#http = createOutboundDispatcher(new OutboundPolicy(opts.outbound), { connectTimeoutMs: opts.config.timeoutMs });
-  }
-
-  /** Stops polling and waits for sends in flight to be recorded; pending deliveries stay in the outbox. */
-  override async stop(): Promise<void> {
-    await super.stop();
-    this.#email?.close();
-    await this.#http.close();
+    this.#email = opts.mail ? createEmailSender(opts.mail, opts.messageIdDomain) : null;
+    this.#http = opts.http;
   }
 
   protected async handle(entry: OutboxEntry): Promise<void> {
