@@ -76,12 +76,10 @@ export class AlertFanOut extends PollingWorker<CheckAlertRecord> {
     const suppressed = suppressionOf(check, group, windows, new Date(alert.createdAt));
     let drafts: AlertNotificationDraft[] = [];
     if (suppressed === null) {
-      // The days left when the SSL alert was raised, not now: a retried fan-out tells the same.
-      const sslDaysRemaining = alert.alertType === 'ALERT_SSL' ? alert.sslDaysRemaining : null;
       const channels = await store.alertChannels.listSubscribedTo(alert.accountId, alert.checkId, group?.id ?? null);
       drafts = channels
-        .filter((c) => channelWants(c, alert.alertType, sslDaysRemaining))
-        .map((c) => draftFor(c, messageOf(alert, { notificationId: randomUUID(), check, group, publicUrl: this.#opts.publicUrl, sslDaysRemaining })));
+        .filter((c) => channelWants(c, alert.alertType, alert.sslDaysRemaining))
+        .map((c) => draftFor(c, messageOf(alert, { notificationId: randomUUID(), check, group, publicUrl: this.#opts.publicUrl })));
     }
     const queued = await store.alertNotifications.fanOut(alert.id, drafts, suppressed, new Date());
     if (queued > 0) this.#opts.onQueued();

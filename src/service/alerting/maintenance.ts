@@ -66,5 +66,14 @@ export function inMaintenance(
   check: { tags: readonly string[]; groupTags?: readonly string[] },
   at: Date,
 ): boolean {
-  return windows.some((w) => windowCoversCheck(w, check.tags, check.groupTags) && isWindowActiveAt(w, at));
+  return activeWindowFor(windows, check, at) !== undefined;
+}
+
+/** The first of `windows` that covers the check and is active at `at`: the one that silences it. */
+export function activeWindowFor<W extends WindowSchedule & WindowScope>(
+  windows: readonly W[],
+  check: { tags: readonly string[]; groupTags?: readonly string[] },
+  at: Date,
+): W | undefined {
+  return windows.find((w) => windowCoversCheck(w, check.tags, check.groupTags) && isWindowActiveAt(w, at));
 }

@@ -9,7 +9,7 @@ import type { AlertType, CheckAlertRecord } from '../store/check-status-types.ts
 import type { MaintenanceWindow } from '../store/maintenance-window-types.ts';
 import type { StoredCheck } from '../store/store.ts';
 import type { AlertMessage } from '../notify/channels/types.ts';
-import { inMaintenance } from './maintenance.ts';
+import { activeWindowFor } from './maintenance.ts';
 
 type Flag = 'sendFailure' | 'sendRecovery' | 'sendDegraded' | 'sslExpiry';
 
@@ -46,14 +46,14 @@ export function suppressionOf(
   if (check.muted) return 'the check is muted';
   if (group?.muted) return `its group "${group.name}" is muted`;
   const groupTags = group ? tagsOf(group.body as unknown as Record<string, unknown>) : [];
-  const active = windows.find((w) => inMaintenance([w], { tags: tagsOf(check.body), groupTags }, at));
+  const active = activeWindowFor(windows, { tags: tagsOf(check.body), groupTags }, at);
   return active ? `maintenance window "${active.name}" (${active.id}) was active` : null;
 }
 
 /** The message every channel of one alert renders, frozen with the notification's id. */
 export function messageOf(
   alert: CheckAlertRecord,
-  facts: { notificationId: string; check: StoredCheck; group: StoredCheckGroup | undefined; publicUrl: URL; sslDaysRemaining: number | null },
+  facts: { notificationId: string; check: StoredCheck; group: StoredCheckGroup | undefined; publicUrl: URL },
 ): AlertMessage {
   return {
     notificationId: facts.notificationId,
@@ -73,7 +73,8 @@ export function messageOf(
     resultUrl: new URL(`v1/check-results/${alert.checkId}/${alert.resultId}`, withSlash(facts.publicUrl)).toString(),
     startedAt: alert.startedAt,
     createdAt: alert.createdAt,
-    sslDaysRemaining: alert.alertType === 'ALERT_SSL' ? facts.sslDaysRemaining : null,
+    // The days left when the SSL alert was raised, not now: a retried fan-out tells the same.
+    sslDaysRemaining: alert.alertType === 'ALERT_SSL' ? alert.sslDaysRemaining : null,
     incidentKey: `outpost-check-${alert.checkId}`,
   };
 }
