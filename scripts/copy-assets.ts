@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const COPIED = /\.(cjs|mjs|js|json)$/;
+const COPIED = /\.(cjs|mjs|js|json|css|svg|png)$/;
 
 let copied = 0;
 for (const entry of readdirSync(path.join(root, 'src'), { recursive: true, withFileTypes: true })) {

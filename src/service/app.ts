@@ -34,6 +34,7 @@ import { OutboundPolicy } from './outbound/policy.ts';
 import { checkGroupTriggerUrlRoutes } from './routes/check-group-triggers.ts';
 import { publicApi } from './routes/index.ts';
 import { registerOpenApi } from './routes/openapi.ts';
+import { webPages } from './web/index.ts';
 import { pingRoutes } from './routes/ping.ts';
 import { defaultSecretsKeyConfig } from './secrets/key.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
@@ -148,6 +149,8 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   await app.register(suiteBundleAgentRoutes, { store, bundles: new SuiteBundleStore((config.suites ?? loadSuiteServiceConfig({}, config.dataDir)).dir) });
   const artifacts = createArtifactService(store, config.artifacts ?? loadArtifactConfig({}, config.dataDir), app.log);
   await app.register(artifactApi, { store, artifacts, publicUrl: config.publicUrl });
+  // Status pages, dashboards and the console: HTML from the same store (src/service/web/).
+  await app.register(webPages, { store, config, hooks, artifacts });
 
   return {
     app,

@@ -38,7 +38,7 @@ function put(t: ArtifactTenant, runId: string, name: string, body: Buffer, heade
       'x-artifact-sha256': sha(body),
       ...headers,
     },
-    body,
+    body: new Uint8Array(body),
   });
 }
 
@@ -120,7 +120,7 @@ describe('uploads', () => {
       fetch(`${h.url}/agent/v1/runs/${runId}/artifacts/video.webm`, {
         method: 'PATCH',
         headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
-        body,
+        body: new Uint8Array(body),
       });
     const wrong = await patch(5_000, data.subarray(5_000));
     expect(wrong.status).toBe(409);

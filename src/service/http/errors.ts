@@ -6,6 +6,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { sendNotFoundPage, wantsHtml } from '../web/not-found.ts';
 
 export interface ApiErrorBody {
   statusCode: number;
@@ -119,6 +120,11 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
+  // A browser that asks for a page gets the plain 404 page; API clients keep the JSON error.
+  if (wantsHtml(request.url, request.headers.accept)) {
+    void sendNotFoundPage(reply);
+    return;
+  }
   void reply.status(404).send({
     statusCode: 404,
     error: 'Not Found',

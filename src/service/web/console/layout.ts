@@ -1,0 +1,53 @@
+/**
+ * The console's page shell: a header with the sections and the sign-out form, then the page's content.
+ * Sign-out is a POST form carrying the CSRF token, so a link on another site cannot sign anyone out.
+ */
+import type { ComponentChildren } from 'preact';
+import { html } from '../html.ts';
+import { renderPage } from '../layout.ts';
+
+export const CONSOLE_SECTIONS = [
+  { href: '/app/checks', label: 'Checks' },
+  { href: '/app/locations', label: 'Private locations' },
+  { href: '/app/alerts', label: 'Alerts' },
+] as const;
+
+export interface ConsolePage {
+  title: string;
+  accountId: string;
+  csrfToken: string;
+  /** The section link shown as current (its href). */
+  current?: string;
+  scripts?: string[];
+  stylesheets?: string[];
+  children: ComponentChildren;
+}
+
+export function renderConsolePage(page: ConsolePage): string {
+  return renderPage({
+    title: `${page.title} · Outpost`,
+    bodyClass: 'console',
+    scripts: page.scripts,
+    stylesheets: page.stylesheets,
+    children: html`
+      <header class="site-header">
+        <div class="inner">
+          <strong>Outpost</strong>
+          <nav aria-label="Console">
+            ${CONSOLE_SECTIONS.map(
+              (s) => html`<a href=${s.href} aria-current=${page.current === s.href ? 'page' : undefined}>${s.label}</a> `,
+            )}
+          </nav>
+          <span class="muted">Account ${page.accountId}</span>
+          <form method="post" action="/app/sign-out">
+            <input type="hidden" name="_csrf" value=${page.csrfToken} />
+            <button type="submit">Sign out</button>
+          </form>
+        </div>
+      </header>
+      <main id="main" class="wide">
+        <h1>${page.title}</h1>
+        ${page.children}
+      </main>`,
+  });
+}
