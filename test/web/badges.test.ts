@@ -243,6 +243,7 @@ describe('bad parameters', () => {
       ['/v1/badges/groups/0', /params\/groupId must be >= 1/],
       ['/v1/badges/groups/abc', /params\/groupId must be integer/],
     ];
+    expect((await badge(`/v1/badges/checks/${id}?v=2&style=flat`)).res.status).toBe(200);
     for (const [path, message] of cases) {
       const { res, body } = await badge(path);
       expect(res.status, path).toBe(400);
