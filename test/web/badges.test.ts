@@ -84,7 +84,10 @@ describe('check badges', () => {
     const forTheBadge = await get('style=for-the-badge');
     expect(forTheBadge).toMatch(/<svg [^>]*height="28"/);
     expect(texts(forTheBadge)).toEqual(['SHAPES', 'PASSING']);
-    expect(await get('style=social')).toMatch(/<path d="M[\d.]+ 6.5 l-3 3.5 l3 3.5"/);
+    const social = await get('style=social');
+    expect(social).toMatch(/<path d="M[\d.]+ 6.5 l-3 3.5 l3 3.5"/);
+    expect(social).toMatch(/fill="#1a7f37" textLength="\d+">passing<\/text>/);
+    expect(await get('style=social&theme=dark')).toMatch(/fill="#3fb950" textLength="\d+">passing<\/text>/);
     const light = await get('theme=light');
     expect(light).toContain('fill="#eaeef2"');
     expect(messageFill(light)).toBe('#1a7f37');

@@ -40,3 +40,21 @@ export const PALETTES: Record<BadgeTheme, BadgePalette> = {
     textShadow: false,
   },
 };
+
+/** The social shape's colours: a name box with a soft gradient and a bubble with the status as coloured text. */
+export interface SocialPalette {
+  faceTop: string;
+  faceBottom: string;
+  stroke: string;
+  ink: string;
+  paper: string;
+  status: Record<BadgeStatus, string>;
+}
+
+const LIGHT_SOCIAL: SocialPalette = { faceTop: '#fcfcfc', faceBottom: '#eee', stroke: '#d5d5d5', ink: '#333', paper: '#fff', status: PALETTES.light.status };
+
+export const SOCIAL_PALETTES: Record<BadgeTheme, SocialPalette> = {
+  default: LIGHT_SOCIAL,
+  light: LIGHT_SOCIAL,
+  dark: { faceTop: '#30363d', faceBottom: '#262c33', stroke: '#484f58', ink: '#e6edf3', paper: '#21262d', status: PALETTES.dark.status },
+};

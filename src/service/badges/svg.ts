@@ -6,7 +6,7 @@
  */
 import type { VNode } from 'preact';
 import { html, renderFragment } from '../web/html.ts';
-import { type BadgeTheme, PALETTES } from './palette.ts';
+import { type BadgeTheme, PALETTES, SOCIAL_PALETTES } from './palette.ts';
 import type { BadgeStatus } from './status.ts';
 import { type TextStyle, textWidth } from './text-width.ts';
 
@@ -115,19 +115,17 @@ function socialBadge(label: string, message: string, status: BadgeStatus, theme:
   const gap = 6;
   const right = { ...bubble, x: left.width + gap };
   const width = right.x + right.width + 1;
-  const colour = PALETTES[theme === 'dark' ? 'dark' : 'light'].status[status];
-  const ink = theme === 'dark' ? '#e6edf3' : '#333';
-  const paper = theme === 'dark' ? '#21262d' : '#fff';
+  const colours = SOCIAL_PALETTES[theme];
   return svgRoot(width, 20, `${label}: ${message}`, html`
-    <linearGradient id="face" x2="0" y2="100%"><stop offset="0" stop-color=${theme === 'dark' ? '#30363d' : '#fcfcfc'} /><stop offset="1" stop-color=${theme === 'dark' ? '#262c33' : '#eee'} /></linearGradient>
-    <g stroke=${theme === 'dark' ? '#484f58' : '#d5d5d5'}>
+    <linearGradient id="face" x2="0" y2="100%"><stop offset="0" stop-color=${colours.faceTop} /><stop offset="1" stop-color=${colours.faceBottom} /></linearGradient>
+    <g stroke=${colours.stroke}>
       <rect x="0.5" y="0.5" width=${left.width - 1} height="19" rx="2" fill="url(#face)" />
-      <rect x=${right.x + 0.5} y="0.5" width=${right.width - 1} height="19" rx="2" fill=${paper} />
-      <path d=${`M${right.x + 0.5} 6.5 l-3 3.5 l3 3.5`} fill=${paper} />
+      <rect x=${right.x + 0.5} y="0.5" width=${right.width - 1} height="19" rx="2" fill=${colours.paper} />
+      <path d=${`M${right.x + 0.5} 6.5 l-3 3.5 l3 3.5`} fill=${colours.paper} />
     </g>
     <g text-anchor="middle" font-family=${FONT} font-size="11">
-      <text x=${left.width / 2} y="14" fill=${ink} font-weight="bold" textLength=${left.textWidth}>${left.text}</text>
-      <text x=${right.x + right.width / 2} y="14" fill=${colour} textLength=${right.textWidth}>${right.text}</text>
+      <text x=${left.width / 2} y="14" fill=${colours.ink} font-weight="bold" textLength=${left.textWidth}>${left.text}</text>
+      <text x=${right.x + right.width / 2} y="14" fill=${colours.status[status]} textLength=${right.textWidth}>${right.text}</text>
     </g>`);
 }
 
