@@ -31,6 +31,7 @@ import { OutboxWorker } from './notify/outbox-worker.ts';
 import { loadOutboundConfig } from './outbound/config.ts';
 import { createOutboundDispatcher } from './outbound/dispatcher.ts';
 import { OutboundPolicy } from './outbound/policy.ts';
+import { badgeRoutes } from './routes/badges.ts';
 import { checkGroupTriggerUrlRoutes } from './routes/check-group-triggers.ts';
 import { publicApi } from './routes/index.ts';
 import { registerOpenApi } from './routes/openapi.ts';
@@ -142,6 +143,8 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   await app.register(publicApi, { store, config, hooks });
   // Outside publicApi: a ping carries its token, not an API key.
   await app.register(pingRoutes, { store });
+  // Outside publicApi too: badges are embedded in READMEs (no key), for accounts that enable them.
+  await app.register(badgeRoutes, { store });
   // Outside publicApi too: a group trigger URL carries its token, not an API key.
   await app.register(checkGroupTriggerUrlRoutes, { store, triggers });
   await app.register(agentApi, { store, config, dispatcher });

@@ -111,7 +111,9 @@ async function expectContract<T = Record<string, unknown>>(method: Method, templ
   const problems = reference.check(method, template, status, res.body);
   expect(problems, `${method} ${template} ${status} does not match the reference:\n${problems}\nbody: ${res.body.slice(0, 800)}`).toBeNull();
   covered.add(`${method} ${template} ${status}`);
-  return (res.body === '' ? undefined : res.json()) as T;
+  if (res.body === '') return undefined as T;
+  // A badge is an SVG: its body is the value.
+  return (String(res.headers['content-type']).includes('json') ? res.json() : res.body) as T;
 }
 
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
@@ -426,6 +428,21 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('PUT', '/v1/maintenance-windows/{id}', 200, { params: { id: window.id }, body: { name: 'Renamed', repeatUnit: null, repeatInterval: null } });
     await expectContract('GET', '/v1/maintenance-windows/{id}', 404, { params: { id: 999999 } });
     await expectContract('DELETE', '/v1/maintenance-windows/{id}', 204, { params: { id: window.id } });
+  });
+
+  it('badges of a check and a group, without a key, once the account enables them', async () => {
+    expect((await call('PUT', '/v1/account/settings', { body: { badgesEnabled: true } })).statusCode).toBe(200);
+    const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, {
+      body: { name: 'Badged', request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
+    });
+    const group = await expectContract<{ id: number }>('POST', '/v2/check-groups', 201, { body: { name: 'Badged group' } });
+    const query = '?style=for-the-badge&theme=dark&responseTime=true';
+    await expectContract('GET', '/v1/badges/checks/{checkId}', 200, { params: { checkId: check.id }, query, auth: false });
+    await expectContract('GET', '/v1/badges/checks/{checkId}', 400, { params: { checkId: check.id }, query: '?style=round', auth: false });
+    await expectContract('GET', '/v1/badges/checks/{checkId}', 404, { params: { checkId: UNKNOWN_UUID }, auth: false });
+    await expectContract('GET', '/v1/badges/groups/{groupId}', 200, { params: { groupId: group.id }, query, auth: false });
+    await expectContract('GET', '/v1/badges/groups/{groupId}', 400, { params: { groupId: group.id }, query: '?theme=blue', auth: false });
+    await expectContract('GET', '/v1/badges/groups/{groupId}', 404, { params: { groupId: 999999 }, auth: false });
   });
 
   it('every operation answers 401 without a key, in the reference’s error shape', async () => {

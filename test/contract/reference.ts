@@ -119,10 +119,21 @@ export class ReferenceValidator {
     return rebase(schema);
   }
 
+  /**
+   * The schema of a response the reference gives only in a media type other than JSON (a badge's
+   * image/svg+xml): it applies to the body as one string. Undefined for JSON responses.
+   */
+  rawBodySchema(method: string, template: string, status: number): Json | undefined {
+    const content = this.doc.paths[template]?.[method.toLowerCase()]?.responses[String(status)]?.content;
+    if (!content || content['application/json']) return undefined;
+    return Object.values(content).find((media) => media.schema !== undefined)?.schema;
+  }
+
   /** Validates a response body; returns Ajv's errors as text, or null when it conforms. */
   check(method: string, template: string, status: number, body: string): string | null {
+    const raw = status === 204 ? undefined : this.rawBodySchema(method, template, status);
     // 204 has no body by definition (RFC 9110), whatever content a reference entry lists for it.
-    const schema = status === 204 ? undefined : this.responseSchema(method, template, status);
+    const schema = status === 204 ? undefined : raw !== undefined ? rebase(raw) : this.responseSchema(method, template, status);
     if (schema === undefined) return body === '' ? null : `expected no body for ${status}, got ${body.slice(0, 200)}`;
     const id = `${method} ${template} ${status}`;
     let validate = this.#cache.get(id);
@@ -130,9 +141,9 @@ export class ReferenceValidator {
       validate = this.#ajv.compile(toJsonSchema(schema) as object);
       this.#cache.set(id, validate);
     }
-    let data: unknown;
+    let data: unknown = body;
     try {
-      data = JSON.parse(body);
+      if (raw === undefined) data = JSON.parse(body);
     } catch {
       return `body is not JSON: ${body.slice(0, 200)}`;
     }

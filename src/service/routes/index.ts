@@ -7,6 +7,7 @@ import type { ServiceHooks } from '../app.ts';
 import type { ServiceConfig } from '../config.ts';
 import { useAccountAuth } from '../http/auth.ts';
 import type { Store } from '../store/store.ts';
+import { accountSettingsRoutes } from './account-settings.ts';
 import { checkAlertRoutes } from './check-alerts.ts';
 import { alertChannelRoutes } from './alert-channels.ts';
 import { alertNotificationRoutes } from './alert-notifications.ts';
@@ -69,4 +70,5 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(alertChannelRoutes, { store, config });
   await app.register(alertNotificationRoutes, { store });
   await app.register(maintenanceWindowRoutes, { store });
+  await app.register(accountSettingsRoutes, { store });
 };

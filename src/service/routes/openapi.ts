@@ -37,12 +37,24 @@ export async function registerOpenApi(app: FastifyInstance, opts: { publicUrl: U
       const hidden = url.startsWith(AGENT_API_PREFIX) || url === OPENAPI_PATH;
       // Pings authenticate with their token alone.
       const open = url.startsWith('/ping/');
+      const querystring = optionalDefaults(schema?.querystring);
       return {
-        schema: { ...schema, ...(hidden ? { hide: true } : {}), ...(open ? { security: [] } : {}) } as typeof schema,
+        schema: { ...schema, ...(querystring ? { querystring } : {}), ...(hidden ? { hide: true } : {}), ...(open ? { security: [] } : {}) } as typeof schema,
         url,
         route,
       };
     },
   });
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
+}
+
+/**
+ * A query parameter with a default may be left out: TypeBox lists it as required (the default fills
+ * it before the handler runs), so the document drops it from `required` for clients.
+ */
+function optionalDefaults(querystring: unknown): unknown {
+  const q = querystring as { properties?: Record<string, { default?: unknown }>; required?: string[] } | undefined;
+  if (!q?.properties || !Array.isArray(q.required)) return undefined;
+  const properties = q.properties;
+  return { ...q, required: q.required.filter((name) => properties[name]?.default === undefined) };
 }

@@ -234,6 +234,9 @@ export interface Store {
   alertNotifications: import('./alert-notification-types.ts').AlertNotificationRepo;
   /** Maintenance windows: see ./maintenance-window-types.ts. */
   maintenanceWindows: import('./maintenance-window-types.ts').MaintenanceWindowRepo;
+  /** Account settings (badges on or off) and the reads behind status badges: see ./account-settings-types.ts. */
+  accountSettings: import('./account-settings-types.ts').AccountSettingsRepo;
+  badges: import('./account-settings-types.ts').BadgeRepo;
   /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */
   secrets: import('../secrets/box.ts').SecretBox;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */

@@ -57,7 +57,7 @@ const toTrigger = (row: TriggerRow): GroupTrigger => ({
 });
 
 /** The same expression as the checks_group index in migration 005, so the index serves the query. */
-const MEMBER_WHERE = `account_id = ? AND json_extract(body, '$.groupId') = ?`;
+export const MEMBER_WHERE = `account_id = ? AND json_extract(body, '$.groupId') = ?`;
 
 export class SqliteCheckGroupRepo implements CheckGroupRepo {
   readonly #db: DatabaseSync;

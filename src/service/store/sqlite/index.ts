@@ -6,11 +6,13 @@
 import { SecretBox } from '../../secrets/box.ts';
 import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '../../secrets/key.ts';
 import type { Store } from '../store.ts';
+import { SqliteAccountSettingsRepo } from './account-settings.ts';
 import { SqliteAccountRepo } from './accounts.ts';
 import { SqliteAlertChannelRepo } from './alert-channels.ts';
 import { SqliteAlertNotificationRepo } from './alert-notifications.ts';
 import { SqliteAgentRepo } from './agents.ts';
 import { SqliteArtifactRepo } from './artifacts.ts';
+import { SqliteBadgeRepo } from './badges.ts';
 import { SqliteCheckAlertRepo } from './check-alerts.ts';
 import { SqliteCheckGroupRepo } from './check-groups.ts';
 import { SqliteCheckStatusRepo } from './check-statuses.ts';
@@ -85,6 +87,8 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     runRetries: new SqliteRunRetryRepo(db),
     artifacts: new SqliteArtifactRepo(db),
     maintenanceWindows: new SqliteMaintenanceWindowRepo(db),
+    accountSettings: new SqliteAccountSettingsRepo(db),
+    badges: new SqliteBadgeRepo(db),
     transaction: (fn) => inTransaction(db, fn),
     async close() {
       // Idempotent: service shutdown and test teardown may both close.
