@@ -197,6 +197,9 @@ describe('subscribing from a status page', () => {
     expect(mailText(confirmation)).toMatch(/The link works until \S+Z/);
 
     const hour = 3_600_000;
+    // Past its expiry a link is refused even before a sweep removed the subscription.
+    const token = new URL(confirmLink).pathname.split('/').pop() as string;
+    expect(await web.service.store.subscriptions.confirm(token, new Date(Date.now() + 49 * hour))).toBeUndefined();
     expect(await web.service.subscriptionExpiry.sweep(new Date(Date.now() + 47 * hour))).toBe(0);
     expect((await subscriptions(pageId)).map((s) => s.status)).toEqual(['PENDING']);
     expect(await web.service.subscriptionExpiry.sweep(new Date(Date.now() + 49 * hour))).toBe(1);
