@@ -291,10 +291,10 @@ describe('subscribing from a status page', () => {
     await context.close();
   });
 
-  it('unsubscribes with the RFC 8058 one-click POST a mail provider sends', async () => {
+  it('unsubscribes with the RFC 8058 one-click POST a mail provider sends, urlencoded or multipart', async () => {
     const { pageId, service } = await statusPage('one-click');
     await web.api(account, 'POST', `/v1/status-pages/${pageId}/subscriptions/bulk`, {
-      subscriptions: [{ type: 'EMAIL', config: 'oneclick@acme.test' }],
+      subscriptions: [{ type: 'EMAIL', config: 'oneclick@acme.test' }, { type: 'EMAIL', config: 'multipart@acme.test' }],
       autoVerify: true,
     });
     await web.api(account, 'POST', '/v1/status-pages/incidents', {
@@ -311,6 +311,13 @@ describe('subscribing from a status page', () => {
       body: 'List-Unsubscribe=One-Click',
     });
     expect(answer.status).toBe(200);
+    expect((await subscriptions(pageId)).map((s) => s.address)).toEqual(['multipart@acme.test']);
+
+    const other = await mailTo('multipart@acme.test', /Login fails/);
+    const otherTarget = /^<(.+)>$/.exec(mailHeader(other, 'List-Unsubscribe') ?? '')?.[1] as string;
+    const form = new FormData();
+    form.set('List-Unsubscribe', 'One-Click');
+    expect((await fetch(local(otherTarget), { method: 'POST', body: form })).status).toBe(200);
     expect(await subscriptions(pageId)).toEqual([]);
   });
 });

@@ -15,8 +15,13 @@ type TokenRequest = FastifyRequest<{ Params: { token: string } }>;
 
 const invalid = (reply: FastifyReply) => setPageHeaders(reply.status(404)).send(tokenInvalidPage());
 
+/** RFC 8058's body (`List-Unsubscribe=One-Click`) says nothing the URL does not; a form button's is empty. */
+const ONE_CLICK_BODY_LIMIT = 4096;
+
 export async function subscriptionLinkRoutes(app: FastifyInstance, { deps }: { deps: WebDeps }): Promise<void> {
   const subscriptions = deps.store.subscriptions;
+  // Mail providers may post the one-click body as multipart/form-data: read it (bounded) and ignore it.
+  app.addContentTypeParser('multipart/form-data', { parseAs: 'string', bodyLimit: ONE_CLICK_BODY_LIMIT }, (_request, _body, done) => done(null, null));
 
   const show = (purpose: LinkTokenPurpose) => async (request: TokenRequest, reply: FastifyReply) => {
     const { token } = request.params;
