@@ -28,6 +28,7 @@ import { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import type { ChannelSenders, MailTransport, ProviderEndpoints } from './notify/channels/types.ts';
 import { loadNotifyConfig } from './notify/config.ts';
 import { OutboxWorker } from './notify/outbox-worker.ts';
+import { SubscriptionExpirySweeper } from './subscriptions/expiry.ts';
 import { loadOutboundConfig } from './outbound/config.ts';
 import { createOutboundDispatcher } from './outbound/dispatcher.ts';
 import { OutboundPolicy } from './outbound/policy.ts';
@@ -80,6 +81,8 @@ export interface Service {
   heartbeats: HeartbeatMonitor;
   /** Delivers subscriber notifications from the outbox (notify/outbox-worker.ts). */
   notifier: OutboxWorker;
+  /** Removes PENDING subscriptions nobody confirmed in time (subscriptions/expiry.ts). */
+  subscriptionExpiry: SubscriptionExpirySweeper;
   /** Records the reminders of standing alerts when they come due (alerting/reminders.ts). */
   reminders: ReminderSweeper;
   /** Turns alerts into stored notifications, one per channel told (alerting/fanout.ts). */
@@ -125,8 +128,9 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     http: outbound.http,
     mail: outbound.mail,
     log: app.log,
-    messageIdDomain: config.publicUrl.hostname,
+    publicUrl: config.publicUrl,
   });
+  const subscriptionExpiry = new SubscriptionExpirySweeper({ subscriptions: store.subscriptions, log: app.log });
   const heartbeats = new HeartbeatMonitor({ heartbeats: store.heartbeats, log: app.log });
   const reminders = new ReminderSweeper({ store, log: app.log, onAlertsRaised: alertsRaised });
   const hooks: ServiceHooks = {
@@ -162,6 +166,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     scheduler,
     heartbeats,
     notifier,
+    subscriptionExpiry,
     reminders,
     alertFanOut: alerts.fanOut,
     alertDelivery: alerts.delivery,
@@ -173,6 +178,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       await scheduler.start();
       await heartbeats.start();
       notifier.start();
+      subscriptionExpiry.start();
       reminders.start();
       alerts.delivery.start();
       alerts.fanOut.start();
@@ -185,6 +191,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       await dispatcher.stop();
       await reminders.stop();
       await notifier.stop();
+      subscriptionExpiry.stop();
       await alerts.stop();
       await outbound.close();
       await app.close();

@@ -8,6 +8,7 @@ import { loadNotifyConfig, type NotifyConfig } from './notify/config.ts';
 import { loadOutboundConfig, type OutboundConfig } from './outbound/config.ts';
 import { loadSecretsKeyConfig, type SecretsKeyConfig } from './secrets/key.ts';
 import { loadSuiteServiceConfig, type SuiteServiceConfig } from './suites/config.ts';
+import { loadSubscriptionConfig, type SubscriptionConfig } from './subscriptions/config.ts';
 
 export const LOG_LEVELS = ['DEBUG', 'LOG', 'INFO', 'WARN', 'ERROR'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -29,6 +30,8 @@ export interface ServiceConfig {
   maxLeaseWaitSeconds: number;
   /** Subscriber notifications (SMTP_URL, SMTP_FROM, NOTIFY_*); absent means the defaults, no email. */
   notify?: NotifyConfig;
+  /** Double opt-in of status page subscriptions (SUBSCRIPTION_*); absent means the defaults. */
+  subscriptions?: SubscriptionConfig;
   /** OUTBOUND_ALLOW: blocked ranges that calls to user-supplied URLs may reach; absent means none. */
   outbound?: OutboundConfig;
   /** Artifact uploads (ARTIFACT_MAX_BYTES, ARTIFACT_INCOMPLETE_TTL_SECONDS); absent means the defaults. */
@@ -63,6 +66,7 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     queueTtlSeconds: readInteger(env, 'JOB_QUEUE_TTL_SECONDS', 360, { min: 5, max: 86400 }),
     maxLeaseWaitSeconds: readInteger(env, 'JOB_LEASE_MAX_WAIT_SECONDS', 25, { min: 1, max: 300 }),
     notify: loadNotifyConfig(env),
+    subscriptions: loadSubscriptionConfig(env),
     outbound: loadOutboundConfig(env),
     artifacts: loadArtifactConfig(env, dataDir),
     secrets: loadSecretsKeyConfig(env, dataDir, cwd),

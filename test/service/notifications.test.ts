@@ -140,14 +140,15 @@ describe('subscriber notifications', () => {
   it('emails and posts a signed webhook to the subscribers of pages showing the incident, once each', async () => {
     const { svc, base } = await service();
     const { incident, call } = await setup(svc, base, { email: 'ops@acme.test', webhook: true, pendingEmail: 'pending@acme.test' });
-    const delivered = [nextEvent(svc, 'delivered', (e) => e.channel === 'EMAIL'), nextEvent(svc, 'delivered', (e) => e.channel === 'WEBHOOK')];
+    const delivered = [nextEvent(svc, 'delivered', (e) => e.channel === 'EMAIL' && e.kind === 'incident'), nextEvent(svc, 'delivered', (e) => e.channel === 'WEBHOOK')];
 
     const created = await incident(true);
     expect(created.status).toBe(201);
     const updateId = first(created.body.incidentUpdates).id;
     const [emailEntry, hookEntry] = await Promise.all(delivered);
 
-    const mail = await smtp.mails.next();
+    // The PENDING subscriber gets its confirmation (double opt-in), never the incident.
+    const mail = await smtp.mails.next((m) => m.to.includes('ops@acme.test'));
     expect(mail.to).toEqual(['ops@acme.test']);
     expect(mail.from).toBe('status@acme.test');
     expect(mail.raw).toMatch(/^Subject: \[INVESTIGATING\] Checkout is slow/m);
@@ -182,7 +183,9 @@ describe('subscriber notifications', () => {
       ['EMAIL', 'ops@acme.test', 'delivered', 1],
       ['WEBHOOK', receiver.url, 'delivered', 1],
     ]);
-    expect(smtp.mails.items).toHaveLength(1);
+    const confirmation = await smtp.mails.next((m) => m.to.includes('pending@acme.test'));
+    expect(confirmation.raw).toMatch(/^Subject: Confirm your subscription to Acme/m);
+    expect(smtp.mails.items.map((m) => m.to[0]).sort()).toEqual(['ops@acme.test', 'pending@acme.test']);
     expect(receiver.hooks.items).toHaveLength(1);
 
     // notifySubscribers defaults to false: a plain update queues nothing.

@@ -4,7 +4,9 @@
  */
 import type { OutboxEntry } from '../store/status-pages-types.ts';
 import type { ClosableMailTransport } from './channels/mail-transport.ts';
-import { type DeliveryOutcome, notificationSubject, notificationText } from './delivery.ts';
+import type { SubscriptionLinks } from '../subscriptions/links.ts';
+import type { DeliveryOutcome } from './delivery.ts';
+import { subscriberEmail } from './subscriber-messages.ts';
 import { DELIVERY_HEADER } from './webhook.ts';
 
 export interface EmailSender {
@@ -16,15 +18,11 @@ export function messageIdFor(deliveryId: string, domain: string): string {
 }
 
 /** Subscriber emails through `transport`, the service's one SMTP transport (shared with EMAIL alert channels). */
-export function createEmailSender(transport: Pick<ClosableMailTransport, 'send'>, domain: string): EmailSender {
+export function createEmailSender(transport: Pick<ClosableMailTransport, 'send'>, domain: string, links: SubscriptionLinks): EmailSender {
   return {
-    send: (entry) =>
-      transport.send({
-        to: entry.address,
-        subject: notificationSubject(entry.payload),
-        text: notificationText(entry.payload),
-        messageId: messageIdFor(entry.id, domain),
-        headers: { [DELIVERY_HEADER]: entry.id },
-      }),
+    send: (entry) => {
+      const { subject, text, headers } = subscriberEmail(entry, links);
+      return transport.send({ to: entry.address, subject, text, messageId: messageIdFor(entry.id, domain), headers: { ...headers, [DELIVERY_HEADER]: entry.id } });
+    },
   };
 }

@@ -21,6 +21,7 @@ import { createEmailSender, type EmailSender } from './email.ts';
 import { afterAttempt, deliveryLeaseMs, retryDelayMs } from './attempts.ts';
 import { PollingWorker } from './poll-loop.ts';
 import { sendWebhook } from './webhook.ts';
+import { type SubscriptionLinks, subscriptionLinks } from '../subscriptions/links.ts';
 
 /** Deliveries in hand at once; their sends run concurrently. */
 const IN_FLIGHT = 20;
@@ -39,8 +40,8 @@ export interface OutboxWorkerOptions {
   /** The service's SMTP transport, null without SMTP_URL; its owner closes it. */
   mail: Pick<ClosableMailTransport, 'send'> | null;
   log: Logger;
-  /** Domain of email Message-IDs: the host of the service's PUBLIC_URL. */
-  messageIdDomain: string;
+  /** PUBLIC_URL: its host is the domain of email Message-IDs, and confirm and unsubscribe links point at it. */
+  publicUrl: URL;
   random?: () => number;
 }
 
@@ -60,6 +61,7 @@ export class OutboxWorker extends PollingWorker<OutboxEntry, OutboxWorkerEvents>
   readonly #random: () => number;
   readonly #email: EmailSender | null;
   readonly #http: Dispatcher;
+  readonly #links: SubscriptionLinks;
 
   constructor(opts: OutboxWorkerOptions) {
     super({
@@ -74,7 +76,8 @@ export class OutboxWorker extends PollingWorker<OutboxEntry, OutboxWorkerEvents>
     this.#config = opts.config;
     this.#log = opts.log;
     this.#random = opts.random ?? Math.random;
-    this.#email = opts.mail ? createEmailSender(opts.mail, opts.messageIdDomain) : null;
+    this.#links = subscriptionLinks(opts.publicUrl);
+    this.#email = opts.mail ? createEmailSender(opts.mail, opts.publicUrl.hostname, this.#links) : null;
     this.#http = opts.http;
   }
 
@@ -107,7 +110,7 @@ export class OutboxWorker extends PollingWorker<OutboxEntry, OutboxWorkerEvents>
   }
 
   async #send(entry: OutboxEntry): Promise<DeliveryOutcome | 'undeliverable'> {
-    if (entry.channel === 'WEBHOOK') return sendWebhook(entry, { timeoutMs: this.#config.timeoutMs, dispatcher: this.#http });
+    if (entry.channel === 'WEBHOOK') return sendWebhook(entry, { timeoutMs: this.#config.timeoutMs, dispatcher: this.#http, links: this.#links });
     if (!this.#email) return 'undeliverable';
     return this.#email.send(entry);
   }

@@ -7,7 +7,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { sendHttp } from './channels/http.ts';
 import type { OutboxEntry } from '../store/status-pages-types.ts';
+import type { SubscriptionLinks } from '../subscriptions/links.ts';
 import type { DeliveryOutcome } from './delivery.ts';
+import { subscriberWebhookBody } from './subscriber-messages.ts';
 
 export const SIGNATURE_HEADER = 'x-outpost-signature';
 export const DELIVERY_HEADER = 'x-outpost-delivery';
@@ -34,21 +36,16 @@ export function verifyWebhookSignature(
   return timingSafeEqual(expected, Buffer.from(match[2], 'hex'));
 }
 
-/** The webhook body: the frozen notification plus its idempotency key. */
-export function webhookBody(entry: OutboxEntry): string {
-  return JSON.stringify({ id: entry.id, type: 'incident.update', createdAt: entry.createdAt, ...entry.payload });
-}
-
 /**
  * Posts one delivery through `dispatcher`, the outbound guard (src/service/outbound/), which refuses
  * internal addresses. A refusal is final.
  */
 export async function sendWebhook(
   entry: OutboxEntry,
-  opts: { timeoutMs: number; dispatcher: Dispatcher; now?: () => number },
+  opts: { timeoutMs: number; dispatcher: Dispatcher; links: SubscriptionLinks; now?: () => number },
 ): Promise<DeliveryOutcome> {
   if (!entry.secret) return { ok: false, permanent: true, error: 'the webhook subscription has no secret' };
-  const body = webhookBody(entry);
+  const body = subscriberWebhookBody(entry, opts.links);
   const headers = { 'content-type': 'application/json', ...signedDeliveryHeaders(entry.id, entry.secret, body, (opts.now ?? Date.now)()) };
   return sendHttp({ method: 'POST', url: entry.address, headers, body }, { ...opts, receiver: 'the webhook' });
 }

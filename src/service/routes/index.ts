@@ -64,7 +64,7 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(statusPageServiceRoutes, { store });
   await app.register(statusPageIncidentRoutes, { store, hooks });
   await app.register(incidentUpdateRoutes, { store, hooks });
-  await app.register(statusPageSubscriptionRoutes, { store });
+  await app.register(statusPageSubscriptionRoutes, { store, config, hooks });
   await app.register(variableRoutes, { store });
   await app.register(snippetRoutes, { store });
   await app.register(alertChannelRoutes, { store, config });

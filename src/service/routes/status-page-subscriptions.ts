@@ -1,19 +1,23 @@
 /**
  * Subscriptions of a status page (/v1/status-pages/{statusPageId}/subscriptions). The reference has
  * EMAIL only; WEBHOOK is our addition, with `config` a JSON string {"url", "secret"}: the URL gets
- * each notification as a signed POST (see docs/api.md "Subscriber notifications").
+ * each notification as a signed POST (see docs/api.md "Subscriber notifications"). A subscription
+ * made without autoVerify is PENDING and is sent a confirmation (double opt-in).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
+import type { ServiceHooks } from '../app.ts';
+import type { ServiceConfig } from '../config.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import { parseEmailAddress, parseWebhookUrl } from '../subscriptions/addresses.ts';
+import { confirmationPolicy, loadSubscriptionConfig } from '../subscriptions/config.ts';
 import { SUBSCRIPTION_STATUSES, SUBSCRIPTION_TYPES, type SubscriptionInput, type SubscriptionRecord } from '../store/status-pages-types.ts';
 import type { Store } from '../store/store.ts';
 import { commonErrors, NoContent } from './schemas.ts';
 
 /** A webhook secret shorter than this is too easy to guess to make a signature mean anything. */
 export const WEBHOOK_SECRET_MIN_LENGTH = 16;
-const EMAIL_PATTERN = /^[^\s@<>,;"]+@[^\s@<>,;"]+$/;
 
 const PageParams = Type.Object({ statusPageId: Type.String({ minLength: 1 }) });
 const SubscriptionParams = Type.Object({
@@ -53,8 +57,8 @@ function subscriptionView(s: SubscriptionRecord) {
 export function parseSubscriptionConfig(type: SubscriptionInput['type'], config: string, index: number): SubscriptionInput {
   const field = `body/subscriptions/${index}/config`;
   if (type === 'EMAIL') {
-    const address = config.trim();
-    if (!EMAIL_PATTERN.test(address)) throw new BadRequestError(`${field} must be an email address for type EMAIL`);
+    const address = parseEmailAddress(config);
+    if (!address) throw new BadRequestError(`${field} must be an email address for type EMAIL`);
     return { type, address, secret: null };
   }
   const expected = `${field} must be a JSON string {"url": "http(s)://...", "secret": "<at least ${WEBHOOK_SECRET_MIN_LENGTH} characters>"} for type WEBHOOK`;
@@ -68,18 +72,17 @@ export function parseSubscriptionConfig(type: SubscriptionInput['type'], config:
   if (typeof url !== 'string' || typeof secret !== 'string' || secret.length < WEBHOOK_SECRET_MIN_LENGTH) {
     throw new BadRequestError(expected);
   }
-  let parsedUrl: URL;
-  try {
-    parsedUrl = new URL(url);
-  } catch {
-    throw new BadRequestError(expected);
-  }
-  if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw new BadRequestError(expected);
+  const parsedUrl = parseWebhookUrl(url);
+  if (!parsedUrl) throw new BadRequestError(expected);
   return { type, address: parsedUrl.href, secret };
 }
 
-export const statusPageSubscriptionRoutes: FastifyPluginAsync<{ store: Store }> = async (fastify, { store }) => {
+export const statusPageSubscriptionRoutes: FastifyPluginAsync<{ store: Store; config: ServiceConfig; hooks: ServiceHooks }> = async (
+  fastify,
+  { store, config, hooks },
+) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const confirmation = config.subscriptions ?? loadSubscriptionConfig({});
 
   app.get(
     '/v1/status-pages/:statusPageId/subscriptions',
@@ -96,11 +99,13 @@ export const statusPageSubscriptionRoutes: FastifyPluginAsync<{ store: Store }> 
     { schema: { params: PageParams, body: BulkBody, response: { 201: BulkResponse, ...commonErrors } } },
     async (request, reply) => {
       const items = request.body.subscriptions.map((s, i) => parseSubscriptionConfig(s.type, s.config, i));
-      // Without autoVerify a subscription waits for confirmation and is not notified (docs/api.md).
+      // Without autoVerify a subscription is sent a confirmation and is not notified until confirmed (docs/api.md).
       const status = request.body.autoVerify ? 'VERIFIED' : 'PENDING';
-      const result = await store.subscriptions.bulkCreate(request.account.id, request.params.statusPageId, items, status);
+      const policy = confirmationPolicy(confirmation);
+      const result = await store.subscriptions.bulkCreate(request.account.id, request.params.statusPageId, items, status, policy);
       if (!result) throw new NotFoundError('Status page not found');
-      return reply.status(201).send({ ...result, status });
+      if (result.confirmationsQueued > 0) hooks.notificationsQueued?.();
+      return reply.status(201).send({ created: result.created, skipped: result.skipped, status });
     },
   );
 

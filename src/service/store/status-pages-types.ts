@@ -216,16 +216,72 @@ export interface SubscriptionInput {
   secret: string | null;
 }
 
+/** The times a subscription is judged by (subscriptions/config.ts confirmationPolicy). */
+export interface ConfirmationPolicy {
+  now: Date;
+  /** When a PENDING subscription made or re-sent now expires. */
+  expiresAt: Date;
+  /** A confirmation sent after this is too recent to send again. */
+  resendAfter: Date;
+}
+
+/**
+ * What subscribing an address did: `created` (new; PENDING ones had a confirmation queued),
+ * `resent` (already PENDING: another confirmation queued), `throttled` (already PENDING, and a
+ * confirmation went out too recently), `exists` (already subscribed, nothing sent).
+ */
+export type SubscribeOutcome = 'created' | 'resent' | 'throttled' | 'exists';
+
+/** The page a subscriber is told about, in messages and on the confirm and unsubscribe pages. */
+export interface SubscribedPage {
+  id: string;
+  accountId: string;
+  name: string;
+  url: string;
+}
+
+/** A page as its public subscribe form needs it, found by its url or custom domain. */
+export interface SubscribablePage extends SubscribedPage {
+  customDomain: string | null;
+  defaultTheme: DefaultTheme;
+  isPrivate: boolean;
+}
+
+/** A subscription found by one of its link tokens. */
+export interface SubscriptionByToken {
+  subscription: SubscriptionRecord;
+  page: SubscribedPage;
+}
+
+export type LinkTokenPurpose = 'confirm' | 'unsubscribe';
+
 export interface SubscriptionRepo {
   /** Undefined when the status page is not the account's. */
   list(accountId: string, statusPageId: string): Promise<SubscriptionRecord[] | undefined>;
-  /** Skips addresses the page already has (same type, same address in any letter case). */
+  /**
+   * Skips addresses the page already has (same type, same address in any letter case); a PENDING one
+   * among them gets its confirmation again unless one was sent after policy.resendAfter. Each new
+   * PENDING subscription has a confirmation queued in the same transaction.
+   */
   bulkCreate(
     accountId: string,
     statusPageId: string,
     items: SubscriptionInput[],
     status: SubscriptionStatus,
-  ): Promise<{ created: number; skipped: number } | undefined>;
+    policy: ConfirmationPolicy,
+  ): Promise<{ created: number; skipped: number; confirmationsQueued: number } | undefined>;
+  /** A PENDING subscription of `page` (already resolved, e.g. from its public address), as bulkCreate. */
+  subscribe(page: SubscribedPage, item: SubscriptionInput, policy: ConfirmationPolicy): Promise<SubscribeOutcome>;
+  /** The subscription a live token belongs to: a confirm token only while its subscription is PENDING and unexpired. */
+  findByToken(token: string, purpose: LinkTokenPurpose, now: Date): Promise<SubscriptionByToken | undefined>;
+  /** Turns the PENDING subscription of a live confirm token VERIFIED; its confirm tokens stop working. */
+  confirm(token: string, now: Date): Promise<SubscriptionByToken | undefined>;
+  /** Removes the subscription of an unsubscribe token (and with it all its tokens). */
+  unsubscribe(token: string): Promise<SubscriptionByToken | undefined>;
+  /** The page at a public address: its `url` (any letter case), or its custom domain (lower case). */
+  findSubscribablePage(where: { url: string } | { customDomain: string }): Promise<SubscribablePage | undefined>;
+  /** Removes PENDING subscriptions that expired before `now`; resolves to how many. */
+  deleteExpired(now: Date): Promise<number>;
   delete(accountId: string, statusPageId: string, subscriptionId: string): Promise<boolean>;
 }
 
@@ -253,15 +309,30 @@ export interface IncidentNotification {
 export type OutboxChannel = SubscriptionType;
 export type OutboxState = 'pending' | 'delivered' | 'failed' | 'undeliverable';
 
-export interface OutboxEntry {
+/** What a confirmation message asks: to confirm a subscription of this page before expiresAt. */
+export interface ConfirmationRequest {
+  statusPage: { id: string; name: string; url: string };
+  expiresAt: string;
+}
+
+/** The kinds of subscriber message, each with what it says. */
+export type OutboxMessage = { kind: 'incident'; payload: IncidentNotification } | { kind: 'confirmation'; payload: ConfirmationRequest };
+
+export type OutboxKind = OutboxMessage['kind'];
+
+interface OutboxEntryFields {
   /** Also the idempotency key receivers dedupe by. */
   id: string;
   accountId: string;
   subscriptionId: string | null;
   channel: OutboxChannel;
   address: string;
+  /** The webhook signing secret, opened only in memory. */
   secret: string | null;
-  payload: IncidentNotification;
+  /** The token of the message's unsubscribe link (null in rows queued before migration 017 for a subscription since removed). */
+  unsubscribeToken: string | null;
+  /** The token of a confirmation's confirm link; null for other kinds. */
+  confirmToken: string | null;
   state: OutboxState;
   attempts: number;
   nextAttemptAt: string;
@@ -269,6 +340,8 @@ export interface OutboxEntry {
   createdAt: string;
   deliveredAt: string | null;
 }
+
+export type OutboxEntry = OutboxEntryFields & OutboxMessage;
 
 export interface OutboxRepo {
   /**

@@ -7,22 +7,29 @@ import { randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import type { SecretBox } from '../../secrets/box.ts';
 import type {
+  ConfirmationRequest,
   IncidentNotification,
   IncidentRecord,
   IncidentUpdateRecord,
   OutboxChannel,
   OutboxEntry,
   OutboxRepo,
+  OutboxKind,
+  OutboxMessage,
   OutboxState,
+  SubscribedPage,
 } from '../status-pages-types.ts';
 
 interface OutboxRow {
   id: string;
   account_id: string;
+  kind: string;
   subscription_id: string | null;
   channel: string;
   address: string;
   sealed_secret: string | null;
+  sealed_unsubscribe_token: string | null;
+  sealed_confirm_token: string | null;
   payload: string;
   state: string;
   attempts: number;
@@ -33,17 +40,27 @@ interface OutboxRow {
 }
 
 const COLUMNS =
-  'id, account_id, subscription_id, channel, address, sealed_secret, payload, state, attempts, next_attempt_at, last_error, created_at, delivered_at';
+  'id, account_id, kind, subscription_id, channel, address, sealed_secret, sealed_unsubscribe_token, sealed_confirm_token, payload, state, attempts, next_attempt_at, last_error, created_at, delivered_at';
 
-/** A row as the worker uses it: the webhook secret opened, only in memory. */
+const openOrNull = (box: SecretBox, sealed: string | null): string | null => (sealed === null ? null : box.open(sealed));
+
+/** The row's kind with its payload, which the kind's writer froze as JSON. */
+const toMessage = (kind: OutboxKind, payload: string): OutboxMessage =>
+  kind === 'confirmation'
+    ? { kind, payload: JSON.parse(payload) as ConfirmationRequest }
+    : { kind, payload: JSON.parse(payload) as IncidentNotification };
+
+/** A row as the worker uses it: the webhook secret and link tokens opened, only in memory. */
 const toEntry = (box: SecretBox, row: OutboxRow): OutboxEntry => ({
   id: row.id,
   accountId: row.account_id,
   subscriptionId: row.subscription_id,
   channel: row.channel as OutboxChannel,
   address: row.address,
-  secret: row.sealed_secret === null ? null : box.open(row.sealed_secret),
-  payload: JSON.parse(row.payload) as IncidentNotification,
+  secret: openOrNull(box, row.sealed_secret),
+  unsubscribeToken: openOrNull(box, row.sealed_unsubscribe_token),
+  confirmToken: openOrNull(box, row.sealed_confirm_token),
+  ...toMessage(row.kind as OutboxKind, row.payload),
   state: row.state as OutboxState,
   attempts: row.attempts,
   nextAttemptAt: row.next_attempt_at,
@@ -57,8 +74,9 @@ interface RecipientRow {
   type: string;
   address: string;
   address_key: string;
-  /** Sealed; copied as it is, so the secret is never opened to queue a delivery. */
+  /** Sealed, as the token below; copied as they are, so neither is opened to queue a delivery. */
   sealed_secret: string | null;
+  sealed_unsubscribe_token: string | null;
 }
 
 /**
@@ -85,7 +103,7 @@ export function enqueueIncidentNotifications(
   if (pages.length === 0) return 0;
   const recipients = db
     .prepare(
-      `SELECT id, type, address, address_key, sealed_secret FROM sp_subscriptions
+      `SELECT id, type, address, address_key, sealed_secret, sealed_unsubscribe_token FROM sp_subscriptions
        WHERE status = 'VERIFIED' AND status_page_id IN (${pages.map(() => '?').join(', ')})
        ORDER BY rowid`,
     )
@@ -108,19 +126,37 @@ export function enqueueIncidentNotifications(
   };
   const json = JSON.stringify(payload);
   const insert = db.prepare(
-    `INSERT INTO notification_outbox (id, account_id, incident_update_id, subscription_id, channel, address, address_key,
-       sealed_secret, payload, state, attempts, next_attempt_at, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+    `INSERT INTO notification_outbox (id, account_id, kind, incident_update_id, subscription_id, channel, address, address_key,
+       sealed_secret, sealed_unsubscribe_token, payload, state, attempts, next_attempt_at, created_at)
+     VALUES (?, ?, 'incident', ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
      ON CONFLICT (incident_update_id, channel, address_key) DO NOTHING`,
   );
   let queued = 0;
   for (const r of recipients) {
     queued += Number(
-      insert.run(randomUUID(), incident.accountId, update.id, r.id, r.type, r.address, r.address_key, r.sealed_secret, json, now, now)
+      insert.run(randomUUID(), incident.accountId, update.id, r.id, r.type, r.address, r.address_key, r.sealed_secret, r.sealed_unsubscribe_token, json, now, now)
         .changes,
     );
   }
   return queued;
+}
+
+/**
+ * Queues the confirmation of one PENDING subscription, copying its recipient and sealed secret and
+ * unsubscribe token as an incident delivery does. Must run inside the transaction that made (or
+ * re-sent) the subscription, so a subscription is never left waiting for a message nobody queued.
+ */
+export function enqueueConfirmation(
+  db: DatabaseSync,
+  c: { page: SubscribedPage; subscriptionId: string; sealedConfirmToken: string; expiresAt: string; now: string },
+): void {
+  const payload: ConfirmationRequest = { statusPage: { id: c.page.id, name: c.page.name, url: c.page.url }, expiresAt: c.expiresAt };
+  db.prepare(
+    `INSERT INTO notification_outbox (id, account_id, kind, subscription_id, channel, address, address_key, sealed_secret,
+       sealed_unsubscribe_token, sealed_confirm_token, payload, state, attempts, next_attempt_at, created_at)
+     SELECT ?, ?, 'confirmation', id, type, address, address_key, sealed_secret, sealed_unsubscribe_token, ?, ?, 'pending', 0, ?, ?
+     FROM sp_subscriptions WHERE id = ?`,
+  ).run(randomUUID(), c.page.accountId, c.sealedConfirmToken, JSON.stringify(payload), c.now, c.now, c.subscriptionId);
 }
 
 export class SqliteOutboxRepo implements OutboxRepo {

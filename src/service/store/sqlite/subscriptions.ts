@@ -1,20 +1,33 @@
 /**
  * Subscriptions of a status page: email addresses and (our addition) webhook URLs. Addresses are
  * compared case-insensitively (address_key), so one address subscribes a page once. A webhook's
- * signing secret is stored sealed (migration 009); nothing here reads it back: the outbox copies
- * the sealed value into each delivery (./outbox.ts).
+ * signing secret and each subscription's unsubscribe token are stored sealed (migrations 009, 017);
+ * nothing here reads them back: the outbox copies the sealed values into each delivery (./outbox.ts).
+ *
+ * Double opt-in: a PENDING subscription gets a confirmation queued in the outbox in the same
+ * transaction that makes it (or re-sends it), and is removed when expires_at passes unconfirmed.
+ * Link tokens are found by their SHA-256 (sp_subscription_tokens).
  */
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import type { SecretBox } from '../../secrets/box.ts';
+import { hashLinkToken, newLinkToken } from '../../subscriptions/tokens.ts';
 import type {
+  ConfirmationPolicy,
+  LinkTokenPurpose,
+  DefaultTheme,
+  SubscribablePage,
+  SubscribedPage,
+  SubscribeOutcome,
+  SubscriptionByToken,
   SubscriptionInput,
   SubscriptionRecord,
   SubscriptionRepo,
   SubscriptionStatus,
   SubscriptionType,
 } from '../status-pages-types.ts';
-import { inTransaction, nowIso } from './db.ts';
+import { inTransaction } from './db.ts';
+import { enqueueConfirmation } from './outbox.ts';
 
 interface SubscriptionRow {
   id: string;
@@ -26,6 +39,18 @@ interface SubscriptionRow {
   updated_at: string;
 }
 
+interface ExistingRow {
+  id: string;
+  status: string;
+  expires_at: string | null;
+  confirmation_sent_at: string | null;
+}
+
+const COLUMNS = 's.id, s.status_page_id, s.type, s.address, s.status, s.created_at, s.updated_at';
+const PAGE_COLUMNS = 'p.id AS page_id, p.account_id AS page_account_id, p.name AS page_name, p.url AS page_url';
+
+type RowWithPage = SubscriptionRow & { page_id: string; page_account_id: string; page_name: string; page_url: string };
+
 const toSubscription = (row: SubscriptionRow): SubscriptionRecord => ({
   id: row.id,
   statusPageId: row.status_page_id,
@@ -36,6 +61,11 @@ const toSubscription = (row: SubscriptionRow): SubscriptionRecord => ({
   updatedAt: row.updated_at,
 });
 
+const toByToken = (row: RowWithPage): SubscriptionByToken => ({
+  subscription: toSubscription(row),
+  page: { id: row.page_id, accountId: row.page_account_id, name: row.page_name, url: row.page_url },
+});
+
 export class SqliteSubscriptionRepo implements SubscriptionRepo {
   readonly #db: DatabaseSync;
   readonly #box: SecretBox;
@@ -44,45 +74,171 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
     this.#box = box;
   }
 
-  #pageOwned(accountId: string, statusPageId: string): boolean {
-    return (
-      this.#db.prepare('SELECT 1 FROM status_pages WHERE id = ? AND account_id = ?').get(statusPageId, accountId) !== undefined
-    );
+  #ownedPage(accountId: string, statusPageId: string): SubscribedPage | undefined {
+    const row = this.#db
+      .prepare('SELECT id, account_id AS accountId, name, url FROM status_pages WHERE id = ? AND account_id = ?')
+      .get(statusPageId, accountId) as SubscribedPage | undefined;
+    return row && { ...row };
   }
 
   async list(accountId: string, statusPageId: string): Promise<SubscriptionRecord[] | undefined> {
-    if (!this.#pageOwned(accountId, statusPageId)) return undefined;
+    if (!this.#ownedPage(accountId, statusPageId)) return undefined;
     const rows = this.#db
-      .prepare(
-        `SELECT id, status_page_id, type, address, status, created_at, updated_at FROM sp_subscriptions
-         WHERE status_page_id = ? ORDER BY rowid`,
-      )
+      .prepare(`SELECT ${COLUMNS} FROM sp_subscriptions s WHERE s.status_page_id = ? ORDER BY s.rowid`)
       .all(statusPageId) as unknown as SubscriptionRow[];
     return rows.map(toSubscription);
   }
 
-  async bulkCreate(
-    accountId: string,
-    statusPageId: string,
-    items: SubscriptionInput[],
-    status: SubscriptionStatus,
-  ): Promise<{ created: number; skipped: number } | undefined> {
+  async bulkCreate(accountId: string, statusPageId: string, items: SubscriptionInput[], status: SubscriptionStatus, policy: ConfirmationPolicy) {
     return inTransaction(this.#db, () => {
-      if (!this.#pageOwned(accountId, statusPageId)) return undefined;
-      const insert = this.#db.prepare(
-        `INSERT INTO sp_subscriptions (id, status_page_id, type, address, address_key, sealed_secret, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (status_page_id, type, address_key) DO NOTHING`,
-      );
-      const now = nowIso();
-      let created = 0;
-      for (const item of items) {
-        const sealed = item.secret === null ? null : this.#box.seal(item.secret);
-        created += Number(
-          insert.run(randomUUID(), statusPageId, item.type, item.address, item.address.toLowerCase(), sealed, status, now, now).changes,
-        );
-      }
-      return { created, skipped: items.length - created };
+      const page = this.#ownedPage(accountId, statusPageId);
+      if (!page) return undefined;
+      const outcomes = items.map((item) => this.#subscribeOne(page, item, status, policy));
+      const created = outcomes.filter((o) => o === 'created').length;
+      const confirmationsQueued = status === 'PENDING' ? outcomes.filter((o) => o === 'created' || o === 'resent').length : 0;
+      return { created, skipped: items.length - created, confirmationsQueued };
     });
+  }
+
+  async subscribe(page: SubscribedPage, item: SubscriptionInput, policy: ConfirmationPolicy): Promise<SubscribeOutcome> {
+    return inTransaction(this.#db, () => this.#subscribeOne(page, item, 'PENDING', policy));
+  }
+
+  /** Must run inside a transaction. */
+  #subscribeOne(page: SubscribedPage, item: SubscriptionInput, status: SubscriptionStatus, policy: ConfirmationPolicy): SubscribeOutcome {
+    const now = policy.now.toISOString();
+    const key = item.address.toLowerCase();
+    let existing = this.#db
+      .prepare('SELECT id, status, expires_at, confirmation_sent_at FROM sp_subscriptions WHERE status_page_id = ? AND type = ? AND address_key = ?')
+      .get(page.id, item.type, key) as ExistingRow | undefined;
+    // Expired but not swept yet: it is gone as far as anyone can tell, so this is a new subscription.
+    if (existing?.expires_at && existing.expires_at <= now) {
+      this.#db.prepare('DELETE FROM sp_subscriptions WHERE id = ?').run(existing.id);
+      existing = undefined;
+    }
+    if (!existing) {
+      const id = this.#insert(page.id, item, key, status, policy);
+      if (status === 'PENDING') this.#sendConfirmation(page, id, policy);
+      return 'created';
+    }
+    if (existing.status !== 'PENDING' || status !== 'PENDING') return 'exists';
+    if (existing.confirmation_sent_at && existing.confirmation_sent_at > policy.resendAfter.toISOString()) return 'throttled';
+    this.#sendConfirmation(page, existing.id, policy);
+    return 'resent';
+  }
+
+  #insert(pageId: string, item: SubscriptionInput, key: string, status: SubscriptionStatus, policy: ConfirmationPolicy): string {
+    const id = randomUUID();
+    const now = policy.now.toISOString();
+    const unsubscribe = newLinkToken();
+    this.#db
+      .prepare(
+        `INSERT INTO sp_subscriptions (id, status_page_id, type, address, address_key, sealed_secret, sealed_unsubscribe_token,
+           status, expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        id,
+        pageId,
+        item.type,
+        item.address,
+        key,
+        item.secret === null ? null : this.#box.seal(item.secret),
+        this.#box.seal(unsubscribe),
+        status,
+        status === 'PENDING' ? policy.expiresAt.toISOString() : null,
+        now,
+        now,
+      );
+    this.#addToken(id, 'unsubscribe', unsubscribe, now);
+    return id;
+  }
+
+  #addToken(subscriptionId: string, purpose: LinkTokenPurpose, token: string, now: string): void {
+    this.#db
+      .prepare('INSERT INTO sp_subscription_tokens (token_hash, subscription_id, purpose, created_at) VALUES (?, ?, ?, ?)')
+      .run(hashLinkToken(token), subscriptionId, purpose, now);
+  }
+
+  /** A fresh confirm token, queued in a confirmation; the expiry starts again from now. */
+  #sendConfirmation(page: SubscribedPage, subscriptionId: string, policy: ConfirmationPolicy): void {
+    const now = policy.now.toISOString();
+    const token = newLinkToken();
+    this.#addToken(subscriptionId, 'confirm', token, now);
+    this.#db
+      .prepare('UPDATE sp_subscriptions SET confirmation_sent_at = ?, expires_at = ?, updated_at = ? WHERE id = ?')
+      .run(now, policy.expiresAt.toISOString(), now, subscriptionId);
+    enqueueConfirmation(this.#db, {
+      page,
+      subscriptionId,
+      sealedConfirmToken: this.#box.seal(token),
+      expiresAt: policy.expiresAt.toISOString(),
+      now,
+    });
+  }
+
+  #byToken(token: string, purpose: LinkTokenPurpose, now: Date): RowWithPage | undefined {
+    return this.#db
+      .prepare(
+        `SELECT ${COLUMNS}, ${PAGE_COLUMNS} FROM sp_subscription_tokens t
+         JOIN sp_subscriptions s ON s.id = t.subscription_id JOIN status_pages p ON p.id = s.status_page_id
+         WHERE t.token_hash = ? AND t.purpose = ? AND (s.expires_at IS NULL OR s.expires_at > ?)
+           AND (t.purpose = 'unsubscribe' OR s.status = 'PENDING')`,
+      )
+      .get(hashLinkToken(token), purpose, now.toISOString()) as RowWithPage | undefined;
+  }
+
+  async findByToken(token: string, purpose: LinkTokenPurpose, now: Date): Promise<SubscriptionByToken | undefined> {
+    const row = this.#byToken(token, purpose, now);
+    return row && toByToken(row);
+  }
+
+  async confirm(token: string, now: Date): Promise<SubscriptionByToken | undefined> {
+    return inTransaction(this.#db, () => {
+      const row = this.#byToken(token, 'confirm', now);
+      if (!row) return undefined;
+      const at = now.toISOString();
+      this.#db.prepare(`UPDATE sp_subscriptions SET status = 'VERIFIED', expires_at = NULL, updated_at = ? WHERE id = ?`).run(at, row.id);
+      this.#db.prepare(`DELETE FROM sp_subscription_tokens WHERE subscription_id = ? AND purpose = 'confirm'`).run(row.id);
+      return toByToken({ ...row, status: 'VERIFIED', updated_at: at });
+    });
+  }
+
+  async unsubscribe(token: string): Promise<SubscriptionByToken | undefined> {
+    return inTransaction(this.#db, () => {
+      // An unsubscribe link works whatever the expiry ("this was not me" from a confirmation email).
+      const row = this.#byToken(token, 'unsubscribe', new Date(0));
+      if (!row) return undefined;
+      this.#db.prepare('DELETE FROM sp_subscriptions WHERE id = ?').run(row.id);
+      return toByToken(row);
+    });
+  }
+
+  async findSubscribablePage(where: { url: string } | { customDomain: string }): Promise<SubscribablePage | undefined> {
+    const [column, value] = 'url' in where ? ['url', where.url.toLowerCase()] : ['custom_domain', where.customDomain];
+    const row = this.#db
+      .prepare(
+        `SELECT id, account_id, name, url, custom_domain, default_theme, is_private FROM status_pages WHERE ${column} = ?`,
+      )
+      .get(value) as
+      | { id: string; account_id: string; name: string; url: string; custom_domain: string | null; default_theme: string; is_private: number }
+      | undefined;
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      accountId: row.account_id,
+      name: row.name,
+      url: row.url,
+      customDomain: row.custom_domain,
+      defaultTheme: row.default_theme as DefaultTheme,
+      isPrivate: row.is_private === 1,
+    };
+  }
+
+  async deleteExpired(now: Date): Promise<number> {
+    const result = this.#db
+      .prepare(`DELETE FROM sp_subscriptions WHERE expires_at IS NOT NULL AND expires_at <= ? AND status = 'PENDING'`)
+      .run(now.toISOString());
+    return Number(result.changes);
   }
 
   async delete(accountId: string, statusPageId: string, subscriptionId: string): Promise<boolean> {
