@@ -2,7 +2,6 @@
 import { describe, expect, it } from 'vitest';
 import { badgeResponseTime, badgeStatus, checkBadgeStatus } from '../../src/service/badges/status.ts';
 import { badgeText } from '../../src/service/badges/svg.ts';
-import { textWidth } from '../../src/service/badges/text-width.ts';
 import type { BadgeCheckState } from '../../src/service/store/account-settings-types.ts';
 
 const base: BadgeCheckState = { activated: true, hasResult: true, hasFailures: false, hasErrors: false, isDegraded: false, responseTime: 100 };
@@ -41,14 +40,5 @@ describe('badge text', () => {
     expect(badgeText('x\ud800y', 48)).toBe('x\ufffdy');
     expect(badgeText('😀'.repeat(10), 5)).toBe('😀😀😀😀…');
     expect(badgeText('abcdef', 6)).toBe('abcdef');
-  });
-
-  it('measures bold wider than regular, smaller sizes narrower, and adds letter spacing per character', () => {
-    const regular = textWidth('passing', { size: 11 });
-    expect(regular).toBeCloseTo(42.2, 1);
-    expect(textWidth('passing', { size: 11, bold: true })).toBeGreaterThan(regular);
-    expect(textWidth('passing', { size: 10 })).toBeCloseTo((regular * 10) / 11, 5);
-    expect(textWidth('passing', { size: 11, letterSpacing: 1 })).toBeCloseTo(regular + 7, 5);
-    expect(textWidth('検査', { size: 11 })).toBe(22);
   });
 });

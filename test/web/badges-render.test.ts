@@ -57,7 +57,10 @@ describe('badges in Chromium', () => {
           const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
           const error = doc.querySelector('parsererror')?.textContent ?? null;
           // The live document (the badge as navigated to) measures what the font really draws.
-          const texts = [...document.querySelectorAll('text:not([aria-hidden])')].map((node) => {
+          // badge-maker's shadow copies sit in aria-hidden groups; its social style hides its whole
+          // text group (the svg's aria-label names it), so there only the copies marked one by one are skipped.
+          const visible = [...document.querySelectorAll('text:not([aria-hidden])')].filter((node) => node.closest('[aria-hidden]')?.querySelector('rect') || !node.closest('[aria-hidden]'));
+          const texts = visible.map((node) => {
             const text = node as SVGTextElement;
             const declared = Number(text.getAttribute('textLength'));
             text.removeAttribute('textLength');
@@ -69,6 +72,9 @@ describe('badges in Chromium', () => {
         expect(parsed.error, where).toBeNull();
         expect(parsed.root, where).toBe('svg');
         expect(parsed.texts.map((x) => x.text.toLowerCase()), where).toEqual(['überprüfung déjà degraded', 'degraded · 2400 ms']);
+        // for-the-badge spaces its letters out through textLength itself (as shields.io does), so only the
+        // other styles' boxes are held to the width the font draws.
+        if (style === 'for-the-badge') continue;
         for (const { text, declared, drawn } of parsed.texts) expect(Math.abs(drawn - declared) / declared, `${where} "${text}"`).toBeLessThan(0.08);
       }
     }

@@ -14,14 +14,15 @@ async function badge(path: string, headers: Record<string, string> = {}) {
   return { res, body: await res.text() };
 }
 
-/** The visible texts of a badge: every <text> that is not a shadow copy. */
+/** The visible texts of a badge: every <text> that is not a shadow copy (badge-maker groups those as aria-hidden). */
 function texts(svg: string): string[] {
-  return [...svg.matchAll(/<text([^>]*)>([^<]*)<\/text>/g)].filter((m) => !m[1]?.includes('aria-hidden')).map((m) => m[2] ?? '');
+  const withoutShadows = svg.replace(/<g aria-hidden="true"[^>]*>(?:<text[^>]*>[^<]*<\/text>)+<\/g>/g, '');
+  return [...withoutShadows.matchAll(/<text([^>]*)>([^<]*)<\/text>/g)].filter((m) => !m[1]?.includes('aria-hidden')).map((m) => m[2] ?? '');
 }
 
 /** The fill of the message box (the second rect in the boxes' group). */
 function messageFill(svg: string): string | undefined {
-  return [...svg.matchAll(/<rect x="\d+" width="\d+" height="\d+" fill="([^"]+)"/g)][0]?.[1];
+  return [...svg.matchAll(/<rect x="[\d.]+" width="[\d.]+" height="\d+" fill="([^"]+)"/g)][0]?.[1];
 }
 
 describe('check badges', () => {
@@ -73,11 +74,11 @@ describe('check badges', () => {
     const flat = await get('style=flat');
     expect(flat).toMatch(/<svg [^>]*height="20"/);
     expect(flat).toContain('rx="3"');
-    expect(flat).toContain('fill="url(#gloss)"');
+    expect(flat).toContain('fill="url(#s)"');
     const plastic = await get('style=plastic');
     expect(plastic).toMatch(/<svg [^>]*height="18"/);
     expect(plastic).toContain('rx="4"');
-    expect(plastic).toContain('stop-opacity="0.7"');
+    expect(plastic).toContain('stop-opacity=".7"');
     const square = await get('style=flat-square');
     expect(square).toContain('shape-rendering="crispEdges"');
     expect(square).not.toContain('linearGradient');
@@ -85,16 +86,19 @@ describe('check badges', () => {
     expect(forTheBadge).toMatch(/<svg [^>]*height="28"/);
     expect(texts(forTheBadge)).toEqual(['SHAPES', 'PASSING']);
     const social = await get('style=social');
-    expect(social).toMatch(/<path d="M[\d.]+ 6.5 l-3 3.5 l3 3.5"/);
-    expect(social).toMatch(/fill="#1a7f37" textLength="\d+">passing<\/text>/);
-    expect(await get('style=social&theme=dark')).toMatch(/fill="#3fb950" textLength="\d+">passing<\/text>/);
+    expect(social).toMatch(/<path d="M[\d.]+ 6.5 l-3 3v1 l3 3"/);
+    expect(social).toContain('aria-label="Shapes: passing"');
     const light = await get('theme=light');
     expect(light).toContain('fill="#eaeef2"');
     expect(messageFill(light)).toBe('#1a7f37');
+    // A light name box gets dark text; white stays on the status colour.
+    expect(light).toContain('fill="#333"');
     const dark = await get('theme=dark');
     expect(dark).toContain('fill="#30363d"');
-    expect(messageFill(dark)).toBe('#3fb950');
-    expect(dark).toContain('fill="#0d1117"');
+    expect(messageFill(dark)).toBe('#1a7f37');
+    const plain = await get('theme=default');
+    expect(plain).toContain('fill="#555"');
+    expect(messageFill(plain)).toBe('#4c1');
   });
 
   it('escapes names so they cannot add markup, and drops characters XML forbids', async () => {
@@ -104,8 +108,8 @@ describe('check badges', () => {
     const { body } = await badge(`/v1/badges/checks/${id}`);
     expect(body).not.toContain('<script');
     expect(body).not.toContain('\u0001');
-    expect(texts(body)[0]).toBe('&lt;/text>&lt;script>alert(1)&lt;/script> &amp; &quot;q&quot;');
-    expect(body).toContain('aria-label="&lt;/text>&lt;script>alert(1)&lt;/script> &amp; &quot;q&quot;: no data"');
+    expect(texts(body)[0]).toBe('&lt;/text&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;');
+    expect(body).toContain('aria-label="&lt;/text&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;: no data"');
   });
 
   it('shortens a long name with an ellipsis', async () => {
