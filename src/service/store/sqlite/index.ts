@@ -15,6 +15,7 @@ import { SqliteCheckAlertRepo } from './check-alerts.ts';
 import { SqliteCheckGroupRepo } from './check-groups.ts';
 import { SqliteCheckStatusRepo } from './check-statuses.ts';
 import { SqliteCheckRepo } from './checks.ts';
+import { SqliteConsoleSessionRepo } from './console-sessions.ts';
 import { SqliteDashboardIncidentRepo } from './dashboard-incidents.ts';
 import { SqliteDashboardRepo } from './dashboards.ts';
 import { inTransaction, openDatabase } from './db.ts';
@@ -85,6 +86,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     runRetries: new SqliteRunRetryRepo(db),
     artifacts: new SqliteArtifactRepo(db),
     maintenanceWindows: new SqliteMaintenanceWindowRepo(db),
+    consoleSessions: new SqliteConsoleSessionRepo(db),
     transaction: (fn) => inTransaction(db, fn),
     async close() {
       // Idempotent: service shutdown and test teardown may both close.
