@@ -38,26 +38,46 @@ export async function consoleTenant(web: WebService, name: string, slugName: str
   return tenant;
 }
 
-/** An activated API check at the tenant's location (it never runs on its own schedule in a test's time). */
-export async function createApiCheck(web: WebService, tenant: ConsoleTenant, name: string, tags: string[] = []): Promise<{ id: string }> {
-  return web.api(tenant.account, 'POST', '/v1/checks/api', {
+/**
+ * An activated API check at the tenant's location. A new check runs once at once (the scheduler),
+ * and then not again within a test's time: that first run is answered with `opts.firstResult`.
+ */
+export async function createApiCheck(
+  web: WebService,
+  tenant: ConsoleTenant,
+  name: string,
+  opts: { tags?: string[]; firstResult?: Partial<RunResult>; body?: Record<string, unknown> } = {},
+): Promise<{ id: string }> {
+  const check = await web.api<{ id: string }>(tenant.account, 'POST', '/v1/checks/api', {
     name,
-    tags,
+    tags: opts.tags ?? [],
     frequency: 1440,
     privateLocations: [tenant.location.slugName],
     request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+    ...opts.body,
   });
+  await answerNextRun(web, tenant, check.id, opts.firstResult ?? {});
+  return check;
 }
 
-/** Runs the check once now: enqueued, leased and answered with `result` by the tenant's agent. */
+/** Runs the check once more now: enqueued, leased and answered with `result` by the tenant's agent. */
 export async function runCheck(web: WebService, tenant: ConsoleTenant, checkId: string, result: Partial<RunResult> = {}): Promise<void> {
   const check = await web.service.store.checks.get(tenant.account.accountId, checkId);
   if (!check) throw new Error(`no check ${checkId}`);
   await web.service.dispatcher.enqueue(check, tenant.location.id, Date.now());
-  const { jobs } = await agentPost<{ jobs: Job[] }>(web, tenant, AGENT_PATHS.lease, { agentId: tenant.agentId, slots: { uptime: 10, heavy: 1 }, waitSeconds: 0 });
-  if (!jobs.some((job) => job.check.id === checkId)) throw new Error(`the run of ${checkId} was not leased`);
-  for (const job of jobs) {
-    const body = { agentId: tenant.agentId, leaseId: job.leaseId, result: resultFor(job, tenant.agentId, job.check.id === checkId ? result : {}) };
-    await agentPost(web, tenant, AGENT_PATHS.results, body);
-  }
+  await answerNextRun(web, tenant, checkId, result);
+}
+
+/** Leases the next run the tenant's agent is offered, waiting for one to be queued, and holds it. */
+export async function leaseNextRun(web: WebService, tenant: ConsoleTenant): Promise<Job | undefined> {
+  const lease = { agentId: tenant.agentId, slots: { uptime: 1, heavy: 0 }, waitSeconds: 10 };
+  const { jobs } = await agentPost<{ jobs: Job[] }>(web, tenant, AGENT_PATHS.lease, lease);
+  return jobs[0];
+}
+
+/** Leases the next run and answers it; it must be a run of `checkId`. */
+async function answerNextRun(web: WebService, tenant: ConsoleTenant, checkId: string, result: Partial<RunResult>): Promise<void> {
+  const job = await leaseNextRun(web, tenant);
+  if (job?.check.id !== checkId) throw new Error(`expected a run of ${checkId}, leased ${job?.check.id ?? 'nothing'}`);
+  await agentPost(web, tenant, AGENT_PATHS.results, { agentId: tenant.agentId, leaseId: job.leaseId, result: resultFor(job, tenant.agentId, result) });
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { consoleClient, signedInClient } from '../helpers/console-client.ts';
-import { consoleTenant, createApiCheck, runCheck } from '../helpers/console-fixture.ts';
+import { consoleTenant, createApiCheck } from '../helpers/console-fixture.ts';
 import { startWebService, webServicePerFile } from '../helpers/web-service.ts';
 
 const cookieLine = (lines: string[], name: string) => lines.find((l) => l.startsWith(`${name}=`)) ?? '';
@@ -117,8 +117,7 @@ describe('console sessions', () => {
 
   it("shows an account nothing of another's: its checks are 404 pages and absent from every list", async () => {
     const owner = await consoleTenant(t.web, 'Owner', 'owner-dc');
-    const check = await createApiCheck(t.web, owner, 'Owner secret homepage', ['owner-tag']);
-    await runCheck(t.web, owner, check.id);
+    const check = await createApiCheck(t.web, owner, 'Owner secret homepage', { tags: ['owner-tag'] });
     const stranger = await signedInClient(t.web.url, await t.web.newAccount('Stranger'));
     const page = await stranger.get(`/app/checks/${check.id}`);
     expect(page.status).toBe(404);

@@ -8,7 +8,7 @@ import type { CheckAlertRecord } from '../../store/check-status-types.ts';
 import type { WebDeps } from '../deps.ts';
 import { html } from '../html.ts';
 import { resultPageUrl } from './check-page.ts';
-import { timeOf } from './format.ts';
+import { countOf, timeOf } from './format.ts';
 import { sendConsolePage } from './layout.ts';
 import { LIVE_SECONDS, sendLiveContent } from './live.ts';
 
@@ -22,7 +22,7 @@ const checkLink = (checkId: string, name: string) => html`<a href=${`/app/checks
 function alertsTable(alerts: CheckAlertRecord[]) {
   if (alerts.length === 0) return html`<p class="empty">No alerts yet: when a check starts failing, degrades or recovers, its alert appears here.</p>`;
   return html`<table>
-    <caption>The latest ${alerts.length} alerts, newest first</caption>
+    <caption>The latest ${countOf(alerts.length, 'alert')}, newest first</caption>
     <thead><tr><th scope="col">Time</th><th scope="col">Check</th><th scope="col">Alert</th><th scope="col">Location</th><th scope="col">Error</th><th scope="col">Result</th></tr></thead>
     <tbody>${alerts.map(
       (a) => html`<tr>
@@ -40,7 +40,7 @@ function alertsTable(alerts: CheckAlertRecord[]) {
 function notificationsTable(notifications: AlertNotificationRecord[]) {
   if (notifications.length === 0) return html`<p class="empty">No notifications yet: alerts are sent to the alert channels a check subscribes to.</p>`;
   return html`<table>
-    <caption>The latest ${notifications.length} notifications, newest first</caption>
+    <caption>The latest ${countOf(notifications.length, 'notification')}, newest first</caption>
     <thead><tr><th scope="col">Time</th><th scope="col">Check</th><th scope="col">Alert</th><th scope="col">Channel</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last error</th></tr></thead>
     <tbody>${notifications.map(
       (n) => html`<tr>

@@ -7,6 +7,9 @@ export function timeOf(iso: string | null | undefined) {
   return html`<time datetime=${iso}>${iso.slice(0, 19).replace('T', ' ')} UTC</time>`;
 }
 
+/** `1 run`, `3 runs`. */
+export const countOf = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 export const msOf = (ms: number): string => `${Math.round(ms).toLocaleString('en')} ms`;
 
 export interface Verdict {

@@ -7,7 +7,7 @@ import { RUNNING_AGENT_WINDOW_MS } from '../../routes/private-locations.ts';
 import type { Agent, ErrorReport, PrivateLocation } from '../../store/store.ts';
 import type { WebDeps } from '../deps.ts';
 import { html } from '../html.ts';
-import { timeOf } from './format.ts';
+import { countOf, timeOf } from './format.ts';
 import { sendConsolePage } from './layout.ts';
 import { LIVE_SECONDS, sendLiveContent } from './live.ts';
 
@@ -76,7 +76,7 @@ function locationSection(view: LocationView) {
   const id = `location-${view.location.id}`;
   return html`<section class="card" aria-labelledby=${id}>
     <h2 id=${id}>${view.location.name} <span class="muted">${view.location.slugName}</span></h2>
-    <p>Queue depth: <strong>${view.queued}</strong> ${view.queued === 1 ? 'run' : 'runs'} waiting for an agent</p>
+    <p>Queue depth: <strong>${countOf(view.queued, 'run')}</strong> waiting for an agent</p>
     ${agentsTable(view)}
     <h3>Error reports</h3>
     ${reportsTable(view)}
