@@ -64,6 +64,17 @@ describe('console sessions', () => {
     expect(new Set(texts).size).toBe(1);
   });
 
+  it('asks again for an empty field, and refuses an over-long one with a 400 page naming it', async () => {
+    const client = consoleClient(t.web.url);
+    await client.get('/app/sign-in');
+    const empty = await client.post('/app/sign-in', { accountId: ' ', apiKey: 'op_x' });
+    expect(empty.status).toBe(400);
+    expect(await empty.text()).toContain('Enter both your account id and an API key');
+    const long = await client.post('/app/sign-in', { accountId: 'a'.repeat(201), apiKey: 'op_x' });
+    expect(long.status).toBe(400);
+    expect(await long.text()).toMatch(/body\/accountId/);
+  });
+
   it('refuses a form POST without its CSRF token: sign-in and sign-out alike', async () => {
     const account = await t.web.newAccount('Csrf');
     const anonymous = consoleClient(t.web.url);

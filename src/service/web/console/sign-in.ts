@@ -4,7 +4,9 @@
  * are rate-limited per client address and per account (sign-in-limiter.ts). Both forms carry a CSRF
  * token, so another site can neither sign a browser in to its own account nor sign anyone out.
  */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Type } from 'typebox';
 import { accountForApiKey } from '../../http/auth.ts';
 import type { WebDeps } from '../deps.ts';
 import { html } from '../html.ts';
@@ -17,10 +19,12 @@ import type { SignInLimiter } from './sign-in-limiter.ts';
 export const WRONG_CREDENTIALS = 'That account id and API key do not match an account. Check both and try again.';
 export const TOO_MANY_TRIES = 'Too many failed sign-ins from here or for this account. Wait 15 minutes, then try again.';
 
-interface SignInBody {
-  accountId?: unknown;
-  apiKey?: unknown;
-}
+/** Bounded, so an attacker's strings cannot grow the failure counts' memory; empty ones get the form again. */
+const SignInBody = Type.Object({
+  accountId: Type.Optional(Type.String({ maxLength: 200 })),
+  apiKey: Type.Optional(Type.String({ maxLength: 200 })),
+  _csrf: Type.Optional(Type.String()),
+});
 
 function sendSignInForm(reply: FastifyReply, csrfToken: string, opts: { status?: number; error?: string; accountId?: string } = {}): FastifyReply {
   const body = renderPage({
@@ -44,14 +48,13 @@ function sendSignInForm(reply: FastifyReply, csrfToken: string, opts: { status?:
   return setPageHeaders(reply.status(opts.status ?? 200)).send(body);
 }
 
-const text = (value: unknown): string => (typeof value === 'string' ? value.trim() : '');
-
-export function signInRoutes(app: FastifyInstance, deps: WebDeps, limiter: SignInLimiter): void {
+export function signInRoutes(fastify: FastifyInstance, deps: WebDeps, limiter: SignInLimiter): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/app/sign-in', async (_request, reply) => sendSignInForm(reply, reply.generateCsrf()));
 
-  app.post<{ Body: SignInBody }>('/app/sign-in', { preValidation: app.csrfProtection }, async (request, reply) => {
-    const accountId = text(request.body?.accountId);
-    const apiKey = text(request.body?.apiKey);
+  app.post('/app/sign-in', { schema: { body: SignInBody }, preValidation: app.csrfProtection }, async (request, reply) => {
+    const accountId = request.body.accountId?.trim() ?? '';
+    const apiKey = request.body.apiKey?.trim() ?? '';
     const again = (status: number, error: string) => sendSignInForm(reply, reply.generateCsrf(), { status, error, accountId });
     if (!accountId || !apiKey) return again(400, 'Enter both your account id and an API key of that account.');
     if (!limiter.allows(request.ip, accountId)) return again(429, TOO_MANY_TRIES);
