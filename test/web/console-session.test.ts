@@ -133,12 +133,29 @@ describe('console sessions', () => {
     const page = await stranger.get(`/app/checks/${check.id}`);
     expect(page.status).toBe(404);
     expect(await page.text()).not.toContain('Owner secret homepage');
-    for (const p of ['/app/checks', '/app/checks/live', '/app/locations', '/app/alerts', '/app/locations/live']) {
+    expect((await stranger.get(`/app/checks/${check.id}/live`)).status).toBe(404);
+    for (const p of ['/app/checks', '/app/checks/live', '/app/locations', '/app/alerts', '/app/locations/live', '/app/alerts/live']) {
       const text = await (await stranger.get(p)).text();
       expect(text, p).not.toMatch(/Owner secret homepage|owner-tag|Owner office|owner-dc/);
     }
     const ownerClient = await signedInClient(t.web.url, owner.account);
     expect(await (await ownerClient.get(`/app/checks/${check.id}`)).text()).toContain('Owner secret homepage');
+  });
+
+  it('sends a signed-in browser from the sign-in page to its checks', async () => {
+    const client = await signedInClient(t.web.url, await t.web.newAccount('Twice'));
+    const res = await client.get('/app/sign-in');
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/app/checks');
+  });
+
+  it("answers a result cursor the page did not give with a 400 page naming 'before'", async () => {
+    const tenant = await consoleTenant(t.web, 'Cursor', 'cursor-dc');
+    const check = await createApiCheck(t.web, tenant, 'Paged');
+    const client = await signedInClient(t.web.url, tenant.account);
+    const res = await client.get(`/app/checks/${check.id}?before=not-a-cursor`);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('querystring/before is not a cursor');
   });
 
   it('answers a filter value the form does not offer with a 400 page naming the field', async () => {

@@ -108,15 +108,20 @@ describe('operator console in a browser', () => {
     await context.close();
   });
 
-  it('shows a new result on the checks list without a reload', async () => {
+  it("shows a new result on the checks list and the check's page without a reload", async () => {
     const { context, page } = await signedInPage();
     await page.evaluate(() => {
       (window as unknown as { notReloaded: boolean }).notReloaded = true;
     });
     const billingState = page.locator('tbody tr', { hasText: 'Billing' }).locator('td').first();
     expect(await billingState.textContent()).toBe('Degraded');
+    const checkTab = await context.newPage();
+    await checkTab.goto(url(`/app/checks/${checks.billing}`));
+    expect(await checkTab.locator('table.results tbody tr').count()).toBe(1);
     await runCheck(t.web, tenant, checks.billing, { responseTime: 200 });
     await billingState.filter({ hasText: 'Passing' }).waitFor({ timeout: 20_000 });
+    await checkTab.locator('table.results tbody tr').nth(1).waitFor({ timeout: 20_000 });
+    expect(await checkTab.locator('table.results tbody tr td:nth-child(2)').allTextContents()).toEqual(['Passed', 'Degraded']);
     expect(await page.locator('tbody tr', { hasText: 'Billing' }).locator('svg.sparkline').getAttribute('aria-label')).toContain('last 2 runs');
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     await context.close();

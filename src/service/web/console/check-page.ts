@@ -6,6 +6,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { BadRequestError } from '../../http/errors.ts';
 import { anyCheckView } from '../../routes/checks.ts';
 import type { StoredCheck, StoredResult } from '../../store/store.ts';
 import type { WebDeps } from '../deps.ts';
@@ -14,6 +15,7 @@ import { sendNotFoundPage } from '../not-found.ts';
 import { stateInfo, stateOf, tagsOf } from './check-summaries.ts';
 import { msOf, timeOf, verdictOf } from './format.ts';
 import { sendConsolePage } from './layout.ts';
+import { LIVE_SECONDS, sendLiveContent } from './live.ts';
 
 const RESULTS_PER_PAGE = 25;
 
@@ -40,17 +42,33 @@ function resultRow(checkId: string, r: StoredResult) {
   </tr>`;
 }
 
+function historyRows(checkId: string, entries: StoredResult[]) {
+  if (entries.length === 0) return [html`<tr><td colspan="5" class="empty">No results yet: they appear here after the check's first run.</td></tr>`];
+  return entries.map((r) => resultRow(checkId, r));
+}
+
 function historyTable(checkId: string, entries: StoredResult[], nextId: string | null, paged: boolean) {
   const base = `/app/checks/${encodeURIComponent(checkId)}`;
+  // Only the newest page takes new results as they come; an older page stays as it was read.
   return html`<table class="results">
       <caption>Results, newest first</caption>
       <thead><tr><th scope="col">Time</th><th scope="col">Verdict</th><th scope="col">Location</th><th scope="col">Response time</th><th scope="col">Kind</th></tr></thead>
-      <tbody>${entries.length > 0 ? entries.map((r) => resultRow(checkId, r)) : html`<tr><td colspan="5" class="empty">No results yet: they appear here after the check's first run.</td></tr>`}</tbody>
+      <tbody data-live-src=${paged ? undefined : `${base}/live`} data-live-seconds=${paged ? undefined : LIVE_SECONDS}>${historyRows(checkId, entries)}</tbody>
     </table>
     <nav class="pager" aria-label="Result pages">
       ${paged ? html`<a href=${`${base}#history`}>Newest results</a> ` : null}
       ${nextId ? html`<a href=${`${base}?before=${encodeURIComponent(nextId)}#history`}>Older results</a>` : null}
     </nav>`;
+}
+
+/** A page of the check's results; `before` is the cursor an "Older results" link carries. */
+async function resultPage(deps: WebDeps, accountId: string, checkId: string, before: string | undefined) {
+  try {
+    return await deps.store.results.list(accountId, checkId, { limit: RESULTS_PER_PAGE, nextId: before, resultType: 'ALL' });
+  } catch (err) {
+    if (err instanceof BadRequestError) throw new BadRequestError('querystring/before is not a cursor of an "Older results" link');
+    throw err;
+  }
 }
 
 export async function checkPage(fastify: FastifyInstance, deps: WebDeps): Promise<void> {
@@ -62,7 +80,7 @@ export async function checkPage(fastify: FastifyInstance, deps: WebDeps): Promis
     const [status, subs, history] = await Promise.all([
       deps.store.checkStatuses.get(accountId, check.id),
       deps.store.alertChannels.checkSubscriptions(accountId, [check.id]),
-      deps.store.results.list(accountId, check.id, { limit: RESULTS_PER_PAGE, nextId: request.query.before, resultType: 'ALL' }),
+      resultPage(deps, accountId, check.id, request.query.before),
     ]);
     const locations = await deps.store.locations.list(accountId);
     const state = stateInfo(stateOf(check, status));
@@ -86,5 +104,12 @@ export async function checkPage(fastify: FastifyInstance, deps: WebDeps): Promis
         <h2 id="history">Result history</h2>
         ${historyTable(check.id, history.entries, history.nextId, request.query.before !== undefined)}`,
     });
+  });
+
+  app.get('/app/checks/:checkId/live', { schema: { params: Params }, config: { consoleActivity: false } }, async (request, reply) => {
+    const check = await deps.store.checks.get(request.consoleAccountId, request.params.checkId);
+    if (!check) return sendNotFoundPage(reply, 'check');
+    const history = await resultPage(deps, request.consoleAccountId, check.id, undefined);
+    return sendLiveContent(reply, historyRows(check.id, history.entries));
   });
 }

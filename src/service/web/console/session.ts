@@ -45,7 +45,7 @@ export async function endSession(store: Store, config: Pick<ServiceConfig, 'publ
 }
 
 /** The account of the request's live session, recording the activity unless the route says otherwise. */
-async function sessionAccount(store: Store, request: FastifyRequest): Promise<string | undefined> {
+export async function sessionAccount(store: Store, request: FastifyRequest): Promise<string | undefined> {
   const token = request.cookies[SESSION_COOKIE];
   if (!token) return undefined;
   const now = Date.now();

@@ -13,7 +13,7 @@ import { html } from '../html.ts';
 import { renderPage } from '../layout.ts';
 import { setPageHeaders } from '../page-headers.ts';
 import { assetUrl } from '../assets.ts';
-import { endSession, startSession } from './session.ts';
+import { endSession, sessionAccount, startSession } from './session.ts';
 import type { SignInLimiter } from './sign-in-limiter.ts';
 
 export const WRONG_CREDENTIALS = 'That account id and API key do not match an account. Check both and try again.';
@@ -50,7 +50,10 @@ function sendSignInForm(reply: FastifyReply, csrfToken: string, opts: { status?:
 
 export function signInRoutes(fastify: FastifyInstance, deps: WebDeps, limiter: SignInLimiter): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  app.get('/app/sign-in', async (_request, reply) => sendSignInForm(reply, reply.generateCsrf()));
+  app.get('/app/sign-in', async (request, reply) => {
+    if (await sessionAccount(deps.store, request)) return reply.redirect('/app/checks', 303);
+    return sendSignInForm(reply, reply.generateCsrf());
+  });
 
   app.post('/app/sign-in', { schema: { body: SignInBody }, preValidation: app.csrfProtection }, async (request, reply) => {
     const accountId = request.body.accountId?.trim() ?? '';
