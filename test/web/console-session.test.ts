@@ -158,6 +158,26 @@ describe('console sessions', () => {
     expect(await res.text()).toContain('querystring/before is not a cursor');
   });
 
+  it("shows a check in a group with the group's locations and activation, as it runs", async () => {
+    const tenant = await consoleTenant(t.web, 'Grouped', 'grouped-dc');
+    const group = await t.web.api<{ id: number }>(tenant.account, 'POST', '/v2/check-groups', {
+      name: 'Paused group',
+      activated: false,
+      privateLocations: [tenant.location.slugName],
+    });
+    const check = await t.web.api<{ id: string }>(tenant.account, 'POST', '/v1/checks/api', {
+      name: 'Grouped check',
+      groupId: group.id,
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+    });
+    const client = await signedInClient(t.web.url, tenant.account);
+    const row = /<tr><th scope="row"><a href="\/app\/checks\/[^"]+">Grouped check<\/a>.*?<\/tr>/s.exec(await (await client.get('/app/checks')).text())?.[0] ?? '';
+    expect(row).toContain('Deactivated');
+    expect(row).toContain('<td>Grouped office</td>');
+    const page = await (await client.get(`/app/checks/${check.id}`)).text();
+    expect(page).toContain('<dt>Locations</dt><dd>Grouped office</dd>');
+  });
+
   it('answers a filter value the form does not offer with a 400 page naming the field', async () => {
     const client = await signedInClient(t.web.url, await t.web.newAccount('Filters'));
     const res = await client.get('/app/checks?type=NOPE');

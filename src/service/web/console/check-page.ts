@@ -6,6 +6,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { placementOf } from '../../checks/group-of.ts';
 import { BadRequestError } from '../../http/errors.ts';
 import { anyCheckView } from '../../routes/checks.ts';
 import type { StoredCheck, StoredResult } from '../../store/store.ts';
@@ -82,8 +83,8 @@ export async function checkPage(fastify: FastifyInstance, deps: WebDeps): Promis
       deps.store.alertChannels.checkSubscriptions(accountId, [check.id]),
       resultPage(deps, accountId, check.id, request.query.before),
     ]);
-    const locations = await deps.store.locations.list(accountId);
-    const state = stateInfo(stateOf(check, status));
+    const [locations, placement] = await Promise.all([deps.store.locations.list(accountId), placementOf(deps.store, check)]);
+    const state = stateInfo(stateOf(placement.activated, status));
     const definition = anyCheckView(check, deps.config.publicUrl, subs.get(check.id) ?? []);
     return sendConsolePage(request, reply, {
       title: check.name,
@@ -91,10 +92,10 @@ export async function checkPage(fastify: FastifyInstance, deps: WebDeps): Promis
       children: html`<p><a href="/app/checks">All checks</a></p>
         <h2>Settings</h2>
         <dl class="settings">
-          <dt>State</dt><dd><span class=${`state ${state.css}`}>${state.label}</span>${check.muted ? ' (muted)' : ''}</dd>
+          <dt>State</dt><dd><span class=${`state ${state.css}`}>${state.label}</span>${placement.muted ? ' (muted)' : ''}</dd>
           <dt>Type</dt><dd>${check.checkType}</dd>
           <dt>Runs</dt><dd>${frequencyOf(check)}</dd>
-          <dt>Locations</dt><dd>${locations.filter((l) => check.locationIds.includes(l.id)).map((l) => l.name).join(', ') || 'none'}</dd>
+          <dt>Locations</dt><dd>${locations.filter((l) => placement.locationIds.includes(l.id)).map((l) => l.name).join(', ') || 'none'}</dd>
           <dt>Tags</dt><dd>${tagsOf(check).join(', ') || 'none'}</dd>
         </dl>
         <details>

@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { CHECK_TYPES } from '../../../shared/checks/types.ts';
+import { placementOf } from '../../checks/group-of.ts';
 import type { CheckStatusRecord } from '../../store/check-status-types.ts';
 import type { RecentResult, Store, StoredCheck } from '../../store/store.ts';
 
@@ -39,8 +40,9 @@ export interface CheckSummary {
   recent: RecentResult[];
 }
 
-export function stateOf(check: StoredCheck, status: CheckStatusRecord | undefined): CheckState {
-  if (!check.activated) return 'inactive';
+/** `activated`: the check's and its group's (checks/group-of.ts placementOf). */
+export function stateOf(activated: boolean, status: CheckStatusRecord | undefined): CheckState {
+  if (!activated) return 'inactive';
   if (!status?.lastCheckRunId) return 'pending';
   if (status.hasFailures || status.hasErrors) return 'failing';
   return status.isDegraded ? 'degraded' : 'passing';
@@ -69,16 +71,21 @@ export async function loadCheckSummaries(store: Store, accountId: string): Promi
     store.results.recentByCheck(accountId, SPARKLINE_RUNS),
     store.locations.list(accountId),
   ]);
+  // Where and whether each runs, as the scheduler sees it: a check in a group may take the group's.
+  const placements = await Promise.all(checks.map((check) => placementOf(store, check)));
   const statusOf = new Map(statuses.map((s) => [s.checkId, s]));
   const nameOf = new Map(locations.map((l) => [l.id, l.name]));
   const recentOf = Map.groupBy(recent, (r) => r.checkId);
-  return checks.map((check) => ({
-    check,
-    state: stateOf(check, statusOf.get(check.id)),
-    tags: tagsOf(check),
-    locationNames: check.locationIds.map((id) => nameOf.get(id) ?? id),
-    recent: recentOf.get(check.id) ?? [],
-  }));
+  return checks.map((check, i) => {
+    const placement = placements[i] ?? check;
+    return {
+      check,
+      state: stateOf(placement.activated, statusOf.get(check.id)),
+      tags: tagsOf(check),
+      locationNames: placement.locationIds.map((id) => nameOf.get(id) ?? id),
+      recent: recentOf.get(check.id) ?? [],
+    };
+  });
 }
 
 export function filterSummaries(list: readonly CheckSummary[], filter: CheckFilter): CheckSummary[] {
