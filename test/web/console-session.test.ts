@@ -178,6 +178,21 @@ describe('console sessions', () => {
     expect(page).toContain('<dt>Locations</dt><dd>Grouped office</dd>');
   });
 
+  it("shows a check's definition with its secret values masked, as the API does", async () => {
+    const tenant = await consoleTenant(t.web, 'Secrets', 'secrets-dc');
+    const check = await createApiCheck(t.web, tenant, 'With a token', {
+      body: { environmentVariables: [{ key: 'TOKEN', value: 'sk-live-do-not-show', secret: true }, { key: 'REGION', value: 'eu-plain', secret: false }] },
+    });
+    const client = await signedInClient(t.web.url, tenant.account);
+    const page = await (await client.get(`/app/checks/${check.id}`)).text();
+    expect(page).not.toContain('sk-live-do-not-show');
+    expect(page).toContain('eu-plain');
+    const api = await t.web.api<{ environmentVariables: unknown[] }>(tenant.account, 'GET', `/v1/checks/${check.id}`);
+    const pre = /<pre[^>]*>([^<]*)<\/pre>/.exec(page)?.[1] ?? '';
+    const definition = JSON.parse(pre.replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as { environmentVariables: unknown[] };
+    expect(definition.environmentVariables).toEqual(api.environmentVariables);
+  });
+
   it('answers a filter value the form does not offer with a 400 page naming the field', async () => {
     const client = await signedInClient(t.web.url, await t.web.newAccount('Filters'));
     const res = await client.get('/app/checks?type=NOPE');
