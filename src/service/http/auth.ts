@@ -46,11 +46,20 @@ export async function requireAccount(request: FastifyRequest, _reply: FastifyRep
   if (typeof accountId !== 'string' || accountId.trim() === '') {
     throw new UnauthorizedError(`Missing account: send the header "${ACCOUNT_HEADER}: <your account id>"`);
   }
-  const account = await store.accounts.findAccountByApiKey(token);
-  if (!account || account.id !== accountId.trim()) {
+  const account = await accountForApiKey(store, accountId, token);
+  if (!account) {
     throw new UnauthorizedError(`The API key is not valid for the account in "${ACCOUNT_HEADER}"`);
   }
   request.account = account;
+}
+
+/**
+ * The account when `rawKey` is one of its live API keys; undefined for an unknown or revoked key and
+ * for a key of another account alike. The API and the console's sign-in both verify keys here.
+ */
+export async function accountForApiKey(store: Store, accountId: string, rawKey: string): Promise<Account | undefined> {
+  const account = await store.accounts.findAccountByApiKey(rawKey);
+  return account && account.id === accountId.trim() ? account : undefined;
 }
 
 /**

@@ -30,14 +30,20 @@ const ListQuery = Type.Object({
 const isCheckType = (value: string): value is StoredCheck['checkType'] =>
   value === 'HEARTBEAT' || (CHECK_TYPES as readonly string[]).includes(value);
 
+/**
+ * A check of any type as GET /v1/checks/{id} shows it: secret values masked, and a heartbeat's
+ * pingUrl derived from PUBLIC_URL on every read (see heartbeat-check-schema.ts).
+ */
+export function anyCheckView(check: StoredCheck, publicUrl: URL, subs: ChannelRef[]) {
+  return check.checkType === 'HEARTBEAT' ? heartbeatCheckView(check, publicUrl, subs) : checkView(check, subs);
+}
+
 export const checkRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks; config: Pick<ServiceConfig, 'publicUrl'> }> = async (
   fastify,
   { store, hooks, config },
 ) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  // A heartbeat's pingUrl is derived from PUBLIC_URL on every read (see heartbeat-check-schema.ts).
-  const viewOf = (check: StoredCheck, subs: ChannelRef[]) =>
-    check.checkType === 'HEARTBEAT' ? heartbeatCheckView(check, config.publicUrl, subs) : checkView(check, subs);
+  const viewOf = (check: StoredCheck, subs: ChannelRef[]) => anyCheckView(check, config.publicUrl, subs);
   /** The checks' views, with their subscriptions read in one query. */
   const viewsOf = async (accountId: string, checks: StoredCheck[]) => {
     const subs = await store.alertChannels.checkSubscriptions(accountId, checks.map((c) => c.id));

@@ -53,7 +53,7 @@ const LocationSchema = Type.Object({
  * lease request open for at most JOB_LEASE_MAX_WAIT_SECONDS (25 s by default) and call again at once,
  * so two minutes of silence means it is gone, whatever the reason.
  */
-const RUNNING_AGENT_WINDOW_MS = 2 * 60_000;
+export const RUNNING_AGENT_WINDOW_MS = 2 * 60_000;
 
 /** The reference's lastSeen, agentCount and runningAgents (by version), from the agents registry. */
 async function agentsView(store: Store, location: PrivateLocation, now = Date.now()) {

@@ -105,6 +105,14 @@ export interface RunRepo {
   ): Promise<number>;
   /** Deletes finished runs that finished before `before`, at most `limit` per call. */
   pruneFinished(before: string, limit: number): Promise<number>;
+  /** What a location has to do now: runs waiting in its queue, and the leased runs each agent holds. */
+  locationLoad(locationId: string): Promise<LocationLoad>;
+}
+
+export interface LocationLoad {
+  queued: number;
+  /** Agent id → runs it holds a lease on. */
+  leasedByAgent: Record<string, number>;
 }
 
 export interface AgentRegistration {

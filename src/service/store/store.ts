@@ -152,6 +152,19 @@ export interface ResultRepo {
   /** One result of the account's check; undefined when it is another check's or account's. */
   get(accountId: string, checkId: string, resultId: string): Promise<StoredResult | undefined>;
   countForRun(runId: string): Promise<number>;
+  /** The newest `perCheck` final results of each of the account's checks, newest first within a check. */
+  recentByCheck(accountId: string, perCheck: number): Promise<RecentResult[]>;
+}
+
+/** What a listing of many checks shows of one recent result. */
+export interface RecentResult {
+  id: string;
+  checkId: string;
+  createdAt: string;
+  responseTime: number;
+  hasFailures: boolean;
+  hasErrors: boolean;
+  isDegraded: boolean;
 }
 
 export type RunState = 'queued' | 'leased' | 'completed' | 'expired' | 'cancelled';
@@ -237,6 +250,8 @@ export interface Store {
   /** Account settings (badges on or off) and the reads behind status badges: see ./account-settings-types.ts. */
   accountSettings: import('./account-settings-types.ts').AccountSettingsRepo;
   badges: import('./account-settings-types.ts').BadgeRepo;
+  /** Sessions of the operator console: see ./console-session-types.ts. */
+  consoleSessions: import('./console-session-types.ts').ConsoleSessionRepo;
   /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */
   secrets: import('../secrets/box.ts').SecretBox;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */

@@ -9,6 +9,7 @@ import compress from '@fastify/compress';
 import formBody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import { assetRoutes } from './assets.ts';
+import { consoleRoutes } from './console/index.ts';
 import { dashboardAtDomain } from './dashboards/at-domain.ts';
 import type { WebDeps } from './deps.ts';
 import { requestHost } from './host.ts';
@@ -28,6 +29,7 @@ export async function webPages(app: FastifyInstance, deps: WebDeps): Promise<voi
   await app.register(formBody);
   await app.register(assetRoutes);
   await app.register(subscribeRoutes, { deps, resolvePage: resolvePublicPage(deps.store) });
+  await app.register(consoleRoutes, deps);
   app.get('/', async (request, reply) => {
     const host = requestHost(request);
     const served = (await statusPageAtDomain(deps, request, reply, host)) ?? (await dashboardAtDomain(deps, request, reply, host));

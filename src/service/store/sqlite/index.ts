@@ -17,6 +17,7 @@ import { SqliteCheckAlertRepo } from './check-alerts.ts';
 import { SqliteCheckGroupRepo } from './check-groups.ts';
 import { SqliteCheckStatusRepo } from './check-statuses.ts';
 import { SqliteCheckRepo } from './checks.ts';
+import { SqliteConsoleSessionRepo } from './console-sessions.ts';
 import { SqliteDashboardIncidentRepo } from './dashboard-incidents.ts';
 import { SqliteDashboardRepo } from './dashboards.ts';
 import { inTransaction, openDatabase } from './db.ts';
@@ -89,6 +90,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     maintenanceWindows: new SqliteMaintenanceWindowRepo(db),
     accountSettings: new SqliteAccountSettingsRepo(db),
     badges: new SqliteBadgeRepo(db),
+    consoleSessions: new SqliteConsoleSessionRepo(db),
     transaction: (fn) => inTransaction(db, fn),
     async close() {
       // Idempotent: service shutdown and test teardown may both close.

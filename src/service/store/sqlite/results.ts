@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import type { RunResult } from '../../../shared/protocol.ts';
 import { BadRequestError } from '../../http/errors.ts';
-import type { NewResult, ResultRepo, StatusPendingResult, StoredResult } from '../store.ts';
+import type { NewResult, RecentResult, ResultRepo, StatusPendingResult, StoredResult } from '../store.ts';
 import { inTransaction, nowIso } from './db.ts';
 
 /**
@@ -26,6 +26,16 @@ interface ResultRow {
   result_type: string;
   created_at: string;
   payload: string;
+}
+
+interface RecentRow {
+  id: string;
+  check_id: string;
+  created_at: string;
+  response_time: number | null;
+  has_failures: number;
+  has_errors: number;
+  is_degraded: number;
 }
 
 const COLUMNS = 'seq, id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload';
@@ -133,6 +143,30 @@ export class SqliteResultRepo implements ResultRepo {
     const page = rows.slice(0, opts.limit).map(toResult);
     const last = page.at(-1);
     return { entries: page, nextId: rows.length > opts.limit && last ? encodeCursor(last.sequence) : null };
+  }
+
+  async recentByCheck(accountId: string, perCheck: number): Promise<RecentResult[]> {
+    const rows = this.#db
+      .prepare(
+        // Per check through the (account_id, check_id, result_type, seq) index: a long history costs
+        // no more than a short one.
+        `SELECT r.id, r.check_id, r.created_at,
+           json_extract(r.payload, '$.responseTime') AS response_time, json_extract(r.payload, '$.hasFailures') AS has_failures,
+           json_extract(r.payload, '$.hasErrors') AS has_errors, json_extract(r.payload, '$.isDegraded') AS is_degraded
+         FROM checks c JOIN results r ON r.seq IN (
+           SELECT seq FROM results WHERE account_id = c.account_id AND check_id = c.id AND result_type = 'FINAL' ORDER BY seq DESC LIMIT $perCheck)
+         WHERE c.account_id = $accountId ORDER BY r.check_id, r.seq DESC`,
+      )
+      .all({ accountId, perCheck }) as unknown as RecentRow[];
+    return rows.map((row) => ({
+      id: row.id,
+      checkId: row.check_id,
+      createdAt: row.created_at,
+      responseTime: row.response_time ?? 0,
+      hasFailures: row.has_failures === 1,
+      hasErrors: row.has_errors === 1,
+      isDegraded: row.is_degraded === 1,
+    }));
   }
 
   async countForRun(runId: string): Promise<number> {

@@ -10,7 +10,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CheckClass, CheckDefinition, CheckType, OtherCheckDefinition } from '../../../shared/checks/types.ts';
 import type { LeaseRef } from '../../../shared/protocol.ts';
 import { runtimeNeededBy } from '../../../shared/runtimes.ts';
-import type { ClaimRequest, HeartbeatOutcome, NewRun, RunRepo } from '../dispatch-types.ts';
+import type { ClaimRequest, HeartbeatOutcome, LocationLoad, NewRun, RunRepo } from '../dispatch-types.ts';
 import type { Run, RunState } from '../store.ts';
 import { inTransaction } from './db.ts';
 
@@ -347,5 +347,20 @@ export class SqliteRunRepo implements RunRepo {
 
   async pruneFinished(before: string, limit: number): Promise<number> {
     return Number(this.#prune.run({ before, limit }).changes);
+  }
+
+  async locationLoad(locationId: string): Promise<LocationLoad> {
+    const rows = this.#db
+      .prepare(
+        `SELECT state, agent_id, COUNT(*) AS n FROM runs
+         WHERE location_id = ? AND state IN ('queued', 'leased') GROUP BY state, CASE WHEN state = 'leased' THEN agent_id END`,
+      )
+      .all(locationId) as unknown as Array<{ state: string; agent_id: string | null; n: number }>;
+    const load: LocationLoad = { queued: 0, leasedByAgent: {} };
+    for (const row of rows) {
+      if (row.state === 'queued') load.queued += row.n;
+      else if (row.agent_id) load.leasedByAgent[row.agent_id] = row.n;
+    }
+    return load;
   }
 }

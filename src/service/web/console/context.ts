@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The console session's account id. Only read it in routes under the console's session guard. */
     consoleAccountId: string;
+    /** The CSRF token every form of the page carries (`_csrf`), for renderConsolePage. */
+    consoleCsrfToken: string;
   }
 }
 

@@ -2,9 +2,12 @@
  * The console's page shell: a header with the sections and the sign-out form, then the page's content.
  * Sign-out is a POST form carrying the CSRF token, so a link on another site cannot sign anyone out.
  */
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ComponentChildren } from 'preact';
+import { assetUrl } from '../assets.ts';
 import { html } from '../html.ts';
 import { renderPage } from '../layout.ts';
+import { setPageHeaders } from '../page-headers.ts';
 
 export const CONSOLE_SECTIONS = [
   { href: '/app/checks', label: 'Checks' },
@@ -27,8 +30,9 @@ export function renderConsolePage(page: ConsolePage): string {
   return renderPage({
     title: `${page.title} · Outpost`,
     bodyClass: 'console',
-    scripts: page.scripts,
-    stylesheets: page.stylesheets,
+    // console.js: the live updates of any element with data-live-src (assets/console.js).
+    scripts: [assetUrl('console.js'), ...(page.scripts ?? [])],
+    stylesheets: [assetUrl('console.css'), ...(page.stylesheets ?? [])],
     children: html`
       <header class="site-header">
         <div class="inner">
@@ -50,4 +54,10 @@ export function renderConsolePage(page: ConsolePage): string {
         ${page.children}
       </main>`,
   });
+}
+
+/** Sends a console page of the signed-in account (the session guard set its account and CSRF token). */
+export function sendConsolePage(request: FastifyRequest, reply: FastifyReply, page: Omit<ConsolePage, 'accountId' | 'csrfToken'>): FastifyReply {
+  const body = renderConsolePage({ ...page, accountId: request.consoleAccountId, csrfToken: request.consoleCsrfToken });
+  return setPageHeaders(reply).send(body);
 }
