@@ -34,7 +34,7 @@ import { OutboundPolicy } from './outbound/policy.ts';
 import { checkGroupTriggerUrlRoutes } from './routes/check-group-triggers.ts';
 import { publicApi } from './routes/index.ts';
 import { registerOpenApi } from './routes/openapi.ts';
-import { webPages } from './web/index.ts';
+import { type WebDeps, webPages } from './web/index.ts';
 import { pingRoutes } from './routes/ping.ts';
 import { defaultSecretsKeyConfig } from './secrets/key.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
@@ -89,6 +89,8 @@ export interface Service {
   alertsRaised(): void;
   /** Artifact uploads, storage, downloads and retention (artifacts/). */
   artifacts: ArtifactService;
+  /** What the web pages are built from (web/deps.ts), for registering a page plugin before start(). */
+  webDeps: WebDeps;
   /** Listens on config.host:config.port and starts the scheduler; resolves to the base URL. */
   start(): Promise<string>;
   /** Stops scheduling, answers held lease requests, closes the server and the store. */
@@ -150,7 +152,8 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   const artifacts = createArtifactService(store, config.artifacts ?? loadArtifactConfig({}, config.dataDir), app.log);
   await app.register(artifactApi, { store, artifacts, publicUrl: config.publicUrl });
   // Status pages, dashboards and the console: HTML from the same store (src/service/web/).
-  await app.register(webPages, { store, config, hooks, artifacts });
+  const webDeps: WebDeps = { store, config, hooks, artifacts };
+  await app.register(webPages, webDeps);
 
   return {
     app,
@@ -164,6 +167,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     alertDelivery: alerts.delivery,
     alertsRaised,
     artifacts,
+    webDeps,
     async start() {
       const address = await app.listen({ port: config.port, host: config.host });
       await dispatcher.start();

@@ -1,0 +1,55 @@
+/**
+ * Playwright's trace viewer, the static web app that ships inside the `playwright-core` package
+ * (lib/vite/traceViewer), served by the service at /app/trace-viewer/ behind the console session:
+ * no outside service sees a trace. A trace opens with `?trace=<same-origin URL of the artifact>`;
+ * the viewer's service worker fetches that URL (with the session cookie) and unzips it in the browser.
+ *
+ * Its own CSP (docs/architecture.md, "Web pages"): the console's strict policy plus what the viewer
+ * cannot work without, and nothing more. `worker-src 'self'` for its service worker (sw.bundle.js) and
+ * `frame-src 'self'` for the DOM snapshots it shows in iframes (served by that service worker);
+ * `manifest-src 'self'` for its web manifest. No 'unsafe-eval' and no 'unsafe-inline': its React code
+ * sets styles through the DOM, which style-src does not govern, and its one inline script only
+ * explains that file:// URLs do not work.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+import { contentSecurityPolicy, type PagePolicy } from '../page-headers.ts';
+
+const require = createRequire(import.meta.url);
+
+/** The viewer's files inside the installed playwright-core (a runtime dependency, kept in the image). */
+export const TRACE_VIEWER_DIR = path.join(path.dirname(require.resolve('playwright-core/package.json')), 'lib', 'vite', 'traceViewer');
+
+export const TRACE_VIEWER_PREFIX = '/app/trace-viewer/';
+
+export const TRACE_VIEWER_POLICY: PagePolicy = { extra: ["worker-src 'self'", "frame-src 'self'", "manifest-src 'self'"] };
+
+/** The viewer opening one trace; `traceUrl` is a same-origin path of the trace artifact. */
+export function traceViewerUrl(traceUrl: string): string {
+  return `${TRACE_VIEWER_PREFIX}index.html?${new URLSearchParams({ trace: traceUrl })}`;
+}
+
+/** Serves the viewer's files; register it behind the console's session guard. */
+export async function traceViewerRoutes(app: FastifyInstance): Promise<void> {
+  const csp = contentSecurityPolicy(TRACE_VIEWER_POLICY);
+  await app.register(fastifyStatic, {
+    root: TRACE_VIEWER_DIR,
+    prefix: TRACE_VIEWER_PREFIX,
+    // Other web plugins may register @fastify/static too; this one needs no reply.sendFile.
+    decorateReply: false,
+    // The UI-mode app beside it talks to a local test runner over WebSocket: not served.
+    allowedPath: (pathname) => !pathname.includes('uiMode'),
+    cacheControl: false,
+    setHeaders(reply) {
+      // The service worker script and the HTML take this policy as theirs; CSS and fonts ignore it.
+      reply
+        .header('content-security-policy', csp)
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'same-origin')
+        // The files change with playwright-core, not with a hash in every name: always revalidate.
+        .header('cache-control', 'private, no-cache');
+    },
+  });
+}
