@@ -10,10 +10,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleResultSection } from '../../src/service/web/console/result-page.ts';
 import type { ApiCheckResult, BrowserCheckResult } from '../../src/shared/checks/types.ts';
-import { type ArtifactServiceHarness, type ArtifactTenant, startArtifactService } from '../helpers/artifact-service.ts';
-import { behindTestGuard, TEST_CONSOLE_COOKIE, TEST_CSRF_TOKEN, testConsoleCookie } from '../helpers/console-guard.ts';
+import type { ArtifactServiceHarness, ArtifactTenant } from '../helpers/artifact-service.ts';
+import { TEST_CONSOLE_COOKIE, testConsoleCookie } from '../helpers/console-guard.ts';
+import { cspViolations, resultPageUrl, startResultPages } from '../helpers/console-results.ts';
 import { launchChromium, newContext, saveScreenshot, seriousA11yViolations } from '../support/web-browser.ts';
 
 const BODY = `{"error":"maintenance"} BODY-START ${'a'.repeat(70_000)} BODY-END`;
@@ -80,15 +80,6 @@ async function textOf(page: Page, selector: string): Promise<string> {
   return (await page.locator(selector).first().textContent()) ?? '';
 }
 
-/** Collects the page's CSP violations (Chromium reports each on the console). */
-function cspViolations(page: Page): string[] {
-  const seen: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' && m.text().includes('Content Security Policy')) seen.push(m.text());
-  });
-  return seen;
-}
-
 describe('console result page', () => {
   let h: ArtifactServiceHarness;
   let browser: Browser;
@@ -100,12 +91,12 @@ describe('console result page', () => {
 
   beforeAll(async () => {
     tmp = mkdtempSync(path.join(tmpdir(), 'outpost-console-result-'));
-    h = await startArtifactService({}, { beforeStart: behindTestGuard(consoleResultSection(() => TEST_CSRF_TOKEN)) });
+    h = await startResultPages();
     browser = await launchChromium();
     owner = await h.tenant('Acme');
     const apiRun = await h.run(owner);
     const apiResultId = await h.submitResult(owner, apiRun, {}, { hasFailures: true }, { apiCheckResult: apiResult(), error: 'Assertion failed: status code 503 is not 200', responseTime: 195.5 });
-    apiPage = `${h.url}/app/checks/${owner.check.id}/results/${apiResultId}`;
+    apiPage = resultPageUrl(h, owner.check.id, apiResultId);
 
     const { accountId, locationIds, frequency } = owner.check;
     const checkout = await h.service.store.checks.create({
@@ -127,7 +118,7 @@ describe('console result page', () => {
     await shotPage.close();
     await h.upload(browserTenant, run, { name: 'run.webm', kind: 'video', contentType: 'video/webm', bytes: await testVideo(tmp) });
     const resultId = await h.submitResult(browserTenant, run, { browserCheckResult: browserResult() }, { hasFailures: false });
-    browserPage = `${h.url}/app/checks/${browserTenant.check.id}/results/${resultId}`;
+    browserPage = resultPageUrl(h, browserTenant.check.id, resultId);
     screenshotUrl = `${browserPage}/artifacts/checkout.png`;
   });
 
@@ -254,7 +245,7 @@ describe('console result page', () => {
 
   it("answers another account's result and artifacts with the plain 404 page", async () => {
     const other = await h.tenant('Globex');
-    for (const url of [apiPage, browserPage, screenshotUrl, `${browserPage}/artifacts/run.webm`, `${h.url}/app/checks/${owner.check.id}/results/00000000-0000-0000-0000-000000000000`]) {
+    for (const url of [apiPage, browserPage, screenshotUrl, `${browserPage}/artifacts/run.webm`, resultPageUrl(h, owner.check.id, '00000000-0000-0000-0000-000000000000')]) {
       const { context, page, response } = await openAs(other.accountId, url);
       expect(response?.status(), url).toBe(404);
       expect(await textOf(page, 'h1')).toBe('Not found');

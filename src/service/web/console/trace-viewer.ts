@@ -5,12 +5,15 @@
  * the viewer's service worker fetches that URL (with the session cookie) and unzips it in the browser.
  *
  * Its own CSP (docs/architecture.md, "Web pages"): the console's strict policy plus what the viewer
- * cannot work without, and nothing more. `worker-src 'self'` for its service worker (sw.bundle.js) and
- * `frame-src 'self'` for the DOM snapshots it shows in iframes (served by that service worker);
- * `manifest-src 'self'` for its web manifest. No 'unsafe-eval' and no 'unsafe-inline': its React code
- * sets styles through the DOM, which style-src does not govern, and its one inline script only
- * explains that file:// URLs do not work.
+ * cannot work without, and nothing more. `worker-src 'self'` for its service worker (sw.bundle.js);
+ * `frame-src 'self' data:` for the DOM snapshots it shows in iframes (served by that service worker)
+ * and the blank `data:` page it puts in an iframe before the first snapshot; `manifest-src 'self'`
+ * for its web manifest; the inline scripts of its HTML pages by their SHA-256 (read from the files,
+ * so an upgrade of playwright-core keeps them right). No 'unsafe-eval' and no 'unsafe-inline': its
+ * React code sets styles through the DOM, which style-src does not govern.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
@@ -24,7 +27,19 @@ export const TRACE_VIEWER_DIR = path.join(path.dirname(require.resolve('playwrig
 
 export const TRACE_VIEWER_PREFIX = '/app/trace-viewer/';
 
-export const TRACE_VIEWER_POLICY: PagePolicy = { extra: ["worker-src 'self'", "frame-src 'self'", "manifest-src 'self'"] };
+/** CSP hashes of the inline scripts in the viewer's HTML pages, read from the installed files. */
+function inlineScriptHashes(pages: string[]): string[] {
+  return pages.flatMap((page) =>
+    [...readFileSync(path.join(TRACE_VIEWER_DIR, page), 'utf8').matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
+      (m) => `'sha256-${createHash('sha256').update(m[1] as string).digest('base64')}'`,
+    ),
+  );
+}
+
+export const TRACE_VIEWER_POLICY: PagePolicy = {
+  scriptSrc: inlineScriptHashes(['index.html', 'snapshot.html']),
+  extra: ["worker-src 'self'", "frame-src 'self' data:", "manifest-src 'self'"],
+};
 
 /** The viewer opening one trace; `traceUrl` is a same-origin path of the trace artifact. */
 export function traceViewerUrl(traceUrl: string): string {

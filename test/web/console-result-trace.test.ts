@@ -1,0 +1,109 @@
+/**
+ * Playwright's trace viewer, served by the service from playwright-core, opening a real trace (made
+ * here with playwright-core against a loopback page and uploaded as the agent would) in the real
+ * headless Chromium, under its own CSP while the result page keeps the strict one.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ArtifactServiceHarness, ArtifactTenant } from '../helpers/artifact-service.ts';
+import { TEST_CONSOLE_COOKIE, testConsoleCookie } from '../helpers/console-guard.ts';
+import { cspViolations, resultPageUrl, startResultPages } from '../helpers/console-results.ts';
+import { launchChromium, newContext, saveScreenshot } from '../support/web-browser.ts';
+
+const SHOP = `<!doctype html><html lang="en"><title>Shop</title><h1>Shop</h1>
+<label>Email <input id="email"></label><button id="buy">Buy</button><p id="done" hidden>Thank you</p>
+<script>document.getElementById('buy').onclick = () => { document.getElementById('done').hidden = false; };</script></html>`;
+
+/** A page on loopback for the traced browser to act on. */
+async function startShop(): Promise<{ server: Server; url: string }> {
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(SHOP));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+}
+
+/** Records a real Playwright trace of filling a field and clicking a button; resolves to its bytes. */
+async function recordTrace(browser: Browser, shopUrl: string, file: string): Promise<Buffer> {
+  const context = await browser.newContext();
+  await context.tracing.start({ screenshots: true, snapshots: true });
+  const page = await context.newPage();
+  await page.goto(shopUrl);
+  await page.getByLabel('Email').fill('ann@acme.test');
+  await page.getByRole('button', { name: 'Buy' }).click();
+  await page.getByText('Thank you').waitFor();
+  await context.tracing.stop({ path: file });
+  await context.close();
+  return readFileSync(file);
+}
+
+describe('trace viewer', () => {
+  let h: ArtifactServiceHarness;
+  let browser: Browser;
+  let shop: { server: Server; url: string };
+  let owner: ArtifactTenant;
+  let resultPage: string;
+  let tmp: string;
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(path.join(tmpdir(), 'outpost-trace-'));
+    h = await startResultPages();
+    browser = await launchChromium();
+    shop = await startShop();
+    owner = await h.tenant('Acme', 'BROWSER');
+    const run = await h.run(owner);
+    const trace = await recordTrace(browser, shop.url, path.join(tmp, 'trace.zip'));
+    await h.upload(owner, run, { name: 'trace.zip', kind: 'trace', contentType: 'application/zip', bytes: trace });
+    const resultId = await h.submitResult(owner, run, {}, { hasFailures: false });
+    resultPage = resultPageUrl(h, owner.check.id, resultId);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+    await new Promise((resolve) => shop?.server.close(resolve));
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('opens the result\'s trace in the trace viewer with its actions listed', async () => {
+    const context = await newContext(browser, 'light');
+    await context.addCookies([testConsoleCookie(h.url, owner.accountId)]);
+    const page: Page = await context.newPage();
+    const csp = cspViolations(page);
+    const resultResponse = await page.goto(resultPage);
+    expect(resultResponse?.headers()['content-security-policy']).not.toContain('worker-src');
+
+    const [viewerResponse] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes('/app/trace-viewer/index.html')),
+      page.getByRole('link', { name: 'Open trace.zip in the trace viewer' }).click(),
+    ]);
+    expect(viewerResponse.headers()['content-security-policy']).toContain("worker-src 'self'");
+    expect(new URL(page.url()).searchParams.get('trace')).toBe(new URL(`${resultPage}/artifacts/trace.zip`).pathname);
+
+    const actions = page.getByRole('tabpanel', { name: 'Actions' }).getByRole('treeitem');
+    await actions.getByText('Click').first().waitFor();
+    const listed = await actions.allTextContents();
+    expect(listed).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^Navigate to "\/"/),
+      expect.stringMatching(/^Fill "ann@acme\.test"\d+msgetByLabel\('Email'\)$/),
+      expect.stringMatching(/^Click\d+msgetByRole\('button', \{ name: 'Buy' \}\)$/),
+    ]));
+    // The selected action's DOM snapshot, served by the viewer's service worker, shows the page.
+    expect(await page.frameLocator('iframe.snapshot-visible').locator('h1').textContent()).toBe('Shop');
+    await saveScreenshot(page, 'console-trace-viewer-light');
+    expect(csp).toEqual([]);
+    await context.close();
+  });
+
+  it("gives another account's session neither the trace nor the result", async () => {
+    const other = await h.tenant('Globex');
+    const cookie = `${TEST_CONSOLE_COOKIE}=${other.accountId}`;
+    for (const url of [resultPage, `${resultPage}/artifacts/trace.zip`]) {
+      const res = await fetch(url, { headers: { cookie, accept: 'text/html' } });
+      expect(res.status, url).toBe(404);
+    }
+  });
+});
