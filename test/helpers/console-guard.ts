@@ -3,6 +3,7 @@
  * stand-in guard that takes the account from a plain cookie (never in src/: it trusts the client).
  * The real guard (console session) sets `request.consoleAccountId` the same way for every route.
  */
+import compress from '@fastify/compress';
 import type { Service } from '../../src/service/app.ts';
 import type { ConsoleSection } from '../../src/service/web/console/context.ts';
 
@@ -21,6 +22,8 @@ function cookieValue(header: string | undefined, name: string): string | undefin
 export function behindTestGuard(section: ConsoleSection): (service: Service) => Promise<void> {
   return async (service) => {
     await service.app.register(async (app) => {
+      // As inside webPages, where the lead registers console sections: compressed answers.
+      await app.register(compress, { global: true, threshold: 1024 });
       app.decorateRequest('consoleAccountId', '');
       app.addHook('onRequest', async (request, reply) => {
         const accountId = cookieValue(request.headers.cookie, TEST_CONSOLE_COOKIE);

@@ -19,11 +19,27 @@ const SHOP = `<!doctype html><html lang="en"><title>Shop</title><h1>Shop</h1>
 <label>Email <input id="email"></label><button id="buy">Buy</button><p id="done" hidden>Thank you</p>
 <script>document.getElementById('buy').onclick = () => { document.getElementById('done').hidden = false; };</script></html>`;
 
-/** A page on loopback for the traced browser to act on. */
-async function startShop(): Promise<{ server: Server; url: string }> {
-  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(SHOP));
+interface Shop {
+  server: Server;
+  url: string;
+  /** Served at /trace.zip to any origin (CORS *), as a hostile site would offer a forged trace. */
+  trace: Buffer | null;
+  traceRequests: number;
+}
+
+/** A page on loopback for the traced browser to act on, which also offers a trace to other origins. */
+async function startShop(): Promise<Shop> {
+  const server = createServer((req, res) => {
+    if (req.url === '/trace.zip' && shop.trace) {
+      shop.traceRequests += 1;
+      res.writeHead(200, { 'content-type': 'application/zip', 'access-control-allow-origin': '*' }).end(shop.trace);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' }).end(SHOP);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+  const shop: Shop = { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, trace: null, traceRequests: 0 };
+  return shop;
 }
 
 /** Records a real Playwright trace of filling a field and clicking a button; resolves to its bytes. */
@@ -43,7 +59,7 @@ async function recordTrace(browser: Browser, shopUrl: string, file: string): Pro
 describe('trace viewer', () => {
   let h: ArtifactServiceHarness;
   let browser: Browser;
-  let shop: { server: Server; url: string };
+  let shop: Shop;
   let owner: ArtifactTenant;
   let resultPage: string;
   let tmp: string;
@@ -57,6 +73,7 @@ describe('trace viewer', () => {
     const run = await h.run(owner);
     const trace = await recordTrace(browser, shop.url, path.join(tmp, 'trace.zip'));
     await h.upload(owner, run, { name: 'trace.zip', kind: 'trace', contentType: 'application/zip', bytes: trace });
+    shop.trace = trace;
     const resultId = await h.submitResult(owner, run, {}, { hasFailures: false });
     resultPage = resultPageUrl(h, owner.check.id, resultId);
   });
@@ -95,6 +112,26 @@ describe('trace viewer', () => {
     expect(await page.frameLocator('iframe.snapshot-visible').locator('h1').textContent()).toBe('Shop');
     await saveScreenshot(page, 'console-trace-viewer-light');
     expect(csp).toEqual([]);
+    await context.close();
+  });
+
+  it('refuses to load a trace from another origin or a data: URL, which would run its snapshots on this origin', async () => {
+    const context = await newContext(browser, 'light');
+    await context.addCookies([testConsoleCookie(h.url, owner.accountId)]);
+    // The data: URL holds an empty zip: the fetch is what is refused, whatever the bytes.
+    const hostile = [`${shop.url}trace.zip`, 'data:application/zip;base64,UEsFBgAAAAAAAAAAAAAAAAAAAAAAAA=='];
+    for (const trace of hostile) {
+      const page = await context.newPage();
+      const csp = cspViolations(page);
+      await page.goto(`${h.url}/app/trace-viewer/index.html?${new URLSearchParams({ trace })}`);
+      // Either the viewer says it could not load the trace, or it lists the trace's actions.
+      await page.getByRole('alert').filter({ hasText: /\S/ }).or(page.getByRole('treeitem').first()).waitFor();
+      expect(await page.getByRole('treeitem').count()).toBe(0);
+      // Its service worker may fetch only from this origin (connect-src 'self').
+      expect(csp.join('\n')).toMatch(/connect-src 'self'/);
+      await page.close();
+    }
+    expect(shop.traceRequests).toBe(0);
     await context.close();
   });
 

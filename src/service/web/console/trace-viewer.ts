@@ -11,6 +11,12 @@
  * for its web manifest; the inline scripts of its HTML pages by their SHA-256 (read from the files,
  * so an upgrade of playwright-core keeps them right). No 'unsafe-eval' and no 'unsafe-inline': its
  * React code sets styles through the DOM, which style-src does not govern.
+ *
+ * The policy's `connect-src 'self'` matters most on sw.bundle.js itself (a worker takes the CSP its
+ * script came with): the viewer renders a trace's DOM snapshots as documents of this origin, so a
+ * `?trace=` link to a forged trace on another site, or in a data: URL, would run its markup here.
+ * The service worker may fetch only from this origin, where a trace is an artifact of the
+ * session's own account.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
