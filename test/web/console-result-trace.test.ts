@@ -9,11 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import type { BrowserCheckResult } from '../../src/shared/checks/types.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArtifactServiceHarness, ArtifactTenant } from '../helpers/artifact-service.ts';
 import { TEST_CONSOLE_COOKIE, testConsoleCookie } from '../helpers/console-guard.ts';
 import { cspViolations, resultPageUrl, startResultPages } from '../helpers/console-results.ts';
-import { launchChromium, newContext, saveScreenshot } from '../support/web-browser.ts';
+import { launchChromium, newContext, saveScreenshot, seriousA11yViolations } from '../support/web-browser.ts';
 
 const SHOP = `<!doctype html><html lang="en"><title>Shop</title><h1>Shop</h1>
 <label>Email <input id="email"></label><button id="buy">Buy</button><p id="done" hidden>Thank you</p>
@@ -56,6 +57,34 @@ async function recordTrace(browser: Browser, shopUrl: string, file: string): Pro
   return readFileSync(file);
 }
 
+/** A browser script that timed out on a click, as the agent reports it. */
+function failedScript(): BrowserCheckResult {
+  return {
+    type: 'PLAYWRIGHT_SCRIPT',
+    traceSummary: { consoleErrors: 0, networkErrors: 0, documentErrors: 0, userScriptErrors: 1 },
+    pages: [],
+    errors: [
+      {
+        name: 'TimeoutError',
+        message: 'locator.click: Timeout 5000ms exceeded',
+        stack: null,
+        file: 'script.js',
+        line: 4,
+        column: 41,
+        snippet: "  3 | await page.getByLabel('Email').fill('ann@acme.test');\n> 4 | await page.getByRole('button', { name: 'Pay' }).click();",
+      },
+    ],
+    startTime: Date.now() - 6000,
+    endTime: Date.now(),
+    runtimeVersion: '2025.04',
+    jobLog: [],
+    jobAssets: ['trace.zip'],
+    screenshots: [],
+    playwrightTestVideos: [],
+    playwrightTestTraces: ['trace.zip'],
+  };
+}
+
 describe('trace viewer', () => {
   let h: ArtifactServiceHarness;
   let browser: Browser;
@@ -74,7 +103,7 @@ describe('trace viewer', () => {
     const trace = await recordTrace(browser, shop.url, path.join(tmp, 'trace.zip'));
     await h.upload(owner, run, { name: 'trace.zip', kind: 'trace', contentType: 'application/zip', bytes: trace });
     shop.trace = trace;
-    const resultId = await h.submitResult(owner, run, {}, { hasFailures: false });
+    const resultId = await h.submitResult(owner, run, { browserCheckResult: failedScript() }, { hasFailures: true }, { error: 'locator.click: Timeout 5000ms exceeded' });
     resultPage = resultPageUrl(h, owner.check.id, resultId);
   });
 
@@ -92,6 +121,16 @@ describe('trace viewer', () => {
     const csp = cspViolations(page);
     const resultResponse = await page.goto(resultPage);
     expect(resultResponse?.headers()['content-security-policy']).not.toContain('worker-src');
+    const errors = page.getByRole('region', { name: 'Errors' });
+    expect(await errors.locator('strong').textContent()).toBe('TimeoutError: locator.click: Timeout 5000ms exceeded');
+    expect(await errors.locator('code').textContent()).toBe('script.js:4:41');
+    expect(await errors.locator('pre').textContent()).toContain("> 4 | await page.getByRole('button', { name: 'Pay' }).click();");
+    expect(csp).toEqual([]);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    // axe's script tag is refused by the strict CSP (web-browser.ts then injects it another way):
+    // the test's doing, not the page's.
+    csp.splice(0);
+    await saveScreenshot(page, 'console-result-failed-browser-light');
 
     const [viewerResponse] = await Promise.all([
       page.waitForResponse((r) => r.url().includes('/app/trace-viewer/index.html')),

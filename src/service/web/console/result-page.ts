@@ -1,6 +1,6 @@
 /**
  * The console's page of one check result, `/app/checks/<checkId>/results/<resultId>`: the verdict,
- * where and by which agent it ran, the timing waterfall, every assertion with expected and actual
+ * where and by which agent it ran, a script's errors, the timing waterfall, every assertion with expected and actual
  * values, the response (headers and body, scrubbed on the agent before it was stored), the log, and
  * the artifacts, with the trace viewer beside it. Another account's result is the plain 404 page.
  */
@@ -13,6 +13,7 @@ import { sendNotFoundPage } from '../not-found.ts';
 import { setPageHeaders } from '../page-headers.ts';
 import { AssertionsView, assertionsOf } from './assertions-view.ts';
 import { ArtifactsView } from './artifacts-view.ts';
+import { ErrorsView, errorsOf } from './errors-view.ts';
 import type { ConsoleSection } from './context.ts';
 import { renderConsolePage } from './layout.ts';
 import { LogsView, logLinesOf } from './logs-view.ts';
@@ -66,6 +67,7 @@ async function renderResultPage(deps: Parameters<ConsoleSection>[1], request: Fa
     children: html`
       <p><a href=${`/app/checks/${encodeURIComponent(checkId)}`}>Back to ${result.checkName}</a></p>
       <${SummaryView} result=${result} locationName=${location?.name ?? null} />
+      <${ErrorsView} errors=${errorsOf(r)} />
       <${Waterfall} phases=${timingPhasesOf(r)} />
       <${AssertionsView} assertions=${assertionsOf(r)} />
       <${ResponseView} response=${responseOf(r)} />
