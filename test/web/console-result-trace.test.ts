@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { BrowserCheckResult } from '../../src/shared/checks/types.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ArtifactServiceHarness, ArtifactTenant } from '../helpers/artifact-service.ts';
+import { traceViewerUrl } from '../../src/service/web/console/trace-viewer.ts';
 import { TEST_CONSOLE_COOKIE, testConsoleCookie } from '../helpers/console-guard.ts';
 import { cspViolations, resultPageUrl, startResultPages } from '../helpers/console-results.ts';
 import { launchChromium, newContext, saveScreenshot, seriousA11yViolations } from '../support/web-browser.ts';
@@ -150,6 +151,25 @@ describe('trace viewer', () => {
     // The selected action's DOM snapshot, served by the viewer's service worker, shows the page.
     expect(await page.frameLocator('iframe.snapshot-visible').locator('h1').textContent()).toBe('Shop');
     await saveScreenshot(page, 'console-trace-viewer-light');
+    expect(csp).toEqual([]);
+    await context.close();
+  });
+
+  it("opens an action's snapshot in the viewer's own window (its popout page), full size", async () => {
+    const context = await newContext(browser, 'light');
+    await context.addCookies([testConsoleCookie(h.url, owner.accountId)]);
+    const viewer = await context.newPage();
+    await viewer.goto(`${h.url}${traceViewerUrl(new URL(`${resultPage}/artifacts/trace.zip`).pathname)}`);
+    await viewer.getByRole('tabpanel', { name: 'Actions' }).getByRole('treeitem').first().waitFor();
+    const [popout] = await Promise.all([context.waitForEvent('page'), viewer.getByTitle('Open snapshot in a new tab').click()]);
+    const csp = cspViolations(popout);
+    await popout.waitForLoadState();
+    expect(new URL(popout.url()).pathname).toBe('/app/trace-viewer/snapshot.html');
+    expect(await popout.frameLocator('iframe').locator('h1').textContent()).toBe('Shop');
+    // The page's one style attribute sizes the snapshot's iframe to the window.
+    const box = await popout.locator('iframe').boundingBox();
+    expect(box?.width).toBe(popout.viewportSize()?.width);
+    expect(box?.height).toBe(popout.viewportSize()?.height);
     expect(csp).toEqual([]);
     await context.close();
   });

@@ -8,8 +8,9 @@
  * cannot work without, and nothing more. `worker-src 'self'` for its service worker (sw.bundle.js);
  * `frame-src 'self' data:` for the DOM snapshots it shows in iframes (served by that service worker)
  * and the blank `data:` page it puts in an iframe before the first snapshot; `manifest-src 'self'`
- * for its web manifest; the inline scripts of its HTML pages by their SHA-256 (read from the files,
- * so an upgrade of playwright-core keeps them right). No 'unsafe-eval' and no 'unsafe-inline': its
+ * for its web manifest; the inline scripts of its HTML pages by their SHA-256, and the one style
+ * attribute of its popout page by its SHA-256 (`style-src-attr 'unsafe-hashes'`), both read from the
+ * files, so an upgrade of playwright-core keeps them right. No 'unsafe-eval' and no 'unsafe-inline': its
  * React code sets styles through the DOM, which style-src does not govern.
  *
  * The policy's `connect-src 'self'` matters most on sw.bundle.js itself (a worker takes the CSP its
@@ -33,18 +34,26 @@ export const TRACE_VIEWER_DIR = path.join(path.dirname(require.resolve('playwrig
 
 export const TRACE_VIEWER_PREFIX = '/app/trace-viewer/';
 
-/** CSP hashes of the inline scripts in the viewer's HTML pages, read from the installed files. */
-function inlineScriptHashes(pages: string[]): string[] {
-  return pages.flatMap((page) =>
-    [...readFileSync(path.join(TRACE_VIEWER_DIR, page), 'utf8').matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
+const VIEWER_PAGES = ['index.html', 'snapshot.html'];
+
+/** CSP hashes of what `pattern` captures in the viewer's HTML pages, read from the installed files. */
+function inlineHashes(pattern: RegExp): string[] {
+  return VIEWER_PAGES.flatMap((page) =>
+    [...readFileSync(path.join(TRACE_VIEWER_DIR, page), 'utf8').matchAll(pattern)].map(
       (m) => `'sha256-${createHash('sha256').update(m[1] as string).digest('base64')}'`,
     ),
   );
 }
 
 export const TRACE_VIEWER_POLICY: PagePolicy = {
-  scriptSrc: inlineScriptHashes(['index.html', 'snapshot.html']),
-  extra: ["worker-src 'self'", "frame-src 'self' data:", "manifest-src 'self'"],
+  scriptSrc: inlineHashes(/<script>([\s\S]*?)<\/script>/g),
+  extra: [
+    "worker-src 'self'",
+    "frame-src 'self' data:",
+    "manifest-src 'self'",
+    // The popout page (snapshot.html) sizes its iframe with a style attribute: that one value only.
+    `style-src-attr 'unsafe-hashes' ${inlineHashes(/ style="([^"]*)"/g).join(' ')}`,
+  ],
 };
 
 /** The viewer opening one trace; `traceUrl` is a same-origin path of the trace artifact. */
