@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiCheckResult, BrowserCheckResult } from '../../src/shared/checks/types.ts';
+import type { ApiCheckResult, BrowserCheckResult, DnsCheckResult, TcpCheckResult } from '../../src/shared/checks/types.ts';
 import type { ArtifactServiceHarness, ArtifactTenant } from '../helpers/artifact-service.ts';
 import { TEST_CONSOLE_COOKIE, testConsoleCookie } from '../helpers/console-guard.ts';
 import { cspViolations, resultPageUrl, startResultPages } from '../helpers/console-results.ts';
@@ -241,6 +241,52 @@ describe('console result page', () => {
     const outside = await fetch(screenshotUrl, { headers: { cookie, range: `bytes=${bytes.length}-` } });
     expect(outside.status).toBe(416);
     expect(outside.headers.get('content-range')).toBe(`bytes */${bytes.length}`);
+  });
+
+  it("shows a TCP result's phases and the data the server sent, and a DNS result's answer", async () => {
+    const tcp: TcpCheckResult = {
+      request: { hostname: 'mail.acme.test', port: 25, ipFamily: 'IPv4', data: null },
+      response: {
+        data: '220 mail.acme.test ESMTP',
+        dataTruncated: false,
+        bytesReceived: 24,
+        remoteAddress: '127.0.0.1',
+        remotePort: 25,
+        family: 'IPv4',
+        timingPhases: { dns: 2, connect: 3, data: 40, total: 45 },
+      },
+      assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', property: '', target: 'ESMTP', actual: '220 mail.acme.test ESMTP', passed: true }],
+      requestError: null,
+    };
+    const dns: DnsCheckResult = {
+      request: { query: 'acme.test', recordType: 'A', nameServer: '127.0.0.1', port: 53, protocol: 'UDP' },
+      response: {
+        rcode: 'NOERROR',
+        answers: [{ name: 'acme.test', type: 'A', ttl: 300, data: '192.0.2.7' }],
+        authorities: [],
+        additionals: [],
+        textAnswer: 'acme.test. 300 IN A 192.0.2.7',
+        flags: { authoritative: true, truncated: false, recursionDesired: true, recursionAvailable: false },
+        server: { address: '127.0.0.1', port: 53 },
+        protocol: 'UDP',
+        fellBackToTcp: false,
+        timingPhases: { dns: 0, query: 4, total: 4 },
+      },
+      assertions: [],
+      requestError: null,
+    };
+    const tcpPage = resultPageUrl(h, owner.check.id, await h.submitResult(owner, await h.run(owner), { tcpCheckResult: tcp }));
+    const dnsPage = resultPageUrl(h, owner.check.id, await h.submitResult(owner, await h.run(owner), { dnsCheckResult: dns }));
+    const { context, page } = await openAs(owner.accountId, tcpPage);
+    expect(await tableRows(page, '.waterfall')).toEqual(['DNS lookup | 2 ms', 'TCP connect | 3 ms', 'Data | 40 ms']);
+    expect(await tableRows(page, '.assertions')).toEqual(['Passed | RESPONSE_DATA | contains | ESMTP | 220 mail.acme.test ESMTP']);
+    expect(await textOf(page, '#response-heading + p')).toBe('24 bytes from 127.0.0.1:25');
+    expect(await textOf(page, 'pre.response-body')).toBe('220 mail.acme.test ESMTP');
+    await page.goto(dnsPage);
+    expect(await tableRows(page, '.waterfall')).toEqual(['Resolve server | 0 ms', 'Query | 4 ms']);
+    expect(await textOf(page, '#response-heading + p')).toBe('NOERROR from 127.0.0.1:53');
+    expect(await textOf(page, 'pre.response-body')).toBe('acme.test. 300 IN A 192.0.2.7');
+    await context.close();
   });
 
   it("answers another account's result and artifacts with the plain 404 page", async () => {
