@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RunResult } from '../../../shared/protocol.ts';
 import type { StoredResult } from '../../store/store.ts';
 import { assetUrl } from '../assets.ts';
+import type { WebDeps } from '../deps.ts';
 import { html } from '../html.ts';
 import { sendNotFoundPage } from '../not-found.ts';
 import { setPageHeaders } from '../page-headers.ts';
@@ -49,7 +50,12 @@ function SummaryView({ result, locationName }: { result: StoredResult; locationN
   </dl>`;
 }
 
-async function renderResultPage(deps: Parameters<ConsoleSection>[1], request: FastifyRequest<{ Params: ResultParams }>, csrfToken: string) {
+interface ResultParams {
+  checkId: string;
+  resultId: string;
+}
+
+async function renderResultPage(deps: WebDeps, request: FastifyRequest<{ Params: ResultParams }>, csrfToken: string) {
   const accountId = request.consoleAccountId;
   const { checkId, resultId } = request.params;
   const result = await deps.store.results.get(accountId, checkId, resultId);
@@ -74,11 +80,6 @@ async function renderResultPage(deps: Parameters<ConsoleSection>[1], request: Fa
       <${LogsView} lines=${logLinesOf(r)} />
       <${ArtifactsView} checkId=${checkId} resultId=${result.id} artifacts=${artifacts} />`,
   });
-}
-
-interface ResultParams {
-  checkId: string;
-  resultId: string;
 }
 
 /** The result page, its artifacts and the trace viewer: register it behind the console's session guard. */
