@@ -7,28 +7,28 @@
  *   dispatch/   runs, leases, the agent protocol, the scheduler and error reports
  */
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { VERSION } from '../shared/version.ts';
 import { AlertFanOut } from './alerting/fanout.ts';
+import { ReminderSweeper } from './alerting/reminders.ts';
 import { loadArtifactConfig } from './artifacts/config.ts';
 import type { ArtifactService } from './artifacts/service.ts';
-import type { ServiceConfig } from './config.ts';
 import { placementOf } from './checks/group-of.ts';
-import { ReminderSweeper } from './alerting/reminders.ts';
+import type { ServiceConfig } from './config.ts';
+import { artifactApi, createArtifactService } from './dispatch/artifact-routes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { GroupTriggerRunner } from './dispatch/group-trigger.ts';
 import { RetryCoordinator } from './dispatch/retries.ts';
-import { artifactApi, createArtifactService } from './dispatch/artifact-routes.ts';
 import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
 import { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
+import { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import { createChannelSenders } from './notify/channels/index.ts';
 import { createMailTransport } from './notify/channels/mail-transport.ts';
 import { loadProviderEndpoints } from './notify/channels/providers.ts';
-import { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import type { ChannelSenders, MailTransport, ProviderEndpoints } from './notify/channels/types.ts';
 import { loadNotifyConfig } from './notify/config.ts';
 import { OutboxWorker } from './notify/outbox-worker.ts';
-import { SubscriptionExpirySweeper } from './subscriptions/expiry.ts';
 import { loadOutboundConfig } from './outbound/config.ts';
 import { createOutboundDispatcher } from './outbound/dispatcher.ts';
 import { OutboundPolicy } from './outbound/policy.ts';
@@ -36,15 +36,15 @@ import { badgeRoutes } from './routes/badges.ts';
 import { checkGroupTriggerUrlRoutes } from './routes/check-group-triggers.ts';
 import { publicApi } from './routes/index.ts';
 import { registerOpenApi } from './routes/openapi.ts';
-import { webPages } from './web/index.ts';
 import { pingRoutes } from './routes/ping.ts';
 import { defaultSecretsKeyConfig } from './secrets/key.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
-import type { Run, StoredCheck, Store } from './store/store.ts';
+import type { Run, Store, StoredCheck } from './store/store.ts';
+import { SubscriptionExpirySweeper } from './subscriptions/expiry.ts';
 import { suiteBundleAgentRoutes } from './suites/agent-routes.ts';
 import { SuiteBundleStore } from './suites/bundle-store.ts';
 import { loadSuiteServiceConfig } from './suites/config.ts';
-import { VERSION } from '../shared/version.ts';
+import { webPages } from './web/index.ts';
 
 /** Lets the public API tell the dispatcher that a check was created, changed or deleted. */
 export interface ServiceHooks {

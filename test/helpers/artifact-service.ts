@@ -13,7 +13,9 @@ import { createAccount } from '../../src/service/accounts.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import type { PrivateLocation, StoredCheck } from '../../src/service/store/store.ts';
-import { AGENT_PATHS } from '../../src/shared/protocol.ts';
+import { type ArtifactKind, artifactPath } from '../../src/shared/artifacts.ts';
+import type { CheckType } from '../../src/shared/checks/types.ts';
+import { AGENT_PATHS, type RunResult } from '../../src/shared/protocol.ts';
 
 export interface ArtifactTenant {
   accountId: string;
@@ -27,11 +29,20 @@ export interface ArtifactServiceHarness {
   service: Service;
   url: string;
   dataDir: string;
-  tenant(name?: string): Promise<ArtifactTenant>;
+  /** An account with a location, its key and a check of `checkType` (API by default). */
+  tenant(name?: string, checkType?: CheckType): Promise<ArtifactTenant>;
   /** A run of the tenant's check at its location (queued; uploads only need it to exist). */
   run(t: ArtifactTenant): Promise<string>;
-  /** Stores a result for the run through the agent API; resolves to the result id. */
-  submitResult(t: ArtifactTenant, runId: string, details?: Record<string, unknown>, verdict?: { hasFailures: boolean }): Promise<string>;
+  /** Stores a result for the run through the agent API (`fields` replace the defaults); resolves to the result id. */
+  submitResult(
+    t: ArtifactTenant,
+    runId: string,
+    details?: Record<string, unknown>,
+    verdict?: { hasFailures: boolean },
+    fields?: Partial<RunResult>,
+  ): Promise<string>;
+  /** Uploads a whole artifact of the run with one PUT, as the agent's uploader does; throws unless it completed. */
+  upload(t: ArtifactTenant, runId: string, artifact: { name: string; kind: ArtifactKind; contentType: string; bytes: Buffer }): Promise<void>;
   /** Stops the service (an outage); restart() brings it back on the same port and DATA_DIR. */
   stop(): Promise<void>;
   restart(): Promise<void>;
@@ -61,7 +72,7 @@ export async function startArtifactService(env: Record<string, string> = {}): Pr
       return current.url;
     },
     dataDir,
-    async tenant(name = 'Acme') {
+    async tenant(name = 'Acme', checkType: CheckType = 'API') {
       tenants += 1;
       const store = current.service.store;
       const { accountId, apiKey } = await createAccount(store, name);
@@ -70,7 +81,7 @@ export async function startArtifactService(env: Record<string, string> = {}): Pr
       // Not activated: the scheduler leaves it alone, the test makes its runs.
       const check = await store.checks.create({
         accountId,
-        checkType: 'API',
+        checkType,
         name: 'Login flow',
         activated: false,
         muted: false,
@@ -84,7 +95,7 @@ export async function startArtifactService(env: Record<string, string> = {}): Pr
     async run(t) {
       return (await current.service.dispatcher.enqueue(t.check, t.location.id, Date.now())).runId;
     },
-    async submitResult(t, runId, details = {}, verdict = { hasFailures: false }) {
+    async submitResult(t, runId, details = {}, verdict = { hasFailures: false }, fields = {}) {
       const now = new Date().toISOString();
       const res = await fetch(`${current.url}${AGENT_PATHS.results}`, {
         method: 'POST',
@@ -95,7 +106,7 @@ export async function startArtifactService(env: Record<string, string> = {}): Pr
           result: {
             runId,
             checkId: t.check.id,
-            checkType: 'API',
+            checkType: t.check.checkType,
             startedAt: now,
             stoppedAt: now,
             responseTime: 12,
@@ -109,11 +120,27 @@ export async function startArtifactService(env: Record<string, string> = {}): Pr
             details,
             agent: { id: 'test', version: '0.0.0' },
             scheduleLagMs: 0,
+            ...fields,
           },
         }),
       });
       if (res.status !== 200) throw new Error(`result upload failed: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { resultId: string }).resultId;
+    },
+    async upload(t, runId, { name, kind, contentType, bytes }) {
+      const res = await fetch(`${current.url}${artifactPath(runId, name)}`, {
+        method: 'PUT',
+        headers: {
+          authorization: `Bearer ${t.key}`,
+          'content-type': contentType,
+          'upload-length': String(bytes.length),
+          'x-artifact-kind': kind,
+          'x-artifact-sha256': createHash('sha256').update(bytes).digest('hex'),
+        },
+        body: new Uint8Array(bytes),
+      });
+      const status = (await res.json()) as { complete?: boolean };
+      if (!res.ok || !status.complete) throw new Error(`artifact upload of ${name} failed: ${res.status} ${JSON.stringify(status)}`);
     },
     async stop() {
       if (!running) return;

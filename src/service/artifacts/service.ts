@@ -218,13 +218,23 @@ export class ArtifactService {
     return { ref, artifacts: await this.#store.artifacts.listComplete(accountId, ref.runId) };
   }
 
-  /** A complete artifact's bytes for its account; 404 for anything else. */
-  async download(accountId: string, checkId: string, resultId: string, name: string): Promise<{ record: ArtifactRecord; body: Readable }> {
+  /**
+   * A complete artifact's bytes for its account; 404 for anything else. `range` (inclusive, as
+   * `byteRangeOf` gives it for the record's size) reads only part, for a video player's seeks.
+   */
+  async download(
+    accountId: string,
+    checkId: string,
+    resultId: string,
+    name: string,
+    range?: (record: ArtifactRecord) => { start: number; end: number } | undefined,
+  ): Promise<{ record: ArtifactRecord; body: Readable; range?: { start: number; end: number } }> {
     if (!isSafeArtifactName(name)) throw new NotFoundError('Asset not found');
     const { ref } = await this.forResult(accountId, checkId, resultId);
     const record = await this.#store.artifacts.get(accountId, ref.runId, name);
     if (!record?.complete) throw new NotFoundError('Asset not found');
-    return { record, body: this.blobs.read({ accountId, runId: ref.runId, name }) };
+    const part = range?.(record);
+    return { record, body: this.blobs.read({ accountId, runId: ref.runId, name }, part), ...(part ? { range: part } : {}) };
   }
 
   /**

@@ -9,6 +9,8 @@ import type { FastifyReply } from 'fastify';
 export interface PagePolicy {
   /** Extra sources for img-src (a console result page serves screenshots from the service: 'self' covers it). */
   imgSrc?: string[];
+  /** Extra sources for script-src: hashes of inline scripts a page cannot do without (the trace viewer's). */
+  scriptSrc?: string[];
   /** Extra directives as written, for a page with special needs (the trace viewer). */
   extra?: string[];
 }
@@ -17,7 +19,7 @@ export function contentSecurityPolicy(policy: PagePolicy = {}): string {
   const img = ["'self'", 'data:', 'https:', ...(policy.imgSrc ?? [])].join(' ');
   return [
     "default-src 'none'",
-    "script-src 'self'",
+    ["script-src 'self'", ...(policy.scriptSrc ?? [])].join(' '),
     "style-src 'self'",
     `img-src ${img}`,
     "font-src 'self'",

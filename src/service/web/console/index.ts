@@ -12,12 +12,13 @@ import { checksPage } from './checks-page.ts';
 import type { ConsoleSection } from './context.ts';
 import { consoleErrorHandler } from './error-page.ts';
 import { locationsPage } from './locations-page.ts';
+import { resultSection } from './result-page.ts';
 import { consoleCookieOptions, sessionGuard } from './session.ts';
 import { signInRoutes } from './sign-in.ts';
 import { SignInLimiter } from './sign-in-limiter.ts';
 
-/** The sections behind the session guard; the result pages (artifacts, trace viewer) join them here. */
-const SECTIONS: ConsoleSection[] = [checksPage, checkPage, locationsPage, alertsPage];
+/** The sections behind the session guard. */
+const SECTIONS: ConsoleSection[] = [checksPage, checkPage, resultSection, locationsPage, alertsPage];
 
 async function guardedConsole(app: FastifyInstance, deps: WebDeps): Promise<void> {
   app.decorateRequest('consoleAccountId', '');
