@@ -10,6 +10,7 @@ import formBody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import { assetRoutes } from './assets.ts';
 import { dashboardAtDomain } from './dashboards/at-domain.ts';
+import { dashboardPages } from './dashboards/routes.ts';
 import type { WebDeps } from './deps.ts';
 import { requestHost } from './host.ts';
 import { sendNotFoundPage } from './not-found.ts';
@@ -25,6 +26,7 @@ export async function webPages(app: FastifyInstance, deps: WebDeps): Promise<voi
   await app.register(compress, { global: true, threshold: 1024 });
   await app.register(formBody);
   await app.register(assetRoutes);
+  await app.register(dashboardPages, deps);
   app.get('/', async (request, reply) => {
     const host = requestHost(request);
     const served = (await statusPageAtDomain(deps, request, reply, host)) ?? (await dashboardAtDomain(deps, request, reply, host));

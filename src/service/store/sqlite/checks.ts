@@ -3,7 +3,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { CheckType } from '../../../shared/checks/types.ts';
 import type { SecretBox } from '../../secrets/box.ts';
 import { parseStoredJson, storedJson } from '../../secrets/variables.ts';
-import type { CheckRepo, StoredCheck } from '../store.ts';
+import type { CheckRepo, CheckSummary, StoredCheck } from '../store.ts';
 import { inTransaction, nowIso } from './db.ts';
 
 interface CheckRow {
@@ -127,6 +127,24 @@ export class SqliteCheckRepo implements CheckRepo {
 
   async delete(accountId: string, id: string): Promise<boolean> {
     return this.#db.prepare('DELETE FROM checks WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+  }
+
+  async listSummaries(accountId: string): Promise<CheckSummary[]> {
+    const rows = this.#db
+      .prepare(
+        `SELECT c.id, c.name, c.check_type, c.activated, json_extract(c.body, '$.tags') AS tags, g.name AS group_name
+         FROM checks c LEFT JOIN check_groups g ON g.id = json_extract(c.body, '$.groupId') AND g.account_id = c.account_id
+         WHERE c.account_id = ? ORDER BY c.seq`,
+      )
+      .all(accountId) as Array<{ id: string; name: string; check_type: string; activated: number; tags: string | null; group_name: string | null }>;
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      checkType: row.check_type as CheckSummary['checkType'],
+      activated: row.activated === 1,
+      tags: row.tags ? (JSON.parse(row.tags) as string[]) : [],
+      groupName: row.group_name,
+    }));
   }
 
   async listSchedulable(): Promise<StoredCheck[]> {
