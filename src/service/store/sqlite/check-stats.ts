@@ -3,8 +3,8 @@
  *
  * Why rollups plus a cache: percentiles straight from `results` mean reading every result of the day
  * (500 checks every minute is 720,000 rows), far beyond a page's budget. Instead each stored result
- * adds to its check's row for that hour in `check_stats_hourly` (runs, failures, summed time and a
- * response-time histogram, ../response-histogram.ts), in the transaction that stores it. A read merges
+ * adds to its check's row for that hour in `check_stats_hourly` (runs, failures, summed, fastest and
+ * slowest time and a response-time histogram, ../response-histogram.ts), in the transaction that stores it. A read merges
  * at most 24 rows per check; the merged figures are kept in memory per check until a result of that
  * check is stored, the hour turns, or a minute passes (a result stored by another process), so a
  * dashboard refresh of 500 unchanged checks reads nothing from the database. The window is the
@@ -24,22 +24,28 @@ interface RollupRow {
   runs: number;
   failures: number;
   total_ms: number;
+  min_ms: number;
+  max_ms: number;
   histogram: string;
 }
+
+const ROLLUP_COLUMNS = 'runs, failures, total_ms, min_ms, max_ms, histogram';
 
 /** Adds one result to its check's hourly rollup (inside the caller's transaction). */
 export function addRollup(db: DatabaseSync, sample: StatsSample): void {
   const hour = Math.floor(sample.atMs / HOUR_MS);
   const existing = db
-    .prepare('SELECT runs, failures, total_ms, histogram FROM check_stats_hourly WHERE check_id = ? AND hour = ?')
+    .prepare(`SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND hour = ?`)
     .get(sample.checkId, hour) as RollupRow | undefined;
   const histogram = existing ? (JSON.parse(existing.histogram) as Histogram) : {};
   addTo(histogram, sample.responseTimeMs);
   db.prepare(
-    `INSERT INTO check_stats_hourly (check_id, hour, account_id, runs, failures, total_ms, histogram) VALUES (?, ?, ?, 1, ?, ?, ?)
+    `INSERT INTO check_stats_hourly (check_id, hour, account_id, runs, failures, total_ms, min_ms, max_ms, histogram)
+     VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)
      ON CONFLICT (check_id, hour) DO UPDATE SET runs = runs + 1, failures = failures + excluded.failures,
-       total_ms = total_ms + excluded.total_ms, histogram = excluded.histogram`,
-  ).run(sample.checkId, hour, sample.accountId, sample.failed ? 1 : 0, sample.responseTimeMs, JSON.stringify(histogram));
+       total_ms = total_ms + excluded.total_ms, min_ms = min(min_ms, excluded.min_ms), max_ms = max(max_ms, excluded.max_ms),
+       histogram = excluded.histogram`,
+  ).run(sample.checkId, hour, sample.accountId, sample.failed ? 1 : 0, sample.responseTimeMs, sample.responseTimeMs, sample.responseTimeMs, JSON.stringify(histogram));
   db.prepare('DELETE FROM check_stats_hourly WHERE check_id = ? AND hour < ?').run(sample.checkId, hour - KEEP_HOURS);
 }
 
@@ -48,15 +54,20 @@ export function summarize(rows: readonly RollupRow[]): CheckWindowStats | undefi
   let runs = 0;
   let failures = 0;
   let totalMs = 0;
+  let minMs = Number.POSITIVE_INFINITY;
+  let maxMs = 0;
   const histogram: Histogram = {};
   for (const row of rows) {
     runs += row.runs;
     failures += row.failures;
     totalMs += row.total_ms;
+    minMs = Math.min(minMs, row.min_ms);
+    maxMs = Math.max(maxMs, row.max_ms);
     mergeInto(histogram, JSON.parse(row.histogram) as Histogram);
   }
   if (runs === 0) return undefined;
-  const [p50Ms = null, p95Ms = null, p99Ms = null] = percentiles(histogram, runs, [50, 95, 99]);
+  // A bucket's middle can lie outside what was measured (one run of 900 ms would read 899): clamp.
+  const [p50Ms = null, p95Ms = null, p99Ms = null] = percentiles(histogram, runs, [50, 95, 99]).map((p) => Math.round(Math.min(maxMs, Math.max(minMs, p))));
   return { runs, failures, availability: ((runs - failures) / runs) * 100, avgMs: Math.round(totalMs / runs), p50Ms, p95Ms, p99Ms };
 }
 
@@ -73,7 +84,7 @@ export class SqliteCheckStatsRepo implements CheckStatsRepo {
 
   constructor(db: DatabaseSync) {
     this.#db = db;
-    this.#window = db.prepare('SELECT runs, failures, total_ms, histogram FROM check_stats_hourly WHERE check_id = ? AND account_id = ? AND hour >= ?');
+    this.#window = db.prepare(`SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND account_id = ? AND hour >= ?`);
   }
 
   /** Called by the result repository inside the transaction that stores a counted result. */

@@ -9,29 +9,36 @@
   const rotateMs = Number(region.dataset.paginationSeconds) * 1000;
 
   const current = () => region.querySelector('.dashboard-region');
-  const pageOf = (el, name) => Number(el?.dataset[name] ?? 1) || 1;
+  const numberIn = (name) => Number(current()?.dataset[name] ?? 1) || 1;
+  // The page shown is kept here, not read back from the DOM: a refresh that fires while a rotation's
+  // fetch is under way must ask for the new page. `latest` drops answers that arrive out of order.
+  let page = numberIn('page');
+  let latest = 0;
 
-  async function show(page) {
-    const res = await fetch(`${url}?page=${page}`, { credentials: 'same-origin', headers: { accept: 'text/html' } });
-    if (!res.ok) return;
+  async function show(wanted) {
+    const ticket = ++latest;
+    page = wanted;
+    const res = await fetch(`${url}?page=${wanted}`, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+    if (!res.ok || ticket !== latest) return;
+    const text = await res.text();
+    if (ticket !== latest) return;
     const opened = new Set([...region.querySelectorAll('details[open]')].map((d) => d.dataset.checkId));
     const template = document.createElement('template');
-    template.innerHTML = await res.text();
+    template.innerHTML = text;
     for (const details of template.content.querySelectorAll('details')) {
       if (opened.has(details.dataset.checkId)) details.open = true;
     }
     region.replaceChildren(template.content);
-    region.dispatchEvent(new CustomEvent('dashboard:updated', { bubbles: true }));
+    page = numberIn('page');
   }
 
   const safely = (fn) => () => fn().catch(() => {});
-  if (refreshMs > 0) setInterval(safely(() => show(pageOf(current(), 'page'))), refreshMs);
+  if (refreshMs > 0) setInterval(safely(() => show(page)), refreshMs);
   if (rotateMs > 0) {
     setInterval(
       safely(() => {
-        const el = current();
-        const pages = pageOf(el, 'pages');
-        return pages > 1 ? show((pageOf(el, 'page') % pages) + 1) : Promise.resolve();
+        const pages = numberIn('pages');
+        return pages > 1 ? show((page % pages) + 1) : Promise.resolve();
       }),
       rotateMs,
     );

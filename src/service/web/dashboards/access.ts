@@ -14,6 +14,7 @@ const COOKIE_DAYS = 30;
 
 export type Access = 'open' | 'key-accepted' | 'key-rejected' | 'key-required';
 
+// fastifyCookie.parse/serialize work once the plugin is registered (./routes.ts registers it).
 function cookieKey(request: FastifyRequest): string | undefined {
   const header = request.headers.cookie;
   return header ? fastifyCookie.parse(header)[VIEWER_COOKIE] : undefined;

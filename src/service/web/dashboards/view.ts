@@ -44,7 +44,7 @@ export function formatMs(ms: number | null | undefined): string {
 
 export function formatAvailability(percent: number | null | undefined): string {
   if (percent === null || percent === undefined) return '–';
-  return `${percent === 100 ? '100' : percent.toFixed(2)}%`;
+  return `${percent === 100 || percent === 0 ? percent : percent.toFixed(2)}%`;
 }
 
 /** Spans, not a <dl>: the figures sit in the check's <summary>, which holds phrasing content only. */

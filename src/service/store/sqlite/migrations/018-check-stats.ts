@@ -1,6 +1,6 @@
 /**
  * Hourly rollups of each check's results (sqlite/check-stats.ts): runs, failures, summed response
- * time and a response-time histogram per check per hour, so a dashboard reads 24 small rows per check
+ * time and a response-time histogram (with the fastest and slowest run) per check per hour, so a dashboard reads 24 small rows per check
  * instead of every result of the day. Filled from the last day's stored results on the way in.
  */
 import type { DatabaseSync } from 'node:sqlite';
@@ -22,6 +22,8 @@ export const migration018: Migration = {
         runs       INTEGER NOT NULL,
         failures   INTEGER NOT NULL,
         total_ms   REAL NOT NULL,
+        min_ms     REAL NOT NULL,
+        max_ms     REAL NOT NULL,
         histogram  TEXT NOT NULL,
         PRIMARY KEY (check_id, hour)
       ) WITHOUT ROWID;
