@@ -62,10 +62,10 @@ describe('public dashboards', () => {
       const names = await p.locator('.check__name').allTextContents();
       // OR over tags, failing first: the web shop, then the degraded batch, then the passing API.
       expect(names).toEqual(['Web shop', 'Nightly batch', 'Public API']);
-      const api = p.locator(`li[data-check-id="${ids.api}"]`);
+      const api = p.locator(`details[data-check-id="${ids.api}"]`);
       expect(await api.locator('.check__result').textContent()).toBe('Passing');
       expect(await api.locator('.check__metrics').textContent()).toMatch(/24h availability\s*100%.*p50\s*1\d\d ms.*p95\s*1\d\d ms.*p99\s*1\d\d ms/);
-      expect(await p.locator(`li[data-check-id="${ids.web}"] .check__result`).textContent()).toBe('Failing');
+      expect(await p.locator(`details[data-check-id="${ids.web}"] .check__result`).textContent()).toBe('Failing');
       expect(await p.locator('.active-incident--major').textContent()).toContain('Checkout is slow');
       expect(await p.locator('.status-summary').textContent()).toContain('1 of 3 checks failing');
       expect(await seriousA11yViolations(p)).toEqual([]);
@@ -87,7 +87,7 @@ describe('public dashboards', () => {
     await p.evaluate(() => {
       (window as unknown as { marker: string }).marker = 'still here';
     });
-    const api = p.locator(`li[data-check-id="${ids.api}"] .check__result`);
+    const api = p.locator(`details[data-check-id="${ids.api}"] .check__result`);
     expect(await api.textContent()).toBe('Passing');
     await f.result(acme, ids.api, { responseTime: 4000, hasFailures: true });
     await p.clock.runFor(61_000);

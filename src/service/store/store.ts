@@ -99,6 +99,8 @@ export interface CheckSummary {
   activated: boolean;
   tags: string[];
   groupName: string | null;
+  /** Its latest counted result, as its check status holds it; null before the first. */
+  lastRun: { failed: boolean; degraded: boolean; location: string | null; resultId: string; at: string | null } | null;
 }
 
 export interface CheckRepo {
@@ -107,7 +109,7 @@ export interface CheckRepo {
   get(accountId: string, id: string): Promise<StoredCheck | undefined>;
   list(accountId: string, opts: { limit: number; page: number; checkType?: StoredCheck['checkType'] }): Promise<StoredCheck[]>;
   delete(accountId: string, id: string): Promise<boolean>;
-  /** Every check of the account, in creation order, as a summary. */
+  /** Every check of the account, in creation order, as a summary with its status, in one read. */
   listSummaries(accountId: string): Promise<CheckSummary[]>;
   /** Every activated check assigned to at least one private location or in a group (whose locations may apply), for the scheduler. */
   listSchedulable(): Promise<StoredCheck[]>;

@@ -48,6 +48,39 @@ const toCheck = (row: CheckRow, box: SecretBox): StoredCheck => ({
   updatedAt: row.updated_at,
 });
 
+interface SummaryRow {
+  id: string;
+  name: string;
+  check_type: string;
+  activated: number;
+  tags: string | null;
+  group_name: string | null;
+  has_failures: number | null;
+  has_errors: number | null;
+  is_degraded: number | null;
+  last_run_location: string | null;
+  last_check_run_id: string | null;
+  updated_at: string | null;
+}
+
+const toSummary = (row: SummaryRow): CheckSummary => ({
+  id: row.id,
+  name: row.name,
+  checkType: row.check_type as CheckSummary['checkType'],
+  activated: row.activated === 1,
+  tags: row.tags ? (JSON.parse(row.tags) as string[]) : [],
+  groupName: row.group_name,
+  lastRun: row.last_check_run_id
+    ? {
+        failed: row.has_failures === 1 || row.has_errors === 1,
+        degraded: row.is_degraded === 1,
+        location: row.last_run_location,
+        resultId: row.last_check_run_id,
+        at: row.updated_at,
+      }
+    : null,
+});
+
 export class SqliteCheckRepo implements CheckRepo {
   readonly #db: DatabaseSync;
   readonly #box: SecretBox;
@@ -132,19 +165,15 @@ export class SqliteCheckRepo implements CheckRepo {
   async listSummaries(accountId: string): Promise<CheckSummary[]> {
     const rows = this.#db
       .prepare(
-        `SELECT c.id, c.name, c.check_type, c.activated, json_extract(c.body, '$.tags') AS tags, g.name AS group_name
-         FROM checks c LEFT JOIN check_groups g ON g.id = json_extract(c.body, '$.groupId') AND g.account_id = c.account_id
+        `SELECT c.id, c.name, c.check_type, c.activated, json_extract(c.body, '$.tags') AS tags, g.name AS group_name,
+                s.has_failures, s.has_errors, s.is_degraded, s.last_run_location, s.last_check_run_id, s.updated_at
+         FROM checks c
+         LEFT JOIN check_groups g ON g.id = json_extract(c.body, '$.groupId') AND g.account_id = c.account_id
+         LEFT JOIN check_statuses s ON s.check_id = c.id
          WHERE c.account_id = ? ORDER BY c.seq`,
       )
-      .all(accountId) as Array<{ id: string; name: string; check_type: string; activated: number; tags: string | null; group_name: string | null }>;
-    return rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      checkType: row.check_type as CheckSummary['checkType'],
-      activated: row.activated === 1,
-      tags: row.tags ? (JSON.parse(row.tags) as string[]) : [],
-      groupName: row.group_name,
-    }));
+      .all(accountId) as unknown as SummaryRow[];
+    return rows.map(toSummary);
   }
 
   async listSchedulable(): Promise<StoredCheck[]> {

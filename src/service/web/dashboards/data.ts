@@ -1,11 +1,10 @@
 /**
  * What a dashboard page shows, read from the store: the account's checks its tags select, each with
- * its state (from check statuses) and, for the checks on the page shown, its 24-hour figures; the
+ * its state (from its check status) and, for the checks on the page shown, its 24-hour figures; the
  * open incidents; the page of a paginated list. Only the dashboard's own account is ever read.
  */
 import type { DashboardBody } from '../../routes/dashboards.ts';
 import type { CheckWindowStats } from '../../store/check-stats-types.ts';
-import type { CheckStatusRecord } from '../../store/check-status-types.ts';
 import type { DashboardIncident, DashboardIncidentUpdate, StoredDashboard } from '../../store/heartbeat-dashboard-types.ts';
 import type { CheckSummary, Store } from '../../store/store.ts';
 
@@ -13,9 +12,6 @@ export type CheckState = 'failing' | 'degraded' | 'passing' | 'pending' | 'pause
 
 export interface DashboardCheck extends CheckSummary {
   state: CheckState;
-  lastRunLocation: string | null;
-  lastResultId: string | null;
-  lastRunAt: string | null;
   stats: CheckWindowStats | undefined;
 }
 
@@ -42,11 +38,11 @@ export function selectsCheck(tags: readonly string[], useAnd: boolean, checkTags
   return useAnd ? tags.every((t) => checkTags.includes(t)) : tags.some((t) => checkTags.includes(t));
 }
 
-export function stateOf(check: CheckSummary, status: CheckStatusRecord | undefined): CheckState {
+export function stateOf(check: CheckSummary): CheckState {
   if (!check.activated) return 'paused';
-  if (!status?.lastCheckRunId) return 'pending';
-  if (status.hasFailures || status.hasErrors) return 'failing';
-  return status.isDegraded ? 'degraded' : 'passing';
+  if (!check.lastRun) return 'pending';
+  if (check.lastRun.failed) return 'failing';
+  return check.lastRun.degraded ? 'degraded' : 'passing';
 }
 
 /** How many checks a page holds, or undefined for one page of all of them. */
@@ -55,22 +51,9 @@ function perPage(body: DashboardBody): number | undefined {
 }
 
 async function selectedChecks(store: Store, dashboard: StoredDashboard, body: DashboardBody): Promise<DashboardCheck[]> {
-  const [summaries, statuses] = await Promise.all([store.checks.listSummaries(dashboard.accountId), store.checkStatuses.list(dashboard.accountId)]);
-  const statusById = new Map(statuses.map((s) => [s.checkId, s]));
-  const checks = summaries
+  const checks = (await store.checks.listSummaries(dashboard.accountId))
     .filter((c) => selectsCheck(body.tags, body.useTagsAndOperator === true, c.tags))
-    .map((c): DashboardCheck => {
-      const status = statusById.get(c.id);
-      const ran = Boolean(status?.lastCheckRunId);
-      return {
-        ...c,
-        state: stateOf(c, status),
-        lastRunLocation: ran ? (status?.lastRunLocation ?? null) : null,
-        lastResultId: status?.lastCheckRunId ?? null,
-        lastRunAt: ran ? (status?.updatedAt ?? null) : null,
-        stats: undefined,
-      };
-    });
+    .map((c): DashboardCheck => ({ ...c, state: stateOf(c), stats: undefined }));
   // Array.prototype.sort is stable: equal states keep creation order.
   return body.sortByStatus ? checks.sort((a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state]) : checks;
 }

@@ -7,7 +7,8 @@
  * assets/dashboard.js fetches every refreshRate seconds and swaps in: no full reload.
  */
 import { html } from '../html.ts';
-import type { CheckState, DashboardCheck, DashboardData } from './data.ts';
+import { checkItemsHtml } from './check-item.ts';
+import type { DashboardData } from './data.ts';
 
 export interface DashboardUrls {
   /** Where the page is (`/dashboards/acme` or `/` of its custom domain). */
@@ -18,74 +19,6 @@ export interface DashboardUrls {
   customCss: string | undefined;
   /** The service's console, for showCheckRunLinks (absolute: a custom domain does not serve it). */
   console: string;
-}
-
-const STATE_LABEL: Record<CheckState, string> = {
-  failing: 'Failing',
-  degraded: 'Degraded',
-  passing: 'Passing',
-  pending: 'No runs yet',
-  paused: 'Paused',
-};
-
-/** The reference's result modifiers: --passing, --failure, --degraded. */
-const RESULT_CLASS: Record<CheckState, string> = {
-  failing: 'check__result--failure',
-  degraded: 'check__result--degraded',
-  passing: 'check__result--passing',
-  pending: 'check__result--pending',
-  paused: 'check__result--paused',
-};
-
-export function formatMs(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined) return '–';
-  return ms >= 1000 ? `${(ms / 1000).toFixed(ms >= 10_000 ? 0 : 1)} s` : `${Math.round(ms)} ms`;
-}
-
-export function formatAvailability(percent: number | null | undefined): string {
-  if (percent === null || percent === undefined) return '–';
-  return `${percent === 100 || percent === 0 ? percent : percent.toFixed(2)}%`;
-}
-
-/** Spans, not a <dl>: the figures sit in the check's <summary>, which holds phrasing content only. */
-function Metrics({ check, data }: { check: DashboardCheck; data: DashboardData }) {
-  const s = check.stats;
-  const metric = (label: string, value: string) => html`<span class="metric"><span class="metric__label">${label}</span> ${value}</span>`;
-  return html`<span class="check__metrics">
-    ${metric('24h availability', formatAvailability(s?.availability))}
-    ${metric('p50', formatMs(s?.p50Ms))}
-    ${data.body.showP95 ? metric('p95', formatMs(s?.p95Ms)) : null}
-    ${data.body.showP99 ? metric('p99', formatMs(s?.p99Ms)) : null}
-  </span>`;
-}
-
-function CheckDetails({ check, data, urls }: { check: DashboardCheck; data: DashboardData; urls: DashboardUrls }) {
-  const s = check.stats;
-  const runLink =
-    data.body.showCheckRunLinks && check.lastResultId
-      ? html`<li><a href=${`${urls.console}/app/checks/${check.id}/results/${check.lastResultId}`}>Last run of ${check.name}</a></li>`
-      : null;
-  return html`<ul class="check__details">
-    <li>Runs in 24 h: ${s?.runs ?? 0}${s && s.failures > 0 ? `, ${s.failures} failed` : ''}</li>
-    <li>Average: ${formatMs(s?.avgMs)}</li>
-    ${check.lastRunLocation ? html`<li>Last run: ${check.lastRunLocation}${check.lastRunAt ? html`, <time datetime=${check.lastRunAt}>${check.lastRunAt.slice(0, 16).replace('T', ' ')} UTC</time>` : null}</li>` : null}
-    ${!data.body.hideTags && check.tags.length > 0 ? html`<li class="check__tags">Tags: ${check.tags.map((t) => html`<span class="tag">${t}</span> `)}</li>` : null}
-    ${runLink}
-  </ul>`;
-}
-
-function CheckItem({ check, data, urls }: { check: DashboardCheck; data: DashboardData; urls: DashboardUrls }) {
-  const group = data.body.showGroupNames && check.groupName ? html`<span class="check__group">${check.groupName} / </span>` : null;
-  return html`<li class=${`check check--${check.state}`} data-check-id=${check.id}>
-    <details open=${data.body.expandChecks} data-check-id=${check.id}>
-      <summary>
-        <span class=${`check__result ${RESULT_CLASS[check.state]}`}>${STATE_LABEL[check.state]}</span>
-        <span class="check__name">${group}${check.name}</span>
-        <${Metrics} check=${check} data=${data} />
-      </summary>
-      <${CheckDetails} check=${check} data=${data} urls=${urls} />
-    </details>
-  </li>`;
 }
 
 function Incidents({ data }: { data: DashboardData }) {
@@ -127,7 +60,7 @@ export function DashboardRegion({ data, urls }: { data: DashboardData; urls: Das
   const list =
     data.checks.length === 0
       ? html`<p class="check-list check-list--empty">No checks to show.</p>`
-      : html`<ul class="check-list">${data.checks.map((c) => html`<${CheckItem} check=${c} data=${data} urls=${urls} />`)}</ul>`;
+      : html`<ul class="check-list" dangerouslySetInnerHTML=${{ __html: checkItemsHtml(data, urls) }}></ul>`;
   return html`<div class="dashboard-region" data-page=${String(data.page)} data-pages=${String(data.pages)}>
     <${Incidents} data=${data} />
     <${Summary} data=${data} />
