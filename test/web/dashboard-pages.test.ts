@@ -8,7 +8,7 @@ import { launchChromium, newContext, saveScreenshot, seriousA11yViolations, unde
 import { dashboardFixtures } from './dashboard-fixtures.ts';
 
 describe('public dashboards', () => {
-  const t = webServicePerFile();
+  const t = webServicePerFile({ PUBLIC_URL: 'https://outpost.acme.test' });
   const f = dashboardFixtures(() => t.web);
   let browser: Browser;
   let acme: TestAccount;
@@ -109,6 +109,67 @@ describe('public dashboards', () => {
     expect(await names('/dashboards/tags-or')).toEqual(['Web shop', 'Nightly batch']);
     expect(await names('/dashboards/tags-and')).toEqual(['Public API']);
     expect(await names('/dashboards/tags-none')).toEqual(['Public API', 'Web shop', 'Nightly batch']);
+  });
+
+  it('honours the display properties: header, logo and link, width, figures, tags, groups, run links', async () => {
+    const group = await t.web.api<{ id: number }>(acme, 'POST', '/v2/check-groups', { name: 'Storefront' });
+    const grouped = await f.check(acme, 'Cart', ['display'], { groupId: group.id });
+    await f.result(acme, grouped, { responseTime: 42 });
+    const plain = { header: 'Plain', customUrl: 'display-plain', tags: ['display'] };
+    const shaped = {
+      header: 'Shaped',
+      customUrl: 'display-shaped',
+      tags: ['display'],
+      description: 'Below the header',
+      logo: 'https://cdn.acme.test/logo.png',
+      link: 'https://acme.test/',
+      favicon: 'https://cdn.acme.test/favicon.ico',
+      width: '960PX',
+      showP95: false,
+      showP99: false,
+      hideTags: true,
+      showGroupNames: false,
+      showCheckRunLinks: true,
+      showHeader: false,
+      refreshRate: 300,
+    };
+    await f.dashboard(acme, plain);
+    await f.dashboard(acme, shaped);
+    const before = await (await page('/dashboards/display-plain')).text();
+    expect(before).toContain('<h1>Plain</h1>');
+    expect(before).toContain('<span class="check__group">Storefront / </span>');
+    expect(before).toMatch(/metric__label">p95.*metric__label">p99/);
+    expect(before).toContain('<span class="tag">display</span>');
+    expect(before).toContain('class="main dashboard-main width-full"');
+    expect(before).not.toContain('/results/');
+    const after = await (await page('/dashboards/display-shaped')).text();
+    expect(after).toContain('<h1 class="sr-only">Shaped</h1>');
+    expect(after).not.toContain('class="dashboard-description"');
+    expect(after).toContain('<a href="https://acme.test/"><img class="logo" src="https://cdn.acme.test/logo.png" alt="Shaped: home"/></a>');
+    expect(after).toContain('<link rel="icon" href="https://cdn.acme.test/favicon.ico"/>');
+    expect(after).toContain('class="main dashboard-main width-960"');
+    expect(after).not.toMatch(/metric__label">p9[59]/);
+    expect(after).not.toContain('class="tag"');
+    expect(after).not.toContain('Storefront');
+    // At the service's PUBLIC_URL: a custom domain does not serve the console.
+    expect(after).toMatch(new RegExp(`href="https://outpost.acme.test/app/checks/${grouped}/results/[0-9a-f-]{36}">Last run of Cart</a>`));
+    // Without script: a meta refresh at refreshRate.
+    expect(after).toContain('<noscript><meta http-equiv="refresh" content="300"/></noscript>');
+  });
+
+  it('pages by checksPerPage with links that work without script, and shows the incidents only when enabled', async () => {
+    const d = await f.dashboard(acme, { header: 'Paged', customUrl: 'paged', tags: ['prod', 'api'], checksPerPage: 2 });
+    await t.web.api(acme, 'POST', '/v1/incidents', {
+      name: 'Hidden unless enabled',
+      dashboardId: d.id,
+      incidentUpdates: [{ status: 'INVESTIGATING', description: 'x' }],
+    });
+    const first = await (await page('/dashboards/paged')).text();
+    expect(first).toContain('<a href="/dashboards/paged?page=2">2</a>');
+    expect(first).not.toContain('Hidden unless enabled');
+    const second = await (await page('/dashboards/paged?page=2')).text();
+    expect([...second.matchAll(/class="check__name">([^<]*)</g)].map((m) => m[1])).toEqual(['Nightly batch']);
+    expect(second).toContain('aria-current="page">2</a>');
   });
 
   it("never shows another account's checks, even with the same tags", async () => {
