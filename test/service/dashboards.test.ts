@@ -181,6 +181,10 @@ describe('dashboards', () => {
     expect(Object.keys(again.keys[0] ?? {}).sort()).toEqual(['created_at', 'id', 'maskedKey', 'updated_at']);
     const pub = await api.app.inject({ method: 'PUT', url: `/v1/dashboards/${d.id}`, headers: acme.headers, payload: { isPrivate: false } });
     expect(json<DashboardView>(pub).keys).toEqual([]);
+    // Made private again: a new key, raw in that PUT's answer only.
+    const priv = json<DashboardView>(await api.app.inject({ method: 'PUT', url: `/v1/dashboards/${d.id}`, headers: acme.headers, payload: { isPrivate: true } }));
+    expect((priv.keys[0] as { rawKey?: string }).rawKey).toMatch(/^da_[0-9a-f]{32}$/);
+    expect((priv.keys[0] as { rawKey?: string }).rawKey).not.toBe(raw);
   });
 
   it('is 404 for another account’s dashboard or an unknown id, and 401 without a key', async () => {

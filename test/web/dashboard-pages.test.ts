@@ -191,6 +191,10 @@ describe('public dashboards', () => {
       expect(body).not.toContain('Board room');
       expect(body).not.toContain('Public API');
     }
+    // Any letter case leads to the one path the cookie is scoped to.
+    const upper = await page(`/dashboards/BOARD?key=${key}`);
+    expect(upper.status).toBe(301);
+    expect(upper.headers.get('location')).toBe(`/dashboards/board?key=${key}`);
     const accepted = await page(`/dashboards/board?key=${key}`);
     expect(accepted.status).toBe(303);
     expect(accepted.headers.get('location')).toBe('/dashboards/board');
