@@ -92,6 +92,8 @@ describe('public dashboards', () => {
     await f.result(acme, ids.api, { responseTime: 4000, hasFailures: true });
     await p.clock.runFor(61_000);
     await expect.poll(() => api.textContent()).toBe('Failing');
+    // Screen readers hear the changed summary, not the whole list again.
+    expect(await p.locator('#dashboard-announce').textContent()).toBe('2 of 2 checks failing');
     // The second page comes after paginationRate seconds.
     await p.clock.runFor(300_000);
     await expect.poll(() => p.locator('.check__name').allTextContents()).toEqual(['Web shop']);

@@ -8,6 +8,8 @@
   const refreshMs = Number(region.dataset.refreshSeconds) * 1000;
   const rotateMs = Number(region.dataset.paginationSeconds) * 1000;
 
+  const announce = document.getElementById('dashboard-announce');
+  const summary = () => region.querySelector('.status-summary')?.textContent ?? '';
   const current = () => region.querySelector('.dashboard-region');
   const numberIn = (name) => Number(current()?.dataset[name] ?? 1) || 1;
   // The page shown is kept here, not read back from the DOM: a refresh that fires while a rotation's
@@ -28,8 +30,10 @@
     for (const details of template.content.querySelectorAll('details')) {
       if (opened.has(details.dataset.checkId)) details.open = true;
     }
+    const before = summary();
     region.replaceChildren(template.content);
     page = numberIn('page');
+    if (announce && summary() !== before) announce.textContent = summary();
   }
 
   const safely = (fn) => () => fn().catch(() => {});

@@ -82,15 +82,19 @@ function Header({ data }: { data: DashboardData }) {
   </header>`;
 }
 
-/** The page's body: header, description and the live region with what the script needs to refresh it. */
+/**
+ * The page's body: header, description and the live region with what the script needs to refresh it.
+ * The region itself is not aria-live (a screen reader would read every check at every refresh); the
+ * script puts a changed summary ("1 of 3 checks failing") in #dashboard-announce instead.
+ */
 export function DashboardBodyView({ data, urls }: { data: DashboardData; urls: DashboardUrls }) {
   const { body } = data;
   return html`<${Header} data=${data} />
     <main id="main" class=${`main dashboard-main ${body.width === '960PX' ? 'width-960' : 'width-full'}`}>
       ${body.showHeader && body.description ? html`<p class="dashboard-description">${body.description}</p>` : null}
+      <p id="dashboard-announce" class="sr-only" role="status"></p>
       <div
         id="dashboard-region"
-        aria-live="polite"
         data-region-url=${urls.region}
         data-refresh-seconds=${String(body.refreshRate)}
         data-pagination-seconds=${String(body.paginate ? body.paginationRate : 0)}
