@@ -215,12 +215,14 @@ describe('public dashboards', () => {
     await p.goto(`${t.web.url}/dashboards/acme-prod`);
     expect(await context.cookies(`${t.web.url}/dashboards/acme-prod`)).toEqual([]);
     await context.close();
-    const lockedOut = await newContext(browser);
-    const q = await lockedOut.newPage();
-    expect((await q.goto(`${t.web.url}/dashboards/board`))?.status()).toBe(401);
-    expect(await seriousA11yViolations(q)).toEqual([]);
-    await saveScreenshot(q, 'dashboard-private-key');
-    await lockedOut.close();
+    for (const scheme of ['light', 'dark'] as const) {
+      const lockedOut = await newContext(browser, scheme);
+      const q = await lockedOut.newPage();
+      expect((await q.goto(`${t.web.url}/dashboards/board`))?.status()).toBe(401);
+      expect(await seriousA11yViolations(q)).toEqual([]);
+      await saveScreenshot(q, `dashboard-private-key-${scheme}`);
+      await lockedOut.close();
+    }
   });
 
   it('serves a dashboard at / of its custom domain, its live region there too', async () => {
