@@ -25,7 +25,7 @@ function Incidents({ data }: { data: DashboardData }) {
   if (data.incidents.length === 0) return null;
   return html`<section class="incidents-summary active-incident-list" aria-label="Open incidents">
     ${data.incidents.map(
-      ({ incident, latest }) => html`<div class=${`active-incident active-incident--${incident.impact.toLowerCase()}`} role="status">
+      ({ incident, latest }) => html`<div class=${`active-incident active-incident--${incident.impact.toLowerCase()}`}>
         <p class="active-incident__header"><strong>${incident.impact === 'MAINTENANCE' ? 'Maintenance' : `${incident.impact === 'MAJOR' ? 'Major' : 'Minor'} incident`}:</strong> ${incident.name}</p>
         ${latest ? html`<p>${latest.status.charAt(0) + latest.status.slice(1).toLowerCase()}: ${latest.description}</p>` : null}
       </div>`,
