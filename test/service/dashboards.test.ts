@@ -170,13 +170,21 @@ describe('dashboards', () => {
     expect(json<DashboardView[]>(page2).map((d) => d.header)).toEqual(['b']);
   });
 
-  it('gives a private dashboard a key shown only masked, and drops it when made public', async () => {
+  it('gives a private dashboard a key, raw once in the answer that made it, masked after, and drops it when made public', async () => {
     const d = json<DashboardView>(await create(acme, { header: 'p', isPrivate: true, keys: [{ rawKey: 'ignored' }] }));
     expect(d.keys).toHaveLength(1);
-    expect(Object.keys(d.keys[0] ?? {}).sort()).toEqual(['created_at', 'id', 'maskedKey', 'updated_at']);
-    expect(d.keys[0]?.maskedKey).toMatch(/^da_…[0-9a-f]{4}$/);
+    expect(Object.keys(d.keys[0] ?? {}).sort()).toEqual(['created_at', 'id', 'maskedKey', 'rawKey', 'updated_at']);
+    const raw = (d.keys[0] as { rawKey?: string }).rawKey ?? '';
+    expect(raw).toMatch(/^da_[0-9a-f]{32}$/);
+    expect(d.keys[0]?.maskedKey).toBe(`da_…${raw.slice(-4)}`);
+    const again = json<DashboardView>(await api.app.inject({ method: 'GET', url: `/v1/dashboards/${d.id}`, headers: acme.headers }));
+    expect(Object.keys(again.keys[0] ?? {}).sort()).toEqual(['created_at', 'id', 'maskedKey', 'updated_at']);
     const pub = await api.app.inject({ method: 'PUT', url: `/v1/dashboards/${d.id}`, headers: acme.headers, payload: { isPrivate: false } });
     expect(json<DashboardView>(pub).keys).toEqual([]);
+    // Made private again: a new key, raw in that PUT's answer only.
+    const priv = json<DashboardView>(await api.app.inject({ method: 'PUT', url: `/v1/dashboards/${d.id}`, headers: acme.headers, payload: { isPrivate: true } }));
+    expect((priv.keys[0] as { rawKey?: string }).rawKey).toMatch(/^da_[0-9a-f]{32}$/);
+    expect((priv.keys[0] as { rawKey?: string }).rawKey).not.toBe(raw);
   });
 
   it('is 404 for another account’s dashboard or an unknown id, and 401 without a key', async () => {

@@ -4,8 +4,9 @@
  *
  * customUrl and customDomain are unique across all accounts, in any letter case: the store keeps a
  * normalized copy of each under a UNIQUE index, so the database decides between racing requests and
- * the loser gets 409. The service does not render dashboards; it stores and returns them. A private
- * dashboard gets a viewer key, shown only masked (see docs/api.md "Dashboards").
+ * the loser gets 409. The pages themselves are src/service/web/dashboards/. A private dashboard gets a
+ * viewer key, whose raw value is returned once, by the request that made it, and masked ever after
+ * (see docs/api.md "Dashboards").
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
@@ -61,10 +62,12 @@ function dashboardProperties(mode: Mode) {
 
 export const DashboardCreateBody = Type.Object(dashboardProperties('create'), { additionalProperties: false });
 export const DashboardUpdateBody = Type.Object(dashboardProperties('update'), { additionalProperties: false });
-type DashboardBody = Static<typeof DashboardCreateBody>;
+export type DashboardBody = Static<typeof DashboardCreateBody>;
 
 const KeySchema = Type.Object({
   id: Type.String(),
+  /** Only in the answer of the request that made the key: the viewer opens the page with it. */
+  rawKey: Type.Optional(Type.String()),
   maskedKey: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Nullable(Type.String({ format: 'date-time' })),
@@ -138,7 +141,13 @@ export function dashboardView(d: StoredDashboard): Static<typeof DashboardRespon
     favicon: body.favicon ?? null,
     link: body.link ?? null,
     description: body.description ?? null,
-    keys: d.keys.map((k) => ({ id: k.id, maskedKey: k.maskedKey, created_at: k.createdAt, updated_at: k.updatedAt })),
+    keys: d.keys.map((k) => ({
+      id: k.id,
+      ...(d.newKey?.id === k.id ? { rawKey: d.newKey.rawKey } : {}),
+      maskedKey: k.maskedKey,
+      created_at: k.createdAt,
+      updated_at: k.updatedAt,
+    })),
     created_at: d.createdAt,
     updated_at: d.updatedAt,
   } as Static<typeof DashboardResponse>;

@@ -99,6 +99,8 @@ export interface StoredDashboard {
   /** Every DashboardCreate property as accepted (defaults filled), minus keys. */
   body: Record<string, unknown>;
   keys: DashboardKeyRecord[];
+  /** Set only on the answer of the create/update that made a viewer key: its raw value, shown once. */
+  newKey?: { id: string; rawKey: string };
   createdAt: string;
   updatedAt: string | null;
 }
@@ -121,6 +123,13 @@ export interface DashboardRepo {
   getByAddress(accountId: string, kind: 'customUrl' | 'customDomain', key: string): Promise<StoredDashboard | undefined>;
   list(accountId: string, opts: { limit: number; page: number }): Promise<StoredDashboard[]>;
   delete(accountId: string, id: number): Promise<boolean>;
+  /**
+   * The dashboard at a public address, whatever its account (addresses are unique across accounts):
+   * for serving its page. `key` normalized as in DashboardInput.
+   */
+  findByAddress(kind: 'customUrl' | 'customDomain', key: string): Promise<StoredDashboard | undefined>;
+  /** Whether `rawKey` is one of the dashboard's viewer keys. */
+  hasViewerKey(dashboardId: number, rawKey: string): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -176,6 +185,8 @@ export interface DashboardIncidentRepo {
   listUpdates(accountId: string, incidentId: string, limit?: number): Promise<DashboardIncidentUpdate[]>;
   addUpdate(accountId: string, incidentId: string, update: { status: DashboardIncidentUpdateStatus; description: string }): Promise<DashboardIncidentUpdate | undefined>;
   editUpdate(accountId: string, incidentId: string, updateId: string, description: string): Promise<DashboardIncidentUpdate | undefined>;
+  /** The dashboard's incidents active at `at` (started, not yet stopped), newest first, each with its latest update. */
+  listActive(accountId: string, dashboardId: number, at: string): Promise<Array<{ incident: DashboardIncident; latest: DashboardIncidentUpdate | undefined }>>;
   /** Refuses to delete an incident's only update: an incident always has at least one. */
   deleteUpdate(accountId: string, incidentId: string, updateId: string): Promise<DeleteUpdateResult>;
 }

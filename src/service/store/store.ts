@@ -91,12 +91,26 @@ export interface StoredCheck {
   updatedAt: string | null;
 }
 
+/** What a list of many checks needs to show each (a dashboard): no body, no secrets opened. */
+export interface CheckSummary {
+  id: string;
+  name: string;
+  checkType: StoredCheck['checkType'];
+  activated: boolean;
+  tags: string[];
+  groupName: string | null;
+  /** Its latest counted result, as its check status holds it; null before the first. */
+  lastRun: { failed: boolean; degraded: boolean; location: string | null; resultId: string; at: string | null } | null;
+}
+
 export interface CheckRepo {
   create(check: Omit<StoredCheck, 'id' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck>;
   update(accountId: string, id: string, check: Omit<StoredCheck, 'id' | 'accountId' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck | undefined>;
   get(accountId: string, id: string): Promise<StoredCheck | undefined>;
   list(accountId: string, opts: { limit: number; page: number; checkType?: StoredCheck['checkType'] }): Promise<StoredCheck[]>;
   delete(accountId: string, id: string): Promise<boolean>;
+  /** Every check of the account, in creation order, as a summary with its status, in one read. */
+  listSummaries(accountId: string): Promise<CheckSummary[]>;
   /** Every activated check assigned to at least one private location or in a group (whose locations may apply), for the scheduler. */
   listSchedulable(): Promise<StoredCheck[]>;
 }
@@ -242,6 +256,8 @@ export interface Store {
   /** Check statuses with their alerting state, and the check alert history: see ./check-status-types.ts. */
   checkStatuses: import('./check-status-types.ts').CheckStatusRepo;
   checkAlerts: import('./check-status-types.ts').CheckAlertRepo;
+  /** Per-check runs, availability and response-time percentiles over a day: see ./check-stats-types.ts. */
+  checkStats: import('./check-stats-types.ts').CheckStatsRepo;
 
   alertChannels: import('./alert-channel-types.ts').AlertChannelRepo;
   alertNotifications: import('./alert-notification-types.ts').AlertNotificationRepo;

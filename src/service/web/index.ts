@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { assetRoutes } from './assets.ts';
 import { consoleRoutes } from './console/index.ts';
 import { dashboardAtDomain } from './dashboards/at-domain.ts';
+import { dashboardPages } from './dashboards/routes.ts';
 import type { WebDeps } from './deps.ts';
 import { requestHost } from './host.ts';
 import { sendNotFoundPage } from './not-found.ts';
@@ -30,6 +31,7 @@ export async function webPages(app: FastifyInstance, deps: WebDeps): Promise<voi
   await app.register(assetRoutes);
   await app.register(subscribeRoutes, { deps, resolvePage: resolvePublicPage(deps.store) });
   await app.register(consoleRoutes, deps);
+  await app.register(dashboardPages, deps);
   app.get('/', async (request, reply) => {
     const host = requestHost(request);
     const served = (await statusPageAtDomain(deps, request, reply, host)) ?? (await dashboardAtDomain(deps, request, reply, host));

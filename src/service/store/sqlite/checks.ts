@@ -3,7 +3,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { CheckType } from '../../../shared/checks/types.ts';
 import type { SecretBox } from '../../secrets/box.ts';
 import { parseStoredJson, storedJson } from '../../secrets/variables.ts';
-import type { CheckRepo, StoredCheck } from '../store.ts';
+import type { CheckRepo, CheckSummary, StoredCheck } from '../store.ts';
 import { inTransaction, nowIso } from './db.ts';
 
 interface CheckRow {
@@ -46,6 +46,39 @@ const toCheck = (row: CheckRow, box: SecretBox): StoredCheck => ({
   body: parseStoredJson<Record<string, unknown>>(box, row.body),
   createdAt: row.created_at,
   updatedAt: row.updated_at,
+});
+
+interface SummaryRow {
+  id: string;
+  name: string;
+  check_type: string;
+  activated: number;
+  tags: string | null;
+  group_name: string | null;
+  has_failures: number | null;
+  has_errors: number | null;
+  is_degraded: number | null;
+  last_run_location: string | null;
+  last_check_run_id: string | null;
+  updated_at: string | null;
+}
+
+const toSummary = (row: SummaryRow): CheckSummary => ({
+  id: row.id,
+  name: row.name,
+  checkType: row.check_type as CheckSummary['checkType'],
+  activated: row.activated === 1,
+  tags: row.tags ? (JSON.parse(row.tags) as string[]) : [],
+  groupName: row.group_name,
+  lastRun: row.last_check_run_id
+    ? {
+        failed: row.has_failures === 1 || row.has_errors === 1,
+        degraded: row.is_degraded === 1,
+        location: row.last_run_location,
+        resultId: row.last_check_run_id,
+        at: row.updated_at,
+      }
+    : null,
 });
 
 export class SqliteCheckRepo implements CheckRepo {
@@ -127,6 +160,20 @@ export class SqliteCheckRepo implements CheckRepo {
 
   async delete(accountId: string, id: string): Promise<boolean> {
     return this.#db.prepare('DELETE FROM checks WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+  }
+
+  async listSummaries(accountId: string): Promise<CheckSummary[]> {
+    const rows = this.#db
+      .prepare(
+        `SELECT c.id, c.name, c.check_type, c.activated, json_extract(c.body, '$.tags') AS tags, g.name AS group_name,
+                s.has_failures, s.has_errors, s.is_degraded, s.last_run_location, s.last_check_run_id, s.updated_at
+         FROM checks c
+         LEFT JOIN check_groups g ON g.id = json_extract(c.body, '$.groupId') AND g.account_id = c.account_id
+         LEFT JOIN check_statuses s ON s.check_id = c.id
+         WHERE c.account_id = ? ORDER BY c.seq`,
+      )
+      .all(accountId) as unknown as SummaryRow[];
+    return rows.map(toSummary);
   }
 
   async listSchedulable(): Promise<StoredCheck[]> {

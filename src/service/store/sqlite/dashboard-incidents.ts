@@ -102,6 +102,21 @@ export class SqliteDashboardIncidentRepo implements DashboardIncidentRepo {
     return rows.map(toUpdate);
   }
 
+  async listActive(accountId: string, dashboardId: number, at: string) {
+    // ISO strings of one format compare as their instants; a null start counts as started.
+    const rows = this.#db
+      .prepare(
+        `SELECT * FROM dashboard_incidents WHERE account_id = ? AND dashboard_id = ?
+         AND (started_at IS NULL OR started_at <= ?) AND (stopped_at IS NULL OR stopped_at > ?) ORDER BY seq DESC`,
+      )
+      .all(accountId, dashboardId, at, at) as unknown as IncidentRow[];
+    const latest = this.#db.prepare('SELECT * FROM dashboard_incident_updates WHERE incident_id = ? ORDER BY seq DESC LIMIT 1');
+    return rows.map((row) => {
+      const update = latest.get(row.id) as UpdateRow | undefined;
+      return { incident: toIncident(row), latest: update && toUpdate(update) };
+    });
+  }
+
   async addUpdate(accountId: string, incidentId: string, update: NewUpdate) {
     return inTransaction(this.#db, () => {
       if (!this.#row(accountId, incidentId)) return undefined;

@@ -48,10 +48,9 @@ export class SqliteDashboardRepo implements DashboardRepo {
         .prepare('INSERT INTO dashboards (account_id, body, custom_url_key, custom_domain_key, created_at) VALUES (?, ?, ?, ?, ?)')
         .run(accountId, JSON.stringify(input.body), input.customUrlKey, input.customDomainKey, nowIso());
       const dashboardId = Number(result.lastInsertRowid);
-      if (input.isPrivate) this.#addKey(dashboardId);
-      return dashboardId;
+      return { dashboardId, newKey: input.isPrivate ? this.#addKey(dashboardId) : undefined };
     });
-    return this.#mustGet(accountId, id);
+    return { ...this.#mustGet(accountId, id.dashboardId), ...(id.newKey ? { newKey: id.newKey } : {}) };
   }
 
   async update(accountId: string, id: number, input: DashboardInput): Promise<StoredDashboard | undefined> {
@@ -62,11 +61,11 @@ export class SqliteDashboardRepo implements DashboardRepo {
       if (result.changes === 0) return false;
       const hasKey = this.#db.prepare('SELECT 1 FROM dashboard_keys WHERE dashboard_id = ?').get(id) !== undefined;
       // A dashboard made private gets its key; made public, its keys are revoked (deleted).
-      if (input.isPrivate && !hasKey) this.#addKey(id);
       if (!input.isPrivate && hasKey) this.#db.prepare('DELETE FROM dashboard_keys WHERE dashboard_id = ?').run(id);
-      return true;
+      return { newKey: input.isPrivate && !hasKey ? this.#addKey(id) : undefined };
     });
-    return changed ? this.#mustGet(accountId, id) : undefined;
+    if (!changed) return undefined;
+    return { ...this.#mustGet(accountId, id), ...(changed.newKey ? { newKey: changed.newKey } : {}) };
   }
 
   async get(accountId: string, id: number): Promise<StoredDashboard | undefined> {
@@ -89,6 +88,16 @@ export class SqliteDashboardRepo implements DashboardRepo {
     return rows.map((row) => this.#toDashboard(row));
   }
 
+  async findByAddress(kind: 'customUrl' | 'customDomain', key: string): Promise<StoredDashboard | undefined> {
+    const column = kind === 'customUrl' ? 'custom_url_key' : 'custom_domain_key';
+    const row = this.#db.prepare(`SELECT * FROM dashboards WHERE ${column} = ?`).get(key) as DashboardRow | undefined;
+    return row && this.#toDashboard(row);
+  }
+
+  async hasViewerKey(dashboardId: number, rawKey: string): Promise<boolean> {
+    return this.#db.prepare('SELECT 1 FROM dashboard_keys WHERE dashboard_id = ? AND key_hash = ?').get(dashboardId, hashKey(rawKey)) !== undefined;
+  }
+
   async delete(accountId: string, id: number): Promise<boolean> {
     return this.#db.prepare('DELETE FROM dashboards WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
   }
@@ -101,12 +110,14 @@ export class SqliteDashboardRepo implements DashboardRepo {
     }
   }
 
-  /** Creates a viewer key. The raw value is discarded: the API shows dashboard keys only masked. */
-  #addKey(dashboardId: number): void {
+  /** Creates a viewer key. Only its hash is kept: the raw value goes back once, to the caller. */
+  #addKey(dashboardId: number): { id: string; rawKey: string } {
     const rawKey = DASHBOARD_KEY_PREFIX + randomBytes(16).toString('hex');
+    const id = randomUUID();
     this.#db
       .prepare('INSERT INTO dashboard_keys (id, dashboard_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(randomUUID(), dashboardId, hashKey(rawKey), maskKey(rawKey), nowIso());
+      .run(id, dashboardId, hashKey(rawKey), maskKey(rawKey), nowIso());
+    return { id, rawKey };
   }
 
   #toDashboard(row: DashboardRow): StoredDashboard {

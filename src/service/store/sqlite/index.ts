@@ -15,6 +15,7 @@ import { SqliteArtifactRepo } from './artifacts.ts';
 import { SqliteBadgeRepo } from './badges.ts';
 import { SqliteCheckAlertRepo } from './check-alerts.ts';
 import { SqliteCheckGroupRepo } from './check-groups.ts';
+import { SqliteCheckStatsRepo } from './check-stats.ts';
 import { SqliteCheckStatusRepo } from './check-statuses.ts';
 import { SqliteCheckRepo } from './checks.ts';
 import { SqliteConsoleSessionRepo } from './console-sessions.ts';
@@ -60,12 +61,14 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     throw err;
   }
   const checks = new SqliteCheckRepo(db, secrets);
+  const checkStats = new SqliteCheckStatsRepo(db);
   let closed = false;
   return {
     accounts: new SqliteAccountRepo(db),
     locations: new SqliteLocationRepo(db),
     checks,
-    results: new SqliteResultRepo(db),
+    results: new SqliteResultRepo(db, checkStats),
+    checkStats,
     runs: new SqliteRunRepo(db),
     agents: new SqliteAgentRepo(db),
     errorReports: new SqliteErrorReportRepo(db),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import type { RunResult } from '../../../shared/protocol.ts';
 import { BadRequestError } from '../../http/errors.ts';
+import type { StatsSample } from '../check-stats-types.ts';
 import type { NewResult, RecentResult, ResultRepo, StatusPendingResult, StoredResult } from '../store.ts';
 import { inTransaction, nowIso } from './db.ts';
 
@@ -69,14 +70,22 @@ export function decodeCursor(cursor: string): number {
   return Number(match[1]);
 }
 
+/** Where a stored FINAL result is counted into its check's statistics (./check-stats.ts). */
+export interface StatsRecorder {
+  record(sample: StatsSample): void;
+}
+
 export class SqliteResultRepo implements ResultRepo {
   readonly #db: DatabaseSync;
-  constructor(db: DatabaseSync) {
+  readonly #stats: StatsRecorder | undefined;
+  constructor(db: DatabaseSync, stats?: StatsRecorder) {
     this.#db = db;
+    this.#stats = stats;
   }
 
   async insertOnce(result: NewResult): Promise<{ status: 'stored' | 'duplicate'; id: string }> {
     const id = randomUUID();
+    const createdAt = result.createdAt ?? nowIso();
     // ON CONFLICT DO NOTHING on the unique run_id index: whichever insert commits first wins, the
     // other becomes a no-op, with no read-then-write window between connections.
     const inserted = inTransaction(this.#db, () => {
@@ -95,18 +104,31 @@ export class SqliteResultRepo implements ResultRepo {
           result.runLocation,
           result.attempts,
           result.resultType ?? 'FINAL',
-          result.createdAt ?? nowIso(),
+          createdAt,
           JSON.stringify(result.payload),
         );
       if (changes > 0 && result.pendingStatus) {
         this.#db.prepare('INSERT INTO results_status_pending (result_id, due_at) VALUES (?, ?)').run(id, result.pendingStatus.dueAt);
       }
+      if (changes > 0) this.#countInStats(result, Date.parse(createdAt));
       return changes > 0;
     });
     if (inserted) return { status: 'stored', id };
     const existing = this.#db.prepare('SELECT id FROM results WHERE run_id = ?').get(result.runId) as { id: string } | undefined;
     if (!existing) throw new Error(`result for run ${result.runId} conflicted but cannot be found`);
     return { status: 'duplicate', id: existing.id };
+  }
+
+  /** A retried ATTEMPT or a cancelled run says nothing about the check's availability. */
+  #countInStats(result: NewResult, atMs: number): void {
+    if (result.resultType === 'ATTEMPT' || result.payload.isCancelled) return;
+    this.#stats?.record({
+      accountId: result.accountId,
+      checkId: result.checkId,
+      atMs,
+      failed: result.payload.hasFailures || result.payload.hasErrors,
+      responseTimeMs: result.payload.responseTime,
+    });
   }
 
   async listStatusPending(opts: { limit: number; afterSequence?: number; storedBefore?: string }): Promise<StatusPendingResult[]> {

@@ -1,0 +1,34 @@
+/**
+ * Per-check statistics over a recent window (a dashboard's 24 hours): how many runs, how many
+ * failed, and the response time's average and percentiles. See ./sqlite/check-stats.ts for how they
+ * are kept cheap to read for hundreds of checks at once.
+ */
+
+/** One check's figures over the window; every time is in milliseconds, null when nothing ran. */
+export interface CheckWindowStats {
+  runs: number;
+  failures: number;
+  /** Percent of runs that passed (degraded counts as passing), 0-100; null without runs. */
+  availability: number | null;
+  avgMs: number | null;
+  p50Ms: number | null;
+  p95Ms: number | null;
+  p99Ms: number | null;
+}
+
+/** What a stored result adds to its check's statistics. */
+export interface StatsSample {
+  accountId: string;
+  checkId: string;
+  atMs: number;
+  failed: boolean;
+  responseTimeMs: number;
+}
+
+export interface CheckStatsRepo {
+  /**
+   * The figures of each of `checkIds` (of the account) over the last 24 hours before `nowMs`. A
+   * check with no runs in the window is absent from the map.
+   */
+  forChecks(accountId: string, checkIds: readonly string[], nowMs: number): Promise<Map<string, CheckWindowStats>>;
+}

@@ -1,0 +1,115 @@
+/**
+ * Per-check statistics over the last 24 hours, for dashboards of hundreds of checks.
+ *
+ * Why rollups plus a cache: percentiles straight from `results` mean reading every result of the day
+ * (500 checks every minute is 720,000 rows), far beyond a page's budget. Instead each stored result
+ * adds to its check's row for that hour in `check_stats_hourly` (runs, failures, summed, fastest and
+ * slowest time and a response-time histogram, ../response-histogram.ts), in the transaction that stores it. A read merges
+ * at most 24 rows per check; the merged figures are kept in memory per check until a result of that
+ * check is stored, the hour turns, or a minute passes (a result stored by another process), so a
+ * dashboard refresh of 500 unchanged checks reads nothing from the database. The window is the
+ * current hour and the 23 before it: between 23 and 24 hours. Percentiles are within ~4.5 %.
+ */
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { CheckStatsRepo, CheckWindowStats, StatsSample } from '../check-stats-types.ts';
+import { addTo, type Histogram, mergeInto, percentiles } from '../response-histogram.ts';
+
+const HOUR_MS = 3_600_000;
+const WINDOW_HOURS = 24;
+/** Rollups older than this are deleted as new ones are written. */
+const KEEP_HOURS = 48;
+const CACHE_MS = 60_000;
+
+interface RollupRow {
+  runs: number;
+  failures: number;
+  total_ms: number;
+  min_ms: number;
+  max_ms: number;
+  histogram: string;
+}
+
+const ROLLUP_COLUMNS = 'runs, failures, total_ms, min_ms, max_ms, histogram';
+
+/** Adds one result to its check's hourly rollup (inside the caller's transaction). */
+export function addRollup(db: DatabaseSync, sample: StatsSample): void {
+  const hour = Math.floor(sample.atMs / HOUR_MS);
+  const existing = db
+    .prepare(`SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND hour = ?`)
+    .get(sample.checkId, hour) as RollupRow | undefined;
+  const histogram = existing ? (JSON.parse(existing.histogram) as Histogram) : {};
+  addTo(histogram, sample.responseTimeMs);
+  db.prepare(
+    `INSERT INTO check_stats_hourly (check_id, hour, account_id, runs, failures, total_ms, min_ms, max_ms, histogram)
+     VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)
+     ON CONFLICT (check_id, hour) DO UPDATE SET runs = runs + 1, failures = failures + excluded.failures,
+       total_ms = total_ms + excluded.total_ms, min_ms = min(min_ms, excluded.min_ms), max_ms = max(max_ms, excluded.max_ms),
+       histogram = excluded.histogram`,
+  ).run(sample.checkId, hour, sample.accountId, sample.failed ? 1 : 0, sample.responseTimeMs, sample.responseTimeMs, sample.responseTimeMs, JSON.stringify(histogram));
+  db.prepare('DELETE FROM check_stats_hourly WHERE check_id = ? AND hour < ?').run(sample.checkId, hour - KEEP_HOURS);
+}
+
+/** The figures of a set of hourly rows, or undefined when none ran. */
+export function summarize(rows: readonly RollupRow[]): CheckWindowStats | undefined {
+  let runs = 0;
+  let failures = 0;
+  let totalMs = 0;
+  let minMs = Number.POSITIVE_INFINITY;
+  let maxMs = 0;
+  const histogram: Histogram = {};
+  for (const row of rows) {
+    runs += row.runs;
+    failures += row.failures;
+    totalMs += row.total_ms;
+    minMs = Math.min(minMs, row.min_ms);
+    maxMs = Math.max(maxMs, row.max_ms);
+    mergeInto(histogram, JSON.parse(row.histogram) as Histogram);
+  }
+  if (runs === 0) return undefined;
+  // A bucket's middle can lie outside what was measured (one run of 900 ms would read 899): clamp.
+  const [p50Ms = null, p95Ms = null, p99Ms = null] = percentiles(histogram, runs, [50, 95, 99]).map((p) => Math.round(Math.min(maxMs, Math.max(minMs, p))));
+  return { runs, failures, availability: ((runs - failures) / runs) * 100, avgMs: Math.round(totalMs / runs), p50Ms, p95Ms, p99Ms };
+}
+
+interface CacheEntry {
+  firstHour: number;
+  cachedAtMs: number;
+  stats: CheckWindowStats | undefined;
+}
+
+export class SqliteCheckStatsRepo implements CheckStatsRepo {
+  readonly #db: DatabaseSync;
+  readonly #window: StatementSync;
+  readonly #cache = new Map<string, CacheEntry>();
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+    this.#window = db.prepare(`SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND account_id = ? AND hour >= ?`);
+  }
+
+  /** Called by the result repository inside the transaction that stores a counted result. */
+  record(sample: StatsSample): void {
+    addRollup(this.#db, sample);
+    this.#cache.delete(`${sample.accountId}/${sample.checkId}`);
+  }
+
+  async forChecks(accountId: string, checkIds: readonly string[], nowMs: number): Promise<Map<string, CheckWindowStats>> {
+    const firstHour = Math.floor(nowMs / HOUR_MS) - (WINDOW_HOURS - 1);
+    const out = new Map<string, CheckWindowStats>();
+    for (const checkId of checkIds) {
+      const stats = this.#cached(accountId, checkId, firstHour, nowMs);
+      if (stats) out.set(checkId, stats);
+    }
+    return out;
+  }
+
+  #cached(accountId: string, checkId: string, firstHour: number, nowMs: number): CheckWindowStats | undefined {
+    // Keyed by account too: a check id from another account must never read this one's entry.
+    const key = `${accountId}/${checkId}`;
+    const hit = this.#cache.get(key);
+    if (hit && hit.firstHour === firstHour && nowMs - hit.cachedAtMs < CACHE_MS) return hit.stats;
+    const stats = summarize(this.#window.all(checkId, accountId, firstHour) as unknown as RollupRow[]);
+    this.#cache.set(key, { firstHour, cachedAtMs: nowMs, stats });
+    return stats;
+  }
+}
