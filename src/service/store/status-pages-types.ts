@@ -83,12 +83,16 @@ export interface StatusPageFields {
   favicon: string | null;
   defaultTheme: DefaultTheme;
   version: number | null;
+  description: string | null;
+  /** Readable only with one of the page's keys (StatusPageKeyRepo). */
+  isPrivate: boolean;
+  /** No "Powered by Outpost" on the page. */
+  whiteLabel: boolean;
 }
 
 export interface StatusPage extends StatusPageFields {
   id: string;
   accountId: string;
-  isPrivate: boolean;
   cards: StatusPageCard[];
   createdAt: string;
   updatedAt: string | null;

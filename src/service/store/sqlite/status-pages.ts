@@ -116,6 +116,8 @@ interface PageRow {
   default_theme: string;
   version: number | null;
   is_private: number;
+  description: string | null;
+  white_label: number;
   created_at: string;
   updated_at: string | null;
 }
@@ -129,7 +131,7 @@ interface CardRow {
 }
 
 const PAGE_COLUMNS =
-  'p.seq, p.id, p.account_id, p.name, p.url, p.custom_domain, p.theme_colors, p.logo, p.logo_dark, p.redirect_to, p.favicon, p.default_theme, p.version, p.is_private, p.created_at, p.updated_at';
+  'p.seq, p.id, p.account_id, p.name, p.url, p.custom_domain, p.theme_colors, p.logo, p.logo_dark, p.redirect_to, p.favicon, p.default_theme, p.version, p.is_private, p.description, p.white_label, p.created_at, p.updated_at';
 
 export class SqliteStatusPageRepo implements StatusPageRepo {
   readonly #db: DatabaseSync;
@@ -144,7 +146,8 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
         this.#db
           .prepare(
             `INSERT INTO status_pages (id, account_id, name, url, custom_domain, theme_colors, logo, logo_dark, redirect_to,
-               favicon, default_theme, version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+               favicon, default_theme, version, description, is_private, white_label, created_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(id, accountId, ...this.#fieldValues(input), nowIso()),
         input,
@@ -161,7 +164,8 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
           this.#db
             .prepare(
               `UPDATE status_pages SET name = ?, url = ?, custom_domain = ?, theme_colors = ?, logo = ?, logo_dark = ?,
-                 redirect_to = ?, favicon = ?, default_theme = ?, version = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
+                 redirect_to = ?, favicon = ?, default_theme = ?, version = ?, description = ?, is_private = ?, white_label = ?,
+                 updated_at = ? WHERE id = ? AND account_id = ?`,
             )
             .run(...this.#fieldValues(input), nowIso(), id, accountId),
         input,
@@ -204,6 +208,9 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
       input.favicon,
       input.defaultTheme,
       input.version,
+      input.description,
+      input.isPrivate ? 1 : 0,
+      input.whiteLabel ? 1 : 0,
     ] as const;
   }
 
@@ -304,7 +311,9 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
       favicon: row.favicon,
       defaultTheme: row.default_theme as DefaultTheme,
       version: row.version,
+      description: row.description,
       isPrivate: row.is_private === 1,
+      whiteLabel: row.white_label === 1,
       cards: cardsByPage.get(row.id) ?? [],
       createdAt: row.created_at,
       updatedAt: row.updated_at,
