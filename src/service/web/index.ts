@@ -14,6 +14,7 @@ import type { WebDeps } from './deps.ts';
 import { requestHost } from './host.ts';
 import { sendNotFoundPage } from './not-found.ts';
 import { statusPageAtDomain } from './status-pages/at-domain.ts';
+import { statusPageWebRoutes } from './status-pages/index.ts';
 
 export type { WebDeps } from './deps.ts';
 
@@ -25,6 +26,7 @@ export async function webPages(app: FastifyInstance, deps: WebDeps): Promise<voi
   await app.register(compress, { global: true, threshold: 1024 });
   await app.register(formBody);
   await app.register(assetRoutes);
+  await app.register(statusPageWebRoutes, deps);
   app.get('/', async (request, reply) => {
     const host = requestHost(request);
     const served = (await statusPageAtDomain(deps, request, reply, host)) ?? (await dashboardAtDomain(deps, request, reply, host));
