@@ -2,7 +2,7 @@
  * What the public status pages read, and the reader keys of private pages. Same conventions as
  * ./store.ts; the reads that take a page are bounded to the page's account and services.
  */
-import type { IncidentRecord, IncidentSeverity, IncidentStatus, Page, StatusPage } from './status-pages-types.ts';
+import type { IncidentRecord, IncidentSeverity, Page, StatusPage } from './status-pages-types.ts';
 
 export interface StatusPageKeyRecord {
   id: string;
@@ -28,7 +28,6 @@ export interface IncidentDay {
   id: string;
   name: string;
   severity: IncidentSeverity;
-  lastUpdateStatus: IncidentStatus;
   startedAt: string;
   serviceId: string;
 }

@@ -2,6 +2,8 @@
  * The reads of a public status page. Service ids travel as one JSON array (json_each), so each
  * statement's text is fixed and prepared once. Shaped for a page with many incidents: the open ones
  * come from a partial index, the history from (account_id, started_at, seq), never the whole table.
+ * `+isv.service_id` keeps SQLite from probing the link index once per page service for each incident:
+ * it looks the incident's few links up by incident id and tests each against the page's set.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import type { IncidentDay, PageScope, StatusPageReadRepo } from '../status-page-web-types.ts';
@@ -19,7 +21,7 @@ import type { SqliteStatusPageRepo } from './status-pages.ts';
 
 /** Incidents of the scope's account with a link to one of its services (services: param 2). */
 const ON_PAGE = `i.account_id = ? AND EXISTS (SELECT 1 FROM incident_services isv
-  WHERE isv.incident_id = i.id AND isv.service_id IN (SELECT value FROM json_each(?)))`;
+  WHERE isv.incident_id = i.id AND +isv.service_id IN (SELECT value FROM json_each(?)))`;
 
 const HISTORY_TAG = 'sph';
 
@@ -65,7 +67,7 @@ export class SqliteStatusPageReadRepo implements StatusPageReadRepo {
       this.#db,
       `SELECT DISTINCT isv.service_id, i.severity FROM incidents i INDEXED BY incidents_account_open
        JOIN incident_services isv ON isv.incident_id = i.id
-       WHERE i.account_id = ? AND i.last_update_status <> 'RESOLVED' AND isv.service_id IN (SELECT value FROM json_each(?))`,
+       WHERE i.account_id = ? AND i.last_update_status <> 'RESOLVED' AND +isv.service_id IN (SELECT value FROM json_each(?))`,
     ).all(scope.accountId, JSON.stringify(scope.serviceIds)) as unknown as { service_id: string; severity: IncidentSeverity }[];
     const worst = new Map<string, IncidentSeverity>();
     for (const row of rows) {
@@ -78,15 +80,14 @@ export class SqliteStatusPageReadRepo implements StatusPageReadRepo {
   async startedSince(scope: PageScope, since: string): Promise<IncidentDay[]> {
     const rows = statement(
       this.#db,
-      `SELECT i.id, i.name, i.severity, i.last_update_status, i.started_at, isv.service_id
+      `SELECT i.id, i.name, i.severity, i.started_at, isv.service_id
        FROM incidents i INDEXED BY incidents_account_started JOIN incident_services isv ON isv.incident_id = i.id
-       WHERE i.account_id = ? AND i.started_at >= ? AND isv.service_id IN (SELECT value FROM json_each(?))
+       WHERE i.account_id = ? AND i.started_at >= ? AND +isv.service_id IN (SELECT value FROM json_each(?))
        ORDER BY i.started_at DESC, i.seq DESC`,
     ).all(scope.accountId, since, JSON.stringify(scope.serviceIds)) as unknown as {
       id: string;
       name: string;
       severity: IncidentDay['severity'];
-      last_update_status: IncidentDay['lastUpdateStatus'];
       started_at: string;
       service_id: string;
     }[];
@@ -94,7 +95,6 @@ export class SqliteStatusPageReadRepo implements StatusPageReadRepo {
       id: r.id,
       name: r.name,
       severity: r.severity,
-      lastUpdateStatus: r.last_update_status,
       startedAt: r.started_at,
       serviceId: r.service_id,
     }));

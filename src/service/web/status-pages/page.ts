@@ -3,10 +3,11 @@ import type { FastifyReply } from 'fastify';
 import type { IncidentRecord, IncidentSeverity, StatusPage } from '../../store/status-pages-types.ts';
 import type { WebDeps } from '../deps.ts';
 import { html } from '../html.ts';
-import { incidentCard, incidentPath } from './incident-view.ts';
+import { dayBarWriter } from './bar.ts';
+import { incidentCard } from './incident-view.ts';
 import type { OpenStatusPage } from './resolve.ts';
 import { sendStatusView } from './shell.ts';
-import { dayLabel, type HistoryDay, historyByService, historyStart, severityState, worstSeverity } from './state.ts';
+import { historyByService, historyStart, severityState, worstSeverity } from './state.ts';
 
 /** At most this many open incidents are shown in full; the history page has the rest. */
 export const OPEN_INCIDENTS_SHOWN = 20;
@@ -16,21 +17,14 @@ export const pageScope = (page: StatusPage) => ({
   serviceIds: [...new Set(page.cards.flatMap((c) => c.services.map((s) => s.id)))],
 });
 
-function dayItem(day: HistoryDay, base: string) {
-  const worst = worstSeverity(day.incidents.map((i) => i.severity));
-  const label = html`<span class="sr-only">${dayLabel(day)}</span>`;
-  const first = day.incidents[0];
-  return html`<li class=${`d d-${worst ? severityState(worst).tone : 'none'}`}>${first ? html`<a href=${incidentPath(base, first)}>${label}</a>` : label}</li>`;
-}
-
-function serviceRow(service: { id: string; name: string }, severity: IncidentSeverity | undefined, days: HistoryDay[], base: string) {
+function serviceRow(service: { id: string; name: string }, severity: IncidentSeverity | undefined, bar: string) {
   const state = severityState(severity);
   return html`<li class="sp-service">
     <div class="sp-service-head">
       <span class="sp-service-name">${service.name}</span>
       <span class=${`state state-${state.tone}`}>${state.label}</span>
     </div>
-    <ol class="sp-bar" aria-label=${`${service.name}, last 90 days`}>${days.map((d) => dayItem(d, base))}</ol>
+    <ol class="sp-bar" aria-label=${`${service.name}, last 90 days`} dangerouslySetInnerHTML=${{ __html: bar }}></ol>
   </li>`;
 }
 
@@ -51,6 +45,7 @@ export async function sendStatusPage(deps: WebDeps, reply: FastifyReply, found: 
     deps.store.statusPageReads.startedSince(scope, historyStart(now)),
   ]);
   const history = historyByService(now, scope.serviceIds, started);
+  const writeBar = dayBarWriter(base);
   return sendStatusView(reply, found, {
     title: page.name,
     children: html`<h1>${page.name}</h1>
@@ -60,7 +55,7 @@ export async function sendStatusPage(deps: WebDeps, reply: FastifyReply, found: 
         (card) => html`<section class="card sp-card" aria-labelledby=${`card-${card.id}`}>
           <h2 id=${`card-${card.id}`}>${card.name}</h2>
           <ul class="sp-services">
-            ${card.services.map((s) => serviceRow(s, severities.get(s.id), history.get(s.id) ?? [], base))}
+            ${card.services.map((s) => serviceRow(s, severities.get(s.id), writeBar(history.get(s.id) ?? [])))}
           </ul>
         </section>`,
       )}

@@ -51,6 +51,8 @@ export const formatTime = (iso: string): string => `${TIME_FORMAT.format(new Dat
 export interface HistoryDay {
   /** YYYY-MM-DD, UTC. */
   day: string;
+  /** The day as the page writes it ("3 Nov 2026"): formatted once per day, not once per service. */
+  date: string;
   incidents: { id: string; name: string; severity: IncidentSeverity }[];
 }
 
@@ -64,7 +66,8 @@ export function historyStart(now: Date): string {
 export function historyByService(now: Date, serviceIds: readonly string[], incidents: readonly IncidentDay[]): Map<string, HistoryDay[]> {
   const startMs = Date.parse(historyStart(now));
   const days = Array.from({ length: HISTORY_DAYS }, (_, i) => new Date(startMs + i * 86_400_000).toISOString().slice(0, 10));
-  const result = new Map<string, HistoryDay[]>(serviceIds.map((id) => [id, days.map((day) => ({ day, incidents: [] }))]));
+  const dates = days.map(formatDay);
+  const result = new Map<string, HistoryDay[]>(serviceIds.map((id) => [id, days.map((day, i) => ({ day, date: dates[i] ?? day, incidents: [] }))]));
   for (const incident of incidents) {
     const index = Math.floor((Date.parse(incident.startedAt) - startMs) / 86_400_000);
     result.get(incident.serviceId)?.[index]?.incidents.push({ id: incident.id, name: incident.name, severity: incident.severity });
@@ -77,7 +80,7 @@ const NAMES_PER_DAY = 3;
 
 /** A day's text (the bar is not colour only): "3 Nov 2026: no incidents", or the count, the worst state and names. */
 export function dayLabel(day: HistoryDay): string {
-  const date = formatDay(day.day);
+  const date = day.date;
   if (day.incidents.length === 0) return `${date}: no incidents`;
   const state = severityState(worstSeverity(day.incidents.map((i) => i.severity)));
   const names = day.incidents.slice(0, NAMES_PER_DAY).map((i) => i.name);
