@@ -135,6 +135,33 @@ describe('public status pages', () => {
     await context.close();
   });
 
+  it("shows the page's logo for the reader's colour scheme, linked to redirectTo, and its favicon", async () => {
+    const service = await makeService(t.web, acme, 'Logo service');
+    await makePage(t.web, acme, {
+      name: 'Logo status',
+      url: 'logo',
+      logo: 'https://assets.acme.test/logo-light.svg',
+      logoDark: 'https://assets.acme.test/logo-dark.svg',
+      favicon: 'https://assets.acme.test/favicon.ico',
+      redirectTo: 'https://acme.test/home',
+      cards: [{ name: 'All', services: [service] }],
+    });
+    for (const scheme of ['light', 'dark'] as const) {
+      const context = await newContext(browser, scheme);
+      // The logo host is not served here: its requests fail at once; the page's choice of URL is what is checked.
+      await context.route('https://assets.acme.test/**', (route) => route.abort());
+      const page = await context.newPage();
+      await page.goto(`${t.web.url}/status/logo`);
+      const logo = page.locator('header a picture img');
+      expect(await logo.getAttribute('alt')).toBe('Logo status logo');
+      expect(await logo.evaluate((img) => (img as HTMLImageElement).currentSrc)).toBe(`https://assets.acme.test/logo-${scheme}.svg`);
+      expect(await page.locator('header a', { has: page.locator('picture') }).getAttribute('href')).toBe('https://acme.test/home');
+      expect(await page.locator('a.sp-back').textContent()).toBe('Back to acme.test');
+      expect(await page.locator('link[rel=icon]').getAttribute('href')).toBe('https://assets.acme.test/favicon.ico');
+      await context.close();
+    }
+  });
+
   it('serves a page at / of its custom domain, with its sub-pages at the root, and never on another host', async () => {
     const context = await newContext(browser, 'light');
     const page = await context.newPage();
