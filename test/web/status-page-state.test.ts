@@ -50,7 +50,8 @@ describe('status page state', () => {
     const markup = dayBarWriter('/status/acme/')(days.get('api') ?? []);
     expect(markup).not.toContain('<img');
     expect(markup).toContain('&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quotes&quot;');
-    expect(markup).toContain('<li class="d d-partial"><a href="/status/acme/incidents/x&quot;1">');
-    expect(markup.match(/<li /g)).toHaveLength(90);
+    expect(markup).toContain('<li class="d-partial"><a href="/status/acme/incidents/x&quot;1">');
+    expect(markup).toContain('<li><span>22 Nov 2026: no incidents</span></li>');
+    expect(markup.match(/<li[ >]/g)).toHaveLength(90);
   });
 });

@@ -103,6 +103,12 @@ describe('public status pages', () => {
       expect(await websiteDays.count()).toBe(90);
       expect(await websiteDays.nth(79).textContent()).toMatch(/: 1 incident, major outage: Old outage$/);
       expect(await websiteDays.nth(78).textContent()).toMatch(/: no incidents$/);
+      // The day's text is hidden until its link has the keyboard's focus, then it shows beside the bar.
+      const dayText = websiteDays.nth(79).locator('span');
+      expect((await dayText.boundingBox())?.width).toBeLessThanOrEqual(1);
+      await websiteDays.nth(79).locator('a').focus();
+      expect((await dayText.boundingBox())?.width).toBeGreaterThan(100);
+      expect(await websiteDays.nth(79).locator('a').getAttribute('href')).toBe(`/status/acme/incidents/${incidents.old?.id}`);
       expect(await page.locator('a', { hasText: 'Subscribe to updates' }).getAttribute('href')).toBe('/status/acme/subscribe');
       expect(await page.locator('link[rel=alternate]').getAttribute('href')).toBe('/status/acme/feed.atom');
       expect(await page.locator('footer').textContent()).toContain('Powered by Outpost');

@@ -17,7 +17,7 @@ import type {
   StatusPageRepo,
   ThemeColors,
 } from '../status-pages-types.ts';
-import { inTransaction, isUniqueViolation, nowIso } from './db.ts';
+import { inTransaction, isUniqueViolation, nowIso, statement } from './db.ts';
 import { decodeSeqCursor, toPage } from './seq-cursor.ts';
 
 interface ServiceRow {
@@ -178,9 +178,10 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
   }
 
   async get(accountId: string, id: string): Promise<StatusPage | undefined> {
-    const row = this.#db
-      .prepare(`SELECT ${PAGE_COLUMNS} FROM status_pages p WHERE p.id = ? AND p.account_id = ?`)
-      .get(id, accountId) as PageRow | undefined;
+    // Prepared once: every public status page view reads its page through here.
+    const row = statement(this.#db, `SELECT ${PAGE_COLUMNS} FROM status_pages p WHERE p.id = ? AND p.account_id = ?`).get(id, accountId) as
+      | PageRow
+      | undefined;
     return row && this.#withCards([row])[0];
   }
 
@@ -272,19 +273,19 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
   #withCards(rows: PageRow[]): StatusPage[] {
     if (rows.length === 0) return [];
     const placeholders = rows.map(() => '?').join(', ');
-    const cardRows = this.#db
-      .prepare(
-        `SELECT id, status_page_id, name, created_at, updated_at FROM status_page_cards
+    const cardRows = statement(
+      this.#db,
+      `SELECT id, status_page_id, name, created_at, updated_at FROM status_page_cards
          WHERE status_page_id IN (${placeholders}) ORDER BY status_page_id, position`,
-      )
+    )
       .all(...rows.map((r) => r.id)) as unknown as CardRow[];
     const servicesByCard = new Map<string, SpService[]>();
     if (cardRows.length > 0) {
-      const links = this.#db
-        .prepare(
-          `SELECT cs.card_id, ${SERVICE_COLUMNS} FROM status_page_card_services cs JOIN sp_services s ON s.id = cs.service_id
+      const links = statement(
+        this.#db,
+        `SELECT cs.card_id, ${SERVICE_COLUMNS} FROM status_page_card_services cs JOIN sp_services s ON s.id = cs.service_id
            WHERE cs.card_id IN (${cardRows.map(() => '?').join(', ')}) ORDER BY cs.card_id, cs.position`,
-        )
+      )
         .all(...cardRows.map((c) => c.id)) as unknown as (ServiceRow & { card_id: string })[];
       for (const link of links) {
         const list = servicesByCard.get(link.card_id) ?? [];
