@@ -221,8 +221,13 @@ describe('public status pages', () => {
     await expectAccessible(page, 'status-page-private-opened');
     // The key opens this page only.
     expect((await page.goto(`${t.web.url}/status/acme?key=${encodeURIComponent(key.rawKey)}`))?.status()).toBe(200);
+    // A feed reader keeps no cookie: the feed answers with the key in its address, no redirect.
+    const feed = await fetch(`${t.web.url}/status/internal/feed.atom?key=${encodeURIComponent(key.rawKey)}`, { redirect: 'manual' });
+    expect(feed.status).toBe(200);
+    expect(await feed.text()).toContain('<title>Internal hiccup</title>');
     await t.web.api(acme, 'DELETE', `/v1/status-pages/${hidden.id}/keys/${key.id}`);
     expect((await page.goto(`${t.web.url}/status/internal`))?.status()).toBe(404);
+    expect((await fetch(`${t.web.url}/status/internal/feed.atom?key=${encodeURIComponent(key.rawKey)}`)).status).toBe(404);
     await context.close();
   });
 

@@ -32,8 +32,9 @@ export const statusPageWebRoutes: FastifyPluginAsync<WebDeps> = async (app, deps
   // plugin has been registered somewhere (it loads its parser then); webPages may have done it already.
   if (!app.hasRequestDecorator('cookies')) await app.register(cookie);
   for (const [path, view] of Object.entries(VIEWS)) {
+    const opts = { keyInQuery: path === 'feed.atom' ? ('serve' as const) : ('redirect' as const) };
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-      const found = await resolveStatusPage(deps, request, reply);
+      const found = await resolveStatusPage(deps, request, reply, opts);
       return found ? view(deps, request, reply, found) : reply;
     };
     app.get(`/status/:url/${path}`, handler);

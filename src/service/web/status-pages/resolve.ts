@@ -4,6 +4,7 @@
  * matching its customDomain. A private page opens with one of its keys: passed once as `?key=`, it is
  * checked, kept in an HttpOnly cookie scoped to the page's path, and the address loses the key (a
  * redirect), so links keep working and the key does not linger in the address bar or in Referer.
+ * A feed reader keeps no cookies: the feed answers a good `?key=` itself (`keyInQuery: 'serve'`).
  * Unknown pages and private pages without a valid key get the same plain 404 page: it reveals nothing.
  */
 import { fastifyCookie } from '@fastify/cookie';
@@ -41,14 +42,24 @@ function withoutKey(request: FastifyRequest): string {
   return `${url.pathname}${url.search}`;
 }
 
+export interface LookupOptions {
+  /** What a good `?key=` leads to: a redirect to the address without it (pages), or the answer itself (the feed). */
+  keyInQuery?: 'redirect' | 'serve';
+}
+
 /** Looks the page up and checks its key; answers only for a good `?key=` (the redirect that drops it). */
-export async function lookUpStatusPage(deps: WebDeps, request: FastifyRequest, reply: FastifyReply): Promise<StatusPageLookup> {
+export async function lookUpStatusPage(
+  deps: WebDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  opts: LookupOptions = {},
+): Promise<StatusPageLookup> {
   const address = addressOf(request);
   if (address.value === '') return { kind: 'none' };
   const page = await deps.store.statusPageReads.findByAddress(address.kind, address.value);
   if (!page) return { kind: 'none' };
   const viaDomain = address.kind === 'customDomain';
-  const found: OpenStatusPage = { page, viaDomain, base: viaDomain ? '/' : `/status/${page.url}/` };
+  const found: OpenStatusPage = { page, viaDomain, base: viaDomain ? '/' : `/status/${encodeURIComponent(page.url)}/` };
   if (!page.isPrivate) return { kind: 'open', found };
   const offered = (request.query as { key?: unknown } | undefined)?.key;
   if (typeof offered === 'string' && offered !== '') {
@@ -61,6 +72,7 @@ export async function lookUpStatusPage(deps: WebDeps, request: FastifyRequest, r
       secure: request.protocol === 'https' || deps.config.publicUrl.protocol === 'https:',
     });
     reply.header('set-cookie', setCookie);
+    if (opts.keyInQuery === 'serve') return { kind: 'open', found };
     await reply.redirect(withoutKey(request), 303);
     return { kind: 'sent' };
   }
@@ -73,8 +85,13 @@ export async function lookUpStatusPage(deps: WebDeps, request: FastifyRequest, r
  * The status page a request addresses, when its reader may see it. Otherwise the answer is sent (the
  * plain 404 page, or the redirect after a good key) and the result is undefined: return the reply.
  */
-export async function resolveStatusPage(deps: WebDeps, request: FastifyRequest, reply: FastifyReply): Promise<OpenStatusPage | undefined> {
-  const lookup = await lookUpStatusPage(deps, request, reply);
+export async function resolveStatusPage(
+  deps: WebDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  opts: LookupOptions = {},
+): Promise<OpenStatusPage | undefined> {
+  const lookup = await lookUpStatusPage(deps, request, reply, opts);
   if (lookup.kind === 'open') return lookup.found;
   if (lookup.kind !== 'sent') sendNotFoundPage(reply);
   return undefined;
