@@ -212,7 +212,7 @@ describe('subscribing from a status page', () => {
   it('resends the confirmation to an address that subscribes again, at most once per SUBSCRIPTION_RESEND_MINUTES, without a second subscription', async () => {
     const { pageId } = await statusPage('again');
     // The first subscription, made eleven minutes ago (the store judges by the clock it is given).
-    const target = await web.service.store.subscriptions.findSubscribablePage({ url: 'again' });
+    const target = await web.service.store.statusPageReads.findByAddress('url', 'again');
     const past = confirmationPolicy(loadSubscriptionConfig({}), new Date(Date.now() - 11 * 60_000));
     const input = { type: 'EMAIL' as const, address: 'again@acme.test', secret: null };
     expect(await web.service.store.subscriptions.subscribe(target as SubscribablePage, input, past)).toBe('created');
@@ -288,6 +288,23 @@ describe('subscribing from a status page', () => {
     expect((await subscriptions(pageId)).map((s) => s.address)).toEqual(['domain@acme.test']);
     expect((await page.goto(`${underHost(web.url, 'nobody.acme.test')}/subscribe`))?.status()).toBe(404);
     expect((await page.goto(`${web.url}/status/no-such-page/subscribe`))?.status()).toBe(404);
+    await context.close();
+  });
+
+  it('opens a private page\'s form only to a reader who holds one of its keys, as the page itself', async () => {
+    const { pageId } = await statusPage('hidden', { isPrivate: true });
+    const { rawKey } = await web.api<{ rawKey: string }>(account, 'POST', `/v1/status-pages/${pageId}/keys`, {});
+    const context = await newContext(browser, 'light');
+    const page = await context.newPage();
+    expect((await page.goto(`${web.url}/status/hidden/subscribe`))?.status()).toBe(404);
+    expect((await submitForm(`${web.url}/status/hidden/subscribe`, { channel: 'email', email: 'eve@acme.test' })).status).toBe(404);
+    // The key opens the page once and stays in a cookie scoped to it, which the form's path is under.
+    expect((await page.goto(`${web.url}/status/hidden?key=${encodeURIComponent(rawKey)}`))?.status()).toBe(200);
+    expect((await page.goto(`${web.url}/status/hidden/subscribe`))?.status()).toBe(200);
+    await page.getByLabel('Email address').fill('reader@acme.test');
+    await page.getByRole('button', { name: 'Subscribe by email' }).click();
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Check your inbox');
+    expect((await subscriptions(pageId)).map((s) => s.address)).toEqual(['reader@acme.test']);
     await context.close();
   });
 

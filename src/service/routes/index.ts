@@ -32,6 +32,7 @@ import { privateLocationRoutes } from './private-locations.ts';
 import { snippetRoutes } from './snippets.ts';
 import { statusPageIncidentRoutes } from './status-page-incidents.ts';
 import { statusPageServiceRoutes } from './status-page-services.ts';
+import { statusPageKeyRoutes } from './status-page-keys.ts';
 import { statusPageSubscriptionRoutes } from './status-page-subscriptions.ts';
 import { statusPageRoutes } from './status-pages.ts';
 import { variableRoutes } from './variables.ts';
@@ -61,6 +62,7 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(dashboardRoutes, { store });
   await app.register(dashboardIncidentRoutes, { store });
   await app.register(statusPageRoutes, { store });
+  await app.register(statusPageKeyRoutes, { store });
   await app.register(statusPageServiceRoutes, { store });
   await app.register(statusPageIncidentRoutes, { store, hooks });
   await app.register(incidentUpdateRoutes, { store, hooks });

@@ -15,6 +15,7 @@ import {
   type StatusPage,
   type StatusPageCard,
 } from '../store/status-pages-types.ts';
+import type { StatusPageKeyRecord } from '../store/status-page-web-types.ts';
 import { BoundedInteger, MAX_INTEGER, Nullable } from './schemas.ts';
 
 const Timestamp = Type.String({ format: 'date-time' });
@@ -187,6 +188,11 @@ export const StatusPageBody = Type.Object({
   defaultTheme: Type.Optional(DefaultThemeSchema),
   version: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: MAX_INTEGER }))),
   cards: Type.Array(CardBody),
+  description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+  /** Outpost's: readable only with one of the page's keys (POST /v1/status-pages/{id}/keys). */
+  isPrivate: Type.Optional(Type.Boolean()),
+  /** Outpost's: no "Powered by Outpost" on the page. */
+  whiteLabel: Type.Optional(Type.Boolean()),
 });
 
 const CardSchema = Type.Object({
@@ -211,13 +217,14 @@ const statusPageCommon = {
   version: Nullable(Type.Number()),
   id: Type.String(),
   isPrivate: Type.Boolean(),
+  description: Nullable(Type.String()),
 };
 
 /** StatusPageV2WithId (POST, PUT) and StatusPageV2WithIdRead (GET one). */
 export const StatusPageWithIdSchema = Type.Object({ ...statusPageCommon, whiteLabel: Type.Boolean() });
 
 /** Model74: a status page key, only ever masked. */
-const StatusPageKeySchema = Type.Object({
+export const StatusPageKeySchema = Type.Object({
   id: Type.String(),
   maskedKey: Type.String(),
   created_at: Timestamp,
@@ -265,22 +272,25 @@ function statusPageCommonView(page: StatusPage) {
     version: page.version,
     id: page.id,
     isPrivate: page.isPrivate,
+    description: page.description,
   };
 }
 
 export function statusPageWithIdView(page: StatusPage) {
-  // No white-labelling in this service: pages always carry its own branding.
-  return { ...statusPageCommonView(page), whiteLabel: false };
+  return { ...statusPageCommonView(page), whiteLabel: page.whiteLabel };
 }
 
-export function statusPageReadView(page: StatusPage, incidents: IncidentRecord[]) {
+export function statusPageKeyView(key: StatusPageKeyRecord) {
+  return { id: key.id, maskedKey: key.maskedKey, created_at: key.createdAt, updated_at: key.updatedAt };
+}
+
+export function statusPageReadView(page: StatusPage, incidents: IncidentRecord[], keys: StatusPageKeyRecord[]) {
   return {
     ...statusPageCommonView(page),
     accountId: page.accountId,
     created_at: page.createdAt,
     updated_at: page.updatedAt,
     incidents: incidents.map(incidentView),
-    // Private status pages (and so their keys) cannot be created through this API yet.
-    keys: [] as { id: string; maskedKey: string; created_at: string; updated_at: string | null }[],
+    keys: keys.map(statusPageKeyView),
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Status pages (/v1/status-pages): a page shows cards, each listing services. The list embeds each
- * page's unresolved incidents; keys appear only masked (and private pages cannot be made yet).
+ * page's unresolved incidents; keys appear only masked (they are made in ./status-page-keys.ts).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
@@ -43,6 +43,9 @@ function toInput(body: Static<typeof StatusPageBody>): StatusPageInput {
     favicon: body.favicon ?? null,
     defaultTheme: body.defaultTheme ?? 'AUTO',
     version: body.version ?? null,
+    description: body.description ?? null,
+    isPrivate: body.isPrivate ?? false,
+    whiteLabel: body.whiteLabel ?? false,
     cards: body.cards.map((card) => ({
       ...(card.id === undefined ? {} : { id: card.id }),
       name: card.name,
@@ -66,7 +69,9 @@ export const statusPageRoutes: FastifyPluginAsync<{ store: Store }> = async (fas
       );
       return {
         length: page.entries.length,
-        entries: page.entries.map((p) => statusPageReadView(p, incidents.get(p.id) ?? [])),
+        entries: await Promise.all(
+          page.entries.map(async (p) => statusPageReadView(p, incidents.get(p.id) ?? [], (await store.statusPageKeys.list(accountId, p.id)) ?? [])),
+        ),
         nextId: page.nextId,
       };
     },

@@ -41,3 +41,12 @@ export function deriveIncidentState(entries: readonly TimelineEntry[]): { lastUp
   const minutes = Math.floor((Date.parse(resolved.publicIncidentUpdateDate) - Date.parse(start.publicIncidentUpdateDate)) / 60_000);
   return { lastUpdateStatus, duration: Math.max(0, minutes) };
 }
+
+/**
+ * When the incident started: its earliest update's public date, normalized to toISOString() so stored
+ * values sort as strings (the history reads them by index); null before it has any update.
+ */
+export function incidentStart(entries: readonly TimelineEntry[]): string | null {
+  const first = chronological(entries)[0];
+  return first ? new Date(first.publicIncidentUpdateDate).toISOString() : null;
+}

@@ -83,12 +83,16 @@ export interface StatusPageFields {
   favicon: string | null;
   defaultTheme: DefaultTheme;
   version: number | null;
+  description: string | null;
+  /** Readable only with one of the page's keys (StatusPageKeyRepo). */
+  isPrivate: boolean;
+  /** No "Powered by Outpost" on the page. */
+  whiteLabel: boolean;
 }
 
 export interface StatusPage extends StatusPageFields {
   id: string;
   accountId: string;
-  isPrivate: boolean;
   cards: StatusPageCard[];
   createdAt: string;
   updatedAt: string | null;
@@ -278,8 +282,6 @@ export interface SubscriptionRepo {
   confirm(token: string, now: Date): Promise<SubscriptionByToken | undefined>;
   /** Removes the subscription of an unsubscribe token (and with it all its tokens). */
   unsubscribe(token: string): Promise<SubscriptionByToken | undefined>;
-  /** The page at a public address: its `url` (any letter case), or its custom domain (lower case). */
-  findSubscribablePage(where: { url: string } | { customDomain: string }): Promise<SubscribablePage | undefined>;
   /** Removes PENDING subscriptions that expired before `now`; resolves to how many. */
   deleteExpired(now: Date): Promise<number>;
   delete(accountId: string, statusPageId: string, subscriptionId: string): Promise<boolean>;

@@ -241,6 +241,9 @@ export interface Store {
   incidents: import('./status-pages-types.ts').IncidentRepo;
   subscriptions: import('./status-pages-types.ts').SubscriptionRepo;
   outbox: import('./status-pages-types.ts').OutboxRepo;
+  /** The public status pages' reads and their reader keys: see ./status-page-web-types.ts. */
+  statusPageReads: import('./status-page-web-types.ts').StatusPageReadRepo;
+  statusPageKeys: import('./status-page-web-types.ts').StatusPageKeyRepo;
   /** Heartbeats, dashboards and dashboard incidents: see ./heartbeat-dashboard-types.ts. */
   heartbeats: import('./heartbeat-dashboard-types.ts').HeartbeatRepo;
   dashboards: import('./heartbeat-dashboard-types.ts').DashboardRepo;

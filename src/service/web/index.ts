@@ -17,7 +17,7 @@ import { requestHost } from './host.ts';
 import { sendNotFoundPage } from './not-found.ts';
 import { statusPageAtDomain } from './status-pages/at-domain.ts';
 import { subscribeRoutes } from './status-pages/subscribe.ts';
-import { resolvePublicPage } from './status-pages/subscribe-resolve.ts';
+import { statusPageWebRoutes } from './status-pages/index.ts';
 
 export type { WebDeps } from './deps.ts';
 
@@ -29,9 +29,10 @@ export async function webPages(app: FastifyInstance, deps: WebDeps): Promise<voi
   await app.register(compress, { global: true, threshold: 1024 });
   await app.register(formBody);
   await app.register(assetRoutes);
-  await app.register(subscribeRoutes, { deps, resolvePage: resolvePublicPage(deps.store) });
+  await app.register(subscribeRoutes, deps);
   await app.register(consoleRoutes, deps);
   await app.register(dashboardPages, deps);
+  await app.register(statusPageWebRoutes, deps);
   app.get('/', async (request, reply) => {
     const host = requestHost(request);
     const served = (await statusPageAtDomain(deps, request, reply, host)) ?? (await dashboardAtDomain(deps, request, reply, host));

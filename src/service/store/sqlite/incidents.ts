@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { deriveIncidentState } from '../incident-state.ts';
+import { deriveIncidentState, incidentStart } from '../incident-state.ts';
 import type {
   IncidentInput,
   IncidentRecord,
@@ -20,12 +20,12 @@ import type {
   PageRequest,
   SpService,
 } from '../status-pages-types.ts';
-import { inTransaction, nowIso } from './db.ts';
+import { inTransaction, nowIso, statement } from './db.ts';
 import { enqueueIncidentNotifications } from './outbox.ts';
 import { decodeSeqCursor, toPage } from './seq-cursor.ts';
 import { resolveServices, toService } from './status-pages.ts';
 
-interface IncidentRow {
+export interface IncidentRow {
   seq: number;
   id: string;
   account_id: string;
@@ -49,7 +49,7 @@ interface UpdateRow {
   updated_at: string | null;
 }
 
-const INCIDENT_COLUMNS = 'i.seq, i.id, i.account_id, i.name, i.severity, i.last_update_status, i.duration, i.created_at, i.updated_at';
+export const INCIDENT_COLUMNS = 'i.seq, i.id, i.account_id, i.name, i.severity, i.last_update_status, i.duration, i.created_at, i.updated_at';
 const UPDATE_COLUMNS = 'u.seq, u.id, u.incident_id, u.description, u.status, u.public_date, u.notify_subscribers, u.created_at, u.updated_at';
 /** Newest first: the order of every list of updates this API returns. */
 const NEWEST_UPDATE_FIRST = 'u.public_date DESC, u.seq DESC';
@@ -245,15 +245,17 @@ export class SqliteIncidentRepo implements IncidentRepo {
     return id;
   }
 
-  /** Re-derives lastUpdateStatus and duration from the updates; `touchedAt` also sets updated_at. */
+  /** Re-derives lastUpdateStatus, duration and the start from the updates; `touchedAt` also sets updated_at. */
   #recompute(incidentId: string, touchedAt: string | null): void {
     const entries = (
       this.#prepare('SELECT seq, status, public_date FROM incident_updates WHERE incident_id = ?')
         .all(incidentId) as unknown as { seq: number; status: IncidentStatus | null; public_date: string }[]
     ).map((r) => ({ sequence: r.seq, status: r.status, publicIncidentUpdateDate: r.public_date }));
     const { lastUpdateStatus, duration } = deriveIncidentState(entries);
-    this.#prepare('UPDATE incidents SET last_update_status = ?, duration = ?, updated_at = COALESCE(?, updated_at) WHERE id = ?')
-      .run(lastUpdateStatus, duration, touchedAt, incidentId);
+    this.#prepare(
+      `UPDATE incidents SET last_update_status = ?, duration = ?, started_at = COALESCE(?, created_at),
+         updated_at = COALESCE(?, updated_at) WHERE id = ?`,
+    ).run(lastUpdateStatus, duration, incidentStart(entries), touchedAt, incidentId);
   }
 
   /** Reads back the incident and the written update, and queues notifications when asked to. */
@@ -272,44 +274,48 @@ export class SqliteIncidentRepo implements IncidentRepo {
     return { value: pick(incident, update), queued };
   }
 
-  /** Adds services and updates to incident rows with two queries for the whole page. */
   #hydrate(rows: IncidentRow[]): IncidentRecord[] {
-    if (rows.length === 0) return [];
-    const ids = rows.map((r) => r.id);
-    const serviceRows = this.#prepare(
-        `SELECT isv.incident_id, s.seq, s.id, s.account_id, s.name, s.created_at, s.updated_at
-         FROM incident_services isv JOIN sp_services s ON s.id = isv.service_id
-         WHERE isv.incident_id IN (${placeholders(ids.length)}) ORDER BY isv.incident_id, isv.position`,
-      )
-      .all(...ids) as unknown as (Parameters<typeof toService>[0] & { incident_id: string })[];
-    const updateRows = this.#prepare(
-        `SELECT ${UPDATE_COLUMNS} FROM incident_updates u WHERE u.incident_id IN (${placeholders(ids.length)})
-         ORDER BY ${NEWEST_UPDATE_FIRST}`,
-      )
-      .all(...ids) as unknown as UpdateRow[];
-    const services = new Map<string, SpService[]>();
-    for (const row of serviceRows) {
-      const list = services.get(row.incident_id) ?? [];
-      list.push(toService(row));
-      services.set(row.incident_id, list);
-    }
-    const updates = new Map<string, IncidentUpdateRecord[]>();
-    for (const row of updateRows) {
-      const list = updates.get(row.incident_id) ?? [];
-      list.push(toUpdate(row));
-      updates.set(row.incident_id, list);
-    }
-    return rows.map((row) => ({
-      id: row.id,
-      accountId: row.account_id,
-      name: row.name,
-      severity: row.severity as IncidentSeverity,
-      services: services.get(row.id) ?? [],
-      updates: updates.get(row.id) ?? [],
-      lastUpdateStatus: row.last_update_status as IncidentStatus,
-      duration: row.duration,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    }));
+    return hydrateIncidents(this.#db, rows);
   }
+}
+
+/** Adds services and updates to incident rows with two queries for the whole page. */
+export function hydrateIncidents(db: DatabaseSync, rows: IncidentRow[]): IncidentRecord[] {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const serviceRows = statement(db, 
+      `SELECT isv.incident_id, s.seq, s.id, s.account_id, s.name, s.created_at, s.updated_at
+       FROM incident_services isv JOIN sp_services s ON s.id = isv.service_id
+       WHERE isv.incident_id IN (${placeholders(ids.length)}) ORDER BY isv.incident_id, isv.position`,
+    )
+    .all(...ids) as unknown as (Parameters<typeof toService>[0] & { incident_id: string })[];
+  const updateRows = statement(db, 
+      `SELECT ${UPDATE_COLUMNS} FROM incident_updates u WHERE u.incident_id IN (${placeholders(ids.length)})
+       ORDER BY ${NEWEST_UPDATE_FIRST}`,
+    )
+    .all(...ids) as unknown as UpdateRow[];
+  const services = new Map<string, SpService[]>();
+  for (const row of serviceRows) {
+    const list = services.get(row.incident_id) ?? [];
+    list.push(toService(row));
+    services.set(row.incident_id, list);
+  }
+  const updates = new Map<string, IncidentUpdateRecord[]>();
+  for (const row of updateRows) {
+    const list = updates.get(row.incident_id) ?? [];
+    list.push(toUpdate(row));
+    updates.set(row.incident_id, list);
+  }
+  return rows.map((row) => ({
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    severity: row.severity as IncidentSeverity,
+    services: services.get(row.id) ?? [],
+    updates: updates.get(row.id) ?? [],
+    lastUpdateStatus: row.last_update_status as IncidentStatus,
+    duration: row.duration,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }));
 }

@@ -33,6 +33,8 @@ import { SqliteResultRepo } from './results.ts';
 import { SqliteRunRetryRepo } from './run-retries.ts';
 import { SqliteRunRepo } from './runs.ts';
 import { SqliteSnippetRepo } from './snippets.ts';
+import { SqliteStatusPageKeyRepo } from './status-page-keys.ts';
+import { SqliteStatusPageReadRepo } from './status-page-reads.ts';
 import { SqliteSpServiceRepo, SqliteStatusPageRepo } from './status-pages.ts';
 import { SqliteSubscriptionRepo } from './subscriptions.ts';
 import { SqliteVariableRepo, verifySecretsMarker } from './variables.ts';
@@ -62,6 +64,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
   }
   const checks = new SqliteCheckRepo(db, secrets);
   const checkStats = new SqliteCheckStatsRepo(db);
+  const statusPages = new SqliteStatusPageRepo(db);
   let closed = false;
   return {
     accounts: new SqliteAccountRepo(db),
@@ -75,7 +78,9 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     heartbeats: new SqliteHeartbeatRepo(db, checks),
     dashboards: new SqliteDashboardRepo(db),
     dashboardIncidents: new SqliteDashboardIncidentRepo(db),
-    statusPages: new SqliteStatusPageRepo(db),
+    statusPages,
+    statusPageReads: new SqliteStatusPageReadRepo(db, statusPages),
+    statusPageKeys: new SqliteStatusPageKeyRepo(db),
     statusPageServices: new SqliteSpServiceRepo(db),
     incidents: new SqliteIncidentRepo(db),
     subscriptions: new SqliteSubscriptionRepo(db, secrets),

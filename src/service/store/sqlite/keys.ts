@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 /** Prefixes tell the two kinds of key apart at a glance (and in secret scanners). */
 export const API_KEY_PREFIX = 'op_';
 export const LOCATION_KEY_PREFIX = 'pl_';
+export const STATUS_PAGE_KEY_PREFIX = 'sp_';
 
 /** A new user API key: `op_` + 32 random bytes, base64url. */
 export function newApiKey(): string {
@@ -12,6 +13,11 @@ export function newApiKey(): string {
 /** A new private location key: `pl_` + 32 random bytes, hex (the agent passes it in env files). */
 export function newLocationKey(): string {
   return LOCATION_KEY_PREFIX + randomBytes(32).toString('hex');
+}
+
+/** A new status page reader key: `sp_` + 32 random bytes, base64url (it travels in a URL once). */
+export function newStatusPageKey(): string {
+  return STATUS_PAGE_KEY_PREFIX + randomBytes(32).toString('base64url');
 }
 
 /**

@@ -17,7 +17,7 @@ import type {
   StatusPageRepo,
   ThemeColors,
 } from '../status-pages-types.ts';
-import { inTransaction, isUniqueViolation, nowIso } from './db.ts';
+import { inTransaction, isUniqueViolation, nowIso, statement } from './db.ts';
 import { decodeSeqCursor, toPage } from './seq-cursor.ts';
 
 interface ServiceRow {
@@ -116,6 +116,8 @@ interface PageRow {
   default_theme: string;
   version: number | null;
   is_private: number;
+  description: string | null;
+  white_label: number;
   created_at: string;
   updated_at: string | null;
 }
@@ -129,7 +131,7 @@ interface CardRow {
 }
 
 const PAGE_COLUMNS =
-  'p.seq, p.id, p.account_id, p.name, p.url, p.custom_domain, p.theme_colors, p.logo, p.logo_dark, p.redirect_to, p.favicon, p.default_theme, p.version, p.is_private, p.created_at, p.updated_at';
+  'p.seq, p.id, p.account_id, p.name, p.url, p.custom_domain, p.theme_colors, p.logo, p.logo_dark, p.redirect_to, p.favicon, p.default_theme, p.version, p.is_private, p.description, p.white_label, p.created_at, p.updated_at';
 
 export class SqliteStatusPageRepo implements StatusPageRepo {
   readonly #db: DatabaseSync;
@@ -144,7 +146,8 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
         this.#db
           .prepare(
             `INSERT INTO status_pages (id, account_id, name, url, custom_domain, theme_colors, logo, logo_dark, redirect_to,
-               favicon, default_theme, version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+               favicon, default_theme, version, description, is_private, white_label, created_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(id, accountId, ...this.#fieldValues(input), nowIso()),
         input,
@@ -161,7 +164,8 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
           this.#db
             .prepare(
               `UPDATE status_pages SET name = ?, url = ?, custom_domain = ?, theme_colors = ?, logo = ?, logo_dark = ?,
-                 redirect_to = ?, favicon = ?, default_theme = ?, version = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
+                 redirect_to = ?, favicon = ?, default_theme = ?, version = ?, description = ?, is_private = ?, white_label = ?,
+                 updated_at = ? WHERE id = ? AND account_id = ?`,
             )
             .run(...this.#fieldValues(input), nowIso(), id, accountId),
         input,
@@ -174,9 +178,10 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
   }
 
   async get(accountId: string, id: string): Promise<StatusPage | undefined> {
-    const row = this.#db
-      .prepare(`SELECT ${PAGE_COLUMNS} FROM status_pages p WHERE p.id = ? AND p.account_id = ?`)
-      .get(id, accountId) as PageRow | undefined;
+    // Prepared once: every public status page view reads its page through here.
+    const row = statement(this.#db, `SELECT ${PAGE_COLUMNS} FROM status_pages p WHERE p.id = ? AND p.account_id = ?`).get(id, accountId) as
+      | PageRow
+      | undefined;
     return row && this.#withCards([row])[0];
   }
 
@@ -204,6 +209,9 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
       input.favicon,
       input.defaultTheme,
       input.version,
+      input.description,
+      input.isPrivate ? 1 : 0,
+      input.whiteLabel ? 1 : 0,
     ] as const;
   }
 
@@ -265,19 +273,19 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
   #withCards(rows: PageRow[]): StatusPage[] {
     if (rows.length === 0) return [];
     const placeholders = rows.map(() => '?').join(', ');
-    const cardRows = this.#db
-      .prepare(
-        `SELECT id, status_page_id, name, created_at, updated_at FROM status_page_cards
+    const cardRows = statement(
+      this.#db,
+      `SELECT id, status_page_id, name, created_at, updated_at FROM status_page_cards
          WHERE status_page_id IN (${placeholders}) ORDER BY status_page_id, position`,
-      )
+    )
       .all(...rows.map((r) => r.id)) as unknown as CardRow[];
     const servicesByCard = new Map<string, SpService[]>();
     if (cardRows.length > 0) {
-      const links = this.#db
-        .prepare(
-          `SELECT cs.card_id, ${SERVICE_COLUMNS} FROM status_page_card_services cs JOIN sp_services s ON s.id = cs.service_id
+      const links = statement(
+        this.#db,
+        `SELECT cs.card_id, ${SERVICE_COLUMNS} FROM status_page_card_services cs JOIN sp_services s ON s.id = cs.service_id
            WHERE cs.card_id IN (${cardRows.map(() => '?').join(', ')}) ORDER BY cs.card_id, cs.position`,
-        )
+      )
         .all(...cardRows.map((c) => c.id)) as unknown as (ServiceRow & { card_id: string })[];
       for (const link of links) {
         const list = servicesByCard.get(link.card_id) ?? [];
@@ -304,7 +312,9 @@ export class SqliteStatusPageRepo implements StatusPageRepo {
       favicon: row.favicon,
       defaultTheme: row.default_theme as DefaultTheme,
       version: row.version,
+      description: row.description,
       isPrivate: row.is_private === 1,
+      whiteLabel: row.white_label === 1,
       cards: cardsByPage.get(row.id) ?? [],
       createdAt: row.created_at,
       updatedAt: row.updated_at,

@@ -15,8 +15,6 @@ import { hashLinkToken, newLinkToken } from '../../subscriptions/tokens.ts';
 import type {
   ConfirmationPolicy,
   LinkTokenPurpose,
-  DefaultTheme,
-  SubscribablePage,
   SubscribedPage,
   SubscribeOutcome,
   SubscriptionByToken,
@@ -211,27 +209,6 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
       this.#db.prepare('DELETE FROM sp_subscriptions WHERE id = ?').run(row.id);
       return toByToken(row);
     });
-  }
-
-  async findSubscribablePage(where: { url: string } | { customDomain: string }): Promise<SubscribablePage | undefined> {
-    const [column, value] = 'url' in where ? ['url', where.url.toLowerCase()] : ['custom_domain', where.customDomain];
-    const row = this.#db
-      .prepare(
-        `SELECT id, account_id, name, url, custom_domain, default_theme, is_private FROM status_pages WHERE ${column} = ?`,
-      )
-      .get(value) as
-      | { id: string; account_id: string; name: string; url: string; custom_domain: string | null; default_theme: string; is_private: number }
-      | undefined;
-    if (!row) return undefined;
-    return {
-      id: row.id,
-      accountId: row.account_id,
-      name: row.name,
-      url: row.url,
-      customDomain: row.custom_domain,
-      defaultTheme: row.default_theme as DefaultTheme,
-      isPrivate: row.is_private === 1,
-    };
   }
 
   async deleteExpired(now: Date): Promise<number> {

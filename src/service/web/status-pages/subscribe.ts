@@ -15,39 +15,37 @@ import { sendNotFoundPage } from '../not-found.ts';
 import { setPageHeaders } from '../page-headers.ts';
 import { fromSameSite, parseSubscribeForm } from './subscribe-form.ts';
 import { SubmissionLimiter } from './subscribe-rate-limit.ts';
-import type { ResolveSubscribePage } from './subscribe-resolve.ts';
+import { lookUpStatusPage } from './resolve.ts';
 import { subscriptionLinkRoutes } from './subscribe-links.ts';
 import { crossSitePage, statusPagePath, subscribeDonePage, subscribeFormPage, tooManyPage } from './subscribe-views.ts';
 
-export type { ResolveSubscribePage } from './subscribe-resolve.ts';
-
-export interface SubscribeRoutesOptions {
-  deps: WebDeps;
-  resolvePage: ResolveSubscribePage;
-}
-
 type SlugRequest = FastifyRequest<{ Params: { url?: string } }>;
 
-export async function subscribeRoutes(app: FastifyInstance, { deps, resolvePage }: SubscribeRoutesOptions): Promise<void> {
+export async function subscribeRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   const config = deps.config.subscriptions ?? loadSubscriptionConfig({});
   const outbound = new OutboundPolicy(deps.config.outbound ?? loadOutboundConfig({}));
   const limiter = new SubmissionLimiter();
 
-  const found = async (request: SlugRequest) => {
-    const slug = request.params.url;
-    const statusPage = await resolvePage(request, slug);
-    return statusPage && { statusPage, backHref: statusPagePath(statusPage, slug === undefined) };
+  // The same lookup as the page itself: by url or Host, and a private page only with its key (its cookie
+  // is scoped to the page's path, which the form's path is under).
+  const found = async (request: SlugRequest, reply: FastifyReply) => {
+    const lookup = await lookUpStatusPage(deps, request, reply);
+    if (lookup.kind !== 'open') return lookup.kind;
+    const { page, viaDomain } = lookup.found;
+    return { statusPage: page, backHref: statusPagePath(page, viaDomain) };
   };
 
   const showForm = async (request: SlugRequest, reply: FastifyReply) => {
-    const target = await found(request);
-    if (!target) return sendNotFoundPage(reply);
+    const target = await found(request, reply);
+    if (target === 'sent') return reply;
+    if (typeof target === 'string') return sendNotFoundPage(reply);
     return setPageHeaders(reply).send(subscribeFormPage({ ...target, confirmHours: config.confirmHours }));
   };
 
   const submit = async (request: SlugRequest, reply: FastifyReply) => {
-    const target = await found(request);
-    if (!target) return sendNotFoundPage(reply);
+    const target = await found(request, reply);
+    if (target === 'sent') return reply;
+    if (typeof target === 'string') return sendNotFoundPage(reply);
     if (!fromSameSite(request)) return setPageHeaders(reply.status(403)).send(crossSitePage(request.url));
     const waitSeconds = limiter.take(`${target.statusPage.id} ${request.ip}`);
     if (waitSeconds > 0) return setPageHeaders(reply.status(429).header('retry-after', String(waitSeconds))).send(tooManyPage(target.statusPage, target.backHref, waitSeconds));
@@ -64,7 +62,7 @@ export async function subscribeRoutes(app: FastifyInstance, { deps, resolvePage 
 
   app.get('/status/:url/subscribe', showForm);
   app.post('/status/:url/subscribe', submit);
-  // The page's custom domain: the resolver finds the page by Host (no page there: the plain 404).
+  // The page's custom domain: the lookup finds the page by Host (no page there: the plain 404).
   app.get('/subscribe', showForm);
   app.post('/subscribe', submit);
   await app.register(subscriptionLinkRoutes, { deps });

@@ -21,6 +21,7 @@ import { migration012 } from './012-check-statuses.ts';
 import { migration013 } from './013-alert-notifications.ts';
 import { migration014 } from './014-reminders.ts';
 import { migration015 } from './015-group-subscriptions.ts';
+import { migration016 } from './016-status-page-web.ts';
 import { migration017 } from './017-subscription-links.ts';
 import { migration018 } from './018-check-stats.ts';
 import { migration019 } from './019-console-sessions.ts';
@@ -38,7 +39,7 @@ export interface Migration {
 }
 
 /** Every migration the service knows, in order. New ones are appended, never edited once released. */
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009, migration010, migration011, migration012, migration013, migration014, migration015, migration017, migration018, migration019, migration020];
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009, migration010, migration011, migration012, migration013, migration014, migration015, migration016, migration017, migration018, migration019, migration020];
 
 /** Applies the migrations not yet recorded in schema_migrations; returns the versions applied. */
 export function runMigrations(db: DatabaseSync, migrations: readonly Migration[] = MIGRATIONS, context: MigrationContext = {}): number[] {

@@ -1,0 +1,69 @@
+/**
+ * Measuring a web page of the service (bench `pages`): its server time through app.inject (no socket,
+ * so only the service's own work counts) and what a browser transfers for it, gzip-compressed: the
+ * page and every stylesheet, script and icon it links to, each fetched from the service.
+ */
+import type { FastifyInstance } from 'fastify';
+import { summarize } from './_stats.ts';
+
+const GZIP = { 'accept-encoding': 'gzip', accept: 'text/html' };
+
+async function get(app: FastifyInstance, url: string, headers: Record<string, string>) {
+  const res = await app.inject({ method: 'GET', url, headers: { ...GZIP, ...headers } });
+  if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}: ${res.body.slice(0, 200)}`);
+  return res;
+}
+
+/** p50/p99 (ms) of `requests` sequential GETs of `url`, after `warmup` unmeasured ones. */
+export async function serverTimes(
+  app: FastifyInstance,
+  url: string,
+  opts: { requests: number; warmup: number; headers?: Record<string, string> },
+): Promise<ReturnType<typeof summarize>> {
+  for (let i = 0; i < opts.warmup; i++) await get(app, url, opts.headers ?? {});
+  const times: number[] = [];
+  for (let i = 0; i < opts.requests; i++) {
+    const started = performance.now();
+    await get(app, url, opts.headers ?? {});
+    times.push(performance.now() - started);
+  }
+  return summarize(times);
+}
+
+/** The same-origin URLs a page links to that a browser fetches with it: stylesheets, scripts, icons. */
+export function linkedAssets(pageHtml: string): string[] {
+  const urls = new Set<string>();
+  for (const match of pageHtml.matchAll(/<(?:link|script)\b[^>]*>/g)) {
+    const tag = match[0];
+    const rel = /\brel="([^"]*)"/.exec(tag)?.[1] ?? '';
+    const url = /\b(?:href|src)="([^"]*)"/.exec(tag)?.[1];
+    if (!url?.startsWith('/') || !(tag.startsWith('<script') || /\b(stylesheet|icon)\b/.test(rel))) continue;
+    urls.add(url.replaceAll('&amp;', '&'));
+  }
+  return [...urls];
+}
+
+export interface Transferred {
+  /** Compressed bytes of the page itself. */
+  pageBytes: number;
+  /** Compressed bytes of what it links to, fetched once each. */
+  assetBytes: number;
+  totalBytes: number;
+  /** The page before compression. */
+  rawPageBytes: number;
+}
+
+/** What a first visit transfers for `url`, with gzip (the encoding every browser accepts). */
+export async function transferred(app: FastifyInstance, url: string, headers: Record<string, string> = {}): Promise<Transferred> {
+  const page = await get(app, url, headers);
+  const rawPageBytes = Buffer.byteLength((await app.inject({ method: 'GET', url, headers: { accept: 'text/html', ...headers } })).body);
+  let assetBytes = 0;
+  for (const asset of linkedAssets(rawHtml(page))) assetBytes += (await get(app, asset, headers)).rawPayload.length;
+  const pageBytes = page.rawPayload.length;
+  return { pageBytes, assetBytes, totalBytes: pageBytes + assetBytes, rawPageBytes };
+}
+
+function rawHtml(res: { rawPayload: Buffer; headers: Record<string, unknown> }): string {
+  if (res.headers['content-encoding'] !== 'gzip') return res.rawPayload.toString('utf8');
+  return process.getBuiltinModule('node:zlib').gunzipSync(res.rawPayload).toString('utf8');
+}

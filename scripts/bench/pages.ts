@@ -1,0 +1,85 @@
+/**
+ * Public web pages at scale (issue 12): a status page with 50 services on 5 cards and 10,000 incidents
+ * over two years (the newest few still open, each with two updates), served by the real service
+ * in-process. Reports the page's server time p50/p99 (target p99 < 20 ms) and what a first visit
+ * transfers, gzip-compressed, with its stylesheets and icon (target < 150 KB). The incidents are
+ * written through the store's repositories, so every derived column is what the API would store.
+ *
+ *   npm run bench -- pages [--services 50] [--incidents 10000] [--requests 300]
+ */
+import { rmSync } from 'node:fs';
+import { createAccount } from '../../src/service/accounts.ts';
+import { buildService } from '../../src/service/app.ts';
+import { loadServiceConfig } from '../../src/service/config.ts';
+import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
+import { INCIDENT_SEVERITIES, type ThemePalette } from '../../src/service/store/status-pages-types.ts';
+import { tempDataDir } from '../../test/helpers/public-api.ts';
+import { serverTimes, transferred } from './_page-measure.ts';
+import { numberFlags } from './_stats.ts';
+
+const DAY_MS = 86_400_000;
+const OPEN = 5;
+
+const palette = (bg: string, fg: string): ThemePalette => ({
+  bodyBackgroundColor: bg, headerBackgroundColor: bg, headerFontColor: fg, titleFontColor: fg, bodyFontColor: fg,
+  bodyFontColorMuted: fg, navigationFontColor: fg, linkFontColor: fg, cardBackgroundColor: bg, borderColor: fg,
+  primaryButtonBackgroundColor: fg, primaryButtonFontColor: bg,
+});
+
+async function seed(dataDir: string, services: number, incidents: number): Promise<string> {
+  const store = await openSqliteStore(dataDir);
+  try {
+    const { accountId } = await createAccount(store, 'Bench');
+    const serviceIds: string[] = [];
+    for (let i = 0; i < services; i++) serviceIds.push((await store.statusPageServices.create(accountId, `Service ${i}`)).id);
+    const cards = Array.from({ length: 5 }, (_, c) => ({ name: `Card ${c}`, serviceIds: serviceIds.filter((_, i) => i % 5 === c) }));
+    const page = await store.statusPages.create(accountId, {
+      name: 'Bench status', url: 'bench', customDomain: null, themeColors: { light: palette('#FFFFFF', '#111111'), dark: palette('#111111', '#EEEEEE') },
+      logo: null, logoDark: null, redirectTo: 'https://bench.example/', favicon: null, defaultTheme: 'AUTO', version: null,
+      description: 'A status page with many services and incidents', isPrivate: false, whiteLabel: false, cards,
+    });
+    const now = Date.now();
+    const spacing = (730 * DAY_MS) / incidents;
+    for (let i = incidents - 1; i >= 0; i--) {
+      const start = new Date(now - i * spacing - 60_000);
+      const serviceIdsOf = [serviceIds[i % services] as string, ...(i % 3 === 0 ? [serviceIds[(i + 7) % services] as string] : [])];
+      const update = { description: 'We are investigating elevated error rates.', status: 'INVESTIGATING' as const, publicIncidentUpdateDate: start.toISOString(), notifySubscribers: false };
+      const created = await store.incidents.create(accountId, { name: `Incident ${i}`, severity: INCIDENT_SEVERITIES[i % 4] ?? 'MINOR', serviceIds: serviceIdsOf, update });
+      if (i < OPEN) continue;
+      const resolvedAt = new Date(start.getTime() + 45 * 60_000).toISOString();
+      await store.incidents.addUpdate(accountId, created.value.id, { ...update, description: 'Resolved: error rates are back to normal.', status: 'RESOLVED', publicIncidentUpdateDate: resolvedAt });
+    }
+    return `/status/${page.url}`;
+  } finally {
+    await store.close();
+  }
+}
+
+export async function run(args: string[]): Promise<Record<string, unknown>> {
+  const flags = numberFlags(args, { services: 50, incidents: 10_000, requests: 300 });
+  const dataDir = tempDataDir();
+  try {
+    const seedStarted = performance.now();
+    const url = await seed(dataDir, flags.services, flags.incidents);
+    const seedSeconds = Math.round((performance.now() - seedStarted) / 100) / 10;
+    const service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), { logger: false });
+    await service.app.ready();
+    try {
+      const statusPage = await serverTimes(service.app, url, { requests: flags.requests, warmup: 30 });
+      const size = await transferred(service.app, url);
+      return { ...flags, seedSeconds, statusPageMs: statusPage, statusPageKB: kb(size) };
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const kb = (size: Awaited<ReturnType<typeof transferred>>) => ({
+  page: round(size.pageBytes / 1024),
+  assets: round(size.assetBytes / 1024),
+  total: round(size.totalBytes / 1024),
+  rawPage: round(size.rawPageBytes / 1024),
+});
+const round = (x: number) => Math.round(x * 10) / 10;

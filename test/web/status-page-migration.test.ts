@@ -1,0 +1,60 @@
+/**
+ * Migration 016: incidents written before it get their start (the earliest public date of their
+ * updates, or their creation when they have none), which the 90-day bars and the history read.
+ */
+import { rmSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/service/store/sqlite/db.ts';
+import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
+import { MIGRATIONS, runMigrations } from '../../src/service/store/sqlite/migrations/index.ts';
+import { tempDataDir } from '../helpers/public-api.ts';
+
+let dataDir: string;
+beforeEach(() => {
+  dataDir = tempDataDir();
+});
+afterEach(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const created = '2026-11-20T09:00:00.000Z';
+
+function databaseBefore016(): void {
+  const db = openDatabase(dataDir);
+  try {
+    runMigrations(db, MIGRATIONS.filter((m) => m.version < 16));
+    db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', created);
+    db.prepare('INSERT INTO sp_services (id, account_id, name, created_at) VALUES (?, ?, ?, ?)').run('svc-1', 'acc-1', 'API', created);
+    const addIncident = db.prepare(
+      `INSERT INTO incidents (id, account_id, name, severity, last_update_status, created_at) VALUES (?, 'acc-1', ?, 'MAJOR', 'RESOLVED', ?)`,
+    );
+    const addUpdate = db.prepare(
+      `INSERT INTO incident_updates (id, incident_id, description, status, public_date, notify_subscribers, created_at)
+       VALUES (?, ?, 'text', 'RESOLVED', ?, 0, ?)`,
+    );
+    for (const id of ['with-updates', 'without-updates']) {
+      addIncident.run(id, id, created);
+      db.prepare('INSERT INTO incident_services (incident_id, service_id, position) VALUES (?, ?, 0)').run(id, 'svc-1');
+    }
+    addUpdate.run('u-2', 'with-updates', '2026-11-03T10:00:00.000Z', created);
+    addUpdate.run('u-1', 'with-updates', '2026-11-01T08:00:00.000Z', created);
+  } finally {
+    db.close();
+  }
+}
+
+describe('migration 016 (status page web)', () => {
+  it('gives earlier incidents their start, so the history lists them by it', async () => {
+    databaseBefore016();
+    const store = await openSqliteStore(dataDir);
+    try {
+      const since = await store.statusPageReads.startedSince({ accountId: 'acc-1', serviceIds: ['svc-1'] }, '2026-10-01T00:00:00.000Z');
+      expect(since.map((d) => [d.id, d.startedAt])).toEqual([
+        ['without-updates', created],
+        ['with-updates', '2026-11-01T08:00:00.000Z'],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+});
