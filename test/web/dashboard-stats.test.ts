@@ -43,7 +43,7 @@ describe('check statistics over 24 hours (store.checkStats)', () => {
   async function store_(checkId: string, atMs: number, responseTime: number, outcome: Partial<RunResult> & { resultType?: 'FINAL' | 'ATTEMPT' } = {}, owner = accountId) {
     const { resultType, ...payload } = outcome;
     const runId = `run-${++seq}`;
-    await store.results.insertOnce({
+    return store.results.insertOnce({
       accountId: owner,
       checkId,
       runId,
@@ -85,6 +85,14 @@ describe('check statistics over 24 hours (store.checkStats)', () => {
     expect((await store.checkStats.forChecks(accountId, [id], now)).get(id)).toMatchObject({ runs: 1, failures: 0, availability: 100 });
     const idle = await newCheck();
     expect((await store.checkStats.forChecks(accountId, [idle], now)).has(idle)).toBe(false);
+  });
+
+  it('stores a result that has no response time, leaving it out of the figures', async () => {
+    const now = Date.now();
+    const id = await newCheck();
+    expect((await store_(id, now - HOUR, Number.NaN)).status).toBe('stored');
+    await store_(id, now - HOUR, 20);
+    expect((await store.checkStats.forChecks(accountId, [id], now)).get(id)).toMatchObject({ runs: 1, avgMs: 20 });
   });
 
   it('keeps percentiles within the fastest and slowest run measured', async () => {

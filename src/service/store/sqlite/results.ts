@@ -119,9 +119,14 @@ export class SqliteResultRepo implements ResultRepo {
     return { status: 'duplicate', id: existing.id };
   }
 
-  /** A retried ATTEMPT or a cancelled run says nothing about the check's availability. */
+  /**
+   * A retried ATTEMPT or a cancelled run says nothing about the check's availability. A result without a
+   * response time (the protocol requires one; older or hand-made rows may lack it) is left out of the
+   * figures rather than fail the insert: the result itself must be stored.
+   */
   #countInStats(result: NewResult, atMs: number): void {
     if (result.resultType === 'ATTEMPT' || result.payload.isCancelled) return;
+    if (!Number.isFinite(result.payload.responseTime)) return;
     this.#stats?.record({
       accountId: result.accountId,
       checkId: result.checkId,
