@@ -39,6 +39,8 @@ export interface PageScope {
 }
 
 export interface StatusPageReadRepo {
+  /** A number that moves whenever anything the account's status pages show changes (0 before any). */
+  version(accountId: string): Promise<number>;
   /** The page at `/status/<url>` (url) or at `/` of a custom domain; any account, as addresses are unique. */
   findByAddress(kind: 'url' | 'customDomain', value: string): Promise<StatusPage | undefined>;
   /** Unresolved incidents, newest first, at most `limit`, with their updates. */

@@ -45,6 +45,11 @@ export class SqliteStatusPageReadRepo implements StatusPageReadRepo {
     this.#pages = pages;
   }
 
+  async version(accountId: string): Promise<number> {
+    const row = statement(this.#db, 'SELECT version FROM status_page_versions WHERE account_id = ?').get(accountId) as { version: number } | undefined;
+    return row?.version ?? 0;
+  }
+
   async findByAddress(kind: 'url' | 'customDomain', value: string): Promise<StatusPage | undefined> {
     const column = kind === 'url' ? 'url' : 'custom_domain';
     const row = statement(this.#db, `SELECT id, account_id FROM status_pages WHERE ${column} = ?`).get(value.toLowerCase()) as

@@ -1,12 +1,13 @@
 /** The status page itself: overall state, open incidents, then the cards with each service's state and 90 days. */
 import type { FastifyReply } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { IncidentRecord, IncidentSeverity, StatusPage } from '../../store/status-pages-types.ts';
 import type { WebDeps } from '../deps.ts';
 import { html } from '../html.ts';
 import { dayBarWriter } from './bar.ts';
 import { incidentCard } from './incident-view.ts';
 import type { OpenStatusPage } from './resolve.ts';
-import { sendStatusView } from './shell.ts';
+import { renderStatusView, sendStatusHtml } from './shell.ts';
 import { historyByService, historyStart, severityState, worstSeverity } from './state.ts';
 
 /** At most this many open incidents are shown in full; the history page has the rest. */
@@ -35,10 +36,29 @@ function overall(open: Map<string, IncidentSeverity>) {
   return html`<p class=${`card sp-overall sp-overall-${state.tone}`}><span class=${`state state-${state.tone}`}>${text}</span></p>`;
 }
 
+/**
+ * Rendered pages, kept until anything they show changes: the key holds the account's status page
+ * version (moved by the store on every write to pages, services, incidents and updates, whichever
+ * replica made it), the page's own last change, its address form and the UTC day (the 90-day bars
+ * move at midnight). Rendering reads and writes thousands of day cells; a reader's visit should not.
+ */
+const rendered = new LRUCache<string, string>({ maxSize: 64 * 1024 * 1024, sizeCalculation: (html) => html.length || 1 });
+
 export async function sendStatusPage(deps: WebDeps, reply: FastifyReply, found: OpenStatusPage): Promise<FastifyReply> {
+  const now = new Date();
+  const version = await deps.store.statusPageReads.version(found.page.accountId);
+  const key = [found.page.id, found.page.updatedAt ?? found.page.createdAt, found.base, version, now.toISOString().slice(0, 10)].join('|');
+  let document = rendered.get(key);
+  if (document === undefined) {
+    document = await renderStatusPage(deps, found, now);
+    rendered.set(key, document);
+  }
+  return sendStatusHtml(reply, found, document);
+}
+
+async function renderStatusPage(deps: WebDeps, found: OpenStatusPage, now: Date): Promise<string> {
   const { page, base } = found;
   const scope = pageScope(page);
-  const now = new Date();
   const [open, severities, started] = await Promise.all([
     deps.store.statusPageReads.openIncidents(scope, OPEN_INCIDENTS_SHOWN),
     deps.store.statusPageReads.openSeverities(scope),
@@ -46,7 +66,7 @@ export async function sendStatusPage(deps: WebDeps, reply: FastifyReply, found: 
   ]);
   const history = historyByService(now, scope.serviceIds, started);
   const writeBar = dayBarWriter(base);
-  return sendStatusView(reply, found, {
+  return renderStatusView(found, {
     title: page.name,
     children: html`<h1>${page.name}</h1>
       ${page.description ? html`<p class="sp-description">${page.description}</p>` : null}

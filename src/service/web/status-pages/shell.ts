@@ -80,6 +80,11 @@ export function renderStatusView(found: OpenStatusPage, view: StatusView): strin
 
 /** Sends a view: public pages may be cached briefly; a private page's never are. */
 export function sendStatusView(reply: FastifyReply, found: OpenStatusPage, view: StatusView): FastifyReply {
+  return sendStatusHtml(reply, found, renderStatusView(found, view));
+}
+
+/** Sends a rendered view (renderStatusView's document) with the page's headers. */
+export function sendStatusHtml(reply: FastifyReply, found: OpenStatusPage, document: string): FastifyReply {
   const headers = found.page.isPrivate ? {} : { cacheSeconds: 30 };
-  return setPageHeaders(reply, headers).send(renderStatusView(found, view));
+  return setPageHeaders(reply, headers).send(document);
 }

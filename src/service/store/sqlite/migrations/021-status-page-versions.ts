@@ -1,0 +1,50 @@
+/**
+ * A version number per account that moves whenever anything a status page shows changes: its pages,
+ * services, incidents, their services and updates. Rendered status pages are cached under it
+ * (web/status-pages/page.ts), so a reader sees a change at once on every replica, at the cost of one
+ * primary-key read per request. Triggers keep it, so no writer (today's repositories or a later one)
+ * can forget to.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import type { Migration } from './index.ts';
+
+const BUMP = 'INSERT INTO status_page_versions (account_id, version) VALUES';
+const ON_CONFLICT = 'ON CONFLICT (account_id) DO UPDATE SET version = version + 1';
+const OPERATIONS = [
+  ['INSERT', 'NEW'],
+  ['UPDATE', 'NEW'],
+  ['DELETE', 'OLD'],
+] as const;
+
+/** Tables that carry account_id themselves. */
+function ownTableTriggers(table: string): string {
+  return OPERATIONS.map(
+    ([op, row]) => `CREATE TRIGGER ${table}_${op.toLowerCase()}_version AFTER ${op} ON ${table} BEGIN
+      ${BUMP} (${row}.account_id, 1) ${ON_CONFLICT};
+    END;`,
+  ).join('\n');
+}
+
+/** Tables that hang off an incident (its services, its updates): the account is the incident's. */
+function incidentChildTriggers(table: string): string {
+  return OPERATIONS.map(
+    ([op, row]) => `CREATE TRIGGER ${table}_${op.toLowerCase()}_version AFTER ${op} ON ${table} BEGIN
+      ${BUMP.replace(' VALUES', '')} SELECT account_id, 1 FROM incidents WHERE id = ${row}.incident_id AND true ${ON_CONFLICT};
+    END;`,
+  ).join('\n');
+}
+
+export const migration021: Migration = {
+  version: 21,
+  name: 'status-page-versions',
+  up(db: DatabaseSync) {
+    db.exec(`
+      CREATE TABLE status_page_versions (
+        account_id TEXT PRIMARY KEY,
+        version    INTEGER NOT NULL
+      ) STRICT;
+      ${['status_pages', 'sp_services', 'incidents'].map(ownTableTriggers).join('\n')}
+      ${['incident_services', 'incident_updates'].map(incidentChildTriggers).join('\n')}
+    `);
+  },
+};
