@@ -2,6 +2,8 @@
  * Rendered status pages are cached under the account's status page version, which the store's
  * triggers move on every write to what a page shows: each change must appear on the next visit.
  */
+import { gunzipSync } from 'node:zlib';
+import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { webServicePerFile } from '../helpers/web-service.ts';
 import { addUpdate, makeIncident, makePage, makeService } from './status-page-fixture.ts';
@@ -39,5 +41,25 @@ describe('status page cache', () => {
     const beta = await t.web.newAccount('Beta');
     await makeService(t.web, beta, 'Beta API');
     expect(await t.web.service.store.statusPageReads.version(acme.accountId)).toBe(versions[1]);
+  });
+
+  it('answers gzip from the cache to a client that takes it, and the same page uncompressed to one that does not', async () => {
+    const acme = await t.web.newAccount('Acme');
+    const api = await makeService(t.web, acme, 'API');
+    await makePage(t.web, acme, { name: 'Zipped', url: 'zipped', cards: [{ name: 'Core', services: [api] }] });
+    const get = async (encoding: string) => {
+      const res = await request(`${t.web.url}/status/zipped`, { headers: { accept: 'text/html', 'accept-encoding': encoding } });
+      const body = Buffer.from(await res.body.arrayBuffer());
+      return { status: res.statusCode, encoding: res.headers['content-encoding'], vary: String(res.headers.vary), body };
+    };
+    const plain = await get('identity');
+    expect(plain.encoding).toBeUndefined();
+    for (const _ of [1, 2]) {
+      const zipped = await get('gzip, deflate');
+      expect(zipped.encoding).toBe('gzip');
+      expect(zipped.vary).toContain('accept-encoding');
+      expect(gunzipSync(zipped.body).toString('utf8')).toBe(plain.body.toString('utf8'));
+    }
+    expect((await get('gzip;q=0, identity')).encoding).toBeUndefined();
   });
 });

@@ -84,7 +84,7 @@ export function sendStatusView(reply: FastifyReply, found: OpenStatusPage, view:
 }
 
 /** Sends a rendered view (renderStatusView's document) with the page's headers. */
-export function sendStatusHtml(reply: FastifyReply, found: OpenStatusPage, document: string): FastifyReply {
+export function sendStatusHtml(reply: FastifyReply, found: OpenStatusPage, document: string | Buffer): FastifyReply {
   const headers = found.page.isPrivate ? {} : { cacheSeconds: 30 };
   return setPageHeaders(reply, headers).send(document);
 }
