@@ -103,6 +103,20 @@ describe('public dashboards', () => {
     await context.close();
   });
 
+  it('answers a refresh with a result stored a moment ago, though the same region was rendered just before', async () => {
+    await f.dashboard(acme, { header: 'Fresh', customUrl: 'fresh', tags: ['api'], paginate: false });
+    const state = async (path: string) => /class="check__result[^"]*">([^<]*)</.exec(await (await page(path)).text())?.[1];
+    for (const path of ['/dashboards/fresh/region', '/dashboards/fresh']) {
+      expect(await state(path)).toBe('Passing');
+      expect(await state(path)).toBe('Passing');
+    }
+    await f.result(acme, ids.api, { responseTime: 4000, hasFailures: true });
+    expect(await state('/dashboards/fresh/region')).toBe('Failing');
+    expect(await state('/dashboards/fresh')).toBe('Failing');
+    await f.result(acme, ids.api, { responseTime: 100 }); // passing again, for the tests after this one
+    expect(await state('/dashboards/fresh/region')).toBe('Passing');
+  });
+
   it('selects checks by tags with OR, or with AND when useTagsAndOperator is set, and every check without tags', async () => {
     await f.dashboard(acme, { header: 'Or', customUrl: 'tags-or', tags: ['web', 'staging'] });
     await f.dashboard(acme, { header: 'And', customUrl: 'tags-and', tags: ['prod', 'api'], useTagsAndOperator: true });

@@ -32,3 +32,8 @@ export interface CheckStatsRepo {
    */
   forChecks(accountId: string, checkIds: readonly string[], nowMs: number): Promise<Map<string, CheckWindowStats>>;
 }
+
+/** How many changes to what dashboards show this process has made for an account (results, statuses). */
+export interface AccountChangeCount {
+  of(accountId: string): number;
+}

@@ -261,6 +261,8 @@ export interface Store {
   checkAlerts: import('./check-status-types.ts').CheckAlertRepo;
   /** Per-check runs, availability and response-time percentiles over a day: see ./check-stats-types.ts. */
   checkStats: import('./check-stats-types.ts').CheckStatsRepo;
+  /** Moves on every counted result and status this process stores, per account: a cache key for dashboards. */
+  dashboardChanges: import('./check-stats-types.ts').AccountChangeCount;
 
   alertChannels: import('./alert-channel-types.ts').AlertChannelRepo;
   alertNotifications: import('./alert-notification-types.ts').AlertNotificationRepo;

@@ -13,6 +13,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CheckStatsRepo, CheckWindowStats, StatsSample } from '../check-stats-types.ts';
 import { addTo, type Histogram, mergeInto, percentiles } from '../response-histogram.ts';
+import type { AccountChanges } from './account-changes.ts';
 
 const HOUR_MS = 3_600_000;
 const WINDOW_HOURS = 24;
@@ -81,9 +82,11 @@ export class SqliteCheckStatsRepo implements CheckStatsRepo {
   readonly #db: DatabaseSync;
   readonly #window: StatementSync;
   readonly #cache = new Map<string, CacheEntry>();
+  readonly #changes: AccountChanges;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, changes: AccountChanges) {
     this.#db = db;
+    this.#changes = changes;
     this.#window = db.prepare(`SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND account_id = ? AND hour >= ?`);
   }
 
@@ -91,6 +94,7 @@ export class SqliteCheckStatsRepo implements CheckStatsRepo {
   record(sample: StatsSample): void {
     addRollup(this.#db, sample);
     this.#cache.delete(`${sample.accountId}/${sample.checkId}`);
+    this.#changes.bump(sample.accountId);
   }
 
   async forChecks(accountId: string, checkIds: readonly string[], nowMs: number): Promise<Map<string, CheckWindowStats>> {

@@ -10,6 +10,7 @@ import {
   type StatusUpdate,
   type WithAlert,
 } from '../check-status-types.ts';
+import type { AccountChanges } from './account-changes.ts';
 import { insertCheckAlert, lastEpisodeAlert } from './check-alerts.ts';
 import { inTransaction } from './db.ts';
 
@@ -59,8 +60,11 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
   readonly #applied: StatementSync;
   readonly #remind: StatementSync;
 
-  constructor(db: DatabaseSync) {
+  readonly #changes: AccountChanges;
+
+  constructor(db: DatabaseSync, changes: AccountChanges) {
     this.#db = db;
+    this.#changes = changes;
     this.#select = db.prepare(`${SELECT} WHERE s.check_id = ? AND s.account_id = ?`);
     this.#insert = db.prepare(
       `INSERT INTO check_statuses (has_failures, has_errors, is_degraded, longest_run, shortest_run, last_run_location,
@@ -92,6 +96,7 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
       const update = compute(prev);
       if (!update) return null;
       this.#write(accountId, checkId, at, update, prev === undefined);
+      this.#changes.bump(accountId);
       const alerts = this.#insertAlerts(accountId, checkId, at, update.alerts, withAlert);
       const name = prev?.name ?? this.#read(accountId, checkId)?.name ?? '';
       const status: CheckStatusRecord = { ...update.status, accountId, checkId, name, createdAt: prev?.createdAt ?? at, updatedAt: at };

@@ -6,11 +6,12 @@
 import { SecretBox } from '../../secrets/box.ts';
 import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '../../secrets/key.ts';
 import type { Store } from '../store.ts';
+import { AccountChanges } from './account-changes.ts';
 import { SqliteAccountSettingsRepo } from './account-settings.ts';
 import { SqliteAccountRepo } from './accounts.ts';
+import { SqliteAgentRepo } from './agents.ts';
 import { SqliteAlertChannelRepo } from './alert-channels.ts';
 import { SqliteAlertNotificationRepo } from './alert-notifications.ts';
-import { SqliteAgentRepo } from './agents.ts';
 import { SqliteArtifactRepo } from './artifacts.ts';
 import { SqliteBadgeRepo } from './badges.ts';
 import { SqliteCheckAlertRepo } from './check-alerts.ts';
@@ -63,7 +64,8 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     throw err;
   }
   const checks = new SqliteCheckRepo(db, secrets);
-  const checkStats = new SqliteCheckStatsRepo(db);
+  const dashboardChanges = new AccountChanges();
+  const checkStats = new SqliteCheckStatsRepo(db, dashboardChanges);
   const statusPages = new SqliteStatusPageRepo(db);
   let closed = false;
   return {
@@ -72,6 +74,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     checks,
     results: new SqliteResultRepo(db, checkStats),
     checkStats,
+    dashboardChanges,
     runs: new SqliteRunRepo(db),
     agents: new SqliteAgentRepo(db),
     errorReports: new SqliteErrorReportRepo(db),
@@ -88,7 +91,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     checkGroups: new SqliteCheckGroupRepo(db, secrets),
     variables: new SqliteVariableRepo(db, secrets),
     snippets: new SqliteSnippetRepo(db),
-    checkStatuses: new SqliteCheckStatusRepo(db),
+    checkStatuses: new SqliteCheckStatusRepo(db, dashboardChanges),
     checkAlerts: new SqliteCheckAlertRepo(db),
     alertChannels: new SqliteAlertChannelRepo(db, secrets),
     alertNotifications: new SqliteAlertNotificationRepo(db),

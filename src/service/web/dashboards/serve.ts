@@ -4,18 +4,47 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { assetUrl } from '../assets.ts';
 import type { WebDeps } from '../deps.ts';
 import { html, renderFragment } from '../html.ts';
 import { renderPage } from '../layout.ts';
 import { setPageHeaders } from '../page-headers.ts';
+import { precompressedBody, type RenderedPage, renderedSize } from '../precompressed.ts';
 import { viewerAccess, viewerCookie } from './access.ts';
 import { servedCustomCss } from './custom-css.ts';
-import { loadDashboardData } from './data.ts';
+import { type DashboardData, loadDashboardData } from './data.ts';
 import type { LocatedDashboard } from './locate.ts';
 import { DashboardBodyView, DashboardRegion, type DashboardUrls, KeyRequiredView } from './view.ts';
 
 type PageQuery = { page?: string; key?: string };
+
+/**
+ * Rendered pages and regions, reused while nothing they show has changed: the key holds the
+ * dashboard's own last change, the page number and the address, and the account's count of results and
+ * statuses this process stored (store.dashboardChanges). What that count cannot see (another
+ * replica's results, a renamed check) shows when an entry's few seconds are up; a viewer's page is
+ * already as old as its refreshRate.
+ */
+const rendered = new LRUCache<string, RenderedPage>({ maxSize: 64 * 1024 * 1024, sizeCalculation: renderedSize, ttl: 5_000 });
+
+async function cachedRender(
+  deps: WebDeps,
+  request: FastifyRequest,
+  located: LocatedDashboard,
+  kind: 'page' | 'region',
+  render: (data: DashboardData) => string,
+): Promise<RenderedPage> {
+  const { dashboard } = located;
+  const page = requestedPage(request);
+  const key = [kind, dashboard.id, dashboard.updatedAt ?? dashboard.createdAt, located.page, page, deps.store.dashboardChanges.of(dashboard.accountId)].join('|');
+  let cached = rendered.get(key);
+  if (cached === undefined) {
+    cached = { html: render(await loadDashboardData(deps.store, dashboard, page, Date.now())) };
+    rendered.set(key, cached);
+  }
+  return cached;
+}
 
 function requestedPage(request: FastifyRequest): number {
   return Number((request.query as PageQuery).page ?? 1);
@@ -58,25 +87,27 @@ export async function sendDashboardPage(deps: WebDeps, request: FastifyRequest, 
     return reply.header('set-cookie', viewerCookie(request, located, key)).redirect(located.page, 303);
   }
   if (access !== 'open') return sendKeyRequired(reply, located, access === 'key-rejected');
-  const data = await loadDashboardData(deps.store, located.dashboard, requestedPage(request), Date.now());
   const urls = urlsFor(deps, located);
-  const body = renderPage({
-    title: data.body.header,
-    description: data.body.description ?? undefined,
-    favicon: data.body.favicon || undefined,
-    bodyClass: 'dashboard',
-    stylesheets: [assetUrl('dashboard.css'), ...(urls.customCss ? [urls.customCss] : [])],
-    scripts: [assetUrl('dashboard.js')],
-    refreshSeconds: data.body.refreshRate,
-    children: html`<${DashboardBodyView} data=${data} urls=${urls} />`,
-  });
-  return setPageHeaders(reply).send(body);
+  const page = await cachedRender(deps, request, located, 'page', (data) =>
+    renderPage({
+      title: data.body.header,
+      description: data.body.description ?? undefined,
+      favicon: data.body.favicon || undefined,
+      bodyClass: 'dashboard',
+      stylesheets: [assetUrl('dashboard.css'), ...(urls.customCss ? [urls.customCss] : [])],
+      scripts: [assetUrl('dashboard.js')],
+      refreshSeconds: data.body.refreshRate,
+      children: html`<${DashboardBodyView} data=${data} urls=${urls} />`,
+    }),
+  );
+  return setPageHeaders(reply).send(precompressedBody(reply, page));
 }
 
 export async function sendDashboardRegion(deps: WebDeps, request: FastifyRequest, reply: FastifyReply, located: LocatedDashboard): Promise<FastifyReply> {
   if ((await viewerAccess(deps.store, request, located, false)) !== 'open') return setPageHeaders(reply.status(401)).send('');
-  const data = await loadDashboardData(deps.store, located.dashboard, requestedPage(request), Date.now());
-  return setPageHeaders(reply).send(renderFragment(html`<${DashboardRegion} data=${data} urls=${urlsFor(deps, located)} />`));
+  const urls = urlsFor(deps, located);
+  const region = await cachedRender(deps, request, located, 'region', (data) => renderFragment(html`<${DashboardRegion} data=${data} urls=${urls} />`));
+  return setPageHeaders(reply).send(precompressedBody(reply, region));
 }
 
 export async function sendCustomCss(deps: WebDeps, request: FastifyRequest, reply: FastifyReply, located: LocatedDashboard): Promise<FastifyReply> {

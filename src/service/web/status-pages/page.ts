@@ -1,10 +1,10 @@
 /** The status page itself: overall state, open incidents, then the cards with each service's state and 90 days. */
 import type { FastifyReply } from 'fastify';
-import { gzipSync } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import type { IncidentRecord, IncidentSeverity, StatusPage } from '../../store/status-pages-types.ts';
 import type { WebDeps } from '../deps.ts';
 import { html } from '../html.ts';
+import { precompressedBody, type RenderedPage, renderedSize } from '../precompressed.ts';
 import { dayBarWriter } from './bar.ts';
 import { incidentCard } from './incident-view.ts';
 import type { OpenStatusPage } from './resolve.ts';
@@ -43,16 +43,7 @@ function overall(open: Map<string, IncidentSeverity>) {
  * replica made it), the page's own last change, its address form and the UTC day (the 90-day bars
  * move at midnight). Rendering reads and writes thousands of day cells; a reader's visit should not.
  */
-interface RenderedPage {
-  html: string;
-  /** The page gzip-compressed, made on the first visit that accepts it: compressing is most of a cached visit's cost. */
-  gzip?: Buffer;
-}
-
-const rendered = new LRUCache<string, RenderedPage>({ maxSize: 64 * 1024 * 1024, sizeCalculation: (page) => Math.ceil(page.html.length * 1.2) || 1 });
-
-/** Whether the client takes gzip (and has not refused it with q=0). */
-const acceptsGzip = (header: string | string[] | undefined) => /\bgzip\b(?!\s*;\s*q\s*=\s*0(?:\.0*)?\b)/i.test(String(header ?? ''));
+const rendered = new LRUCache<string, RenderedPage>({ maxSize: 64 * 1024 * 1024, sizeCalculation: renderedSize });
 
 export async function sendStatusPage(deps: WebDeps, reply: FastifyReply, found: OpenStatusPage): Promise<FastifyReply> {
   const now = new Date();
@@ -63,10 +54,7 @@ export async function sendStatusPage(deps: WebDeps, reply: FastifyReply, found: 
     page = { html: await renderStatusPage(deps, found, now) };
     rendered.set(key, page);
   }
-  reply.header('vary', 'accept-encoding');
-  if (!acceptsGzip(reply.request.headers['accept-encoding'])) return sendStatusHtml(reply, found, page.html);
-  page.gzip ??= gzipSync(page.html);
-  return sendStatusHtml(reply.header('content-encoding', 'gzip'), found, page.gzip);
+  return sendStatusHtml(reply, found, precompressedBody(reply, page));
 }
 
 async function renderStatusPage(deps: WebDeps, found: OpenStatusPage, now: Date): Promise<string> {
