@@ -59,8 +59,22 @@ function seedRollups(dataDir: string, accountId: string, ids: readonly string[],
   db.close();
 }
 
-/** Seeds the dashboard into `store` (the database under `dataDir`); resolves to its path. */
-export async function seedDashboard(store: Store, dataDir: string, checks: number): Promise<string> {
+/** Stores one more passing result of the check (a counted result: the dashboard's figures change). */
+export async function storeOneResult(store: Store, accountId: string, checkId: string, n: number): Promise<void> {
+  const at = new Date().toISOString();
+  const runId = `bench-extra-${checkId}-${n}`;
+  const payload = { runId, checkId, checkType: 'API' as const, startedAt: at, stoppedAt: at, responseTime: 100 + (n % 50), hasFailures: false, hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: null, apiCheckResult: null, agent: { id: 'bench', version: '0' }, scheduleLagMs: 0 };
+  await store.results.insertOnce({ accountId, checkId, runId, checkName: 'extra', locationId: 'bench', runLocation: 'office', attempts: 1, createdAt: at, payload });
+}
+
+export interface SeededDashboard {
+  url: string;
+  accountId: string;
+  checkIds: string[];
+}
+
+/** Seeds the dashboard into `store` (the database under `dataDir`). */
+export async function seedDashboard(store: Store, dataDir: string, checks: number): Promise<SeededDashboard> {
   const { accountId } = await createAccount(store, 'Bench dashboard');
   const ids = await seedChecks(store, accountId, checks);
   await seedStatuses(store, accountId, ids);
@@ -72,5 +86,5 @@ export async function seedDashboard(store: Store, dataDir: string, checks: numbe
     isPrivate: false,
   });
   await store.dashboardIncidents.create(accountId, dashboard.id, { name: 'Elevated latency', impact: 'MINOR', startedAt: new Date().toISOString(), stoppedAt: null }, { status: 'INVESTIGATING', description: 'Looking into it' });
-  return '/dashboards/bench';
+  return { url: '/dashboards/bench', accountId, checkIds: ids };
 }

@@ -30,6 +30,22 @@ export async function serverTimes(
   return summarize(times);
 }
 
+/** p50/p99 (ms) of GETs that each follow `invalidate` (a write that changes what the page shows): renders, not cache hits. */
+export async function coldTimes(
+  app: FastifyInstance,
+  url: string,
+  opts: { requests: number; invalidate: (i: number) => Promise<void> },
+): Promise<ReturnType<typeof summarize>> {
+  const times: number[] = [];
+  for (let i = 0; i < opts.requests; i++) {
+    await opts.invalidate(i);
+    const started = performance.now();
+    await get(app, url, {});
+    times.push(performance.now() - started);
+  }
+  return summarize(times);
+}
+
 /** The same-origin URLs a page links to that a browser fetches with it: stylesheets, scripts, icons. */
 export function linkedAssets(pageHtml: string): string[] {
   const urls = new Set<string>();
