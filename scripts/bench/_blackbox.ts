@@ -5,7 +5,7 @@
  * the same concurrency), and the JSON line both make.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -139,10 +139,18 @@ export interface Nginx {
   stop(): Promise<void>;
 }
 
-/** nginx as a child process (one worker), answering a small JSON document on every path. */
-export async function startNginx(): Promise<Nginx> {
+const JSON_LOCATION = `location / { default_type application/json; return 200 '{"ok":true}'; }`;
+
+/**
+ * nginx as a child process (one worker), answering a small JSON document on every path, or, given
+ * `files`, serving them from a folder (`location` receives that folder and says how).
+ */
+export async function startNginx(opts: { files?: Record<string, Buffer | string>; location?: (root: string) => string } = {}): Promise<Nginx> {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-bench-nginx-'));
   const port = await freePort();
+  const root = join(dir, 'www');
+  mkdirSync(root);
+  for (const [name, bytes] of Object.entries(opts.files ?? {})) writeFileSync(join(root, name), bytes);
   writeFileSync(
     join(dir, 'nginx.conf'),
     `${process.getuid?.() === 0 ? 'user root root;' : ''}
@@ -159,7 +167,7 @@ http {
   scgi_temp_path ${dir}/scgi;
   server {
     listen 127.0.0.1:${port} backlog=4096;
-    location / { default_type application/json; return 200 '{"ok":true}'; }
+    ${opts.location ? opts.location(root) : JSON_LOCATION}
   }
 }
 `,

@@ -17,6 +17,7 @@ import { loadServiceConfig } from '../../src/service/config.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import { INCIDENT_SEVERITIES, type ThemePalette } from '../../src/service/store/status-pages-types.ts';
 import { tempDataDir } from '../../test/helpers/public-api.ts';
+import { startNginx } from './_blackbox.ts';
 import { seedDashboard, storeOneResult } from './_dashboard-page.ts';
 import { coldTimes, serverTimes, transferred } from './_page-measure.ts';
 import { numberFlags } from './_stats.ts';
@@ -85,6 +86,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         renderMs: await coldTimes(service.app, url, { requests: Math.min(flags.requests, 100), invalidate }),
         KB: kb(await transferred(service.app, url)),
         wrk: await runWrk({ url: `${base}${url}`, lua: PAGE_LUA, connections: 4, seconds: flags.seconds }),
+        peerNginx: await nginxServing(service.app, url, flags.seconds),
       });
       const { store } = service;
       const statusPage = await measure(status.url, (i) => store.statusPageServices.update(status.accountId, status.serviceId, `Service 0 (${i})`).then(() => undefined));
@@ -95,6 +97,24 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The peer: nginx serving the same page, as a file and its gzip made beforehand (gzip_static), driven by
+ * the same wrk run: the ceiling for a page served from a cache.
+ */
+async function nginxServing(app: Awaited<ReturnType<typeof buildService>>['app'], url: string, seconds: number) {
+  const plain = await app.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
+  const zipped = await app.inject({ method: 'GET', url, headers: { accept: 'text/html', 'accept-encoding': 'gzip' } });
+  const nginx = await startNginx({
+    files: { 'index.html': plain.rawPayload, 'index.html.gz': zipped.rawPayload },
+    location: (root) => `location / { root ${root}; gzip_static on; default_type text/html; try_files /index.html =404; }`,
+  });
+  try {
+    return await runWrk({ url: `http://127.0.0.1:${nginx.port}${url}`, lua: PAGE_LUA, connections: 4, seconds });
+  } finally {
+    await nginx.stop();
   }
 }
 
