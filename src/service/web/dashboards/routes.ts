@@ -3,7 +3,6 @@
  * same parts under `/-/dashboard/` of a dashboard's custom domain (its page there is `/`, see
  * ./at-domain.ts). Unknown addresses answer the plain 404 page.
  */
-import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebDeps } from '../deps.ts';
 import { requestHost } from '../host.ts';
@@ -27,9 +26,6 @@ const canonicalPage: Sender = async (deps, request, reply, located) => {
 type UrlRequest = FastifyRequest<{ Params: { customUrl: string } }>;
 
 export async function dashboardPages(app: FastifyInstance, deps: WebDeps): Promise<void> {
-  // Registering the plugin loads the cookie codec behind fastifyCookie.parse/serialize, which
-  // ./access.ts uses so that `/` of a custom domain (registered outside this plugin) reads it too.
-  await app.register(fastifyCookie);
   const atUrl = (send: Sender) => async (request: UrlRequest, reply: FastifyReply) => {
     const located = await dashboardAtUrl(deps.store, request.params.customUrl);
     return located ? send(deps, request, reply, located) : sendNotFoundPage(reply, 'dashboard');

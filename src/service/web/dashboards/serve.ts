@@ -11,13 +11,14 @@ import { html, renderFragment } from '../html.ts';
 import { renderPage } from '../layout.ts';
 import { setPageHeaders } from '../page-headers.ts';
 import { precompressedBody, type RenderedPage, renderedSize } from '../precompressed.ts';
+import { keyInQuery } from '../viewer-key.ts';
 import { viewerAccess, viewerCookie } from './access.ts';
 import { servedCustomCss } from './custom-css.ts';
 import { type DashboardData, loadDashboardData } from './data.ts';
 import type { LocatedDashboard } from './locate.ts';
 import { DashboardBodyView, DashboardRegion, type DashboardUrls, KeyRequiredView } from './view.ts';
 
-type PageQuery = { page?: string; key?: string };
+type PageQuery = { page?: string };
 
 /**
  * Rendered pages and regions, reused while nothing they show has changed: the key holds the
@@ -83,8 +84,8 @@ export async function sendDashboardPage(deps: WebDeps, request: FastifyRequest, 
   const access = await viewerAccess(deps.store, request, located, true);
   if (access === 'key-accepted') {
     // Keep the key in the cookie, out of the address bar and history.
-    const key = (request.query as PageQuery).key ?? '';
-    return reply.header('set-cookie', viewerCookie(request, located, key)).redirect(located.page, 303);
+    const key = keyInQuery(request) ?? '';
+    return reply.header('set-cookie', viewerCookie(request, deps.config.publicUrl, located, key)).redirect(located.page, 303);
   }
   if (access !== 'open') return sendKeyRequired(reply, located, access === 'key-rejected');
   const urls = urlsFor(deps, located);

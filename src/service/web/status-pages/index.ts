@@ -3,7 +3,6 @@
  * the same path from `/` (on any other host those root paths are the 404 page). Every view goes
  * through resolveStatusPage first: unknown, other-host and locked pages never reach a view.
  */
-import cookie from '@fastify/cookie';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebDeps } from '../deps.ts';
 import { sendFeed } from './feed.ts';
@@ -28,9 +27,6 @@ const VIEWS: Record<string, View> = {
 };
 
 export const statusPageWebRoutes: FastifyPluginAsync<WebDeps> = async (app, deps) => {
-  // resolve.ts parses and writes the key cookie with @fastify/cookie's functions, which work once the
-  // plugin has been registered somewhere (it loads its parser then); webPages may have done it already.
-  if (!app.hasRequestDecorator('cookies')) await app.register(cookie);
   for (const [path, view] of Object.entries(VIEWS)) {
     const opts = { keyInQuery: path === 'feed.atom' ? ('serve' as const) : ('redirect' as const) };
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -7,12 +7,12 @@
  * A feed reader keeps no cookies: the feed answers a good `?key=` itself (`keyInQuery: 'serve'`).
  * Unknown pages and private pages without a valid key get the same plain 404 page: it reveals nothing.
  */
-import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StatusPage } from '../../store/status-pages-types.ts';
 import type { WebDeps } from '../deps.ts';
 import { requestHost } from '../host.ts';
 import { sendNotFoundPage } from '../not-found.ts';
+import { keptKey, keyCookie, keyInQuery } from '../viewer-key.ts';
 
 /** The cookie that carries a private page's key; its path scopes it to that page. */
 export const KEY_COOKIE = 'outpost_status_key';
@@ -61,22 +61,15 @@ export async function lookUpStatusPage(
   const viaDomain = address.kind === 'customDomain';
   const found: OpenStatusPage = { page, viaDomain, base: viaDomain ? '/' : `/status/${encodeURIComponent(page.url)}/` };
   if (!page.isPrivate) return { kind: 'open', found };
-  const offered = (request.query as { key?: unknown } | undefined)?.key;
-  if (typeof offered === 'string' && offered !== '') {
+  const offered = keyInQuery(request);
+  if (offered !== undefined) {
     if (!(await deps.store.statusPageKeys.opens(page.id, offered))) return { kind: 'locked' };
-    // The plugin's own functions, not its request decorators: `GET /` of a custom domain is outside index.ts's plugin.
-    const setCookie = fastifyCookie.serialize(KEY_COOKIE, offered, {
-      path: viaDomain ? '/' : found.base.slice(0, -1),
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: request.protocol === 'https' || deps.config.publicUrl.protocol === 'https:',
-    });
-    reply.header('set-cookie', setCookie);
+    reply.header('set-cookie', keyCookie(request, deps.config.publicUrl, { name: KEY_COOKIE, key: offered, path: viaDomain ? '/' : found.base.slice(0, -1) }));
     if (opts.keyInQuery === 'serve') return { kind: 'open', found };
     await reply.redirect(withoutKey(request), 303);
     return { kind: 'sent' };
   }
-  const kept = fastifyCookie.parse(request.headers.cookie ?? '')[KEY_COOKIE];
+  const kept = keptKey(request, KEY_COOKIE);
   if (kept && (await deps.store.statusPageKeys.opens(page.id, kept))) return { kind: 'open', found };
   return { kind: 'locked' };
 }
