@@ -24,6 +24,11 @@ export interface OpenStatusPage {
   viaDomain: boolean;
 }
 
+/** The page's own path without the trailing slash: `/status/<url>`, or `/` on its custom domain. */
+export function pagePath(found: OpenStatusPage): string {
+  return found.base.slice(0, -1) || '/';
+}
+
 export type StatusPageLookup =
   | { kind: 'open'; found: OpenStatusPage }
   /** Answered already (a redirect after a good `?key=`). */
@@ -64,7 +69,7 @@ export async function lookUpStatusPage(
   const offered = keyInQuery(request);
   if (offered !== undefined) {
     if (!(await deps.store.statusPageKeys.opens(page.id, offered))) return { kind: 'locked' };
-    reply.header('set-cookie', keyCookie(request, deps.config.publicUrl, { name: KEY_COOKIE, key: offered, path: viaDomain ? '/' : found.base.slice(0, -1) }));
+    reply.header('set-cookie', keyCookie(request, deps.config.publicUrl, { name: KEY_COOKIE, key: offered, path: pagePath(found) }));
     if (opts.keyInQuery === 'serve') return { kind: 'open', found };
     await reply.redirect(withoutKey(request), 303);
     return { kind: 'sent' };

@@ -15,11 +15,6 @@ function page(title: string, theme: ThemeChoice, body: VNode): string {
   return renderPage({ title, theme, stylesheets: [assetUrl('subscribe.css')], bodyClass: 'status-page subscribe', children: body });
 }
 
-/** Where the page itself is: `/` on its custom domain, `/status/<url>` elsewhere. */
-export function statusPagePath(statusPage: SubscribablePage, onCustomDomain: boolean): string {
-  return onCustomDomain ? '/' : `/status/${encodeURIComponent(statusPage.url)}`;
-}
-
 function field(name: SubscribeField, label: string, attrs: { type: string; value: string; autocomplete: string; hint: string }, error: string | undefined) {
   const described = [`${name}-hint`, error ? `${name}-error` : ''].filter(Boolean).join(' ');
   return html`<div class=${error ? 'field has-error' : 'field'}>

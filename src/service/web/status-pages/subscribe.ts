@@ -15,9 +15,9 @@ import { sendNotFoundPage } from '../not-found.ts';
 import { setPageHeaders } from '../page-headers.ts';
 import { fromSameSite, parseSubscribeForm } from './subscribe-form.ts';
 import { SubmissionLimiter } from './subscribe-rate-limit.ts';
-import { lookUpStatusPage } from './resolve.ts';
+import { lookUpStatusPage, pagePath } from './resolve.ts';
 import { subscriptionLinkRoutes } from './subscribe-links.ts';
-import { crossSitePage, statusPagePath, subscribeDonePage, subscribeFormPage, tooManyPage } from './subscribe-views.ts';
+import { crossSitePage, subscribeDonePage, subscribeFormPage, tooManyPage } from './subscribe-views.ts';
 
 type SlugRequest = FastifyRequest<{ Params: { url?: string } }>;
 
@@ -31,8 +31,7 @@ export async function subscribeRoutes(app: FastifyInstance, deps: WebDeps): Prom
   const found = async (request: SlugRequest, reply: FastifyReply) => {
     const lookup = await lookUpStatusPage(deps, request, reply);
     if (lookup.kind !== 'open') return lookup.kind;
-    const { page, viaDomain } = lookup.found;
-    return { statusPage: page, backHref: statusPagePath(page, viaDomain) };
+    return { statusPage: lookup.found.page, backHref: pagePath(lookup.found) };
   };
 
   const showForm = async (request: SlugRequest, reply: FastifyReply) => {
