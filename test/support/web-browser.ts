@@ -5,6 +5,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
@@ -12,14 +13,30 @@ const require = createRequire(import.meta.url);
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 export const SCREENSHOT_DIR = path.resolve('test-artifacts/screenshots');
 
+/**
+ * Playwright makes its profile and artifacts folders in os.tmpdir() while it launches, and Chromium
+ * its own under the TMPDIR it inherits. These go to a folder of their own, not /tmp, so that
+ * test/agent/browser-cleanup.test.ts, which looks for folders a check's browser left in /tmp, never
+ * counts the ones of a page test running beside it.
+ */
+const BROWSER_TMPDIR = path.join(os.tmpdir(), 'outpost-page-tests');
+
 export async function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    // Root in CI: Chromium's own sandbox needs user namespaces it may not have there.
-    // Every *.test name (a reserved TLD) resolves to loopback, so a custom domain reaches the service
-    // under test with its own Host header: `http://status.acme.test:<port>/`.
-    args: ['--no-sandbox', '--host-resolver-rules=MAP *.test 127.0.0.1'],
-  });
+  mkdirSync(BROWSER_TMPDIR, { recursive: true, mode: 0o700 });
+  const tmpdir = process.env.TMPDIR;
+  process.env.TMPDIR = BROWSER_TMPDIR;
+  try {
+    return await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      // Root in CI: Chromium's own sandbox needs user namespaces it may not have there.
+      // Every *.test name (a reserved TLD) resolves to loopback, so a custom domain reaches the service
+      // under test with its own Host header: `http://status.acme.test:<port>/`.
+      args: ['--no-sandbox', '--host-resolver-rules=MAP *.test 127.0.0.1'],
+    });
+  } finally {
+    if (tmpdir === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = tmpdir;
+  }
 }
 
 /** The service's URL under another host name (a *.test name, which launchChromium maps to loopback). */
