@@ -6,7 +6,7 @@
  */
 import { createAccount } from '../../src/service/accounts.ts';
 import { INITIAL_STATE } from '../../src/service/alerting/state-machine.ts';
-import { inTransaction, openDatabase } from '../../src/service/store/sqlite/db.ts';
+import { openSqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { addRollup } from '../../src/service/store/sqlite/check-stats.ts';
 import type { Store } from '../../src/service/store/store.ts';
 
@@ -46,17 +46,17 @@ async function seedStatuses(store: Store, accountId: string, ids: readonly strin
 }
 
 /** A day of statistics per check, written as stored results write them, in one transaction. */
-function seedRollups(dataDir: string, accountId: string, ids: readonly string[], nowMs: number): void {
-  const db = openDatabase(dataDir);
-  inTransaction(db, () => {
+async function seedRollups(dataDir: string, accountId: string, ids: readonly string[], nowMs: number): Promise<void> {
+  const db = openSqliteDatabase(dataDir);
+  await db.transaction(async () => {
     for (const [i, checkId] of ids.entries()) {
       for (let t = nowMs - DAY_MS + EVERY_MS; t <= nowMs; t += EVERY_MS) {
         const responseTimeMs = 80 + ((t / EVERY_MS + i) % 17) * 9;
-        addRollup(db, { accountId, checkId, atMs: t, failed: (t / EVERY_MS + i) % 97 === 0, responseTimeMs });
+        await addRollup(db, { accountId, checkId, atMs: t, failed: (t / EVERY_MS + i) % 97 === 0, responseTimeMs });
       }
     }
   });
-  db.close();
+  await db.close();
 }
 
 /** Stores one more passing result of the check (a counted result: the dashboard's figures change). */
@@ -78,7 +78,7 @@ export async function seedDashboard(store: Store, dataDir: string, checks: numbe
   const { accountId } = await createAccount(store, 'Bench dashboard');
   const ids = await seedChecks(store, accountId, checks);
   await seedStatuses(store, accountId, ids);
-  seedRollups(dataDir, accountId, ids, Date.now());
+  await seedRollups(dataDir, accountId, ids, Date.now());
   const dashboard = await store.dashboards.create(accountId, {
     body: { header: 'Bench', tags: ['prod'], useTagsAndOperator: false, paginate: false, checksPerPage: 20, paginationRate: 60, refreshRate: 60, width: 'FULL', sortByStatus: true, expandChecks: false, hideTags: false, enableIncidents: true, showHeader: true, showCheckRunLinks: true, showGroupNames: true, showP95: true, showP99: true, customCSS: '.check__name { font-weight: 700; }', isPrivate: false, customUrl: 'bench', customDomain: null },
     customUrlKey: 'bench',

@@ -11,10 +11,11 @@
  *   child  → {"result": {...}}          the loop's figures; the parent reads VmHWM, then closes stdin
  * closedLoop is exported for the parent's blackbox side too, so both sides are driven alike.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { stripTypeScriptTypes } from 'node:module';
+import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import PQueue from 'p-queue';
 import type { CheckContext, CheckRunner } from '../../src/agent/checks/runner.ts';

@@ -17,8 +17,9 @@ import { Pool } from 'undici';
 import { createAccount } from '../../src/service/accounts.ts';
 import { buildService } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
+import { runMigrations } from '../../src/service/store/migrations/index.ts';
+import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
-import { runMigrations } from '../../src/service/store/sqlite/migrations/index.ts';
 import { encodeSeqCursor } from '../../src/service/store/sqlite/seq-cursor.ts';
 import { numberFlags, summarize } from './_stats.ts';
 
@@ -28,10 +29,10 @@ const SEVERITIES = ['CRITICAL', 'MAJOR', 'MEDIUM', 'MINOR'] as const;
  * Direct inserts in one transaction: the API would take minutes for 100,000 incidents and measure
  * nothing of interest. Rows are what the repositories write (see store/sqlite/incidents.ts).
  */
-function seed(dataDir: string, accountId: string, incidents: number): { ids: string[]; seconds: number } {
+async function seed(dataDir: string, accountId: string, incidents: number): Promise<{ ids: string[]; seconds: number }> {
   const started = performance.now();
   const db = openDatabase(dataDir);
-  runMigrations(db);
+  await runMigrations(new SqliteDatabase(db));
   const serviceIds = Array.from({ length: 10 }, () => randomUUID());
   const t0 = Date.parse('2024-01-01T00:00:00Z');
   const ids: string[] = [];
@@ -87,7 +88,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const setup = await buildService(config, { logger: false });
     const { accountId, apiKey } = await createAccount(setup.store, 'Bench');
     await setup.stop();
-    const seeded = seed(dataDir, accountId, opts.incidents);
+    const seeded = await seed(dataDir, accountId, opts.incidents);
 
     const service = await buildService(config, { logger: false });
     // The service's own handling time of each request (routing, auth, SQLite, serialization), so

@@ -11,8 +11,8 @@
  * own when this process may switch uids); `isolation` in the output says which.
  */
 import { Writable } from 'node:stream';
-import vm from 'node:vm';
 import { parseArgs } from 'node:util';
+import vm from 'node:vm';
 import { defaultRuntimesDir, discoverRuntimes } from '../../src/agent/runtimes.ts';
 import { detectIsolation, loadIsolationSettings } from '../../src/agent/sandbox/isolation.ts';
 import { SandboxPool } from '../../src/agent/sandbox/pool.ts';

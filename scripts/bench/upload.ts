@@ -11,8 +11,8 @@
  * `addMs`, since curl does neither.
  */
 import { execFile } from 'node:child_process';
-import { DatabaseSync } from 'node:sqlite';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import { Agent } from 'undici';

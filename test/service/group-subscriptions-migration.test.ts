@@ -5,9 +5,10 @@
  */
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
+import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
-import { MIGRATIONS, runMigrations } from '../../src/service/store/sqlite/migrations/index.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
 let dataDir: string;
@@ -21,10 +22,10 @@ afterEach(() => {
 const now = '2026-01-01T00:00:00.000Z';
 
 /** A database as versions before 015 left it: two groups with subscriptions in their bodies. */
-function databaseBeforeMove(): { own: number; foreign: number; gone: number } {
+async function databaseBeforeMove(): Promise<{ own: number; foreign: number; gone: number }> {
   const db = openDatabase(dataDir);
   try {
-    runMigrations(db, MIGRATIONS.filter((m) => m.version < 15));
+    await runMigrations(new SqliteDatabase(db), MIGRATIONS.filter((m) => m.version < 15));
     for (const id of ['acc-1', 'acc-2']) db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run(id, id, now);
     const addChannel = (account: string) =>
       (
@@ -57,7 +58,7 @@ function databaseBeforeMove(): { own: number; foreign: number; gone: number } {
 
 describe('migration 015 (group subscriptions)', () => {
   it('moves group body subscriptions into the table, skipping channels that no longer exist or are not the account\'s', async () => {
-    const { own } = databaseBeforeMove();
+    const { own } = await databaseBeforeMove();
     const store = await openSqliteStore(dataDir);
     try {
       const group = await store.checkGroups.get('acc-1', 1);

@@ -13,10 +13,11 @@ import { loadServiceConfig } from '../../src/service/config.ts';
 import { toJob } from '../../src/service/dispatch/dispatcher.ts';
 import { SecretBox, SecretDecryptError } from '../../src/service/secrets/box.ts';
 import { DEFAULT_KEY_FILE_NAME, loadSecretsKeyConfig } from '../../src/service/secrets/key.ts';
-import { ConfigError } from '../../src/shared/errors.ts';
+import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
+import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
-import { MIGRATIONS, runMigrations } from '../../src/service/store/sqlite/migrations/index.ts';
 import { verifySecretsMarker } from '../../src/service/store/sqlite/variables.ts';
+import { ConfigError } from '../../src/shared/errors.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
 const dirs: string[] = [];
@@ -63,9 +64,9 @@ function databaseBytes(dataDir: string): string {
  * A database as versions before migration 009 left it: webhook secrets in plain text in a
  * subscription and a delivery, and, given `markerKey`, the marker of the key that sealed its secrets.
  */
-function databaseBeforeSealing(dataDir: string, plain: { subscription: string; outbox: string }, markerKey?: Buffer): void {
+async function databaseBeforeSealing(dataDir: string, plain: { subscription: string; outbox: string }, markerKey?: Buffer): Promise<void> {
   const db = openDatabase(dataDir);
-  runMigrations(db, MIGRATIONS.filter((m) => m.version <= 8));
+  await runMigrations(new SqliteDatabase(db), MIGRATIONS.filter((m) => m.version <= 8));
   if (markerKey) verifySecretsMarker(db, new SecretBox(markerKey), { setting: 'SECRETS_KEY', description: 'the test' });
   const now = new Date().toISOString();
   db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', now);
@@ -241,7 +242,7 @@ describe('secrets at rest', () => {
   it('seals the webhook secrets an older database kept in plain text, on the first start with the key', async () => {
     const dataDir = tempDataDir();
     const plain = { subscription: 'CANARY-old-sub-5e2d9a41', outbox: 'CANARY-old-outbox-7b3c0f92' };
-    databaseBeforeSealing(dataDir, plain);
+    await databaseBeforeSealing(dataDir, plain);
     expect(databaseBytes(dataDir)).toContain(plain.subscription);
 
     const { service } = await start({}, dataDir);
@@ -254,7 +255,7 @@ describe('secrets at rest', () => {
     const dataDir = tempDataDir();
     dirs.push(dataDir);
     const plain = { subscription: 'CANARY-old-sub-2f6a0c19', outbox: 'CANARY-old-outbox-8d1b7e30' };
-    databaseBeforeSealing(dataDir, plain, randomBytes(32));
+    await databaseBeforeSealing(dataDir, plain, randomBytes(32));
 
     await expect(start({ SECRETS_KEY: randomBytes(32).toString('base64') }, dataDir)).rejects.toThrow(ConfigError);
     dirs.pop();

@@ -1,11 +1,11 @@
 import { rmSync } from 'node:fs';
-import type { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../src/service/http/errors.ts';
+import { MIGRATIONS, type Migration, runMigrations } from '../../src/service/store/migrations/index.ts';
+import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import { hashKey } from '../../src/service/store/sqlite/keys.ts';
-import { MIGRATIONS, type Migration, runMigrations } from '../../src/service/store/sqlite/migrations/index.ts';
 import type { Store, StoredResult } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
@@ -37,7 +37,7 @@ describe('migrations', () => {
     try {
       const rows = db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
       expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
-      expect(runMigrations(db)).toEqual([]);
+      expect(await runMigrations(new SqliteDatabase(db))).toEqual([]);
       // Data survives the reopen, so the second open did not recreate tables.
       expect(db.prepare('SELECT name FROM accounts').all()).toEqual([{ name: 'Acme' }]);
     } finally {
@@ -45,18 +45,18 @@ describe('migrations', () => {
     }
   });
 
-  it('rolls back a failing migration together with its record', () => {
+  it('rolls back a failing migration together with its record', async () => {
     const db = openDatabase(dataDir);
     try {
       const broken: Migration = {
         version: 1,
         name: 'broken',
-        up(d: DatabaseSync) {
-          d.exec('CREATE TABLE half (x)');
+        async up(d) {
+          await d.ddl('CREATE TABLE half (x)');
           throw new Error('boom');
         },
       };
-      expect(() => runMigrations(db, [broken])).toThrow('boom');
+      await expect(runMigrations(new SqliteDatabase(db), [broken])).rejects.toThrow('boom');
       expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeUndefined();
       expect(db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get()).toEqual({ n: 0 });
     } finally {
@@ -64,11 +64,11 @@ describe('migrations', () => {
     }
   });
 
-  it('refuses migrations listed out of order', () => {
+  it('refuses migrations listed out of order', async () => {
     const db = openDatabase(dataDir);
     try {
-      const m = (version: number): Migration => ({ version, name: `m${version}`, up() {} });
-      expect(() => runMigrations(db, [m(2), m(1)])).toThrow(/out of order/);
+      const m = (version: number): Migration => ({ version, name: `m${version}`, async up() {} });
+      await expect(runMigrations(new SqliteDatabase(db), [m(2), m(1)])).rejects.toThrow(/out of order/);
     } finally {
       db.close();
     }

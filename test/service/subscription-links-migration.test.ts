@@ -5,10 +5,11 @@
  */
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SEALED_PREFIX } from '../../src/service/secrets/box.ts';
+import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
+import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
-import { MIGRATIONS, runMigrations } from '../../src/service/store/sqlite/migrations/index.ts';
-import { SEALED_PREFIX } from '../../src/service/secrets/box.ts';
 import { hashLinkToken } from '../../src/service/subscriptions/tokens.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
@@ -23,10 +24,10 @@ afterEach(() => {
 const then = '2026-01-01T00:00:00.000Z';
 
 /** A database as versions before 017 left it: a verified and a pending subscriber, one delivery queued. */
-function databaseBefore017(): void {
+async function databaseBefore017(): Promise<void> {
   const db = openDatabase(dataDir);
   try {
-    runMigrations(db, MIGRATIONS.filter((m) => m.version < 17));
+    await runMigrations(new SqliteDatabase(db), MIGRATIONS.filter((m) => m.version < 17));
     db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', then);
     db.prepare(`INSERT INTO status_pages (id, account_id, name, url, default_theme, created_at) VALUES ('page-1', 'acc-1', 'Acme', 'acme', 'AUTO', ?)`).run(then);
     const subscribe = db.prepare(
@@ -47,7 +48,7 @@ function databaseBefore017(): void {
 
 describe('migration 017 (subscription links)', () => {
   it('gives existing subscriptions unsubscribe links, PENDING ones an expiry, and keeps queued deliveries', async () => {
-    databaseBefore017();
+    await databaseBefore017();
     const migratedAt = Date.now();
     let token = '';
     const store = await openSqliteStore(dataDir);

@@ -4,9 +4,10 @@
  */
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
+import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
-import { MIGRATIONS, runMigrations } from '../../src/service/store/sqlite/migrations/index.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
 let dataDir: string;
@@ -18,10 +19,10 @@ afterEach(() => {
 });
 
 /** A database as versions before 018 left it: one check with four results, one of them two days old. */
-function databaseBefore018(nowMs: number): void {
+async function databaseBefore018(nowMs: number): Promise<void> {
   const db = openDatabase(dataDir);
   try {
-    runMigrations(db, MIGRATIONS.filter((m) => m.version < 18));
+    await runMigrations(new SqliteDatabase(db), MIGRATIONS.filter((m) => m.version < 18));
     const at = (agoMs: number) => new Date(nowMs - agoMs).toISOString();
     db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', at(0));
     db.prepare(
@@ -50,7 +51,7 @@ function databaseBefore018(nowMs: number): void {
 describe('migration 018 (check statistics)', () => {
   it('fills the rollups from the last day of FINAL results', async () => {
     const now = Date.now();
-    databaseBefore018(now);
+    await databaseBefore018(now);
     const store = await openSqliteStore(dataDir);
     try {
       const stats = (await store.checkStats.forChecks('acc-1', ['chk-1'], now)).get('chk-1');

@@ -4,9 +4,10 @@
  */
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
+import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
-import { MIGRATIONS, runMigrations } from '../../src/service/store/sqlite/migrations/index.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
 let dataDir: string;
@@ -19,10 +20,10 @@ afterEach(() => {
 
 const created = '2026-11-20T09:00:00.000Z';
 
-function databaseBefore016(): void {
+async function databaseBefore016(): Promise<void> {
   const db = openDatabase(dataDir);
   try {
-    runMigrations(db, MIGRATIONS.filter((m) => m.version < 16));
+    await runMigrations(new SqliteDatabase(db), MIGRATIONS.filter((m) => m.version < 16));
     db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', created);
     db.prepare('INSERT INTO sp_services (id, account_id, name, created_at) VALUES (?, ?, ?, ?)').run('svc-1', 'acc-1', 'API', created);
     const addIncident = db.prepare(
@@ -45,7 +46,7 @@ function databaseBefore016(): void {
 
 describe('migration 016 (status page web)', () => {
   it('gives earlier incidents their start, so the history lists them by it', async () => {
-    databaseBefore016();
+    await databaseBefore016();
     const store = await openSqliteStore(dataDir);
     try {
       const since = await store.statusPageReads.startedSince({ accountId: 'acc-1', serviceIds: ['svc-1'] }, '2026-10-01T00:00:00.000Z');

@@ -275,7 +275,9 @@ export interface Store {
   consoleSessions: import('./console-session-types.ts').ConsoleSessionRepo;
   /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */
   secrets: import('../secrets/box.ts').SecretBox;
-  /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite). */
-  transaction<T>(fn: () => T): T;
+  /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite, SERIALIZABLE on PostgreSQL); repositories called inside join it. */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** Resolves when the database answers (readiness). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

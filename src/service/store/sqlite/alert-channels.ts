@@ -8,10 +8,10 @@ import { openChannelSecrets, sealChannelSecrets } from '../../alert-channels/cha
 import type { SecretBox } from '../../secrets/box.ts';
 import type {
   AlertChannelInput,
-  AlertChannelTarget,
   AlertChannelRepo,
   AlertChannelSubscription,
   AlertChannelSubscriptionInput,
+  AlertChannelTarget,
   ChannelRef,
   StoredAlertChannel,
   Subscriber,

@@ -10,9 +10,10 @@
  * dashboard refresh of 500 unchanged checks reads nothing from the database. The window is the
  * current hour and the 23 before it: between 23 and 24 hours. Percentiles are within ~4.5 %.
  */
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CheckStatsRepo, CheckWindowStats, StatsSample } from '../check-stats-types.ts';
 import { addTo, type Histogram, mergeInto, percentiles } from '../response-histogram.ts';
+import type { SqlDatabase } from '../sql/database.ts';
+import { dialectSql } from '../sql/dialect-sql.ts';
 import type { AccountChanges } from './account-changes.ts';
 
 const HOUR_MS = 3_600_000;
@@ -33,21 +34,21 @@ interface RollupRow {
 const ROLLUP_COLUMNS = 'runs, failures, total_ms, min_ms, max_ms, histogram';
 
 /** Adds one result to its check's hourly rollup (inside the caller's transaction). */
-export function addRollup(db: DatabaseSync, sample: StatsSample): void {
+export async function addRollup(db: Pick<SqlDatabase, 'dialect' | 'get' | 'run'>, sample: StatsSample): Promise<void> {
   const hour = Math.floor(sample.atMs / HOUR_MS);
-  const existing = db
-    .prepare(`SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND hour = ?`)
-    .get(sample.checkId, hour) as RollupRow | undefined;
+  const existing = await db.get<RollupRow>(`SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND hour = ?`, [sample.checkId, hour]);
   const histogram = existing ? (JSON.parse(existing.histogram) as Histogram) : {};
   addTo(histogram, sample.responseTimeMs);
-  db.prepare(
+  const { least, greatest } = dialectSql(db.dialect);
+  await db.run(
     `INSERT INTO check_stats_hourly (check_id, hour, account_id, runs, failures, total_ms, min_ms, max_ms, histogram)
      VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)
-     ON CONFLICT (check_id, hour) DO UPDATE SET runs = runs + 1, failures = failures + excluded.failures,
-       total_ms = total_ms + excluded.total_ms, min_ms = min(min_ms, excluded.min_ms), max_ms = max(max_ms, excluded.max_ms),
-       histogram = excluded.histogram`,
-  ).run(sample.checkId, hour, sample.accountId, sample.failed ? 1 : 0, sample.responseTimeMs, sample.responseTimeMs, sample.responseTimeMs, JSON.stringify(histogram));
-  db.prepare('DELETE FROM check_stats_hourly WHERE check_id = ? AND hour < ?').run(sample.checkId, hour - KEEP_HOURS);
+     ON CONFLICT (check_id, hour) DO UPDATE SET runs = check_stats_hourly.runs + 1, failures = check_stats_hourly.failures + excluded.failures,
+       total_ms = check_stats_hourly.total_ms + excluded.total_ms, min_ms = ${least('check_stats_hourly.min_ms', 'excluded.min_ms')},
+       max_ms = ${greatest('check_stats_hourly.max_ms', 'excluded.max_ms')}, histogram = excluded.histogram`,
+    [sample.checkId, hour, sample.accountId, sample.failed ? 1 : 0, sample.responseTimeMs, sample.responseTimeMs, sample.responseTimeMs, JSON.stringify(histogram)],
+  );
+  await db.run('DELETE FROM check_stats_hourly WHERE check_id = ? AND hour < ?', [sample.checkId, hour - KEEP_HOURS]);
 }
 
 /** The figures of a set of hourly rows, or undefined when none ran. */
@@ -78,21 +79,19 @@ interface CacheEntry {
   stats: CheckWindowStats | undefined;
 }
 
-export class SqliteCheckStatsRepo implements CheckStatsRepo {
-  readonly #db: DatabaseSync;
-  readonly #window: StatementSync;
+export class SqlCheckStatsRepo implements CheckStatsRepo {
+  readonly #db: SqlDatabase;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #changes: AccountChanges;
 
-  constructor(db: DatabaseSync, changes: AccountChanges) {
+  constructor(db: SqlDatabase, changes: AccountChanges) {
     this.#db = db;
     this.#changes = changes;
-    this.#window = db.prepare(`SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND account_id = ? AND hour >= ?`);
   }
 
   /** Called by the result repository inside the transaction that stores a counted result. */
-  record(sample: StatsSample): void {
-    addRollup(this.#db, sample);
+  async record(sample: StatsSample): Promise<void> {
+    await addRollup(this.#db, sample);
     this.#cache.delete(`${sample.accountId}/${sample.checkId}`);
     this.#changes.bump(sample.accountId);
   }
@@ -101,18 +100,23 @@ export class SqliteCheckStatsRepo implements CheckStatsRepo {
     const firstHour = Math.floor(nowMs / HOUR_MS) - (WINDOW_HOURS - 1);
     const out = new Map<string, CheckWindowStats>();
     for (const checkId of checkIds) {
-      const stats = this.#cached(accountId, checkId, firstHour, nowMs);
+      const stats = await this.#cached(accountId, checkId, firstHour, nowMs);
       if (stats) out.set(checkId, stats);
     }
     return out;
   }
 
-  #cached(accountId: string, checkId: string, firstHour: number, nowMs: number): CheckWindowStats | undefined {
+  async #cached(accountId: string, checkId: string, firstHour: number, nowMs: number): Promise<CheckWindowStats | undefined> {
     // Keyed by account too: a check id from another account must never read this one's entry.
     const key = `${accountId}/${checkId}`;
     const hit = this.#cache.get(key);
     if (hit && hit.firstHour === firstHour && nowMs - hit.cachedAtMs < CACHE_MS) return hit.stats;
-    const stats = summarize(this.#window.all(checkId, accountId, firstHour) as unknown as RollupRow[]);
+    const rows = await this.#db.all<RollupRow>(`SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND account_id = ? AND hour >= ?`, [
+      checkId,
+      accountId,
+      firstHour,
+    ]);
+    const stats = summarize(rows);
     this.#cache.set(key, { firstHour, cachedAtMs: nowMs, stats });
     return stats;
   }

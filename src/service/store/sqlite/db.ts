@@ -1,27 +1,16 @@
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
-
-/** The database file inside DATA_DIR. One file, so a backup is one copy of the directory. */
-export const DB_FILE = 'outpost.db';
-
 /**
- * Opens (creating if needed) the service database with the pragmas every connection needs.
- * - WAL: readers (the public API) never block the single writer (the dispatcher) and vice versa.
- * - busy_timeout: a second process (e.g. `outpost account create` while the service runs) waits
- *   for the write lock instead of failing at once with SQLITE_BUSY.
- * - foreign_keys: SQLite leaves them off per connection by default; our cascades rely on them.
+ * What the SQLite repositories not yet written against SqlDatabase (../sql/database.ts) share: the
+ * synchronous transaction and the statement cache on the raw node:sqlite connection.
  */
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { openSqliteDatabase, SQLITE_BUSY_TIMEOUT_MS } from '../sql/sqlite-database.ts';
+
+export { isForeignKeyViolation, isUniqueViolation, nowIso } from '../sql/database.ts';
+export { DB_FILE } from '../sql/sqlite-database.ts';
+
+/** The raw connection of a newly opened service database, for tools and tests that read rows directly. */
 export function openDatabase(dataDir: string): DatabaseSync {
-  mkdirSync(dataDir, { recursive: true });
-  const db = new DatabaseSync(path.join(dataDir, DB_FILE));
-  db.exec('PRAGMA journal_mode = WAL');
-  db.exec('PRAGMA busy_timeout = 5000');
-  db.exec('PRAGMA foreign_keys = ON');
-  // NORMAL is durable across application crashes in WAL mode; only an OS crash may lose the last
-  // commits, which for monitoring results is an acceptable trade for far fewer fsyncs.
-  db.exec('PRAGMA synchronous = NORMAL');
-  return db;
+  return openSqliteDatabase(dataDir).raw;
 }
 
 /**
@@ -31,7 +20,7 @@ export function openDatabase(dataDir: string): DatabaseSync {
  */
 export function inTransaction<T>(db: DatabaseSync, fn: () => T): T {
   if (db.isTransaction) return fn();
-  statement(db, 'BEGIN IMMEDIATE').run();
+  beginImmediate(db);
   try {
     const result = fn();
     statement(db, 'COMMIT').run();
@@ -39,6 +28,19 @@ export function inTransaction<T>(db: DatabaseSync, fn: () => T): T {
   } catch (error) {
     statement(db, 'ROLLBACK').run();
     throw error;
+  }
+}
+
+/**
+ * A synchronous caller cannot retry asynchronously as SqliteDatabase does, so it waits for another
+ * connection's write lock the old way: blocking, for up to five seconds.
+ */
+function beginImmediate(db: DatabaseSync): void {
+  db.exec('PRAGMA busy_timeout = 5000');
+  try {
+    statement(db, 'BEGIN IMMEDIATE').run();
+  } finally {
+    db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   }
 }
 
@@ -62,22 +64,4 @@ export function statement(db: DatabaseSync, sql: string): StatementSync {
     byText.set(sql, prepared);
   }
   return prepared;
-}
-
-/** True when err is SQLite's UNIQUE constraint failure (node:sqlite reports it by errcode). */
-export function isUniqueViolation(err: unknown): boolean {
-  return (
-    err instanceof Error &&
-    // SQLITE_CONSTRAINT_UNIQUE = 2067, SQLITE_CONSTRAINT_PRIMARYKEY = 1555
-    ((err as { errcode?: number }).errcode === 2067 || (err as { errcode?: number }).errcode === 1555)
-  );
-}
-
-/** True when err is SQLite's FOREIGN KEY constraint failure (SQLITE_CONSTRAINT_FOREIGNKEY = 787). */
-export function isForeignKeyViolation(err: unknown): boolean {
-  return err instanceof Error && (err as { errcode?: number }).errcode === 787;
-}
-
-export function nowIso(): string {
-  return new Date().toISOString();
 }

@@ -3,8 +3,12 @@
  * node:sqlite is synchronous, which makes multi-statement operations inside one repository method
  * atomic for free within this process; WAL plus busy_timeout handles a second process (the CLI).
  */
+
+import type { DatabaseSync } from 'node:sqlite';
 import { SecretBox } from '../../secrets/box.ts';
 import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '../../secrets/key.ts';
+import { MIGRATIONS, runMigrations } from '../migrations/index.ts';
+import { openSqliteDatabase } from '../sql/sqlite-database.ts';
 import type { Store } from '../store.ts';
 import { AccountChanges } from './account-changes.ts';
 import { SqliteAccountSettingsRepo } from './account-settings.ts';
@@ -16,21 +20,19 @@ import { SqliteArtifactRepo } from './artifacts.ts';
 import { SqliteBadgeRepo } from './badges.ts';
 import { SqliteCheckAlertRepo } from './check-alerts.ts';
 import { SqliteCheckGroupRepo } from './check-groups.ts';
-import { SqliteCheckStatsRepo } from './check-stats.ts';
+import { SqlCheckStatsRepo } from './check-stats.ts';
 import { SqliteCheckStatusRepo } from './check-statuses.ts';
 import { SqliteCheckRepo } from './checks.ts';
 import { SqliteConsoleSessionRepo } from './console-sessions.ts';
 import { SqliteDashboardIncidentRepo } from './dashboard-incidents.ts';
 import { SqliteDashboardRepo } from './dashboards.ts';
-import { inTransaction, openDatabase } from './db.ts';
 import { SqliteErrorReportRepo } from './error-reports.ts';
 import { SqliteHeartbeatRepo } from './heartbeats.ts';
 import { SqliteIncidentRepo } from './incidents.ts';
 import { SqliteLocationRepo } from './locations.ts';
 import { SqliteMaintenanceWindowRepo } from './maintenance-windows.ts';
-import { MIGRATIONS, runMigrations } from './migrations/index.ts';
 import { SqliteOutboxRepo } from './outbox.ts';
-import { SqliteResultRepo } from './results.ts';
+import { SqlResultRepo } from './results.ts';
 import { SqliteRunRetryRepo } from './run-retries.ts';
 import { SqliteRunRepo } from './runs.ts';
 import { SqliteSnippetRepo } from './snippets.ts';
@@ -50,11 +52,12 @@ export interface SqliteStoreOptions {
 }
 
 export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions = {}): Promise<Store> {
-  const db = openDatabase(dataDir);
+  const sql = openSqliteDatabase(dataDir);
+  const db = sql.raw;
   let secrets: SecretBox;
   try {
     secrets = secretBoxFor(db, opts.secrets ?? defaultSecretsKeyConfig(dataDir));
-    const applied = runMigrations(db, MIGRATIONS, { secrets });
+    const applied = await runMigrations(sql, MIGRATIONS, { secrets });
     // A migration may have rewritten secrets (009 sealed plain ones): move the new pages into the
     // main file now, so the old page images do not linger there until some later checkpoint.
     if (applied.length > 0) db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
@@ -65,14 +68,14 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
   }
   const checks = new SqliteCheckRepo(db, secrets);
   const dashboardChanges = new AccountChanges();
-  const checkStats = new SqliteCheckStatsRepo(db, dashboardChanges);
+  const checkStats = new SqlCheckStatsRepo(sql, dashboardChanges);
   const statusPages = new SqliteStatusPageRepo(db);
   let closed = false;
   return {
     accounts: new SqliteAccountRepo(db),
     locations: new SqliteLocationRepo(db),
     checks,
-    results: new SqliteResultRepo(db, checkStats),
+    results: new SqlResultRepo(sql, checkStats),
     checkStats,
     dashboardChanges,
     runs: new SqliteRunRepo(db),
@@ -102,18 +105,19 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     accountSettings: new SqliteAccountSettingsRepo(db),
     badges: new SqliteBadgeRepo(db),
     consoleSessions: new SqliteConsoleSessionRepo(db),
-    transaction: (fn) => inTransaction(db, fn),
+    transaction: (fn) => sql.transaction(fn),
+    ping: () => sql.ping(),
     async close() {
       // Idempotent: service shutdown and test teardown may both close.
       if (closed) return;
       closed = true;
-      db.close();
+      await sql.close();
     },
   };
 }
 
 /** The store's SecretBox: the key loads on first use and is then checked against the database's marker. */
-function secretBoxFor(db: ReturnType<typeof openDatabase>, config: SecretsKeyConfig): SecretBox {
+function secretBoxFor(db: DatabaseSync, config: SecretsKeyConfig): SecretBox {
   const description = config.key !== undefined ? 'SECRETS_KEY' : `the key file ${config.keyFile}`;
   const setting = config.key !== undefined ? 'SECRETS_KEY' : 'SECRETS_KEY_FILE';
   const box: SecretBox = new SecretBox(() => {

@@ -13,9 +13,9 @@ import type {
   IncidentUpdateRecord,
   OutboxChannel,
   OutboxEntry,
-  OutboxRepo,
   OutboxKind,
   OutboxMessage,
+  OutboxRepo,
   OutboxState,
   SubscribedPage,
 } from '../status-pages-types.ts';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { DatabaseSync } from 'node:sqlite';
 import type { RunResult } from '../../../shared/protocol.ts';
 import { BadRequestError } from '../../http/errors.ts';
 import type { StatsSample } from '../check-stats-types.ts';
+import { nowIso, type SqlDatabase } from '../sql/database.ts';
+import { dialectSql } from '../sql/dialect-sql.ts';
 import type { NewResult, RecentResult, ResultRepo, StatusPendingResult, StoredResult } from '../store.ts';
-import { inTransaction, nowIso } from './db.ts';
 
 /**
  * A stored result plus its row sequence. The sequence is monotonic per database, so the public API
@@ -72,13 +72,13 @@ export function decodeCursor(cursor: string): number {
 
 /** Where a stored FINAL result is counted into its check's statistics (./check-stats.ts). */
 export interface StatsRecorder {
-  record(sample: StatsSample): void;
+  record(sample: StatsSample): Promise<void>;
 }
 
-export class SqliteResultRepo implements ResultRepo {
-  readonly #db: DatabaseSync;
+export class SqlResultRepo implements ResultRepo {
+  readonly #db: SqlDatabase;
   readonly #stats: StatsRecorder | undefined;
-  constructor(db: DatabaseSync, stats?: StatsRecorder) {
+  constructor(db: SqlDatabase, stats?: StatsRecorder) {
     this.#db = db;
     this.#stats = stats;
   }
@@ -88,13 +88,11 @@ export class SqliteResultRepo implements ResultRepo {
     const createdAt = result.createdAt ?? nowIso();
     // ON CONFLICT DO NOTHING on the unique run_id index: whichever insert commits first wins, the
     // other becomes a no-op, with no read-then-write window between connections.
-    const inserted = inTransaction(this.#db, () => {
-      const { changes } = this.#db
-        .prepare(
-          `INSERT INTO results (id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
-        )
-        .run(
+    const inserted = await this.#db.transaction(async () => {
+      const { changes } = await this.#db.run(
+        `INSERT INTO results (id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+        [
           id,
           result.accountId,
           result.checkId,
@@ -106,15 +104,16 @@ export class SqliteResultRepo implements ResultRepo {
           result.resultType ?? 'FINAL',
           createdAt,
           JSON.stringify(result.payload),
-        );
+        ],
+      );
       if (changes > 0 && result.pendingStatus) {
-        this.#db.prepare('INSERT INTO results_status_pending (result_id, due_at) VALUES (?, ?)').run(id, result.pendingStatus.dueAt);
+        await this.#db.run('INSERT INTO results_status_pending (result_id, due_at) VALUES (?, ?)', [id, result.pendingStatus.dueAt]);
       }
-      if (changes > 0) this.#countInStats(result, Date.parse(createdAt));
+      if (changes > 0) await this.#countInStats(result, Date.parse(createdAt));
       return changes > 0;
     });
     if (inserted) return { status: 'stored', id };
-    const existing = this.#db.prepare('SELECT id FROM results WHERE run_id = ?').get(result.runId) as { id: string } | undefined;
+    const existing = await this.#db.get<{ id: string }>('SELECT id FROM results WHERE run_id = ?', [result.runId]);
     if (!existing) throw new Error(`result for run ${result.runId} conflicted but cannot be found`);
     return { status: 'duplicate', id: existing.id };
   }
@@ -124,10 +123,10 @@ export class SqliteResultRepo implements ResultRepo {
    * response time (the protocol requires one; older or hand-made rows may lack it) is left out of the
    * figures rather than fail the insert: the result itself must be stored.
    */
-  #countInStats(result: NewResult, atMs: number): void {
+  async #countInStats(result: NewResult, atMs: number): Promise<void> {
     if (result.resultType === 'ATTEMPT' || result.payload.isCancelled) return;
     if (!Number.isFinite(result.payload.responseTime)) return;
-    this.#stats?.record({
+    await this.#stats?.record({
       accountId: result.accountId,
       checkId: result.checkId,
       atMs,
@@ -137,19 +136,16 @@ export class SqliteResultRepo implements ResultRepo {
   }
 
   async listStatusPending(opts: { limit: number; afterSequence?: number; storedBefore?: string }): Promise<StatusPendingResult[]> {
-    const rows = this.#db
-      .prepare(
-        `SELECT r.*, p.due_at FROM results_status_pending p JOIN results r ON r.id = p.result_id
-         WHERE r.seq > ? AND r.created_at < ? ORDER BY r.seq LIMIT ?`,
-      )
-      .all(opts.afterSequence ?? 0, opts.storedBefore ?? '9999', opts.limit) as unknown as Array<ResultRow & { due_at: string }>;
+    const rows = await this.#db.all<ResultRow & { due_at: string }>(
+      `SELECT r.*, p.due_at FROM results_status_pending p JOIN results r ON r.id = p.result_id
+       WHERE r.seq > ? AND r.created_at < ? ORDER BY r.seq LIMIT ?`,
+      [opts.afterSequence ?? 0, opts.storedBefore ?? '9999', opts.limit],
+    );
     return rows.map((row) => ({ ...toResult(row), dueAt: row.due_at }));
   }
 
   async get(accountId: string, checkId: string, resultId: string): Promise<SequencedResult | undefined> {
-    const row = this.#db
-      .prepare(`SELECT ${COLUMNS} FROM results WHERE id = ? AND account_id = ? AND check_id = ?`)
-      .get(resultId, accountId, checkId) as ResultRow | undefined;
+    const row = await this.#db.get<ResultRow>(`SELECT ${COLUMNS} FROM results WHERE id = ? AND account_id = ? AND check_id = ?`, [resultId, accountId, checkId]);
     return row ? toResult(row) : undefined;
   }
 
@@ -161,30 +157,29 @@ export class SqliteResultRepo implements ResultRepo {
     const before = opts.nextId ? decodeCursor(opts.nextId) : Number.MAX_SAFE_INTEGER;
     const byType = opts.resultType !== undefined && opts.resultType !== 'ALL';
     // One row more than asked tells whether another page exists without a second COUNT query.
-    const rows = this.#db
-      .prepare(
-        `SELECT ${COLUMNS}
-         FROM results WHERE account_id = ? AND check_id = ? ${byType ? 'AND result_type = ?' : ''} AND seq < ? ORDER BY seq DESC LIMIT ?`,
-      )
-      .all(accountId, checkId, ...(byType ? [opts.resultType as string] : []), before, opts.limit + 1) as unknown as ResultRow[];
+    const rows = await this.#db.all<ResultRow>(
+      `SELECT ${COLUMNS}
+       FROM results WHERE account_id = ? AND check_id = ? ${byType ? 'AND result_type = ?' : ''} AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      [accountId, checkId, ...(byType ? [opts.resultType as string] : []), before, opts.limit + 1],
+    );
     const page = rows.slice(0, opts.limit).map(toResult);
     const last = page.at(-1);
     return { entries: page, nextId: rows.length > opts.limit && last ? encodeCursor(last.sequence) : null };
   }
 
   async recentByCheck(accountId: string, perCheck: number): Promise<RecentResult[]> {
-    const rows = this.#db
-      .prepare(
-        // Per check through the (account_id, check_id, result_type, seq) index: a long history costs
-        // no more than a short one.
-        `SELECT r.id, r.check_id, r.created_at,
-           json_extract(r.payload, '$.responseTime') AS response_time, json_extract(r.payload, '$.hasFailures') AS has_failures,
-           json_extract(r.payload, '$.hasErrors') AS has_errors, json_extract(r.payload, '$.isDegraded') AS is_degraded
-         FROM checks c JOIN results r ON r.seq IN (
-           SELECT seq FROM results WHERE account_id = c.account_id AND check_id = c.id AND result_type = 'FINAL' ORDER BY seq DESC LIMIT $perCheck)
-         WHERE c.account_id = $accountId ORDER BY r.check_id, r.seq DESC`,
-      )
-      .all({ accountId, perCheck }) as unknown as RecentRow[];
+    const { jsonNumber, jsonFlag } = dialectSql(this.#db.dialect);
+    const rows = await this.#db.all<RecentRow>(
+      // Per check through the (account_id, check_id, result_type, seq) index: a long history costs
+      // no more than a short one.
+      `SELECT r.id, r.check_id, r.created_at,
+         ${jsonNumber('r.payload', 'responseTime')} AS response_time, ${jsonFlag('r.payload', 'hasFailures')} AS has_failures,
+         ${jsonFlag('r.payload', 'hasErrors')} AS has_errors, ${jsonFlag('r.payload', 'isDegraded')} AS is_degraded
+       FROM checks c JOIN results r ON r.seq IN (
+         SELECT seq FROM results WHERE account_id = c.account_id AND check_id = c.id AND result_type = 'FINAL' ORDER BY seq DESC LIMIT $perCheck)
+       WHERE c.account_id = $accountId ORDER BY r.check_id, r.seq DESC`,
+      { accountId, perCheck },
+    );
     return rows.map((row) => ({
       id: row.id,
       checkId: row.check_id,
@@ -197,6 +192,6 @@ export class SqliteResultRepo implements ResultRepo {
   }
 
   async countForRun(runId: string): Promise<number> {
-    return (this.#db.prepare('SELECT COUNT(*) AS n FROM results WHERE run_id = ?').get(runId) as { n: number }).n;
+    return (await this.#db.get<{ n: number }>('SELECT COUNT(*) AS n FROM results WHERE run_id = ?', [runId]))?.n ?? 0;
   }
 }

@@ -6,6 +6,7 @@
  * it looks the incident's few links up by incident id and tests each against the page's set.
  */
 import type { DatabaseSync } from 'node:sqlite';
+import { BadRequestError } from '../../http/errors.ts';
 import type { IncidentDay, PageScope, StatusPageReadRepo } from '../status-page-web-types.ts';
 import {
   INCIDENT_SEVERITIES,
@@ -14,7 +15,6 @@ import {
   type Page,
   type StatusPage,
 } from '../status-pages-types.ts';
-import { BadRequestError } from '../../http/errors.ts';
 import { statement } from './db.ts';
 import { hydrateIncidents, INCIDENT_COLUMNS, type IncidentRow } from './incidents.ts';
 import type { SqliteStatusPageRepo } from './status-pages.ts';

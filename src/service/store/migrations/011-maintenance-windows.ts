@@ -1,12 +1,11 @@
 /** Maintenance windows (/v1/maintenance-windows): tag lists are JSON arrays of strings. */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration011: Migration = {
   version: 11,
   name: 'maintenance-windows',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       CREATE TABLE maintenance_windows (
         id                  INTEGER PRIMARY KEY AUTOINCREMENT,
         account_id          TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,

@@ -14,17 +14,16 @@
  * rows). PENDING ones made before this migration were never sent a confirmation: they expire 48 hours
  * after it, the default period, unless their address subscribes again (which sends one).
  */
-import type { DatabaseSync } from 'node:sqlite';
-import { hashLinkToken, newLinkToken } from '../../../subscriptions/tokens.ts';
-import type { Migration, MigrationContext } from './index.ts';
+import { hashLinkToken, newLinkToken } from '../../subscriptions/tokens.ts';
+import type { Migration, MigrationContext, MigrationDb } from './index.ts';
 
 const LEGACY_PENDING_HOURS = 48;
 
 export const migration017: Migration = {
   version: 17,
   name: 'subscription-links',
-  up(db: DatabaseSync, context: MigrationContext) {
-    db.exec(`
+  async up(db: MigrationDb, context: MigrationContext) {
+    await db.ddl(`
       ALTER TABLE sp_subscriptions ADD COLUMN sealed_unsubscribe_token TEXT;
       ALTER TABLE sp_subscriptions ADD COLUMN expires_at TEXT;
       ALTER TABLE sp_subscriptions ADD COLUMN confirmation_sent_at TEXT;
@@ -38,30 +37,30 @@ export const migration017: Migration = {
       ) STRICT;
       CREATE INDEX sp_subscription_tokens_subscription ON sp_subscription_tokens (subscription_id);
     `);
-    giveUnsubscribeTokens(db, context);
-    db.prepare(`UPDATE sp_subscriptions SET expires_at = ? WHERE status = 'PENDING'`).run(
-      new Date(Date.now() + LEGACY_PENDING_HOURS * 3_600_000).toISOString(),
-    );
-    rebuildOutbox(db);
+    await giveUnsubscribeTokens(db, context);
+    await db.run(`UPDATE sp_subscriptions SET expires_at = ? WHERE status = 'PENDING'`, [new Date(Date.now() + LEGACY_PENDING_HOURS * 3_600_000).toISOString()]);
+    await rebuildOutbox(db);
   },
 };
 
-function giveUnsubscribeTokens(db: DatabaseSync, context: MigrationContext): void {
-  const rows = db.prepare('SELECT id FROM sp_subscriptions').all() as Array<{ id: string }>;
+async function giveUnsubscribeTokens(db: MigrationDb, context: MigrationContext): Promise<void> {
+  const rows = await db.all<{ id: string }>('SELECT id FROM sp_subscriptions');
   if (rows.length === 0) return;
   if (!context.secrets) throw new Error('migration 17 must seal unsubscribe tokens, and was given no secrets key');
-  const seal = db.prepare('UPDATE sp_subscriptions SET sealed_unsubscribe_token = ? WHERE id = ?');
-  const hash = db.prepare(`INSERT INTO sp_subscription_tokens (token_hash, subscription_id, purpose, created_at) VALUES (?, ?, 'unsubscribe', ?)`);
   const now = new Date().toISOString();
   for (const { id } of rows) {
     const token = newLinkToken();
-    seal.run(context.secrets.seal(token), id);
-    hash.run(hashLinkToken(token), id, now);
+    await db.run('UPDATE sp_subscriptions SET sealed_unsubscribe_token = ? WHERE id = ?', [context.secrets.seal(token), id]);
+    await db.run(`INSERT INTO sp_subscription_tokens (token_hash, subscription_id, purpose, created_at) VALUES (?, ?, 'unsubscribe', ?)`, [
+      hashLinkToken(token),
+      id,
+      now,
+    ]);
   }
 }
 
-function rebuildOutbox(db: DatabaseSync): void {
-  db.exec(`
+async function rebuildOutbox(db: MigrationDb): Promise<void> {
+  await db.ddl(`
     CREATE TABLE notification_outbox_017 (
       id                        TEXT PRIMARY KEY,
       account_id                TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -89,7 +88,7 @@ function rebuildOutbox(db: DatabaseSync): void {
     SELECT o.id, o.account_id, 'incident', o.incident_update_id, o.subscription_id, o.channel, o.address, o.address_key,
        o.sealed_secret, s.sealed_unsubscribe_token, o.payload, o.state, o.attempts, o.next_attempt_at, o.last_error,
        o.created_at, o.delivered_at
-    FROM notification_outbox o LEFT JOIN sp_subscriptions s ON s.id = o.subscription_id ORDER BY o.rowid;
+    FROM notification_outbox o LEFT JOIN sp_subscriptions s ON s.id = o.subscription_id ORDER BY ${db.dialect === 'sqlite' ? 'o.rowid' : 'o.created_at'};
     DROP TABLE notification_outbox;
     ALTER TABLE notification_outbox_017 RENAME TO notification_outbox;
     CREATE INDEX notification_outbox_due ON notification_outbox (next_attempt_at) WHERE state = 'pending';

@@ -3,14 +3,13 @@
  * (src/service/alert-channels/channel-secrets.ts). Subscriptions cascade away with their channel,
  * check or group, so none ever points at something deleted.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration010: Migration = {
   version: 10,
   name: 'alert-channels',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       CREATE TABLE alert_channels (
         id                   INTEGER PRIMARY KEY AUTOINCREMENT,
         account_id           TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,

@@ -5,14 +5,13 @@
  * A heartbeat check is a row in `checks` (check_type 'HEARTBEAT', no locations, so the scheduler
  * never runs it) plus one row here with what the monitor needs; both cascade from the check.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration004: Migration = {
   version: 4,
   name: 'heartbeats-dashboards',
-  up(db: DatabaseSync): void {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       -- Clock values are integer ms: the monitor compares and orders them on every sweep.
       CREATE TABLE heartbeat_states (
         check_id      TEXT PRIMARY KEY REFERENCES checks(id) ON DELETE CASCADE,

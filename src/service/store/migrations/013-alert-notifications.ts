@@ -6,14 +6,13 @@
  * its notifications' history: alert_channel_id is a plain column, no foreign key, so the history
  * still names the channel; alert_config holds its config as it was, masked.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration013: Migration = {
   version: 13,
   name: 'alert-notifications',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       ALTER TABLE check_alerts ADD COLUMN fanned_out_at TEXT;
       ALTER TABLE check_alerts ADD COLUMN suppressed_reason TEXT;
       -- Alerts recorded before notifications existed are history, not work.

@@ -5,14 +5,13 @@
  * A check joins a group through `groupId` in its stored body; the expression index lets the group
  * find its members without a column the check repository would have to maintain.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration005: Migration = {
   version: 5,
   name: 'check-groups',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       -- Numeric ids as in the reference; AUTOINCREMENT so a deleted group's id is never reused.
       CREATE TABLE check_groups (
         id          INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -7,13 +7,13 @@
  * and error reports have no owner left to read them. Runs have no foreign key to checks on purpose:
  * a deleted check's runs stay readable (cancelled, with a reason) until they are pruned.
  */
-import type { DatabaseSync } from 'node:sqlite';
+import type { Migration, MigrationDb } from './index.ts';
 
-export const migration002 = {
+export const migration002: Migration = {
   version: 2,
   name: 'dispatch',
-  up(db: DatabaseSync): void {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       CREATE TABLE runs (
         run_id            TEXT PRIMARY KEY,
         account_id        TEXT NOT NULL,

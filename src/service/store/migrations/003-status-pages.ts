@@ -4,14 +4,13 @@
  * OFFSET); the indexes are shaped after the statements in ../status-pages.ts, ../incidents.ts,
  * ../subscriptions.ts and ../outbox.ts.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration003: Migration = {
   version: 3,
   name: 'status-pages',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       CREATE TABLE sp_services (
         seq         INTEGER PRIMARY KEY AUTOINCREMENT,
         id          TEXT NOT NULL UNIQUE,

@@ -11,14 +11,13 @@
  *   that dies between the two replays the result on start instead of losing its alert. WITHOUT
  *   ROWID: one b-tree to touch on the hot path instead of a table and its key's index.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration014: Migration = {
   version: 14,
   name: 'reminders',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       ALTER TABLE check_statuses ADD COLUMN next_reminder_at TEXT;
       UPDATE check_statuses SET next_reminder_at = updated_at WHERE json_extract(alert_state, '$.state') <> 'PASSING';
       CREATE INDEX check_statuses_next_reminder ON check_statuses(next_reminder_at) WHERE next_reminder_at IS NOT NULL;

@@ -4,14 +4,13 @@
  * A table of its own rather than columns on `accounts`: an account without a row has every setting
  * at its default (badges off).
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration020: Migration = {
   version: 20,
   name: 'account-settings',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       CREATE TABLE account_settings (
         account_id     TEXT PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
         badges_enabled INTEGER NOT NULL DEFAULT 0,

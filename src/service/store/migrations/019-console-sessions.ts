@@ -4,14 +4,13 @@
  * `expires_at` (absolute) or after a while without activity (`last_seen_at`, idle), whichever comes
  * first; signing out deletes its row. Deleting an account deletes its sessions.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration019: Migration = {
   version: 19,
   name: 'console-sessions',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       CREATE TABLE console_sessions (
         token_hash   TEXT PRIMARY KEY,
         account_id   TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,

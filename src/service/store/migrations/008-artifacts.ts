@@ -7,14 +7,13 @@
  * delete files, which a cascade cannot do. The retention sweeper finds rows whose check is gone
  * and deletes files and rows together.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration008: Migration = {
   version: 8,
   name: 'artifacts',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       CREATE TABLE artifacts (
         account_id   TEXT NOT NULL,
         run_id       TEXT NOT NULL,

@@ -2,14 +2,13 @@
  * Check statuses (one row per check, read and written once per stored FINAL result) and check
  * alerts (the history of alert state transitions). Both go with their check.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration012: Migration = {
   version: 12,
   name: 'check-statuses',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       CREATE TABLE check_statuses (
         check_id           TEXT PRIMARY KEY REFERENCES checks(id) ON DELETE CASCADE,
         account_id         TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,

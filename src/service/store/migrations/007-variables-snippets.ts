@@ -6,14 +6,13 @@
  * key in use when it was first written; at start it tells whether the configured key can open
  * what the database holds (src/service/store/sqlite/variables.ts verifySecretsMarker).
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration007: Migration = {
   version: 7,
   name: 'variables-snippets',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       CREATE TABLE environment_variables (
         account_id   TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
         key          TEXT NOT NULL,

@@ -2,14 +2,13 @@
  * The public API's tables: accounts and their API keys, private locations and their keys, checks
  * and the results agents report. The dispatcher's tables (runs, agents, error reports) come in 002.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration001: Migration = {
   version: 1,
   name: 'core',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       CREATE TABLE accounts (
         id         TEXT PRIMARY KEY,
         name       TEXT NOT NULL,

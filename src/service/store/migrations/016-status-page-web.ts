@@ -3,14 +3,13 @@
  * since 003), its reader keys (hashed like API and location keys), and the incident's start (the
  * public date of its first update) so the 90-day history and the history pages read one index.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration016: Migration = {
   version: 16,
   name: 'status-page-web',
-  up(db: DatabaseSync) {
-    db.exec(`
+  async up(db: MigrationDb) {
+    await db.ddl(`
       ALTER TABLE status_pages ADD COLUMN description TEXT;
       ALTER TABLE status_pages ADD COLUMN white_label INTEGER NOT NULL DEFAULT 0;
 

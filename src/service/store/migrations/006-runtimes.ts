@@ -4,13 +4,12 @@
  * runtime only to an agent that registered that runtime, so an agent is never leased a job it cannot
  * start. Runs queued before this migration have NULL and stay claimable by any agent, as before.
  */
-import type { DatabaseSync } from 'node:sqlite';
-import type { Migration } from './index.ts';
+import type { Migration, MigrationDb } from './index.ts';
 
 export const migration006: Migration = {
   version: 6,
   name: 'runtimes',
-  up(db: DatabaseSync) {
-    db.exec(`ALTER TABLE runs ADD COLUMN runtime_id TEXT`);
+  async up(db: MigrationDb) {
+    await db.ddl(`ALTER TABLE runs ADD COLUMN runtime_id TEXT`);
   },
 };

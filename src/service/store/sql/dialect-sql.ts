@@ -1,0 +1,41 @@
+/**
+ * The few SQL expressions that SQLite and PostgreSQL spell differently, so a repository writes one
+ * query and asks for the spelling. JSON is stored as text in both.
+ */
+import type { Dialect } from './database.ts';
+
+export interface DialectSql {
+  /** A JSON member as text (null when absent). */
+  jsonText(column: string, key: string): string;
+  /** A JSON member as a number (null when absent). */
+  jsonNumber(column: string, key: string): string;
+  /** A JSON boolean member as 1 or 0 (null when absent). */
+  jsonFlag(column: string, key: string): string;
+  /** The smaller / larger of two values (SQLite's two-argument min and max). */
+  least(a: string, b: string): string;
+  greatest(a: string, b: string): string;
+  /** After a SELECT that claims rows: lock them, skipping rows another transaction holds (empty on SQLite, whose writer is single). */
+  forUpdateSkipLocked: string;
+}
+
+const SQLITE: DialectSql = {
+  jsonText: (column, key) => `json_extract(${column}, '$.${key}')`,
+  jsonNumber: (column, key) => `json_extract(${column}, '$.${key}')`,
+  jsonFlag: (column, key) => `json_extract(${column}, '$.${key}')`,
+  least: (a, b) => `min(${a}, ${b})`,
+  greatest: (a, b) => `max(${a}, ${b})`,
+  forUpdateSkipLocked: '',
+};
+
+const POSTGRES: DialectSql = {
+  jsonText: (column, key) => `(${column}::jsonb ->> '${key}')`,
+  jsonNumber: (column, key) => `((${column}::jsonb ->> '${key}')::double precision)`,
+  jsonFlag: (column, key) => `((${column}::jsonb -> '${key}')::boolean)::integer`,
+  least: (a, b) => `LEAST(${a}, ${b})`,
+  greatest: (a, b) => `GREATEST(${a}, ${b})`,
+  forUpdateSkipLocked: 'FOR UPDATE SKIP LOCKED',
+};
+
+export function dialectSql(dialect: Dialect): DialectSql {
+  return dialect === 'postgres' ? POSTGRES : SQLITE;
+}
