@@ -3,7 +3,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConnectorOptions, connectOnce, orderByFamily, resolveHost } from '../../src/agent/checks/api/connect.ts';
 import { newHop } from '../../src/agent/checks/api/timings.ts';
-import { type TestServer, startServer } from './api-fixtures.ts';
+import { startServer, type TestServer } from './api-fixtures.ts';
 
 let server: TestServer;
 beforeAll(async () => {

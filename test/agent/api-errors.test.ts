@@ -1,9 +1,9 @@
 /** Words for network failures (api/errors.ts): what a user reads when a request to a target fails. */
 import { describe, expect, it } from 'vitest';
 import {
-  TargetError,
   describeRequestError,
   isTargetError,
+  TargetError,
   timeoutMessage,
   tlsVerificationError,
 } from '../../src/agent/checks/api/errors.ts';

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
 import type { Assertion } from '../../src/shared/checks/types.ts';
-import { type SelfSigned, type TestServer, apiCheck, context, makeSelfSigned, startServer } from './api-fixtures.ts';
+import { apiCheck, context, makeSelfSigned, type SelfSigned, startServer, type TestServer } from './api-fixtures.ts';
 
 let cert: SelfSigned;
 let h2only: http2.Http2SecureServer;

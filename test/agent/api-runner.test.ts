@@ -4,10 +4,10 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESPONSE_BODY_CAP_BYTES, apiCheckRunner } from '../../src/agent/checks/api.ts';
+import { apiCheckRunner, RESPONSE_BODY_CAP_BYTES } from '../../src/agent/checks/api.ts';
 import { Scrubber } from '../../src/agent/scrub/index.ts';
 import type { Assertion } from '../../src/shared/checks/types.ts';
-import { type SelfSigned, type TestServer, apiCheck, context, makeSelfSigned, startServer } from './api-fixtures.ts';
+import { apiCheck, context, makeSelfSigned, type SelfSigned, startServer, type TestServer } from './api-fixtures.ts';
 
 let plain: TestServer;
 let secure: TestServer;

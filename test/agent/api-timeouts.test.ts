@@ -7,7 +7,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
 import type { TimingPhases } from '../../src/shared/checks/types.ts';
-import { type TestServer, apiCheck, context, startServer } from './api-fixtures.ts';
+import { apiCheck, context, startServer, type TestServer } from './api-fixtures.ts';
 import { fullBacklog } from './tcp-servers.ts';
 
 const TIMEOUT_MS = 500;

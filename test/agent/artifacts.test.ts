@@ -8,17 +8,16 @@ import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactHttp } from '../../src/agent/artifacts/http.ts';
 import { LineScrubber } from '../../src/agent/artifacts/scrub.ts';
 import { ArtifactUploader } from '../../src/agent/artifacts/uploader.ts';
-import { type ArtifactServiceHarness, type ArtifactTenant, startArtifactService, startRelay, writeRandomFile } from '../helpers/artifact-service.ts';
 import type { BackoffOptions } from '../../src/agent/backoff.ts';
+import { type ArtifactServiceHarness, type ArtifactTenant, startArtifactService, startRelay, writeRandomFile } from '../helpers/artifact-service.ts';
 
 const MiB = 1024 * 1024;
 

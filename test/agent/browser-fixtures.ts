@@ -9,10 +9,10 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import pino from 'pino';
 import yauzl from 'yauzl';
-import type { BrowserCheckDefinition, MultiStepCheckDefinition } from '../../src/shared/checks/types.ts';
-import type { ArtifactRef } from '../../src/shared/artifacts.ts';
 import type { ArtifactSpec } from '../../src/agent/artifacts/uploader.ts';
 import type { RunArtifactSink } from '../../src/agent/browser/engine.ts';
+import type { ArtifactRef } from '../../src/shared/artifacts.ts';
+import type { BrowserCheckDefinition, MultiStepCheckDefinition } from '../../src/shared/checks/types.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const quietLog = pino({ level: 'silent' });

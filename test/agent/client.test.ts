@@ -1,6 +1,6 @@
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PermanentError, parseRetryAfter, retryHintOf, ServiceClient, TransientError, UnauthorizedError } from '../../src/agent/client.ts';
 import { loadAgentConfig } from '../../src/agent/config.ts';

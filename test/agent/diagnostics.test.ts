@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
 import { hasNetRaw } from '../../src/agent/diagnostics/capabilities.ts';
-import { MAX_CONCURRENT_DIAGNOSTICS, diagnoseNetworkFailure, isNetworkFailure } from '../../src/agent/diagnostics/index.ts';
+import { diagnoseNetworkFailure, isNetworkFailure, MAX_CONCURRENT_DIAGNOSTICS } from '../../src/agent/diagnostics/index.ts';
 import type { PcapCaptured } from '../../src/agent/diagnostics/pcap.ts';
-import { parseTraceroute, traceroute, type TracerouteResult } from '../../src/agent/diagnostics/traceroute.ts';
-import { type TestServer, apiCheck, context, startServer } from './api-fixtures.ts';
+import { parseTraceroute, type TracerouteResult, traceroute } from '../../src/agent/diagnostics/traceroute.ts';
+import { apiCheck, context, startServer, type TestServer } from './api-fixtures.ts';
 
 /** A loopback port nothing listens on: bound, then closed. */
 async function closedPort(): Promise<number> {

@@ -4,8 +4,8 @@
  */
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dnsCheckRunner } from '../../src/agent/checks/dns.ts';
 import { firstNameServer } from '../../src/agent/checks/dns/system-resolver.ts';
+import { dnsCheckRunner } from '../../src/agent/checks/dns.ts';
 import type { DnsAssertion, DnsCheckDefinition, DnsCheckResult, DnsRequest } from '../../src/shared/checks/types.ts';
 import { context } from './api-fixtures.ts';
 import { type DnsmasqServer, freePort, startDnsmasq } from './dns-server.ts';

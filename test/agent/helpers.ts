@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createAgentLogger, type Logger } from '../../src/agent/logger.ts';
 import type { ErrorSink } from '../../src/agent/logger.ts';
+import { createAgentLogger, type Logger } from '../../src/agent/logger.ts';
 
 export interface RecordedLogger {
   log: Logger;

@@ -3,8 +3,9 @@
  * scripts are contained with a clear outcome, nothing of the agent's environment or files reaches
  * them, and everything they start is gone afterwards.
  */
-import { existsSync, statSync } from 'node:fs';
+
 import { randomUUID } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -12,12 +12,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import * as tar from 'tar';
-import type { CheckRunner } from '../../src/agent/checks/runner.ts';
+import type { CheckContext, CheckOutcome, CheckRunner } from '../../src/agent/checks/runner.ts';
 import type { BundleSource } from '../../src/agent/suites/bundle-source.ts';
 import { verifyBundle } from '../../src/agent/suites/bundle-source.ts';
 import { defaultEnginesDir, type SuiteRunnerConfig } from '../../src/agent/suites/config.ts';
 import type { PlaywrightCheckDefinition, PlaywrightCheckResult, SuiteEngine } from '../../src/shared/checks/types.ts';
-import type { CheckContext, CheckOutcome } from '../../src/agent/checks/runner.ts';
 
 export const FIXTURES = fileURLToPath(new URL('./suite-fixtures/', import.meta.url));
 export const ENGINES_DIR = defaultEnginesDir();

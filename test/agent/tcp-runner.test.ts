@@ -2,8 +2,8 @@
  * The TCP check runner against nginx (HTTP over a raw TCP exchange) and node:net servers on loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TCP_READ_QUIET_MS, TCP_RESPONSE_CAP_BYTES, tcpCheckRunner } from '../../src/agent/checks/tcp.ts';
 import type { CheckContext } from '../../src/agent/checks/runner.ts';
+import { TCP_READ_QUIET_MS, TCP_RESPONSE_CAP_BYTES, tcpCheckRunner } from '../../src/agent/checks/tcp.ts';
 import type { TcpAssertion, TcpCheckDefinition, TcpCheckResult } from '../../src/shared/checks/types.ts';
 import { context } from './api-fixtures.ts';
 import { freePort } from './dns-server.ts';

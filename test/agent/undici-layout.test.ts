@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as undici from 'undici';
 import { describe, expect, it } from 'vitest';
-import { Agent, Client, EnvHttpProxyAgent, UNDICI_LIB_FILES, request } from '../../src/agent/http/undici.ts';
+import { Agent, Client, EnvHttpProxyAgent, request, UNDICI_LIB_FILES } from '../../src/agent/http/undici.ts';
 import { makeSelfSigned } from './api-fixtures.ts';
 
 const require = createRequire(import.meta.url);

@@ -4,10 +4,10 @@
  * Through the daemon and a real target: variables-daemon.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { substituteVariables } from '../../src/agent/checks/variables/index.ts';
 import { formatMoment, relativeDate } from '../../src/agent/checks/variables/moment.ts';
 import { variableScope } from '../../src/agent/checks/variables/scope.ts';
 import { renderTemplate } from '../../src/agent/checks/variables/template.ts';
-import { substituteVariables } from '../../src/agent/checks/variables/index.ts';
 import type { CheckDefinition, EnvironmentVariable } from '../../src/shared/checks/types.ts';
 import { apiCheck } from './api-fixtures.ts';
 

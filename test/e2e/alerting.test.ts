@@ -10,6 +10,7 @@
  * and a half minutes (two reminders), and the others finish within that time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../agent/dns-server.ts';
 import {
   type HttpReceiver,
   type OpsgenieRequest,
@@ -24,7 +25,6 @@ import {
   startWebhookReceiver,
   type WebhookReceiver,
 } from '../support/alert-receivers.ts';
-import { freePort } from '../agent/dns-server.ts';
 import { type FlipTarget, startFlipTarget } from '../support/nginx-flip.ts';
 import { Api, createAccount, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
 

@@ -5,13 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { Agent as UndiciAgent, request } from 'undici';
+import { request, Agent as UndiciAgent } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Observability } from '../../src/agent/observability.ts';
-import { AGENT_PATHS, PROTOCOL_VERSION, type RegisterResponse } from '../../src/shared/protocol.ts';
 import { createAccount } from '../../src/service/accounts.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
+import { AGENT_PATHS, PROTOCOL_VERSION, type RegisterResponse } from '../../src/shared/protocol.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
 let service: Service;

@@ -3,9 +3,8 @@
  * going away for a while. Real service and agent processes; a target on loopback that holds requests
  * until the test lets them go, so every step is ordered by events rather than timing.
  */
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { EventEmitter } from 'node:events';
 import { DatabaseSync } from 'node:sqlite';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';

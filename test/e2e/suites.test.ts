@@ -2,8 +2,7 @@
  * A Playwright check suite cancelled through the public API while it runs on a real agent process:
  * the run stops within seconds, its report marks the interrupted test, and the result says cancelled.
  */
-import { once } from 'node:events';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { packSuite } from '../agent/suite-helpers.ts';
 import { Api, createAccount, type Proc, startAgent, startService, startTarget, tempDir, until } from './harness.ts';

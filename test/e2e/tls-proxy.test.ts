@@ -4,7 +4,7 @@
  * NODE_EXTRA_CA_CERTS), reached through an authenticating forward proxy (tinyproxy, HTTPS_PROXY).
  * Both are Debian's own servers on loopback, started by the test.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';

@@ -8,8 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
-import type { CheckClass, CheckType } from '../../src/shared/checks/types.ts';
-import { AGENT_PATHS, type Job, PROTOCOL_VERSION, type RegisterResponse, type RunResult } from '../../src/shared/protocol.ts';
 import { createAccount } from '../../src/service/accounts.ts';
 import { loadServiceConfig, type ServiceConfig } from '../../src/service/config.ts';
 import { Dispatcher, type DispatchLog } from '../../src/service/dispatch/dispatcher.ts';
@@ -18,6 +16,8 @@ import { agentApi } from '../../src/service/dispatch/routes.ts';
 import { errorHandler, notFoundHandler } from '../../src/service/http/errors.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { PrivateLocation, Store, StoredCheck } from '../../src/service/store/store.ts';
+import type { CheckClass, CheckType } from '../../src/shared/checks/types.ts';
+import { AGENT_PATHS, type Job, PROTOCOL_VERSION, type RegisterResponse, type RunResult } from '../../src/shared/protocol.ts';
 
 function tempDataDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'outpost-dispatch-'));

@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach } from 'vitest';
-import type { ServiceHooks } from '../../src/service/app.ts';
 import { createAccount } from '../../src/service/accounts.ts';
+import type { ServiceHooks } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { errorHandler, notFoundHandler } from '../../src/service/http/errors.ts';
 import { publicApi } from '../../src/service/routes/index.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
-import type { StoredCheck, Store } from '../../src/service/store/store.ts';
+import type { Store, StoredCheck } from '../../src/service/store/store.ts';
 
 export function tempDataDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'outpost-test-'));

@@ -7,7 +7,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
-import { tempDataDir, type TestAccount } from './public-api.ts';
+import { type TestAccount, tempDataDir } from './public-api.ts';
 
 export interface WebService {
   service: Service;

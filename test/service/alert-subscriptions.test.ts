@@ -4,8 +4,8 @@
  * table behind all of them.
  */
 import { describe, expect, it } from 'vitest';
-import { apiPerTest, json, type TestAccount } from '../helpers/public-api.ts';
 import { packSuite } from '../agent/suite-helpers.ts';
+import { apiPerTest, json, type TestAccount } from '../helpers/public-api.ts';
 
 interface Sub {
   alertChannelId: number;

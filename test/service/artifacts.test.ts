@@ -3,10 +3,10 @@
  * loopback), with files the test writes. The agent's uploader is tested in test/agent/.
  */
 import { createHash } from 'node:crypto';
-import http from 'node:http';
-import net from 'node:net';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -3,7 +3,6 @@
  * one test per rule of docs/api.md "Check groups".
  */
 import { describe, expect, it } from 'vitest';
-import type { ApiCheckDefinition, ApiRequest, CheckDefinition } from '../../src/shared/checks/types.ts';
 import {
   applyGroup,
   effectivePlacement,
@@ -13,6 +12,7 @@ import {
   resolveGroupUrl,
 } from '../../src/service/checks/group-merge.ts';
 import type { ApiCheckDefaults, CheckGroupBody, StoredCheckGroup } from '../../src/service/store/check-group-types.ts';
+import type { ApiCheckDefinition, ApiRequest, CheckDefinition } from '../../src/shared/checks/types.ts';
 
 const request = (over: Partial<ApiRequest> = {}): ApiRequest => ({
   method: 'GET',

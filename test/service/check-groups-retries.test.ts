@@ -8,8 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ApiCheckDefinition, ApiCheckResult } from '../../src/shared/checks/types.ts';
-import { type Job, PROTOCOL_VERSION, type RunResult } from '../../src/shared/protocol.ts';
 import { createAccount } from '../../src/service/accounts.ts';
 import { placementOf } from '../../src/service/checks/group-of.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
@@ -19,6 +17,8 @@ import { Scheduler } from '../../src/service/dispatch/scheduler.ts';
 import type { CheckGroupBody, StoredCheckGroup } from '../../src/service/store/check-group-types.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { PrivateLocation, Store, StoredCheck } from '../../src/service/store/store.ts';
+import type { ApiCheckDefinition, ApiCheckResult } from '../../src/shared/checks/types.ts';
+import { type Job, PROTOCOL_VERSION, type RunResult } from '../../src/shared/protocol.ts';
 import { resultFor, silentLog } from '../helpers/dispatch-harness.ts';
 
 let dataDir: string;

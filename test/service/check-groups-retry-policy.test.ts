@@ -5,19 +5,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tcpCheckRunner } from '../../src/agent/checks/tcp.ts';
-import { context } from '../agent/api-fixtures.ts';
-import { freePort } from '../agent/dns-server.ts';
-import { startNetServer, tcpCheck } from '../agent/tcp-servers.ts';
 import {
   DOUBLE_CHECK_STRATEGY,
   effectiveRetryStrategy,
   isNetworkError,
   planRetry,
   type ResolvedRetryStrategy,
-  resolveStrategy,
   type RetryStrategy,
+  resolveStrategy,
   retryLocation,
 } from '../../src/service/checks/retry-policy.ts';
+import { context } from '../agent/api-fixtures.ts';
+import { freePort } from '../agent/dns-server.ts';
+import { startNetServer, tcpCheck } from '../agent/tcp-servers.ts';
 
 /**
  * Plays a chain of failing attempts on a clock that starts at t0 and moves to each retry's due time

@@ -5,16 +5,16 @@
  * account only), and triggering a test session. Real composed service on loopback, real SQLite.
  */
 import { rmSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { zipSync } from 'fflate';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
-import { AGENT_PATHS, type Job, PROTOCOL_VERSION } from '../../src/shared/protocol.ts';
 import type { PlaywrightCheckDefinition } from '../../src/shared/checks/types.ts';
-import { tempDataDir } from '../helpers/public-api.ts';
-import { packSuite } from '../agent/suite-helpers.ts';
+import { AGENT_PATHS, type Job, PROTOCOL_VERSION } from '../../src/shared/protocol.ts';
 import { deflatedZeros, MiB, maximalTarGz, measurePeakRss, tarGzBomb, trailingZerosBomb, zipProject } from '../agent/suite-bombs.ts';
+import { packSuite } from '../agent/suite-helpers.ts';
+import { tempDataDir } from '../helpers/public-api.ts';
 
 let service: Service;
 let base: string;

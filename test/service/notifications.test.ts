@@ -13,7 +13,7 @@ import { loadServiceConfig } from '../../src/service/config.ts';
 import { retryDelayMs } from '../../src/service/notify/outbox-worker.ts';
 import { verifyWebhookSignature } from '../../src/service/notify/webhook.ts';
 import type { OutboxEntry } from '../../src/service/store/status-pages-types.ts';
-import { startSmtpSink, startWebhookReceiver, type SmtpSink, type WebhookReceiver } from '../helpers/notify-receivers.ts';
+import { type SmtpSink, startSmtpSink, startWebhookReceiver, type WebhookReceiver } from '../helpers/notify-receivers.ts';
 import { first, tempDataDir } from '../helpers/public-api.ts';
 
 const SECRET = 'whsec-0123456789abcdef';

@@ -9,6 +9,7 @@ import { hashKey } from '../../src/service/store/sqlite/keys.ts';
 import type { Store, StoredResult } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
+import { type FreshStore, storeBackends } from '../support/store-backends.ts';
 
 let dataDir: string;
 const opened: Store[] = [];
@@ -75,6 +76,25 @@ describe('migrations', () => {
   });
 });
 
+describe.each(storeBackends())('on $name', (backend) => {
+let fresh: FreshStore;
+beforeEach(async () => {
+  fresh = await backend.fresh();
+});
+afterEach(async () => {
+  await fresh.dispose();
+});
+const open = () => fresh.open();
+
+it('applies each migration once, also when the store is reopened', async () => {
+  const first = await open();
+  await first.accounts.create('Acme');
+  await open();
+  const rows = await fresh.query('SELECT version, name FROM schema_migrations ORDER BY version');
+  expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+  expect(await fresh.query('SELECT name FROM accounts')).toEqual([{ name: 'Acme' }]);
+});
+
 describe('keys', () => {
   it('stores only hashes of API keys and resolves raw keys', async () => {
     const store = await open();
@@ -83,13 +103,8 @@ describe('keys', () => {
     expect(await store.accounts.findAccountByApiKey(apiKey)).toEqual(account);
     expect(await store.accounts.findAccountByApiKey(`${apiKey}x`)).toBeUndefined();
 
-    const db = openDatabase(dataDir);
-    try {
-      const rows = db.prepare('SELECT key_hash, masked_key FROM api_keys').all();
-      expect(rows).toEqual([{ key_hash: hashKey(apiKey), masked_key: `op_…${apiKey.slice(-4)}` }]);
-    } finally {
-      db.close();
-    }
+    const rows = await fresh.query('SELECT key_hash, masked_key FROM api_keys');
+    expect(rows).toEqual([{ key_hash: hashKey(apiKey), masked_key: `op_…${apiKey.slice(-4)}` }]);
   });
 
   it('revoked API keys no longer resolve', async () => {
@@ -192,4 +207,5 @@ describe('results', () => {
     const other = await store.accounts.create('Other');
     expect((await store.results.list(other.account.id, check.id, { limit: 10 })).entries).toEqual([]);
   });
+});
 });

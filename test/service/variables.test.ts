@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
-import { userCodeContextOf } from '../../src/service/checks/user-code.ts';
 import { groupOf } from '../../src/service/checks/group-of.ts';
+import { userCodeContextOf } from '../../src/service/checks/user-code.ts';
 import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
 
 let api: TestApi;

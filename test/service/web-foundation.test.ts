@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { launchChromium, underHost, newContext, saveScreenshot, seriousA11yViolations } from '../support/web-browser.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webServicePerFile } from '../helpers/web-service.ts';
+import { launchChromium, newContext, saveScreenshot, seriousA11yViolations, underHost } from '../support/web-browser.ts';
 
 describe('web foundation', () => {
   const t = webServicePerFile();

@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceViewerUrl } from '../../src/service/web/console/trace-viewer.ts';
 import type { BrowserCheckResult } from '../../src/shared/checks/types.ts';
 import type { ArtifactServiceHarness, ArtifactTenant } from '../helpers/artifact-service.ts';
-import { consoleCookieHeader, consoleSessionCookies } from '../helpers/console-session-cookies.ts';
 import { cspViolations, resultPageUrl, startResultPages } from '../helpers/console-results.ts';
+import { consoleCookieHeader, consoleSessionCookies } from '../helpers/console-session-cookies.ts';
 import { launchChromium, newContext, saveScreenshot, seriousA11yViolations } from '../support/web-browser.ts';
 
 const SHOP = `<!doctype html><html lang="en"><title>Shop</title><h1>Shop</h1>

@@ -12,8 +12,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiCheckResult, BrowserCheckResult, DnsCheckResult, TcpCheckResult } from '../../src/shared/checks/types.ts';
 import type { ArtifactServiceHarness, ArtifactTenant } from '../helpers/artifact-service.ts';
-import { consoleCookieHeader, consoleSessionCookies } from '../helpers/console-session-cookies.ts';
 import { cspViolations, resultPageUrl, startResultPages } from '../helpers/console-results.ts';
+import { consoleCookieHeader, consoleSessionCookies } from '../helpers/console-session-cookies.ts';
 import { launchChromium, newContext, saveScreenshot, seriousA11yViolations } from '../support/web-browser.ts';
 
 const BODY = `{"error":"maintenance"} BODY-START ${'a'.repeat(70_000)} BODY-END`;

@@ -5,9 +5,9 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestAccount } from '../helpers/public-api.ts';
 import { type ConsoleTenant, consoleTenant, createApiCheck, leaseNextRun, runCheck } from '../helpers/console-fixture.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/notify-receivers.ts';
+import type { TestAccount } from '../helpers/public-api.ts';
 import { webServicePerFile } from '../helpers/web-service.ts';
 import { launchChromium, newContext, saveScreenshot, seriousA11yViolations } from '../support/web-browser.ts';
 

@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunResult } from '../../src/shared/protocol.ts';
 import { createAccount } from '../../src/service/accounts.ts';
-import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import { bucketOf, percentiles } from '../../src/service/store/response-histogram.ts';
+import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { Store } from '../../src/service/store/store.ts';
+import type { RunResult } from '../../src/shared/protocol.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
 const HOUR = 3_600_000;

@@ -1,8 +1,8 @@
 /** What a status page says about a service, apart from its HTML: states, the 90 days, each day's words, the bar's escaping. */
 import { describe, expect, it } from 'vitest';
+import type { IncidentDay } from '../../src/service/store/status-page-web-types.ts';
 import { dayBarWriter } from '../../src/service/web/status-pages/bar.ts';
 import { dayLabel, historyByService, historyStart, severityState, worstSeverity } from '../../src/service/web/status-pages/state.ts';
-import type { IncidentDay } from '../../src/service/store/status-page-web-types.ts';
 
 const NOW = new Date('2026-11-23T15:00:00Z');
 const incident = (id: string, startedAt: string, severity: IncidentDay['severity'], serviceId = 'api', name = `Incident ${id}`): IncidentDay => ({

@@ -3,8 +3,9 @@
  * and a real SMTP server: double opt-in by email and by webhook, the confirm and unsubscribe links
  * (a GET only shows a button), RFC 8058 one-click unsubscribe, field errors, and accessibility.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../src/service/notify/webhook.ts';
 import type { SubscribablePage } from '../../src/service/store/status-pages-types.ts';
 import { confirmationPolicy, loadSubscriptionConfig } from '../../src/service/subscriptions/config.ts';

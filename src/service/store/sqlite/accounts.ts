@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { DatabaseSync } from 'node:sqlite';
+import type { SqlDatabase } from '../sql/database.ts';
+import { nowIso } from '../sql/database.ts';
 import type { Account, AccountRepo, ApiKeyRecord } from '../store.ts';
-import { inTransaction, nowIso } from './db.ts';
 import { hashKey, maskKey, newApiKey } from './keys.ts';
 
 interface AccountRow {
@@ -25,36 +25,32 @@ const toKeyRecord = (row: ApiKeyRow): ApiKeyRecord => ({
   createdAt: row.created_at,
 });
 
-export class SqliteAccountRepo implements AccountRepo {
-  readonly #db: DatabaseSync;
-  constructor(db: DatabaseSync) {
+export class SqlAccountRepo implements AccountRepo {
+  readonly #db: SqlDatabase;
+  constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
   async create(name: string): Promise<{ account: Account; apiKey: string }> {
     const account: Account = { id: randomUUID(), name, createdAt: nowIso() };
     // One transaction: an account without its first key could never be used.
-    const apiKey = inTransaction(this.#db, () => {
-      this.#db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run(account.id, name, account.createdAt);
-      return this.#insertKey(account.id).apiKey;
+    const apiKey = await this.#db.transaction(async () => {
+      await this.#db.run('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', [account.id, name, account.createdAt]);
+      return (await this.#insertKey(account.id)).apiKey;
     });
     return { account, apiKey };
   }
 
   async get(accountId: string): Promise<Account | undefined> {
-    const row = this.#db.prepare('SELECT id, name, created_at FROM accounts WHERE id = ?').get(accountId) as
+    const row = (await this.#db.get('SELECT id, name, created_at FROM accounts WHERE id = ?', [accountId])) as
       | AccountRow
       | undefined;
     return row && toAccount(row);
   }
 
   async findAccountByApiKey(rawKey: string): Promise<Account | undefined> {
-    const row = this.#db
-      .prepare(
-        `SELECT a.id, a.name, a.created_at FROM api_keys k JOIN accounts a ON a.id = k.account_id
-         WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
-      )
-      .get(hashKey(rawKey)) as AccountRow | undefined;
+    const row = (await this.#db.get(`SELECT a.id, a.name, a.created_at FROM api_keys k JOIN accounts a ON a.id = k.account_id
+         WHERE k.key_hash = ? AND k.revoked_at IS NULL`, [hashKey(rawKey)])) as AccountRow | undefined;
     return row && toAccount(row);
   }
 
@@ -63,28 +59,20 @@ export class SqliteAccountRepo implements AccountRepo {
   }
 
   async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
-    const rows = this.#db
-      .prepare(
-        `SELECT id, account_id, masked_key, created_at FROM api_keys
-         WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id`,
-      )
-      .all(accountId) as unknown as ApiKeyRow[];
+    const rows = (await this.#db.all(`SELECT id, account_id, masked_key, created_at FROM api_keys
+         WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id`, [accountId])) as unknown as ApiKeyRow[];
     return rows.map(toKeyRecord);
   }
 
   async revokeApiKey(accountId: string, keyId: string): Promise<boolean> {
-    const result = this.#db
-      .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL')
-      .run(nowIso(), keyId, accountId);
+    const result = await this.#db.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL', [nowIso(), keyId, accountId]);
     return result.changes > 0;
   }
 
-  #insertKey(accountId: string): { record: ApiKeyRecord; apiKey: string } {
+  async #insertKey(accountId: string): Promise<{ record: ApiKeyRecord; apiKey: string }> {
     const apiKey = newApiKey();
     const record: ApiKeyRecord = { id: randomUUID(), accountId, maskedKey: maskKey(apiKey), createdAt: nowIso() };
-    this.#db
-      .prepare('INSERT INTO api_keys (id, account_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(record.id, accountId, hashKey(apiKey), record.maskedKey, record.createdAt);
+    await this.#db.run('INSERT INTO api_keys (id, account_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)', [record.id, accountId, hashKey(apiKey), record.maskedKey, record.createdAt]);
     return { record, apiKey };
   }
 }

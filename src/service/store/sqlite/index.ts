@@ -7,40 +7,11 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { SecretBox } from '../../secrets/box.ts';
 import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '../../secrets/key.ts';
+import { assembleStore } from '../assemble.ts';
 import { MIGRATIONS, runMigrations } from '../migrations/index.ts';
 import { openSqliteDatabase } from '../sql/sqlite-database.ts';
 import type { Store } from '../store.ts';
-import { AccountChanges } from './account-changes.ts';
-import { SqliteAccountSettingsRepo } from './account-settings.ts';
-import { SqliteAccountRepo } from './accounts.ts';
-import { SqliteAgentRepo } from './agents.ts';
-import { SqliteAlertChannelRepo } from './alert-channels.ts';
-import { SqliteAlertNotificationRepo } from './alert-notifications.ts';
-import { SqliteArtifactRepo } from './artifacts.ts';
-import { SqliteBadgeRepo } from './badges.ts';
-import { SqliteCheckAlertRepo } from './check-alerts.ts';
-import { SqliteCheckGroupRepo } from './check-groups.ts';
-import { SqlCheckStatsRepo } from './check-stats.ts';
-import { SqliteCheckStatusRepo } from './check-statuses.ts';
-import { SqliteCheckRepo } from './checks.ts';
-import { SqliteConsoleSessionRepo } from './console-sessions.ts';
-import { SqliteDashboardIncidentRepo } from './dashboard-incidents.ts';
-import { SqliteDashboardRepo } from './dashboards.ts';
-import { SqliteErrorReportRepo } from './error-reports.ts';
-import { SqliteHeartbeatRepo } from './heartbeats.ts';
-import { SqliteIncidentRepo } from './incidents.ts';
-import { SqliteLocationRepo } from './locations.ts';
-import { SqliteMaintenanceWindowRepo } from './maintenance-windows.ts';
-import { SqliteOutboxRepo } from './outbox.ts';
-import { SqlResultRepo } from './results.ts';
-import { SqliteRunRetryRepo } from './run-retries.ts';
-import { SqliteRunRepo } from './runs.ts';
-import { SqliteSnippetRepo } from './snippets.ts';
-import { SqliteStatusPageKeyRepo } from './status-page-keys.ts';
-import { SqliteStatusPageReadRepo } from './status-page-reads.ts';
-import { SqliteSpServiceRepo, SqliteStatusPageRepo } from './status-pages.ts';
-import { SqliteSubscriptionRepo } from './subscriptions.ts';
-import { SqliteVariableRepo, verifySecretsMarker } from './variables.ts';
+import { verifySecretsMarker } from './variables.ts';
 
 export interface SqliteStoreOptions {
   /**
@@ -66,52 +37,15 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     db.close();
     throw err;
   }
-  const checks = new SqliteCheckRepo(db, secrets);
-  const dashboardChanges = new AccountChanges();
-  const checkStats = new SqlCheckStatsRepo(sql, dashboardChanges);
-  const statusPages = new SqliteStatusPageRepo(db);
+  const store = assembleStore({ sql, secrets, legacy: db });
   let closed = false;
   return {
-    accounts: new SqliteAccountRepo(db),
-    locations: new SqliteLocationRepo(db),
-    checks,
-    results: new SqlResultRepo(sql, checkStats),
-    checkStats,
-    dashboardChanges,
-    runs: new SqliteRunRepo(db),
-    agents: new SqliteAgentRepo(db),
-    errorReports: new SqliteErrorReportRepo(db),
-    heartbeats: new SqliteHeartbeatRepo(db, checks),
-    dashboards: new SqliteDashboardRepo(db),
-    dashboardIncidents: new SqliteDashboardIncidentRepo(db),
-    statusPages,
-    statusPageReads: new SqliteStatusPageReadRepo(db, statusPages),
-    statusPageKeys: new SqliteStatusPageKeyRepo(db),
-    statusPageServices: new SqliteSpServiceRepo(db),
-    incidents: new SqliteIncidentRepo(db),
-    subscriptions: new SqliteSubscriptionRepo(db, secrets),
-    outbox: new SqliteOutboxRepo(db, secrets),
-    checkGroups: new SqliteCheckGroupRepo(db, secrets),
-    variables: new SqliteVariableRepo(db, secrets),
-    snippets: new SqliteSnippetRepo(db),
-    checkStatuses: new SqliteCheckStatusRepo(db, dashboardChanges),
-    checkAlerts: new SqliteCheckAlertRepo(db),
-    alertChannels: new SqliteAlertChannelRepo(db, secrets),
-    alertNotifications: new SqliteAlertNotificationRepo(db),
-    secrets,
-    runRetries: new SqliteRunRetryRepo(db),
-    artifacts: new SqliteArtifactRepo(db),
-    maintenanceWindows: new SqliteMaintenanceWindowRepo(db),
-    accountSettings: new SqliteAccountSettingsRepo(db),
-    badges: new SqliteBadgeRepo(db),
-    consoleSessions: new SqliteConsoleSessionRepo(db),
-    transaction: (fn) => sql.transaction(fn),
-    ping: () => sql.ping(),
+    ...store,
     async close() {
       // Idempotent: service shutdown and test teardown may both close.
       if (closed) return;
       closed = true;
-      await sql.close();
+      await store.close();
     },
   };
 }

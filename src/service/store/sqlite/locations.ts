@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { DatabaseSync } from 'node:sqlite';
 import { ConflictError, NotFoundError } from '../../http/errors.ts';
+import type { SqlDatabase } from '../sql/database.ts';
+import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../sql/database.ts';
 import type { LocationKeyRecord, LocationRepo, PrivateLocation } from '../store.ts';
-import { inTransaction, isForeignKeyViolation, isUniqueViolation, nowIso } from './db.ts';
 import { hashKey, maskKey, newLocationKey } from './keys.ts';
 
 /** Two keys let an operator rotate: add the new key, redeploy agents, delete the old one. */
@@ -48,9 +48,9 @@ const toKey = (row: KeyRow): LocationKeyRecord => ({
   updatedAt: row.updated_at,
 });
 
-export class SqliteLocationRepo implements LocationRepo {
-  readonly #db: DatabaseSync;
-  constructor(db: DatabaseSync) {
+export class SqlLocationRepo implements LocationRepo {
+  readonly #db: SqlDatabase;
+  constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
@@ -66,12 +66,8 @@ export class SqliteLocationRepo implements LocationRepo {
       updatedAt: null,
     };
     try {
-      this.#db
-        .prepare(
-          `INSERT INTO private_locations (id, account_id, name, slug_name, icon, proxy_url, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(location.id, accountId, input.name, input.slugName, input.icon, input.proxyUrl, location.createdAt);
+      await this.#db.run(`INSERT INTO private_locations (id, account_id, name, slug_name, icon, proxy_url, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`, [location.id, accountId, input.name, input.slugName, input.icon, input.proxyUrl, location.createdAt]);
     } catch (err) {
       // The unique index decides, so two concurrent creates with one slug cannot both succeed.
       if (isUniqueViolation(err)) {
@@ -87,54 +83,44 @@ export class SqliteLocationRepo implements LocationRepo {
     id: string,
     input: { name: string; icon: string; proxyUrl: string | null },
   ): Promise<PrivateLocation | undefined> {
-    const result = this.#db
-      .prepare('UPDATE private_locations SET name = ?, icon = ?, proxy_url = ?, updated_at = ? WHERE id = ? AND account_id = ?')
-      .run(input.name, input.icon, input.proxyUrl, nowIso(), id, accountId);
+    const result = await this.#db.run('UPDATE private_locations SET name = ?, icon = ?, proxy_url = ?, updated_at = ? WHERE id = ? AND account_id = ?', [input.name, input.icon, input.proxyUrl, nowIso(), id, accountId]);
     return result.changes > 0 ? this.get(accountId, id) : undefined;
   }
 
   async get(accountId: string, id: string): Promise<PrivateLocation | undefined> {
-    const row = this.#db
-      .prepare(`SELECT ${COLUMNS} FROM private_locations l WHERE l.id = ? AND l.account_id = ?`)
-      .get(id, accountId) as LocationRow | undefined;
+    const row = (await this.#db.get(`SELECT ${COLUMNS} FROM private_locations l WHERE l.id = ? AND l.account_id = ?`, [id, accountId])) as LocationRow | undefined;
     return row && toLocation(row);
   }
 
   async getBySlug(accountId: string, slugName: string): Promise<PrivateLocation | undefined> {
-    const row = this.#db
-      .prepare(`SELECT ${COLUMNS} FROM private_locations l WHERE l.account_id = ? AND l.slug_name = ?`)
-      .get(accountId, slugName) as LocationRow | undefined;
+    const row = (await this.#db.get(`SELECT ${COLUMNS} FROM private_locations l WHERE l.account_id = ? AND l.slug_name = ?`, [accountId, slugName])) as LocationRow | undefined;
     return row && toLocation(row);
   }
 
   async getById(id: string): Promise<PrivateLocation | undefined> {
-    const row = this.#db.prepare(`SELECT ${COLUMNS} FROM private_locations l WHERE l.id = ?`).get(id) as
+    const row = (await this.#db.get(`SELECT ${COLUMNS} FROM private_locations l WHERE l.id = ?`, [id])) as
       | LocationRow
       | undefined;
     return row && toLocation(row);
   }
 
   async list(accountId: string): Promise<PrivateLocation[]> {
-    const rows = this.#db
-      .prepare(`SELECT ${COLUMNS} FROM private_locations l WHERE l.account_id = ? ORDER BY l.created_at, l.id`)
-      .all(accountId) as unknown as LocationRow[];
+    const rows = (await this.#db.all(`SELECT ${COLUMNS} FROM private_locations l WHERE l.account_id = ? ORDER BY l.created_at, l.id`, [accountId])) as unknown as LocationRow[];
     return rows.map(toLocation);
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    return inTransaction(this.#db, () => {
-      const owned = this.#db.prepare('SELECT 1 FROM private_locations WHERE id = ? AND account_id = ?').get(id, accountId);
+    return this.#db.transaction(async () => {
+      const owned = await this.#db.get('SELECT 1 FROM private_locations WHERE id = ? AND account_id = ?', [id, accountId]);
       if (!owned) return false;
-      const inUse = this.#db
-        .prepare('SELECT COUNT(*) AS n FROM check_locations WHERE location_id = ?')
-        .get(id) as { n: number };
+      const inUse = (await this.#db.get('SELECT COUNT(*) AS n FROM check_locations WHERE location_id = ?', [id])) as { n: number };
       if (inUse.n > 0) {
         throw new ConflictError(
           `The private location is used by ${inUse.n} check(s); remove it from their privateLocations first`,
         );
       }
       try {
-        return this.#db.prepare('DELETE FROM private_locations WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+        return (await this.#db.run('DELETE FROM private_locations WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
       } catch (err) {
         // Rows of other tables (e.g. the dispatcher's) may still reference the location.
         if (isForeignKeyViolation(err)) throw new ConflictError('The private location is still referenced and cannot be deleted');
@@ -146,12 +132,10 @@ export class SqliteLocationRepo implements LocationRepo {
   async createKey(accountId: string, locationId: string): Promise<{ record: LocationKeyRecord; rawKey: string }> {
     // Count and insert in one write transaction, so two concurrent requests cannot both add a
     // second key and end up with three.
-    return inTransaction(this.#db, () => {
-      const owned = this.#db
-        .prepare('SELECT 1 FROM private_locations WHERE id = ? AND account_id = ?')
-        .get(locationId, accountId);
+    return this.#db.transaction(async () => {
+      const owned = await this.#db.get('SELECT 1 FROM private_locations WHERE id = ? AND account_id = ?', [locationId, accountId]);
       if (!owned) throw new NotFoundError('Private location not found');
-      const { n } = this.#db.prepare('SELECT COUNT(*) AS n FROM location_keys WHERE location_id = ?').get(locationId) as {
+      const { n } = (await this.#db.get('SELECT COUNT(*) AS n FROM location_keys WHERE location_id = ?', [locationId])) as {
         n: number;
       };
       if (n >= MAX_ACTIVE_LOCATION_KEYS) {
@@ -167,36 +151,24 @@ export class SqliteLocationRepo implements LocationRepo {
         createdAt: nowIso(),
         updatedAt: null,
       };
-      this.#db
-        .prepare('INSERT INTO location_keys (id, location_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)')
-        .run(record.id, locationId, hashKey(rawKey), record.maskedKey, record.createdAt);
+      await this.#db.run('INSERT INTO location_keys (id, location_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)', [record.id, locationId, hashKey(rawKey), record.maskedKey, record.createdAt]);
       return { record, rawKey };
     });
   }
 
   async listKeys(locationId: string): Promise<LocationKeyRecord[]> {
-    const rows = this.#db
-      .prepare(
-        'SELECT id, location_id, masked_key, created_at, updated_at FROM location_keys WHERE location_id = ? ORDER BY created_at, id',
-      )
-      .all(locationId) as unknown as KeyRow[];
+    const rows = (await this.#db.all('SELECT id, location_id, masked_key, created_at, updated_at FROM location_keys WHERE location_id = ? ORDER BY created_at, id', [locationId])) as unknown as KeyRow[];
     return rows.map(toKey);
   }
 
   async deleteKey(accountId: string, locationId: string, keyId: string): Promise<boolean> {
-    const result = this.#db
-      .prepare(
-        `DELETE FROM location_keys WHERE id = ? AND location_id = ?
-         AND location_id IN (SELECT id FROM private_locations WHERE account_id = ?)`,
-      )
-      .run(keyId, locationId, accountId);
+    const result = await this.#db.run(`DELETE FROM location_keys WHERE id = ? AND location_id = ?
+         AND location_id IN (SELECT id FROM private_locations WHERE account_id = ?)`, [keyId, locationId, accountId]);
     return result.changes > 0;
   }
 
   async findByKey(rawKey: string): Promise<PrivateLocation | undefined> {
-    const row = this.#db
-      .prepare(`SELECT ${COLUMNS} FROM location_keys k JOIN private_locations l ON l.id = k.location_id WHERE k.key_hash = ?`)
-      .get(hashKey(rawKey)) as LocationRow | undefined;
+    const row = (await this.#db.get(`SELECT ${COLUMNS} FROM location_keys k JOIN private_locations l ON l.id = k.location_id WHERE k.key_hash = ?`, [hashKey(rawKey)])) as LocationRow | undefined;
     return row && toLocation(row);
   }
 }

@@ -5,6 +5,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { ConfigError } from '../../../shared/errors.ts';
 import { type SecretBox, SecretDecryptError } from '../../secrets/box.ts';
+import type { SqlExecutor } from '../sql/database.ts';
 import type { AccountVariable, AccountVariableInput, VariableRepo } from '../variables-types.ts';
 import { nowIso } from './db.ts';
 
@@ -97,6 +98,22 @@ export function verifySecretsMarker(db: DatabaseSync, box: SecretBox, keySource:
     return;
   }
   checkMarker(row, box, keySource);
+}
+
+/** verifySecretsMarker for a database reached asynchronously (PostgreSQL, where the key loads at open). */
+export async function verifySecretsMarkerOn(sql: SqlExecutor, box: SecretBox, keySource: { setting: string; description: string }): Promise<void> {
+  const read = () => sql.get<{ key_id: string; sealed: string }>('SELECT key_id, sealed FROM secrets_marker WHERE id = 1');
+  if (!(await read())) {
+    await sql.run('INSERT INTO secrets_marker (id, key_id, sealed, created_at) VALUES (1, ?, ?, ?) ON CONFLICT DO NOTHING', [
+      box.keyId,
+      box.seal(MARKER_PLAINTEXT),
+      nowIso(),
+    ]);
+  }
+  // Another replica may have won the insert with its own key: check against what is stored.
+  const stored = await read();
+  if (!stored) throw new Error('the secrets marker was inserted and cannot be read back');
+  checkMarker(stored, box, keySource);
 }
 
 function checkMarker(row: { key_id: string; sealed: string }, box: SecretBox, keySource: { setting: string; description: string }): void {
