@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { loadAgentConfig } from '../../src/agent/config.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
@@ -23,6 +24,17 @@ const seconds = (duration: string): number => {
 };
 
 describe('deploy/compose/compose.yaml', () => {
+  it('is valid against the Compose Specification schema (test/deploy/fixtures/compose-spec.json)', () => {
+    // draft-07 (its $schema is the https form of the URL, which Ajv knows by the http one), with
+    // annotations (deprecated) and formats (duration, expose) that are not JSON Schema's.
+    const { $schema: _draft07, ...schema } = JSON.parse(readFileSync(path.join(import.meta.dirname, 'fixtures/compose-spec.json'), 'utf8'));
+    const validate = new Ajv({ strict: false, validateFormats: false, allErrors: true }).compile(schema);
+    expect(validate(compose), JSON.stringify(validate.errors)).toBe(true);
+    const withAgent = (a: Yaml) => ({ ...compose, services: { ...compose.services, agent: a } });
+    expect(validate(withAgent({ ...agent, cap_add: 'NET_RAW' })), 'a mistyped field').toBe(false);
+    expect(validate(withAgent({ ...agent, stop_grace_periods: '60s' })), 'a misspelt field').toBe(false);
+  });
+
   it('runs PostgreSQL, the service and one agent, each built from a Dockerfile target that exists', () => {
     expect(Object.keys(compose.services).sort()).toEqual(['agent', 'postgres', 'service']);
     const targets = parseDockerfile('Dockerfile').stages.map((s) => s.name);
