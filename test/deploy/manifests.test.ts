@@ -279,6 +279,8 @@ describe('deploy/kubernetes keeps user code in its sandbox and the pods unprivil
       expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
     }
     expect(service.spec.replicas).toBe(2);
+    // The agents' count is KEDA's alone: a count in the Deployment would reset it on every apply.
+    expect(agent.spec.replicas).toBeUndefined();
     expect(find('ScaledObject', 'outpost-agent').spec.minReplicaCount).toBeGreaterThanOrEqual(2);
   });
 
