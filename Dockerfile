@@ -13,7 +13,7 @@
 # The base image is a tag, not a digest: pin it for reproducible builds with
 #   docker build --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:<digest> .
 # where <digest> is what `docker buildx imagetools inspect node:24-bookworm-slim` prints as Digest
-# (docs/deploy.md, "Pinning the base image" says why the file itself carries no digest).
+# (docs/deploy.md, "Pinning the base images", says why the file itself carries no digest).
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- build: compile TypeScript to dist/ ----------------------------------------------------------
