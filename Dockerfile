@@ -1,13 +1,23 @@
-# Outpost agent images. No Docker engine runs where this is developed: this file is kept right by
-# reading (README says so). Targets:
-#   docker build -t outpost-agent .                        standard agent (default, last stage)
-#   docker build --target uptime -t outpost-agent-uptime . API, TCP, DNS and ICMP only: no browser
-# Both run `outpost agent` under tini, expose the health port and probe liveness. The uptime image runs
-# no user code and runs as the non-root user outpost; the standard image runs the agent as root so it
-# can start each sandbox under a uid of its own (docs/sandbox.md, "Signals and users").
+# Outpost images. No Docker engine runs where this is developed: this file is kept right by reading
+# and by test/deploy/dockerfile.test.ts (README says so). Targets:
+#   docker build -t outpost-agent .                          standard agent (default, last stage)
+#   docker build --target uptime -t outpost-agent-uptime .   API, TCP, DNS and ICMP only: no browser
+#   docker build --target service -t outpost-service .       `outpost serve`
+# Every image runs as the numeric user 10001:10001 (`outpost`), so Kubernetes' runAsNonRoot can verify
+# it without reading /etc/passwd. The standard agent keeps each sandbox under a uid of its own only
+# when it is started as root (`docker run --user 0`, deploy/compose/compose.yaml, the Kubernetes
+# component deploy/kubernetes/sandbox-isolation): as 10001 it stops at start with exit 2 naming
+# SANDBOX_ISOLATION rather than run user code unprotected (docs/sandbox.md, "Signals and users";
+# docs/deploy.md, "Users and capabilities").
+#
+# The base image is a tag, not a digest: pin it for reproducible builds with
+#   docker build --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:<digest> .
+# where <digest> is what `docker buildx imagetools inspect node:24-bookworm-slim` prints as Digest
+# (docs/deploy.md, "Pinning the base images", says why the file itself carries no digest).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- build: compile TypeScript to dist/ ----------------------------------------------------------
-FROM node:24-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -23,35 +33,65 @@ RUN PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm run runtimes:install
 # tools, the "node" devDependency included: the base image is Node 24 already.
 RUN npm run build && npm prune --omit=dev
 
-# ---- uptime: the lightweight image for protocol checks -------------------------------------------
-FROM node:24-bookworm-slim AS uptime
-# tini reaps zombies and forwards SIGTERM so the agent drains on `docker stop`.
-# fping sends ICMP checks' echo requests, many checks per process; Debian installs it with the
-# cap_net_raw file capability, so ICMP works without running the agent as root as long as NET_RAW stays
-# in the container's bounding set (Docker's default). traceroute (unprivileged UDP) and tcpdump serve
-# API checks' network diagnostics; tcpdump captures only when the agent has NET_RAW itself. docs/checks.md.
+# ---- base: what every image shares --------------------------------------------------------------
+FROM ${NODE_IMAGE} AS base
+# tini reaps zombies and forwards SIGTERM, so the agent drains and the service closes on `docker stop`.
+# The user is created with fixed numbers: manifests and runAsUser name 10001, never a name.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini ca-certificates fping traceroute tcpdump \
+ && apt-get install -y --no-install-recommends tini ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
- && groupadd --system outpost && useradd --system --gid outpost --home-dir /var/lib/outpost --create-home outpost \
- && mkdir -p /var/lib/outpost/spool && chown -R outpost:outpost /var/lib/outpost
+ && groupadd --gid 10001 outpost \
+ && useradd --uid 10001 --gid 10001 --no-log-init --home-dir /var/lib/outpost --create-home --shell /usr/sbin/nologin outpost
 WORKDIR /app
 COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
+ENV NODE_ENV=production
+
+# ---- service: `outpost serve` ---------------------------------------------------------------------
+FROM base AS service
+# DATABASE_URL=postgres://user:password@host:5432/db selects the PostgreSQL backend (several replicas
+# on one database); unset, the service keeps SQLite in $DATA_DIR/outpost.db (one replica). DATA_DIR
+# also holds artifacts, suite archives and, unless SECRETS_KEY is set, the generated secrets key: make
+# it a volume (shared by every replica when there are several). docs/deploy.md.
+RUN mkdir -p /var/lib/outpost/data && chown -R 10001:10001 /var/lib/outpost
+ENV PORT=8080 \
+    DATA_DIR=/var/lib/outpost/data
+VOLUME ["/var/lib/outpost/data"]
+EXPOSE 8080
+USER 10001:10001
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/-/liveness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/cli/main.js"]
+CMD ["serve"]
+
+# ---- uptime: the lightweight agent image for protocol checks ---------------------------------------
+FROM base AS uptime
+# fping sends ICMP checks' echo requests, many checks per process; Debian installs it with the
+# cap_net_raw file capability, so ICMP works without running the agent as root as long as NET_RAW stays
+# in the container's bounding set (Docker's default) and no_new_privs is off (docs/deploy.md).
+# traceroute (unprivileged UDP) and tcpdump serve API checks' network diagnostics; tcpdump captures
+# only when the agent has NET_RAW itself. docs/checks.md.
+# Then every setuid and setgid bit goes (su, mount, passwd, ...): the agent needs none, and without
+# them the only privilege a process of this image can gain by exec is fping's NET_RAW, which is what
+# lets Kubernetes run it with allowPrivilegeEscalation left on (docs/deploy.md).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends fping traceroute tcpdump \
+ && rm -rf /var/lib/apt/lists/* \
+ && find / -xdev -type f -perm /6000 -exec chmod ug-s {} + \
+ && mkdir -p /var/lib/outpost/spool && chown -R 10001:10001 /var/lib/outpost
 # The agent's V8 flags, from the same file bin/outpost reads (BENCHMARKS.md, "Agent memory").
 COPY bin/agent-node-flags ./agent-node-flags
 # Its malloc settings: the same pairs as bin/agent-env (test/agent/agent-env.test.ts checks); -e overrides.
 ENV MALLOC_ARENA_MAX=2 \
     MALLOC_TRIM_THRESHOLD_=65536
-ENV NODE_ENV=production \
-    AGENT_HEALTH_PORT=8081 \
+ENV AGENT_HEALTH_PORT=8081 \
     SPOOL_DIR=/var/lib/outpost/spool \
     OUTPOST_IMAGE=uptime
 # Results that could not be delivered survive a restart when this is a volume.
 VOLUME ["/var/lib/outpost/spool"]
 EXPOSE 8081
-USER outpost
+USER 10001:10001
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.AGENT_HEALTH_PORT||8081)+'/-/liveness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # sh only expands the flags file, then exec hands over to node (tini still signals node directly).
@@ -66,9 +106,11 @@ USER root
 COPY --from=build /src/runtimes /app/runtimes
 # Debian's Chromium: nothing in this image downloads a browser (PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD).
 # ffmpeg encodes browser check videos (Playwright's own download is replaced by the system one).
+# The setuid sweep again, for whatever these packages brought.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends chromium fonts-liberation ffmpeg \
- && rm -rf /var/lib/apt/lists/*
+ && rm -rf /var/lib/apt/lists/* \
+ && find / -xdev -type f -perm /6000 -exec chmod ug-s {} +
 ENV CHROMIUM_PATH=/usr/bin/chromium \
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
     OUTPOST_IMAGE=standard
@@ -77,12 +119,14 @@ ENV CHROMIUM_PATH=/usr/bin/chromium \
 # (61000-62023, none of them in /etc/passwd, no groups, no capabilities, no_new_privs), started with
 # util-linux's setpriv (always in Debian), and the agent needs CAP_SETUID, CAP_SETGID, CAP_CHOWN,
 # CAP_KILL and CAP_DAC_OVERRIDE to switch to them, give them their job folder and clean up after
-# them: root with Docker's default capabilities. A non-root agent with a setpriv carrying
-# cap_setuid as a file capability was the alternative; it makes the agent's user able to become
-# root anyway (setpriv --reuid=0), without the rest. SANDBOX_ISOLATION=uid makes a container
-# started without those capabilities (--user, --cap-drop, Kubernetes runAsNonRoot) stop at start
-# with exit 2 and a message naming the variable, instead of running user code unprotected;
+# them: root with those capabilities. The image still declares the unprivileged user, so nothing runs
+# as root unless the operator says so (`docker run --user 0`, compose's `user: "0:0"`, the Kubernetes
+# component sandbox-isolation). A non-root agent with a setpriv carrying cap_setuid as a file
+# capability was the alternative; it makes the agent's user able to become root anyway
+# (setpriv --reuid=0), without the rest. SANDBOX_ISOLATION=uid makes a container started without
+# root and those capabilities (this image's default user, --cap-drop, Kubernetes runAsNonRoot) stop
+# at start with exit 2 and a message naming the variable, instead of running user code unprotected;
 # SANDBOX_ISOLATION=none is the explicit opt-out. /app and the runtimes stay root-owned and
 # world-readable, which is what the sandbox uids need to load the bootstrap and the runtimes.
 ENV SANDBOX_ISOLATION=uid
-USER root
+USER 10001:10001

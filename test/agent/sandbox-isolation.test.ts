@@ -211,6 +211,8 @@ describe('sandbox isolation: the agent at start', { timeout: 60_000 }, () => {
     const { code, stderr } = await agent.exited;
     expect(code).toBe(2);
     expect(stderr).toMatch(/SANDBOX_ISOLATION=uid cannot be met: the agent \(uid 10001\) lacks CAP_CHOWN/);
+    // The image's default user is 10001, so the fix must say how to start it as root.
+    expect(stderr).toMatch(/start it as root with those capabilities \(docker run --user 0; docs\/deploy\.md/);
   });
 
   // A container without CAP_SYS_ADMIN (Docker's default seccomp profile) cannot make one: nothing to test there.

@@ -9,7 +9,7 @@
  *
  * Switching uid needs CAP_SETUID and CAP_SETGID; giving the job folder to that uid, signalling its
  * processes and removing what it wrote (even files it made unreadable) need CAP_CHOWN, CAP_KILL and
- * CAP_DAC_OVERRIDE. An agent running as root (the standard image) holds all of them.
+ * CAP_DAC_OVERRIDE. An agent started as root (the standard image with `--user 0`) holds all of them.
  */
 import { execFile } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
@@ -111,7 +111,7 @@ function probe(launcher: string, uid: number): Promise<string | undefined> {
 function unavailableReason(launcher: string): string | undefined {
   const missing = missingCapabilities();
   if (missing.length > 0) {
-    return `the agent (uid ${process.getuid?.()}) lacks ${missing.join(', ')}; run it as root with Docker's default capabilities, as the standard image does`;
+    return `the agent (uid ${process.getuid?.()}) lacks ${missing.join(', ')}; start it as root with those capabilities (docker run --user 0; docs/deploy.md, "Users and capabilities")`;
   }
   try {
     accessSync(launcher, constants.X_OK);
