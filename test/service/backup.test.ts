@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../../src/agent/client.ts';
 import { DEFAULT_KEY_FILE_NAME } from '../../src/service/secrets/key.ts';
 import { DB_FILE } from '../../src/service/store/sqlite/db.ts';
-import { Api, createAccount, startService, tempDir } from '../e2e/harness.ts';
+import { Api, createAccount, Proc, startService, tempDir } from '../e2e/harness.ts';
 import { registrationBody, resultFor } from '../helpers/dispatch-harness.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/outpost');
@@ -123,10 +123,15 @@ describe('outpost backup', () => {
     expect(copy.prepare('PRAGMA integrity_check').all()).toEqual([{ integrity_check: 'ok' }]);
     copy.close();
 
-    // The restore of docs/operations.md: the file as DATA_DIR/outpost.db, the key kept apart beside it.
+    // The restore of docs/operations.md: the file as DATA_DIR/outpost.db, then the key kept apart.
     const restoredDir = path.join(data.dir, 'restored');
     mkdirSync(restoredDir);
     copyFileSync(file, path.join(restoredDir, DB_FILE));
+    // Without its key the restored database does not start: the marker sealed with the key says so.
+    const keyless = new Proc(['serve'], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: restoredDir });
+    expect(await keyless.exited).toBe(2);
+    expect(keyless.stderr.join('\n')).toMatch(/the key file .*outpost-secrets\.key .*cannot decrypt the secrets stored in this database/);
+    // (That start generated a key file of its own: the restored key replaces it.)
     copyFileSync(path.join(liveDir, DEFAULT_KEY_FILE_NAME), path.join(restoredDir, DEFAULT_KEY_FILE_NAME));
     const restored = await startService({ DATA_DIR: restoredDir });
     try {
@@ -165,6 +170,7 @@ describe('outpost backup', () => {
     ['an unknown flag', ['--forse', 'a.db'], (dir) => ({ DATA_DIR: path.join(dir, 'live') }), /--forse/],
     ['a folder that does not exist', ['no/such/folder/a.db'], (dir) => ({ DATA_DIR: path.join(dir, 'live') }), /FILE .*no\/such\/folder.*does not exist/],
     ['the live database itself', ['live/outpost.db', '--force'], (dir) => ({ DATA_DIR: path.join(dir, 'live') }), /FILE .*live database/],
+    ['a PostgreSQL DATABASE_URL', ['a.db'], (dir) => ({ DATA_DIR: path.join(dir, 'live'), DATABASE_URL: 'postgres://outpost@127.0.0.1/outpost' }), /DATABASE_URL.*pg_dump/],
     ['a DATA_DIR without a database', ['a.db'], (dir) => ({ DATA_DIR: path.join(dir, 'empty') }), /DATA_DIR=.*empty.*no outpost\.db/],
   ];
   it.each(usage)('rejects %s with exit 2 and one line naming it', async (_what, args, env, pattern) => {
