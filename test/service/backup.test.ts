@@ -62,8 +62,14 @@ function writeLoad(api: Api, agent: ServiceClient, agentId: string) {
   })();
   return {
     acks,
-    /** Resolves once at least `count` results were acknowledged. */
-    reach: (count: number) => new Promise<void>((resolve) => reached.push({ count, resolve })),
+    /** Resolves once at least `count` results were acknowledged; rejects if the load failed first. */
+    reach: (count: number) =>
+      Promise.race([
+        new Promise<void>((resolve) => reached.push({ count, resolve })),
+        done.then(() => {
+          throw new Error(`the write load ended after ${acks.length} results, before ${count}`);
+        }),
+      ]),
     stop: () => {
       stopping = true;
       return done;
