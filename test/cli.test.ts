@@ -26,7 +26,7 @@ describe('outpost CLI', () => {
     expect(await outpost(['--version'])).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
     const help = await outpost(['--help']);
     expect(help.code).toBe(0);
-    for (const word of ['serve', 'agent', 'account create', 'demo']) expect(help.stdout).toContain(word);
+    for (const word of ['serve', 'agent', 'account create', 'demo', 'backup FILE']) expect(help.stdout).toContain(word);
   });
 
   it('creates an account and prints one JSON line with its id and key', async () => {

@@ -13,6 +13,7 @@ Usage:
   outpost agent                       run the agent daemon (needs API_KEY, a private location key pl_...)
   outpost account create --name NAME  create an account; prints {"accountId": "...", "apiKey": "..."}
   outpost demo [--duration SECONDS]   run the service, an agent and sample checks against a local target
+  outpost backup FILE [--force]       copy the live SQLite database of DATA_DIR to FILE (docs/operations.md)
   outpost --help | --version
 
 All settings come from environment variables; README.md lists every one.
@@ -53,11 +54,19 @@ const COMMANDS: Record<string, Command> = {
     const { runDemo } = await import('./demo.ts');
     return runDemo(process.env, { durationSeconds });
   },
+  async backup(args) {
+    const { values, positionals } = parse('backup', args, { force: { type: 'boolean' } }, true);
+    const usage = 'outpost backup FILE [--force]';
+    if (positionals.length === 0) throw new ConfigError('FILE', `FILE is missing: ${usage} (the file to write the copy to)`);
+    if (positionals.length > 1) throw new ConfigError('FILE', `backup takes one FILE, got also ${JSON.stringify(positionals[1])}: ${usage}`);
+    const { runBackup } = await import('./backup.ts');
+    return runBackup(process.env, positionals[0]!, values.force === true);
+  },
 };
 
-function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(command: string, args: string[], options: T) {
+function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(command: string, args: string[], options: T, allowPositionals = false) {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false });
+    return parseArgs({ args, options, strict: true, allowPositionals });
   } catch (err) {
     // parseArgs says e.g. "Unknown option '--nmae'"; keep its words, add which command and where to look.
     const message = err instanceof Error ? err.message.replace(/\.\s.*$/s, '') : String(err);

@@ -1,6 +1,7 @@
 /**
- * The reference OpenAPI document (../shared/reference/openapi-subset.json, beside the clone) as Ajv
- * validators of response bodies, one per operation and status.
+ * The reference OpenAPI document as Ajv validators of response bodies, one per operation and status.
+ * It is read from the repository's extract of it (test/fixtures/reference/, whose README says where it
+ * comes from and how to regenerate it), so the tests need nothing outside the clone.
  *
  * The reference is OpenAPI 3.0, whose schemas are not quite JSON Schema; toJsonSchema converts:
  * - `nullable: true` → `null` added to `type` (or to `enum`); a bare `{nullable: true}` → `{type: "null"}`;
@@ -14,15 +15,11 @@
  *   here a private location's raw key appears only in the response that creates it, and a dashboard's
  *   never (keys are otherwise shown only masked, as the spec asks of keys).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { type Json, REFERENCE_EXTRACT } from '../../scripts/extract-reference.ts';
 
-export const REFERENCE_FILE = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../shared/reference/openapi-subset.json');
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 interface Operation {
   responses: Record<string, { content?: Record<string, { schema?: Json }> }>;
 }
@@ -32,12 +29,7 @@ export interface ReferenceDoc {
 }
 
 export function loadReference(): ReferenceDoc {
-  if (!existsSync(REFERENCE_FILE)) {
-    throw new Error(
-      `Contract tests need the reference OpenAPI document at ${REFERENCE_FILE} (../shared/reference beside the clone, as CI has it); it is missing.`,
-    );
-  }
-  return JSON.parse(readFileSync(REFERENCE_FILE, 'utf8')) as ReferenceDoc;
+  return JSON.parse(readFileSync(REFERENCE_EXTRACT, 'utf8')) as ReferenceDoc;
 }
 
 /** OpenAPI 3.0 schema → JSON Schema (draft 7), see the file comment. */
