@@ -68,7 +68,8 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 
 /**
  * GET /metrics in the Prometheus text format. Unauthenticated like the probes: the health port is
- * for the cluster, and the metrics hold no key, URL or check name (README, "Health port and metrics").
+ * for the cluster, and the metrics hold no key, URL or check name (README, "The agent's health port
+ * and metrics").
  */
 async function sendMetrics(res: ServerResponse, metrics: MetricsSource): Promise<void> {
   try {

@@ -1,6 +1,6 @@
 /**
  * The agent's Prometheus metrics, served as GET /metrics on the health port (./health.ts) and listed
- * in README ("Health port and metrics").
+ * in README ("The agent's health port and metrics").
  *
  * One registry per agent, never prom-client's global one: tests and several agents in one process
  * keep their figures apart. Gauges read the live state when scraped (collect callbacks); counters

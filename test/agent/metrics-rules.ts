@@ -1,7 +1,7 @@
 /**
- * The naming and cardinality rules the agent's /metrics must keep (README, "Health port and
- * metrics"), checked on a parsed scrape: every name is the agent's own (`outpost_agent_…`) or one of
- * prom-client's process metrics, every family has a type and help, counters end in `_total`, and
+ * The naming and cardinality rules the agent's /metrics must keep (README, "The agent's health port
+ * and metrics"), checked on a parsed scrape: every name is the agent's own (`outpost_agent_…`) or one
+ * of prom-client's process metrics, every family has a type and help, counters end in `_total`, and
  * every label value comes from a fixed list (never a check id, name or URL).
  */
 import { expect } from 'vitest';
