@@ -105,12 +105,14 @@ describe('GET /metrics on the agent health port', () => {
     const before = await scrape();
     expect(before.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
 
+    const browser = makeJob({ checkType: 'BROWSER' });
+    const browserJob = { ...browser, check: { ...browser.check, name: 'secret check name browser' } };
     const jobs = [
       apiJob(`${target.url}/ok`, 'pass-1'),
       apiJob(`${target.url}/ok`, 'pass-2'),
       apiJob(`${target.url}/broken`, 'fail'),
       apiJob(`${target.url}/slow`, 'slow', { degradedResponseTime: 10, maxResponseTime: 20_000 }),
-      { ...makeJob({ checkType: 'BROWSER' }), check: { ...makeJob({ checkType: 'BROWSER' }).check, name: 'secret check name browser' } },
+      browserJob,
     ];
     for (const job of jobs) stub.addJob(job);
     await delivered(agent, jobs.map((j) => j.runId));
