@@ -36,7 +36,7 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 
 /** What the metrics read; main passes all of them, a test only what it looks at. */
 export interface AgentMetricsSources {
-  daemon?: Pick<AgentDaemon, 'on' | 'poolState'>;
+  daemon?: Pick<AgentDaemon, 'on' | 'poolState' | 'lastSuccessfulPollAt'>;
   spool?: Pick<ResultSpool, 'size' | 'bytes' | 'droppedTotal'>;
   sandboxes?: Pick<SandboxPool, 'counts'>;
   artifacts?: Pick<ArtifactUploader, 'on' | 'droppedTotal' | 'queue'>;
@@ -64,7 +64,7 @@ export function createAgentMetrics(sources: AgentMetricsSources): AgentMetrics {
   return { registry, contentType: registry.contentType, text: () => registry.metrics() };
 }
 
-function poolMetrics(registry: Registry, daemon: Pick<AgentDaemon, 'poolState'>): void {
+function poolMetrics(registry: Registry, daemon: Pick<AgentDaemon, 'poolState' | 'lastSuccessfulPollAt'>): void {
   const perClass = (name: string, help: string, read: (state: PoolState) => number) =>
     new Gauge({
       name,
@@ -79,6 +79,13 @@ function poolMetrics(registry: Registry, daemon: Pick<AgentDaemon, 'poolState'>)
   perClass('outpost_agent_jobs_running', 'Jobs running.', (s) => s.running);
   perClass('outpost_agent_slots', 'Concurrency of the pool (UPTIME_CONCURRENCY, JOB_CONCURRENCY).', (s) => s.slots);
   perClass('outpost_agent_free_slots', 'Slots not taken by a leased, unfinished job: what the next lease asks for.', (s) => s.free);
+  // 0 until the first lease answers; alert on time() minus this, as for any *_timestamp_seconds.
+  liveGauge(
+    registry,
+    'outpost_agent_last_successful_poll_timestamp_seconds',
+    'When the service last answered a lease request (Unix time; 0 before the first answer).',
+    () => (daemon.lastSuccessfulPollAt?.getTime() ?? 0) / 1000,
+  );
 }
 
 function resultMetrics(registry: Registry, daemon: Pick<AgentDaemon, 'on'>): void {

@@ -102,6 +102,7 @@ describe('GET /metrics on the agent health port', () => {
   it('counts the checks a real agent ran by type and verdict, and the results it sent', async () => {
     const target = await startTarget();
     const { stub, agent, scrape } = await startAgainstStub();
+    const startedAt = Date.now() / 1000;
     const before = await scrape();
     expect(before.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
 
@@ -149,6 +150,10 @@ describe('GET /metrics on the agent health port', () => {
     expect(sampleValue(m, 'outpost_agent_free_slots', { check_class: 'uptime' })).toBe(3);
     expect(sampleValue(m, 'outpost_agent_artifact_upload_failures_total')).toBe(0);
     expect(sampleValue(m, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    // The leases that brought the jobs were answered after the test started.
+    const lastPoll = sampleValue(m, 'outpost_agent_last_successful_poll_timestamp_seconds');
+    expect(lastPoll).toBeGreaterThanOrEqual(startedAt);
+    expect(lastPoll).toBeLessThanOrEqual(Date.now() / 1000);
     expectBoundedMetrics(m, { runtimes: [] });
 
     // Served unauthenticated, like the probes: so nothing in it may be a secret or name a target.
