@@ -5,7 +5,7 @@
  * every label value comes from a fixed list (never a check id, name or URL).
  */
 import { expect } from 'vitest';
-import { type Exposition, familyOf } from './prometheus-text.ts';
+import { type Exposition, familyOf } from '../helpers/prometheus-text.ts';
 
 const OWN = /^outpost_agent_[a-z_]+$/;
 /** prom-client's default metrics: process_* and nodejs_*. */

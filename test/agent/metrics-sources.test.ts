@@ -20,7 +20,7 @@ import { ResultSpool } from '../../src/agent/spool.ts';
 import { startArtifactService } from '../helpers/artifact-service.ts';
 import { submitRequest as result, tempDir } from './helpers.ts';
 import { expectBoundedMetrics } from './metrics-rules.ts';
-import { type Exposition, parseExposition, sampleValue } from './prometheus-text.ts';
+import { type Exposition, parseExposition, sampleValue } from '../helpers/prometheus-text.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

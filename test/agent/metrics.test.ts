@@ -14,7 +14,7 @@ import { type Proc, startAgent } from '../e2e/harness.ts';
 import { apiCheck } from './api-fixtures.ts';
 import { startServer, tempDir } from './helpers.ts';
 import { expectBoundedMetrics } from './metrics-rules.ts';
-import { type Exposition, parseExposition, sampleValue } from './prometheus-text.ts';
+import { type Exposition, parseExposition, sampleValue } from '../helpers/prometheus-text.ts';
 import { makeJob, ProtocolStub } from './protocol-stub.ts';
 
 const API_KEY = 'pl_metrics_test_0123456789abcdef';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectBoundedMetrics } from '../agent/metrics-rules.ts';
-import { type Exposition, parseExposition, sampleValue } from '../agent/prometheus-text.ts';
+import { type Exposition, parseExposition, sampleValue } from '../helpers/prometheus-text.ts';
 import { Api, createAccount, type Proc, startAgent, startService, startTarget, tempDir, until } from './harness.ts';
 
 describe('agent metrics against the real service', () => {
