@@ -50,6 +50,17 @@ export interface AgentDaemonOptions {
   abandonAfterAbortMs?: number;
 }
 
+/** One pool's state (uptime or heavy), for /metrics. */
+export interface PoolState {
+  /** Leased and waiting for the pool to start them. */
+  queued: number;
+  running: number;
+  /** The pool's concurrency (UPTIME_CONCURRENCY, JOB_CONCURRENCY). */
+  slots: number;
+  /** What the next lease asks for: slots not taken by a leased, unfinished job. */
+  free: number;
+}
+
 export type AbortReason = 'cancelled' | 'lost' | 'timeout' | 'shutdown';
 
 interface RunningJob {
@@ -204,6 +215,15 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   /** Results lost for good: dropped for the spool bound plus refused by the service. */
   get droppedResults(): number {
     return this.#spool.droppedTotal + this.#deliverer.rejectedTotal;
+  }
+
+  poolState(cls: CheckClass): PoolState {
+    const queue = this.#queues[cls];
+    return { queued: queue.size, running: queue.pending, slots: this.#concurrency[cls], free: this.#freeSlots(cls) };
+  }
+
+  #freeSlots(cls: CheckClass): number {
+    return Math.max(0, this.#concurrency[cls] - this.#runningByClass[cls]);
   }
 
   isReady(): boolean {
@@ -379,10 +399,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       await this.#awaitSpoolDrained(maxWait * 1000);
       if (this.#stopping) break;
       this.#lastLoopProgressAt = Date.now();
-      const slots: Record<CheckClass, number> = {
-        uptime: Math.max(0, this.#concurrency.uptime - this.#runningByClass.uptime),
-        heavy: Math.max(0, this.#concurrency.heavy - this.#runningByClass.heavy),
-      };
+      const slots: Record<CheckClass, number> = { uptime: this.#freeSlots('uptime'), heavy: this.#freeSlots('heavy') };
       if (slots.uptime === 0 && slots.heavy === 0) {
         // Every slot is busy: leasing now could only return nothing. Wait for a run to end (an event,
         // not a timer) or for stop.

@@ -29,11 +29,19 @@ export interface HealthSource {
   snapshot(): HealthSnapshot;
 }
 
+/** What GET /metrics serves (./metrics.ts). */
+export interface MetricsSource {
+  contentType: string;
+  text(): Promise<string>;
+}
+
 export interface HealthServerOptions {
   host: string;
   /** 0 binds an ephemeral port; the bound one is returned. */
   port: number;
   source: HealthSource;
+  /** Served as GET /metrics; without it /metrics is 404. */
+  metrics?: MetricsSource;
   /** Event-loop delay (p99 over the last window) above which liveness fails. */
   maxEventLoopLagMs?: number;
   /** How often the lag window rolls over. */
@@ -59,8 +67,23 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 }
 
 /**
- * The agent's probes (spec: "Private location agent probes"), on plain node:http: no framework is
- * worth pulling into the agent for three GET routes, and a probe must not depend on much.
+ * GET /metrics in the Prometheus text format. Unauthenticated like the probes: the health port is
+ * for the cluster, and the metrics hold no key, URL or check name (README, "The agent's health port
+ * and metrics").
+ */
+async function sendMetrics(res: ServerResponse, metrics: MetricsSource): Promise<void> {
+  try {
+    const text = await metrics.text();
+    res.writeHead(200, { 'content-type': metrics.contentType, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+    res.end(text);
+  } catch (err) {
+    send(res, 500, { statusCode: 500, error: 'Internal Server Error', message: (err as Error).message });
+  }
+}
+
+/**
+ * The agent's probes (spec: "Private location agent probes") and its metrics, on plain node:http: no
+ * framework is worth pulling into the agent for four GET routes, and a probe must not depend on much.
  */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
   const maxLag = options.maxEventLoopLagMs ?? 2_000;
@@ -104,6 +127,13 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
         }
         case '/health':
           send(res, 200, source.snapshot());
+          return;
+        case '/metrics':
+          if (options.metrics) {
+            void sendMetrics(res, options.metrics);
+            return;
+          }
+          send(res, 404, { statusCode: 404, error: 'Not Found', message: 'this agent serves no metrics' });
           return;
         default:
           send(res, 404, { statusCode: 404, error: 'Not Found', message: `no such path: ${path}` });

@@ -10,6 +10,7 @@ import { type AgentConfig, loadAgentConfig } from './config.ts';
 import { AgentDaemon } from './daemon.ts';
 import { type HealthServer, startHealthServer } from './health.ts';
 import { createAgentLogger, flushLogger } from './logger.ts';
+import { createAgentMetrics } from './metrics.ts';
 import { Observability } from './observability.ts';
 import { discoverRuntimes } from './runtimes.ts';
 import { detectIsolation, loadIsolationSettings } from './sandbox/isolation.ts';
@@ -140,9 +141,11 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     artifacts,
   });
 
+  // Hooked before start(): the deliverer's first events (results an earlier process spooled) count too.
+  const metrics = createAgentMetrics({ daemon, spool, sandboxes, artifacts });
   let health: HealthServer;
   try {
-    health = await startHealthServer({ host: config.healthHost, port: config.healthPort, source: daemon });
+    health = await startHealthServer({ host: config.healthHost, port: config.healthPort, source: daemon, metrics });
   } catch (err) {
     log.fatal({ err }, `cannot listen on ${config.healthHost}:${config.healthPort} (AGENT_HEALTH_HOST/AGENT_HEALTH_PORT)`);
     await client.close();

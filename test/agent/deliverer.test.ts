@@ -9,31 +9,7 @@ import { TransientError } from '../../src/agent/client.ts';
 import { LIVE_UPLOADS, ResultDeliverer } from '../../src/agent/deliverer.ts';
 import { ResultSpool } from '../../src/agent/spool.ts';
 import type { SubmitResultRequest, SubmitResultResponse } from '../../src/shared/protocol.ts';
-import { recordingLogger, tempDir } from './helpers.ts';
-
-function item(runId: string): SubmitResultRequest {
-  return {
-    agentId: 'a',
-    leaseId: `lease-${runId}`,
-    result: {
-      runId,
-      checkId: 'c1',
-      checkType: 'API',
-      startedAt: '2026-01-01T00:00:00.000Z',
-      stoppedAt: '2026-01-01T00:00:01.000Z',
-      responseTime: 1,
-      hasFailures: false,
-      hasErrors: false,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      isCancelled: false,
-      error: null,
-      apiCheckResult: null,
-      agent: { id: 'a', version: '0' },
-      scheduleLagMs: 0,
-    },
-  };
-}
+import { recordingLogger, submitRequest as item, tempDir } from './helpers.ts';
 
 /** A service stand-in: every upload waits until the test answers it. */
 function controllableClient() {

@@ -102,6 +102,27 @@ describe('health server', () => {
     });
   });
 
+  it('/metrics serves the metrics text with its content type, and 404 on an agent without metrics', async () => {
+    const metrics = { contentType: 'text/plain; version=0.0.4; charset=utf-8', text: async () => 'outpost_agent_spool_results 3\n' };
+    server = await startHealthServer({ host: '127.0.0.1', port: 0, source: new FakeSource(), metrics });
+    const res = await fetch(`http://127.0.0.1:${server.port}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe(metrics.contentType);
+    expect(await res.text()).toBe('outpost_agent_spool_results 3\n');
+    await server.close();
+    server = await startHealthServer({ host: '127.0.0.1', port: 0, source: new FakeSource() });
+    expect((await get('/metrics')).status).toBe(404);
+  });
+
+  it('/metrics answers 500 naming the cause when collecting fails', async () => {
+    const metrics = { contentType: 'text/plain', text: () => Promise.reject(new Error('collect failed: spool unreadable')) };
+    server = await startHealthServer({ host: '127.0.0.1', port: 0, source: new FakeSource(), metrics });
+    expect(await get('/metrics')).toEqual({
+      status: 500,
+      body: { statusCode: 500, error: 'Internal Server Error', message: 'collect failed: spool unreadable' },
+    });
+  });
+
   it('other paths and methods are 404', async () => {
     server = await startHealthServer({ host: '127.0.0.1', port: 0, source: new FakeSource() });
     expect((await get('/nope')).status).toBe(404);

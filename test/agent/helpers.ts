@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { ErrorSink } from '../../src/agent/logger.ts';
 import { createAgentLogger, type Logger } from '../../src/agent/logger.ts';
+import type { SubmitResultRequest } from '../../src/shared/protocol.ts';
 
 export interface RecordedLogger {
   log: Logger;
@@ -78,4 +79,29 @@ export function json(res: http.ServerResponse, status: number, body: unknown): v
   const text = body === undefined ? '' : JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** A small passing API result as the agent submits it (what the spool and the deliverer carry). */
+export function submitRequest(runId: string): SubmitResultRequest {
+  return {
+    agentId: 'a',
+    leaseId: `lease-${runId}`,
+    result: {
+      runId,
+      checkId: 'c1',
+      checkType: 'API',
+      startedAt: '2026-01-01T00:00:00.000Z',
+      stoppedAt: '2026-01-01T00:00:01.000Z',
+      responseTime: 1,
+      hasFailures: false,
+      hasErrors: false,
+      isDegraded: false,
+      overMaxResponseTime: false,
+      isCancelled: false,
+      error: null,
+      apiCheckResult: null,
+      agent: { id: 'a', version: '0' },
+      scheduleLagMs: 0,
+    },
+  };
 }

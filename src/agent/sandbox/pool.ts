@@ -31,6 +31,13 @@ export interface SandboxPoolOptions {
   isolation?: SandboxIsolation;
 }
 
+export interface SandboxCounts {
+  runtime: string;
+  idle: number;
+  busy: number;
+  starting: number;
+}
+
 /** After a warm sandbox failed to start, the pool waits this long before trying that runtime again. */
 const REFILL_PAUSE_MS = 30_000;
 
@@ -78,6 +85,16 @@ export class SandboxPool {
   /** Sandboxes of the runtime being started for the pool (for tests). */
   startingCount(runtimeId: string): number {
     return this.#starting.get(runtimeId) ?? 0;
+  }
+
+  /** Per runtime: warm sandboxes waiting, sandboxes running a job, sandboxes being started for the pool. */
+  counts(): SandboxCounts[] {
+    return this.runtimeIds.map((runtime) => ({
+      runtime,
+      idle: this.warmCount(runtime),
+      busy: [...this.#inUse].filter((s) => s.runtime.id === runtime).length,
+      starting: this.startingCount(runtime),
+    }));
   }
 
   /** Starts filling every runtime's pool; resolves when each has its first round of sandboxes ready. */
