@@ -26,6 +26,7 @@ import { inTransaction, openDatabase } from './db.ts';
 import { SqliteErrorReportRepo } from './error-reports.ts';
 import { SqliteHeartbeatRepo } from './heartbeats.ts';
 import { SqliteIncidentRepo } from './incidents.ts';
+import { SqliteLocationMetricsRepo } from './location-metrics.ts';
 import { SqliteLocationRepo } from './locations.ts';
 import { SqliteMaintenanceWindowRepo } from './maintenance-windows.ts';
 import { MIGRATIONS, runMigrations } from './migrations/index.ts';
@@ -78,6 +79,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     runs: new SqliteRunRepo(db),
     agents: new SqliteAgentRepo(db),
     errorReports: new SqliteErrorReportRepo(db),
+    locationMetrics: new SqliteLocationMetricsRepo(db),
     heartbeats: new SqliteHeartbeatRepo(db, checks),
     dashboards: new SqliteDashboardRepo(db),
     dashboardIncidents: new SqliteDashboardIncidentRepo(db),
