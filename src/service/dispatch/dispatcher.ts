@@ -60,6 +60,16 @@ export interface DispatcherOptions {
   statuses?: CheckStatusService;
   /** A stored result raised an alert (committed): the fan-out should look now. */
   alertsRaised?: () => void;
+  /** Counts lease expiries and stored results for /metrics (metrics/service-metrics.ts). */
+  counters?: DispatchCounters;
+}
+
+/** What the dispatcher reports as it happens; the service's metrics count it. */
+export interface DispatchCounters {
+  /** Leases that ran out without a heartbeat: their runs were queued again or given up. */
+  leasesExpired(runs: readonly Run[]): void;
+  /** A result was stored for the run (not a duplicate). */
+  resultStored(run: Run): void;
 }
 
 /** Finished runs are kept this long for GET /v1/check-runs/{id} and diagnosis, then pruned. */
@@ -85,6 +95,7 @@ export class Dispatcher {
   readonly #resultPolicy: ResultPolicy | undefined;
   readonly #statuses: CheckStatusService;
   readonly #alertsRaised: () => void;
+  readonly #counters: DispatchCounters | undefined;
   readonly #waiters = new WaitList();
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
@@ -99,6 +110,7 @@ export class Dispatcher {
     this.#resultPolicy = opts.resultPolicy;
     this.#statuses = opts.statuses ?? new CheckStatusService({ store: opts.store });
     this.#alertsRaised = opts.alertsRaised ?? (() => {});
+    this.#counters = opts.counters;
   }
 
   async start(): Promise<void> {
@@ -324,6 +336,7 @@ export class Dispatcher {
     await this.#store.runs.finish(run.runId, now);
     if (stored.status === 'stored' && outcome) await this.#resultPolicy?.afterStored(run, outcome);
     if (stored.status === 'stored') {
+      this.#counters?.resultStored(run);
       const event = { run, check, resultId: stored.id, resultType, runLocation: location.slugName };
       await this.#statuses
         .resultStored({ ...event, result: req.result, atMs: Date.parse(now) })
@@ -403,6 +416,7 @@ export class Dispatcher {
     const nowMs = this.#now();
     const now = iso(nowMs);
     const { requeued, abandoned } = await this.#store.runs.requeueExpiredLeases(now);
+    this.#counters?.leasesExpired([...requeued, ...abandoned]);
     for (const r of abandoned) {
       this.#log.error({ runId: r.runId, checkId: r.checkId, agentId: r.agentId, leaseAttempt: r.leaseAttempt }, `run given up: ${r.endReason}`);
     }
