@@ -116,6 +116,22 @@ describe('GET /metrics', () => {
     expect(sampleValue(samples, 'outpost_service_runs', { ...location, state: 'leased' })).toBe(0);
   });
 
+  it('counts runs that expired without running, by reason', async () => {
+    const { service: svc, url } = await start({ JOB_QUEUE_TTL_SECONDS: '5' });
+    const t = await tenant(url, svc);
+    const check = await svc.store.checks.get(t.accountId, t.checkIds[0] as string);
+    if (!check) throw new Error('check missing');
+    // The second run supersedes the first, which no agent took; it is itself older than the 5 s
+    // queue TTL, so the sweeper (every second) expires it.
+    await svc.dispatcher.enqueue(check, t.locationId, Date.now() - 60_000);
+    await svc.dispatcher.enqueue(check, t.locationId, Date.now() - 59_000);
+    const expired = async (reason: string) =>
+      sampleValue(await scrape(url), 'outpost_service_runs_expired_total', { location: t.locationId, reason });
+    expect(await expired('superseded')).toBe(1);
+    await vi.waitFor(async () => expect(await expired('queue_ttl')).toBe(1), { timeout: 8_000, interval: 250 });
+    expect(sampleValue(await scrape(url), 'outpost_service_queue_depth', { location: t.locationId })).toBe(0);
+  });
+
   it('times requests by route pattern, method and status class, never by raw URL', async () => {
     const { service: svc, url } = await start();
     const t = await tenant(url, svc);

@@ -70,7 +70,15 @@ export interface DispatchCounters {
   leasesExpired(runs: readonly Run[]): void;
   /** A result was stored for the run (not a duplicate). */
   resultStored(run: Run): void;
+  /** Runs that ended `expired` without running, and why. */
+  runsExpired(locationId: string, reason: RunExpiryReason, count: number): void;
 }
+
+/**
+ * Why a run expired: nobody leased it within JOB_QUEUE_TTL_SECONDS, a newer run of its check came
+ * due while it still waited, or its agents died in each of its allowed leases.
+ */
+export type RunExpiryReason = 'queue_ttl' | 'superseded' | 'lease_attempts';
 
 /** Finished runs are kept this long for GET /v1/check-runs/{id} and diagnosis, then pruned. */
 export const RUN_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -179,6 +187,7 @@ export class Dispatcher {
     );
     if (retryLink) await this.#store.runRetries.setLink(run.runId, retryLink);
     if (superseded.length > 0) {
+      this.#counters?.runsExpired(locationId, 'superseded', superseded.length);
       this.#log.warn(
         { checkId: check.id, locationId, superseded },
         'queued runs superseded by a newer run: no agent took them before the next one came due',
@@ -418,6 +427,7 @@ export class Dispatcher {
     const { requeued, abandoned } = await this.#store.runs.requeueExpiredLeases(now);
     this.#counters?.leasesExpired([...requeued, ...abandoned]);
     for (const r of abandoned) {
+      this.#counters?.runsExpired(r.locationId, 'lease_attempts', 1);
       this.#log.error({ runId: r.runId, checkId: r.checkId, agentId: r.agentId, leaseAttempt: r.leaseAttempt }, `run given up: ${r.endReason}`);
     }
     if (requeued.length > 0) {
@@ -442,7 +452,7 @@ export class Dispatcher {
           reason = await this.#queueExpiryReason(run, nowMs);
           reasons.set(key, reason);
         }
-        await this.#store.runs.expireQueued(run.runId, reason, now);
+        if (await this.#store.runs.expireQueued(run.runId, reason, now)) this.#counters?.runsExpired(run.locationId, 'queue_ttl', 1);
       }
       this.#log.warn({ runs: stale.length, reasons: [...new Set(reasons.values())] }, 'queued runs expired');
       if (stale.length < STALE_BATCH) break;

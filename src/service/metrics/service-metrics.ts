@@ -12,7 +12,7 @@
  * sum() them, while the database-backed gauges are the same on every replica (use max()).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { DispatchCounters } from '../dispatch/dispatcher.ts';
+import type { DispatchCounters, RunExpiryReason } from '../dispatch/dispatcher.ts';
 import type { LocationQueueStats } from '../store/dispatch-types.ts';
 import type { Run, Store } from '../store/store.ts';
 
@@ -39,15 +39,14 @@ export interface HttpObservation {
 export class ServiceMetrics implements DispatchCounters {
   readonly registry = new Registry();
   readonly #store: Store;
-  readonly #now: () => number;
   readonly #leaseExpiries: Counter<'location'>;
   readonly #resultsStored: Counter<'location'>;
+  readonly #runsExpired: Counter<'location' | 'reason'>;
   readonly #httpDuration: Histogram<'route' | 'method' | 'status_class'>;
   #reading: Promise<Snapshot> | undefined;
 
-  constructor(opts: { store: Store; now?: () => number }) {
+  constructor(opts: { store: Store }) {
     this.#store = opts.store;
-    this.#now = opts.now ?? Date.now;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     this.#leaseExpiries = new Counter({
@@ -60,6 +59,12 @@ export class ServiceMetrics implements DispatchCounters {
       name: `${PREFIX}results_stored_total`,
       help: 'Results stored (duplicates not counted), per location.',
       labelNames: ['location'],
+      registers,
+    });
+    this.#runsExpired = new Counter({
+      name: `${PREFIX}runs_expired_total`,
+      help: 'Runs that expired without running, per location and reason (queue_ttl, superseded, lease_attempts).',
+      labelNames: ['location', 'reason'],
       registers,
     });
     this.#httpDuration = new Histogram({
@@ -78,6 +83,10 @@ export class ServiceMetrics implements DispatchCounters {
 
   resultStored(run: Run): void {
     this.#resultsStored.inc({ location: run.locationId });
+  }
+
+  runsExpired(locationId: string, reason: RunExpiryReason, count: number): void {
+    this.#runsExpired.inc({ location: locationId, reason }, count);
   }
 
   observeHttp(o: HttpObservation): void {
@@ -143,7 +152,7 @@ export class ServiceMetrics implements DispatchCounters {
       this.#store.outbox.pendingCount(),
       this.#store.alertNotifications.pendingCount(),
     ]);
-    return { locations, outboxes: { subscriber, alert }, atMs: this.#now() };
+    return { locations, outboxes: { subscriber, alert }, atMs: Date.now() };
   }
 }
 
