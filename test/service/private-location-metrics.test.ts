@@ -77,6 +77,9 @@ describe('GET /v1/private-locations/{id}/metrics', () => {
     // ISO 8601 bounds name the same window.
     const iso = await get(`?from=${new Date(minute - 5 * SAMPLE_EVERY_MS).toISOString()}&to=${new Date(minute).toISOString()}`);
     expect(iso.body).toEqual(res.body);
+    // A `to` far in the future (past year 9999) still ends the window after every sample.
+    const far = await get(`?from=${unix(minute - 5 * SAMPLE_EVERY_MS)}&to=999999999999`);
+    expect(far.body).toEqual(res.body);
   });
 
   it('keeps the first sample of a minute, as when several replicas sample it', async () => {

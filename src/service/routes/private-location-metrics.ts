@@ -11,6 +11,7 @@ import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import { LOCATION_METRICS_RETENTION_MS } from '../metrics/location-sampler.ts';
 import type { LocationMetricSample } from '../store/dispatch-types.ts';
 import type { Store } from '../store/store.ts';
+import { MAX_UNIX_SECONDS } from './check-alerts.ts';
 import { commonErrors, IdParams } from './schemas.ts';
 
 const BOUND = 'a UNIX timestamp in seconds or an ISO 8601 date or date-time';
@@ -41,7 +42,8 @@ export function metricsWindow(query: Static<typeof Query>, nowMs: number): { fro
   const to = parseInstant('to', query.to);
   if (from < nowMs - LOCATION_METRICS_RETENTION_MS) throw new BadRequestError('querystring/from must be less than 15 days ago');
   if (from > to) throw new BadRequestError('querystring/from must not be after querystring/to');
-  return { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
+  // Past year 9999 an ISO string gains a sign and would sort before every sample.
+  return { from: new Date(from).toISOString(), to: new Date(Math.min(to, MAX_UNIX_SECONDS * 1000)).toISOString() };
 }
 
 const historyView = (samples: readonly LocationMetricSample[]): Static<typeof MetricsHistorySchema> => ({
