@@ -4,13 +4,15 @@
  * the HTTP histogram, and METRICS_TOKEN.
  */
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { AGENT_PATHS, type Job } from '../../src/shared/protocol.ts';
 import { ConfigError } from '../../src/shared/errors.ts';
-import { registrationBody, resultFor } from '../helpers/dispatch-harness.ts';
+import { type Harness, registrationBody, resultFor, startHarness } from '../helpers/dispatch-harness.ts';
 import { parsePromText, sampleValue } from '../helpers/prometheus-text.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
@@ -27,7 +29,8 @@ async function start(env: Record<string, string> = {}): Promise<{ service: Servi
 }
 
 afterEach(async () => {
-  await service?.stop();
+  if (!service) return;
+  await service.stop();
   service = undefined;
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -53,6 +56,20 @@ async function tenant(url: string, svc: Service) {
   const checkBody = (name: string) => ({ name, activated: false, privateLocations: ['office'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } });
   const checks = [await post('/v1/checks/api', checkBody('One')), await post('/v1/checks/api', checkBody('Two'))];
   return { accountId, locationId: location.id, key: location.keys?.[0]?.rawKey as string, checkIds: checks.map((c) => c.id) };
+}
+
+/** A status page with a PENDING webhook subscriber, made through the API: its confirmation is queued. */
+async function subscribeWebhook(url: string, svc: Service, hookUrl: string) {
+  const { accountId, apiKey } = await createAccount(svc.store, 'Pages');
+  const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
+  const post = async (path: string, body: object) => {
+    const res = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    expect(res.ok, await res.clone().text()).toBe(true);
+    return (await res.json()) as { id: string };
+  };
+  const service = await post('/v1/status-pages/services', { name: 'API' });
+  const page = await post('/v1/status-pages', { name: 'Acme', url: 'acme', cards: [{ name: 'Core', services: [{ id: service.id }] }] });
+  await post(`/v1/status-pages/${page.id}/subscriptions/bulk`, { subscriptions: [{ type: 'WEBHOOK', config: JSON.stringify({ url: hookUrl, secret: 'a-webhook-secret-of-some-length' }) }] });
 }
 
 function agentClient(url: string, key: string) {
@@ -148,11 +165,24 @@ describe('GET /metrics', () => {
   });
 
   it('reports the depth of both notification outboxes and the process metrics', async () => {
-    const { url } = await start();
-    const samples = await scrape(url);
-    expect(sampleValue(samples, 'outpost_service_outbox_depth', { outbox: 'subscriber' })).toBe(0);
-    expect(sampleValue(samples, 'outpost_service_outbox_depth', { outbox: 'alert' })).toBe(0);
-    expect(sampleValue(samples, 'outpost_service_process_resident_memory_bytes')).toBeGreaterThan(0);
+    // A subscriber webhook that refuses: its confirmation stays in the outbox, due again in 10 minutes.
+    const receiver = createServer((_req, res) => res.writeHead(503).end());
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const { service: svc, url } = await start({ OUTBOUND_ALLOW: '127.0.0.1', NOTIFY_BACKOFF_BASE_MS: '600000' });
+      let samples = await scrape(url);
+      expect(sampleValue(samples, 'outpost_service_outbox_depth', { outbox: 'subscriber' })).toBe(0);
+      expect(sampleValue(samples, 'outpost_service_outbox_depth', { outbox: 'alert' })).toBe(0);
+      expect(sampleValue(samples, 'outpost_service_process_resident_memory_bytes')).toBeGreaterThan(0);
+
+      const retried = new Promise((resolve) => svc.notifier.once('retry', resolve));
+      await subscribeWebhook(url, svc, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`);
+      await retried;
+      samples = await scrape(url);
+      expect(sampleValue(samples, 'outpost_service_outbox_depth', { outbox: 'subscriber' })).toBe(1);
+    } finally {
+      receiver.close();
+    }
   });
 
   it('is served but left out of /openapi.json, which lists the location metrics of the public API', async () => {
@@ -172,6 +202,39 @@ describe('GET /metrics', () => {
     const scraped = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(scraped.status).toBe(200);
     expect(await scraped.text()).toContain('outpost_service_queue_depth');
+  });
+});
+
+describe('service metrics over the dispatcher (clock moved by the test)', () => {
+  let harness: Harness;
+  afterEach(() => harness.close());
+
+  it('counts each expired lease and a run given up after its last allowed lease; lists every location, and no deleted one', async () => {
+    harness = await startHarness({ metrics: true });
+    const metrics = harness.metrics;
+    if (!metrics) throw new Error('harness without metrics');
+    const scrapeRegistry = async () => parsePromText(await metrics.registry.metrics());
+    const a = await harness.tenant('A');
+    const b = await harness.tenant('B');
+    const check = await harness.check(a);
+    await harness.dispatcher.enqueue(check, a.location.id, harness.clock.now);
+    const agent = await harness.agent(a);
+    // MAX_EXPIRED_LEASES (3) leases, each left to run out: the third gives the run up.
+    for (let lease = 1; lease <= 3; lease += 1) {
+      expect(await agent.lease()).toHaveLength(1);
+      harness.clock.now += (harness.config.leaseSeconds + 1) * 1000;
+      await harness.dispatcher.sweep();
+    }
+    let samples = await scrapeRegistry();
+    expect(sampleValue(samples, 'outpost_service_lease_expiries_total', { location: a.location.id })).toBe(3);
+    expect(sampleValue(samples, 'outpost_service_runs_expired_total', { location: a.location.id, reason: 'lease_attempts' })).toBe(1);
+    expect(sampleValue(samples, 'outpost_service_queue_depth', { location: a.location.id })).toBe(0);
+    expect(sampleValue(samples, 'outpost_service_queue_depth', { location: b.location.id })).toBe(0);
+
+    expect(await harness.store.locations.delete(b.accountId, b.location.id)).toBe(true);
+    samples = await scrapeRegistry();
+    expect(samples.filter((s) => s.labels.location === b.location.id)).toEqual([]);
+    expect(sampleValue(samples, 'outpost_service_queue_depth', { location: a.location.id })).toBe(0);
   });
 });
 
