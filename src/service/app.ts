@@ -21,6 +21,9 @@ import { RetryCoordinator } from './dispatch/retries.ts';
 import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
 import { HeartbeatMonitor } from './heartbeats/monitor.ts';
+import { LocationMetricsSampler } from './metrics/location-sampler.ts';
+import { metricsRoute, trackHttpDurations } from './metrics/routes.ts';
+import { ServiceMetrics } from './metrics/service-metrics.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
 import { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import { createChannelSenders } from './notify/channels/index.ts';
@@ -113,6 +116,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     requestTimeout: (config.maxLeaseWaitSeconds + 30) * 1000,
     bodyLimit: 10 * 1024 * 1024,
   });
+  const metrics = new ServiceMetrics({ store });
   // Group triggers and retries enqueue through the dispatcher, which asks them about each result.
   const triggers = new GroupTriggerRunner({ store, log: app.log, enqueue: (c, l, d) => dispatcher.enqueue(c, l, d) });
   const retries = new RetryCoordinator({ store, log: app.log, watcher: triggers, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) });
@@ -120,7 +124,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   const alerts = buildAlerting(store, config, outbound, opts.alerting ?? {}, app.log);
   // Results (dispatcher), reminders and routes all commit alerts; the fan-out should look at once.
   const alertsRaised = () => alerts.fanOut.poke();
-  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries, alertsRaised });
+  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries, alertsRaised, counters: metrics });
   const scheduler = new Scheduler({ store, config, dispatcher, log: app.log, placement: (check) => placementOf(store, check) });
   const notifier = new OutboxWorker({
     store,
@@ -133,6 +137,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   const subscriptionExpiry = new SubscriptionExpirySweeper({ subscriptions: store.subscriptions, log: app.log });
   const heartbeats = new HeartbeatMonitor({ heartbeats: store.heartbeats, log: app.log });
   const reminders = new ReminderSweeper({ store, log: app.log, onAlertsRaised: alertsRaised });
+  const locationSampler = new LocationMetricsSampler({ runs: store.runs, samples: store.locationMetrics, log: app.log });
   const hooks: ServiceHooks = {
     checkChanged: (accountId, checkId, check) => scheduler.checkChanged(accountId, checkId, check),
     notificationsQueued: () => notifier.poke(),
@@ -142,6 +147,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
 
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  trackHttpDurations(app, metrics);
   // Before the routes: @fastify/swagger collects them as they are registered.
   await registerOpenApi(app, { publicUrl: config.publicUrl, version: VERSION });
   await app.register(publicApi, { store, config, hooks });
@@ -152,6 +158,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   // Outside publicApi too: a group trigger URL carries its token, not an API key.
   await app.register(checkGroupTriggerUrlRoutes, { store, triggers });
   await app.register(agentApi, { store, config, dispatcher });
+  await app.register(metricsRoute, { metrics, token: config.metricsToken });
   // Suite archives for agents (location key), beside the agent API.
   await app.register(suiteBundleAgentRoutes, { store, bundles: new SuiteBundleStore((config.suites ?? loadSuiteServiceConfig({}, config.dataDir)).dir) });
   const artifacts = createArtifactService(store, config.artifacts ?? loadArtifactConfig({}, config.dataDir), app.log);
@@ -180,6 +187,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       notifier.start();
       subscriptionExpiry.start();
       reminders.start();
+      locationSampler.start();
       alerts.delivery.start();
       alerts.fanOut.start();
       return address;
@@ -192,6 +200,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       await reminders.stop();
       await notifier.stop();
       subscriptionExpiry.stop();
+      locationSampler.stop();
       await alerts.stop();
       await outbound.close();
       await app.close();

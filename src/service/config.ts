@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { type Env, readEnum, readInteger, readString, readUrl } from '../shared/env.ts';
+import { type Env, readEnum, readInteger, readOptionalString, readString, readUrl } from '../shared/env.ts';
+import { ConfigError } from '../shared/errors.ts';
 import { type AlertGatewayConfig, loadAlertGatewayConfig } from './alert-channels/gateways.ts';
 import type { ProviderEndpoints } from './notify/channels/types.ts';
 import { loadProviderEndpoints } from './notify/channels/providers.ts';
@@ -44,6 +45,8 @@ export interface ServiceConfig {
   alertGateways?: AlertGatewayConfig;
   /** ALERT_PAGERDUTY_EVENTS_URL, ALERT_OPSGENIE_*_URL and the gateways; absent means the providers' public endpoints. */
   alertProviders?: ProviderEndpoints;
+  /** METRICS_TOKEN: when set, GET /metrics asks for it as a Bearer token; unset, /metrics is open (cluster-internal). */
+  metricsToken?: string;
 }
 
 export function loadServiceConfig(env: Env, cwd: string = process.cwd()): ServiceConfig {
@@ -73,6 +76,18 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     suites: loadSuiteServiceConfig(env, dataDir),
     alertGateways: loadAlertGatewayConfig(env),
     alertProviders: loadProviderEndpoints(env),
+    metricsToken: readMetricsToken(env),
   };
+}
+
+/** A guessable token would protect nothing: shorter ones stop the start rather than pass quietly. */
+const METRICS_TOKEN_MIN_LENGTH = 16;
+
+function readMetricsToken(env: Env): string | undefined {
+  const token = readOptionalString(env, 'METRICS_TOKEN');
+  if (token !== undefined && (token.length < METRICS_TOKEN_MIN_LENGTH || /\s/.test(token))) {
+    throw new ConfigError('METRICS_TOKEN', `METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters without spaces (e.g. openssl rand -hex 32), or unset to serve /metrics without a token`);
+  }
+  return token;
 }
 

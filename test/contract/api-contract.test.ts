@@ -131,6 +131,9 @@ describe('contract: responses match the reference schemas', () => {
     const key = await expectContract<{ id: string }>('POST', '/v1/private-locations/{id}/keys', 201, { params: { id: loc.id } });
     await expectContract('DELETE', '/v1/private-locations/{id}/keys/{keyId}', 204, { params: { id: loc.id, keyId: key.id } });
     await expectContract('GET', '/v1/private-locations/{id}', 404, { params: { id: UNKNOWN_UUID } });
+    const window = `?from=${Math.floor(Date.now() / 1000) - 3600}&to=${Math.floor(Date.now() / 1000)}`;
+    await expectContract('GET', '/v1/private-locations/{id}/metrics', 200, { params: { id: loc.id }, query: window });
+    await expectContract('GET', '/v1/private-locations/{id}/metrics', 400, { params: { id: loc.id }, query: '?from=1' });
     await expectContract('DELETE', '/v1/private-locations/{id}', 204, { params: { id: loc.id } });
   });
 

@@ -14,6 +14,7 @@ import { Dispatcher, type DispatchLog } from '../../src/service/dispatch/dispatc
 import { RetryCoordinator } from '../../src/service/dispatch/retries.ts';
 import { agentApi } from '../../src/service/dispatch/routes.ts';
 import { errorHandler, notFoundHandler } from '../../src/service/http/errors.ts';
+import { ServiceMetrics } from '../../src/service/metrics/service-metrics.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { PrivateLocation, Store, StoredCheck } from '../../src/service/store/store.ts';
 import type { CheckClass, CheckType } from '../../src/shared/checks/types.ts';
@@ -46,6 +47,8 @@ export interface Harness {
   clock: { now: number };
   /** Base URL when started with `listen: true`. */
   url: string;
+  /** The service's metrics, counting what the dispatcher does, when started with `metrics: true`. */
+  metrics: ServiceMetrics | undefined;
   tenant(name?: string): Promise<TestTenant>;
   check(tenant: TestTenant, opts?: Partial<StoredCheck>): Promise<StoredCheck>;
   agent(tenant: TestTenant, opts?: { checkTypes?: CheckType[]; agentId?: string; runtimes?: string[] }): Promise<TestAgent>;
@@ -63,7 +66,7 @@ export interface TestAgent {
 
 export async function startHarness(
   /** `retries`: the dispatcher carries out retry strategies (failed tries stored as ATTEMPT), as the service does. */
-  opts: { config?: Partial<ServiceConfig>; listen?: boolean; retries?: boolean } = {},
+  opts: { config?: Partial<ServiceConfig>; listen?: boolean; retries?: boolean; metrics?: boolean } = {},
 ): Promise<Harness> {
   const dataDir = tempDataDir();
   const config: ServiceConfig = {
@@ -75,7 +78,8 @@ export async function startHarness(
   const resultPolicy = opts.retries
     ? new RetryCoordinator({ store, log: silentLog, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) })
     : undefined;
-  const dispatcher: Dispatcher = new Dispatcher({ store, config, log: silentLog, now: () => clock.now, sweepIntervalMs: 3_600_000, resultPolicy });
+  const metrics = opts.metrics ? new ServiceMetrics({ store }) : undefined;
+  const dispatcher: Dispatcher = new Dispatcher({ store, config, log: silentLog, now: () => clock.now, sweepIntervalMs: 3_600_000, resultPolicy, counters: metrics });
   const app = Fastify({ logger: false });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
@@ -93,6 +97,7 @@ export async function startHarness(
     dispatcher,
     clock,
     url,
+    metrics,
     async tenant(name = 'Acme') {
       tenants += 1;
       const { accountId, apiKey } = await createAccount(store, name);

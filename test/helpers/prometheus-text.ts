@@ -90,3 +90,15 @@ export function sampleValue(exposition: Exposition, name: string, want: Record<s
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} with labels ${JSON.stringify(want)}`);
   return found[0]?.value ?? 0;
 }
+
+/** The samples alone, for tests that look values up by some of their labels (valueWithLabels). */
+export function parsePromText(text: string): Sample[] {
+  return parseExposition(text).samples;
+}
+
+/** The value of the one sample with this name and at least these labels; undefined when there is none. */
+export function valueWithLabels(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+  const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  if (found.length > 1) throw new Error(`${found.length} samples of ${name} match ${JSON.stringify(labels)}`);
+  return found[0]?.value;
+}

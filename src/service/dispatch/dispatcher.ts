@@ -60,7 +60,25 @@ export interface DispatcherOptions {
   statuses?: CheckStatusService;
   /** A stored result raised an alert (committed): the fan-out should look now. */
   alertsRaised?: () => void;
+  /** Counts lease expiries and stored results for /metrics (metrics/service-metrics.ts). */
+  counters?: DispatchCounters;
 }
+
+/** What the dispatcher reports as it happens; the service's metrics count it. */
+export interface DispatchCounters {
+  /** Leases that ran out without a heartbeat: their runs were queued again or given up. */
+  leasesExpired(runs: readonly Run[]): void;
+  /** A result was stored for the run (not a duplicate). */
+  resultStored(run: Run): void;
+  /** Runs that ended `expired` without running, and why. */
+  runsExpired(locationId: string, reason: RunExpiryReason, count: number): void;
+}
+
+/**
+ * Why a run expired: nobody leased it within JOB_QUEUE_TTL_SECONDS, a newer run of its check came
+ * due while it still waited, or its agents died in each of its allowed leases.
+ */
+export type RunExpiryReason = 'queue_ttl' | 'superseded' | 'lease_attempts';
 
 /** Finished runs are kept this long for GET /v1/check-runs/{id} and diagnosis, then pruned. */
 export const RUN_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -85,6 +103,7 @@ export class Dispatcher {
   readonly #resultPolicy: ResultPolicy | undefined;
   readonly #statuses: CheckStatusService;
   readonly #alertsRaised: () => void;
+  readonly #counters: DispatchCounters | undefined;
   readonly #waiters = new WaitList();
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
@@ -99,6 +118,7 @@ export class Dispatcher {
     this.#resultPolicy = opts.resultPolicy;
     this.#statuses = opts.statuses ?? new CheckStatusService({ store: opts.store });
     this.#alertsRaised = opts.alertsRaised ?? (() => {});
+    this.#counters = opts.counters;
   }
 
   async start(): Promise<void> {
@@ -167,6 +187,7 @@ export class Dispatcher {
     );
     if (retryLink) await this.#store.runRetries.setLink(run.runId, retryLink);
     if (superseded.length > 0) {
+      this.#counters?.runsExpired(locationId, 'superseded', superseded.length);
       this.#log.warn(
         { checkId: check.id, locationId, superseded },
         'queued runs superseded by a newer run: no agent took them before the next one came due',
@@ -324,6 +345,7 @@ export class Dispatcher {
     await this.#store.runs.finish(run.runId, now);
     if (stored.status === 'stored' && outcome) await this.#resultPolicy?.afterStored(run, outcome);
     if (stored.status === 'stored') {
+      this.#counters?.resultStored(run);
       const event = { run, check, resultId: stored.id, resultType, runLocation: location.slugName };
       await this.#statuses
         .resultStored({ ...event, result: req.result, atMs: Date.parse(now) })
@@ -403,7 +425,9 @@ export class Dispatcher {
     const nowMs = this.#now();
     const now = iso(nowMs);
     const { requeued, abandoned } = await this.#store.runs.requeueExpiredLeases(now);
+    this.#counters?.leasesExpired([...requeued, ...abandoned]);
     for (const r of abandoned) {
+      this.#counters?.runsExpired(r.locationId, 'lease_attempts', 1);
       this.#log.error({ runId: r.runId, checkId: r.checkId, agentId: r.agentId, leaseAttempt: r.leaseAttempt }, `run given up: ${r.endReason}`);
     }
     if (requeued.length > 0) {
@@ -428,7 +452,7 @@ export class Dispatcher {
           reason = await this.#queueExpiryReason(run, nowMs);
           reasons.set(key, reason);
         }
-        await this.#store.runs.expireQueued(run.runId, reason, now);
+        if (await this.#store.runs.expireQueued(run.runId, reason, now)) this.#counters?.runsExpired(run.locationId, 'queue_ttl', 1);
       }
       this.#log.warn({ runs: stale.length, reasons: [...new Set(reasons.values())] }, 'queued runs expired');
       if (stale.length < STALE_BATCH) break;

@@ -13,7 +13,7 @@ import { commonErrors, Nullable, PageNumberQuery } from './schemas.ts';
 /** The widest window the reference serves. */
 export const ALERT_WINDOW_SECONDS = 6 * 60 * 60;
 /** 9999-12-31T23:59:59Z: the last second an ISO date string holds. */
-const MAX_UNIX_SECONDS = 253_402_300_799;
+export const MAX_UNIX_SECONDS = 253_402_300_799;
 
 /** The reference's alertType values; this service records the transitions among them (alerting/state-machine.ts). */
 const ALERT_TYPES = [

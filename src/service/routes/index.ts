@@ -28,6 +28,7 @@ import { dashboardRoutes } from './dashboards.ts';
 import { heartbeatEventRoutes } from './heartbeat-events.ts';
 import { incidentUpdateRoutes } from './incident-updates.ts';
 import { maintenanceWindowRoutes } from './maintenance-windows.ts';
+import { privateLocationMetricsRoutes } from './private-location-metrics.ts';
 import { privateLocationRoutes } from './private-locations.ts';
 import { snippetRoutes } from './snippets.ts';
 import { statusPageIncidentRoutes } from './status-page-incidents.ts';
@@ -45,6 +46,7 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   // reach the agent API, which authenticates with location keys instead.
   useAccountAuth(app, store);
   await app.register(privateLocationRoutes, { store });
+  await app.register(privateLocationMetricsRoutes, { store });
   await app.register(checkRoutes, { store, hooks, config });
   await app.register(tcpCheckRoutes, { store, hooks });
   await app.register(dnsCheckRoutes, { store, hooks });

@@ -64,6 +64,8 @@ export interface AlertNotificationRepo {
   markFailed(id: string, error: string, result: string | null): Promise<void>;
   /** The earliest next_attempt_at of a pending notification. */
   nextDueAt(): Promise<string | null>;
+  /** How many notifications are pending (due or not): the alert outbox depth. */
+  pendingCount(): Promise<number>;
   /** Newest first. */
   list(accountId: string, query: AlertNotificationQuery): Promise<AlertNotificationRecord[]>;
   /** The alert's notifications and its fan-out mark (for tests and diagnosis). */

@@ -27,6 +27,7 @@ import { SqliteDashboardRepo } from './sqlite/dashboards.ts';
 import { SqliteErrorReportRepo } from './sqlite/error-reports.ts';
 import { SqliteHeartbeatRepo } from './sqlite/heartbeats.ts';
 import { SqliteIncidentRepo } from './sqlite/incidents.ts';
+import { SqliteLocationMetricsRepo } from './sqlite/location-metrics.ts';
 import { SqlLocationRepo } from './sqlite/locations.ts';
 import { SqliteMaintenanceWindowRepo } from './sqlite/maintenance-windows.ts';
 import { SqliteOutboxRepo } from './sqlite/outbox.ts';
@@ -57,6 +58,7 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
   return {
     accounts: new SqlAccountRepo(sql),
     locations: new SqlLocationRepo(sql),
+    locationMetrics: new SqliteLocationMetricsRepo(db),
     checks,
     results: new SqlResultRepo(sql, checkStats),
     checkStats,

@@ -107,6 +107,41 @@ export interface RunRepo {
   pruneFinished(before: string, limit: number): Promise<number>;
   /** What a location has to do now: runs waiting in its queue, and the leased runs each agent holds. */
   locationLoad(locationId: string): Promise<LocationLoad>;
+  /**
+   * Every private location (of every account) with its open runs: how many are queued and leased,
+   * and the due time of the oldest queued one. One aggregate query, for metrics scrapes and samples.
+   */
+  queueStats(): Promise<LocationQueueStats[]>;
+}
+
+export interface LocationQueueStats {
+  locationId: string;
+  queued: number;
+  leased: number;
+  /** due_at of the oldest queued run; null when nothing is queued. */
+  oldestQueuedDueAt: string | null;
+}
+
+/** One minute of a location's queue, as GET /v1/private-locations/{id}/metrics reports it. */
+export interface LocationMetricSample {
+  locationId: string;
+  /** The start of the minute sampled (ISO 8601): one sample per location and minute. */
+  sampledAt: string;
+  queueSize: number;
+  /** Age in seconds of the oldest queued run; 0 when nothing is queued. */
+  oldestQueuedSeconds: number;
+}
+
+export interface LocationMetricsRepo {
+  /**
+   * Records the samples of one minute. A location that already has a sample for that minute (taken
+   * by another replica) keeps it. Returns how many were recorded.
+   */
+  record(samples: readonly LocationMetricSample[]): Promise<number>;
+  /** A location's samples with from <= sampledAt <= to, oldest first. */
+  list(locationId: string, from: string, to: string): Promise<LocationMetricSample[]>;
+  /** Deletes samples taken before `before`; returns how many. */
+  prune(before: string): Promise<number>;
 }
 
 export interface LocationLoad {

@@ -359,6 +359,8 @@ export interface OutboxRepo {
   markFinal(id: string, state: 'failed' | 'undeliverable', reason: string): Promise<void>;
   /** When the earliest pending entry becomes due (or its lease runs out); null when none is pending. */
   nextDueAt(): Promise<string | null>;
+  /** How many entries are pending (due or not): the outbox depth. */
+  pendingCount(): Promise<number>;
   get(id: string): Promise<OutboxEntry | undefined>;
   listForUpdate(incidentUpdateId: string): Promise<OutboxEntry[]>;
 }

@@ -235,6 +235,8 @@ export interface Store {
   runs: import('./dispatch-types.ts').RunRepo;
   agents: import('./dispatch-types.ts').AgentRepo;
   errorReports: import('./dispatch-types.ts').ErrorReportRepo;
+  /** Each location's queue size and oldest queued age, a sample a minute (private location metrics). */
+  locationMetrics: import('./dispatch-types.ts').LocationMetricsRepo;
   /** Status pages, services, incidents, subscriptions and the notification outbox: see ./status-pages-types.ts. */
   statusPages: import('./status-pages-types.ts').StatusPageRepo;
   statusPageServices: import('./status-pages-types.ts').SpServiceRepo;

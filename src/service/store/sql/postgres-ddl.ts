@@ -11,8 +11,7 @@ const RULES: Array<[RegExp, string]> = [
   [/\bINTEGER\b/g, 'BIGINT'],
   [/\bREAL\b/g, 'DOUBLE PRECISION'],
   [/\bBLOB\b/g, 'BYTEA'],
-  [/\)\s*STRICT\b/g, ')'],
-  [/\bWITHOUT\s+ROWID\b/gi, ''],
+  [/\)\s*(?:STRICT|WITHOUT\s+ROWID)(?:\s*,\s*(?:STRICT|WITHOUT\s+ROWID))*/gi, ')'],
   [/\bjson_extract\(\s*(\w+)\s*,\s*'\$\.(\w+)'\s*\)/g, "($1::jsonb ->> '$2')"],
 ];
 

@@ -126,6 +126,11 @@ export class SqliteAlertNotificationRepo implements AlertNotificationRepo {
     return row.due;
   }
 
+  async pendingCount(): Promise<number> {
+    const row = statement(this.#db, `SELECT COUNT(*) AS n FROM alert_notifications WHERE state = 'pending'`).get() as { n: number };
+    return row.n;
+  }
+
   async list(accountId: string, q: AlertNotificationQuery): Promise<AlertNotificationRecord[]> {
     const where = ['account_id = ?', 'created_at >= ?', 'created_at < ?'];
     const args: Array<string | number> = [accountId, q.from, q.to];

@@ -204,6 +204,11 @@ export class SqliteOutboxRepo implements OutboxRepo {
     return row.due;
   }
 
+  async pendingCount(): Promise<number> {
+    const row = this.#db.prepare(`SELECT COUNT(*) AS n FROM notification_outbox WHERE state = 'pending'`).get() as { n: number };
+    return row.n;
+  }
+
   async get(id: string): Promise<OutboxEntry | undefined> {
     const row = this.#db.prepare(`SELECT ${COLUMNS} FROM notification_outbox WHERE id = ?`).get(id) as OutboxRow | undefined;
     return row && toEntry(this.#box, row);

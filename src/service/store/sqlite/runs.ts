@@ -10,9 +10,9 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CheckClass, CheckDefinition, CheckType, OtherCheckDefinition } from '../../../shared/checks/types.ts';
 import type { LeaseRef } from '../../../shared/protocol.ts';
 import { runtimeNeededBy } from '../../../shared/runtimes.ts';
-import type { ClaimRequest, HeartbeatOutcome, LocationLoad, NewRun, RunRepo } from '../dispatch-types.ts';
+import type { ClaimRequest, HeartbeatOutcome, LocationLoad, LocationQueueStats, NewRun, RunRepo } from '../dispatch-types.ts';
 import type { Run, RunState } from '../store.ts';
-import { inTransaction } from './db.ts';
+import { inTransaction, statement } from './db.ts';
 
 interface RunRow {
   run_id: string;
@@ -362,5 +362,20 @@ export class SqliteRunRepo implements RunRepo {
       else if (row.agent_id) load.leasedByAgent[row.agent_id] = row.n;
     }
     return load;
+  }
+
+  async queueStats(): Promise<LocationQueueStats[]> {
+    // Each half reads its own partial index (runs_claim for queued, runs_lease_expiry for leased), so
+    // a scrape costs as much as the open runs, never the finished ones kept for a day.
+    const rows = statement(
+      this.#db,
+      `SELECT l.id AS location_id, COALESCE(q.n, 0) AS queued, COALESCE(r.n, 0) AS leased, q.oldest AS oldest
+       FROM private_locations l
+       LEFT JOIN (SELECT location_id, COUNT(*) AS n, MIN(due_at) AS oldest FROM runs WHERE state = 'queued' GROUP BY location_id) q
+         ON q.location_id = l.id
+       LEFT JOIN (SELECT location_id, COUNT(*) AS n FROM runs WHERE state = 'leased' GROUP BY location_id) r
+         ON r.location_id = l.id`,
+    ).all() as unknown as Array<{ location_id: string; queued: number; leased: number; oldest: string | null }>;
+    return rows.map((r) => ({ locationId: r.location_id, queued: r.queued, leased: r.leased, oldestQueuedDueAt: r.oldest }));
   }
 }
