@@ -20,7 +20,7 @@ import { SqliteCheckAlertRepo } from './sqlite/check-alerts.ts';
 import { SqliteCheckGroupRepo } from './sqlite/check-groups.ts';
 import { SqlCheckStatsRepo } from './sqlite/check-stats.ts';
 import { SqliteCheckStatusRepo } from './sqlite/check-statuses.ts';
-import { SqliteCheckRepo } from './sqlite/checks.ts';
+import { SqlCheckRepo } from './sqlite/checks.ts';
 import { SqliteConsoleSessionRepo } from './sqlite/console-sessions.ts';
 import { SqliteDashboardIncidentRepo } from './sqlite/dashboard-incidents.ts';
 import { SqliteDashboardRepo } from './sqlite/dashboards.ts';
@@ -51,7 +51,7 @@ export interface StoreParts {
 
 export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
   const db = legacy ?? notYetOnPostgres();
-  const checks = new SqliteCheckRepo(db, secrets);
+  const checks = new SqlCheckRepo(sql, secrets);
   const dashboardChanges = new AccountChanges();
   const checkStats = new SqlCheckStatsRepo(sql, dashboardChanges);
   const statusPages = new SqliteStatusPageRepo(db);

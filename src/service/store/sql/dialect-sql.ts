@@ -14,6 +14,8 @@ export interface DialectSql {
   /** The smaller / larger of two values (SQLite's two-argument min and max). */
   least(a: string, b: string): string;
   greatest(a: string, b: string): string;
+  /** A scalar subquery: `column` of the rows of `from` (a table and its WHERE), comma-joined in `orderBy` order. */
+  joinedList(column: string, from: string, orderBy: string): string;
   /** After a SELECT that claims rows: lock them, skipping rows another transaction holds (empty on SQLite, whose writer is single). */
   forUpdateSkipLocked: string;
 }
@@ -24,6 +26,7 @@ const SQLITE: DialectSql = {
   jsonFlag: (column, key) => `json_extract(${column}, '$.${key}')`,
   least: (a, b) => `min(${a}, ${b})`,
   greatest: (a, b) => `max(${a}, ${b})`,
+  joinedList: (column, from, orderBy) => `(SELECT group_concat(${column}) FROM (SELECT ${column} FROM ${from} ORDER BY ${orderBy}))`,
   forUpdateSkipLocked: '',
 };
 
@@ -33,6 +36,7 @@ const POSTGRES: DialectSql = {
   jsonFlag: (column, key) => `((${column}::jsonb -> '${key}')::boolean)::integer`,
   least: (a, b) => `LEAST(${a}, ${b})`,
   greatest: (a, b) => `GREATEST(${a}, ${b})`,
+  joinedList: (column, from, orderBy) => `(SELECT string_agg(${column}, ',' ORDER BY ${orderBy}) FROM ${from})`,
   forUpdateSkipLocked: 'FOR UPDATE SKIP LOCKED',
 };
 

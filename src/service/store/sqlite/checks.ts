@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { DatabaseSync } from 'node:sqlite';
+import type { SqlDatabase } from '../sql/database.ts';
 import type { CheckType } from '../../../shared/checks/types.ts';
 import type { SecretBox } from '../../secrets/box.ts';
 import { parseStoredJson, storedJson } from '../../secrets/variables.ts';
 import type { CheckRepo, CheckSummary, StoredCheck } from '../store.ts';
-import { inTransaction, nowIso } from './db.ts';
+import { type Dialect, nowIso } from '../sql/database.ts';
+import { dialectSql } from '../sql/dialect-sql.ts';
 
 interface CheckRow {
   id: string;
@@ -25,11 +26,10 @@ interface CheckRow {
 type CheckInput = Omit<StoredCheck, 'id' | 'accountId' | 'createdAt' | 'updatedAt'>;
 
 // group_concat over an ordered subquery keeps the order the user gave the locations in.
-const SELECT = `
+const selectChecks = (dialect: Dialect) => `
   SELECT c.id, c.account_id, c.check_type, c.name, c.activated, c.muted, c.frequency, c.frequency_offset,
          c.body, c.created_at, c.updated_at,
-         (SELECT group_concat(location_id) FROM
-            (SELECT location_id FROM check_locations WHERE check_id = c.id ORDER BY position)) AS location_ids
+         ${dialectSql(dialect).joinedList('location_id', 'check_locations WHERE check_id = c.id', 'position')} AS location_ids
   FROM checks c`;
 
 // Secret variable values are sealed in the stored body (src/service/secrets/variables.ts).
@@ -81,24 +81,21 @@ const toSummary = (row: SummaryRow): CheckSummary => ({
     : null,
 });
 
-export class SqliteCheckRepo implements CheckRepo {
-  readonly #db: DatabaseSync;
+export class SqlCheckRepo implements CheckRepo {
+  readonly #db: SqlDatabase;
   readonly #box: SecretBox;
-  constructor(db: DatabaseSync, box: SecretBox) {
+  readonly #select: string;
+  constructor(db: SqlDatabase, box: SecretBox) {
     this.#db = db;
     this.#box = box;
+    this.#select = selectChecks(db.dialect);
   }
 
   async create(check: Omit<StoredCheck, 'id' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck> {
     const id = randomUUID();
-    inTransaction(this.#db, () => {
-      this.#db
-        .prepare(
-          `INSERT INTO checks (id, account_id, check_type, name, activated, muted, frequency, frequency_offset, body, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          id,
+    await this.#db.transaction(async () => {
+      await this.#db.run(`INSERT INTO checks (id, account_id, check_type, name, activated, muted, frequency, frequency_offset, body, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id,
           check.accountId,
           check.checkType,
           check.name,
@@ -107,22 +104,16 @@ export class SqliteCheckRepo implements CheckRepo {
           check.frequency,
           check.frequencyOffset,
           storedJson(this.#box, check.body),
-          nowIso(),
-        );
-      this.#setLocations(id, check.locationIds);
+          nowIso()]);
+      await this.#setLocations(id, check.locationIds);
     });
     return this.#mustGet(check.accountId, id);
   }
 
   async update(accountId: string, id: string, check: CheckInput): Promise<StoredCheck | undefined> {
-    const changed = inTransaction(this.#db, () => {
-      const result = this.#db
-        .prepare(
-          `UPDATE checks SET check_type = ?, name = ?, activated = ?, muted = ?, frequency = ?, frequency_offset = ?,
-             body = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
-        )
-        .run(
-          check.checkType,
+    const changed = await this.#db.transaction(async () => {
+      const result = await this.#db.run(`UPDATE checks SET check_type = ?, name = ?, activated = ?, muted = ?, frequency = ?, frequency_offset = ?,
+             body = ?, updated_at = ? WHERE id = ? AND account_id = ?`, [check.checkType,
           check.name,
           check.activated ? 1 : 0,
           check.muted ? 1 : 0,
@@ -131,18 +122,17 @@ export class SqliteCheckRepo implements CheckRepo {
           storedJson(this.#box, check.body),
           nowIso(),
           id,
-          accountId,
-        );
+          accountId]);
       if (result.changes === 0) return false;
-      this.#db.prepare('DELETE FROM check_locations WHERE check_id = ?').run(id);
-      this.#setLocations(id, check.locationIds);
+      await this.#db.run('DELETE FROM check_locations WHERE check_id = ?', [id]);
+      await this.#setLocations(id, check.locationIds);
       return true;
     });
     return changed ? this.#mustGet(accountId, id) : undefined;
   }
 
   async get(accountId: string, id: string): Promise<StoredCheck | undefined> {
-    const row = this.#db.prepare(`${SELECT} WHERE c.id = ? AND c.account_id = ?`).get(id, accountId) as CheckRow | undefined;
+    const row = (await this.#db.get(`${this.#select} WHERE c.id = ? AND c.account_id = ?`, [id, accountId])) as CheckRow | undefined;
     return row && toCheck(row, this.#box);
   }
 
@@ -150,52 +140,45 @@ export class SqliteCheckRepo implements CheckRepo {
     const offset = (opts.page - 1) * opts.limit;
     const rows = (
       opts.checkType
-        ? this.#db
-            .prepare(`${SELECT} WHERE c.account_id = ? AND c.check_type = ? ORDER BY c.seq LIMIT ? OFFSET ?`)
-            .all(accountId, opts.checkType, opts.limit, offset)
-        : this.#db.prepare(`${SELECT} WHERE c.account_id = ? ORDER BY c.seq LIMIT ? OFFSET ?`).all(accountId, opts.limit, offset)
+        ? (await this.#db.all(`${this.#select} WHERE c.account_id = ? AND c.check_type = ? ORDER BY c.seq LIMIT ? OFFSET ?`, [accountId, opts.checkType, opts.limit, offset]))
+        : (await this.#db.all(`${this.#select} WHERE c.account_id = ? ORDER BY c.seq LIMIT ? OFFSET ?`, [accountId, opts.limit, offset]))
     ) as unknown as CheckRow[];
     return rows.map((r) => toCheck(r, this.#box));
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    return this.#db.prepare('DELETE FROM checks WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+    return (await this.#db.run('DELETE FROM checks WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
   }
 
   async listSummaries(accountId: string): Promise<CheckSummary[]> {
-    const rows = this.#db
-      .prepare(
-        `SELECT c.id, c.name, c.check_type, c.activated, json_extract(c.body, '$.tags') AS tags, g.name AS group_name,
+    const { jsonText, jsonNumber } = dialectSql(this.#db.dialect);
+    const rows = (await this.#db.all(`SELECT c.id, c.name, c.check_type, c.activated, ${jsonText('c.body', 'tags')} AS tags, g.name AS group_name,
                 s.has_failures, s.has_errors, s.is_degraded, s.last_run_location, s.last_check_run_id, s.updated_at
          FROM checks c
-         LEFT JOIN check_groups g ON g.id = json_extract(c.body, '$.groupId') AND g.account_id = c.account_id
+         LEFT JOIN check_groups g ON g.id = ${jsonNumber('c.body', 'groupId')} AND g.account_id = c.account_id
          LEFT JOIN check_statuses s ON s.check_id = c.id
-         WHERE c.account_id = ? ORDER BY c.seq`,
-      )
-      .all(accountId) as unknown as SummaryRow[];
+         WHERE c.account_id = ? ORDER BY c.seq`, [accountId])) as unknown as SummaryRow[];
     return rows.map(toSummary);
   }
 
   async listSchedulable(): Promise<StoredCheck[]> {
-    const rows = this.#db
-      // Heartbeats are pinged by the monitored job, never run by an agent: never schedule them.
-      .prepare(`${SELECT} WHERE c.activated = 1 AND c.check_type <> 'HEARTBEAT'
-        AND (EXISTS (SELECT 1 FROM check_locations cl WHERE cl.check_id = c.id) OR json_extract(c.body, '$.groupId') IS NOT NULL)
-        ORDER BY c.seq`)
-      .all() as unknown as CheckRow[];
+    const { jsonText } = dialectSql(this.#db.dialect);
+    // Heartbeats are pinged by the monitored job, never run by an agent: never schedule them.
+    const rows = await this.#db.all<CheckRow>(`${this.#select} WHERE c.activated = 1 AND c.check_type <> 'HEARTBEAT'
+        AND (EXISTS (SELECT 1 FROM check_locations cl WHERE cl.check_id = c.id) OR ${jsonText('c.body', 'groupId')} IS NOT NULL)
+        ORDER BY c.seq`);
     return rows.map((r) => toCheck(r, this.#box));
   }
 
-  #setLocations(checkId: string, locationIds: string[]): void {
-    const insert = this.#db.prepare('INSERT INTO check_locations (check_id, location_id, position) VALUES (?, ?, ?)');
+  async #setLocations(checkId: string, locationIds: string[]): Promise<void> {
     // A Set: listing a location twice would otherwise break the primary key.
     for (const [position, locationId] of [...new Set(locationIds)].entries()) {
-      insert.run(checkId, locationId, position);
+      await this.#db.run('INSERT INTO check_locations (check_id, location_id, position) VALUES (?, ?, ?)', [checkId, locationId, position]);
     }
   }
 
-  #mustGet(accountId: string, id: string): StoredCheck {
-    const row = this.#db.prepare(`${SELECT} WHERE c.id = ? AND c.account_id = ?`).get(id, accountId) as CheckRow | undefined;
+  async #mustGet(accountId: string, id: string): Promise<StoredCheck> {
+    const row = (await this.#db.get(`${this.#select} WHERE c.id = ? AND c.account_id = ?`, [id, accountId])) as CheckRow | undefined;
     if (!row) throw new Error(`check ${id} vanished right after it was written`);
     return toCheck(row, this.#box);
   }
