@@ -22,6 +22,7 @@ import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
 import { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
+import { Draining, probeRoutes } from './http/probes.ts';
 import { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import { createChannelSenders } from './notify/channels/index.ts';
 import { createMailTransport } from './notify/channels/mail-transport.ts';
@@ -95,7 +96,9 @@ export interface Service {
   artifacts: ArtifactService;
   /** Listens on config.host:config.port and starts the scheduler; resolves to the base URL. */
   start(): Promise<string>;
-  /** Stops scheduling, answers held lease requests, closes the server and the store. */
+  /** From now on /-/readiness fails (503), while every request is still served: the first step of a shutdown. */
+  drain(): void;
+  /** Drains, then stops scheduling, answers held lease requests, closes the server and the store. */
   stop(): Promise<void>;
 }
 
@@ -142,6 +145,8 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
 
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  const draining = new Draining();
+  await app.register(probeRoutes, { store, draining });
   // Before the routes: @fastify/swagger collects them as they are registered.
   await registerOpenApi(app, { publicUrl: config.publicUrl, version: VERSION });
   await app.register(publicApi, { store, config, hooks });
@@ -184,7 +189,9 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       alerts.fanOut.start();
       return address;
     },
+    drain: () => draining.start(),
     async stop() {
+      draining.start();
       await scheduler.stop();
       triggers.stop();
       await heartbeats.stop();

@@ -28,6 +28,8 @@ export interface ServiceConfig {
   queueTtlSeconds: number;
   /** The longest the service holds a lease request open. */
   maxLeaseWaitSeconds: number;
+  /** SHUTDOWN_DRAIN_SECONDS: after SIGTERM, how long readiness fails while requests are still served. */
+  shutdownDrainSeconds?: number;
   /** Subscriber notifications (SMTP_URL, SMTP_FROM, NOTIFY_*); absent means the defaults, no email. */
   notify?: NotifyConfig;
   /** Double opt-in of status page subscriptions (SUBSCRIPTION_*); absent means the defaults. */
@@ -65,6 +67,7 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     }),
     queueTtlSeconds: readInteger(env, 'JOB_QUEUE_TTL_SECONDS', 360, { min: 5, max: 86400 }),
     maxLeaseWaitSeconds: readInteger(env, 'JOB_LEASE_MAX_WAIT_SECONDS', 25, { min: 1, max: 300 }),
+    shutdownDrainSeconds: readInteger(env, 'SHUTDOWN_DRAIN_SECONDS', 0, { min: 0, max: 300 }),
     notify: loadNotifyConfig(env),
     subscriptions: loadSubscriptionConfig(env),
     outbound: loadOutboundConfig(env),

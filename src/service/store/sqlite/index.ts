@@ -28,7 +28,7 @@ import { SqliteHeartbeatRepo } from './heartbeats.ts';
 import { SqliteIncidentRepo } from './incidents.ts';
 import { SqliteLocationRepo } from './locations.ts';
 import { SqliteMaintenanceWindowRepo } from './maintenance-windows.ts';
-import { MIGRATIONS, runMigrations } from './migrations/index.ts';
+import { MIGRATIONS, pendingMigrations, runMigrations } from './migrations/index.ts';
 import { SqliteOutboxRepo } from './outbox.ts';
 import { SqliteResultRepo } from './results.ts';
 import { SqliteRunRetryRepo } from './run-retries.ts';
@@ -103,6 +103,11 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     badges: new SqliteBadgeRepo(db),
     consoleSessions: new SqliteConsoleSessionRepo(db),
     transaction: (fn) => inTransaction(db, fn),
+    async ping() {
+      const pending = pendingMigrations(db).length;
+      if (pending === 0) return { ready: true };
+      return { ready: false, reason: `${pending} database migration${pending === 1 ? ' is' : 's are'} not applied yet` };
+    },
     async close() {
       // Idempotent: service shutdown and test teardown may both close.
       if (closed) return;

@@ -70,6 +70,13 @@ export function runMigrations(db: DatabaseSync, migrations: readonly Migration[]
   return applied;
 }
 
+/** The migrations of `migrations` that the database has not recorded as applied. */
+export function pendingMigrations(db: DatabaseSync, migrations: readonly Migration[] = MIGRATIONS): Migration[] {
+  const rows = db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>;
+  const applied = new Set(rows.map((row) => row.version));
+  return migrations.filter((m) => !applied.has(m.version));
+}
+
 function assertOrdered(migrations: readonly Migration[]): void {
   migrations.forEach((m, i) => {
     const prev = migrations[i - 1];
