@@ -23,6 +23,9 @@ import { Scheduler } from './dispatch/scheduler.ts';
 import { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
 import { Draining, probeRoutes } from './http/probes.ts';
+import { loadRateLimitConfig } from './http/rate-limit-config.ts';
+import { installRateLimits } from './http/rate-limits.ts';
+import { fastifyTrustProxy } from './http/trust-proxy.ts';
 import { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import { createChannelSenders } from './notify/channels/index.ts';
 import { createMailTransport } from './notify/channels/mail-transport.ts';
@@ -115,6 +118,8 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     // Agent lease requests are held open for up to maxLeaseWaitSeconds.
     requestTimeout: (config.maxLeaseWaitSeconds + 30) * 1000,
     bodyLimit: 10 * 1024 * 1024,
+    // The client address that per-address rate limits use: X-Forwarded-For only from trusted proxies.
+    trustProxy: fastifyTrustProxy(config.trustProxy ?? false),
   });
   // Group triggers and retries enqueue through the dispatcher, which asks them about each result.
   const triggers = new GroupTriggerRunner({ store, log: app.log, enqueue: (c, l, d) => dispatcher.enqueue(c, l, d) });
@@ -145,6 +150,8 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
 
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  // Before the routes: each route is given its limits as it is registered.
+  await installRateLimits(app, config.rateLimits ?? loadRateLimitConfig({}));
   const draining = new Draining();
   await app.register(probeRoutes, { store, draining });
   // Before the routes: @fastify/swagger collects them as they are registered.

@@ -21,7 +21,7 @@ declare module 'fastify' {
 }
 
 /** Reads the raw bearer token, or undefined when the header is absent or not a Bearer one. */
-function bearerToken(request: FastifyRequest): string | undefined {
+export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   return match?.[1];
