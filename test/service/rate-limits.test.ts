@@ -209,6 +209,28 @@ describe('the agent API', () => {
   });
 });
 
+describe('/openapi.json', () => {
+  it('lists the 429 answer, in the reference error shape, for the operations that are rate limited', async () => {
+    const base = await startWith({});
+    const doc = (await call(`${base}/openapi.json`)).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const limited: Array<[string, string]> = [
+      ['get', '/v1/checks'],
+      ['post', '/v1/checks/api'],
+      ['get', '/v2/check-results/{checkId}'],
+      ['post', '/ping/{pingToken}'],
+      ['post', '/check-groups/{groupId}/trigger/{token}'],
+      ['get', '/v1/badges/checks/{checkId}'],
+    ];
+    for (const [method, path] of limited) {
+      expect(doc.paths[path]?.[method]?.responses['429'], `${method} ${path}`).toMatchObject({
+        description: expect.stringMatching(/^Too Many Requests/),
+        content: { 'application/json': { schema: { required: ['statusCode', 'error', 'message'] } } },
+      });
+    }
+    expect(doc.paths['/openapi.json']).toBeUndefined();
+  });
+});
+
 describe('rate limit settings', () => {
   it('defaults: the window, and limits that a fleet never reaches', () => {
     expect(loadServiceConfig({}).rateLimits).toEqual({

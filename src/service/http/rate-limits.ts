@@ -36,24 +36,37 @@ type Check = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 const TRIGGER_URL = /^\/check-groups\/[^/]+\/trigger\//;
 const PUBLIC_API_URL = /^\/v\d+\//;
 
+/** The routes each policy covers, by the URL a route is registered with (`/ping/:pingToken`). */
+const LIMITED_ROUTES = {
+  ping: (url: string) => url.startsWith('/ping/'),
+  trigger: (url: string) => TRIGGER_URL.test(url),
+  agent: (url: string) => url.startsWith(`${AGENT_API_PREFIX}/`),
+  publicApi: (url: string) => PUBLIC_API_URL.test(url),
+};
+
+/** Whether a route may answer 429 (for /openapi.json, which lists that answer). */
+export function isRateLimitedRoute(url: string): boolean {
+  return Object.values(LIMITED_ROUTES).some((covers) => covers(url));
+}
+
 function policies(config: RateLimitConfig): Policy[] {
   const perAddress = (max: number): Limit => ({ what: 'from your address', max });
   return [
     {
-      covers: (url) => url.startsWith('/ping/'),
+      covers: LIMITED_ROUTES.ping,
       limits: [perAddress(config.ping.perAddress), { what: 'for this ping token', max: config.ping.perToken, keyOf: (r) => param(r, 'pingToken') }],
     },
     {
-      covers: (url) => TRIGGER_URL.test(url),
+      covers: LIMITED_ROUTES.trigger,
       limits: [perAddress(config.trigger.perAddress), { what: 'for this trigger token', max: config.trigger.perToken, keyOf: (r) => param(r, 'token') }],
     },
     {
       // Error reports carry the location's report token instead of its key.
-      covers: (url) => url.startsWith(`${AGENT_API_PREFIX}/`),
+      covers: LIMITED_ROUTES.agent,
       limits: [{ what: 'with this private location key', max: config.agent.perKey, keyOf: (r) => bearer(r) ?? reportToken(r) }],
     },
     {
-      covers: (url) => PUBLIC_API_URL.test(url),
+      covers: LIMITED_ROUTES.publicApi,
       limits: [perAddress(config.api.perAddress), { what: 'with this API key', max: config.api.perKey, keyOf: bearer }],
     },
   ];
