@@ -9,6 +9,7 @@ import http from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
+import { ERRORS_PREFIX } from '../../src/service/dispatch/report-token.ts';
 import { AGENT_PATHS, PROTOCOL_VERSION } from '../../src/shared/protocol.ts';
 import { ConfigError } from '../../src/shared/errors.ts';
 import { ReferenceValidator } from '../contract/reference.ts';
@@ -198,6 +199,14 @@ describe('the agent API', () => {
     expect(await statuses(3, () => register(base, office))).toEqual([200, 200, 200]);
     expectTooMany(await register(base, office), /private location key.*at most 3 requests per 60 s/);
     expect(await statuses(3, () => register(base, lab))).toEqual([200, 200, 200]);
+  });
+
+  it('limits error reports per report token (their credential), another token is not affected', async () => {
+    const base = await startWith({ RATE_LIMIT_AGENT_PER_KEY: '2' });
+    const report = (token: string) => call(`${base}${ERRORS_PREFIX}/api/some-location/envelope/?sentry_key=${token}`, { method: 'POST', body: {} });
+    expect(await statuses(2, () => report('token-a'))).toEqual([401, 401]);
+    expectTooMany(await report('token-a'), /private location key.*at most 2 requests per 60 s/);
+    expect((await report('token-b')).status).toBe(401);
   });
 
   it('does not count agent requests against the per-address limits of the other routes', async () => {
