@@ -25,6 +25,10 @@ import { LocationMetricsSampler } from './metrics/location-sampler.ts';
 import { metricsRoute, trackHttpDurations } from './metrics/routes.ts';
 import { ServiceMetrics } from './metrics/service-metrics.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
+import { Draining, probeRoutes } from './http/probes.ts';
+import { loadRateLimitConfig } from './http/rate-limit-config.ts';
+import { installRateLimits } from './http/rate-limits.ts';
+import { fastifyTrustProxy } from './http/trust-proxy.ts';
 import { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import { createChannelSenders } from './notify/channels/index.ts';
 import { createMailTransport } from './notify/channels/mail-transport.ts';
@@ -98,7 +102,9 @@ export interface Service {
   artifacts: ArtifactService;
   /** Listens on config.host:config.port and starts the scheduler; resolves to the base URL. */
   start(): Promise<string>;
-  /** Stops scheduling, answers held lease requests, closes the server and the store. */
+  /** From now on /-/readiness fails (503), while every request is still served: the first step of a shutdown. */
+  drain(): void;
+  /** Drains, then stops scheduling, answers held lease requests, closes the server and the store. */
   stop(): Promise<void>;
 }
 
@@ -115,6 +121,8 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     // Agent lease requests are held open for up to maxLeaseWaitSeconds.
     requestTimeout: (config.maxLeaseWaitSeconds + 30) * 1000,
     bodyLimit: 10 * 1024 * 1024,
+    // The client address that per-address rate limits use: X-Forwarded-For only from trusted proxies.
+    trustProxy: fastifyTrustProxy(config.trustProxy ?? false),
   });
   const metrics = new ServiceMetrics({ store });
   // Group triggers and retries enqueue through the dispatcher, which asks them about each result.
@@ -148,6 +156,10 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   trackHttpDurations(app, metrics);
+  // Before the routes: each route is given its limits as it is registered.
+  await installRateLimits(app, config.rateLimits ?? loadRateLimitConfig({}));
+  const draining = new Draining();
+  await app.register(probeRoutes, { store, draining });
   // Before the routes: @fastify/swagger collects them as they are registered.
   await registerOpenApi(app, { publicUrl: config.publicUrl, version: VERSION });
   await app.register(publicApi, { store, config, hooks });
@@ -192,7 +204,9 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       alerts.fanOut.start();
       return address;
     },
+    drain: () => draining.start(),
     async stop() {
+      draining.start();
       await scheduler.stop();
       triggers.stop();
       await heartbeats.stop();

@@ -5,6 +5,8 @@ import { type AlertGatewayConfig, loadAlertGatewayConfig } from './alert-channel
 import type { ProviderEndpoints } from './notify/channels/types.ts';
 import { loadProviderEndpoints } from './notify/channels/providers.ts';
 import { type ArtifactConfig, loadArtifactConfig } from './artifacts/config.ts';
+import { loadRateLimitConfig, type RateLimitConfig } from './http/rate-limit-config.ts';
+import { loadTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { loadNotifyConfig, type NotifyConfig } from './notify/config.ts';
 import { loadOutboundConfig, type OutboundConfig } from './outbound/config.ts';
 import { loadSecretsKeyConfig, type SecretsKeyConfig } from './secrets/key.ts';
@@ -29,6 +31,12 @@ export interface ServiceConfig {
   queueTtlSeconds: number;
   /** The longest the service holds a lease request open. */
   maxLeaseWaitSeconds: number;
+  /** RATE_LIMIT_*: limits of the public and unauthenticated routes; absent means the defaults. */
+  rateLimits?: RateLimitConfig;
+  /** TRUST_PROXY: whose X-Forwarded-For gives the client address; absent means nobody's. */
+  trustProxy?: TrustProxy;
+  /** SHUTDOWN_DRAIN_SECONDS: after SIGTERM, how long readiness fails while requests are still served. */
+  shutdownDrainSeconds?: number;
   /** Subscriber notifications (SMTP_URL, SMTP_FROM, NOTIFY_*); absent means the defaults, no email. */
   notify?: NotifyConfig;
   /** Double opt-in of status page subscriptions (SUBSCRIPTION_*); absent means the defaults. */
@@ -68,6 +76,9 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     }),
     queueTtlSeconds: readInteger(env, 'JOB_QUEUE_TTL_SECONDS', 360, { min: 5, max: 86400 }),
     maxLeaseWaitSeconds: readInteger(env, 'JOB_LEASE_MAX_WAIT_SECONDS', 25, { min: 1, max: 300 }),
+    rateLimits: loadRateLimitConfig(env),
+    trustProxy: loadTrustProxy(env),
+    shutdownDrainSeconds: readInteger(env, 'SHUTDOWN_DRAIN_SECONDS', 0, { min: 0, max: 300 }),
     notify: loadNotifyConfig(env),
     subscriptions: loadSubscriptionConfig(env),
     outbound: loadOutboundConfig(env),

@@ -88,7 +88,7 @@ describe('/openapi.json', () => {
     const body = JSON.stringify(post?.requestBody);
     expect(body).toContain('"refreshRate"');
     expect(body).toContain('[60,300,600]');
-    expect(Object.keys(post?.responses ?? {}).sort()).toEqual(['201', '400', '401', '404', '409']);
+    expect(Object.keys(post?.responses ?? {}).sort()).toEqual(['201', '400', '401', '404', '409', '429']);
     const events = doc.paths['/v1/checks/heartbeats/{checkId}/events']?.get;
     expect(JSON.stringify(events?.parameters)).toContain('"maximum":10');
   });

@@ -55,6 +55,17 @@ export class ConflictError extends HttpError {
   }
 }
 
+/** A rate limit was exceeded (http/rate-limits.ts); the error handler sends Retry-After with it. */
+export class TooManyRequestsError extends HttpError {
+  /** Whole seconds until the limit's window lets this client in again. */
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, message);
+    this.name = 'TooManyRequestsError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** Ajv's error objects as Fastify attaches them to a validation error. */
 interface ValidationIssue {
   keyword: string;
@@ -91,6 +102,7 @@ export function formatValidationMessage(issues: readonly ValidationIssue[], cont
 
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (error instanceof HttpError) {
+    if (error instanceof TooManyRequestsError) reply.header('retry-after', String(error.retryAfterSeconds));
     void reply.status(error.statusCode).send(error.toBody());
     return;
   }

@@ -11,6 +11,8 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { AGENT_API_PREFIX } from '../../shared/protocol.ts';
 import { ACCOUNT_HEADER } from '../http/auth.ts';
+import { isRateLimitedRoute } from '../http/rate-limits.ts';
+import { ApiErrorSchema } from './schemas.ts';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -38,14 +40,30 @@ export async function registerOpenApi(app: FastifyInstance, opts: { publicUrl: U
       // Pings authenticate with their token alone.
       const open = url.startsWith('/ping/');
       const querystring = optionalDefaults(schema?.querystring);
+      const response = withTooManyRequests(url, schema?.response);
       return {
-        schema: { ...schema, ...(querystring ? { querystring } : {}), ...(hidden ? { hide: true } : {}), ...(open ? { security: [] } : {}) } as typeof schema,
+        schema: {
+          ...schema,
+          ...(querystring ? { querystring } : {}),
+          ...(response ? { response } : {}),
+          ...(hidden ? { hide: true } : {}),
+          ...(open ? { security: [] } : {}),
+        } as typeof schema,
         url,
         route,
       };
     },
   });
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
+}
+
+/**
+ * A rate-limited route (http/rate-limits.ts) may answer 429, as every operation of the reference
+ * lists: added beside the responses a route declares (a route that declares none keeps swagger's default).
+ */
+function withTooManyRequests(url: string, response: unknown): Record<string, unknown> | undefined {
+  if (!response || typeof response !== 'object' || !isRateLimitedRoute(url)) return undefined;
+  return { ...response, 429: { ...ApiErrorSchema, description: 'Too Many Requests: a rate limit was reached; Retry-After says when to try again' } };
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import type { SecretBox } from '../secrets/box.ts';
+import { pendingMigrations } from './migrations/index.ts';
 import type { SqlDatabase } from './sql/database.ts';
 import { AccountChanges } from './sqlite/account-changes.ts';
 import { SqliteAccountSettingsRepo } from './sqlite/account-settings.ts';
@@ -91,7 +92,11 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     badges: new SqliteBadgeRepo(db),
     consoleSessions: new SqliteConsoleSessionRepo(db),
     transaction: (fn) => sql.transaction(fn),
-    ping: () => sql.ping(),
+    async ping() {
+      const pending = (await pendingMigrations(sql)).length;
+      if (pending === 0) return { ready: true };
+      return { ready: false, reason: `${pending} database migration${pending === 1 ? ' is' : 's are'} not applied yet` };
+    },
     close: () => sql.close(),
   };
 }

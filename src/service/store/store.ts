@@ -226,6 +226,9 @@ export interface ErrorReport {
   event: Record<string, unknown>;
 }
 
+/** What the service's readiness probe learns from the database (Store.ping). */
+export type StorePing = { ready: true } | { ready: false; reason: string };
+
 export interface Store {
   accounts: AccountRepo;
   locations: LocationRepo;
@@ -279,7 +282,10 @@ export interface Store {
   secrets: import('../secrets/box.ts').SecretBox;
   /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite, SERIALIZABLE on PostgreSQL); repositories called inside join it. */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
-  /** Resolves when the database answers (readiness). */
-  ping(): Promise<void>;
+  /**
+   * A trivial query for the readiness probe: whether every migration this code knows is applied.
+   * Rejects when the database does not answer (closed, unreachable).
+   */
+  ping(): Promise<StorePing>;
   close(): Promise<void>;
 }

@@ -75,6 +75,13 @@ export async function runMigrations(db: SqlDatabase, migrations: readonly Migrat
   return applied;
 }
 
+/** The migrations of `migrations` that the database has not recorded as applied. */
+export async function pendingMigrations(db: SqlExecutor, migrations: readonly Migration[] = MIGRATIONS): Promise<Migration[]> {
+  const rows = await db.all<{ version: number }>('SELECT version FROM schema_migrations');
+  const applied = new Set(rows.map((row) => row.version));
+  return migrations.filter((m) => !applied.has(m.version));
+}
+
 /**
  * Checked inside the transaction, under the write lock (SQLite's BEGIN IMMEDIATE, PostgreSQL's
  * advisory lock), so two processes opening the same database at once cannot both apply it. Read
