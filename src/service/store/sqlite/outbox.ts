@@ -80,12 +80,9 @@ interface RecipientRow {
   sealed_unsubscribe_token: string | null;
 }
 
-/**
- * The order rows were written in. SQLite's rowid says it; PostgreSQL has no such column, so there it
- * is the time written, then the id (rows written by one statement share their time).
- */
+/** The order rows of sp_subscriptions or notification_outbox were written in: rowid, or seq on PostgreSQL (migration 023). */
 export const insertionOrder = (db: Pick<SqlDatabase, 'dialect'>, alias: string): string =>
-  db.dialect === 'sqlite' ? `${alias}.rowid` : `${alias}.created_at, ${alias}.id`;
+  db.dialect === 'sqlite' ? `${alias}.rowid` : `${alias}.seq`;
 
 /** The pages of the incident's account that show any of its services. */
 async function pagesShowing(db: SqlDatabase, incident: IncidentRecord): Promise<{ id: string; name: string; url: string }[]> {
