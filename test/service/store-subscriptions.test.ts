@@ -97,6 +97,18 @@ describe.each(storeBackends())('subscriptions and outbox on $name', (backend) =>
     expect(await store.subscriptions.list(accountId, page.id)).toEqual([]);
   });
 
+  it('two stores subscribing one address at once make one subscription with one confirmation', async () => {
+    const replicas = [store, await fresh.open()];
+    const outcomes = await Promise.all(
+      ['same@acme.test', 'SAME@acme.test', 'Same@acme.test', 'same@ACME.test'].map((address, i) =>
+        replicas[i % 2]?.subscriptions.subscribe(page, email(address), policyAt(NOW)),
+      ),
+    );
+    expect(outcomes.sort()).toEqual(['created', 'throttled', 'throttled', 'throttled']);
+    expect(await store.subscriptions.list(accountId, page.id)).toHaveLength(1);
+    expect(await store.outbox.pendingCount()).toBe(1);
+  });
+
   it('removes expired PENDING subscriptions, and treats an expired one not yet removed as gone', async () => {
     await store.subscriptions.bulkCreate(accountId, page.id, [email('kept@acme.test')], 'VERIFIED', policyAt(NOW));
     await store.subscriptions.subscribe(page, email('late@acme.test'), policyAt(NOW));
