@@ -1,7 +1,8 @@
 /**
  * The reads of a public status page. Service ids travel as one JSON array (SQLite's json_each,
- * PostgreSQL's jsonb_array_elements_text), so each statement's text is fixed and prepared once. Shaped for a page with many incidents: the open ones
- * come from a partial index, the history from (account_id, started_at, seq), never the whole table.
+ * PostgreSQL's jsonb_array_elements_text), so each statement's text is fixed and prepared once.
+ * Shaped for a page with many incidents: the open ones come from a partial index, the history from
+ * (account_id, started_at, seq), never the whole table.
  * `+isv.service_id` keeps SQLite from probing the link index once per page service for each incident:
  * it looks the incident's few links up by incident id and tests each against the page's set.
  * PostgreSQL has no planner hints, so there the statements run without them (dialectSql).
