@@ -27,19 +27,19 @@ import { SqliteDashboardIncidentRepo } from './sqlite/dashboard-incidents.ts';
 import { SqliteDashboardRepo } from './sqlite/dashboards.ts';
 import { SqliteErrorReportRepo } from './sqlite/error-reports.ts';
 import { SqliteHeartbeatRepo } from './sqlite/heartbeats.ts';
-import { SqliteIncidentRepo } from './sqlite/incidents.ts';
+import { SqlIncidentRepo } from './sqlite/incidents.ts';
 import { SqliteLocationMetricsRepo } from './sqlite/location-metrics.ts';
 import { SqlLocationRepo } from './sqlite/locations.ts';
 import { SqliteMaintenanceWindowRepo } from './sqlite/maintenance-windows.ts';
-import { SqliteOutboxRepo } from './sqlite/outbox.ts';
+import { SqlOutboxRepo } from './sqlite/outbox.ts';
 import { SqlResultRepo } from './sqlite/results.ts';
 import { SqliteRunRetryRepo } from './sqlite/run-retries.ts';
 import { SqliteRunRepo } from './sqlite/runs.ts';
 import { SqliteSnippetRepo } from './sqlite/snippets.ts';
-import { SqliteStatusPageKeyRepo } from './sqlite/status-page-keys.ts';
-import { SqliteStatusPageReadRepo } from './sqlite/status-page-reads.ts';
-import { SqliteSpServiceRepo, SqliteStatusPageRepo } from './sqlite/status-pages.ts';
-import { SqliteSubscriptionRepo } from './sqlite/subscriptions.ts';
+import { SqlStatusPageKeyRepo } from './sqlite/status-page-keys.ts';
+import { SqlStatusPageReadRepo } from './sqlite/status-page-reads.ts';
+import { SqlSpServiceRepo, SqlStatusPageRepo } from './sqlite/status-pages.ts';
+import { SqlSubscriptionRepo } from './sqlite/subscriptions.ts';
 import { SqliteVariableRepo } from './sqlite/variables.ts';
 import type { Store } from './store.ts';
 
@@ -55,7 +55,7 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
   const checks = new SqlCheckRepo(sql, secrets);
   const dashboardChanges = new AccountChanges();
   const checkStats = new SqlCheckStatsRepo(sql, dashboardChanges);
-  const statusPages = new SqliteStatusPageRepo(db);
+  const statusPages = new SqlStatusPageRepo(sql);
   return {
     accounts: new SqlAccountRepo(sql),
     locations: new SqlLocationRepo(sql),
@@ -71,12 +71,12 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     dashboards: new SqliteDashboardRepo(db),
     dashboardIncidents: new SqliteDashboardIncidentRepo(db),
     statusPages,
-    statusPageReads: new SqliteStatusPageReadRepo(db, statusPages),
-    statusPageKeys: new SqliteStatusPageKeyRepo(db),
-    statusPageServices: new SqliteSpServiceRepo(db),
-    incidents: new SqliteIncidentRepo(db),
-    subscriptions: new SqliteSubscriptionRepo(db, secrets),
-    outbox: new SqliteOutboxRepo(db, secrets),
+    statusPageReads: new SqlStatusPageReadRepo(sql, statusPages),
+    statusPageKeys: new SqlStatusPageKeyRepo(sql),
+    statusPageServices: new SqlSpServiceRepo(sql),
+    incidents: new SqlIncidentRepo(sql),
+    subscriptions: new SqlSubscriptionRepo(sql, secrets),
+    outbox: new SqlOutboxRepo(sql, secrets),
     checkGroups: new SqliteCheckGroupRepo(db, secrets),
     variables: new SqliteVariableRepo(db, secrets),
     snippets: new SqliteSnippetRepo(db),

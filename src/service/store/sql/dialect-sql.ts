@@ -18,6 +18,12 @@ export interface DialectSql {
   joinedList(column: string, from: string, orderBy: string): string;
   /** After a SELECT that claims rows: lock them, skipping rows another transaction holds (empty on SQLite, whose writer is single). */
   forUpdateSkipLocked: string;
+  /** `value IN` the members of a JSON array of strings bound as one parameter (`param`), so the SQL text stays fixed. */
+  inJsonArray(value: string, param: string): string;
+  /** Planner hints that only SQLite has (empty / the plain expression on PostgreSQL): read through this index, */
+  indexedBy(index: string): string;
+  /** and do not use an index for this column (SQLite's unary plus). */
+  noIndex(column: string): string;
 }
 
 const SQLITE: DialectSql = {
@@ -28,6 +34,9 @@ const SQLITE: DialectSql = {
   greatest: (a, b) => `max(${a}, ${b})`,
   joinedList: (column, from, orderBy) => `(SELECT group_concat(${column}) FROM (SELECT ${column} FROM ${from} ORDER BY ${orderBy}))`,
   forUpdateSkipLocked: '',
+  inJsonArray: (value, param) => `${value} IN (SELECT value FROM json_each(${param}))`,
+  indexedBy: (index) => `INDEXED BY ${index}`,
+  noIndex: (column) => `+${column}`,
 };
 
 const POSTGRES: DialectSql = {
@@ -38,6 +47,9 @@ const POSTGRES: DialectSql = {
   greatest: (a, b) => `GREATEST(${a}, ${b})`,
   joinedList: (column, from, orderBy) => `(SELECT string_agg(${column}, ',' ORDER BY ${orderBy}) FROM ${from})`,
   forUpdateSkipLocked: 'FOR UPDATE SKIP LOCKED',
+  inJsonArray: (value, param) => `${value} IN (SELECT jsonb_array_elements_text(CAST(${param} AS jsonb)))`,
+  indexedBy: () => '',
+  noIndex: (column) => column,
 };
 
 export function dialectSql(dialect: Dialect): DialectSql {

@@ -4,8 +4,9 @@
  * notify/outbox-worker.ts. See docs/api.md "Subscriber notifications" for the guarantees.
  */
 import { randomUUID } from 'node:crypto';
-import type { DatabaseSync } from 'node:sqlite';
 import type { SecretBox } from '../../secrets/box.ts';
+import type { SqlDatabase } from '../sql/database.ts';
+import { dialectSql } from '../sql/dialect-sql.ts';
 import type {
   ConfirmationRequest,
   IncidentNotification,
@@ -79,36 +80,28 @@ interface RecipientRow {
   sealed_unsubscribe_token: string | null;
 }
 
-/**
- * Queues one delivery per distinct recipient (type and address) among the VERIFIED subscribers of
- * every status page of the account that shows any of the incident's services. Must run inside the
- * transaction that wrote the update. The unique key (update, channel, address) makes it idempotent:
- * saving the same update again queues only recipients not yet queued. Returns how many it queued.
- */
-export function enqueueIncidentNotifications(
-  db: DatabaseSync,
+/** The order rows of sp_subscriptions or notification_outbox were written in: rowid, or seq on PostgreSQL (migration 023). */
+export const insertionOrder = (db: Pick<SqlDatabase, 'dialect'>, alias: string): string =>
+  db.dialect === 'sqlite' ? `${alias}.rowid` : `${alias}.seq`;
+
+/** The pages of the incident's account that show any of its services. */
+async function pagesShowing(db: SqlDatabase, incident: IncidentRecord): Promise<{ id: string; name: string; url: string }[]> {
+  return db.all(
+    `SELECT DISTINCT p.id, p.name, p.url, p.seq FROM incident_services i
+     JOIN status_page_card_services cs ON cs.service_id = i.service_id
+     JOIN status_page_cards c ON c.id = cs.card_id
+     JOIN status_pages p ON p.id = c.status_page_id
+     WHERE i.incident_id = ? AND p.account_id = ? ORDER BY p.seq`,
+    [incident.id, incident.accountId],
+  );
+}
+
+function notificationOf(
   incident: IncidentRecord,
   update: IncidentUpdateRecord,
-  now: string,
-): number {
-  const pages = db
-    .prepare(
-      `SELECT DISTINCT p.id, p.name, p.url, p.seq FROM incident_services i
-       JOIN status_page_card_services cs ON cs.service_id = i.service_id
-       JOIN status_page_cards c ON c.id = cs.card_id
-       JOIN status_pages p ON p.id = c.status_page_id
-       WHERE i.incident_id = ? AND p.account_id = ? ORDER BY p.seq`,
-    )
-    .all(incident.id, incident.accountId) as unknown as { id: string; name: string; url: string }[];
-  if (pages.length === 0) return 0;
-  const recipients = db
-    .prepare(
-      `SELECT id, type, address, address_key, sealed_secret, sealed_unsubscribe_token FROM sp_subscriptions
-       WHERE status = 'VERIFIED' AND status_page_id IN (${pages.map(() => '?').join(', ')})
-       ORDER BY rowid`,
-    )
-    .all(...pages.map((p) => p.id)) as unknown as RecipientRow[];
-  const payload: IncidentNotification = {
+  pages: { id: string; name: string; url: string }[],
+): IncidentNotification {
+  return {
     incident: {
       id: incident.id,
       name: incident.name,
@@ -124,19 +117,39 @@ export function enqueueIncidentNotifications(
     },
     statusPages: pages.map((p) => ({ id: p.id, name: p.name, url: p.url })),
   };
-  const json = JSON.stringify(payload);
-  const insert = db.prepare(
-    `INSERT INTO notification_outbox (id, account_id, kind, incident_update_id, subscription_id, channel, address, address_key,
-       sealed_secret, sealed_unsubscribe_token, payload, state, attempts, next_attempt_at, created_at)
-     VALUES (?, ?, 'incident', ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
-     ON CONFLICT (incident_update_id, channel, address_key) DO NOTHING`,
+}
+
+/**
+ * Queues one delivery per distinct recipient (type and address) among the VERIFIED subscribers of
+ * every status page of the account that shows any of the incident's services. Must run inside the
+ * transaction that wrote the update. The unique key (update, channel, address) makes it idempotent:
+ * saving the same update again queues only recipients not yet queued. Returns how many it queued.
+ */
+export async function enqueueIncidentNotifications(
+  db: SqlDatabase,
+  incident: IncidentRecord,
+  update: IncidentUpdateRecord,
+  now: string,
+): Promise<number> {
+  const pages = await pagesShowing(db, incident);
+  if (pages.length === 0) return 0;
+  const recipients = await db.all<RecipientRow>(
+    `SELECT s.id, s.type, s.address, s.address_key, s.sealed_secret, s.sealed_unsubscribe_token FROM sp_subscriptions s
+     WHERE s.status = 'VERIFIED' AND s.status_page_id IN (${pages.map(() => '?').join(', ')})
+     ORDER BY ${insertionOrder(db, 's')}`,
+    pages.map((p) => p.id),
   );
+  const json = JSON.stringify(notificationOf(incident, update, pages));
   let queued = 0;
   for (const r of recipients) {
-    queued += Number(
-      insert.run(randomUUID(), incident.accountId, update.id, r.id, r.type, r.address, r.address_key, r.sealed_secret, r.sealed_unsubscribe_token, json, now, now)
-        .changes,
+    const { changes } = await db.run(
+      `INSERT INTO notification_outbox (id, account_id, kind, incident_update_id, subscription_id, channel, address, address_key,
+         sealed_secret, sealed_unsubscribe_token, payload, state, attempts, next_attempt_at, created_at)
+       VALUES (?, ?, 'incident', ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+       ON CONFLICT (incident_update_id, channel, address_key) DO NOTHING`,
+      [randomUUID(), incident.accountId, update.id, r.id, r.type, r.address, r.address_key, r.sealed_secret, r.sealed_unsubscribe_token, json, now, now],
     );
+    queued += changes;
   }
   return queued;
 }
@@ -146,78 +159,80 @@ export function enqueueIncidentNotifications(
  * unsubscribe token as an incident delivery does. Must run inside the transaction that made (or
  * re-sent) the subscription, so a subscription is never left waiting for a message nobody queued.
  */
-export function enqueueConfirmation(
-  db: DatabaseSync,
+export async function enqueueConfirmation(
+  db: SqlDatabase,
   c: { page: SubscribedPage; subscriptionId: string; sealedConfirmToken: string; expiresAt: string; now: string },
-): void {
+): Promise<void> {
   const payload: ConfirmationRequest = { statusPage: { id: c.page.id, name: c.page.name, url: c.page.url }, expiresAt: c.expiresAt };
-  db.prepare(
+  await db.run(
     `INSERT INTO notification_outbox (id, account_id, kind, subscription_id, channel, address, address_key, sealed_secret,
        sealed_unsubscribe_token, sealed_confirm_token, payload, state, attempts, next_attempt_at, created_at)
-     SELECT ?, ?, 'confirmation', id, type, address, address_key, sealed_secret, sealed_unsubscribe_token, ?, ?, 'pending', 0, ?, ?
+     SELECT CAST(? AS TEXT), CAST(? AS TEXT), 'confirmation', id, type, address, address_key, sealed_secret, sealed_unsubscribe_token,
+       CAST(? AS TEXT), CAST(? AS TEXT), 'pending', 0, CAST(? AS TEXT), CAST(? AS TEXT)
      FROM sp_subscriptions WHERE id = ?`,
-  ).run(randomUUID(), c.page.accountId, c.sealedConfirmToken, JSON.stringify(payload), c.now, c.now, c.subscriptionId);
+    [randomUUID(), c.page.accountId, c.sealedConfirmToken, JSON.stringify(payload), c.now, c.now, c.subscriptionId],
+  );
 }
 
-export class SqliteOutboxRepo implements OutboxRepo {
-  readonly #db: DatabaseSync;
+export class SqlOutboxRepo implements OutboxRepo {
+  readonly #db: SqlDatabase;
   readonly #box: SecretBox;
-  constructor(db: DatabaseSync, box: SecretBox) {
+  constructor(db: SqlDatabase, box: SecretBox) {
     this.#db = db;
     this.#box = box;
   }
 
   async claimDue(now: Date, limit: number, leaseMs: number): Promise<OutboxEntry[]> {
     // One statement: the rows it returns are leased (due again only when the lease runs out), so a
-    // second worker on the same database cannot claim them meanwhile.
-    const rows = this.#db
-      .prepare(
-        `UPDATE notification_outbox SET next_attempt_at = ?, attempts = attempts + 1
-         WHERE id IN (SELECT id FROM notification_outbox WHERE state = 'pending' AND next_attempt_at <= ?
-                      ORDER BY next_attempt_at LIMIT ?)
-         RETURNING ${COLUMNS}`,
-      )
-      .all(new Date(now.getTime() + leaseMs).toISOString(), now.toISOString(), limit) as unknown as OutboxRow[];
+    // second worker on the same database cannot claim them meanwhile. On PostgreSQL the rows another
+    // replica is claiming at this moment are locked: skipping them (read committed, so no
+    // serialization failure either) means each row goes to exactly one of the claims.
+    const rows = await this.#db.transaction(
+      () =>
+        this.#db.all<OutboxRow>(
+          `UPDATE notification_outbox SET next_attempt_at = ?, attempts = attempts + 1
+           WHERE id IN (SELECT id FROM notification_outbox WHERE state = 'pending' AND next_attempt_at <= ?
+                        ORDER BY next_attempt_at LIMIT ? ${dialectSql(this.#db.dialect).forUpdateSkipLocked})
+           RETURNING ${COLUMNS}`,
+          [new Date(now.getTime() + leaseMs).toISOString(), now.toISOString(), limit],
+        ),
+      { isolation: 'read committed' },
+    );
     return rows.map((row) => toEntry(this.#box, row));
   }
 
   async markDelivered(id: string, at: Date): Promise<void> {
-    this.#db
-      .prepare(`UPDATE notification_outbox SET state = 'delivered', delivered_at = ?, last_error = NULL WHERE id = ?`)
-      .run(at.toISOString(), id);
+    await this.#db.run(`UPDATE notification_outbox SET state = 'delivered', delivered_at = ?, last_error = NULL WHERE id = ?`, [at.toISOString(), id]);
   }
 
   async reschedule(id: string, nextAttemptAt: Date, error: string): Promise<void> {
-    this.#db
-      .prepare(`UPDATE notification_outbox SET next_attempt_at = ?, last_error = ? WHERE id = ? AND state = 'pending'`)
-      .run(nextAttemptAt.toISOString(), error, id);
+    await this.#db.run(`UPDATE notification_outbox SET next_attempt_at = ?, last_error = ? WHERE id = ? AND state = 'pending'`, [nextAttemptAt.toISOString(), error, id]);
   }
 
   async markFinal(id: string, state: 'failed' | 'undeliverable', reason: string): Promise<void> {
-    this.#db.prepare('UPDATE notification_outbox SET state = ?, last_error = ? WHERE id = ?').run(state, reason, id);
+    await this.#db.run('UPDATE notification_outbox SET state = ?, last_error = ? WHERE id = ?', [state, reason, id]);
   }
 
   async nextDueAt(): Promise<string | null> {
-    const row = this.#db
-      .prepare(`SELECT MIN(next_attempt_at) AS due FROM notification_outbox WHERE state = 'pending'`)
-      .get() as { due: string | null };
-    return row.due;
+    const row = await this.#db.get<{ due: string | null }>(`SELECT MIN(next_attempt_at) AS due FROM notification_outbox WHERE state = 'pending'`);
+    return row?.due ?? null;
   }
 
   async pendingCount(): Promise<number> {
-    const row = this.#db.prepare(`SELECT COUNT(*) AS n FROM notification_outbox WHERE state = 'pending'`).get() as { n: number };
-    return row.n;
+    const row = await this.#db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM notification_outbox WHERE state = 'pending'`);
+    return row?.n ?? 0;
   }
 
   async get(id: string): Promise<OutboxEntry | undefined> {
-    const row = this.#db.prepare(`SELECT ${COLUMNS} FROM notification_outbox WHERE id = ?`).get(id) as OutboxRow | undefined;
+    const row = await this.#db.get<OutboxRow>(`SELECT ${COLUMNS} FROM notification_outbox WHERE id = ?`, [id]);
     return row && toEntry(this.#box, row);
   }
 
   async listForUpdate(incidentUpdateId: string): Promise<OutboxEntry[]> {
-    const rows = this.#db
-      .prepare(`SELECT ${COLUMNS} FROM notification_outbox WHERE incident_update_id = ? ORDER BY rowid`)
-      .all(incidentUpdateId) as unknown as OutboxRow[];
+    const rows = await this.#db.all<OutboxRow>(
+      `SELECT ${COLUMNS} FROM notification_outbox o WHERE o.incident_update_id = ? ORDER BY ${insertionOrder(this.#db, 'o')}`,
+      [incidentUpdateId],
+    );
     return rows.map((row) => toEntry(this.#box, row));
   }
 }

@@ -1,12 +1,15 @@
 /**
- * The reads of a public status page. Service ids travel as one JSON array (json_each), so each
- * statement's text is fixed and prepared once. Shaped for a page with many incidents: the open ones
- * come from a partial index, the history from (account_id, started_at, seq), never the whole table.
+ * The reads of a public status page. Service ids travel as one JSON array (SQLite's json_each,
+ * PostgreSQL's jsonb_array_elements_text), so each statement's text is fixed and prepared once.
+ * Shaped for a page with many incidents: the open ones come from a partial index, the history from
+ * (account_id, started_at, seq), never the whole table.
  * `+isv.service_id` keeps SQLite from probing the link index once per page service for each incident:
  * it looks the incident's few links up by incident id and tests each against the page's set.
+ * PostgreSQL has no planner hints, so there the statements run without them (dialectSql).
  */
-import type { DatabaseSync } from 'node:sqlite';
 import { BadRequestError } from '../../http/errors.ts';
+import type { Dialect, SqlDatabase } from '../sql/database.ts';
+import { dialectSql } from '../sql/dialect-sql.ts';
 import type { IncidentDay, PageScope, StatusPageReadRepo } from '../status-page-web-types.ts';
 import {
   INCIDENT_SEVERITIES,
@@ -15,13 +18,31 @@ import {
   type Page,
   type StatusPage,
 } from '../status-pages-types.ts';
-import { statement } from './db.ts';
 import { hydrateIncidents, INCIDENT_COLUMNS, type IncidentRow } from './incidents.ts';
-import type { SqliteStatusPageRepo } from './status-pages.ts';
+import type { SqlStatusPageRepo } from './status-pages.ts';
 
-/** Incidents of the scope's account with a link to one of its services (services: param 2). */
-const ON_PAGE = `i.account_id = ? AND EXISTS (SELECT 1 FROM incident_services isv
-  WHERE isv.incident_id = i.id AND +isv.service_id IN (SELECT value FROM json_each(?)))`;
+/** The statements' SQL in the database's dialect (planner hints are SQLite's; see the top of this file). */
+function readSql(dialect: Dialect) {
+  const d = dialectSql(dialect);
+  const onPageServices = d.inJsonArray(d.noIndex('isv.service_id'), '?');
+  /** Incidents of the scope's account with a link to one of its services (services: param 2). */
+  const onPage = `i.account_id = ? AND EXISTS (SELECT 1 FROM incident_services isv WHERE isv.incident_id = i.id AND ${onPageServices})`;
+  const open = `incidents i ${d.indexedBy('incidents_account_open')}`;
+  const byStart = `incidents i ${d.indexedBy('incidents_account_started')}`;
+  return {
+    openIncidents: `SELECT ${INCIDENT_COLUMNS} FROM ${open} WHERE ${onPage} AND i.last_update_status <> 'RESOLVED' ORDER BY i.seq DESC LIMIT ?`,
+    openSeverities: `SELECT DISTINCT isv.service_id, i.severity FROM ${open} JOIN incident_services isv ON isv.incident_id = i.id
+       WHERE i.account_id = ? AND i.last_update_status <> 'RESOLVED' AND ${onPageServices}`,
+    startedSince: `SELECT i.id, i.name, i.severity, i.started_at, isv.service_id
+       FROM ${byStart} JOIN incident_services isv ON isv.incident_id = i.id
+       WHERE i.account_id = ? AND i.started_at >= ? AND ${onPageServices}
+       ORDER BY i.started_at DESC, i.seq DESC`,
+    history: `SELECT ${INCIDENT_COLUMNS}, i.started_at FROM ${byStart}
+       WHERE ${onPage} AND (i.started_at < ? OR (i.started_at = ? AND i.seq < ?))
+       ORDER BY i.started_at DESC, i.seq DESC LIMIT ?`,
+    incident: `SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.id = ? AND ${onPage}`,
+  };
+}
 
 const HISTORY_TAG = 'sph';
 
@@ -37,43 +58,37 @@ function decodeHistoryCursor(cursor: string): { startedAt: string; seq: number }
   return { startedAt, seq: Number(seq) };
 }
 
-export class SqliteStatusPageReadRepo implements StatusPageReadRepo {
-  readonly #db: DatabaseSync;
-  readonly #pages: SqliteStatusPageRepo;
-  constructor(db: DatabaseSync, pages: SqliteStatusPageRepo) {
+export class SqlStatusPageReadRepo implements StatusPageReadRepo {
+  readonly #db: SqlDatabase;
+  readonly #pages: SqlStatusPageRepo;
+  readonly #sql: ReturnType<typeof readSql>;
+  constructor(db: SqlDatabase, pages: SqlStatusPageRepo) {
     this.#db = db;
     this.#pages = pages;
+    this.#sql = readSql(db.dialect);
   }
 
   async version(accountId: string): Promise<number> {
-    const row = statement(this.#db, 'SELECT version FROM status_page_versions WHERE account_id = ?').get(accountId) as { version: number } | undefined;
+    const row = await this.#db.get<{ version: number }>('SELECT version FROM status_page_versions WHERE account_id = ?', [accountId]);
     return row?.version ?? 0;
   }
 
   async findByAddress(kind: 'url' | 'customDomain', value: string): Promise<StatusPage | undefined> {
     const column = kind === 'url' ? 'url' : 'custom_domain';
-    const row = statement(this.#db, `SELECT id, account_id FROM status_pages WHERE ${column} = ?`).get(value.toLowerCase()) as
-      | { id: string; account_id: string }
-      | undefined;
+    const row = await this.#db.get<{ id: string; account_id: string }>(`SELECT id, account_id FROM status_pages WHERE ${column} = ?`, [value.toLowerCase()]);
     return row && this.#pages.get(row.account_id, row.id);
   }
 
   async openIncidents(scope: PageScope, limit: number): Promise<IncidentRecord[]> {
-    const rows = statement(
-      this.#db,
-      `SELECT ${INCIDENT_COLUMNS} FROM incidents i INDEXED BY incidents_account_open
-       WHERE ${ON_PAGE} AND i.last_update_status <> 'RESOLVED' ORDER BY i.seq DESC LIMIT ?`,
-    ).all(scope.accountId, JSON.stringify(scope.serviceIds), limit) as unknown as IncidentRow[];
+    const rows = await this.#db.all<IncidentRow>(this.#sql.openIncidents, [scope.accountId, JSON.stringify(scope.serviceIds), limit]);
     return hydrateIncidents(this.#db, rows);
   }
 
   async openSeverities(scope: PageScope): Promise<Map<string, IncidentSeverity>> {
-    const rows = statement(
-      this.#db,
-      `SELECT DISTINCT isv.service_id, i.severity FROM incidents i INDEXED BY incidents_account_open
-       JOIN incident_services isv ON isv.incident_id = i.id
-       WHERE i.account_id = ? AND i.last_update_status <> 'RESOLVED' AND +isv.service_id IN (SELECT value FROM json_each(?))`,
-    ).all(scope.accountId, JSON.stringify(scope.serviceIds)) as unknown as { service_id: string; severity: IncidentSeverity }[];
+    const rows = await this.#db.all<{ service_id: string; severity: IncidentSeverity }>(this.#sql.openSeverities, [
+      scope.accountId,
+      JSON.stringify(scope.serviceIds),
+    ]);
     const worst = new Map<string, IncidentSeverity>();
     for (const row of rows) {
       const current = worst.get(row.service_id);
@@ -83,49 +98,30 @@ export class SqliteStatusPageReadRepo implements StatusPageReadRepo {
   }
 
   async startedSince(scope: PageScope, since: string): Promise<IncidentDay[]> {
-    const rows = statement(
-      this.#db,
-      `SELECT i.id, i.name, i.severity, i.started_at, isv.service_id
-       FROM incidents i INDEXED BY incidents_account_started JOIN incident_services isv ON isv.incident_id = i.id
-       WHERE i.account_id = ? AND i.started_at >= ? AND +isv.service_id IN (SELECT value FROM json_each(?))
-       ORDER BY i.started_at DESC, i.seq DESC`,
-    ).all(scope.accountId, since, JSON.stringify(scope.serviceIds)) as unknown as {
-      id: string;
-      name: string;
-      severity: IncidentDay['severity'];
-      started_at: string;
-      service_id: string;
-    }[];
-    return rows.map((r) => ({
-      id: r.id,
-      name: r.name,
-      severity: r.severity,
-      startedAt: r.started_at,
-      serviceId: r.service_id,
-    }));
+    const rows = await this.#db.all<{ id: string; name: string; severity: IncidentDay['severity']; started_at: string; service_id: string }>(
+      this.#sql.startedSince,
+      [scope.accountId, since, JSON.stringify(scope.serviceIds)],
+    );
+    return rows.map((r) => ({ id: r.id, name: r.name, severity: r.severity, startedAt: r.started_at, serviceId: r.service_id }));
   }
 
   async history(scope: PageScope, page: { limit: number; nextId?: string }): Promise<Page<IncidentRecord>> {
     const before = page.nextId ? decodeHistoryCursor(page.nextId) : { startedAt: '9999', seq: Number.MAX_SAFE_INTEGER };
-    const rows = statement(
-      this.#db,
-      `SELECT ${INCIDENT_COLUMNS}, i.started_at FROM incidents i INDEXED BY incidents_account_started
-       WHERE ${ON_PAGE} AND (i.started_at < ? OR (i.started_at = ? AND i.seq < ?))
-       ORDER BY i.started_at DESC, i.seq DESC LIMIT ?`,
-    ).all(scope.accountId, JSON.stringify(scope.serviceIds), before.startedAt, before.startedAt, before.seq, page.limit + 1) as unknown as (IncidentRow & {
-      started_at: string;
-    })[];
+    const rows = await this.#db.all<IncidentRow & { started_at: string }>(this.#sql.history, [
+      scope.accountId,
+      JSON.stringify(scope.serviceIds),
+      before.startedAt,
+      before.startedAt,
+      before.seq,
+      page.limit + 1,
+    ]);
     const pageRows = rows.slice(0, page.limit);
     const last = pageRows.at(-1);
-    return { entries: hydrateIncidents(this.#db, pageRows), nextId: rows.length > page.limit && last ? encodeHistoryCursor(last) : null };
+    return { entries: await hydrateIncidents(this.#db, pageRows), nextId: rows.length > page.limit && last ? encodeHistoryCursor(last) : null };
   }
 
   async incident(scope: PageScope, incidentId: string): Promise<IncidentRecord | undefined> {
-    const row = statement(this.#db, `SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.id = ? AND ${ON_PAGE}`).get(
-      incidentId,
-      scope.accountId,
-      JSON.stringify(scope.serviceIds),
-    ) as IncidentRow | undefined;
-    return row ? hydrateIncidents(this.#db, [row])[0] : undefined;
+    const row = await this.#db.get<IncidentRow>(this.#sql.incident, [incidentId, scope.accountId, JSON.stringify(scope.serviceIds)]);
+    return row ? (await hydrateIncidents(this.#db, [row]))[0] : undefined;
   }
 }

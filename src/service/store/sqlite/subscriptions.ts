@@ -9,9 +9,9 @@
  * Link tokens are found by their SHA-256 (sp_subscription_tokens).
  */
 import { randomUUID } from 'node:crypto';
-import type { DatabaseSync } from 'node:sqlite';
 import type { SecretBox } from '../../secrets/box.ts';
 import { hashLinkToken, newLinkToken } from '../../subscriptions/tokens.ts';
+import type { SqlDatabase } from '../sql/database.ts';
 import type {
   ConfirmationPolicy,
   LinkTokenPurpose,
@@ -24,8 +24,7 @@ import type {
   SubscriptionStatus,
   SubscriptionType,
 } from '../status-pages-types.ts';
-import { inTransaction } from './db.ts';
-import { enqueueConfirmation } from './outbox.ts';
+import { enqueueConfirmation, insertionOrder } from './outbox.ts';
 
 interface SubscriptionRow {
   id: string;
@@ -64,34 +63,37 @@ const toByToken = (row: RowWithPage): SubscriptionByToken => ({
   page: { id: row.page_id, accountId: row.page_account_id, name: row.page_name, url: row.page_url },
 });
 
-export class SqliteSubscriptionRepo implements SubscriptionRepo {
-  readonly #db: DatabaseSync;
+export class SqlSubscriptionRepo implements SubscriptionRepo {
+  readonly #db: SqlDatabase;
   readonly #box: SecretBox;
-  constructor(db: DatabaseSync, box: SecretBox) {
+  constructor(db: SqlDatabase, box: SecretBox) {
     this.#db = db;
     this.#box = box;
   }
 
-  #ownedPage(accountId: string, statusPageId: string): SubscribedPage | undefined {
-    const row = this.#db
-      .prepare('SELECT id, account_id AS accountId, name, url FROM status_pages WHERE id = ? AND account_id = ?')
-      .get(statusPageId, accountId) as SubscribedPage | undefined;
+  async #ownedPage(accountId: string, statusPageId: string): Promise<SubscribedPage | undefined> {
+    const row = await this.#db.get<SubscribedPage>(
+      'SELECT id, account_id AS "accountId", name, url FROM status_pages WHERE id = ? AND account_id = ?',
+      [statusPageId, accountId],
+    );
     return row && { ...row };
   }
 
   async list(accountId: string, statusPageId: string): Promise<SubscriptionRecord[] | undefined> {
-    if (!this.#ownedPage(accountId, statusPageId)) return undefined;
-    const rows = this.#db
-      .prepare(`SELECT ${COLUMNS} FROM sp_subscriptions s WHERE s.status_page_id = ? ORDER BY s.rowid`)
-      .all(statusPageId) as unknown as SubscriptionRow[];
+    if (!(await this.#ownedPage(accountId, statusPageId))) return undefined;
+    const rows = await this.#db.all<SubscriptionRow>(
+      `SELECT ${COLUMNS} FROM sp_subscriptions s WHERE s.status_page_id = ? ORDER BY ${insertionOrder(this.#db, 's')}`,
+      [statusPageId],
+    );
     return rows.map(toSubscription);
   }
 
   async bulkCreate(accountId: string, statusPageId: string, items: SubscriptionInput[], status: SubscriptionStatus, policy: ConfirmationPolicy) {
-    return inTransaction(this.#db, () => {
-      const page = this.#ownedPage(accountId, statusPageId);
+    return this.#db.transaction(async () => {
+      const page = await this.#ownedPage(accountId, statusPageId);
       if (!page) return undefined;
-      const outcomes = items.map((item) => this.#subscribeOne(page, item, status, policy));
+      const outcomes: SubscribeOutcome[] = [];
+      for (const item of items) outcomes.push(await this.#subscribeOne(page, item, status, policy));
       const created = outcomes.filter((o) => o === 'created').length;
       const confirmationsQueued = status === 'PENDING' ? outcomes.filter((o) => o === 'created' || o === 'resent').length : 0;
       return { created, skipped: items.length - created, confirmationsQueued };
@@ -99,42 +101,41 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
   }
 
   async subscribe(page: SubscribedPage, item: SubscriptionInput, policy: ConfirmationPolicy): Promise<SubscribeOutcome> {
-    return inTransaction(this.#db, () => this.#subscribeOne(page, item, 'PENDING', policy));
+    return this.#db.transaction(() => this.#subscribeOne(page, item, 'PENDING', policy));
   }
 
   /** Must run inside a transaction. */
-  #subscribeOne(page: SubscribedPage, item: SubscriptionInput, status: SubscriptionStatus, policy: ConfirmationPolicy): SubscribeOutcome {
+  async #subscribeOne(page: SubscribedPage, item: SubscriptionInput, status: SubscriptionStatus, policy: ConfirmationPolicy): Promise<SubscribeOutcome> {
     const now = policy.now.toISOString();
     const key = item.address.toLowerCase();
-    let existing = this.#db
-      .prepare('SELECT id, status, expires_at, confirmation_sent_at FROM sp_subscriptions WHERE status_page_id = ? AND type = ? AND address_key = ?')
-      .get(page.id, item.type, key) as ExistingRow | undefined;
+    let existing = await this.#db.get<ExistingRow>(
+      'SELECT id, status, expires_at, confirmation_sent_at FROM sp_subscriptions WHERE status_page_id = ? AND type = ? AND address_key = ?',
+      [page.id, item.type, key],
+    );
     // Expired but not swept yet: it is gone as far as anyone can tell, so this is a new subscription.
     if (existing?.expires_at && existing.expires_at <= now) {
-      this.#db.prepare('DELETE FROM sp_subscriptions WHERE id = ?').run(existing.id);
+      await this.#db.run('DELETE FROM sp_subscriptions WHERE id = ?', [existing.id]);
       existing = undefined;
     }
     if (!existing) {
-      const id = this.#insert(page.id, item, key, status, policy);
-      if (status === 'PENDING') this.#sendConfirmation(page, id, policy);
+      const id = await this.#insert(page.id, item, key, status, policy);
+      if (status === 'PENDING') await this.#sendConfirmation(page, id, policy);
       return 'created';
     }
     if (existing.status !== 'PENDING' || status !== 'PENDING') return 'exists';
     if (existing.confirmation_sent_at && existing.confirmation_sent_at > policy.resendAfter.toISOString()) return 'throttled';
-    this.#sendConfirmation(page, existing.id, policy);
+    await this.#sendConfirmation(page, existing.id, policy);
     return 'resent';
   }
 
-  #insert(pageId: string, item: SubscriptionInput, key: string, status: SubscriptionStatus, policy: ConfirmationPolicy): string {
+  async #insert(pageId: string, item: SubscriptionInput, key: string, status: SubscriptionStatus, policy: ConfirmationPolicy): Promise<string> {
     const id = randomUUID();
     const now = policy.now.toISOString();
     const unsubscribe = newLinkToken();
-    this.#db
-      .prepare(
-        `INSERT INTO sp_subscriptions (id, status_page_id, type, address, address_key, sealed_secret, sealed_unsubscribe_token,
-           status, expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
+    await this.#db.run(
+      `INSERT INTO sp_subscriptions (id, status_page_id, type, address, address_key, sealed_secret, sealed_unsubscribe_token,
+         status, expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
         id,
         pageId,
         item.type,
@@ -146,26 +147,33 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
         status === 'PENDING' ? policy.expiresAt.toISOString() : null,
         now,
         now,
-      );
-    this.#addToken(id, 'unsubscribe', unsubscribe, now);
+      ],
+    );
+    await this.#addToken(id, 'unsubscribe', unsubscribe, now);
     return id;
   }
 
-  #addToken(subscriptionId: string, purpose: LinkTokenPurpose, token: string, now: string): void {
-    this.#db
-      .prepare('INSERT INTO sp_subscription_tokens (token_hash, subscription_id, purpose, created_at) VALUES (?, ?, ?, ?)')
-      .run(hashLinkToken(token), subscriptionId, purpose, now);
+  async #addToken(subscriptionId: string, purpose: LinkTokenPurpose, token: string, now: string): Promise<void> {
+    await this.#db.run('INSERT INTO sp_subscription_tokens (token_hash, subscription_id, purpose, created_at) VALUES (?, ?, ?, ?)', [
+      hashLinkToken(token),
+      subscriptionId,
+      purpose,
+      now,
+    ]);
   }
 
   /** A fresh confirm token, queued in a confirmation; the expiry starts again from now. */
-  #sendConfirmation(page: SubscribedPage, subscriptionId: string, policy: ConfirmationPolicy): void {
+  async #sendConfirmation(page: SubscribedPage, subscriptionId: string, policy: ConfirmationPolicy): Promise<void> {
     const now = policy.now.toISOString();
     const token = newLinkToken();
-    this.#addToken(subscriptionId, 'confirm', token, now);
-    this.#db
-      .prepare('UPDATE sp_subscriptions SET confirmation_sent_at = ?, expires_at = ?, updated_at = ? WHERE id = ?')
-      .run(now, policy.expiresAt.toISOString(), now, subscriptionId);
-    enqueueConfirmation(this.#db, {
+    await this.#addToken(subscriptionId, 'confirm', token, now);
+    await this.#db.run('UPDATE sp_subscriptions SET confirmation_sent_at = ?, expires_at = ?, updated_at = ? WHERE id = ?', [
+      now,
+      policy.expiresAt.toISOString(),
+      now,
+      subscriptionId,
+    ]);
+    await enqueueConfirmation(this.#db, {
       page,
       subscriptionId,
       sealedConfirmToken: this.#box.seal(token),
@@ -174,57 +182,55 @@ export class SqliteSubscriptionRepo implements SubscriptionRepo {
     });
   }
 
-  #byToken(token: string, purpose: LinkTokenPurpose, now: Date): RowWithPage | undefined {
-    return this.#db
-      .prepare(
-        `SELECT ${COLUMNS}, ${PAGE_COLUMNS} FROM sp_subscription_tokens t
-         JOIN sp_subscriptions s ON s.id = t.subscription_id JOIN status_pages p ON p.id = s.status_page_id
-         WHERE t.token_hash = ? AND t.purpose = ? AND (s.expires_at IS NULL OR s.expires_at > ?)
-           AND (t.purpose = 'unsubscribe' OR s.status = 'PENDING')`,
-      )
-      .get(hashLinkToken(token), purpose, now.toISOString()) as RowWithPage | undefined;
+  #byToken(token: string, purpose: LinkTokenPurpose, now: Date): Promise<RowWithPage | undefined> {
+    return this.#db.get<RowWithPage>(
+      `SELECT ${COLUMNS}, ${PAGE_COLUMNS} FROM sp_subscription_tokens t
+       JOIN sp_subscriptions s ON s.id = t.subscription_id JOIN status_pages p ON p.id = s.status_page_id
+       WHERE t.token_hash = ? AND t.purpose = ? AND (s.expires_at IS NULL OR s.expires_at > ?)
+         AND (t.purpose = 'unsubscribe' OR s.status = 'PENDING')`,
+      [hashLinkToken(token), purpose, now.toISOString()],
+    );
   }
 
   async findByToken(token: string, purpose: LinkTokenPurpose, now: Date): Promise<SubscriptionByToken | undefined> {
-    const row = this.#byToken(token, purpose, now);
+    const row = await this.#byToken(token, purpose, now);
     return row && toByToken(row);
   }
 
   async confirm(token: string, now: Date): Promise<SubscriptionByToken | undefined> {
-    return inTransaction(this.#db, () => {
-      const row = this.#byToken(token, 'confirm', now);
+    return this.#db.transaction(async () => {
+      const row = await this.#byToken(token, 'confirm', now);
       if (!row) return undefined;
       const at = now.toISOString();
-      this.#db.prepare(`UPDATE sp_subscriptions SET status = 'VERIFIED', expires_at = NULL, updated_at = ? WHERE id = ?`).run(at, row.id);
-      this.#db.prepare(`DELETE FROM sp_subscription_tokens WHERE subscription_id = ? AND purpose = 'confirm'`).run(row.id);
+      await this.#db.run(`UPDATE sp_subscriptions SET status = 'VERIFIED', expires_at = NULL, updated_at = ? WHERE id = ?`, [at, row.id]);
+      await this.#db.run(`DELETE FROM sp_subscription_tokens WHERE subscription_id = ? AND purpose = 'confirm'`, [row.id]);
       return toByToken({ ...row, status: 'VERIFIED', updated_at: at });
     });
   }
 
   async unsubscribe(token: string): Promise<SubscriptionByToken | undefined> {
-    return inTransaction(this.#db, () => {
+    return this.#db.transaction(async () => {
       // An unsubscribe link works whatever the expiry ("this was not me" from a confirmation email).
-      const row = this.#byToken(token, 'unsubscribe', new Date(0));
+      const row = await this.#byToken(token, 'unsubscribe', new Date(0));
       if (!row) return undefined;
-      this.#db.prepare('DELETE FROM sp_subscriptions WHERE id = ?').run(row.id);
+      await this.#db.run('DELETE FROM sp_subscriptions WHERE id = ?', [row.id]);
       return toByToken(row);
     });
   }
 
   async deleteExpired(now: Date): Promise<number> {
-    const result = this.#db
-      .prepare(`DELETE FROM sp_subscriptions WHERE expires_at IS NOT NULL AND expires_at <= ? AND status = 'PENDING'`)
-      .run(now.toISOString());
-    return Number(result.changes);
+    const result = await this.#db.run(`DELETE FROM sp_subscriptions WHERE expires_at IS NOT NULL AND expires_at <= ? AND status = 'PENDING'`, [
+      now.toISOString(),
+    ]);
+    return result.changes;
   }
 
   async delete(accountId: string, statusPageId: string, subscriptionId: string): Promise<boolean> {
-    const result = this.#db
-      .prepare(
-        `DELETE FROM sp_subscriptions WHERE id = ? AND status_page_id = ?
-         AND status_page_id IN (SELECT id FROM status_pages WHERE account_id = ?)`,
-      )
-      .run(subscriptionId, statusPageId, accountId);
+    const result = await this.#db.run(
+      `DELETE FROM sp_subscriptions WHERE id = ? AND status_page_id = ?
+       AND status_page_id IN (SELECT id FROM status_pages WHERE account_id = ?)`,
+      [subscriptionId, statusPageId, accountId],
+    );
     return result.changes > 0;
   }
 }
