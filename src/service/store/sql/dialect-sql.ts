@@ -18,6 +18,10 @@ export interface DialectSql {
   joinedList(column: string, from: string, orderBy: string): string;
   /** After a SELECT that claims rows: lock them, skipping rows another transaction holds (empty on SQLite, whose writer is single). */
   forUpdateSkipLocked: string;
+  /** A subquery of the elements of a JSON array of strings (a bound list, one parameter whatever its length). */
+  jsonArrayValues(json: string): string;
+  /** A new random UUID (v4) as text, a fresh one per row of a statement. */
+  newUuid: string;
 }
 
 const SQLITE: DialectSql = {
@@ -28,6 +32,10 @@ const SQLITE: DialectSql = {
   greatest: (a, b) => `max(${a}, ${b})`,
   joinedList: (column, from, orderBy) => `(SELECT group_concat(${column}) FROM (SELECT ${column} FROM ${from} ORDER BY ${orderBy}))`,
   forUpdateSkipLocked: '',
+  jsonArrayValues: (json) => `SELECT value FROM json_each(${json})`,
+  // randomblob is evaluated once per call and row: five calls give the 122 random bits of a v4 UUID.
+  newUuid: `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-'
+    || substr('89ab', 1 + abs(random()) % 4, 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`,
 };
 
 const POSTGRES: DialectSql = {
@@ -38,6 +46,8 @@ const POSTGRES: DialectSql = {
   greatest: (a, b) => `GREATEST(${a}, ${b})`,
   joinedList: (column, from, orderBy) => `(SELECT string_agg(${column}, ',' ORDER BY ${orderBy}) FROM ${from})`,
   forUpdateSkipLocked: 'FOR UPDATE SKIP LOCKED',
+  jsonArrayValues: (json) => `SELECT jsonb_array_elements_text(CAST(${json} AS jsonb))`,
+  newUuid: 'CAST(gen_random_uuid() AS text)',
 };
 
 export function dialectSql(dialect: Dialect): DialectSql {
