@@ -12,10 +12,10 @@ import type { SqlDatabase } from './sql/database.ts';
 import { AccountChanges } from './sqlite/account-changes.ts';
 import { SqliteAccountSettingsRepo } from './sqlite/account-settings.ts';
 import { SqlAccountRepo } from './sqlite/accounts.ts';
-import { SqliteAgentRepo } from './sqlite/agents.ts';
+import { SqlAgentRepo } from './sqlite/agents.ts';
 import { SqliteAlertChannelRepo } from './sqlite/alert-channels.ts';
 import { SqliteAlertNotificationRepo } from './sqlite/alert-notifications.ts';
-import { SqliteArtifactRepo } from './sqlite/artifacts.ts';
+import { SqlArtifactRepo } from './sqlite/artifacts.ts';
 import { SqliteBadgeRepo } from './sqlite/badges.ts';
 import { SqliteCheckAlertRepo } from './sqlite/check-alerts.ts';
 import { SqliteCheckGroupRepo } from './sqlite/check-groups.ts';
@@ -25,16 +25,16 @@ import { SqlCheckRepo } from './sqlite/checks.ts';
 import { SqliteConsoleSessionRepo } from './sqlite/console-sessions.ts';
 import { SqliteDashboardIncidentRepo } from './sqlite/dashboard-incidents.ts';
 import { SqliteDashboardRepo } from './sqlite/dashboards.ts';
-import { SqliteErrorReportRepo } from './sqlite/error-reports.ts';
+import { SqlErrorReportRepo } from './sqlite/error-reports.ts';
 import { SqliteHeartbeatRepo } from './sqlite/heartbeats.ts';
 import { SqlIncidentRepo } from './sqlite/incidents.ts';
-import { SqliteLocationMetricsRepo } from './sqlite/location-metrics.ts';
+import { SqlLocationMetricsRepo } from './sqlite/location-metrics.ts';
 import { SqlLocationRepo } from './sqlite/locations.ts';
 import { SqliteMaintenanceWindowRepo } from './sqlite/maintenance-windows.ts';
 import { SqlOutboxRepo } from './sqlite/outbox.ts';
 import { SqlResultRepo } from './sqlite/results.ts';
-import { SqliteRunRetryRepo } from './sqlite/run-retries.ts';
-import { SqliteRunRepo } from './sqlite/runs.ts';
+import { SqlRunRetryRepo } from './sqlite/run-retries.ts';
+import { SqlRunRepo } from './sqlite/runs.ts';
 import { SqliteSnippetRepo } from './sqlite/snippets.ts';
 import { SqlStatusPageKeyRepo } from './sqlite/status-page-keys.ts';
 import { SqlStatusPageReadRepo } from './sqlite/status-page-reads.ts';
@@ -59,14 +59,14 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
   return {
     accounts: new SqlAccountRepo(sql),
     locations: new SqlLocationRepo(sql),
-    locationMetrics: new SqliteLocationMetricsRepo(db),
+    locationMetrics: new SqlLocationMetricsRepo(sql),
     checks,
     results: new SqlResultRepo(sql, checkStats),
     checkStats,
     dashboardChanges,
-    runs: new SqliteRunRepo(db),
-    agents: new SqliteAgentRepo(db),
-    errorReports: new SqliteErrorReportRepo(db),
+    runs: new SqlRunRepo(sql),
+    agents: new SqlAgentRepo(sql),
+    errorReports: new SqlErrorReportRepo(sql),
     heartbeats: new SqliteHeartbeatRepo(db, checks),
     dashboards: new SqliteDashboardRepo(db),
     dashboardIncidents: new SqliteDashboardIncidentRepo(db),
@@ -85,8 +85,8 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     alertChannels: new SqliteAlertChannelRepo(db, secrets),
     alertNotifications: new SqliteAlertNotificationRepo(db),
     secrets,
-    runRetries: new SqliteRunRetryRepo(db),
-    artifacts: new SqliteArtifactRepo(db),
+    runRetries: new SqlRunRetryRepo(sql),
+    artifacts: new SqlArtifactRepo(sql),
     maintenanceWindows: new SqliteMaintenanceWindowRepo(db),
     accountSettings: new SqliteAccountSettingsRepo(db),
     badges: new SqliteBadgeRepo(db),

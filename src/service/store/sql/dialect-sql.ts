@@ -18,12 +18,14 @@ export interface DialectSql {
   joinedList(column: string, from: string, orderBy: string): string;
   /** After a SELECT that claims rows: lock them, skipping rows another transaction holds (empty on SQLite, whose writer is single). */
   forUpdateSkipLocked: string;
-  /** `value IN` the members of a JSON array of strings bound as one parameter (`param`), so the SQL text stays fixed. */
-  inJsonArray(value: string, param: string): string;
   /** Planner hints that only SQLite has (empty / the plain expression on PostgreSQL): read through this index, */
   indexedBy(index: string): string;
   /** and do not use an index for this column (SQLite's unary plus). */
   noIndex(column: string): string;
+  /** A subquery of the elements of a JSON array of strings (a bound list, one parameter whatever its length). */
+  jsonArrayValues(json: string): string;
+  /** A new random UUID (v4) as text, a fresh one per row of a statement. */
+  newUuid: string;
 }
 
 const SQLITE: DialectSql = {
@@ -34,9 +36,12 @@ const SQLITE: DialectSql = {
   greatest: (a, b) => `max(${a}, ${b})`,
   joinedList: (column, from, orderBy) => `(SELECT group_concat(${column}) FROM (SELECT ${column} FROM ${from} ORDER BY ${orderBy}))`,
   forUpdateSkipLocked: '',
-  inJsonArray: (value, param) => `${value} IN (SELECT value FROM json_each(${param}))`,
   indexedBy: (index) => `INDEXED BY ${index}`,
   noIndex: (column) => `+${column}`,
+  jsonArrayValues: (json) => `SELECT value FROM json_each(${json})`,
+  // randomblob is evaluated once per call and row: five calls give the 122 random bits of a v4 UUID.
+  newUuid: `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-'
+    || substr('89ab', 1 + abs(random()) % 4, 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`,
 };
 
 const POSTGRES: DialectSql = {
@@ -47,9 +52,10 @@ const POSTGRES: DialectSql = {
   greatest: (a, b) => `GREATEST(${a}, ${b})`,
   joinedList: (column, from, orderBy) => `(SELECT string_agg(${column}, ',' ORDER BY ${orderBy}) FROM ${from})`,
   forUpdateSkipLocked: 'FOR UPDATE SKIP LOCKED',
-  inJsonArray: (value, param) => `${value} IN (SELECT jsonb_array_elements_text(CAST(${param} AS jsonb)))`,
   indexedBy: () => '',
   noIndex: (column) => column,
+  jsonArrayValues: (json) => `SELECT jsonb_array_elements_text(CAST(${json} AS jsonb))`,
+  newUuid: 'CAST(gen_random_uuid() AS text)',
 };
 
 export function dialectSql(dialect: Dialect): DialectSql {

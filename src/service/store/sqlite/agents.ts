@@ -1,7 +1,7 @@
 /** Agents as they registered: which location, which check types they run, when they were last seen. */
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CheckType } from '../../../shared/checks/types.ts';
 import type { AgentRegistration, AgentRepo } from '../dispatch-types.ts';
+import type { SqlDatabase } from '../sql/database.ts';
 import type { Agent } from '../store.ts';
 
 interface AgentRow {
@@ -28,31 +28,25 @@ const toAgent = (row: AgentRow): Agent => ({
   goneAt: row.gone_at,
 });
 
-export class SqliteAgentRepo implements AgentRepo {
-  readonly #upsert: StatementSync;
-  readonly #get: StatementSync;
-  readonly #byLocation: StatementSync;
-  readonly #touch: StatementSync;
-  readonly #gone: StatementSync;
+// registered_at is kept across re-registrations: it says since when this process has been known.
+const UPSERT = `
+  INSERT INTO agents (id, location_id, version, hostname, check_types, runtimes, registered_at, last_seen_at, gone_at)
+  VALUES ($id, $locationId, $version, $hostname, $checkTypes, $runtimes, $now, $now, NULL)
+  ON CONFLICT (id) DO UPDATE SET
+    location_id = excluded.location_id, version = excluded.version, hostname = excluded.hostname,
+    check_types = excluded.check_types, runtimes = excluded.runtimes,
+    last_seen_at = excluded.last_seen_at, gone_at = NULL
+  RETURNING *`;
 
-  constructor(db: DatabaseSync) {
-    // registered_at is kept across re-registrations: it says since when this process has been known.
-    this.#upsert = db.prepare(`
-      INSERT INTO agents (id, location_id, version, hostname, check_types, runtimes, registered_at, last_seen_at, gone_at)
-      VALUES ($id, $locationId, $version, $hostname, $checkTypes, $runtimes, $now, $now, NULL)
-      ON CONFLICT (id) DO UPDATE SET
-        location_id = excluded.location_id, version = excluded.version, hostname = excluded.hostname,
-        check_types = excluded.check_types, runtimes = excluded.runtimes,
-        last_seen_at = excluded.last_seen_at, gone_at = NULL
-      RETURNING *`);
-    this.#get = db.prepare('SELECT * FROM agents WHERE id = ?');
-    this.#byLocation = db.prepare('SELECT * FROM agents WHERE location_id = ? ORDER BY last_seen_at DESC');
-    this.#touch = db.prepare('UPDATE agents SET last_seen_at = $now WHERE id = $id AND last_seen_at < $now');
-    this.#gone = db.prepare('UPDATE agents SET gone_at = $now, last_seen_at = $now WHERE id = $id');
+export class SqlAgentRepo implements AgentRepo {
+  readonly #db: SqlDatabase;
+
+  constructor(db: SqlDatabase) {
+    this.#db = db;
   }
 
   async upsert(agent: AgentRegistration, now: string): Promise<Agent> {
-    const row = this.#upsert.get({
+    const row = await this.#db.get<AgentRow>(UPSERT, {
       id: agent.id,
       locationId: agent.locationId,
       version: agent.version,
@@ -60,24 +54,24 @@ export class SqliteAgentRepo implements AgentRepo {
       checkTypes: JSON.stringify(agent.checkTypes),
       runtimes: JSON.stringify(agent.runtimes),
       now,
-    }) as unknown as AgentRow;
-    return toAgent(row);
+    });
+    return toAgent(row as AgentRow);
   }
 
   async get(agentId: string): Promise<Agent | undefined> {
-    const row = this.#get.get(agentId) as AgentRow | undefined;
+    const row = await this.#db.get<AgentRow>('SELECT * FROM agents WHERE id = ?', [agentId]);
     return row && toAgent(row);
   }
 
   async listByLocation(locationId: string): Promise<Agent[]> {
-    return (this.#byLocation.all(locationId) as unknown as AgentRow[]).map(toAgent);
+    return (await this.#db.all<AgentRow>('SELECT * FROM agents WHERE location_id = ? ORDER BY last_seen_at DESC', [locationId])).map(toAgent);
   }
 
   async touch(agentId: string, now: string): Promise<void> {
-    this.#touch.run({ id: agentId, now });
+    await this.#db.run('UPDATE agents SET last_seen_at = $now WHERE id = $id AND last_seen_at < $now', { id: agentId, now });
   }
 
   async markGone(agentId: string, now: string): Promise<void> {
-    this.#gone.run({ id: agentId, now });
+    await this.#db.run('UPDATE agents SET gone_at = $now, last_seen_at = $now WHERE id = $id', { id: agentId, now });
   }
 }

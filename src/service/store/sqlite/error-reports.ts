@@ -1,9 +1,8 @@
 /** Error reports agents send through the Sentry protocol, and the hashes of the tokens they use. */
 import { randomUUID } from 'node:crypto';
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { ErrorReportRepo } from '../dispatch-types.ts';
+import type { SqlDatabase } from '../sql/database.ts';
 import type { ErrorReport } from '../store.ts';
-import { inTransaction } from './db.ts';
 
 interface ReportRow {
   id: string;
@@ -19,36 +18,29 @@ const toReport = (row: ReportRow): ErrorReport => ({
   event: JSON.parse(row.event_json) as Record<string, unknown>,
 });
 
-export class SqliteErrorReportRepo implements ErrorReportRepo {
-  readonly #db: DatabaseSync;
-  readonly #ensureToken: StatementSync;
-  readonly #findToken: StatementSync;
-  readonly #insert: StatementSync;
-  readonly #trim: StatementSync;
-  readonly #list: StatementSync;
+/**
+ * Newest first: by arrival, and within one envelope by event order, which insert() gives the ids
+ * (the same order on both databases, neither of which has to keep insertion order otherwise).
+ */
+const NEWEST_FIRST = 'ORDER BY received_at DESC, id DESC';
 
-  constructor(db: DatabaseSync) {
+export class SqlErrorReportRepo implements ErrorReportRepo {
+  readonly #db: SqlDatabase;
+
+  constructor(db: SqlDatabase) {
     this.#db = db;
-    this.#ensureToken = db.prepare(
-      'INSERT INTO error_report_tokens (token_hash, location_id, created_at) VALUES (?, ?, ?) ON CONFLICT (token_hash) DO NOTHING',
-    );
-    this.#findToken = db.prepare('SELECT location_id FROM error_report_tokens WHERE token_hash = ?');
-    this.#insert = db.prepare(
-      'INSERT INTO error_reports (id, location_id, received_at, event_json) VALUES (?, ?, ?, ?) RETURNING *',
-    );
-    // A crash-looping agent must not fill the disk: only the newest reports of a location are kept.
-    this.#trim = db.prepare(`
-      DELETE FROM error_reports WHERE location_id = $locationId AND rowid <= (
-        SELECT rowid FROM error_reports WHERE location_id = $locationId ORDER BY rowid DESC LIMIT 1 OFFSET $keep)`);
-    this.#list = db.prepare('SELECT * FROM error_reports WHERE location_id = ? ORDER BY rowid DESC LIMIT ?');
   }
 
   async ensureToken(locationId: string, tokenHash: string, now: string): Promise<void> {
-    this.#ensureToken.run(tokenHash, locationId, now);
+    await this.#db.run(
+      'INSERT INTO error_report_tokens (token_hash, location_id, created_at) VALUES (?, ?, ?) ON CONFLICT (token_hash) DO NOTHING',
+      [tokenHash, locationId, now],
+    );
   }
 
   async findLocationByToken(tokenHash: string): Promise<string | undefined> {
-    return (this.#findToken.get(tokenHash) as { location_id: string } | undefined)?.location_id;
+    return (await this.#db.get<{ location_id: string }>('SELECT location_id FROM error_report_tokens WHERE token_hash = ?', [tokenHash]))
+      ?.location_id;
   }
 
   async insert(
@@ -58,16 +50,30 @@ export class SqliteErrorReportRepo implements ErrorReportRepo {
     keep: number,
   ): Promise<ErrorReport[]> {
     if (events.length === 0) return [];
-    return inTransaction(this.#db, () => {
-      const rows = events.map(
-        (event) => this.#insert.get(randomUUID(), locationId, receivedAt, JSON.stringify(event)) as unknown as ReportRow,
+    // Random ids, sorted, so a later event of the envelope has the larger id (see NEWEST_FIRST).
+    const ids = events.map(() => randomUUID()).sort();
+    return this.#db.transaction(async () => {
+      const rows: ReportRow[] = [];
+      for (const [i, event] of events.entries()) {
+        const row = await this.#db.get<ReportRow>(
+          'INSERT INTO error_reports (id, location_id, received_at, event_json) VALUES (?, ?, ?, ?) RETURNING *',
+          [ids[i] as string, locationId, receivedAt, JSON.stringify(event)],
+        );
+        rows.push(row as ReportRow);
+      }
+      // A crash-looping agent must not fill the disk: only the newest reports of a location are kept.
+      await this.#db.run(
+        `DELETE FROM error_reports WHERE location_id = $locationId AND id NOT IN (
+           SELECT id FROM error_reports WHERE location_id = $locationId ${NEWEST_FIRST} LIMIT $keep)`,
+        { locationId, keep },
       );
-      this.#trim.run({ locationId, keep });
       return rows.map(toReport);
     });
   }
 
   async list(locationId: string, limit: number): Promise<ErrorReport[]> {
-    return (this.#list.all(locationId, limit) as unknown as ReportRow[]).map(toReport);
+    return (await this.#db.all<ReportRow>(`SELECT * FROM error_reports WHERE location_id = ? ${NEWEST_FIRST} LIMIT ?`, [locationId, limit])).map(
+      toReport,
+    );
   }
 }

@@ -1,6 +1,6 @@
-import type { DatabaseSync } from 'node:sqlite';
 import type { PendingRetry, RunRetryLink, RunRetryRepo } from '../check-group-types.ts';
-import { inTransaction, nowIso } from './db.ts';
+import { nowIso, type SqlDatabase, type TransactionOptions } from '../sql/database.ts';
+import { dialectSql } from '../sql/dialect-sql.ts';
 
 interface PendingRow {
   retry_of: string;
@@ -22,51 +22,62 @@ const toPending = (row: PendingRow): PendingRetry => ({
   dueAt: row.due_at,
 });
 
+/** The transitions name their rows (see takeDue): READ COMMITTED on PostgreSQL is enough. */
+const READ_COMMITTED: TransactionOptions = { isolation: 'read committed' };
+
 /** Retry columns of runs (added by migration 005) and the pending_retries table. */
-export class SqliteRunRetryRepo implements RunRetryRepo {
-  readonly #db: DatabaseSync;
-  constructor(db: DatabaseSync) {
+export class SqlRunRetryRepo implements RunRetryRepo {
+  readonly #db: SqlDatabase;
+  readonly #takeDue: string;
+
+  constructor(db: SqlDatabase) {
     this.#db = db;
+    // Taking is one statement that locks what it takes and skips what another replica is taking, so
+    // a due retry is handed to exactly one sweep.
+    this.#takeDue = `
+      WITH due AS MATERIALIZED (
+        SELECT retry_of FROM pending_retries WHERE due_at <= ? ORDER BY due_at LIMIT ? ${dialectSql(db.dialect).forUpdateSkipLocked})
+      DELETE FROM pending_retries WHERE retry_of IN (SELECT retry_of FROM due)
+      RETURNING *`;
   }
 
   async linkOf(runId: string): Promise<RunRetryLink> {
-    const row = this.#db.prepare('SELECT retry_of, attempt, chain_started_at FROM runs WHERE run_id = ?').get(runId) as
-      | { retry_of: string | null; attempt: number; chain_started_at: string | null }
-      | undefined;
+    const row = await this.#db.get<{ retry_of: string | null; attempt: number; chain_started_at: string | null }>(
+      'SELECT retry_of, attempt, chain_started_at FROM runs WHERE run_id = ?',
+      [runId],
+    );
     return { retryOf: row?.retry_of ?? null, attempt: row?.attempt ?? 1, chainStartedAt: row?.chain_started_at ?? null };
   }
 
   async setLink(runId: string, link: RunRetryLink): Promise<void> {
-    this.#db
-      .prepare('UPDATE runs SET retry_of = ?, attempt = ?, chain_started_at = ? WHERE run_id = ?')
-      .run(link.retryOf, link.attempt, link.chainStartedAt, runId);
+    await this.#db.run('UPDATE runs SET retry_of = ?, attempt = ?, chain_started_at = ? WHERE run_id = ?', [
+      link.retryOf,
+      link.attempt,
+      link.chainStartedAt,
+      runId,
+    ]);
   }
 
   async plan(retry: PendingRetry): Promise<boolean> {
-    const result = this.#db
-      .prepare(
-        `INSERT INTO pending_retries (retry_of, account_id, check_id, location_id, attempt, chain_started_at, due_at, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (retry_of) DO NOTHING`,
-      )
-      .run(retry.retryOf, retry.accountId, retry.checkId, retry.locationId, retry.attempt, retry.chainStartedAt, retry.dueAt, nowIso());
+    const result = await this.#db.run(
+      `INSERT INTO pending_retries (retry_of, account_id, check_id, location_id, attempt, chain_started_at, due_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (retry_of) DO NOTHING`,
+      [retry.retryOf, retry.accountId, retry.checkId, retry.locationId, retry.attempt, retry.chainStartedAt, retry.dueAt, nowIso()],
+    );
     return result.changes > 0;
   }
 
   async takeDue(now: string, limit: number): Promise<PendingRetry[]> {
-    return inTransaction(this.#db, () => {
-      const rows = this.#db
-        .prepare('SELECT * FROM pending_retries WHERE due_at <= ? ORDER BY due_at LIMIT ?')
-        .all(now, limit) as unknown as PendingRow[];
-      const remove = this.#db.prepare('DELETE FROM pending_retries WHERE retry_of = ?');
-      for (const row of rows) remove.run(row.retry_of);
-      return rows.map(toPending);
-    });
+    const rows = await this.#db.transaction(() => this.#db.all<PendingRow>(this.#takeDue, [now, limit]), READ_COMMITTED);
+    // RETURNING has no order of its own.
+    return rows.map(toPending).sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0));
   }
 
   async pending(accountId: string, checkId: string): Promise<PendingRetry[]> {
-    const rows = this.#db
-      .prepare('SELECT * FROM pending_retries WHERE check_id = ? AND account_id = ? ORDER BY due_at')
-      .all(checkId, accountId) as unknown as PendingRow[];
+    const rows = await this.#db.all<PendingRow>('SELECT * FROM pending_retries WHERE check_id = ? AND account_id = ? ORDER BY due_at', [
+      checkId,
+      accountId,
+    ]);
     return rows.map(toPending);
   }
 }

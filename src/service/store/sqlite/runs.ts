@@ -1,18 +1,23 @@
 /**
- * The run queue on SQLite. Every transition is one statement (or one BEGIN IMMEDIATE transaction),
+ * The run queue, on SQLite or PostgreSQL. Every transition is one statement (or one transaction),
  * and every statement that moves a run out of a state names that state in its WHERE clause, so a
  * transition that lost a race changes nothing instead of overwriting the winner.
  *
- * Statements are prepared once per connection: the dispatch path runs them tens of times a second.
+ * On PostgreSQL several service replicas share the queue: a claim locks the rows it picks and skips
+ * rows another replica's claim holds (FOR UPDATE SKIP LOCKED), so no run is handed out twice and no
+ * claim waits for or fails on another. The transitions run at READ COMMITTED: each statement re-checks
+ * its WHERE clause against the row as the other transaction left it.
+ *
+ * The SQL texts are fixed per dialect; both backends prepare each text once per connection, because
+ * the dispatch path runs them tens of times a second.
  */
-import { randomUUID } from 'node:crypto';
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CheckClass, CheckDefinition, CheckType, OtherCheckDefinition } from '../../../shared/checks/types.ts';
 import type { LeaseRef } from '../../../shared/protocol.ts';
 import { runtimeNeededBy } from '../../../shared/runtimes.ts';
 import type { ClaimRequest, HeartbeatOutcome, LocationLoad, LocationQueueStats, NewRun, RunRepo } from '../dispatch-types.ts';
 import type { Run, RunState } from '../store.ts';
-import { inTransaction, statement } from './db.ts';
+import type { SqlDatabase, TransactionOptions } from '../sql/database.ts';
+import { type DialectSql, dialectSql } from '../sql/dialect-sql.ts';
 
 interface RunRow {
   run_id: string;
@@ -108,129 +113,128 @@ const EXPIRE_LEASE = `
 
 const CANCELLED_WHILE_RUNNING = 'cancelled; the agent stopped before confirming it';
 
-export class SqliteRunRepo implements RunRepo {
-  readonly #db: DatabaseSync;
-  readonly #insert: StatementSync;
-  readonly #supersede: StatementSync;
-  readonly #get: StatementSync;
-  readonly #getForAccount: StatementSync;
-  readonly #claim: StatementSync;
-  readonly #extend: StatementSync;
-  readonly #leaseOf: StatementSync;
-  readonly #finish: StatementSync;
-  readonly #releaseOne: StatementSync;
-  readonly #releaseAll: StatementSync;
-  readonly #requeueExpired: StatementSync;
-  readonly #listStale: StatementSync;
-  readonly #expireQueued: StatementSync;
-  readonly #cancelQueued: StatementSync;
-  readonly #requestCancel: StatementSync;
-  readonly #cancelCheckQueued: StatementSync;
-  readonly #cancelCheckLeased: StatementSync;
-  readonly #prune: StatementSync;
+/** See the top of this file: every transition's WHERE clause names the rows it may touch. */
+const READ_COMMITTED: TransactionOptions = { isolation: 'read committed' };
 
-  constructor(db: DatabaseSync) {
-    this.#db = db;
-    // Lease ids are made inside the claiming UPDATE, one per row, so claiming stays one statement.
-    db.function('dispatch_uuid', { deterministic: false }, () => randomUUID());
-
-    this.#insert = db.prepare(`
-      INSERT INTO runs (run_id, account_id, check_id, location_id, check_type, check_class, due_at, state,
-                        lease_attempt, cancel_requested, timeout_ms, check_json, created_at, runtime_id)
-      VALUES ($runId, $accountId, $checkId, $locationId, $checkType, $checkClass, $dueAt, 'queued',
-              1, 0, $timeoutMs, $checkJson, $now, $runtimeId)
-      RETURNING *`);
-    // lease_attempt = 1 while queued means "never leased": a run handed back after an agent died
-    // keeps its place, because the reference re-runs such a check elsewhere.
-    this.#supersede = db.prepare(`
-      UPDATE runs SET state = 'expired', end_reason = 'superseded by a newer run', finished_at = $now, check_json = NULL
-      WHERE check_id = $checkId AND location_id = $locationId AND state = 'queued'
-        AND lease_attempt = 1 AND due_at < $dueAt
-      RETURNING run_id`);
-    this.#get = db.prepare('SELECT * FROM runs WHERE run_id = ?');
-    this.#getForAccount = db.prepare('SELECT * FROM runs WHERE run_id = ? AND account_id = ?');
+/** The statements that differ by dialect (row locks, JSON lists, UUIDs); the others are shared. */
+function dialectStatements(d: DialectSql) {
+  const pick = (checkClass: string, limit: string) => `
+    SELECT run_id FROM (
+      SELECT run_id FROM runs
+      WHERE state = 'queued' AND location_id = $locationId AND check_class = '${checkClass}'
+        AND check_type IN (${d.jsonArrayValues('$checkTypes')})
+        AND (runtime_id IS NULL OR runtime_id IN (${d.jsonArrayValues('$runtimes')}))
+      ORDER BY due_at LIMIT ${limit} ${d.forUpdateSkipLocked}) AS ${checkClass}_runs`;
+  return {
     // One statement picks and leases: each class takes its oldest due runs up to the agent's free
     // slots, restricted to the check types it has runners for and, for runs with user code, to the
-    // runtimes it carries (runtime_id NULL: no user code). `AND state = 'queued'` in the outer
-    // WHERE makes the pick-and-mark atomic even against another connection.
-    this.#claim = db.prepare(`
+    // runtimes it carries (runtime_id NULL: no user code). The pick is materialised so it runs once;
+    // `state = 'queued'` in the UPDATE makes pick-and-mark atomic even against another connection.
+    // Lease ids are made in the UPDATE, one per row, so claiming stays one statement.
+    claim: `
+      WITH picked AS MATERIALIZED (${pick('uptime', '$uptime')} UNION ALL ${pick('heavy', '$heavy')})
       UPDATE runs
-      SET state = 'leased', lease_id = dispatch_uuid(), agent_id = $agentId, lease_expires_at = $leaseExpiresAt
-      WHERE state = 'queued' AND run_id IN (
-        SELECT run_id FROM (
-          SELECT run_id FROM runs
-          WHERE state = 'queued' AND location_id = $locationId AND check_class = 'uptime'
-            AND check_type IN (SELECT value FROM json_each($checkTypes))
-            AND (runtime_id IS NULL OR runtime_id IN (SELECT value FROM json_each($runtimes)))
-          ORDER BY due_at LIMIT $uptime)
-        UNION ALL
-        SELECT run_id FROM (
-          SELECT run_id FROM runs
-          WHERE state = 'queued' AND location_id = $locationId AND check_class = 'heavy'
-            AND check_type IN (SELECT value FROM json_each($checkTypes))
-            AND (runtime_id IS NULL OR runtime_id IN (SELECT value FROM json_each($runtimes)))
-          ORDER BY due_at LIMIT $heavy)
-      )
-      RETURNING *`);
-    this.#extend = db.prepare(`
-      UPDATE runs SET lease_expires_at = $leaseExpiresAt
-      WHERE run_id = $runId AND lease_id = $leaseId AND agent_id = $agentId AND state = 'leased' AND cancel_requested = 0
-      RETURNING lease_expires_at`);
-    this.#leaseOf = db.prepare(`
-      SELECT cancel_requested, lease_expires_at FROM runs
-      WHERE run_id = $runId AND lease_id = $leaseId AND agent_id = $agentId AND state = 'leased'`);
-    this.#finish = db.prepare(`
-      UPDATE runs
-      SET state = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE 'completed' END,
-          end_reason = CASE WHEN cancel_requested = 1 THEN 'cancelled while running; the agent reported it' ELSE end_reason END,
-          finished_at = $now, lease_expires_at = NULL, check_json = NULL
-      WHERE run_id = $runId AND state IN ('queued', 'leased')
-      RETURNING *`);
-    this.#releaseOne = db.prepare(`
-      UPDATE runs SET ${HAND_BACK}
-      WHERE run_id = $runId AND lease_id = $leaseId AND agent_id = $agentId AND state = 'leased'
-      RETURNING *`);
-    this.#releaseAll = db.prepare(`
-      UPDATE runs SET ${HAND_BACK}
-      WHERE agent_id = $agentId AND state = 'leased'
-      RETURNING *`);
-    this.#requeueExpired = db.prepare(`
-      UPDATE runs SET ${EXPIRE_LEASE}
-      WHERE state = 'leased' AND lease_expires_at <= $now
-      RETURNING *`);
-    this.#listStale = db.prepare(`
-      SELECT * FROM runs WHERE state = 'queued' AND due_at <= $dueBefore ORDER BY due_at LIMIT $limit`);
-    this.#expireQueued = db.prepare(`
-      UPDATE runs SET state = 'expired', end_reason = $endReason, finished_at = $now, check_json = NULL
-      WHERE run_id = $runId AND state = 'queued'`);
-    this.#cancelQueued = db.prepare(`
-      UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now, check_json = NULL
-      WHERE run_id = $runId AND account_id = $accountId AND state = 'queued'`);
-    this.#requestCancel = db.prepare(`
-      UPDATE runs SET cancel_requested = 1
-      WHERE run_id = $runId AND account_id = $accountId AND state = 'leased'`);
-    // keepLocationIds is a JSON array; '[]' cancels at every location.
-    this.#cancelCheckQueued = db.prepare(`
+      SET state = 'leased', lease_id = ${d.newUuid}, agent_id = $agentId, lease_expires_at = $leaseExpiresAt
+      WHERE state = 'queued' AND run_id IN (SELECT run_id FROM picked)
+      RETURNING *`,
+    // keep is a JSON array of location ids; '[]' cancels at every location.
+    cancelCheckQueued: `
       UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now, check_json = NULL
       WHERE check_id = $checkId AND account_id = $accountId AND state = 'queued'
-        AND location_id NOT IN (SELECT value FROM json_each($keep))`);
-    this.#cancelCheckLeased = db.prepare(`
+        AND location_id NOT IN (${d.jsonArrayValues('$keep')})`,
+    cancelCheckLeased: `
       UPDATE runs SET cancel_requested = 1
       WHERE check_id = $checkId AND account_id = $accountId AND state = 'leased' AND cancel_requested = 0
-        AND location_id NOT IN (SELECT value FROM json_each($keep))`);
-    this.#prune = db.prepare(`
-      DELETE FROM runs WHERE run_id IN (
-        SELECT run_id FROM runs WHERE finished_at IS NOT NULL AND finished_at < $before LIMIT $limit)`);
+        AND location_id NOT IN (${d.jsonArrayValues('$keep')})`,
+  };
+}
+
+const INSERT = `
+  INSERT INTO runs (run_id, account_id, check_id, location_id, check_type, check_class, due_at, state,
+                    lease_attempt, cancel_requested, timeout_ms, check_json, created_at, runtime_id)
+  VALUES ($runId, $accountId, $checkId, $locationId, $checkType, $checkClass, $dueAt, 'queued',
+          1, 0, $timeoutMs, $checkJson, $now, $runtimeId)
+  RETURNING *`;
+// lease_attempt = 1 while queued means "never leased": a run handed back after an agent died
+// keeps its place, because the reference re-runs such a check elsewhere.
+const SUPERSEDE = `
+  UPDATE runs SET state = 'expired', end_reason = 'superseded by a newer run', finished_at = $now, check_json = NULL
+  WHERE check_id = $checkId AND location_id = $locationId AND state = 'queued'
+    AND lease_attempt = 1 AND due_at < $dueAt
+  RETURNING run_id`;
+const GET = 'SELECT * FROM runs WHERE run_id = ?';
+const GET_FOR_ACCOUNT = 'SELECT * FROM runs WHERE run_id = ? AND account_id = ?';
+const EXTEND = `
+  UPDATE runs SET lease_expires_at = $leaseExpiresAt
+  WHERE run_id = $runId AND lease_id = $leaseId AND agent_id = $agentId AND state = 'leased' AND cancel_requested = 0
+  RETURNING lease_expires_at`;
+const LEASE_OF = `
+  SELECT cancel_requested, lease_expires_at FROM runs
+  WHERE run_id = $runId AND lease_id = $leaseId AND agent_id = $agentId AND state = 'leased'`;
+const FINISH = `
+  UPDATE runs
+  SET state = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE 'completed' END,
+      end_reason = CASE WHEN cancel_requested = 1 THEN 'cancelled while running; the agent reported it' ELSE end_reason END,
+      finished_at = $now, lease_expires_at = NULL, check_json = NULL
+  WHERE run_id = $runId AND state IN ('queued', 'leased')
+  RETURNING *`;
+const RELEASE_ONE = `
+  UPDATE runs SET ${HAND_BACK}
+  WHERE run_id = $runId AND lease_id = $leaseId AND agent_id = $agentId AND state = 'leased'
+  RETURNING *`;
+const RELEASE_ALL = `
+  UPDATE runs SET ${HAND_BACK}
+  WHERE agent_id = $agentId AND state = 'leased'
+  RETURNING *`;
+const REQUEUE_EXPIRED = `
+  UPDATE runs SET ${EXPIRE_LEASE}
+  WHERE state = 'leased' AND lease_expires_at <= $now
+  RETURNING *`;
+const LIST_STALE = `SELECT * FROM runs WHERE state = 'queued' AND due_at <= $dueBefore ORDER BY due_at LIMIT $limit`;
+const EXPIRE_QUEUED = `
+  UPDATE runs SET state = 'expired', end_reason = $endReason, finished_at = $now, check_json = NULL
+  WHERE run_id = $runId AND state = 'queued'`;
+const CANCEL_QUEUED = `
+  UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now, check_json = NULL
+  WHERE run_id = $runId AND account_id = $accountId AND state = 'queued'`;
+const REQUEST_CANCEL = `
+  UPDATE runs SET cancel_requested = 1
+  WHERE run_id = $runId AND account_id = $accountId AND state = 'leased'`;
+const PRUNE = `
+  DELETE FROM runs WHERE run_id IN (
+    SELECT run_id FROM runs WHERE finished_at IS NOT NULL AND finished_at < $before LIMIT $limit)`;
+// Queued runs count per location, leased ones per agent: the agent column only for leased rows.
+const LOCATION_LOAD = `
+  SELECT state, CASE WHEN state = 'leased' THEN agent_id END AS holder, COUNT(*) AS n FROM runs
+  WHERE location_id = ? AND state IN ('queued', 'leased') GROUP BY state, CASE WHEN state = 'leased' THEN agent_id END`;
+// Each half reads its own partial index (runs_claim for queued, runs_lease_expiry for leased), so
+// a scrape costs as much as the open runs, never the finished ones kept for a day.
+const QUEUE_STATS = `
+  SELECT l.id AS location_id, COALESCE(q.n, 0) AS queued, COALESCE(r.n, 0) AS leased, q.oldest AS oldest
+  FROM private_locations l
+  LEFT JOIN (SELECT location_id, COUNT(*) AS n, MIN(due_at) AS oldest FROM runs WHERE state = 'queued' GROUP BY location_id) q
+    ON q.location_id = l.id
+  LEFT JOIN (SELECT location_id, COUNT(*) AS n FROM runs WHERE state = 'leased' GROUP BY location_id) r
+    ON r.location_id = l.id`;
+
+export class SqlRunRepo implements RunRepo {
+  readonly #db: SqlDatabase;
+  readonly #sql: ReturnType<typeof dialectStatements>;
+
+  constructor(db: SqlDatabase) {
+    this.#db = db;
+    this.#sql = dialectStatements(dialectSql(db.dialect));
   }
 
   async enqueue(run: NewRun, now: string): Promise<{ run: Run; superseded: string[] }> {
-    return inTransaction(this.#db, () => {
-      const superseded = (
-        this.#supersede.all({ checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now }) as unknown as {
-          run_id: string;
-        }[]
-      ).map((r) => r.run_id);
-      const row = this.#insert.get({
+    return this.#db.transaction(async () => {
+      const superseded = await this.#db.all<{ run_id: string }>(SUPERSEDE, {
+        checkId: run.checkId,
+        locationId: run.locationId,
+        dueAt: run.dueAt,
+        now,
+      });
+      const row = (await this.#db.get<RunRow>(INSERT, {
         runId: run.runId,
         accountId: run.accountId,
         checkId: run.checkId,
@@ -242,18 +246,18 @@ export class SqliteRunRepo implements RunRepo {
         checkJson: JSON.stringify(run.check),
         runtimeId: runtimeNeededBy(run.check),
         now,
-      }) as unknown as RunRow;
-      return { run: toRun(row), superseded };
-    });
+      })) as RunRow;
+      return { run: toRun(row), superseded: superseded.map((r) => r.run_id) };
+    }, READ_COMMITTED);
   }
 
   async get(runId: string): Promise<Run | undefined> {
-    const row = this.#get.get(runId) as RunRow | undefined;
+    const row = await this.#db.get<RunRow>(GET, [runId]);
     return row && toRun(row);
   }
 
   async getForAccount(accountId: string, runId: string): Promise<Run | undefined> {
-    const row = this.#getForAccount.get(runId, accountId) as RunRow | undefined;
+    const row = await this.#db.get<RunRow>(GET_FOR_ACCOUNT, [runId, accountId]);
     return row && toRun(row);
   }
 
@@ -261,7 +265,7 @@ export class SqliteRunRepo implements RunRepo {
     const uptime = Math.max(0, Math.floor(req.slots.uptime ?? 0));
     const heavy = Math.max(0, Math.floor(req.slots.heavy ?? 0));
     if ((uptime === 0 && heavy === 0) || req.checkTypes.length === 0) return [];
-    const rows = this.#claim.all({
+    const params = {
       agentId: req.agentId,
       leaseExpiresAt: req.leaseExpiresAt,
       locationId: req.locationId,
@@ -269,65 +273,71 @@ export class SqliteRunRepo implements RunRepo {
       runtimes: JSON.stringify(req.runtimes ?? []),
       uptime,
       heavy,
-    }) as unknown as RunRow[];
+    };
+    const rows = await this.#oneStatement(() => this.#db.all<RunRow>(this.#sql.claim, params));
     return rows.map(toRun).sort(byDueAt);
   }
 
   async heartbeat(agentId: string, leases: readonly LeaseRef[], leaseExpiresAt: string): Promise<HeartbeatOutcome[]> {
-    return inTransaction(this.#db, () =>
-      leases.map((lease): HeartbeatOutcome => {
-        const key = { runId: lease.runId, leaseId: lease.leaseId, agentId };
-        const extended = this.#extend.get({ ...key, leaseExpiresAt }) as { lease_expires_at: string } | undefined;
-        if (extended) return { ...lease, state: 'active', leaseExpiresAt: extended.lease_expires_at };
-        const held = this.#leaseOf.get(key) as { cancel_requested: number; lease_expires_at: string } | undefined;
-        if (held?.cancel_requested === 1) return { ...lease, state: 'cancelled', leaseExpiresAt: held.lease_expires_at };
-        return { ...lease, state: 'lost', leaseExpiresAt: null };
-      }),
-    );
+    return this.#db.transaction(async () => {
+      const outcomes: HeartbeatOutcome[] = [];
+      for (const lease of leases) outcomes.push(await this.#extendOne(agentId, lease, leaseExpiresAt));
+      return outcomes;
+    }, READ_COMMITTED);
+  }
+
+  async #extendOne(agentId: string, lease: LeaseRef, leaseExpiresAt: string): Promise<HeartbeatOutcome> {
+    const key = { runId: lease.runId, leaseId: lease.leaseId, agentId };
+    const extended = await this.#db.get<{ lease_expires_at: string }>(EXTEND, { ...key, leaseExpiresAt });
+    if (extended) return { ...lease, state: 'active', leaseExpiresAt: extended.lease_expires_at };
+    const held = await this.#db.get<{ cancel_requested: number; lease_expires_at: string }>(LEASE_OF, key);
+    if (held?.cancel_requested === 1) return { ...lease, state: 'cancelled', leaseExpiresAt: held.lease_expires_at };
+    return { ...lease, state: 'lost', leaseExpiresAt: null };
   }
 
   async finish(runId: string, now: string): Promise<Run | undefined> {
-    const row = (this.#finish.get({ runId, now }) ?? this.#get.get(runId)) as RunRow | undefined;
+    const row = (await this.#db.get<RunRow>(FINISH, { runId, now })) ?? (await this.#db.get<RunRow>(GET, [runId]));
     return row && toRun(row);
   }
 
   async release(agentId: string, leases: readonly LeaseRef[] | undefined, now: string): Promise<Run[]> {
     const params = { agentId, now, cancelReason: CANCELLED_WHILE_RUNNING };
-    const rows = inTransaction(this.#db, () =>
-      leases === undefined
-        ? (this.#releaseAll.all(params) as unknown as RunRow[])
-        : leases.flatMap((l) => this.#releaseOne.all({ ...params, runId: l.runId, leaseId: l.leaseId }) as unknown as RunRow[]),
-    );
+    const rows = await this.#db.transaction(async () => {
+      if (leases === undefined) return this.#db.all<RunRow>(RELEASE_ALL, params);
+      const released: RunRow[] = [];
+      for (const l of leases) released.push(...(await this.#db.all<RunRow>(RELEASE_ONE, { ...params, runId: l.runId, leaseId: l.leaseId })));
+      return released;
+    }, READ_COMMITTED);
     return rows.map(toRun).filter((r) => r.state === 'queued');
   }
 
   async requeueExpiredLeases(now: string): Promise<{ requeued: Run[]; abandoned: Run[] }> {
-    const rows = this.#requeueExpired.all({
+    const params = {
       now,
       cancelReason: 'cancelled; its agent stopped heartbeating before confirming it',
       maxAttempts: MAX_EXPIRED_LEASES,
       abandonReason: `its agent stopped heartbeating in each of ${MAX_EXPIRED_LEASES} leases; not handed out again (does the check crash its agent?)`,
-    }) as unknown as RunRow[];
-    const runs = rows.map(toRun);
+    };
+    const runs = (await this.#oneStatement(() => this.#db.all<RunRow>(REQUEUE_EXPIRED, params))).map(toRun);
     return { requeued: runs.filter((r) => r.state === 'queued'), abandoned: runs.filter((r) => r.state === 'expired') };
   }
 
   async listStaleQueued(dueBefore: string, limit: number): Promise<Run[]> {
-    return (this.#listStale.all({ dueBefore, limit }) as unknown as RunRow[]).map(toRun);
+    return (await this.#db.all<RunRow>(LIST_STALE, { dueBefore, limit })).map(toRun);
   }
 
   async expireQueued(runId: string, endReason: string, now: string): Promise<boolean> {
-    return this.#expireQueued.run({ runId, endReason, now }).changes > 0;
+    return (await this.#db.run(EXPIRE_QUEUED, { runId, endReason, now })).changes > 0;
   }
 
   async cancel(accountId: string, runId: string, endReason: string, now: string): Promise<Run | undefined> {
-    return inTransaction(this.#db, () => {
-      if (this.#cancelQueued.run({ runId, accountId, endReason, now }).changes === 0) {
-        this.#requestCancel.run({ runId, accountId });
+    return this.#db.transaction(async () => {
+      if ((await this.#db.run(CANCEL_QUEUED, { runId, accountId, endReason, now })).changes === 0) {
+        await this.#db.run(REQUEST_CANCEL, { runId, accountId });
       }
-      const row = this.#getForAccount.get(runId, accountId) as RunRow | undefined;
+      const row = await this.#db.get<RunRow>(GET_FOR_ACCOUNT, [runId, accountId]);
       return row && toRun(row);
-    });
+    }, READ_COMMITTED);
   }
 
   async cancelForCheck(
@@ -338,44 +348,38 @@ export class SqliteRunRepo implements RunRepo {
     keepLocationIds: readonly string[] = [],
   ): Promise<number> {
     const keep = JSON.stringify(keepLocationIds);
-    return inTransaction(this.#db, () => {
-      const queued = this.#cancelCheckQueued.run({ checkId, accountId, endReason, now, keep }).changes;
-      const leased = this.#cancelCheckLeased.run({ checkId, accountId, keep }).changes;
-      return Number(queued) + Number(leased);
-    });
+    return this.#db.transaction(async () => {
+      const queued = await this.#db.run(this.#sql.cancelCheckQueued, { checkId, accountId, endReason, now, keep });
+      const leased = await this.#db.run(this.#sql.cancelCheckLeased, { checkId, accountId, keep });
+      return queued.changes + leased.changes;
+    }, READ_COMMITTED);
   }
 
   async pruneFinished(before: string, limit: number): Promise<number> {
-    return Number(this.#prune.run({ before, limit }).changes);
+    return (await this.#db.run(PRUNE, { before, limit })).changes;
   }
 
   async locationLoad(locationId: string): Promise<LocationLoad> {
-    const rows = this.#db
-      .prepare(
-        `SELECT state, agent_id, COUNT(*) AS n FROM runs
-         WHERE location_id = ? AND state IN ('queued', 'leased') GROUP BY state, CASE WHEN state = 'leased' THEN agent_id END`,
-      )
-      .all(locationId) as unknown as Array<{ state: string; agent_id: string | null; n: number }>;
+    const rows = await this.#db.all<{ state: string; holder: string | null; n: number }>(LOCATION_LOAD, [locationId]);
     const load: LocationLoad = { queued: 0, leasedByAgent: {} };
     for (const row of rows) {
       if (row.state === 'queued') load.queued += row.n;
-      else if (row.agent_id) load.leasedByAgent[row.agent_id] = row.n;
+      else if (row.holder) load.leasedByAgent[row.holder] = row.n;
     }
     return load;
   }
 
   async queueStats(): Promise<LocationQueueStats[]> {
-    // Each half reads its own partial index (runs_claim for queued, runs_lease_expiry for leased), so
-    // a scrape costs as much as the open runs, never the finished ones kept for a day.
-    const rows = statement(
-      this.#db,
-      `SELECT l.id AS location_id, COALESCE(q.n, 0) AS queued, COALESCE(r.n, 0) AS leased, q.oldest AS oldest
-       FROM private_locations l
-       LEFT JOIN (SELECT location_id, COUNT(*) AS n, MIN(due_at) AS oldest FROM runs WHERE state = 'queued' GROUP BY location_id) q
-         ON q.location_id = l.id
-       LEFT JOIN (SELECT location_id, COUNT(*) AS n FROM runs WHERE state = 'leased' GROUP BY location_id) r
-         ON r.location_id = l.id`,
-    ).all() as unknown as Array<{ location_id: string; queued: number; leased: number; oldest: string | null }>;
+    const rows = await this.#db.all<{ location_id: string; queued: number; leased: number; oldest: string | null }>(QUEUE_STATS);
     return rows.map((r) => ({ locationId: r.location_id, queued: r.queued, leased: r.leased, oldestQueuedDueAt: r.oldest }));
+  }
+
+  /**
+   * A claim or sweep is one statement, atomic on its own. On PostgreSQL it runs in an explicit READ
+   * COMMITTED transaction whatever the server's default isolation, so a claim never fails with a
+   * serialization error; on SQLite it runs as it is, without a BEGIN/COMMIT around it.
+   */
+  #oneStatement<T>(statement: () => Promise<T>): Promise<T> {
+    return this.#db.dialect === 'postgres' ? this.#db.transaction(statement, READ_COMMITTED) : statement();
   }
 }

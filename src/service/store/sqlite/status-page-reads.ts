@@ -24,7 +24,7 @@ import type { SqlStatusPageRepo } from './status-pages.ts';
 /** The statements' SQL in the database's dialect (planner hints are SQLite's; see the top of this file). */
 function readSql(dialect: Dialect) {
   const d = dialectSql(dialect);
-  const onPageServices = d.inJsonArray(d.noIndex('isv.service_id'), '?');
+  const onPageServices = `${d.noIndex('isv.service_id')} IN (${d.jsonArrayValues('?')})`;
   /** Incidents of the scope's account with a link to one of its services (services: param 2). */
   const onPage = `i.account_id = ? AND EXISTS (SELECT 1 FROM incident_services isv WHERE isv.incident_id = i.id AND ${onPageServices})`;
   const open = `incidents i ${d.indexedBy('incidents_account_open')}`;

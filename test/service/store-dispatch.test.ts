@@ -1,0 +1,388 @@
+/**
+ * The dispatcher's repositories (runs, agents, error reports, run retries, artifacts, location
+ * metrics) on both backends, and the run queue's concurrency rules with two stores on one database:
+ * two connections, as two service replicas would have.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { NewRun } from '../../src/service/store/dispatch-types.ts';
+import { MAX_EXPIRED_LEASES } from '../../src/service/store/sqlite/runs.ts';
+import type { Run, Store } from '../../src/service/store/store.ts';
+import type { CheckDefinition, CheckType } from '../../src/shared/checks/types.ts';
+import { checkClassOf } from '../../src/shared/checks/types.ts';
+import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+
+const at = (second: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+const ALL_TYPES: CheckType[] = ['API', 'TCP', 'BROWSER'];
+
+interface Fixture {
+  accountId: string;
+  locationId: string;
+  checkId: string;
+}
+
+async function fixture(store: Store): Promise<Fixture> {
+  const { account } = await store.accounts.create('Acme');
+  const location = await store.locations.create(account.id, { name: 'Office', slugName: 'office', icon: 'location', proxyUrl: null });
+  const check = await store.checks.create({
+    accountId: account.id,
+    checkType: 'API',
+    name: 'Home',
+    activated: true,
+    muted: false,
+    frequency: 1,
+    frequencyOffset: null,
+    locationIds: [location.id],
+    body: { name: 'Home' },
+  });
+  return { accountId: account.id, locationId: location.id, checkId: check.id };
+}
+
+function newRun(f: Fixture, dueSecond: number, overrides: { checkType?: CheckType; checkId?: string; runtimeId?: string } = {}): NewRun {
+  const checkType = overrides.checkType ?? 'API';
+  const checkId = overrides.checkId ?? f.checkId;
+  const check = { id: checkId, accountId: f.accountId, name: 'Home', checkType, shouldFail: false, runtimeId: overrides.runtimeId ?? null };
+  return {
+    runId: randomUUID(),
+    accountId: f.accountId,
+    checkId,
+    locationId: f.locationId,
+    checkType,
+    checkClass: checkClassOf(checkType),
+    dueAt: at(dueSecond),
+    timeoutMs: 30_000,
+    check: check as CheckDefinition,
+  };
+}
+
+const claimAll = (store: Store, f: Fixture, agentId: string, leaseExpiresAt = at(600), slots = { uptime: 100, heavy: 100 }) =>
+  store.runs.claim({ locationId: f.locationId, agentId, checkTypes: ALL_TYPES, runtimes: ['2025.04'], slots, now: at(0), leaseExpiresAt });
+
+describe.each(storeBackends())('on $name', (backend) => {
+  let fresh: FreshStore;
+  beforeEach(async () => {
+    fresh = await backend.fresh();
+  });
+  afterEach(async () => {
+    await fresh.dispose();
+  });
+
+  describe('runs', () => {
+    /** Two runs leased to agent-1, the second with a cancel requested by its user. */
+    async function leasedAndCancelRequested(): Promise<{ store: Store; leased: Run; cancelled: Run }> {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      await store.runs.enqueue(newRun(f, 1, { checkId: 'a' }), at(1));
+      await store.runs.enqueue(newRun(f, 2, { checkId: 'b' }), at(1));
+      const [leased, cancelled] = (await claimAll(store, f, 'agent-1')) as [Run, Run];
+      await store.runs.cancel(f.accountId, cancelled.runId, 'user cancel', at(3));
+      return { store, leased, cancelled };
+    }
+
+    it('enqueues a queued run, reads it back and supersedes older never-leased runs of the check', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const first = await store.runs.enqueue(newRun(f, 1), at(1));
+      expect(first.superseded).toEqual([]);
+      expect(first.run).toMatchObject({ state: 'queued', leaseAttempt: 1, cancelRequested: false, leaseId: null, dueAt: at(1) });
+      expect(await store.runs.get(first.run.runId)).toEqual(first.run);
+      expect(await store.runs.getForAccount(f.accountId, first.run.runId)).toEqual(first.run);
+      expect(await store.runs.getForAccount('another-account', first.run.runId)).toBeUndefined();
+
+      const second = await store.runs.enqueue(newRun(f, 2), at(2));
+      expect(second.superseded).toEqual([first.run.runId]);
+      expect(await store.runs.get(first.run.runId)).toMatchObject({ state: 'expired', endReason: 'superseded by a newer run' });
+    });
+
+    it('claims per class up to the free slots, oldest due first, with a new lease id per run', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const uptime = [];
+      for (let i = 0; i < 4; i++) uptime.push((await store.runs.enqueue(newRun(f, 10 - i, { checkId: `c${i}` }), at(20))).run);
+      const browser = (await store.runs.enqueue(newRun(f, 5, { checkType: 'BROWSER', checkId: 'b', runtimeId: '2025.04' }), at(20))).run;
+
+      const claimed = await claimAll(store, f, 'agent-1', at(600), { uptime: 2, heavy: 1 });
+      expect(claimed.map((r) => r.runId)).toEqual([browser.runId, uptime[3]?.runId, uptime[2]?.runId]);
+      expect(new Set(claimed.map((r) => r.leaseId)).size).toBe(3);
+      for (const run of claimed) {
+        expect(run).toMatchObject({ state: 'leased', agentId: 'agent-1', leaseExpiresAt: at(600) });
+        expect(run.leaseId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      }
+    });
+
+    it('hands out only the check types and runtimes the agent has', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const api = (await store.runs.enqueue(newRun(f, 1, { checkId: 'a' }), at(1))).run;
+      await store.runs.enqueue(newRun(f, 1, { checkType: 'TCP', checkId: 't' }), at(1));
+      const browser = (await store.runs.enqueue(newRun(f, 1, { checkType: 'BROWSER', checkId: 'b', runtimeId: '2024.09' }), at(1))).run;
+      const slots = { uptime: 10, heavy: 10 };
+      const base = { locationId: f.locationId, slots, now: at(1), leaseExpiresAt: at(60) };
+
+      const apiOnly = await store.runs.claim({ ...base, agentId: 'a1', checkTypes: ['API', 'BROWSER'], runtimes: ['2025.04'] });
+      expect(apiOnly.map((r) => r.runId)).toEqual([api.runId]);
+      const withRuntime = await store.runs.claim({ ...base, agentId: 'a2', checkTypes: ['BROWSER'], runtimes: ['2024.09'] });
+      expect(withRuntime.map((r) => r.runId)).toEqual([browser.runId]);
+      expect(await store.runs.claim({ ...base, agentId: 'a3', checkTypes: [], runtimes: [] })).toEqual([]);
+    });
+
+    it('heartbeats extend held leases, answer cancelled after a cancel request and lost for a lease not held', async () => {
+      const { store, leased: held, cancelled } = await leasedAndCancelRequested();
+
+      const leases = [held, cancelled].map((r) => ({ runId: r.runId, leaseId: r.leaseId as string }));
+      const outcomes = await store.runs.heartbeat('agent-1', [...leases, { runId: held.runId, leaseId: 'not-this-one' }], at(900));
+      expect(outcomes).toEqual([
+        { ...leases[0], state: 'active', leaseExpiresAt: at(900) },
+        { ...leases[1], state: 'cancelled', leaseExpiresAt: at(600) },
+        { runId: held.runId, leaseId: 'not-this-one', state: 'lost', leaseExpiresAt: null },
+      ]);
+      expect(await store.runs.heartbeat('agent-2', [leases[0] as (typeof leases)[0]], at(900))).toMatchObject([{ state: 'lost' }]);
+    });
+
+    it('finishes a leased run once and completes a cancel-requested one as cancelled', async () => {
+      const { store, leased: done, cancelled } = await leasedAndCancelRequested();
+
+      expect(await store.runs.finish(done.runId, at(5))).toMatchObject({ state: 'completed', finishedAt: at(5), leaseExpiresAt: null });
+      expect(await store.runs.finish(done.runId, at(9))).toMatchObject({ state: 'completed', finishedAt: at(5) });
+      expect(await store.runs.finish(cancelled.runId, at(6))).toMatchObject({ state: 'cancelled', endReason: 'cancelled while running; the agent reported it' });
+      expect(await store.runs.finish('no-such-run', at(6))).toBeUndefined();
+    });
+
+    it('releases named leases or all of an agent’s leases back to the queue as the next attempt', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      for (const [i, id] of ['a', 'b', 'c'].entries()) await store.runs.enqueue(newRun(f, i, { checkId: id }), at(1));
+      const [one, two, three] = (await claimAll(store, f, 'agent-1')) as [Run, Run, Run];
+
+      const released = await store.runs.release('agent-1', [{ runId: one.runId, leaseId: one.leaseId as string }], at(5));
+      expect(released).toMatchObject([{ runId: one.runId, state: 'queued', leaseAttempt: 2, leaseId: null, agentId: 'agent-1' }]);
+      expect(await store.runs.release('agent-2', undefined, at(5))).toEqual([]);
+      const rest = await store.runs.release('agent-1', undefined, at(5));
+      expect(rest.map((r) => r.runId).sort()).toEqual([two.runId, three.runId].sort());
+    });
+
+    it('hands an expired lease back to the queue, and gives a run up after its last allowed lease', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const { run } = await store.runs.enqueue(newRun(f, 1), at(1));
+      for (let attempt = 1; attempt <= MAX_EXPIRED_LEASES; attempt++) {
+        const [leased] = await claimAll(store, f, `agent-${attempt}`, at(10 * attempt));
+        expect(leased).toMatchObject({ runId: run.runId, leaseAttempt: attempt });
+        expect(await store.runs.requeueExpiredLeases(at(10 * attempt - 1))).toEqual({ requeued: [], abandoned: [] });
+        const swept = await store.runs.requeueExpiredLeases(at(10 * attempt));
+        if (attempt < MAX_EXPIRED_LEASES) expect(swept.requeued).toMatchObject([{ runId: run.runId, state: 'queued', leaseAttempt: attempt + 1 }]);
+        else expect(swept.abandoned).toMatchObject([{ runId: run.runId, state: 'expired', finishedAt: at(10 * attempt) }]);
+      }
+      expect(await claimAll(store, f, 'agent-last')).toEqual([]);
+    });
+
+    it('lists and expires stale queued runs, and cancels queued and leased runs', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const old = (await store.runs.enqueue(newRun(f, 1, { checkId: 'old' }), at(1))).run;
+      const fresher = (await store.runs.enqueue(newRun(f, 50, { checkId: 'new' }), at(50))).run;
+      expect((await store.runs.listStaleQueued(at(10), 10)).map((r) => r.runId)).toEqual([old.runId]);
+      expect(await store.runs.expireQueued(old.runId, 'queue TTL', at(60))).toBe(true);
+      expect(await store.runs.expireQueued(old.runId, 'queue TTL', at(61))).toBe(false);
+      expect(await store.runs.get(old.runId)).toMatchObject({ state: 'expired', endReason: 'queue TTL' });
+
+      expect(await store.runs.cancel(f.accountId, fresher.runId, 'by user', at(62))).toMatchObject({ state: 'cancelled', endReason: 'by user' });
+      const leased = (await store.runs.enqueue(newRun(f, 70, { checkId: 'leased' }), at(70))).run;
+      await claimAll(store, f, 'agent-1');
+      expect(await store.runs.cancel(f.accountId, leased.runId, 'by user', at(71))).toMatchObject({ state: 'leased', cancelRequested: true });
+      expect(await store.runs.cancel('another-account', leased.runId, 'by user', at(71))).toBeUndefined();
+    });
+
+    it('cancels a check’s open runs except at the locations kept', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const other = await store.locations.create(f.accountId, { name: 'Lab', slugName: 'lab', icon: 'location', proxyUrl: null });
+      const g = { ...f, locationId: other.id };
+      await store.runs.enqueue(newRun(f, 1), at(1));
+      await claimAll(store, f, 'agent-1');
+      await store.runs.enqueue(newRun(f, 2), at(2));
+      const kept = (await store.runs.enqueue(newRun(g, 2), at(2))).run;
+
+      expect(await store.runs.cancelForCheck(f.accountId, f.checkId, 'moved', at(3), [other.id])).toBe(2);
+      expect(await store.runs.get(kept.runId)).toMatchObject({ state: 'queued' });
+      expect(await store.runs.cancelForCheck(f.accountId, f.checkId, 'deleted', at(4))).toBe(1);
+      expect(await store.runs.get(kept.runId)).toMatchObject({ state: 'cancelled', endReason: 'deleted' });
+    });
+
+    it('reports a location’s load and every location’s queue, and prunes finished runs', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      for (const [i, id] of ['a', 'b', 'c', 'd'].entries()) await store.runs.enqueue(newRun(f, i, { checkId: id }), at(1));
+      const [first] = (await claimAll(store, f, 'agent-1', at(600), { uptime: 2, heavy: 0 })) as [Run];
+      await claimAll(store, f, 'agent-2', at(600), { uptime: 1, heavy: 0 });
+
+      expect(await store.runs.locationLoad(f.locationId)).toEqual({ queued: 1, leasedByAgent: { 'agent-1': 2, 'agent-2': 1 } });
+      expect(await store.runs.queueStats()).toEqual([{ locationId: f.locationId, queued: 1, leased: 3, oldestQueuedDueAt: at(3) }]);
+
+      await store.runs.finish(first.runId, at(10));
+      expect(await store.runs.pruneFinished(at(10), 10)).toBe(0);
+      expect(await store.runs.pruneFinished(at(11), 10)).toBe(1);
+      expect(await store.runs.get(first.runId)).toBeUndefined();
+    });
+
+    it('two stores claiming one queue at once hand out every run exactly once', async () => {
+      const [a, b] = [await fresh.open(), await fresh.open()];
+      const f = await fixture(a);
+      const total = 120;
+      for (let i = 0; i < total; i++) await a.runs.enqueue(newRun(f, i, { checkId: `c${i}` }), at(0));
+
+      // Four agents per replica, each claiming three at a time until the queue is empty.
+      const agent = async (store: Store, agentId: string): Promise<Run[]> => {
+        const mine: Run[] = [];
+        for (;;) {
+          const got = await claimAll(store, f, agentId, at(600), { uptime: 3, heavy: 0 });
+          if (got.length === 0 && (await store.runs.locationLoad(f.locationId)).queued === 0) return mine;
+          mine.push(...got);
+        }
+      };
+      const agents = [a, b].flatMap((store, s) => Array.from({ length: 4 }, (_, i) => agent(store, `agent-${s}-${i}`)));
+      const perAgent = await Promise.all(agents);
+
+      const claimed = perAgent.flat();
+      expect(claimed).toHaveLength(total);
+      expect(new Set(claimed.map((r) => r.runId)).size).toBe(total);
+      const rows = await fresh.query("SELECT run_id, agent_id FROM runs WHERE state = 'leased'");
+      const holder = new Map(rows.map((r) => [r.run_id, r.agent_id]));
+      expect(holder.size).toBe(total);
+      for (const [i, runs] of perAgent.entries()) for (const run of runs) expect(holder.get(run.runId), `agent ${i}`).toBe(run.agentId);
+    });
+
+    it('after a lease expires on one store, the other store hands the run to another agent and the first agent has lost it', async () => {
+      const [a, b] = [await fresh.open(), await fresh.open()];
+      const f = await fixture(a);
+      const { run } = await a.runs.enqueue(newRun(f, 1), at(1));
+      const [first] = (await claimAll(a, f, 'agent-a', at(30))) as [Run];
+      expect(await claimAll(b, f, 'agent-b')).toEqual([]);
+
+      expect((await b.runs.requeueExpiredLeases(at(30))).requeued).toMatchObject([{ runId: run.runId, state: 'queued', leaseAttempt: 2 }]);
+      const [second] = (await claimAll(b, f, 'agent-b')) as [Run];
+      expect(second).toMatchObject({ runId: run.runId, agentId: 'agent-b', leaseAttempt: 2 });
+      expect(second.leaseId).not.toBe(first.leaseId);
+      const lease = { runId: run.runId, leaseId: first.leaseId as string };
+      expect(await a.runs.heartbeat('agent-a', [lease], at(900))).toEqual([{ ...lease, state: 'lost', leaseExpiresAt: null }]);
+    });
+
+    it.runIf(backend.name === 'postgres')('a claim skips a run another connection holds locked instead of waiting for it', async () => {
+      const [a, b] = [await fresh.open(), await fresh.open()];
+      const f = await fixture(a);
+      const oldest = (await a.runs.enqueue(newRun(f, 1, { checkId: 'x' }), at(1))).run;
+      const next = (await a.runs.enqueue(newRun(f, 2, { checkId: 'y' }), at(1))).run;
+
+      let claimed: Run[] = [];
+      const rollBack = new Error('roll back');
+      // b's open transaction holds the row lock of the oldest run (its update is never committed).
+      const holding = b.transaction(async () => {
+        expect(await b.runs.expireQueued(oldest.runId, 'held', at(3))).toBe(true);
+        claimed = await claimAll(a, f, 'agent-a');
+        throw rollBack;
+      });
+      await expect(holding).rejects.toBe(rollBack);
+      expect(claimed.map((r) => r.runId)).toEqual([next.runId]);
+      expect(await a.runs.get(oldest.runId)).toMatchObject({ state: 'queued' });
+      expect((await claimAll(a, f, 'agent-a')).map((r) => r.runId)).toEqual([oldest.runId]);
+    });
+  });
+
+  describe('agents and error reports', () => {
+    it('registers, re-registers, touches and marks agents gone', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const registration = { id: 'agent-1', locationId: f.locationId, version: '1.0.0', hostname: 'h1', checkTypes: ALL_TYPES, runtimes: ['2025.04'] };
+      const first = await store.agents.upsert(registration, at(1));
+      expect(first).toEqual({ ...registration, registeredAt: at(1), lastSeenAt: at(1), goneAt: null });
+      await store.agents.markGone('agent-1', at(2));
+      expect(await store.agents.get('agent-1')).toMatchObject({ goneAt: at(2), lastSeenAt: at(2) });
+      const again = await store.agents.upsert({ ...registration, version: '1.1.0' }, at(3));
+      expect(again).toMatchObject({ version: '1.1.0', registeredAt: at(1), lastSeenAt: at(3), goneAt: null });
+      await store.agents.touch('agent-1', at(5));
+      await store.agents.touch('agent-1', at(4));
+      await store.agents.upsert({ ...registration, id: 'agent-2' }, at(4));
+      expect((await store.agents.listByLocation(f.locationId)).map((a) => [a.id, a.lastSeenAt])).toEqual([
+        ['agent-1', at(5)],
+        ['agent-2', at(4)],
+      ]);
+      expect(await store.agents.get('nobody')).toBeUndefined();
+    });
+
+    it('keeps report tokens once and only the newest reports of a location, newest first', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      await store.errorReports.ensureToken(f.locationId, 'hash-1', at(1));
+      await store.errorReports.ensureToken(f.locationId, 'hash-1', at(2));
+      expect(await store.errorReports.findLocationByToken('hash-1')).toBe(f.locationId);
+      expect(await store.errorReports.findLocationByToken('hash-2')).toBeUndefined();
+
+      expect(await store.errorReports.insert(f.locationId, [], at(1), 3)).toEqual([]);
+      await store.errorReports.insert(f.locationId, [{ n: 1 }, { n: 2 }], at(1), 3);
+      const stored = await store.errorReports.insert(f.locationId, [{ n: 3 }, { n: 4 }], at(2), 3);
+      expect(stored.map((r) => r.event)).toEqual([{ n: 3 }, { n: 4 }]);
+      expect((await store.errorReports.list(f.locationId, 10)).map((r) => r.event)).toEqual([{ n: 4 }, { n: 3 }, { n: 2 }]);
+      expect((await store.errorReports.list(f.locationId, 1)).map((r) => r.receivedAt)).toEqual([at(2)]);
+    });
+  });
+
+  describe('run retries, artifacts and location metrics', () => {
+    it('links retries to runs and hands each due retry to one of two stores taking at once', async () => {
+      const [a, b] = [await fresh.open(), await fresh.open()];
+      const f = await fixture(a);
+      const { run } = await a.runs.enqueue(newRun(f, 1), at(1));
+      expect(await a.runRetries.linkOf(run.runId)).toEqual({ retryOf: null, attempt: 1, chainStartedAt: null });
+      await a.runRetries.setLink(run.runId, { retryOf: 'r0', attempt: 2, chainStartedAt: at(0) });
+      expect(await b.runRetries.linkOf(run.runId)).toEqual({ retryOf: 'r0', attempt: 2, chainStartedAt: at(0) });
+
+      const retry = (i: number) => ({ ...f, retryOf: `run-${i}`, attempt: 2, chainStartedAt: at(0), dueAt: at(i) });
+      for (let i = 1; i <= 40; i++) expect(await a.runRetries.plan(retry(i))).toBe(true);
+      expect(await a.runRetries.plan(retry(1))).toBe(false);
+      expect(await a.runRetries.takeDue(at(0), 10)).toEqual([]);
+      const firstTwo = await a.runRetries.takeDue(at(2), 10);
+      expect(firstTwo.map((r) => r.retryOf)).toEqual(['run-1', 'run-2']);
+
+      const takers = [a, b, a, b].map(async (store) => {
+        const taken = [];
+        for (let got = await store.runRetries.takeDue(at(60), 3); got.length > 0; got = await store.runRetries.takeDue(at(60), 3)) taken.push(...got);
+        return taken;
+      });
+      const taken = (await Promise.all(takers)).flat().map((r) => r.retryOf);
+      expect(taken.sort()).toEqual(Array.from({ length: 38 }, (_, i) => `run-${i + 3}`).sort());
+      expect(await b.runRetries.pending(f.accountId, f.checkId)).toEqual([]);
+    });
+
+    it('records artifacts, completes, lists, removes and finds expired ones', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const { run } = await store.runs.enqueue(newRun(f, 1), at(1));
+      expect(await store.artifacts.runOwner(run.runId)).toEqual({ accountId: f.accountId, locationId: f.locationId, checkId: f.checkId });
+      expect(await store.artifacts.runOwner('nope')).toBeUndefined();
+      const record = { accountId: f.accountId, runId: run.runId, locationId: f.locationId, checkId: f.checkId, kind: 'log' as const, contentType: 'text/plain', size: 3, sha256: 'ab' };
+      await store.artifacts.begin({ ...record, name: 'a.log' });
+      await store.artifacts.begin({ ...record, name: 'b.log' });
+      expect(await store.artifacts.get(f.accountId, run.runId, 'a.log')).toMatchObject({ complete: false, completedAt: null, size: 3 });
+      await store.artifacts.markComplete(f.accountId, run.runId, 'a.log');
+      expect((await store.artifacts.listComplete(f.accountId, run.runId)).map((r) => [r.name, r.complete])).toEqual([['a.log', true]]);
+      await store.artifacts.begin({ ...record, name: 'a.log', size: 9 });
+      expect(await store.artifacts.get(f.accountId, run.runId, 'a.log')).toMatchObject({ complete: false, size: 9 });
+
+      const farFuture = new Date(Date.now() + 3_600_000).toISOString();
+      expect((await store.artifacts.listExpired(farFuture, 10)).map((r) => r.name).sort()).toEqual(['a.log', 'b.log']);
+      await store.artifacts.remove(f.accountId, run.runId, 'b.log');
+      expect(await store.artifacts.get(f.accountId, run.runId, 'b.log')).toBeUndefined();
+      expect(await store.artifacts.resultRun(f.accountId, f.checkId, 'no-result')).toBeUndefined();
+    });
+
+    it('records one queue sample per location and minute, lists a range and prunes old ones', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const sample = (minute: number, queueSize: number) => ({ locationId: f.locationId, sampledAt: at(60 * minute), queueSize, oldestQueuedSeconds: queueSize * 2 });
+      expect(await store.locationMetrics.record([sample(1, 5), sample(2, 6), { ...sample(2, 1), locationId: 'deleted' }])).toBe(2);
+      expect(await store.locationMetrics.record([sample(2, 9)])).toBe(0);
+      expect(await store.locationMetrics.list(f.locationId, at(60), at(120))).toEqual([sample(1, 5), sample(2, 6)]);
+      expect(await store.locationMetrics.prune(at(120))).toBe(1);
+      expect(await store.locationMetrics.list(f.locationId, at(0), at(600))).toEqual([sample(2, 6)]);
+    });
+  });
+});
