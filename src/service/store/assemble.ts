@@ -25,7 +25,7 @@ import { SqliteConsoleSessionRepo } from './sqlite/console-sessions.ts';
 import { SqliteDashboardIncidentRepo } from './sqlite/dashboard-incidents.ts';
 import { SqliteDashboardRepo } from './sqlite/dashboards.ts';
 import { SqliteErrorReportRepo } from './sqlite/error-reports.ts';
-import { SqliteHeartbeatRepo } from './sqlite/heartbeats.ts';
+import { SqlHeartbeatRepo } from './sqlite/heartbeats.ts';
 import { SqliteIncidentRepo } from './sqlite/incidents.ts';
 import { SqliteLocationMetricsRepo } from './sqlite/location-metrics.ts';
 import { SqlLocationRepo } from './sqlite/locations.ts';
@@ -66,7 +66,7 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     runs: new SqliteRunRepo(db),
     agents: new SqliteAgentRepo(db),
     errorReports: new SqliteErrorReportRepo(db),
-    heartbeats: new SqliteHeartbeatRepo(db, checks),
+    heartbeats: new SqlHeartbeatRepo(sql, checks),
     dashboards: new SqliteDashboardRepo(db),
     dashboardIncidents: new SqliteDashboardIncidentRepo(db),
     statusPages,
