@@ -22,8 +22,8 @@ import { SqlCheckStatsRepo } from './sqlite/check-stats.ts';
 import { SqliteCheckStatusRepo } from './sqlite/check-statuses.ts';
 import { SqlCheckRepo } from './sqlite/checks.ts';
 import { SqliteConsoleSessionRepo } from './sqlite/console-sessions.ts';
-import { SqliteDashboardIncidentRepo } from './sqlite/dashboard-incidents.ts';
-import { SqliteDashboardRepo } from './sqlite/dashboards.ts';
+import { SqlDashboardIncidentRepo } from './sqlite/dashboard-incidents.ts';
+import { SqlDashboardRepo } from './sqlite/dashboards.ts';
 import { SqliteErrorReportRepo } from './sqlite/error-reports.ts';
 import { SqlHeartbeatRepo } from './sqlite/heartbeats.ts';
 import { SqliteIncidentRepo } from './sqlite/incidents.ts';
@@ -67,8 +67,8 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     agents: new SqliteAgentRepo(db),
     errorReports: new SqliteErrorReportRepo(db),
     heartbeats: new SqlHeartbeatRepo(sql, checks),
-    dashboards: new SqliteDashboardRepo(db),
-    dashboardIncidents: new SqliteDashboardIncidentRepo(db),
+    dashboards: new SqlDashboardRepo(sql),
+    dashboardIncidents: new SqlDashboardIncidentRepo(sql),
     statusPages,
     statusPageReads: new SqliteStatusPageReadRepo(db, statusPages),
     statusPageKeys: new SqliteStatusPageKeyRepo(db),
