@@ -9,19 +9,19 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { SecretBox } from '../secrets/box.ts';
 import type { SqlDatabase } from './sql/database.ts';
 import { AccountChanges } from './sqlite/account-changes.ts';
-import { SqliteAccountSettingsRepo } from './sqlite/account-settings.ts';
+import { SqlAccountSettingsRepo } from './sqlite/account-settings.ts';
 import { SqlAccountRepo } from './sqlite/accounts.ts';
 import { SqliteAgentRepo } from './sqlite/agents.ts';
 import { SqliteAlertChannelRepo } from './sqlite/alert-channels.ts';
 import { SqliteAlertNotificationRepo } from './sqlite/alert-notifications.ts';
 import { SqliteArtifactRepo } from './sqlite/artifacts.ts';
-import { SqliteBadgeRepo } from './sqlite/badges.ts';
+import { SqlBadgeRepo } from './sqlite/badges.ts';
 import { SqliteCheckAlertRepo } from './sqlite/check-alerts.ts';
 import { SqliteCheckGroupRepo } from './sqlite/check-groups.ts';
 import { SqlCheckStatsRepo } from './sqlite/check-stats.ts';
 import { SqliteCheckStatusRepo } from './sqlite/check-statuses.ts';
 import { SqlCheckRepo } from './sqlite/checks.ts';
-import { SqliteConsoleSessionRepo } from './sqlite/console-sessions.ts';
+import { SqlConsoleSessionRepo } from './sqlite/console-sessions.ts';
 import { SqlDashboardIncidentRepo } from './sqlite/dashboard-incidents.ts';
 import { SqlDashboardRepo } from './sqlite/dashboards.ts';
 import { SqliteErrorReportRepo } from './sqlite/error-reports.ts';
@@ -34,12 +34,12 @@ import { SqliteOutboxRepo } from './sqlite/outbox.ts';
 import { SqlResultRepo } from './sqlite/results.ts';
 import { SqliteRunRetryRepo } from './sqlite/run-retries.ts';
 import { SqliteRunRepo } from './sqlite/runs.ts';
-import { SqliteSnippetRepo } from './sqlite/snippets.ts';
+import { SqlSnippetRepo } from './sqlite/snippets.ts';
 import { SqliteStatusPageKeyRepo } from './sqlite/status-page-keys.ts';
 import { SqliteStatusPageReadRepo } from './sqlite/status-page-reads.ts';
 import { SqliteSpServiceRepo, SqliteStatusPageRepo } from './sqlite/status-pages.ts';
 import { SqliteSubscriptionRepo } from './sqlite/subscriptions.ts';
-import { SqliteVariableRepo } from './sqlite/variables.ts';
+import { SqlVariableRepo } from './sqlite/variables.ts';
 import type { Store } from './store.ts';
 
 export interface StoreParts {
@@ -77,8 +77,8 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     subscriptions: new SqliteSubscriptionRepo(db, secrets),
     outbox: new SqliteOutboxRepo(db, secrets),
     checkGroups: new SqliteCheckGroupRepo(db, secrets),
-    variables: new SqliteVariableRepo(db, secrets),
-    snippets: new SqliteSnippetRepo(db),
+    variables: new SqlVariableRepo(sql, secrets),
+    snippets: new SqlSnippetRepo(sql),
     checkStatuses: new SqliteCheckStatusRepo(db, dashboardChanges),
     checkAlerts: new SqliteCheckAlertRepo(db),
     alertChannels: new SqliteAlertChannelRepo(db, secrets),
@@ -87,9 +87,9 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     runRetries: new SqliteRunRetryRepo(db),
     artifacts: new SqliteArtifactRepo(db),
     maintenanceWindows: new SqliteMaintenanceWindowRepo(db),
-    accountSettings: new SqliteAccountSettingsRepo(db),
-    badges: new SqliteBadgeRepo(db),
-    consoleSessions: new SqliteConsoleSessionRepo(db),
+    accountSettings: new SqlAccountSettingsRepo(sql),
+    badges: new SqlBadgeRepo(sql),
+    consoleSessions: new SqlConsoleSessionRepo(sql),
     transaction: (fn) => sql.transaction(fn),
     ping: () => sql.ping(),
     close: () => sql.close(),
