@@ -10,23 +10,23 @@ import type { SecretBox } from '../secrets/box.ts';
 import { pendingMigrations } from './migrations/index.ts';
 import type { SqlDatabase } from './sql/database.ts';
 import { AccountChanges } from './sqlite/account-changes.ts';
-import { SqliteAccountSettingsRepo } from './sqlite/account-settings.ts';
+import { SqlAccountSettingsRepo } from './sqlite/account-settings.ts';
 import { SqlAccountRepo } from './sqlite/accounts.ts';
 import { SqlAgentRepo } from './sqlite/agents.ts';
 import { SqliteAlertChannelRepo } from './sqlite/alert-channels.ts';
 import { SqliteAlertNotificationRepo } from './sqlite/alert-notifications.ts';
 import { SqlArtifactRepo } from './sqlite/artifacts.ts';
-import { SqliteBadgeRepo } from './sqlite/badges.ts';
+import { SqlBadgeRepo } from './sqlite/badges.ts';
 import { SqliteCheckAlertRepo } from './sqlite/check-alerts.ts';
 import { SqliteCheckGroupRepo } from './sqlite/check-groups.ts';
 import { SqlCheckStatsRepo } from './sqlite/check-stats.ts';
 import { SqliteCheckStatusRepo } from './sqlite/check-statuses.ts';
 import { SqlCheckRepo } from './sqlite/checks.ts';
-import { SqliteConsoleSessionRepo } from './sqlite/console-sessions.ts';
-import { SqliteDashboardIncidentRepo } from './sqlite/dashboard-incidents.ts';
-import { SqliteDashboardRepo } from './sqlite/dashboards.ts';
+import { SqlConsoleSessionRepo } from './sqlite/console-sessions.ts';
+import { SqlDashboardIncidentRepo } from './sqlite/dashboard-incidents.ts';
+import { SqlDashboardRepo } from './sqlite/dashboards.ts';
 import { SqlErrorReportRepo } from './sqlite/error-reports.ts';
-import { SqliteHeartbeatRepo } from './sqlite/heartbeats.ts';
+import { SqlHeartbeatRepo } from './sqlite/heartbeats.ts';
 import { SqlIncidentRepo } from './sqlite/incidents.ts';
 import { SqlLocationMetricsRepo } from './sqlite/location-metrics.ts';
 import { SqlLocationRepo } from './sqlite/locations.ts';
@@ -35,12 +35,12 @@ import { SqlOutboxRepo } from './sqlite/outbox.ts';
 import { SqlResultRepo } from './sqlite/results.ts';
 import { SqlRunRetryRepo } from './sqlite/run-retries.ts';
 import { SqlRunRepo } from './sqlite/runs.ts';
-import { SqliteSnippetRepo } from './sqlite/snippets.ts';
+import { SqlSnippetRepo } from './sqlite/snippets.ts';
 import { SqlStatusPageKeyRepo } from './sqlite/status-page-keys.ts';
 import { SqlStatusPageReadRepo } from './sqlite/status-page-reads.ts';
 import { SqlSpServiceRepo, SqlStatusPageRepo } from './sqlite/status-pages.ts';
 import { SqlSubscriptionRepo } from './sqlite/subscriptions.ts';
-import { SqliteVariableRepo } from './sqlite/variables.ts';
+import { SqlVariableRepo } from './sqlite/variables.ts';
 import type { Store } from './store.ts';
 
 export interface StoreParts {
@@ -67,9 +67,9 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     runs: new SqlRunRepo(sql),
     agents: new SqlAgentRepo(sql),
     errorReports: new SqlErrorReportRepo(sql),
-    heartbeats: new SqliteHeartbeatRepo(db, checks),
-    dashboards: new SqliteDashboardRepo(db),
-    dashboardIncidents: new SqliteDashboardIncidentRepo(db),
+    heartbeats: new SqlHeartbeatRepo(sql, checks),
+    dashboards: new SqlDashboardRepo(sql),
+    dashboardIncidents: new SqlDashboardIncidentRepo(sql),
     statusPages,
     statusPageReads: new SqlStatusPageReadRepo(sql, statusPages),
     statusPageKeys: new SqlStatusPageKeyRepo(sql),
@@ -78,8 +78,8 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     subscriptions: new SqlSubscriptionRepo(sql, secrets),
     outbox: new SqlOutboxRepo(sql, secrets),
     checkGroups: new SqliteCheckGroupRepo(db, secrets),
-    variables: new SqliteVariableRepo(db, secrets),
-    snippets: new SqliteSnippetRepo(db),
+    variables: new SqlVariableRepo(sql, secrets),
+    snippets: new SqlSnippetRepo(sql),
     checkStatuses: new SqliteCheckStatusRepo(db, dashboardChanges),
     checkAlerts: new SqliteCheckAlertRepo(db),
     alertChannels: new SqliteAlertChannelRepo(db, secrets),
@@ -88,9 +88,9 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     runRetries: new SqlRunRetryRepo(sql),
     artifacts: new SqlArtifactRepo(sql),
     maintenanceWindows: new SqliteMaintenanceWindowRepo(db),
-    accountSettings: new SqliteAccountSettingsRepo(db),
-    badges: new SqliteBadgeRepo(db),
-    consoleSessions: new SqliteConsoleSessionRepo(db),
+    accountSettings: new SqlAccountSettingsRepo(sql),
+    badges: new SqlBadgeRepo(sql),
+    consoleSessions: new SqlConsoleSessionRepo(sql),
     transaction: (fn) => sql.transaction(fn),
     async ping() {
       const pending = (await pendingMigrations(sql)).length;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { DatabaseSync } from 'node:sqlite';
 import type {
   DashboardIncident,
   DashboardIncidentFields,
@@ -9,7 +8,7 @@ import type {
   DashboardIncidentUpdateStatus,
   DeleteUpdateResult,
 } from '../heartbeat-dashboard-types.ts';
-import { inTransaction, nowIso } from './db.ts';
+import { nowIso, type SqlDatabase } from '../sql/database.ts';
 
 interface IncidentRow {
   id: string;
@@ -56,101 +55,103 @@ const toUpdate = (row: UpdateRow): DashboardIncidentUpdate => ({
 type NewUpdate = { status: DashboardIncidentUpdateStatus; description: string };
 
 /** Updates are reached only through their incident, and the incident only through its account. */
-export class SqliteDashboardIncidentRepo implements DashboardIncidentRepo {
-  readonly #db: DatabaseSync;
-  constructor(db: DatabaseSync) {
+export class SqlDashboardIncidentRepo implements DashboardIncidentRepo {
+  readonly #db: SqlDatabase;
+  constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
   async create(accountId: string, dashboardId: number, fields: DashboardIncidentFields, update: NewUpdate) {
     const id = randomUUID();
-    return inTransaction(this.#db, () => {
-      this.#db
-        .prepare(
-          `INSERT INTO dashboard_incidents (id, account_id, dashboard_id, name, impact, started_at, stopped_at, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(id, accountId, dashboardId, fields.name, fields.impact, fields.startedAt, fields.stoppedAt, nowIso());
-      const first = this.#insertUpdate(id, update);
-      return { incident: this.#mustGet(accountId, id), updates: [first] };
+    return this.#db.transaction(async () => {
+      await this.#db.run(
+        `INSERT INTO dashboard_incidents (id, account_id, dashboard_id, name, impact, started_at, stopped_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [id, accountId, dashboardId, fields.name, fields.impact, fields.startedAt, fields.stoppedAt, nowIso()],
+      );
+      const first = await this.#insertUpdate(id, update);
+      return { incident: await this.#mustGet(accountId, id), updates: [first] };
     });
   }
 
   async get(accountId: string, id: string) {
-    const row = this.#row(accountId, id);
+    const row = await this.#row(accountId, id);
     return row && toIncident(row);
   }
 
   async update(accountId: string, id: string, fields: DashboardIncidentFields) {
-    const changes = this.#db
-      .prepare(
-        'UPDATE dashboard_incidents SET name = ?, impact = ?, started_at = ?, stopped_at = ?, updated_at = ? WHERE id = ? AND account_id = ?',
-      )
-      .run(fields.name, fields.impact, fields.startedAt, fields.stoppedAt, nowIso(), id, accountId).changes;
+    const { changes } = await this.#db.run(
+      'UPDATE dashboard_incidents SET name = ?, impact = ?, started_at = ?, stopped_at = ?, updated_at = ? WHERE id = ? AND account_id = ?',
+      [fields.name, fields.impact, fields.startedAt, fields.stoppedAt, nowIso(), id, accountId],
+    );
     return changes > 0 ? this.#mustGet(accountId, id) : undefined;
   }
 
   async delete(accountId: string, id: string) {
-    return this.#db.prepare('DELETE FROM dashboard_incidents WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+    return (await this.#db.run('DELETE FROM dashboard_incidents WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
   }
 
   async listUpdates(accountId: string, incidentId: string, limit?: number) {
-    if (!this.#row(accountId, incidentId)) return [];
-    const rows = this.#db
-      .prepare('SELECT * FROM dashboard_incident_updates WHERE incident_id = ? ORDER BY seq DESC LIMIT ?')
-      .all(incidentId, limit ?? -1) as unknown as UpdateRow[];
+    if (!(await this.#row(accountId, incidentId))) return [];
+    const newestFirst = 'SELECT * FROM dashboard_incident_updates WHERE incident_id = ? ORDER BY seq DESC';
+    const rows =
+      limit === undefined
+        ? await this.#db.all<UpdateRow>(newestFirst, [incidentId])
+        : await this.#db.all<UpdateRow>(`${newestFirst} LIMIT ?`, [incidentId, limit]);
     return rows.map(toUpdate);
   }
 
   async listActive(accountId: string, dashboardId: number, at: string) {
     // ISO strings of one format compare as their instants; a null start counts as started.
-    const rows = this.#db
-      .prepare(
-        `SELECT * FROM dashboard_incidents WHERE account_id = ? AND dashboard_id = ?
-         AND (started_at IS NULL OR started_at <= ?) AND (stopped_at IS NULL OR stopped_at > ?) ORDER BY seq DESC`,
-      )
-      .all(accountId, dashboardId, at, at) as unknown as IncidentRow[];
-    const latest = this.#db.prepare('SELECT * FROM dashboard_incident_updates WHERE incident_id = ? ORDER BY seq DESC LIMIT 1');
-    return rows.map((row) => {
-      const update = latest.get(row.id) as UpdateRow | undefined;
-      return { incident: toIncident(row), latest: update && toUpdate(update) };
-    });
+    const rows = await this.#db.all<IncidentRow>(
+      `SELECT * FROM dashboard_incidents WHERE account_id = ? AND dashboard_id = ?
+       AND (started_at IS NULL OR started_at <= ?) AND (stopped_at IS NULL OR stopped_at > ?) ORDER BY seq DESC`,
+      [accountId, dashboardId, at, at],
+    );
+    return Promise.all(
+      rows.map(async (row) => {
+        const update = await this.#db.get<UpdateRow>('SELECT * FROM dashboard_incident_updates WHERE incident_id = ? ORDER BY seq DESC LIMIT 1', [row.id]);
+        return { incident: toIncident(row), latest: update && toUpdate(update) };
+      }),
+    );
   }
 
   async addUpdate(accountId: string, incidentId: string, update: NewUpdate) {
-    return inTransaction(this.#db, () => {
-      if (!this.#row(accountId, incidentId)) return undefined;
+    return this.#db.transaction(async () => {
+      if (!(await this.#row(accountId, incidentId))) return undefined;
       return this.#insertUpdate(incidentId, update);
     });
   }
 
   async editUpdate(accountId: string, incidentId: string, updateId: string, description: string) {
-    return inTransaction(this.#db, () => {
-      if (!this.#row(accountId, incidentId)) return undefined;
-      const changes = this.#db
-        .prepare('UPDATE dashboard_incident_updates SET description = ?, updated_at = ? WHERE id = ? AND incident_id = ?')
-        .run(description, nowIso(), updateId, incidentId).changes;
+    return this.#db.transaction(async () => {
+      if (!(await this.#row(accountId, incidentId))) return undefined;
+      const { changes } = await this.#db.run('UPDATE dashboard_incident_updates SET description = ?, updated_at = ? WHERE id = ? AND incident_id = ?', [
+        description,
+        nowIso(),
+        updateId,
+        incidentId,
+      ]);
       if (changes === 0) return undefined;
-      const row = this.#db.prepare('SELECT * FROM dashboard_incident_updates WHERE id = ?').get(updateId) as unknown as UpdateRow;
-      return toUpdate(row);
+      const row = await this.#db.get<UpdateRow>('SELECT * FROM dashboard_incident_updates WHERE id = ?', [updateId]);
+      return row && toUpdate(row);
     });
   }
 
   async deleteUpdate(accountId: string, incidentId: string, updateId: string): Promise<DeleteUpdateResult> {
-    return inTransaction(this.#db, () => {
-      if (!this.#row(accountId, incidentId)) return 'not-found';
-      const exists = this.#db.prepare('SELECT 1 FROM dashboard_incident_updates WHERE id = ? AND incident_id = ?').get(updateId, incidentId);
+    // Read-then-write (the count guards the last update): serializable on PostgreSQL.
+    return this.#db.transaction(async () => {
+      if (!(await this.#row(accountId, incidentId))) return 'not-found';
+      const exists = await this.#db.get('SELECT 1 FROM dashboard_incident_updates WHERE id = ? AND incident_id = ?', [updateId, incidentId]);
       if (!exists) return 'not-found';
-      const { n } = this.#db.prepare('SELECT count(*) AS n FROM dashboard_incident_updates WHERE incident_id = ?').get(incidentId) as {
-        n: number;
-      };
-      if (n <= 1) return 'last-update';
-      this.#db.prepare('DELETE FROM dashboard_incident_updates WHERE id = ?').run(updateId);
+      const count = await this.#db.get<{ n: number }>('SELECT count(*) AS n FROM dashboard_incident_updates WHERE incident_id = ?', [incidentId]);
+      if ((count?.n ?? 0) <= 1) return 'last-update';
+      await this.#db.run('DELETE FROM dashboard_incident_updates WHERE id = ?', [updateId]);
       return 'deleted';
     });
   }
 
-  #insertUpdate(incidentId: string, update: NewUpdate): DashboardIncidentUpdate {
+  async #insertUpdate(incidentId: string, update: NewUpdate): Promise<DashboardIncidentUpdate> {
     const row: UpdateRow = {
       id: randomUUID(),
       incident_id: incidentId,
@@ -159,18 +160,22 @@ export class SqliteDashboardIncidentRepo implements DashboardIncidentRepo {
       created_at: nowIso(),
       updated_at: null,
     };
-    this.#db
-      .prepare('INSERT INTO dashboard_incident_updates (id, incident_id, status, description, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(row.id, row.incident_id, row.status, row.description, row.created_at);
+    await this.#db.run('INSERT INTO dashboard_incident_updates (id, incident_id, status, description, created_at) VALUES (?, ?, ?, ?, ?)', [
+      row.id,
+      row.incident_id,
+      row.status,
+      row.description,
+      row.created_at,
+    ]);
     return toUpdate(row);
   }
 
-  #row(accountId: string, id: string): IncidentRow | undefined {
-    return this.#db.prepare('SELECT * FROM dashboard_incidents WHERE id = ? AND account_id = ?').get(id, accountId) as IncidentRow | undefined;
+  #row(accountId: string, id: string): Promise<IncidentRow | undefined> {
+    return this.#db.get<IncidentRow>('SELECT * FROM dashboard_incidents WHERE id = ? AND account_id = ?', [id, accountId]);
   }
 
-  #mustGet(accountId: string, id: string): DashboardIncident {
-    const row = this.#row(accountId, id);
+  async #mustGet(accountId: string, id: string): Promise<DashboardIncident> {
+    const row = await this.#row(accountId, id);
     if (!row) throw new Error(`incident ${id} vanished right after it was written`);
     return toIncident(row);
   }

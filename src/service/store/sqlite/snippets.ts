@@ -1,7 +1,6 @@
-/** Snippets on SQLite: reusable setup/teardown code an account's checks and groups refer to by id. */
-import type { DatabaseSync } from 'node:sqlite';
+/** Snippets: reusable setup/teardown code an account's checks and groups refer to by id. */
 import type { Snippet, SnippetInput, SnippetRepo } from '../variables-types.ts';
-import { nowIso } from './db.ts';
+import { nowIso, type SqlDatabase } from '../sql/database.ts';
 
 interface SnippetRow {
   id: number;
@@ -21,47 +20,56 @@ const toSnippet = (row: SnippetRow): Snippet => ({
   updatedAt: row.updated_at,
 });
 
-export class SqliteSnippetRepo implements SnippetRepo {
-  readonly #db: DatabaseSync;
-  constructor(db: DatabaseSync) {
+export class SqlSnippetRepo implements SnippetRepo {
+  readonly #db: SqlDatabase;
+  constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
   async list(accountId: string, opts: { limit: number; page: number }): Promise<Snippet[]> {
-    const rows = this.#db
-      .prepare('SELECT * FROM snippets WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?')
-      .all(accountId, opts.limit, (opts.page - 1) * opts.limit);
-    return (rows as unknown as SnippetRow[]).map(toSnippet);
+    const rows = await this.#db.all<SnippetRow>('SELECT * FROM snippets WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?', [
+      accountId,
+      opts.limit,
+      (opts.page - 1) * opts.limit,
+    ]);
+    return rows.map(toSnippet);
   }
 
   async get(accountId: string, id: number): Promise<Snippet | undefined> {
-    const row = this.#db.prepare('SELECT * FROM snippets WHERE id = ? AND account_id = ?').get(id, accountId);
-    return row ? toSnippet(row as unknown as SnippetRow) : undefined;
+    const row = await this.#db.get<SnippetRow>('SELECT * FROM snippets WHERE id = ? AND account_id = ?', [id, accountId]);
+    return row ? toSnippet(row) : undefined;
   }
 
   async getMany(accountId: string, ids: readonly number[]): Promise<Snippet[]> {
     if (ids.length === 0) return [];
-    const rows = this.#db
-      .prepare('SELECT * FROM snippets WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))')
-      .all(accountId, JSON.stringify([...new Set(ids)]));
-    return (rows as unknown as SnippetRow[]).map(toSnippet);
+    const unique = [...new Set(ids)];
+    const rows = await this.#db.all<SnippetRow>(`SELECT * FROM snippets WHERE account_id = ? AND id IN (${unique.map(() => '?').join(',')})`, [
+      accountId,
+      ...unique,
+    ]);
+    return rows.map(toSnippet);
   }
 
   async create(accountId: string, input: SnippetInput): Promise<Snippet> {
-    const row = this.#db
-      .prepare('INSERT INTO snippets (account_id, name, script, created_at) VALUES (?, ?, ?, ?) RETURNING *')
-      .get(accountId, input.name, input.script, nowIso());
-    return toSnippet(row as unknown as SnippetRow);
+    const row = await this.#db.get<SnippetRow>('INSERT INTO snippets (account_id, name, script, created_at) VALUES (?, ?, ?, ?) RETURNING *', [
+      accountId,
+      input.name,
+      input.script,
+      nowIso(),
+    ]);
+    if (!row) throw new Error('a snippet insert returned no row');
+    return toSnippet(row);
   }
 
   async update(accountId: string, id: number, input: SnippetInput): Promise<Snippet | undefined> {
-    const row = this.#db
-      .prepare('UPDATE snippets SET name = ?, script = ?, updated_at = ? WHERE id = ? AND account_id = ? RETURNING *')
-      .get(input.name, input.script, nowIso(), id, accountId);
-    return row ? toSnippet(row as unknown as SnippetRow) : undefined;
+    const row = await this.#db.get<SnippetRow>(
+      'UPDATE snippets SET name = ?, script = ?, updated_at = ? WHERE id = ? AND account_id = ? RETURNING *',
+      [input.name, input.script, nowIso(), id, accountId],
+    );
+    return row ? toSnippet(row) : undefined;
   }
 
   async delete(accountId: string, id: number): Promise<boolean> {
-    return this.#db.prepare('DELETE FROM snippets WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+    return (await this.#db.run('DELETE FROM snippets WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
   }
 }

@@ -1,13 +1,12 @@
 /**
- * Account environment variables on SQLite, every value sealed (see migration 007), and the secrets
+ * Account environment variables, every value sealed (see migration 007), and the secrets
  * key marker that tells at start whether the configured key opens what the database holds.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { ConfigError } from '../../../shared/errors.ts';
 import { type SecretBox, SecretDecryptError } from '../../secrets/box.ts';
-import type { SqlExecutor } from '../sql/database.ts';
+import { nowIso, type SqlDatabase, type SqlExecutor } from '../sql/database.ts';
 import type { AccountVariable, AccountVariableInput, VariableRepo } from '../variables-types.ts';
-import { nowIso } from './db.ts';
 
 interface VariableRow {
   key: string;
@@ -18,10 +17,10 @@ interface VariableRow {
   updated_at: string | null;
 }
 
-export class SqliteVariableRepo implements VariableRepo {
-  readonly #db: DatabaseSync;
+export class SqlVariableRepo implements VariableRepo {
+  readonly #db: SqlDatabase;
   readonly #box: SecretBox;
-  constructor(db: DatabaseSync, box: SecretBox) {
+  constructor(db: SqlDatabase, box: SecretBox) {
     this.#db = db;
     this.#box = box;
   }
@@ -38,41 +37,38 @@ export class SqliteVariableRepo implements VariableRepo {
   }
 
   async list(accountId: string, opts?: { limit: number; page: number }): Promise<AccountVariable[]> {
+    const oldestFirst = 'SELECT * FROM environment_variables WHERE account_id = ? ORDER BY created_at, key';
     const rows = opts
-      ? this.#db
-          .prepare('SELECT * FROM environment_variables WHERE account_id = ? ORDER BY created_at, key LIMIT ? OFFSET ?')
-          .all(accountId, opts.limit, (opts.page - 1) * opts.limit)
-      : this.#db.prepare('SELECT * FROM environment_variables WHERE account_id = ? ORDER BY created_at, key').all(accountId);
-    return (rows as unknown as VariableRow[]).map((r) => this.#toVariable(r));
+      ? await this.#db.all<VariableRow>(`${oldestFirst} LIMIT ? OFFSET ?`, [accountId, opts.limit, (opts.page - 1) * opts.limit])
+      : await this.#db.all<VariableRow>(oldestFirst, [accountId]);
+    return rows.map((r) => this.#toVariable(r));
   }
 
   async get(accountId: string, key: string): Promise<AccountVariable | undefined> {
-    const row = this.#db.prepare('SELECT * FROM environment_variables WHERE account_id = ? AND key = ?').get(accountId, key);
-    return row ? this.#toVariable(row as unknown as VariableRow) : undefined;
+    const row = await this.#db.get<VariableRow>('SELECT * FROM environment_variables WHERE account_id = ? AND key = ?', [accountId, key]);
+    return row ? this.#toVariable(row) : undefined;
   }
 
   async create(accountId: string, input: AccountVariableInput): Promise<AccountVariable | undefined> {
-    const row = this.#db
-      .prepare(
-        `INSERT INTO environment_variables (account_id, key, sealed_value, locked, secret, created_at)
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *`,
-      )
-      .get(accountId, input.key, this.#box.seal(input.value), input.locked ? 1 : 0, input.secret ? 1 : 0, nowIso());
-    return row ? this.#toVariable(row as unknown as VariableRow) : undefined;
+    const row = await this.#db.get<VariableRow>(
+      `INSERT INTO environment_variables (account_id, key, sealed_value, locked, secret, created_at)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *`,
+      [accountId, input.key, this.#box.seal(input.value), input.locked ? 1 : 0, input.secret ? 1 : 0, nowIso()],
+    );
+    return row ? this.#toVariable(row) : undefined;
   }
 
   async update(accountId: string, key: string, input: Omit<AccountVariableInput, 'key'>): Promise<AccountVariable | undefined> {
-    const row = this.#db
-      .prepare(
-        `UPDATE environment_variables SET sealed_value = ?, locked = ?, secret = ?, updated_at = ?
-         WHERE account_id = ? AND key = ? RETURNING *`,
-      )
-      .get(this.#box.seal(input.value), input.locked ? 1 : 0, input.secret ? 1 : 0, nowIso(), accountId, key);
-    return row ? this.#toVariable(row as unknown as VariableRow) : undefined;
+    const row = await this.#db.get<VariableRow>(
+      `UPDATE environment_variables SET sealed_value = ?, locked = ?, secret = ?, updated_at = ?
+       WHERE account_id = ? AND key = ? RETURNING *`,
+      [this.#box.seal(input.value), input.locked ? 1 : 0, input.secret ? 1 : 0, nowIso(), accountId, key],
+    );
+    return row ? this.#toVariable(row) : undefined;
   }
 
   async delete(accountId: string, key: string): Promise<boolean> {
-    return this.#db.prepare('DELETE FROM environment_variables WHERE account_id = ? AND key = ?').run(accountId, key).changes > 0;
+    return (await this.#db.run('DELETE FROM environment_variables WHERE account_id = ? AND key = ?', [accountId, key])).changes > 0;
   }
 }
 
