@@ -12,6 +12,7 @@ import type { CheckClass, CheckType } from '../../src/shared/checks/types.ts';
 import { AGENT_PATHS, type Job, PROTOCOL_VERSION, type RegisterResponse, type RunResult } from '../../src/shared/protocol.ts';
 import { createAccount } from '../../src/service/accounts.ts';
 import { loadServiceConfig, type ServiceConfig } from '../../src/service/config.ts';
+import type { RunSignals } from '../../src/service/coordination/types.ts';
 import { Dispatcher, type DispatchLog } from '../../src/service/dispatch/dispatcher.ts';
 import { RetryCoordinator } from '../../src/service/dispatch/retries.ts';
 import { agentApi } from '../../src/service/dispatch/routes.ts';
@@ -62,8 +63,11 @@ export interface TestAgent {
 }
 
 export async function startHarness(
-  /** `retries`: the dispatcher carries out retry strategies (failed tries stored as ATTEMPT), as the service does. */
-  opts: { config?: Partial<ServiceConfig>; listen?: boolean; retries?: boolean } = {},
+  /**
+   * `retries`: the dispatcher carries out retry strategies (failed tries stored as ATTEMPT), as the service does.
+   * `signals`: how it announces runs (coordination/); in-process by default.
+   */
+  opts: { config?: Partial<ServiceConfig>; listen?: boolean; retries?: boolean; signals?: RunSignals } = {},
 ): Promise<Harness> {
   const dataDir = tempDataDir();
   const config: ServiceConfig = {
@@ -75,7 +79,7 @@ export async function startHarness(
   const resultPolicy = opts.retries
     ? new RetryCoordinator({ store, log: silentLog, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) })
     : undefined;
-  const dispatcher: Dispatcher = new Dispatcher({ store, config, log: silentLog, now: () => clock.now, sweepIntervalMs: 3_600_000, resultPolicy });
+  const dispatcher: Dispatcher = new Dispatcher({ store, config, log: silentLog, now: () => clock.now, sweepIntervalMs: 3_600_000, resultPolicy, signals: opts.signals });
   const app = Fastify({ logger: false });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
