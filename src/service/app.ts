@@ -14,6 +14,8 @@ import { loadArtifactConfig } from './artifacts/config.ts';
 import type { ArtifactService } from './artifacts/service.ts';
 import { placementOf } from './checks/group-of.ts';
 import type { ServiceConfig } from './config.ts';
+import { createCoordination } from './coordination/index.ts';
+import { runWhileLeading } from './coordination/leader-tasks.ts';
 import { artifactApi, createArtifactService } from './dispatch/artifact-routes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { GroupTriggerRunner } from './dispatch/group-trigger.ts';
@@ -22,6 +24,7 @@ import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
 import { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
+import { followRemoteCheckChanges, leaderTasksOf } from './leader-work.ts';
 import { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import { createChannelSenders } from './notify/channels/index.ts';
 import { createMailTransport } from './notify/channels/mail-transport.ts';
@@ -120,7 +123,9 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   const alerts = buildAlerting(store, config, outbound, opts.alerting ?? {}, app.log);
   // Results (dispatcher), reminders and routes all commit alerts; the fan-out should look at once.
   const alertsRaised = () => alerts.fanOut.poke();
-  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries, alertsRaised });
+  // Replicas on one database: leader work once, run announcements to every replica (coordination/).
+  const coordination = createCoordination(config.database, app.log);
+  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries, alertsRaised, signals: coordination.signals });
   const scheduler = new Scheduler({ store, config, dispatcher, log: app.log, placement: (check) => placementOf(store, check) });
   const notifier = new OutboxWorker({
     store,
@@ -133,8 +138,17 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   const subscriptionExpiry = new SubscriptionExpirySweeper({ subscriptions: store.subscriptions, log: app.log });
   const heartbeats = new HeartbeatMonitor({ heartbeats: store.heartbeats, log: app.log });
   const reminders = new ReminderSweeper({ store, log: app.log, onAlertsRaised: alertsRaised });
+  runWhileLeading(
+    coordination.leadership,
+    leaderTasksOf({ dispatcher, scheduler, heartbeats, reminders, notifier, subscriptionExpiry, alertFanOut: alerts.fanOut, alertDelivery: alerts.delivery }),
+    app.log,
+  );
+  followRemoteCheckChanges(coordination.signals, store, scheduler, app.log);
   const hooks: ServiceHooks = {
-    checkChanged: (accountId, checkId, check) => scheduler.checkChanged(accountId, checkId, check),
+    checkChanged: async (accountId, checkId, check) => {
+      await scheduler.checkChanged(accountId, checkId, check);
+      coordination.signals.checkChanged(accountId, checkId);
+    },
     notificationsQueued: () => notifier.poke(),
     runNow: (check, locationId) => dispatcher.enqueue(check, locationId, Date.now()),
     alertsRaised,
@@ -174,25 +188,15 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     artifacts,
     async start() {
       const address = await app.listen({ port: config.port, host: config.host });
-      await dispatcher.start();
-      await scheduler.start();
-      await heartbeats.start();
-      notifier.start();
-      subscriptionExpiry.start();
-      reminders.start();
-      alerts.delivery.start();
-      alerts.fanOut.start();
+      // Leader work starts when this replica leads: at once in-process (leader-work.ts).
+      await coordination.start();
       return address;
     },
     async stop() {
-      await scheduler.stop();
+      // Leader work stops before the leadership is given up, so the next leader never overlaps it.
+      await coordination.close();
       triggers.stop();
-      await heartbeats.stop();
       await dispatcher.stop();
-      await reminders.stop();
-      await notifier.stop();
-      subscriptionExpiry.stop();
-      await alerts.stop();
       await outbound.close();
       await app.close();
       await store.close();
@@ -234,12 +238,5 @@ function buildAlerting(store: Store, config: ServiceConfig, outbound: ReturnType
     log,
   });
   const fanOut = new AlertFanOut({ store, publicUrl: config.publicUrl, pollMs: notify.pollMs, log, onQueued: () => delivery.poke() });
-  return {
-    fanOut,
-    delivery,
-    async stop() {
-      await fanOut.stop();
-      await delivery.stop();
-    },
-  };
+  return { fanOut, delivery };
 }
