@@ -15,6 +15,7 @@ import type { ArtifactService } from './artifacts/service.ts';
 import { placementOf } from './checks/group-of.ts';
 import type { ServiceConfig } from './config.ts';
 import { createCoordination } from './coordination/index.ts';
+import type { Coordination } from './coordination/types.ts';
 import { runWhileLeading } from './coordination/leader-tasks.ts';
 import { artifactApi, createArtifactService } from './dispatch/artifact-routes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
@@ -96,6 +97,8 @@ export interface Service {
   alertsRaised(): void;
   /** Artifact uploads, storage, downloads and retention (artifacts/). */
   artifacts: ArtifactService;
+  /** Leadership among replicas and run announcements across them (coordination/). */
+  coordination: Coordination;
   /** Listens on config.host:config.port and starts the scheduler; resolves to the base URL. */
   start(): Promise<string>;
   /** Stops scheduling, answers held lease requests, closes the server and the store. */
@@ -186,6 +189,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     alertDelivery: alerts.delivery,
     alertsRaised,
     artifacts,
+    coordination,
     async start() {
       const address = await app.listen({ port: config.port, host: config.host });
       // Leader work starts when this replica leads: at once in-process (leader-work.ts).

@@ -9,14 +9,19 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { leadershipKey, PostgresLeadership, type PostgresLeadershipOptions } from '../../src/service/coordination/postgres-leadership.ts';
 import { PostgresRunSignals } from '../../src/service/coordination/postgres-signals.ts';
 import type { Leadership, RunSignalListener, RunSignals } from '../../src/service/coordination/types.ts';
+import { createAccount } from '../../src/service/accounts.ts';
+import { buildService, type Service } from '../../src/service/app.ts';
+import { loadServiceConfig } from '../../src/service/config.ts';
 import { Dispatcher } from '../../src/service/dispatch/dispatcher.ts';
 import type { Announced } from '../../src/service/dispatch/waiters.ts';
 import { type Harness, silentLog, startHarness } from '../helpers/dispatch-harness.ts';
+import { tempDataDir } from '../helpers/public-api.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.ts';
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -286,6 +291,44 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
       expect(terminated).toHaveLength(1);
       const { jobs } = await held;
       expect(jobs.map((j) => j.runId)).toEqual([run.runId]);
+    });
+  });
+
+  describe('services', () => {
+    async function serviceOnDatabase(): Promise<{ service: Service; checkId: string }> {
+      const dataDir = tempDataDir();
+      const config = { ...loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), database: { kind: 'postgres' as const, url: db.url } };
+      const service = await buildService(config, { logger: false });
+      closers.push(() => rmSync(dataDir, { recursive: true, force: true }));
+      // The same schedulable check in each service's store, so whose scheduler runs shows.
+      const { accountId } = await createAccount(service.store, 'Acme');
+      const location = await service.store.locations.create(accountId, { name: 'Office', slugName: 'office', icon: 'location', proxyUrl: null });
+      const schedulable = { checkType: 'API', name: 'Home', activated: true, muted: false, frequency: 1, frequencyOffset: null, body: {} } as const;
+      const check = await service.store.checks.create({ ...schedulable, accountId, locationIds: [location.id] });
+      return { service, checkId: check.id };
+    }
+
+    it("of two services one runs the leader work; stopping it hands the work to the other (the service's timings)", { timeout: 60_000 }, async () => {
+      const first = await serviceOnDatabase();
+      const second = await serviceOnDatabase();
+      let firstStopped = false;
+      closers.push(() => second.service.stop());
+      closers.push(() => (firstStopped ? undefined : first.service.stop()));
+      const firstLeads = acquired(first.service.coordination.leadership);
+      await first.service.start();
+      await firstLeads;
+      await second.service.start();
+      const secondRefused = attempts(second.service.coordination.leadership as PostgresLeadership, 1);
+      expect(await secondRefused).toEqual([false]);
+      expect(first.service.scheduler.nextDue(first.checkId)).toHaveLength(1);
+      expect(second.service.scheduler.nextDue(second.checkId)).toHaveLength(0);
+
+      const secondLeads = acquired(second.service.coordination.leadership);
+      await first.service.stop();
+      firstStopped = true;
+      expect(first.service.scheduler.nextDue(first.checkId)).toHaveLength(0);
+      await secondLeads;
+      expect(second.service.scheduler.nextDue(second.checkId)).toHaveLength(1);
     });
   });
 });
