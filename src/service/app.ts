@@ -197,10 +197,11 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       return address;
     },
     async stop() {
+      // Held lease requests are answered first, so agents go to another replica at once.
+      await dispatcher.stop();
       // Leader work stops before the leadership is given up, so the next leader never overlaps it.
       await coordination.close();
       triggers.stop();
-      await dispatcher.stop();
       await outbound.close();
       await app.close();
       await store.close();
