@@ -3,6 +3,7 @@
  * backend (SQLite: always leader), waking every held request after missed announcements, and
  * DATABASE_URL choosing the backend. The PostgreSQL backend: coordination-postgres.test.ts.
  */
+import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { createCoordination } from '../../src/service/coordination/index.ts';
@@ -10,6 +11,7 @@ import { InProcessLeadership, InProcessRunSignals } from '../../src/service/coor
 import { runWhileLeading } from '../../src/service/coordination/leader-tasks.ts';
 import { LeadershipState } from '../../src/service/coordination/leadership-state.ts';
 import { PostgresLeadership } from '../../src/service/coordination/postgres-leadership.ts';
+import { PostgresRunSignals } from '../../src/service/coordination/postgres-signals.ts';
 import { WaitList } from '../../src/service/dispatch/waiters.ts';
 import { PollLoop } from '../../src/service/notify/poll-loop.ts';
 import { ConfigError } from '../../src/shared/errors.ts';
@@ -121,6 +123,43 @@ describe('waking every held request', () => {
     list.wakeAll();
     expect(await waiting).toBe('woken');
     expect(list.version('never-announced')).not.toBe(seenBefore);
+  });
+});
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('a database that cannot be reached', () => {
+  it('leadership keeps trying and says why, without leading', async () => {
+    const url = `postgres://postgres@127.0.0.1:${await closedPort()}/postgres`;
+    const warnings: string[] = [];
+    let secondWarning!: () => void;
+    const twoWarnings = new Promise<void>((resolve) => (secondWarning = resolve));
+    const log = {
+      ...quiet,
+      warn(_obj: unknown, msg?: string) {
+        warnings.push(String(msg));
+        if (warnings.length === 2) secondWarning();
+      },
+    };
+    const leadership = new PostgresLeadership({ url, name: 'test', log, retryMs: 10 });
+    await leadership.start();
+    await twoWarnings;
+    await leadership.close();
+    expect(warnings.slice(0, 2)).toEqual(['the database cannot be reached for the leadership; trying again', 'the database cannot be reached for the leadership; trying again']);
+    expect(leadership.isLeader).toBe(false);
+  });
+
+  it('run signals refuse to start, so the service does not run deaf to other replicas', async () => {
+    const signals = new PostgresRunSignals({ url: `postgres://postgres@127.0.0.1:${await closedPort()}/postgres`, log: quiet });
+    await expect(signals.start()).rejects.toThrow(/ECONNREFUSED/);
+    await signals.close();
   });
 });
 

@@ -121,7 +121,8 @@ export class PostgresLeadership extends LeadershipBase {
       if (this.#heldSince === undefined) await this.#tryLock();
       else await this.#confirm();
     } catch (err) {
-      await this.#lost(this.#client, err);
+      if (this.#client) await this.#lost(this.#client, err);
+      else this.#log.warn({ err, leadership: this.name }, 'the database cannot be reached for the leadership; trying again');
     }
   }
 
@@ -166,8 +167,8 @@ export class PostgresLeadership extends LeadershipBase {
     this.#client = undefined;
     this.#heldSince = undefined;
     this.#leading = false;
-    if (wasHolding) this.#log.warn({ err, leadership: this.name }, 'lost the leadership connection; stopping leader work');
-    else this.#log.warn({ err, leadership: this.name }, 'leadership connection failed; trying again');
+    const what = wasHolding ? 'lost the leadership connection; stopping leader work' : 'the leadership connection failed; trying again';
+    this.#log.warn({ err, leadership: this.name }, what);
     await this.state.lose();
     endQuietly(client);
     // The next try comes after retryMs, as for any replica that does not hold the lock, not at the

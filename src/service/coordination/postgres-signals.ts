@@ -105,6 +105,11 @@ export class PostgresRunSignals implements RunSignals {
       endQuietly(client);
       throw err;
     }
+    // Closed while this reconnect was under way: nobody would end this connection.
+    if (this.#closed) {
+      endQuietly(client);
+      return;
+    }
     this.#client = client;
     this.#schedule(this.#pingMs, () => this.#ping(client));
   }
