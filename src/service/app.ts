@@ -25,7 +25,7 @@ import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
 import { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
-import { followRemoteCheckChanges, leaderTasksOf } from './leader-work.ts';
+import { followOtherReplicas, leaderTasksOf } from './leader-work.ts';
 import { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import { createChannelSenders } from './notify/channels/index.ts';
 import { createMailTransport } from './notify/channels/mail-transport.ts';
@@ -124,10 +124,13 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   const retries = new RetryCoordinator({ store, log: app.log, watcher: triggers, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) });
   const outbound = buildOutbound(config);
   const alerts = buildAlerting(store, config, outbound, opts.alerting ?? {}, app.log);
-  // Results (dispatcher), reminders and routes all commit alerts; the fan-out should look at once.
-  const alertsRaised = () => alerts.fanOut.poke();
   // Replicas on one database: leader work once, run announcements to every replica (coordination/).
   const coordination = createCoordination(config.database, app.log);
+  // Results (dispatcher), reminders and routes all commit alerts; the fan-out (the leader's) should look at once.
+  const alertsRaised = () => {
+    alerts.fanOut.poke();
+    coordination.signals.workQueued('alerts');
+  };
   const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries, alertsRaised, signals: coordination.signals });
   const scheduler = new Scheduler({ store, config, dispatcher, log: app.log, placement: (check) => placementOf(store, check) });
   const notifier = new OutboxWorker({
@@ -146,13 +149,16 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     leaderTasksOf({ dispatcher, scheduler, heartbeats, reminders, notifier, subscriptionExpiry, alertFanOut: alerts.fanOut, alertDelivery: alerts.delivery }),
     app.log,
   );
-  followRemoteCheckChanges(coordination.signals, store, scheduler, app.log);
+  followOtherReplicas(coordination.signals, { store, scheduler, notifier, alertFanOut: alerts.fanOut }, app.log);
   const hooks: ServiceHooks = {
     checkChanged: async (accountId, checkId, check) => {
       await scheduler.checkChanged(accountId, checkId, check);
       coordination.signals.checkChanged(accountId, checkId);
     },
-    notificationsQueued: () => notifier.poke(),
+    notificationsQueued: () => {
+      notifier.poke();
+      coordination.signals.workQueued('notifications');
+    },
     runNow: (check, locationId) => dispatcher.enqueue(check, locationId, Date.now()),
     alertsRaised,
   };

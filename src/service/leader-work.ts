@@ -42,11 +42,19 @@ export function leaderTasksOf(w: LeaderWorkers): LeaderTask[] {
 }
 
 /**
- * A check changed through another replica's API: the scheduler reads it again (it keeps entries only
- * while this replica leads, so elsewhere this costs one read and the idempotent cancellation of runs).
+ * What other replicas tell this one. A check changed through another replica's API: the scheduler
+ * reads it again (it keeps entries only while this replica leads, so elsewhere this costs one read and
+ * the idempotent cancellation of runs). Work committed by another replica: the worker looks now (a
+ * worker that is not running, on a replica that does not lead, ignores the poke).
  */
-export function followRemoteCheckChanges(signals: RunSignals, store: Store, scheduler: Scheduler, log: CoordinationLog): void {
+export function followOtherReplicas(
+  signals: RunSignals,
+  w: { store: Store; scheduler: Scheduler; notifier: OutboxWorker; alertFanOut: AlertFanOut },
+  log: CoordinationLog,
+): void {
+  const { store, scheduler } = w;
   signals.subscribe({
+    workQueued: (kind) => (kind === 'alerts' ? w.alertFanOut.poke() : w.notifier.poke()),
     checkChanged: (accountId, checkId) => {
       void store.checks
         .get(accountId, checkId)

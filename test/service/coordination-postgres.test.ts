@@ -229,6 +229,16 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
       expect(await onA).toEqual(['acc-2', 'check-2']);
     });
 
+    it("work queued on one replica reaches the others (the leader's worker looks now), not the one that queued it", async () => {
+      const [a, b] = [await listening(), await listening()];
+      const onA = next(a, 'workQueued');
+      const onB = next(b, 'workQueued');
+      a.workQueued('alerts');
+      expect(await onB).toEqual(['alerts']);
+      b.workQueued('notifications');
+      expect(await onA).toEqual(['notifications']);
+    });
+
     it('after its LISTEN connection is terminated, a replica listens again and wakes every waiter once', async () => {
       const [a, b] = [await listening(), await listening()];
       const missedOnB = next(b, 'missed');

@@ -37,6 +37,9 @@ export class InProcessRunSignals implements RunSignals {
   /** No other replica to tell: this process already applied the change. */
   checkChanged(): void {}
 
+  /** No other replica to tell: this process already poked its worker. */
+  workQueued(): void {}
+
   subscribe(listener: RunSignalListener): () => void {
     const announced = (locationId: string, runs: readonly Announced[]): void => listener.announced?.(locationId, runs);
     this.#events.on('announced', announced);

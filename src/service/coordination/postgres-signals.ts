@@ -12,8 +12,8 @@ import { Compile } from 'typebox/compile';
 import type { Announced } from '../dispatch/waiters.ts';
 import type { CoordinationLog } from './log.ts';
 import { endQuietly, openDedicatedClient } from './postgres-client.ts';
-import { CHECKS_CHANNEL, ChecksPayload, RUNS_CHANNEL, RunsPayload } from './signal-payloads.ts';
-import type { RunSignalListener, RunSignals } from './types.ts';
+import { CHECKS_CHANNEL, ChecksPayload, RUNS_CHANNEL, RunsPayload, WORK_CHANNEL, WorkPayload } from './signal-payloads.ts';
+import type { QueuedWork, RunSignalListener, RunSignals } from './types.ts';
 
 export interface PostgresRunSignalsOptions {
   url: string;
@@ -28,6 +28,7 @@ export interface PostgresRunSignalsOptions {
 
 const isRunsPayload = Compile(RunsPayload);
 const isChecksPayload = Compile(ChecksPayload);
+const isWorkPayload = Compile(WorkPayload);
 
 export class PostgresRunSignals implements RunSignals {
   /** Tells this replica's own notifications apart: it delivered them already. */
@@ -62,6 +63,10 @@ export class PostgresRunSignals implements RunSignals {
 
   checkChanged(accountId: string, checkId: string): void {
     this.#notify(CHECKS_CHANNEL, { origin: this.#origin, accountId, checkId } satisfies Static<typeof ChecksPayload>);
+  }
+
+  workQueued(kind: QueuedWork): void {
+    this.#notify(WORK_CHANNEL, { origin: this.#origin, kind } satisfies Static<typeof WorkPayload>);
   }
 
   subscribe(listener: RunSignalListener): () => void {
@@ -100,7 +105,7 @@ export class PostgresRunSignals implements RunSignals {
     });
     client.on('notification', (msg) => this.#received(msg));
     try {
-      await client.query(`LISTEN ${RUNS_CHANNEL}; LISTEN ${CHECKS_CHANNEL}`);
+      await client.query(`LISTEN ${RUNS_CHANNEL}; LISTEN ${CHECKS_CHANNEL}; LISTEN ${WORK_CHANNEL}`);
     } catch (err) {
       endQuietly(client);
       throw err;
@@ -152,20 +157,30 @@ export class PostgresRunSignals implements RunSignals {
   }
 
   #received(msg: pg.Notification): void {
-    let payload: unknown;
-    try {
-      payload = JSON.parse(msg.payload ?? '');
-    } catch {
-      payload = undefined;
-    }
-    if (msg.channel === RUNS_CHANNEL && isRunsPayload.Check(payload)) {
-      if (payload.origin === this.#origin) return;
-      for (const listener of this.#listeners) listener.announced?.(payload.locationId, payload.runs);
-    } else if (msg.channel === CHECKS_CHANNEL && isChecksPayload.Check(payload)) {
-      if (payload.origin === this.#origin) return;
-      for (const listener of this.#listeners) listener.checkChanged?.(payload.accountId, payload.checkId);
-    } else {
+    const payload = parsed(msg.payload);
+    const deliver = this.#deliveryOf(msg.channel, payload);
+    if (!deliver) {
       this.#log.warn({ channel: msg.channel }, 'ignored a notification that is not ours');
+      return;
     }
+    // This replica's own: its listeners had it when it was sent.
+    if ((payload as { origin: string }).origin === this.#origin) return;
+    for (const listener of this.#listeners) deliver(listener);
+  }
+
+  /** What a well-formed notification tells a listener; undefined for anything else. */
+  #deliveryOf(channel: string, payload: unknown): ((listener: RunSignalListener) => void) | undefined {
+    if (channel === RUNS_CHANNEL && isRunsPayload.Check(payload)) return (l) => l.announced?.(payload.locationId, payload.runs);
+    if (channel === CHECKS_CHANNEL && isChecksPayload.Check(payload)) return (l) => l.checkChanged?.(payload.accountId, payload.checkId);
+    if (channel === WORK_CHANNEL && isWorkPayload.Check(payload)) return (l) => l.workQueued?.(payload.kind);
+    return undefined;
+  }
+}
+
+function parsed(text: string | undefined): unknown {
+  try {
+    return JSON.parse(text ?? '');
+  } catch {
+    return undefined;
   }
 }

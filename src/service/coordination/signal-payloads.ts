@@ -4,6 +4,7 @@ import { CHECK_TYPES } from '../../shared/checks/types.ts';
 
 export const RUNS_CHANNEL = 'outpost_runs';
 export const CHECKS_CHANNEL = 'outpost_checks';
+export const WORK_CHANNEL = 'outpost_work';
 
 /** Runs became claimable at a location: one entry per kind of run, enough to wake the right waiters. */
 export const RunsPayload = Type.Object({
@@ -14,3 +15,6 @@ export const RunsPayload = Type.Object({
 
 /** A check was created, changed or deleted. */
 export const ChecksPayload = Type.Object({ origin: Type.String(), accountId: Type.String(), checkId: Type.String() });
+
+/** Work was committed for a leader worker. */
+export const WorkPayload = Type.Object({ origin: Type.String(), kind: Type.Enum(['notifications', 'alerts']) });

@@ -35,13 +35,20 @@ export interface RunSignalListener {
   missed?(): void;
   /** A check was created, changed or deleted on another replica (never called for this replica's own). */
   checkChanged?(accountId: string, checkId: string): void;
+  /** Another replica committed work for a leader worker (never called for this replica's own). */
+  workQueued?(kind: QueuedWork): void;
 }
+
+/** Work committed on one replica that the leader's workers should look at now. */
+export type QueuedWork = 'notifications' | 'alerts';
 
 export interface RunSignals {
   /** Tells every replica, this one included, that runs became claimable at `locationId`. */
   announce(locationId: string, runs: readonly Announced[]): void;
   /** Tells the other replicas that a check changed, so the leader's scheduler reloads it. */
   checkChanged(accountId: string, checkId: string): void;
+  /** Tells the other replicas that work was committed, so the leader's worker looks now, not at its next poll. */
+  workQueued(kind: QueuedWork): void;
   /** Adds a listener; the function returned removes it. */
   subscribe(listener: RunSignalListener): () => void;
   start(): Promise<void>;
