@@ -183,6 +183,23 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
       expect(handOverMs).toBeLessThan(6000);
     });
 
+    it('a replica whose leader work cannot start gives the leadership up, and another takes it', async () => {
+      const name = `leader-${randomUUID()}`;
+      const a = leadership(name, { retryMs: 60_000 });
+      const b = leadership(name);
+      const aStopped = new Promise<void>((resolve) => a.onLose(() => resolve()));
+      a.onAcquire(() => {
+        throw new Error('the scheduler cannot load its checks');
+      });
+      await a.start();
+      const bLeads = acquired(b);
+      await b.start();
+      await aStopped;
+      await bLeads;
+      expect(a.isLeader).toBe(false);
+      expect(await lockHolders(name)).toHaveLength(1);
+    });
+
     it('close stops the leader work first, then frees the lock for the next replica', async () => {
       const name = `leader-${randomUUID()}`;
       const a = leadership(name);

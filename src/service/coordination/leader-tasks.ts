@@ -14,19 +14,29 @@ export interface LeaderTask {
   stop(): Promise<void> | void;
 }
 
+/**
+ * Every task is started even when one before it failed, and every one stopped; a task that could not
+ * start makes the acquisition fail (the in-process service does not start; a PostgreSQL replica gives
+ * the leadership up, so another one can try).
+ */
 export function runWhileLeading(leadership: Leadership, tasks: readonly LeaderTask[], log: CoordinationLog): void {
   leadership.onAcquire(async () => {
-    for (const task of tasks) await guarded(task, 'start', log);
+    const failed: string[] = [];
+    for (const task of tasks) if (!(await guarded(task, 'start', log))) failed.push(task.name);
+    if (failed.length > 0) throw new Error(`leader work could not start: ${failed.join(', ')}`);
   });
   leadership.onLose(async () => {
     for (const task of tasks) await guarded(task, 'stop', log);
   });
 }
 
-async function guarded(task: LeaderTask, step: 'start' | 'stop', log: CoordinationLog): Promise<void> {
+/** Whether the step succeeded; a failure is logged with the task's name. */
+async function guarded(task: LeaderTask, step: 'start' | 'stop', log: CoordinationLog): Promise<boolean> {
   try {
     await task[step]();
+    return true;
   } catch (err) {
     log.error({ err, task: task.name }, `leader task could not ${step}`);
+    return false;
   }
 }

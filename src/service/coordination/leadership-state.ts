@@ -31,12 +31,16 @@ export class LeadershipState {
     this.#onLose.push(cb);
   }
 
-  /** Becomes leader (after any transition in progress); resolves when the acquire callbacks ran. */
+  /**
+   * Becomes leader (after any transition in progress); resolves when the acquire callbacks ran, and
+   * rejects with the first failure when one failed. It leads either way, so lose() stops what did start.
+   */
   acquire(): Promise<void> {
     return this.#queue(async () => {
       if (this.#leading) return;
-      await this.#runAll(this.#onAcquire, 'starting leader work');
+      const failure = await this.#runAll(this.#onAcquire, 'starting leader work');
       this.#leading = true;
+      if (failure) throw failure;
       this.#log.info({ leadership: this.#name }, 'this replica leads');
     });
   }
@@ -52,19 +56,27 @@ export class LeadershipState {
   }
 
   #queue(step: () => Promise<void>): Promise<void> {
-    this.#transitions = this.#transitions.then(step);
-    return this.#transitions;
+    const run = this.#transitions.then(step);
+    // A failed transition does not stop the ones queued after it.
+    this.#transitions = run.catch(() => {});
+    return run;
   }
 
-  /** Each callback runs even when one before it failed: a task that cannot start must not keep the others from it. */
-  async #runAll(callbacks: readonly LeadershipCallback[], what: string): Promise<void> {
+  /**
+   * Each callback runs even when one before it failed: a task that cannot start must not keep the
+   * others from it. Returns the first failure.
+   */
+  async #runAll(callbacks: readonly LeadershipCallback[], what: string): Promise<unknown> {
+    let failure: unknown;
     for (const cb of callbacks) {
       try {
         await cb();
       } catch (err) {
         this.#log.error({ err, leadership: this.#name }, `${what} failed`);
+        failure ??= err;
       }
     }
+    return failure;
   }
 }
 

@@ -146,7 +146,8 @@ export class PostgresLeadership extends LeadershipBase {
     if (performance.now() - heldSince < this.#handoverDelayMs) return;
     this.#leading = true;
     // Not awaited: starting the work may take a while, and confirmations must go on meanwhile.
-    void this.state.acquire();
+    // Work that cannot start here might on another replica: the leadership is given up.
+    this.state.acquire().catch((err: unknown) => this.#lost(client, err, 'leader work could not start; giving the leadership up'));
   }
 
   async #connect(): Promise<pg.Client> {
@@ -161,13 +162,13 @@ export class PostgresLeadership extends LeadershipBase {
   }
 
   /** Leader work stops first; only then is the connection let go (and another replica may take the lock). */
-  async #lost(client: pg.Client | undefined, err: unknown): Promise<void> {
+  async #lost(client: pg.Client | undefined, err: unknown, why?: string): Promise<void> {
     if (!client || client !== this.#client) return;
     const wasHolding = this.#heldSince !== undefined;
     this.#client = undefined;
     this.#heldSince = undefined;
     this.#leading = false;
-    const what = wasHolding ? 'lost the leadership connection; stopping leader work' : 'the leadership connection failed; trying again';
+    const what = why ?? (wasHolding ? 'lost the leadership connection; stopping leader work' : 'the leadership connection failed; trying again');
     this.#log.warn({ err, leadership: this.name }, what);
     await this.state.lose();
     endQuietly(client);
