@@ -44,7 +44,7 @@ start() {
   dir="$(mktemp -d "${TMPDIR:-/tmp}/outpost-pg.XXXXXX")"
   chmod 0755 "$dir"
   mkdir -m 0700 "$dir/data"
-  [ "$(id -u)" -eq 0 ] && chown -R postgres:postgres "$dir"
+  if [ "$(id -u)" -eq 0 ]; then chown -R postgres:postgres "$dir"; fi
   as_owner "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
   # Loopback only, and no other entry: nothing but 127.0.0.1 can connect at all.

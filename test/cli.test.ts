@@ -47,6 +47,7 @@ describe('outpost CLI', () => {
     ['a bad demo duration', ['demo', '--duration', 'soon'], {}, /--duration.*whole number/],
     ['a bad PORT', ['serve'], { PORT: 'eighty' }, /PORT=.*integer from 0 to 65535/],
     ['a bad LOG_LEVEL', ['serve'], { LOG_LEVEL: 'loud' }, /LOG_LEVEL=.*DEBUG, LOG, INFO, WARN, ERROR/],
+    ['a DATABASE_URL of another database', ['serve'], { DATABASE_URL: 'mysql://db/outpost' }, /DATABASE_URL .*"mysql:".*postgres:\/\/ or postgresql:\/\//],
     ['a bad ALERT_PAGERDUTY_EVENTS_URL', ['serve'], { ALERT_PAGERDUTY_EVENTS_URL: 'events.local/v2' }, /ALERT_PAGERDUTY_EVENTS_URL=/],
     ['a missing API_KEY', ['agent'], {}, /API_KEY is required/],
     ['a key of the wrong kind', ['agent'], { API_KEY: 'op_user_key' }, /API_KEY .*pl_/],

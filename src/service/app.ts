@@ -14,6 +14,9 @@ import { loadArtifactConfig } from './artifacts/config.ts';
 import type { ArtifactService } from './artifacts/service.ts';
 import { placementOf } from './checks/group-of.ts';
 import type { ServiceConfig } from './config.ts';
+import { createCoordination } from './coordination/index.ts';
+import type { Coordination } from './coordination/types.ts';
+import { runWhileLeading } from './coordination/leader-tasks.ts';
 import { artifactApi, createArtifactService } from './dispatch/artifact-routes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { GroupTriggerRunner } from './dispatch/group-trigger.ts';
@@ -29,6 +32,7 @@ import { Draining, probeRoutes } from './http/probes.ts';
 import { loadRateLimitConfig } from './http/rate-limit-config.ts';
 import { installRateLimits } from './http/rate-limits.ts';
 import { fastifyTrustProxy } from './http/trust-proxy.ts';
+import { followOtherReplicas, leaderTasksOf } from './leader-work.ts';
 import { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import { createChannelSenders } from './notify/channels/index.ts';
 import { createMailTransport } from './notify/channels/mail-transport.ts';
@@ -45,7 +49,7 @@ import { publicApi } from './routes/index.ts';
 import { registerOpenApi } from './routes/openapi.ts';
 import { pingRoutes } from './routes/ping.ts';
 import { defaultSecretsKeyConfig } from './secrets/key.ts';
-import { openSqliteStore } from './store/sqlite/index.ts';
+import { openStore } from './store/open.ts';
 import type { Run, Store, StoredCheck } from './store/store.ts';
 import { SubscriptionExpirySweeper } from './subscriptions/expiry.ts';
 import { suiteBundleAgentRoutes } from './suites/agent-routes.ts';
@@ -100,6 +104,8 @@ export interface Service {
   alertsRaised(): void;
   /** Artifact uploads, storage, downloads and retention (artifacts/). */
   artifacts: ArtifactService;
+  /** Leadership among replicas and run announcements across them (coordination/). */
+  coordination: Coordination;
   /** Listens on config.host:config.port and starts the scheduler; resolves to the base URL. */
   start(): Promise<string>;
   /** From now on /-/readiness fails (503), while every request is still served: the first step of a shutdown. */
@@ -112,7 +118,7 @@ const PINO_LEVEL = { DEBUG: 'debug', LOG: 'info', INFO: 'info', WARN: 'warn', ER
 
 export async function buildService(config: ServiceConfig, opts: ServiceOptions = {}): Promise<Service> {
   // Loads the secrets key now: a key that cannot open the stored secrets stops the start (ConfigError).
-  const store = await openSqliteStore(config.dataDir, { secrets: config.secrets ?? defaultSecretsKeyConfig(config.dataDir) });
+  const store = await openStore({ ...(config.database ? { database: config.database } : {}), dataDir: config.dataDir, secrets: config.secrets ?? defaultSecretsKeyConfig(config.dataDir) });
   const app = Fastify({
     logger: opts.logger === false ? false : { level: PINO_LEVEL[config.logLevel], redact: ['req.headers.authorization'] },
     // Agents make several requests a second each (leases, heartbeats, results): a line per request
@@ -130,9 +136,14 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   const retries = new RetryCoordinator({ store, log: app.log, watcher: triggers, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) });
   const outbound = buildOutbound(config);
   const alerts = buildAlerting(store, config, outbound, opts.alerting ?? {}, app.log);
-  // Results (dispatcher), reminders and routes all commit alerts; the fan-out should look at once.
-  const alertsRaised = () => alerts.fanOut.poke();
-  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries, alertsRaised, counters: metrics });
+  // Replicas on one database: leader work once, run announcements to every replica (coordination/).
+  const coordination = createCoordination(config.database, app.log);
+  // Results (dispatcher), reminders and routes all commit alerts; the fan-out (the leader's) should look at once.
+  const alertsRaised = () => {
+    alerts.fanOut.poke();
+    coordination.signals.workQueued('alerts');
+  };
+  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries, alertsRaised, signals: coordination.signals, counters: metrics });
   const scheduler = new Scheduler({ store, config, dispatcher, log: app.log, placement: (check) => placementOf(store, check) });
   const notifier = new OutboxWorker({
     store,
@@ -146,9 +157,21 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   const heartbeats = new HeartbeatMonitor({ heartbeats: store.heartbeats, log: app.log });
   const reminders = new ReminderSweeper({ store, log: app.log, onAlertsRaised: alertsRaised });
   const locationSampler = new LocationMetricsSampler({ runs: store.runs, samples: store.locationMetrics, log: app.log });
+  runWhileLeading(
+    coordination.leadership,
+    leaderTasksOf({ dispatcher, scheduler, heartbeats, reminders, notifier, subscriptionExpiry, alertFanOut: alerts.fanOut, alertDelivery: alerts.delivery }),
+    app.log,
+  );
+  followOtherReplicas(coordination.signals, { store, scheduler, notifier, alertFanOut: alerts.fanOut }, app.log);
   const hooks: ServiceHooks = {
-    checkChanged: (accountId, checkId, check) => scheduler.checkChanged(accountId, checkId, check),
-    notificationsQueued: () => notifier.poke(),
+    checkChanged: async (accountId, checkId, check) => {
+      await scheduler.checkChanged(accountId, checkId, check);
+      coordination.signals.checkChanged(accountId, checkId);
+    },
+    notificationsQueued: () => {
+      notifier.poke();
+      coordination.signals.workQueued('notifications');
+    },
     runNow: (check, locationId) => dispatcher.enqueue(check, locationId, Date.now()),
     alertsRaised,
   };
@@ -191,31 +214,24 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     alertDelivery: alerts.delivery,
     alertsRaised,
     artifacts,
+    coordination,
     async start() {
       const address = await app.listen({ port: config.port, host: config.host });
-      await dispatcher.start();
-      await scheduler.start();
-      await heartbeats.start();
-      notifier.start();
-      subscriptionExpiry.start();
-      reminders.start();
+      // Leader work starts when this replica leads: at once in-process (leader-work.ts).
+      await coordination.start();
+      // Every replica samples: the first sample of a minute wins in the table.
       locationSampler.start();
-      alerts.delivery.start();
-      alerts.fanOut.start();
       return address;
     },
     drain: () => draining.start(),
     async stop() {
       draining.start();
-      await scheduler.stop();
-      triggers.stop();
-      await heartbeats.stop();
+      // Held lease requests are answered first, so agents go to another replica at once.
       await dispatcher.stop();
-      await reminders.stop();
-      await notifier.stop();
-      subscriptionExpiry.stop();
+      // Leader work stops before the leadership is given up, so the next leader never overlaps it.
+      await coordination.close();
+      triggers.stop();
       locationSampler.stop();
-      await alerts.stop();
       await outbound.close();
       await app.close();
       await store.close();
@@ -257,12 +273,5 @@ function buildAlerting(store: Store, config: ServiceConfig, outbound: ReturnType
     log,
   });
   const fanOut = new AlertFanOut({ store, publicUrl: config.publicUrl, pollMs: notify.pollMs, log, onQueued: () => delivery.poke() });
-  return {
-    fanOut,
-    delivery,
-    async stop() {
-      await fanOut.stop();
-      await delivery.stop();
-    },
-  };
+  return { fanOut, delivery };
 }

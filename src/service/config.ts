@@ -7,6 +7,7 @@ import { loadProviderEndpoints } from './notify/channels/providers.ts';
 import { type ArtifactConfig, loadArtifactConfig } from './artifacts/config.ts';
 import { loadRateLimitConfig, type RateLimitConfig } from './http/rate-limit-config.ts';
 import { loadTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
+import { type DatabaseConfig, loadDatabaseConfig } from './database-url.ts';
 import { loadNotifyConfig, type NotifyConfig } from './notify/config.ts';
 import { loadOutboundConfig, type OutboundConfig } from './outbound/config.ts';
 import { loadSecretsKeyConfig, type SecretsKeyConfig } from './secrets/key.ts';
@@ -21,6 +22,8 @@ export interface ServiceConfig {
   port: number;
   host: string;
   dataDir: string;
+  /** DATABASE_URL: SQLite in dataDir (absent or kind 'sqlite') or PostgreSQL. */
+  database?: DatabaseConfig;
   publicUrl: URL;
   logLevel: LogLevel;
   /** How long a lease lasts without a heartbeat before the run is handed to another agent. */
@@ -67,6 +70,7 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     port,
     host,
     dataDir,
+    database: loadDatabaseConfig(env),
     publicUrl,
     logLevel: readEnum(env, 'LOG_LEVEL', 'INFO', LOG_LEVELS),
     leaseSeconds,

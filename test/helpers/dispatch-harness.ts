@@ -10,6 +10,7 @@ import path from 'node:path';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { createAccount } from '../../src/service/accounts.ts';
 import { loadServiceConfig, type ServiceConfig } from '../../src/service/config.ts';
+import type { RunSignals } from '../../src/service/coordination/types.ts';
 import { Dispatcher, type DispatchLog } from '../../src/service/dispatch/dispatcher.ts';
 import { RetryCoordinator } from '../../src/service/dispatch/retries.ts';
 import { agentApi } from '../../src/service/dispatch/routes.ts';
@@ -65,8 +66,11 @@ export interface TestAgent {
 }
 
 export async function startHarness(
-  /** `retries`: the dispatcher carries out retry strategies (failed tries stored as ATTEMPT), as the service does. */
-  opts: { config?: Partial<ServiceConfig>; listen?: boolean; retries?: boolean; metrics?: boolean } = {},
+  /**
+   * `retries`: the dispatcher carries out retry strategies (failed tries stored as ATTEMPT), as the service does.
+   * `signals`: how it announces runs (coordination/); in-process by default.
+   */
+  opts: { config?: Partial<ServiceConfig>; listen?: boolean; retries?: boolean; metrics?: boolean; signals?: RunSignals } = {},
 ): Promise<Harness> {
   const dataDir = tempDataDir();
   const config: ServiceConfig = {
@@ -79,7 +83,16 @@ export async function startHarness(
     ? new RetryCoordinator({ store, log: silentLog, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) })
     : undefined;
   const metrics = opts.metrics ? new ServiceMetrics({ store }) : undefined;
-  const dispatcher: Dispatcher = new Dispatcher({ store, config, log: silentLog, now: () => clock.now, sweepIntervalMs: 3_600_000, resultPolicy, counters: metrics });
+  const dispatcher: Dispatcher = new Dispatcher({
+    store,
+    config,
+    log: silentLog,
+    now: () => clock.now,
+    sweepIntervalMs: 3_600_000,
+    resultPolicy,
+    counters: metrics,
+    signals: opts.signals,
+  });
   const app = Fastify({ logger: false });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);

@@ -258,6 +258,8 @@ describe('groups at dispatch time', () => {
       dispatcher: { enqueue: async () => undefined as never, cancelRunsOfCheck: async () => 0 },
       placement: (c) => placementOf(store, c),
     });
+    // Running, as on the replica that leads: a stopped scheduler keeps no entries.
+    await scheduler.start();
     const g = await group({ privateLocations: ['lab'] }, [lab.location.id]);
     const member = await check({ groupId: g.id });
     const loose = await check({ groupId: (await group({})).id }, [office.location.id]);

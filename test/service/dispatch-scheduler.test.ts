@@ -173,6 +173,28 @@ describe('changes', () => {
     await scheduler.stop();
   });
 
+  it('stopped and started again (leadership lost and regained), runs each slot once, not once per start', async () => {
+    const { scheduler, enqueued } = setup([makeCheck('c1', { frequency: 0, frequencyOffset: 10 })]);
+    await scheduler.start();
+    await scheduler.stop();
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(enqueued).toHaveLength(3);
+    expect(new Set(enqueued.map((e) => e.dueAt)).size).toBe(3);
+    await scheduler.stop();
+  });
+
+  it('keeps no entries while stopped (another replica leads) but still cancels runs a change makes pointless', async () => {
+    const { scheduler, enqueued, cancelled } = setup([]);
+    const check = makeCheck('c1', { frequency: 0, frequencyOffset: 10 });
+    await scheduler.checkChanged('acc-1', 'c1', check);
+    expect(scheduler.nextDue('c1')).toEqual([]);
+    expect(cancelled).toEqual([{ checkId: 'c1', reason: 'cancelled: the check no longer runs at this location', keep: ['loc-1'] }]);
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(enqueued).toHaveLength(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('stop leaves no timer behind', async () => {
     const { scheduler } = setup([makeCheck('c1')]);
     await scheduler.start();

@@ -33,6 +33,8 @@ import { groupOf } from '../checks/group-of.ts';
 import { suiteJobTimeoutMs } from '../checks/playwright-check-schema.ts';
 import { userCodeContextOf } from '../checks/user-code.ts';
 import type { ServiceConfig } from '../config.ts';
+import { InProcessRunSignals } from '../coordination/in-process.ts';
+import type { RunSignals } from '../coordination/types.ts';
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../http/errors.ts';
 import type { SecretBox } from '../secrets/box.ts';
 import { openSecretsIn, sealSecretsIn } from '../secrets/variables.ts';
@@ -62,6 +64,8 @@ export interface DispatcherOptions {
   alertsRaised?: () => void;
   /** Counts lease expiries and stored results for /metrics (metrics/service-metrics.ts). */
   counters?: DispatchCounters;
+  /** Announces claimable runs to every replica's held lease requests; in-process by default. */
+  signals?: RunSignals;
 }
 
 /** What the dispatcher reports as it happens; the service's metrics count it. */
@@ -105,6 +109,7 @@ export class Dispatcher {
   readonly #alertsRaised: () => void;
   readonly #counters: DispatchCounters | undefined;
   readonly #waiters = new WaitList();
+  readonly #signals: RunSignals;
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
   #lastPrune = 0;
@@ -119,10 +124,28 @@ export class Dispatcher {
     this.#statuses = opts.statuses ?? new CheckStatusService({ store: opts.store });
     this.#alertsRaised = opts.alertsRaised ?? (() => {});
     this.#counters = opts.counters;
+    this.#signals = opts.signals ?? new InProcessRunSignals();
+    // Runs announced here or by another replica wake this replica's held requests.
+    this.#signals.subscribe({
+      announced: (locationId, runs) => this.#waiters.notify(locationId, runs),
+      missed: () => this.#waiters.wakeAll(),
+    });
   }
 
+  /** Accepts lease requests and starts the sweeper. */
   async start(): Promise<void> {
     this.#waiters.reopen();
+    await this.startSweeper();
+  }
+
+  /** Stops the sweeper and answers every held lease request with no jobs. */
+  async stop(): Promise<void> {
+    this.#waiters.close();
+    await this.stopSweeper();
+  }
+
+  /** The sweeps (lease expiry, queue TTL, pruning): leader work, once across replicas. */
+  async startSweeper(): Promise<void> {
     if (this.#sweepTimer) return;
     // A service that died between storing a result and applying it to the check's status left it
     // pending: applied now, before anything newer, so its alert is not lost.
@@ -133,11 +156,10 @@ export class Dispatcher {
     this.#sweepTimer.unref();
   }
 
-  /** Stops the sweeper and answers every held lease request with no jobs. */
-  async stop(): Promise<void> {
+  /** Stops the sweeper; resolves when a sweep in progress has finished. */
+  async stopSweeper(): Promise<void> {
     if (this.#sweepTimer) clearInterval(this.#sweepTimer);
     this.#sweepTimer = undefined;
-    this.#waiters.close();
     await this.#sweeping;
   }
 
@@ -193,7 +215,7 @@ export class Dispatcher {
         'queued runs superseded by a newer run: no agent took them before the next one came due',
       );
     }
-    this.#waiters.notify(locationId, [run]);
+    this.#signals.announce(locationId, [run]);
     return run;
   }
 
@@ -404,7 +426,7 @@ export class Dispatcher {
   #announce(runs: readonly Run[]): void {
     const byLocation = new Map<string, Run[]>();
     for (const run of runs) byLocation.set(run.locationId, [...(byLocation.get(run.locationId) ?? []), run]);
-    for (const [locationId, list] of byLocation) this.#waiters.notify(locationId, list);
+    for (const [locationId, list] of byLocation) this.#signals.announce(locationId, list);
   }
 
   // ---------------------------------------------------------------------------------------------

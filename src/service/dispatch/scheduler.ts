@@ -140,9 +140,12 @@ export class Scheduler {
     this.#arm();
   }
 
+  /** Stops and forgets every entry: a later start() (this replica leads again) reloads them from the store. */
   async stop(): Promise<void> {
     this.#running = false;
     this.#disarm();
+    for (const checkId of [...this.#byCheck.keys()]) this.#remove(checkId);
+    this.#heap.clear();
   }
 
   /** Called by the public API after a check was created, updated (check given) or deleted (undefined). */
@@ -151,11 +154,15 @@ export class Scheduler {
     const where = check && (await this.#placement(check));
     const wasScheduled = this.#byCheck.has(checkId);
     this.#remove(checkId);
-    if (check && where?.activated && where.locationIds.length > 0) {
+    const runsHere = check && where?.activated && where.locationIds.length > 0;
+    // A scheduler that is not running (another replica leads) keeps no entries; its start() loads them.
+    if (runsHere && this.#running) {
       // A check that was just created or activated runs once right away, so its owner sees a result
       // without waiting up to a whole interval; from then on it keeps to its phase in the interval.
       // (On start-up and on edits of a running check there is no such extra run: no bursts.)
       this.#put(check, where.locationIds, { runNow: !wasScheduled });
+    }
+    if (runsHere) {
       // Moved off a location: its open runs there have no reason to run any more.
       await this.#dispatcher.cancelRunsOfCheck(accountId, checkId, 'cancelled: the check no longer runs at this location', where.locationIds);
     } else {

@@ -31,10 +31,12 @@ interface Waiter {
 export class WaitList {
   readonly #versions = new Map<string, number>();
   readonly #waiters = new Map<string, Set<Waiter>>();
+  /** Bumped by wakeAll: every location's version moves with it. */
+  #epoch = 0;
   #closed = false;
 
   version(locationId: string): number {
-    return this.#versions.get(locationId) ?? 0;
+    return this.#epoch + (this.#versions.get(locationId) ?? 0);
   }
 
   get closed(): boolean {
@@ -51,7 +53,7 @@ export class WaitList {
   /** Announces runs that became claimable at a location and wakes the requests that could take one. */
   notify(locationId: string, runs: readonly Announced[]): void {
     if (runs.length === 0) return;
-    this.#versions.set(locationId, this.version(locationId) + 1);
+    this.#versions.set(locationId, (this.#versions.get(locationId) ?? 0) + 1);
     const set = this.#waiters.get(locationId);
     if (!set) return;
     for (const waiter of set) {
@@ -88,6 +90,15 @@ export class WaitList {
       set.add(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /**
+   * Wakes every held request, whatever it could take, and moves every version on: announcements may
+   * have been missed (another replica's, while the signal connection was down), so everyone looks again.
+   */
+  wakeAll(): void {
+    this.#epoch += 1;
+    for (const set of [...this.#waiters.values()]) for (const waiter of [...set]) waiter.settle('woken');
   }
 
   /** Answers every held request (service shutdown) and refuses new ones. */

@@ -43,10 +43,11 @@ export class PollLoop<T> {
     this.#opts = opts;
   }
 
-  /** Starts working, including whatever a previous process left due. */
+  /** Starts working, including whatever a previous process left due; again after stop() (leadership regained). */
   start(): void {
-    if (this.#started) return;
+    if (this.#started && !this.#stopped) return;
     this.#started = true;
+    this.#stopped = false;
     this.poke();
   }
 
