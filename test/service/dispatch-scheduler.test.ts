@@ -33,10 +33,19 @@ function makeCheck(id: string, overrides: Partial<StoredCheck> = {}): StoredChec
   };
 }
 
-function setup(checks: StoredCheck[]) {
+/** `lastDue`: the newest run's due time per `checkId/locationId`, as the run queue would say. */
+function setup(checks: StoredCheck[], lastDue: Map<string, number> = new Map()) {
   const enqueued: Enqueued[] = [];
   const cancelled: Array<{ checkId: string; reason: string; keep?: readonly string[] }> = [];
-  const store = { checks: { listSchedulable: async () => checks } } as unknown as Store;
+  const store = {
+    checks: { listSchedulable: async () => checks },
+    runs: {
+      async lastDueAt(checkId: string, locationId: string) {
+        const due = lastDue.get(`${checkId}/${locationId}`);
+        return due === undefined ? undefined : new Date(due).toISOString();
+      },
+    },
+  } as unknown as Store;
   const dispatcher = {
     async enqueue(check: StoredCheck, locationId: string, dueAt: number) {
       enqueued.push({ checkId: check.id, locationId, dueAt, at: Date.now() });
@@ -193,6 +202,31 @@ describe('changes', () => {
     await vi.advanceTimersByTimeAsync(30_000);
     expect(enqueued).toHaveLength(0);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a start that finds the previous slot of a pair never enqueued (no leader then) runs that slot at once, and only that one', async () => {
+    const check = makeCheck('c1', { frequency: 0, frequencyOffset: 10 });
+    const phase = phaseMsOf('c1', 'loc-1', 10_000);
+    const next = slotAtOrAfter(T0, 10_000, phase);
+    // The old leader's last run was three slots before the next one: two slots passed without a scheduler.
+    const { scheduler, enqueued } = setup([check], new Map([['c1/loc-1', next - 30_000]]));
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(enqueued.map((e) => e.dueAt)).toEqual([next - 10_000]);
+    await vi.advanceTimersByTimeAsync(next - T0);
+    expect(enqueued.map((e) => e.dueAt)).toEqual([next - 10_000, next]);
+    await scheduler.stop();
+  });
+
+  it('a start after the previous slot was enqueued (a clean hand-over), or for a pair that never ran, waits for the next slot', async () => {
+    const phase = phaseMsOf('c1', 'loc-1', 10_000);
+    const next = slotAtOrAfter(T0, 10_000, phase);
+    const checks = [makeCheck('c1', { frequency: 0, frequencyOffset: 10 }), makeCheck('c2', { frequency: 0, frequencyOffset: 10 })];
+    const { scheduler, enqueued } = setup(checks, new Map([['c1/loc-1', next - 10_000]]));
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(enqueued).toEqual([]);
+    await scheduler.stop();
   });
 
   it('stop leaves no timer behind', async () => {

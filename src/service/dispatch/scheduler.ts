@@ -9,6 +9,9 @@
  *   time). Nothing scans all checks per tick; a run is enqueued within a timer's jitter (~1 ms) of
  *   its due time.
  * - No catch-up bursts: when the process was stalled past several slots, only the newest is run.
+ * - Nothing lost at a start: a scheduler that starts (a restart, or a new leader after the old one
+ *   died) enqueues a pair's newest slot at once when the runs show it was never enqueued, late but
+ *   run, instead of waiting for the next slot. Only that one slot: the same rule as after a stall.
  */
 import { createHash } from 'node:crypto';
 import type { ServiceConfig } from '../config.ts';
@@ -132,12 +135,29 @@ export class Scheduler {
     if (this.#running) return;
     this.#running = true;
     const checks = await this.#store.checks.listSchedulable();
+    let missed = 0;
     for (const check of checks) {
       const where = await this.#placement(check);
-      if (where.activated && where.locationIds.length > 0) this.#put(check, where.locationIds);
+      if (!where.activated || where.locationIds.length === 0) continue;
+      const late = await this.#missedLastSlot(check, where.locationIds);
+      missed += late.size;
+      this.#put(check, where.locationIds, { late });
     }
-    this.#log.info({ checks: checks.length, pairs: this.#liveCount() }, 'scheduler started');
+    this.#log.info({ checks: checks.length, pairs: this.#liveCount(), missed }, 'scheduler started');
     this.#arm();
+  }
+
+  /** The locations whose slot before the next one came and went with no run enqueued (no scheduler ran then). */
+  async #missedLastSlot(check: StoredCheck, locationIds: readonly string[]): Promise<Set<string>> {
+    const intervalMs = intervalMsOf(check);
+    const late = new Set<string>();
+    for (const locationId of locationIds) {
+      const last = await this.#store.runs.lastDueAt(check.id, locationId);
+      const previous = slotAtOrAfter(Date.now(), intervalMs, phaseMsOf(check.id, locationId, intervalMs)) - intervalMs;
+      // A pair that never ran is new, not missed: it starts at its next slot.
+      if (last !== undefined && Date.parse(last) < previous) late.add(locationId);
+    }
+    return late;
   }
 
   /** Stops and forgets every entry: a later start() (this replica leads again) reloads them from the store. */
@@ -190,12 +210,15 @@ export class Scheduler {
     return n;
   }
 
-  #put(check: StoredCheck, locationIds: readonly string[], { runNow = false }: { runNow?: boolean } = {}): void {
+  /** `late`: locations whose previous slot is due now (it was missed), rather than their next one. */
+  #put(check: StoredCheck, locationIds: readonly string[], { runNow = false, late }: { runNow?: boolean; late?: ReadonlySet<string> } = {}): void {
     const intervalMs = intervalMsOf(check);
     const now = Date.now();
     const entries = locationIds.map((locationId): Entry => {
       const phaseMs = phaseMsOf(check.id, locationId, intervalMs);
-      return { check, locationId, intervalMs, phaseMs, dueMs: runNow ? now : slotAtOrAfter(now, intervalMs, phaseMs), live: true };
+      const next = slotAtOrAfter(now, intervalMs, phaseMs);
+      const dueMs = runNow ? now : late?.has(locationId) ? next - intervalMs : next;
+      return { check, locationId, intervalMs, phaseMs, dueMs, live: true };
     });
     this.#byCheck.set(check.id, entries);
     for (const entry of entries) this.#heap.push(entry);

@@ -112,6 +112,8 @@ export interface RunRepo {
    * and the due time of the oldest queued one. One aggregate query, for metrics scrapes and samples.
    */
   queueStats(): Promise<LocationQueueStats[]>;
+  /** The due time of the newest run of a check at a location, whatever its state; undefined when it never had one. */
+  lastDueAt(checkId: string, locationId: string): Promise<string | undefined>;
 }
 
 export interface LocationQueueStats {

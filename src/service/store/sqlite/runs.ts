@@ -369,6 +369,11 @@ export class SqlRunRepo implements RunRepo {
     return load;
   }
 
+  async lastDueAt(checkId: string, locationId: string): Promise<string | undefined> {
+    const row = await this.#db.get<{ due_at: string | null }>('SELECT MAX(due_at) AS due_at FROM runs WHERE check_id = ? AND location_id = ?', [checkId, locationId]);
+    return row?.due_at ?? undefined;
+  }
+
   async queueStats(): Promise<LocationQueueStats[]> {
     const rows = await this.#db.all<{ location_id: string; queued: number; leased: number; oldest: string | null }>(QUEUE_STATS);
     return rows.map((r) => ({ locationId: r.location_id, queued: r.queued, leased: r.leased, oldestQueuedDueAt: r.oldest }));
