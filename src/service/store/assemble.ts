@@ -16,10 +16,10 @@ import { SqliteAlertChannelRepo } from './sqlite/alert-channels.ts';
 import { SqliteAlertNotificationRepo } from './sqlite/alert-notifications.ts';
 import { SqliteArtifactRepo } from './sqlite/artifacts.ts';
 import { SqliteBadgeRepo } from './sqlite/badges.ts';
-import { SqliteCheckAlertRepo } from './sqlite/check-alerts.ts';
+import { SqlCheckAlertRepo } from './sqlite/check-alerts.ts';
 import { SqliteCheckGroupRepo } from './sqlite/check-groups.ts';
 import { SqlCheckStatsRepo } from './sqlite/check-stats.ts';
-import { SqliteCheckStatusRepo } from './sqlite/check-statuses.ts';
+import { SqlCheckStatusRepo } from './sqlite/check-statuses.ts';
 import { SqlCheckRepo } from './sqlite/checks.ts';
 import { SqliteConsoleSessionRepo } from './sqlite/console-sessions.ts';
 import { SqliteDashboardIncidentRepo } from './sqlite/dashboard-incidents.ts';
@@ -79,8 +79,8 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     checkGroups: new SqliteCheckGroupRepo(db, secrets),
     variables: new SqliteVariableRepo(db, secrets),
     snippets: new SqliteSnippetRepo(db),
-    checkStatuses: new SqliteCheckStatusRepo(db, dashboardChanges),
-    checkAlerts: new SqliteCheckAlertRepo(db),
+    checkStatuses: new SqlCheckStatusRepo(sql, dashboardChanges),
+    checkAlerts: new SqlCheckAlertRepo(sql),
     alertChannels: new SqliteAlertChannelRepo(db, secrets),
     alertNotifications: new SqliteAlertNotificationRepo(db),
     secrets,

@@ -1,4 +1,3 @@
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { AlertState } from '../../alerting/state-machine.ts';
 import {
   type CheckAlertRecord,
@@ -10,9 +9,9 @@ import {
   type StatusUpdate,
   type WithAlert,
 } from '../check-status-types.ts';
+import type { SqlDatabase } from '../sql/database.ts';
 import type { AccountChanges } from './account-changes.ts';
 import { insertCheckAlert, lastEpisodeAlert } from './check-alerts.ts';
-import { inTransaction } from './db.ts';
 
 interface StatusRow {
   check_id: string;
@@ -32,7 +31,17 @@ interface StatusRow {
   updated_at: string | null;
 }
 
-const SELECT = `SELECT s.*, c.name AS name FROM check_statuses s JOIN checks c ON c.id = s.check_id`;
+const SELECT_STATUS = `SELECT s.*, c.name AS name FROM check_statuses s JOIN checks c ON c.id = s.check_id
+  WHERE s.check_id = ? AND s.account_id = ?`;
+const INSERT_STATUS = `INSERT INTO check_statuses (has_failures, has_errors, is_degraded, longest_run, shortest_run, last_run_location,
+    last_check_run_id, ssl_days_remaining, alert_state, next_reminder_at, check_id, account_id, created_at, updated_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (check_id) DO NOTHING`;
+const UPDATE_STATUS = `UPDATE check_statuses SET has_failures = ?, has_errors = ?, is_degraded = ?, longest_run = ?, shortest_run = ?,
+    last_run_location = ?, last_check_run_id = ?, ssl_days_remaining = ?, alert_state = ?, next_reminder_at = ?, updated_at = ?
+  WHERE check_id = ? AND account_id = ?`;
+const CLEAR_PENDING = 'DELETE FROM results_status_pending WHERE result_id = ?';
+const REMIND = 'UPDATE check_statuses SET alert_state = ?, next_reminder_at = ? WHERE check_id = ? AND account_id = ?';
 
 const toStatus = (row: StatusRow): CheckStatusRecord => ({
   checkId: row.check_id,
@@ -51,33 +60,20 @@ const toStatus = (row: StatusRow): CheckStatusRecord => ({
   updatedAt: row.updated_at,
 });
 
-export class SqliteCheckStatusRepo implements CheckStatusRepo {
-  readonly #db: DatabaseSync;
-  // Prepared once: this runs for every stored result, and compiling the SQL would cost more than running it.
-  readonly #select: StatementSync;
-  readonly #insert: StatementSync;
-  readonly #update: StatementSync;
-  readonly #applied: StatementSync;
-  readonly #remind: StatementSync;
-
+/**
+ * The state machine's transaction runs for every stored result: a handful of fixed statements (each
+ * prepared once per connection by the database). On PostgreSQL it is SERIALIZABLE: two replicas
+ * applying results of one check conflict, and the one that loses runs again from the start, reading
+ * the winner's status. So everything inside it is database work; what must happen once (moving the
+ * dashboards' change count) happens after the commit.
+ */
+export class SqlCheckStatusRepo implements CheckStatusRepo {
+  readonly #db: SqlDatabase;
   readonly #changes: AccountChanges;
 
-  constructor(db: DatabaseSync, changes: AccountChanges) {
+  constructor(db: SqlDatabase, changes: AccountChanges) {
     this.#db = db;
     this.#changes = changes;
-    this.#select = db.prepare(`${SELECT} WHERE s.check_id = ? AND s.account_id = ?`);
-    this.#insert = db.prepare(
-      `INSERT INTO check_statuses (has_failures, has_errors, is_degraded, longest_run, shortest_run, last_run_location,
-         last_check_run_id, ssl_days_remaining, alert_state, next_reminder_at, check_id, account_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.#update = db.prepare(
-      `UPDATE check_statuses SET has_failures = ?, has_errors = ?, is_degraded = ?, longest_run = ?, shortest_run = ?,
-         last_run_location = ?, last_check_run_id = ?, ssl_days_remaining = ?, alert_state = ?, next_reminder_at = ?, updated_at = ?
-       WHERE check_id = ? AND account_id = ?`,
-    );
-    this.#applied = db.prepare('DELETE FROM results_status_pending WHERE result_id = ?');
-    this.#remind = db.prepare('UPDATE check_statuses SET alert_state = ?, next_reminder_at = ? WHERE check_id = ? AND account_id = ?');
   }
 
   async applyResult(
@@ -88,32 +84,34 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
     compute: (prev: CheckStatusRecord | undefined) => StatusUpdate | null,
     withAlert?: WithAlert,
   ): Promise<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null> {
-    return inTransaction(this.#db, () => {
+    const applied = await this.#db.transaction(async () => {
       // Whoever clears the pending mark applies the result: a replay racing the live path, or
       // another replica's, finds it cleared and changes nothing.
-      if (this.#applied.run(resultId).changes === 0) return null;
-      const prev = this.#read(accountId, checkId);
+      if ((await this.#db.run(CLEAR_PENDING, [resultId])).changes === 0) return null;
+      const prev = await this.#read(accountId, checkId);
       const update = compute(prev);
       if (!update) return null;
-      this.#write(accountId, checkId, at, update, prev === undefined);
-      this.#changes.bump(accountId);
-      const alerts = this.#insertAlerts(accountId, checkId, at, update.alerts, withAlert);
-      const name = prev?.name ?? this.#read(accountId, checkId)?.name ?? '';
+      await this.#write(accountId, checkId, at, update, prev === undefined);
+      const alerts = await this.#insertAlerts(accountId, checkId, at, update.alerts, withAlert);
+      const name = prev?.name ?? (await this.#read(accountId, checkId))?.name ?? '';
       const status: CheckStatusRecord = { ...update.status, accountId, checkId, name, createdAt: prev?.createdAt ?? at, updatedAt: at };
       return { status, alerts };
     });
+    if (applied) this.#changes.bump(accountId);
+    return applied;
   }
 
   async listRemindersDue(at: string, limit: number): Promise<Array<{ accountId: string; checkId: string }>> {
-    const rows = this.#db
-      .prepare('SELECT account_id, check_id FROM check_statuses WHERE next_reminder_at <= ? ORDER BY next_reminder_at LIMIT ?')
-      .all(at, limit) as Array<{ account_id: string; check_id: string }>;
+    const rows = await this.#db.all<{ account_id: string; check_id: string }>(
+      'SELECT account_id, check_id FROM check_statuses WHERE next_reminder_at <= ? ORDER BY next_reminder_at LIMIT ?',
+      [at, limit],
+    );
     return rows.map((r) => ({ accountId: r.account_id, checkId: r.check_id }));
   }
 
   async nextReminderDue(): Promise<string | null> {
-    const row = this.#db.prepare('SELECT MIN(next_reminder_at) AS due FROM check_statuses WHERE next_reminder_at IS NOT NULL').get() as { due: string | null };
-    return row.due;
+    const row = await this.#db.get<{ due: string | null }>('SELECT MIN(next_reminder_at) AS due FROM check_statuses WHERE next_reminder_at IS NOT NULL');
+    return row?.due ?? null;
   }
 
   async applyReminder(
@@ -123,21 +121,30 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
     compute: (status: CheckStatusRecord, reminded: CheckAlertRecord | undefined) => ReminderUpdate,
     withAlert?: WithAlert,
   ): Promise<CheckAlertRecord | null> {
-    return inTransaction(this.#db, () => {
-      const status = this.#read(accountId, checkId);
+    return this.#db.transaction(async () => {
+      const status = await this.#read(accountId, checkId);
       if (!status) return null;
-      const update = compute(status, lastEpisodeAlert(this.#db, accountId, checkId));
-      this.#remind.run(JSON.stringify(update.alert), update.nextReminderAt, checkId, accountId);
-      return this.#insertAlerts(accountId, checkId, at, update.reminder ? [update.reminder] : [], withAlert)[0] ?? null;
+      const update = compute(status, await lastEpisodeAlert(this.#db, accountId, checkId));
+      await this.#db.run(REMIND, [JSON.stringify(update.alert), update.nextReminderAt, checkId, accountId]);
+      const alerts = await this.#insertAlerts(accountId, checkId, at, update.reminder ? [update.reminder] : [], withAlert);
+      return alerts[0] ?? null;
     });
   }
 
-  #insertAlerts(accountId: string, checkId: string, at: string, alerts: readonly NewCheckAlert[], withAlert: WithAlert | undefined): CheckAlertRecord[] {
-    return alerts.map((a) => {
-      const alert = insertCheckAlert(this.#db, { ...a, accountId, checkId, createdAt: at });
-      withAlert?.(alert);
-      return alert;
-    });
+  async #insertAlerts(
+    accountId: string,
+    checkId: string,
+    at: string,
+    alerts: readonly NewCheckAlert[],
+    withAlert: WithAlert | undefined,
+  ): Promise<CheckAlertRecord[]> {
+    const recorded: CheckAlertRecord[] = [];
+    for (const a of alerts) {
+      const alert = await insertCheckAlert(this.#db, { ...a, accountId, checkId, createdAt: at });
+      await withAlert?.(alert);
+      recorded.push(alert);
+    }
+    return recorded;
   }
 
   async get(accountId: string, checkId: string): Promise<CheckStatusRecord | undefined> {
@@ -145,12 +152,11 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
   }
 
   async list(accountId: string): Promise<CheckStatusRecord[]> {
-    const rows = this.#db
-      .prepare(
-        `SELECT s.*, c.id AS id, c.account_id AS check_account_id, c.name AS name, c.created_at AS check_created_at
-         FROM checks c LEFT JOIN check_statuses s ON s.check_id = c.id WHERE c.account_id = ? ORDER BY c.seq`,
-      )
-      .all(accountId) as unknown as Array<StatusRow & { id: string; check_account_id: string; check_created_at: string }>;
+    const rows = await this.#db.all<StatusRow & { id: string; check_account_id: string; check_created_at: string }>(
+      `SELECT s.*, c.id AS id, c.account_id AS check_account_id, c.name AS name, c.created_at AS check_created_at
+       FROM checks c LEFT JOIN check_statuses s ON s.check_id = c.id WHERE c.account_id = ? ORDER BY c.seq`,
+      [accountId],
+    );
     return rows.map((row) =>
       row.alert_state === null
         ? emptyCheckStatus({ id: row.id, accountId: row.check_account_id, name: row.name, createdAt: row.check_created_at })
@@ -158,12 +164,12 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
     );
   }
 
-  #read(accountId: string, checkId: string): CheckStatusRecord | undefined {
-    const row = this.#select.get(checkId, accountId) as StatusRow | undefined;
+  async #read(accountId: string, checkId: string): Promise<CheckStatusRecord | undefined> {
+    const row = await this.#db.get<StatusRow>(SELECT_STATUS, [checkId, accountId]);
     return row ? toStatus(row) : undefined;
   }
 
-  #write(accountId: string, checkId: string, at: string, { status: s, nextReminderAt }: StatusUpdate, isNew: boolean): void {
+  async #write(accountId: string, checkId: string, at: string, { status: s, nextReminderAt }: StatusUpdate, isNew: boolean): Promise<void> {
     const values = [
       s.hasFailures ? 1 : 0,
       s.hasErrors ? 1 : 0,
@@ -176,7 +182,14 @@ export class SqliteCheckStatusRepo implements CheckStatusRepo {
       JSON.stringify(s.alert),
       nextReminderAt,
     ];
-    if (isNew) this.#insert.run(...values, checkId, accountId, at, at);
-    else this.#update.run(...values, at, checkId, accountId);
+    if (!isNew) {
+      await this.#db.run(UPDATE_STATUS, [...values, at, checkId, accountId]);
+      return;
+    }
+    // A row another transaction inserted after this one read none: on PostgreSQL, DO NOTHING meets it
+    // as a serialization failure (this transaction runs again and reads it), where a plain INSERT
+    // would fail as a duplicate key. SQLite's single writer never gets here.
+    const { changes } = await this.#db.run(INSERT_STATUS, [...values, checkId, accountId, at, at]);
+    if (changes === 0) throw new Error(`the status of check ${checkId} appeared while its transaction wrote it`);
   }
 }
