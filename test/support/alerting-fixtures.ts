@@ -5,6 +5,7 @@
  */
 import type { AlertChannelInput } from '../../src/service/store/alert-channel-types.ts';
 import type { AlertNotificationDraft } from '../../src/service/store/alert-notification-types.ts';
+import type { CheckGroupBody, CheckGroupInput } from '../../src/service/store/check-group-types.ts';
 import {
   type AlertType,
   type CheckAlertRecord,
@@ -147,4 +148,31 @@ export function draftFor(alert: CheckAlertRecord, channelId: number): AlertNotif
       incidentKey: `outpost-check-${alert.checkId}`,
     },
   };
+}
+
+/** A check group as the API would store it, defaults filled. */
+export function groupInput(name: string, overrides: Partial<CheckGroupBody> = {}, locationIds: string[] = []): CheckGroupInput {
+  const body: CheckGroupBody = {
+    name,
+    activated: true,
+    muted: false,
+    tags: [],
+    locations: [],
+    concurrency: 1,
+    apiCheckDefaults: { url: null, headers: [], queryParameters: [], assertions: [], basicAuth: null },
+    runtimeId: null,
+    environmentVariables: [],
+    setupSnippetId: null,
+    tearDownSnippetId: null,
+    localSetupScript: null,
+    localTearDownScript: null,
+    privateLocations: [],
+    runParallel: null,
+    alertSettings: null,
+    retryStrategy: null,
+    useGlobalAlertSettings: null,
+    doubleCheck: false,
+    ...overrides,
+  };
+  return { name, activated: body.activated, muted: body.muted, concurrency: body.concurrency, locationIds, body };
 }

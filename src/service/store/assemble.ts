@@ -12,8 +12,8 @@ import { AccountChanges } from './sqlite/account-changes.ts';
 import { SqliteAccountSettingsRepo } from './sqlite/account-settings.ts';
 import { SqlAccountRepo } from './sqlite/accounts.ts';
 import { SqliteAgentRepo } from './sqlite/agents.ts';
-import { SqliteAlertChannelRepo } from './sqlite/alert-channels.ts';
-import { SqliteAlertNotificationRepo } from './sqlite/alert-notifications.ts';
+import { SqlAlertChannelRepo } from './sqlite/alert-channels.ts';
+import { SqlAlertNotificationRepo } from './sqlite/alert-notifications.ts';
 import { SqliteArtifactRepo } from './sqlite/artifacts.ts';
 import { SqliteBadgeRepo } from './sqlite/badges.ts';
 import { SqlCheckAlertRepo } from './sqlite/check-alerts.ts';
@@ -81,8 +81,8 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     snippets: new SqliteSnippetRepo(db),
     checkStatuses: new SqlCheckStatusRepo(sql, dashboardChanges),
     checkAlerts: new SqlCheckAlertRepo(sql),
-    alertChannels: new SqliteAlertChannelRepo(db, secrets),
-    alertNotifications: new SqliteAlertNotificationRepo(db),
+    alertChannels: new SqlAlertChannelRepo(sql, secrets),
+    alertNotifications: new SqlAlertNotificationRepo(sql),
     secrets,
     runRetries: new SqliteRunRetryRepo(db),
     artifacts: new SqliteArtifactRepo(db),

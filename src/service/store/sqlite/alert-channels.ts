@@ -1,8 +1,7 @@
 /**
- * Alert channels on SQLite (migration 010): the config as JSON with its secret fields sealed, the
+ * Alert channels (migration 010): the config as JSON with its secret fields sealed, the
  * subscriptions in their own table.
  */
-import type { DatabaseSync } from 'node:sqlite';
 import type { AlertChannelDefinition } from '../../alert-channels/channel-config.ts';
 import { openChannelSecrets, sealChannelSecrets } from '../../alert-channels/channel-secrets.ts';
 import type { SecretBox } from '../../secrets/box.ts';
@@ -16,7 +15,8 @@ import type {
   StoredAlertChannel,
   Subscriber,
 } from '../alert-channel-types.ts';
-import { inTransaction, nowIso } from './db.ts';
+import { type Dialect, nowIso, type SqlDatabase } from '../sql/database.ts';
+import { dialectSql } from '../sql/dialect-sql.ts';
 
 interface ChannelRow {
   id: number;
@@ -47,21 +47,29 @@ const toSubscription = (r: SubscriptionRow): AlertChannelSubscription => ({
   activated: r.activated === 1,
 });
 
-/** The column naming a subscriber, and its id. */
-const subscriberColumn = (s: Subscriber): ['check_id' | 'group_id', string | number] =>
-  'checkId' in s ? ['check_id', s.checkId] : ['group_id', s.groupId];
+type SubscriberColumn = 'check_id' | 'group_id';
 
-export class SqliteAlertChannelRepo implements AlertChannelRepo {
-  readonly #db: DatabaseSync;
+/** The column naming a subscriber, and its id. */
+const subscriberColumn = (s: Subscriber): [SubscriberColumn, string | number] => ('checkId' in s ? ['check_id', s.checkId] : ['group_id', s.groupId]);
+
+/** A subscriber id as a typed value in a SELECT list (PostgreSQL cannot tell the type of a bare parameter there). */
+const typedSubscriber = (column: SubscriberColumn) => (column === 'check_id' ? 'CAST(? AS TEXT)' : 'CAST(? AS BIGINT)');
+
+/** Ids passed as one JSON array parameter, as values of the subscriber column's type. */
+const idsIn = (dialect: Dialect, column: SubscriberColumn | 'id') =>
+  `(SELECT ${column === 'check_id' ? 'v.value' : 'CAST(v.value AS BIGINT)'} FROM ${dialectSql(dialect).jsonArrayValues('?', 'v')})`;
+
+export class SqlAlertChannelRepo implements AlertChannelRepo {
+  readonly #db: SqlDatabase;
   readonly #box: SecretBox;
-  constructor(db: DatabaseSync, box: SecretBox) {
+  constructor(db: SqlDatabase, box: SecretBox) {
     this.#db = db;
     this.#box = box;
   }
 
-  #subscriptions(channelId: number): AlertChannelSubscription[] {
-    const rows = this.#db.prepare('SELECT * FROM alert_channel_subscriptions WHERE channel_id = ? ORDER BY id').all(channelId);
-    return (rows as unknown as SubscriptionRow[]).map(toSubscription);
+  async #subscriptions(channelId: number): Promise<AlertChannelSubscription[]> {
+    const rows = await this.#db.all<SubscriptionRow>('SELECT * FROM alert_channel_subscriptions WHERE channel_id = ? ORDER BY id', [channelId]);
+    return rows.map(toSubscription);
   }
 
   /** A channel without its subscriptions: what sending needs (a channel may have thousands of those). */
@@ -82,8 +90,8 @@ export class SqliteAlertChannelRepo implements AlertChannelRepo {
     };
   }
 
-  #toChannel(row: ChannelRow): StoredAlertChannel {
-    return { ...this.#toTarget(row), subscriptions: this.#subscriptions(row.id) };
+  async #toChannel(row: ChannelRow): Promise<StoredAlertChannel> {
+    return { ...this.#toTarget(row), subscriptions: await this.#subscriptions(row.id) };
   }
 
   /** The column values of an input, in the order of COLUMNS. */
@@ -102,69 +110,70 @@ export class SqliteAlertChannelRepo implements AlertChannelRepo {
     ];
   }
 
-  #replaceSubscriptions(channelId: number, subs: AlertChannelSubscriptionInput[] | undefined): void {
+  async #replaceSubscriptions(channelId: number, subs: AlertChannelSubscriptionInput[] | undefined): Promise<void> {
     if (!subs) return;
-    this.#db.prepare('DELETE FROM alert_channel_subscriptions WHERE channel_id = ?').run(channelId);
-    for (const sub of subs) this.#upsertSubscription(channelId, sub);
+    await this.#db.run('DELETE FROM alert_channel_subscriptions WHERE channel_id = ?', [channelId]);
+    for (const sub of subs) await this.#upsertSubscription(channelId, sub);
   }
 
-  #upsertSubscription(channelId: number, sub: AlertChannelSubscriptionInput): AlertChannelSubscription {
+  async #upsertSubscription(channelId: number, sub: AlertChannelSubscriptionInput): Promise<AlertChannelSubscription> {
     const target = sub.checkId !== null ? 'check_id' : 'group_id';
-    const row = this.#db
-      .prepare(
-        `INSERT INTO alert_channel_subscriptions (channel_id, check_id, group_id, activated) VALUES (?, ?, ?, ?)
-         ON CONFLICT (channel_id, ${target}) DO UPDATE SET activated = excluded.activated RETURNING *`,
-      )
-      .get(channelId, sub.checkId, sub.groupId, sub.activated ? 1 : 0) as unknown as SubscriptionRow;
+    const row = await this.#db.get<SubscriptionRow>(
+      `INSERT INTO alert_channel_subscriptions (channel_id, check_id, group_id, activated) VALUES (?, ?, ?, ?)
+       ON CONFLICT (channel_id, ${target}) DO UPDATE SET activated = excluded.activated RETURNING *`,
+      [channelId, sub.checkId, sub.groupId, sub.activated ? 1 : 0],
+    );
+    if (!row) throw new Error(`the subscription of alert channel ${channelId} was not written`);
     return toSubscription(row);
   }
 
   async list(accountId: string, opts: { limit: number; page: number }): Promise<StoredAlertChannel[]> {
-    const rows = this.#db
-      .prepare('SELECT * FROM alert_channels WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?')
-      .all(accountId, opts.limit, (opts.page - 1) * opts.limit);
-    return (rows as unknown as ChannelRow[]).map((r) => this.#toChannel(r));
+    const rows = await this.#db.all<ChannelRow>('SELECT * FROM alert_channels WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?', [
+      accountId,
+      opts.limit,
+      (opts.page - 1) * opts.limit,
+    ]);
+    return Promise.all(rows.map((r) => this.#toChannel(r)));
   }
 
   async get(accountId: string, id: number): Promise<StoredAlertChannel | undefined> {
-    const row = this.#row(accountId, id);
+    const row = await this.#row(accountId, id);
     return row && this.#toChannel(row);
   }
 
-  #row(accountId: string, id: number): ChannelRow | undefined {
-    return this.#db.prepare('SELECT * FROM alert_channels WHERE id = ? AND account_id = ?').get(id, accountId) as ChannelRow | undefined;
+  #row(accountId: string, id: number): Promise<ChannelRow | undefined> {
+    return this.#db.get<ChannelRow>('SELECT * FROM alert_channels WHERE id = ? AND account_id = ?', [id, accountId]);
   }
 
   async create(accountId: string, input: AlertChannelInput): Promise<StoredAlertChannel> {
-    return inTransaction(this.#db, () => {
-      const row = this.#db
-        .prepare(
-          `INSERT INTO alert_channels (type, sealed_config, send_recovery, send_failure, send_degraded, ssl_expiry,
-             ssl_expiry_threshold, auto_subscribe, account_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-        )
-        .get(...this.#values(input), accountId, nowIso()) as { id: number };
-      this.#replaceSubscriptions(row.id, input.subscriptions);
-      return this.#toChannel(this.#db.prepare('SELECT * FROM alert_channels WHERE id = ?').get(row.id) as unknown as ChannelRow);
+    return this.#db.transaction(async () => {
+      const row = await this.#db.get<ChannelRow>(
+        `INSERT INTO alert_channels (type, sealed_config, send_recovery, send_failure, send_degraded, ssl_expiry,
+           ssl_expiry_threshold, auto_subscribe, account_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        [...this.#values(input), accountId, nowIso()],
+      );
+      if (!row) throw new Error('inserting an alert channel returned no row');
+      await this.#replaceSubscriptions(row.id, input.subscriptions);
+      return this.#toChannel(row);
     });
   }
 
   async update(accountId: string, id: number, input: AlertChannelInput): Promise<StoredAlertChannel | undefined> {
-    return inTransaction(this.#db, () => {
-      const row = this.#db
-        .prepare(
-          `UPDATE alert_channels SET type = ?, sealed_config = ?, send_recovery = ?, send_failure = ?, send_degraded = ?,
-             ssl_expiry = ?, ssl_expiry_threshold = ?, auto_subscribe = ?, updated_at = ?
-           WHERE id = ? AND account_id = ? RETURNING *`,
-        )
-        .get(...this.#values(input), nowIso(), id, accountId) as ChannelRow | undefined;
+    return this.#db.transaction(async () => {
+      const row = await this.#db.get<ChannelRow>(
+        `UPDATE alert_channels SET type = ?, sealed_config = ?, send_recovery = ?, send_failure = ?, send_degraded = ?,
+           ssl_expiry = ?, ssl_expiry_threshold = ?, auto_subscribe = ?, updated_at = ?
+         WHERE id = ? AND account_id = ? RETURNING *`,
+        [...this.#values(input), nowIso(), id, accountId],
+      );
       if (!row) return undefined;
-      this.#replaceSubscriptions(id, input.subscriptions);
+      await this.#replaceSubscriptions(id, input.subscriptions);
       return this.#toChannel(row);
     });
   }
 
   async delete(accountId: string, id: number): Promise<boolean> {
-    return this.#db.prepare('DELETE FROM alert_channels WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+    return (await this.#db.run('DELETE FROM alert_channels WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
   }
 
   async putSubscription(
@@ -172,65 +181,60 @@ export class SqliteAlertChannelRepo implements AlertChannelRepo {
     channelId: number,
     input: AlertChannelSubscriptionInput,
   ): Promise<AlertChannelSubscription | undefined> {
-    return inTransaction(this.#db, () => {
-      const owned = this.#db.prepare('SELECT 1 FROM alert_channels WHERE id = ? AND account_id = ?').get(channelId, accountId);
+    return this.#db.transaction(async () => {
+      const owned = await this.#db.get('SELECT 1 AS owned FROM alert_channels WHERE id = ? AND account_id = ?', [channelId, accountId]);
       return owned ? this.#upsertSubscription(channelId, input) : undefined;
     });
   }
 
   async listSubscribedTo(accountId: string, checkId: string, groupId: number | null): Promise<AlertChannelTarget[]> {
-    const rows = this.#db
-      .prepare(
-        `SELECT * FROM alert_channels WHERE account_id = ? AND id IN (
-           SELECT channel_id FROM alert_channel_subscriptions WHERE activated = 1 AND (check_id = ? OR group_id = ?))
-         ORDER BY id`,
-      )
-      .all(accountId, checkId, groupId);
-    return (rows as unknown as ChannelRow[]).map((r) => this.#toTarget(r));
+    const rows = await this.#db.all<ChannelRow>(
+      `SELECT * FROM alert_channels WHERE account_id = ? AND id IN (
+         SELECT channel_id FROM alert_channel_subscriptions WHERE activated = 1 AND (check_id = ? OR group_id = ?))
+       ORDER BY id`,
+      [accountId, checkId, groupId],
+    );
+    return rows.map((r) => this.#toTarget(r));
   }
+
   async getTarget(accountId: string, id: number): Promise<AlertChannelTarget | undefined> {
-    const row = this.#row(accountId, id);
+    const row = await this.#row(accountId, id);
     return row && this.#toTarget(row);
   }
 
-
   async subscribeNew(accountId: string, subscriber: Subscriber, given: ChannelRef[], autoAssign: boolean): Promise<void> {
     const [column, id] = subscriberColumn(subscriber);
-    inTransaction(this.#db, () => {
-      this.#insertRefs(accountId, column, id, given);
+    await this.#db.transaction(async () => {
+      await this.#insertRefs(accountId, column, id, given);
       if (!autoAssign) return;
       // The given list was inserted first, so its activated flag wins for a channel it names.
-      this.#db
-        .prepare(
-          `INSERT INTO alert_channel_subscriptions (channel_id, ${column}, activated)
-           SELECT id, ?, 1 FROM alert_channels WHERE account_id = ? AND auto_subscribe = 1
-           ON CONFLICT DO NOTHING`,
-        )
-        .run(id, accountId);
+      await this.#db.run(
+        `INSERT INTO alert_channel_subscriptions (channel_id, ${column}, activated)
+         SELECT id, ${typedSubscriber(column)}, 1 FROM alert_channels WHERE account_id = ? AND auto_subscribe = 1
+         ON CONFLICT DO NOTHING`,
+        [id, accountId],
+      );
     });
   }
 
   async replaceSubscriptionsOf(accountId: string, subscriber: Subscriber, refs: ChannelRef[]): Promise<void> {
     const [column, id] = subscriberColumn(subscriber);
-    inTransaction(this.#db, () => {
-      this.#db
-        .prepare(
-          `DELETE FROM alert_channel_subscriptions WHERE ${column} = ?
-             AND channel_id IN (SELECT id FROM alert_channels WHERE account_id = ?)`,
-        )
-        .run(id, accountId);
-      this.#insertRefs(accountId, column, id, refs);
+    await this.#db.transaction(async () => {
+      await this.#db.run(
+        `DELETE FROM alert_channel_subscriptions WHERE ${column} = ?
+           AND channel_id IN (SELECT id FROM alert_channels WHERE account_id = ?)`,
+        [id, accountId],
+      );
+      await this.#insertRefs(accountId, column, id, refs);
     });
   }
 
   /** Inserts the subscriptions of channels of the account; others (deleted meanwhile) are skipped. */
-  #insertRefs(accountId: string, column: 'check_id' | 'group_id', id: string | number, refs: ChannelRef[]): void {
-    const insert = this.#db.prepare(
-      `INSERT INTO alert_channel_subscriptions (channel_id, ${column}, activated)
-       SELECT id, ?, ? FROM alert_channels WHERE id = ? AND account_id = ?
-       ON CONFLICT DO UPDATE SET activated = excluded.activated`,
-    );
-    for (const ref of refs) insert.run(id, ref.activated ? 1 : 0, ref.alertChannelId, accountId);
+  async #insertRefs(accountId: string, column: SubscriberColumn, id: string | number, refs: ChannelRef[]): Promise<void> {
+    const insert = `INSERT INTO alert_channel_subscriptions (channel_id, ${column}, activated)
+       SELECT id, ${typedSubscriber(column)}, CAST(? AS BIGINT) FROM alert_channels WHERE id = ? AND account_id = ?
+       ON CONFLICT (channel_id, ${column}) DO UPDATE SET activated = excluded.activated`;
+    for (const ref of refs) await this.#db.run(insert, [id, ref.activated ? 1 : 0, ref.alertChannelId, accountId]);
   }
 
   async checkSubscriptions(accountId: string, checkIds: string[]): Promise<Map<string, ChannelRef[]>> {
@@ -241,23 +245,23 @@ export class SqliteAlertChannelRepo implements AlertChannelRepo {
     return this.#refsOf(accountId, 'group_id', groupIds);
   }
 
-  #refsOf<K extends string | number>(accountId: string, column: 'check_id' | 'group_id', ids: K[]): Map<K, ChannelRef[]> {
+  async #refsOf<K extends string | number>(accountId: string, column: SubscriberColumn, ids: K[]): Promise<Map<K, ChannelRef[]>> {
     const byId = new Map<K, ChannelRef[]>(ids.map((id) => [id, []]));
-    const rows = this.#db
-      .prepare(
-        `SELECT s.${column} AS owner, s.channel_id, s.activated FROM alert_channel_subscriptions s
-         JOIN alert_channels c ON c.id = s.channel_id AND c.account_id = ?
-         WHERE s.${column} IN (SELECT value FROM json_each(?)) ORDER BY s.channel_id`,
-      )
-      .all(accountId, JSON.stringify(ids)) as Array<{ owner: K; channel_id: number; activated: number }>;
+    const rows = await this.#db.all<{ owner: K; channel_id: number; activated: number }>(
+      `SELECT s.${column} AS owner, s.channel_id, s.activated FROM alert_channel_subscriptions s
+       JOIN alert_channels c ON c.id = s.channel_id AND c.account_id = ?
+       WHERE s.${column} IN ${idsIn(this.#db.dialect, column)} ORDER BY s.channel_id`,
+      [accountId, JSON.stringify(ids)],
+    );
     for (const r of rows) byId.get(r.owner)?.push({ alertChannelId: r.channel_id, activated: r.activated === 1 });
     return byId;
   }
 
   async ownedIds(accountId: string, ids: number[]): Promise<Set<number>> {
-    const rows = this.#db
-      .prepare('SELECT id FROM alert_channels WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))')
-      .all(accountId, JSON.stringify(ids)) as Array<{ id: number }>;
+    const rows = await this.#db.all<{ id: number }>(`SELECT id FROM alert_channels WHERE account_id = ? AND id IN ${idsIn(this.#db.dialect, 'id')}`, [
+      accountId,
+      JSON.stringify(ids),
+    ]);
     return new Set(rows.map((r) => r.id));
   }
 }
