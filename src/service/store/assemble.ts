@@ -17,7 +17,7 @@ import { SqlAlertNotificationRepo } from './sqlite/alert-notifications.ts';
 import { SqliteArtifactRepo } from './sqlite/artifacts.ts';
 import { SqliteBadgeRepo } from './sqlite/badges.ts';
 import { SqlCheckAlertRepo } from './sqlite/check-alerts.ts';
-import { SqliteCheckGroupRepo } from './sqlite/check-groups.ts';
+import { SqlCheckGroupRepo } from './sqlite/check-groups.ts';
 import { SqlCheckStatsRepo } from './sqlite/check-stats.ts';
 import { SqlCheckStatusRepo } from './sqlite/check-statuses.ts';
 import { SqlCheckRepo } from './sqlite/checks.ts';
@@ -29,7 +29,7 @@ import { SqliteHeartbeatRepo } from './sqlite/heartbeats.ts';
 import { SqliteIncidentRepo } from './sqlite/incidents.ts';
 import { SqliteLocationMetricsRepo } from './sqlite/location-metrics.ts';
 import { SqlLocationRepo } from './sqlite/locations.ts';
-import { SqliteMaintenanceWindowRepo } from './sqlite/maintenance-windows.ts';
+import { SqlMaintenanceWindowRepo } from './sqlite/maintenance-windows.ts';
 import { SqliteOutboxRepo } from './sqlite/outbox.ts';
 import { SqlResultRepo } from './sqlite/results.ts';
 import { SqliteRunRetryRepo } from './sqlite/run-retries.ts';
@@ -76,7 +76,7 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     incidents: new SqliteIncidentRepo(db),
     subscriptions: new SqliteSubscriptionRepo(db, secrets),
     outbox: new SqliteOutboxRepo(db, secrets),
-    checkGroups: new SqliteCheckGroupRepo(db, secrets),
+    checkGroups: new SqlCheckGroupRepo(sql, secrets),
     variables: new SqliteVariableRepo(db, secrets),
     snippets: new SqliteSnippetRepo(db),
     checkStatuses: new SqlCheckStatusRepo(sql, dashboardChanges),
@@ -86,7 +86,7 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     secrets,
     runRetries: new SqliteRunRetryRepo(db),
     artifacts: new SqliteArtifactRepo(db),
-    maintenanceWindows: new SqliteMaintenanceWindowRepo(db),
+    maintenanceWindows: new SqlMaintenanceWindowRepo(sql),
     accountSettings: new SqliteAccountSettingsRepo(db),
     badges: new SqliteBadgeRepo(db),
     consoleSessions: new SqliteConsoleSessionRepo(db),
