@@ -150,7 +150,7 @@ describe.each(storeBackends())('alert notifications on $name', (backend) => {
     expect((await store.alertNotifications.pendingAlerts(10)).map((a) => a.id)).toEqual([alert.id]);
     await store.alertChannels.delete(t.accountId, gone.id);
 
-    const drafts = [draftFor(alert, one.id), draftFor(alert, two.id), draftFor(alert, gone.id)];
+    const drafts = [draftFor(t.check, alert, one.id), draftFor(t.check, alert, two.id), draftFor(t.check, alert, gone.id)];
     expect(await store.alertNotifications.fanOut(alert.id, drafts, null, date(1))).toBe(2);
     expect(await store.alertNotifications.fanOut(alert.id, drafts, null, date(2))).toBe(0);
     expect(await store.alertNotifications.pendingAlerts(10)).toEqual([]);
@@ -168,10 +168,10 @@ describe.each(storeBackends())('alert notifications on $name', (backend) => {
 
   it('a suppressed alert is marked with its reason and queues nothing; an unknown alert queues nothing', async () => {
     const store = await fresh.open();
-    const { alert, channels } = await alertWithChannels(store, 1);
+    const { t, alert, channels } = await alertWithChannels(store, 1);
     expect(await store.alertNotifications.fanOut(alert.id, [], 'in a maintenance window', date(1))).toBe(0);
     expect(await store.alertNotifications.forAlert(alert.id)).toEqual({ fannedOutAt: at(1), suppressedReason: 'in a maintenance window', notifications: [] });
-    expect(await store.alertNotifications.fanOut(alert.id + 1000, [draftFor(alert, channels[0]?.id ?? 0)], null, date(1))).toBe(0);
+    expect(await store.alertNotifications.fanOut(alert.id + 1000, [draftFor(t.check, alert, channels[0]?.id ?? 0)], null, date(1))).toBe(0);
     expect(await store.alertNotifications.forAlert(alert.id + 1000)).toEqual({ fannedOutAt: null, suppressedReason: null, notifications: [] });
     expect(await store.alertNotifications.nextDueAt()).toBeNull();
     expect(await store.alertNotifications.pendingCount()).toBe(0);
@@ -179,8 +179,8 @@ describe.each(storeBackends())('alert notifications on $name', (backend) => {
 
   it('claims due notifications with a lease, counts the attempt, and records delivery, retry and failure', async () => {
     const store = await fresh.open();
-    const { alert, channels } = await alertWithChannels(store, 3);
-    const drafts = channels.map((c) => draftFor(alert, c.id));
+    const { t, alert, channels } = await alertWithChannels(store, 3);
+    const drafts = channels.map((c) => draftFor(t.check, alert, c.id));
     await store.alertNotifications.fanOut(alert.id, drafts, null, date(0));
 
     expect(await store.alertNotifications.claimDue(date(-1), 10, 60_000)).toEqual([]);
@@ -217,8 +217,8 @@ describe.each(storeBackends())('alert notifications on $name', (backend) => {
     const [one, two] = channels;
     if (!one || !two) throw new Error('two channels expected');
     const later = await raiseAlert(store, t, at(3));
-    await store.alertNotifications.fanOut(alert.id, [draftFor(alert, one.id), draftFor(alert, two.id)], null, date(1));
-    await store.alertNotifications.fanOut(later.id, [draftFor(later, one.id)], null, date(4));
+    await store.alertNotifications.fanOut(alert.id, [draftFor(t.check, alert, one.id), draftFor(t.check, alert, two.id)], null, date(1));
+    await store.alertNotifications.fanOut(later.id, [draftFor(t.check, later, one.id)], null, date(4));
     const [first] = (await store.alertNotifications.forAlert(alert.id)).notifications;
     await store.alertNotifications.markFailed(first?.id ?? '', 'status 400', null);
     const all = { from: at(0), to: at(10), limit: 10, page: 1 };
@@ -240,7 +240,7 @@ describe.each(storeBackends())('alert notifications on $name', (backend) => {
     const { t, channels } = await alertWithChannels(a, 4);
     const alerts = [];
     for (let i = 0; i < 10; i++) alerts.push(await raiseAlert(a, t, at(i)));
-    for (const alert of alerts) await a.alertNotifications.fanOut(alert.id, channels.map((c) => draftFor(alert, c.id)), null, date(0));
+    for (const alert of alerts) await a.alertNotifications.fanOut(alert.id, channels.map((c) => draftFor(t.check, alert, c.id)), null, date(0));
     const total = alerts.length * channels.length;
 
     // Two workers per store, each claiming small batches until nothing is left for it.

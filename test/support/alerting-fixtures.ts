@@ -3,6 +3,7 @@
  * stored pending their status update, and alerts raised through CheckStatusRepo.applyResult, as the
  * dispatcher raises them.
  */
+import { messageOf } from '../../src/service/alerting/who-is-told.ts';
 import type { AlertChannelInput } from '../../src/service/store/alert-channel-types.ts';
 import type { AlertNotificationDraft } from '../../src/service/store/alert-notification-types.ts';
 import type { CheckGroupBody, CheckGroupInput } from '../../src/service/store/check-group-types.ts';
@@ -120,33 +121,13 @@ export function webhookChannel(url: string, overrides: Partial<AlertChannelInput
   };
 }
 
-/** The draft the fan-out would queue for one channel. */
-export function draftFor(alert: CheckAlertRecord, channelId: number): AlertNotificationDraft {
+/** The draft the fan-out would queue for one channel of the check's alert. */
+export function draftFor(check: StoredCheck, alert: CheckAlertRecord, channelId: number): AlertNotificationDraft {
   return {
     alertChannelId: channelId,
     channelType: 'WEBHOOK',
     alertConfig: { url: 'http://127.0.0.1/hook', method: 'POST', headers: [], queryParameters: [] },
-    message: {
-      notificationId: crypto.randomUUID(),
-      alertId: alert.id,
-      alertType: alert.alertType,
-      accountId: alert.accountId,
-      checkId: alert.checkId,
-      checkName: alert.name,
-      checkType: alert.checkType,
-      groupName: null,
-      tags: [],
-      runLocation: alert.runLocation,
-      responseTime: alert.responseTime,
-      error: alert.error,
-      statusCode: alert.statusCode,
-      resultId: alert.resultId,
-      resultUrl: `http://127.0.0.1/v1/check-results/${alert.checkId}/${alert.resultId}`,
-      startedAt: alert.startedAt,
-      createdAt: alert.createdAt,
-      sslDaysRemaining: alert.sslDaysRemaining,
-      incidentKey: `outpost-check-${alert.checkId}`,
-    },
+    message: messageOf(alert, { notificationId: crypto.randomUUID(), check, group: undefined, publicUrl: new URL('http://127.0.0.1/') }),
   };
 }
 
