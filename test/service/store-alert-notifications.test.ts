@@ -234,6 +234,20 @@ describe.each(storeBackends())('alert notifications on $name', (backend) => {
     expect(await store.alertNotifications.list((await seedTenant(store, 'Other')).accountId, all)).toEqual([]);
   });
 
+  it('two stores fanning one alert out at the same time queue one notification per channel', async () => {
+    const a = await fresh.open();
+    const b = await fresh.open();
+    const { t, alert, channels } = await alertWithChannels(a, 3);
+    // Each replica builds its own drafts (their notification ids differ), as two fan-out workers would.
+    const fanOut = (store: Store) => store.alertNotifications.fanOut(alert.id, channels.map((c) => draftFor(t.check, alert, c.id)), null, date(1));
+    const queued = await Promise.all([fanOut(a), fanOut(b), fanOut(a), fanOut(b)]);
+    expect(queued.toSorted()).toEqual([0, 0, 0, channels.length]);
+    const { notifications } = await b.alertNotifications.forAlert(alert.id);
+    expect(notifications.map((n) => n.alertChannelId)).toEqual(channels.map((c) => c.id));
+    expect(new Set(notifications.map((n) => n.message.notificationId)).size).toBe(channels.length);
+    expect(new Set(notifications.map((n) => n.id))).toEqual(new Set(notifications.map((n) => n.message.notificationId)));
+  });
+
   it('two stores claiming due notifications at the same time claim each one once', async () => {
     const a = await fresh.open();
     const b = await fresh.open();

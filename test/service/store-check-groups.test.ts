@@ -101,6 +101,15 @@ describe.each(storeBackends())('check groups on $name', (backend) => {
     expect(await store.checkGroups.deleteTrigger(t.accountId, group.id)).toBe(true);
     expect(await store.checkGroups.getTrigger(t.accountId, group.id)).toBeUndefined();
   });
+
+  it('two stores ensuring a group\'s trigger at the same time create one', async () => {
+    const other = await fresh.open();
+    const t = await seedTenant(store);
+    const group = await store.checkGroups.create(t.accountId, groupInput('Shop'));
+    const ensured = await Promise.all([store, other, store, other].map((s) => s.checkGroups.ensureTrigger(t.accountId, group.id)));
+    expect(ensured.filter((e) => e.created)).toHaveLength(1);
+    expect(new Set(ensured.map((e) => e.trigger.token)).size).toBe(1);
+  });
 });
 
 describe.each(storeBackends())('maintenance windows on $name', (backend) => {
