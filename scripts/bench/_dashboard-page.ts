@@ -7,7 +7,7 @@
 import { createAccount } from '../../src/service/accounts.ts';
 import { INITIAL_STATE } from '../../src/service/alerting/state-machine.ts';
 import { openSqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
-import { addRollup } from '../../src/service/store/sqlite/check-stats.ts';
+import { addRollup } from '../../src/service/store/repos/check-stats.ts';
 import type { Store } from '../../src/service/store/store.ts';
 
 const DAY_MS = 86_400_000;

@@ -20,7 +20,7 @@ import { loadServiceConfig } from '../../src/service/config.ts';
 import { runMigrations } from '../../src/service/store/migrations/index.ts';
 import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
-import { encodeSeqCursor } from '../../src/service/store/sqlite/seq-cursor.ts';
+import { encodeSeqCursor } from '../../src/service/store/repos/seq-cursor.ts';
 import { numberFlags, summarize } from './_stats.ts';
 
 const SEVERITIES = ['CRITICAL', 'MAJOR', 'MEDIUM', 'MINOR'] as const;

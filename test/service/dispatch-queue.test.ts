@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Scheduler } from '../../src/service/dispatch/scheduler.ts';
-import { MAX_EXPIRED_LEASES } from '../../src/service/store/sqlite/runs.ts';
+import { MAX_EXPIRED_LEASES } from '../../src/service/store/repos/runs.ts';
 import { AGENT_PATHS, type Job } from '../../src/shared/protocol.ts';
 import { type Harness, silentLog, startHarness } from '../helpers/dispatch-harness.ts';
 

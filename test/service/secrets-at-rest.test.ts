@@ -16,7 +16,7 @@ import { DEFAULT_KEY_FILE_NAME, loadSecretsKeyConfig } from '../../src/service/s
 import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
 import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
-import { verifySecretsMarker } from '../../src/service/store/sqlite/variables.ts';
+import { verifySecretsMarker } from '../../src/service/store/repos/variables.ts';
 import { ConfigError } from '../../src/shared/errors.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 

@@ -3,7 +3,7 @@
  * snippets, console sessions, account settings and the badge reads.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { hashKey } from '../../src/service/store/sqlite/keys.ts';
+import { hashKey } from '../../src/service/store/repos/keys.ts';
 import type { StoredCheck } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { freshAccountEachTest } from '../support/fresh-account.ts';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewRun } from '../../src/service/store/dispatch-types.ts';
-import { MAX_EXPIRED_LEASES } from '../../src/service/store/sqlite/runs.ts';
+import { MAX_EXPIRED_LEASES } from '../../src/service/store/repos/runs.ts';
 import type { Run, Store } from '../../src/service/store/store.ts';
 import type { CheckDefinition, CheckType } from '../../src/shared/checks/types.ts';
 import { checkClassOf } from '../../src/shared/checks/types.ts';

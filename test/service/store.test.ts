@@ -5,7 +5,7 @@ import { MIGRATIONS, type Migration, runMigrations } from '../../src/service/sto
 import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
-import { hashKey } from '../../src/service/store/sqlite/keys.ts';
+import { hashKey } from '../../src/service/store/repos/keys.ts';
 import type { Store, StoredResult } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { tempDataDir } from '../helpers/public-api.ts';

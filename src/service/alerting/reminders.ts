@@ -25,7 +25,7 @@ export interface ReminderSweeperOptions {
   now?: () => number;
   /** The longest the timer waits between two sweeps. */
   pollIntervalMs?: number;
-  /** Runs inside the transaction that records a reminder (synchronous). */
+  /** Runs inside the transaction that records a reminder (database work only: see WithAlert). */
   onAlert?: WithAlert;
   /** Runs after a sweep's transactions committed, with the reminders they recorded (none: not called). */
   onAlertsRaised?: (alerts: CheckAlertRecord[]) => void;

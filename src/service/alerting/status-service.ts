@@ -30,7 +30,7 @@ export interface StoredResultEvent {
 
 export interface CheckStatusServiceOptions {
   store: Pick<Store, 'checkStatuses' | 'checkGroups'>;
-  /** Runs inside the transaction that records an alert (synchronous: no await may split it). */
+  /** Runs inside the transaction that records an alert (database work only: see WithAlert). */
   onAlert?: WithAlert;
   /** Runs after the transaction committed, with the alerts it recorded (none: not called). */
   onAlertsRaised?: (alerts: CheckAlertRecord[]) => void;

@@ -12,7 +12,7 @@ import { commonErrors, Nullable } from './schemas.ts';
 
 /**
  * The SQLite backend adds each row's sequence to the results it lists (see SequencedResult in
- * store/sqlite/results.ts); it is the public numeric checkRunId. Typed loosely here because
+ * store/repos/results.ts); it is the public numeric checkRunId. Typed loosely here because
  * StoredResult in the Store contract does not carry it yet.
  */
 type ListedResult = StoredResult & { sequence?: number };

@@ -2,7 +2,7 @@
  * Account environment variables (/v1/variables), addressed by key as in the reference. Every check of
  * the account sees them (below its group's and its own: see checks/user-code.ts). A secret value is
  * never returned: responses show it as null ("Secret values are always returned as null"), and a
- * secret stays secret. Values are stored sealed (store/sqlite/variables.ts).
+ * secret stays secret. Values are stored sealed (store/repos/variables.ts).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';

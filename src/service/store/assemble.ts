@@ -1,57 +1,47 @@
-/**
- * The Store's repositories over one SqlDatabase, whichever database it is.
- *
- * Repositories move to SqlDatabase one by one. Until the last has moved, those still written against
- * node:sqlite's synchronous connection are built from `legacy` (SQLite only); on PostgreSQL they are
- * stand-ins that fail with the repository's name, so a test on PostgreSQL says what is missing.
- */
-import type { DatabaseSync } from 'node:sqlite';
+/** The Store's repositories (./repos/, written once) over one SqlDatabase, whichever database it is. */
 import type { SecretBox } from '../secrets/box.ts';
 import { pendingMigrations } from './migrations/index.ts';
 import type { SqlDatabase } from './sql/database.ts';
-import { AccountChanges } from './sqlite/account-changes.ts';
-import { SqlAccountSettingsRepo } from './sqlite/account-settings.ts';
-import { SqlAccountRepo } from './sqlite/accounts.ts';
-import { SqlAgentRepo } from './sqlite/agents.ts';
-import { SqliteAlertChannelRepo } from './sqlite/alert-channels.ts';
-import { SqliteAlertNotificationRepo } from './sqlite/alert-notifications.ts';
-import { SqlArtifactRepo } from './sqlite/artifacts.ts';
-import { SqlBadgeRepo } from './sqlite/badges.ts';
-import { SqliteCheckAlertRepo } from './sqlite/check-alerts.ts';
-import { SqliteCheckGroupRepo } from './sqlite/check-groups.ts';
-import { SqlCheckStatsRepo } from './sqlite/check-stats.ts';
-import { SqliteCheckStatusRepo } from './sqlite/check-statuses.ts';
-import { SqlCheckRepo } from './sqlite/checks.ts';
-import { SqlConsoleSessionRepo } from './sqlite/console-sessions.ts';
-import { SqlDashboardIncidentRepo } from './sqlite/dashboard-incidents.ts';
-import { SqlDashboardRepo } from './sqlite/dashboards.ts';
-import { SqlErrorReportRepo } from './sqlite/error-reports.ts';
-import { SqlHeartbeatRepo } from './sqlite/heartbeats.ts';
-import { SqlIncidentRepo } from './sqlite/incidents.ts';
-import { SqlLocationMetricsRepo } from './sqlite/location-metrics.ts';
-import { SqlLocationRepo } from './sqlite/locations.ts';
-import { SqliteMaintenanceWindowRepo } from './sqlite/maintenance-windows.ts';
-import { SqlOutboxRepo } from './sqlite/outbox.ts';
-import { SqlResultRepo } from './sqlite/results.ts';
-import { SqlRunRetryRepo } from './sqlite/run-retries.ts';
-import { SqlRunRepo } from './sqlite/runs.ts';
-import { SqlSnippetRepo } from './sqlite/snippets.ts';
-import { SqlStatusPageKeyRepo } from './sqlite/status-page-keys.ts';
-import { SqlStatusPageReadRepo } from './sqlite/status-page-reads.ts';
-import { SqlSpServiceRepo, SqlStatusPageRepo } from './sqlite/status-pages.ts';
-import { SqlSubscriptionRepo } from './sqlite/subscriptions.ts';
-import { SqlVariableRepo } from './sqlite/variables.ts';
+import { AccountChanges } from './repos/account-changes.ts';
+import { SqlAccountSettingsRepo } from './repos/account-settings.ts';
+import { SqlAccountRepo } from './repos/accounts.ts';
+import { SqlAgentRepo } from './repos/agents.ts';
+import { SqlAlertChannelRepo } from './repos/alert-channels.ts';
+import { SqlAlertNotificationRepo } from './repos/alert-notifications.ts';
+import { SqlArtifactRepo } from './repos/artifacts.ts';
+import { SqlBadgeRepo } from './repos/badges.ts';
+import { SqlCheckAlertRepo } from './repos/check-alerts.ts';
+import { SqlCheckGroupRepo } from './repos/check-groups.ts';
+import { SqlCheckStatsRepo } from './repos/check-stats.ts';
+import { SqlCheckStatusRepo } from './repos/check-statuses.ts';
+import { SqlCheckRepo } from './repos/checks.ts';
+import { SqlConsoleSessionRepo } from './repos/console-sessions.ts';
+import { SqlDashboardIncidentRepo } from './repos/dashboard-incidents.ts';
+import { SqlDashboardRepo } from './repos/dashboards.ts';
+import { SqlErrorReportRepo } from './repos/error-reports.ts';
+import { SqlHeartbeatRepo } from './repos/heartbeats.ts';
+import { SqlIncidentRepo } from './repos/incidents.ts';
+import { SqlLocationMetricsRepo } from './repos/location-metrics.ts';
+import { SqlLocationRepo } from './repos/locations.ts';
+import { SqlMaintenanceWindowRepo } from './repos/maintenance-windows.ts';
+import { SqlOutboxRepo } from './repos/outbox.ts';
+import { SqlResultRepo } from './repos/results.ts';
+import { SqlRunRetryRepo } from './repos/run-retries.ts';
+import { SqlRunRepo } from './repos/runs.ts';
+import { SqlSnippetRepo } from './repos/snippets.ts';
+import { SqlStatusPageKeyRepo } from './repos/status-page-keys.ts';
+import { SqlStatusPageReadRepo } from './repos/status-page-reads.ts';
+import { SqlSpServiceRepo, SqlStatusPageRepo } from './repos/status-pages.ts';
+import { SqlSubscriptionRepo } from './repos/subscriptions.ts';
+import { SqlVariableRepo } from './repos/variables.ts';
 import type { Store } from './store.ts';
 
 export interface StoreParts {
   sql: SqlDatabase;
   secrets: SecretBox;
-  /** The raw SQLite connection, for the repositories not yet on SqlDatabase; absent on PostgreSQL. */
-  legacy?: DatabaseSync;
 }
 
-export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
-  const db = legacy ?? notYetOnPostgres();
+export function assembleStore({ sql, secrets }: StoreParts): Store {
   const checks = new SqlCheckRepo(sql, secrets);
   const dashboardChanges = new AccountChanges();
   const checkStats = new SqlCheckStatsRepo(sql, dashboardChanges);
@@ -77,17 +67,17 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     incidents: new SqlIncidentRepo(sql),
     subscriptions: new SqlSubscriptionRepo(sql, secrets),
     outbox: new SqlOutboxRepo(sql, secrets),
-    checkGroups: new SqliteCheckGroupRepo(db, secrets),
+    checkGroups: new SqlCheckGroupRepo(sql, secrets),
     variables: new SqlVariableRepo(sql, secrets),
     snippets: new SqlSnippetRepo(sql),
-    checkStatuses: new SqliteCheckStatusRepo(db, dashboardChanges),
-    checkAlerts: new SqliteCheckAlertRepo(db),
-    alertChannels: new SqliteAlertChannelRepo(db, secrets),
-    alertNotifications: new SqliteAlertNotificationRepo(db),
+    checkStatuses: new SqlCheckStatusRepo(sql, dashboardChanges),
+    checkAlerts: new SqlCheckAlertRepo(sql),
+    alertChannels: new SqlAlertChannelRepo(sql, secrets),
+    alertNotifications: new SqlAlertNotificationRepo(sql),
     secrets,
     runRetries: new SqlRunRetryRepo(sql),
     artifacts: new SqlArtifactRepo(sql),
-    maintenanceWindows: new SqliteMaintenanceWindowRepo(db),
+    maintenanceWindows: new SqlMaintenanceWindowRepo(sql),
     accountSettings: new SqlAccountSettingsRepo(sql),
     badges: new SqlBadgeRepo(sql),
     consoleSessions: new SqlConsoleSessionRepo(sql),
@@ -99,18 +89,4 @@ export function assembleStore({ sql, secrets, legacy }: StoreParts): Store {
     },
     close: () => sql.close(),
   };
-}
-
-/**
- * A stand-in connection whose statements fail naming what is not on PostgreSQL yet. Preparing and
- * registering SQL functions succeed (some repositories do both in their constructor); running does not.
- */
-function notYetOnPostgres(): DatabaseSync {
-  const fail = (what: string) => () => {
-    throw new Error(`a repository still written for node:sqlite used ${what} on PostgreSQL: it is not on PostgreSQL yet`);
-  };
-  const statement = new Proxy({}, { get: (_t, property) => fail(String(property)) });
-  return new Proxy({} as DatabaseSync, {
-    get: (_t, property) => (property === 'prepare' ? () => statement : property === 'function' ? () => {} : fail(String(property))),
-  });
 }

@@ -1,6 +1,6 @@
 /**
  * Per-check statistics over a recent window (a dashboard's 24 hours): how many runs, how many
- * failed, and the response time's average and percentiles. See ./sqlite/check-stats.ts for how they
+ * failed, and the response time's average and percentiles. See ./repos/check-stats.ts for how they
  * are kept cheap to read for hundreds of checks at once.
  */
 

@@ -90,13 +90,17 @@ export interface ReminderUpdate {
   nextReminderAt: string | null;
 }
 
-/** Called inside the transaction with each alert it records (synchronous: no await may split it). */
-export type WithAlert = (alert: CheckAlertRecord) => void;
+/**
+ * Called inside the transaction with each alert it records, to write what must commit with it. On
+ * PostgreSQL that transaction runs again after a serialization failure, so this must only touch the
+ * database (through the store); anything else belongs after the commit.
+ */
+export type WithAlert = (alert: CheckAlertRecord) => void | Promise<void>;
 
 export interface CheckStatusRepo {
   /**
-   * Reads the check's status, lets `compute` (synchronous, pure) derive the next one, and writes it
-   * with the alert it raised, in one transaction: results of two locations arriving together cannot
+   * Reads the check's status, lets `compute` (synchronous, pure: it may run more than once) derive
+   * the next one, and writes it with the alert it raised, in one transaction: results of two locations arriving together cannot
    * both read the same old state. `withAlert` runs inside that transaction too, so whatever must go
    * out with an alert (notification deliveries) commits or rolls back with it.
    *

@@ -1,7 +1,7 @@
 /**
  * A histogram of response times in logarithmic buckets, eight per doubling: any percentile read
  * from it is within about 4.5 % of the exact value, and a bucket list stays small enough to keep one
- * per check per hour (./sqlite/check-stats.ts). HDR-histogram style, without the dependency.
+ * per check per hour (./repos/check-stats.ts). HDR-histogram style, without the dependency.
  */
 
 /** Bucket index → count; sparse, as JSON stores it. */

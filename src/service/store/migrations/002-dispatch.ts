@@ -1,7 +1,7 @@
 /**
  * Tables of the dispatcher: runs (the job queue and its leases), agents, error reports and their
  * report tokens. Indexes are shaped after the hot queries so nothing on the dispatch path scans a
- * table (see src/service/store/sqlite/runs.ts for the statements they serve).
+ * table (see src/service/store/repos/runs.ts for the statements they serve).
  *
  * Everything here cascades from the private location: once a location is deleted its queue, agents
  * and error reports have no owner left to read them. Runs have no foreign key to checks on purpose:

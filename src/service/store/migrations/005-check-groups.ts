@@ -45,7 +45,7 @@ export const migration005: Migration = {
         updated_at  TEXT
       ) STRICT;
 
-      -- Members of a group (see SqliteCheckGroupRepo.memberIds; the query repeats this expression).
+      -- Members of a group (see SqlCheckGroupRepo.memberIds; the query repeats this expression).
       CREATE INDEX checks_group ON checks (account_id, json_extract(body, '$.groupId'))
         WHERE json_extract(body, '$.groupId') IS NOT NULL;
 

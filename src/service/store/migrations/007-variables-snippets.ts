@@ -4,7 +4,7 @@
  * Variable values are stored sealed (AES-256-GCM, src/service/secrets/box.ts), all of them, not only
  * secret ones: the column never holds plain text. The marker row is a known value sealed with the
  * key in use when it was first written; at start it tells whether the configured key can open
- * what the database holds (src/service/store/sqlite/variables.ts verifySecretsMarker).
+ * what the database holds (src/service/store/repos/variables.ts verifySecretsMarker).
  */
 import type { Migration, MigrationDb } from './index.ts';
 

@@ -1,10 +1,10 @@
 /**
- * Hourly rollups of each check's results (sqlite/check-stats.ts): runs, failures, summed response
+ * Hourly rollups of each check's results (repos/check-stats.ts): runs, failures, summed response
  * time and a response-time histogram (with the fastest and slowest run) per check per hour, so a dashboard reads 24 small rows per check
  * instead of every result of the day. Filled from the last day's stored results on the way in.
  */
 import type { RunResult } from '../../../shared/protocol.ts';
-import { addRollup } from '../sqlite/check-stats.ts';
+import { addRollup } from '../repos/check-stats.ts';
 import type { Migration, MigrationDb } from './index.ts';
 
 const BACKFILL_MS = 25 * 3_600_000;

@@ -10,7 +10,7 @@ import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '
 import { assembleStore } from '../assemble.ts';
 import { MIGRATIONS, runMigrations } from '../migrations/index.ts';
 import { PostgresDatabase, type PostgresOptions } from '../sql/postgres-database.ts';
-import { verifySecretsMarkerOn } from '../sqlite/variables.ts';
+import { verifySecretsMarkerOn } from '../repos/variables.ts';
 import type { Store } from '../store.ts';
 
 export interface PostgresStoreOptions extends PostgresOptions {

@@ -16,6 +16,11 @@ export interface DialectSql {
   greatest(a: string, b: string): string;
   /** A scalar subquery: `column` of the rows of `from` (a table and its WHERE), comma-joined in `orderBy` order. */
   joinedList(column: string, from: string, orderBy: string): string;
+  /**
+   * A FROM item: the elements of the JSON array `json` (a JSON text column or parameter), in a column
+   * `value` of `alias`. PostgreSQL gives them as text: CAST(value AS BIGINT) where numbers are meant.
+   */
+  jsonArrayTable(json: string, alias: string): string;
   /** After a SELECT that claims rows: lock them, skipping rows another transaction holds (empty on SQLite, whose writer is single). */
   forUpdateSkipLocked: string;
   /** Planner hints that only SQLite has (empty / the plain expression on PostgreSQL): read through this index, */
@@ -35,6 +40,7 @@ const SQLITE: DialectSql = {
   least: (a, b) => `min(${a}, ${b})`,
   greatest: (a, b) => `max(${a}, ${b})`,
   joinedList: (column, from, orderBy) => `(SELECT group_concat(${column}) FROM (SELECT ${column} FROM ${from} ORDER BY ${orderBy}))`,
+  jsonArrayTable: (json, alias) => `json_each(${json}) AS ${alias}`,
   forUpdateSkipLocked: '',
   indexedBy: (index) => `INDEXED BY ${index}`,
   noIndex: (column) => `+${column}`,
@@ -51,6 +57,7 @@ const POSTGRES: DialectSql = {
   least: (a, b) => `LEAST(${a}, ${b})`,
   greatest: (a, b) => `GREATEST(${a}, ${b})`,
   joinedList: (column, from, orderBy) => `(SELECT string_agg(${column}, ',' ORDER BY ${orderBy}) FROM ${from})`,
+  jsonArrayTable: (json, alias) => `jsonb_array_elements_text(CAST(${json} AS jsonb)) AS ${alias}(value)`,
   forUpdateSkipLocked: 'FOR UPDATE SKIP LOCKED',
   indexedBy: () => '',
   noIndex: (column) => column,

@@ -1,9 +1,7 @@
 /**
- * The SQLite backend of the Store: one database file in DATA_DIR, opened once per process.
- * node:sqlite is synchronous, which makes multi-statement operations inside one repository method
- * atomic for free within this process; WAL plus busy_timeout handles a second process (the CLI).
+ * The SQLite store: one database file in DATA_DIR, opened once per process, with the repositories
+ * every backend shares (../assemble.ts) over SqliteDatabase (../sql/sqlite-database.ts).
  */
-
 import type { DatabaseSync } from 'node:sqlite';
 import { SecretBox } from '../../secrets/box.ts';
 import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '../../secrets/key.ts';
@@ -11,7 +9,7 @@ import { assembleStore } from '../assemble.ts';
 import { MIGRATIONS, runMigrations } from '../migrations/index.ts';
 import { openSqliteDatabase } from '../sql/sqlite-database.ts';
 import type { Store } from '../store.ts';
-import { verifySecretsMarker } from './variables.ts';
+import { verifySecretsMarker } from '../repos/variables.ts';
 
 export interface SqliteStoreOptions {
   /**
@@ -37,7 +35,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     db.close();
     throw err;
   }
-  const store = assembleStore({ sql, secrets, legacy: db });
+  const store = assembleStore({ sql, secrets });
   let closed = false;
   return {
     ...store,

@@ -1,7 +1,6 @@
-/** Maintenance windows on SQLite. */
-import type { DatabaseSync } from 'node:sqlite';
+/** Maintenance windows (migration 011). */
 import type { MaintenanceWindow, MaintenanceWindowInput, MaintenanceWindowRepo, RepeatUnit } from '../maintenance-window-types.ts';
-import { nowIso } from './db.ts';
+import { nowIso, type SqlDatabase } from '../sql/database.ts';
 
 interface WindowRow {
   id: number;
@@ -40,7 +39,7 @@ const toWindow = (row: WindowRow): MaintenanceWindow => ({
 });
 
 /** The stored columns of an input, in the order of COLUMNS. */
-function values(input: MaintenanceWindowInput) {
+function values(input: MaintenanceWindowInput): Array<string | number | null> {
   return [
     input.name,
     JSON.stringify(input.tags),
@@ -70,46 +69,48 @@ const COLUMNS = [
   'silence_all_alerts',
 ];
 
-export class SqliteMaintenanceWindowRepo implements MaintenanceWindowRepo {
-  readonly #db: DatabaseSync;
-  constructor(db: DatabaseSync) {
+const INSERT = `INSERT INTO maintenance_windows (account_id, ${COLUMNS.join(', ')}, created_at)
+  VALUES (?, ${COLUMNS.map(() => '?').join(', ')}, ?) RETURNING *`;
+const UPDATE = `UPDATE maintenance_windows SET ${COLUMNS.map((c) => `${c} = ?`).join(', ')}, updated_at = ?
+  WHERE id = ? AND account_id = ? RETURNING *`;
+
+export class SqlMaintenanceWindowRepo implements MaintenanceWindowRepo {
+  readonly #db: SqlDatabase;
+  constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
   async list(accountId: string, opts: { limit: number; page: number }): Promise<MaintenanceWindow[]> {
-    const rows = this.#db
-      .prepare('SELECT * FROM maintenance_windows WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?')
-      .all(accountId, opts.limit, (opts.page - 1) * opts.limit);
-    return (rows as unknown as WindowRow[]).map(toWindow);
+    const rows = await this.#db.all<WindowRow>('SELECT * FROM maintenance_windows WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?', [
+      accountId,
+      opts.limit,
+      (opts.page - 1) * opts.limit,
+    ]);
+    return rows.map(toWindow);
   }
 
   async listAll(accountId: string): Promise<MaintenanceWindow[]> {
-    const rows = this.#db.prepare('SELECT * FROM maintenance_windows WHERE account_id = ? ORDER BY id').all(accountId);
-    return (rows as unknown as WindowRow[]).map(toWindow);
+    const rows = await this.#db.all<WindowRow>('SELECT * FROM maintenance_windows WHERE account_id = ? ORDER BY id', [accountId]);
+    return rows.map(toWindow);
   }
 
   async get(accountId: string, id: number): Promise<MaintenanceWindow | undefined> {
-    const row = this.#db.prepare('SELECT * FROM maintenance_windows WHERE id = ? AND account_id = ?').get(id, accountId);
-    return row ? toWindow(row as unknown as WindowRow) : undefined;
+    const row = await this.#db.get<WindowRow>('SELECT * FROM maintenance_windows WHERE id = ? AND account_id = ?', [id, accountId]);
+    return row ? toWindow(row) : undefined;
   }
 
   async create(accountId: string, input: MaintenanceWindowInput): Promise<MaintenanceWindow> {
-    const placeholders = COLUMNS.map(() => '?').join(', ');
-    const row = this.#db
-      .prepare(`INSERT INTO maintenance_windows (account_id, ${COLUMNS.join(', ')}, created_at) VALUES (?, ${placeholders}, ?) RETURNING *`)
-      .get(accountId, ...values(input), nowIso());
-    return toWindow(row as unknown as WindowRow);
+    const row = await this.#db.get<WindowRow>(INSERT, [accountId, ...values(input), nowIso()]);
+    if (!row) throw new Error('inserting a maintenance window returned no row');
+    return toWindow(row);
   }
 
   async update(accountId: string, id: number, input: MaintenanceWindowInput): Promise<MaintenanceWindow | undefined> {
-    const sets = COLUMNS.map((c) => `${c} = ?`).join(', ');
-    const row = this.#db
-      .prepare(`UPDATE maintenance_windows SET ${sets}, updated_at = ? WHERE id = ? AND account_id = ? RETURNING *`)
-      .get(...values(input), nowIso(), id, accountId);
-    return row ? toWindow(row as unknown as WindowRow) : undefined;
+    const row = await this.#db.get<WindowRow>(UPDATE, [...values(input), nowIso(), id, accountId]);
+    return row ? toWindow(row) : undefined;
   }
 
   async delete(accountId: string, id: number): Promise<boolean> {
-    return this.#db.prepare('DELETE FROM maintenance_windows WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
+    return (await this.#db.run('DELETE FROM maintenance_windows WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
   }
 }

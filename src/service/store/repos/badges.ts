@@ -5,6 +5,7 @@
  */
 import type { BadgeCheckState, BadgeRepo, BadgeSubject } from '../account-settings-types.ts';
 import type { Dialect, SqlDatabase } from '../sql/database.ts';
+import { memberWhere } from './check-groups.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 
 interface StateRow {
@@ -55,7 +56,7 @@ export class SqlBadgeRepo implements BadgeRepo {
       WHERE ${badgesOn('c.account_id')}`;
     this.#membersSql = `SELECT ${stateColumns(db.dialect)}
       FROM (SELECT id, activated, CAST(? AS INTEGER) AS group_activated FROM checks
-            WHERE account_id = ? AND ${groupIdOf(db.dialect, 'body')} = ?) c
+            WHERE ${memberWhere(db.dialect)}) c
       LEFT JOIN check_statuses s ON s.check_id = c.id`;
   }
 
