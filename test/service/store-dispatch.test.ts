@@ -10,6 +10,7 @@ import { MAX_EXPIRED_LEASES } from '../../src/service/store/repos/runs.ts';
 import type { Run, Store } from '../../src/service/store/store.ts';
 import type { CheckDefinition, CheckType } from '../../src/shared/checks/types.ts';
 import { checkClassOf } from '../../src/shared/checks/types.ts';
+import { accountWithCheck } from '../support/fresh-account.ts';
 import { type FreshStore, storeBackends } from '../support/store-backends.ts';
 
 const at = (second: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
@@ -22,20 +23,8 @@ interface Fixture {
 }
 
 async function fixture(store: Store): Promise<Fixture> {
-  const { account } = await store.accounts.create('Acme');
-  const location = await store.locations.create(account.id, { name: 'Office', slugName: 'office', icon: 'location', proxyUrl: null });
-  const check = await store.checks.create({
-    accountId: account.id,
-    checkType: 'API',
-    name: 'Home',
-    activated: true,
-    muted: false,
-    frequency: 1,
-    frequencyOffset: null,
-    locationIds: [location.id],
-    body: { name: 'Home' },
-  });
-  return { accountId: account.id, locationId: location.id, checkId: check.id };
+  const { accountId, location, check } = await accountWithCheck(store);
+  return { accountId, locationId: location.id, checkId: check.id };
 }
 
 function newRun(f: Fixture, dueSecond: number, overrides: { checkType?: CheckType; checkId?: string; runtimeId?: string } = {}): NewRun {

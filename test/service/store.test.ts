@@ -9,6 +9,7 @@ import { hashKey } from '../../src/service/store/repos/keys.ts';
 import type { Store, StoredResult } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
+import { accountWithCheck } from '../support/fresh-account.ts';
 import { type FreshStore, storeBackends } from '../support/store-backends.ts';
 
 let dataDir: string;
@@ -135,21 +136,10 @@ describe('keys', () => {
 
 describe('results', () => {
   async function setup(store: Store) {
-    const { account } = await store.accounts.create('Acme');
-    const location = await store.locations.create(account.id, { name: 'Office', slugName: 'office', icon: 'location', proxyUrl: null });
-    const check = await store.checks.create({
-      accountId: account.id,
-      checkType: 'API',
-      name: 'Home',
-      activated: true,
-      muted: false,
-      frequency: 1,
-      frequencyOffset: null,
-      locationIds: [location.id],
-      body: { name: 'Home' },
-    });
+    const { accountId, location, check } = await accountWithCheck(store);
+    const account = { id: accountId };
     const result = (runId: string): Omit<StoredResult, 'id' | 'createdAt'> => ({
-      accountId: account.id,
+      accountId,
       checkId: check.id,
       runId,
       checkName: check.name,
