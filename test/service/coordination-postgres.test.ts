@@ -4,6 +4,7 @@
  * when the leader's session ends or its process is SIGKILLed, and LISTEN/NOTIFY run announcements,
  * including the reconnect after the LISTEN connection was terminated.
  */
+import { randomBytes } from 'node:crypto';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -322,9 +323,12 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
   });
 
   describe('services', () => {
+    const REPLICAS_SECRETS_KEY = randomBytes(32).toString('base64');
     async function serviceOnDatabase(): Promise<{ service: Service; checkId: string }> {
       const dataDir = tempDataDir();
-      const config = { ...loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), database: { kind: 'postgres' as const, url: db.url } };
+      // Replicas of one database share its secrets key, as DATABASE_URL's docs ask.
+      const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', SECRETS_KEY: REPLICAS_SECRETS_KEY };
+      const config = { ...loadServiceConfig(env), database: { kind: 'postgres' as const, url: db.url } };
       const service = await buildService(config, { logger: false });
       closers.push(() => rmSync(dataDir, { recursive: true, force: true }));
       // The same schedulable check in each service's store, so whose scheduler runs shows.
