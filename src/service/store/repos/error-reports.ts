@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorReportRepo } from '../dispatch-types.ts';
 import type { SqlDatabase } from '../sql/database.ts';
+import { dialectSql } from '../sql/dialect-sql.ts';
 import type { ErrorReport } from '../store.ts';
 
 interface ReportRow {
@@ -18,11 +19,8 @@ const toReport = (row: ReportRow): ErrorReport => ({
   event: JSON.parse(row.event_json) as Record<string, unknown>,
 });
 
-/**
- * Newest first: by arrival, and within one envelope by event order, which insert() gives the ids
- * (the same order on both databases, neither of which has to keep insertion order otherwise).
- */
-const NEWEST_FIRST = 'ORDER BY received_at DESC, id DESC';
+/** Newest first: the reverse of the order they were written in (within an envelope, event order). */
+const newestFirst = (db: SqlDatabase) => `ORDER BY ${dialectSql(db.dialect).insertionOrder('error_reports')} DESC`;
 
 export class SqlErrorReportRepo implements ErrorReportRepo {
   readonly #db: SqlDatabase;
@@ -50,21 +48,19 @@ export class SqlErrorReportRepo implements ErrorReportRepo {
     keep: number,
   ): Promise<ErrorReport[]> {
     if (events.length === 0) return [];
-    // Random ids, sorted, so a later event of the envelope has the larger id (see NEWEST_FIRST).
-    const ids = events.map(() => randomUUID()).sort();
     return this.#db.transaction(async () => {
       const rows: ReportRow[] = [];
-      for (const [i, event] of events.entries()) {
+      for (const event of events) {
         const row = await this.#db.get<ReportRow>(
           'INSERT INTO error_reports (id, location_id, received_at, event_json) VALUES (?, ?, ?, ?) RETURNING *',
-          [ids[i] as string, locationId, receivedAt, JSON.stringify(event)],
+          [randomUUID(), locationId, receivedAt, JSON.stringify(event)],
         );
         rows.push(row as ReportRow);
       }
       // A crash-looping agent must not fill the disk: only the newest reports of a location are kept.
       await this.#db.run(
         `DELETE FROM error_reports WHERE location_id = $locationId AND id NOT IN (
-           SELECT id FROM error_reports WHERE location_id = $locationId ${NEWEST_FIRST} LIMIT $keep)`,
+           SELECT id FROM error_reports WHERE location_id = $locationId ${newestFirst(this.#db)} LIMIT $keep)`,
         { locationId, keep },
       );
       return rows.map(toReport);
@@ -72,7 +68,7 @@ export class SqlErrorReportRepo implements ErrorReportRepo {
   }
 
   async list(locationId: string, limit: number): Promise<ErrorReport[]> {
-    return (await this.#db.all<ReportRow>(`SELECT * FROM error_reports WHERE location_id = ? ${NEWEST_FIRST} LIMIT ?`, [locationId, limit])).map(
+    return (await this.#db.all<ReportRow>(`SELECT * FROM error_reports WHERE location_id = ? ${newestFirst(this.#db)} LIMIT ?`, [locationId, limit])).map(
       toReport,
     );
   }

@@ -81,8 +81,6 @@ interface RecipientRow {
 }
 
 /** The order rows of sp_subscriptions or notification_outbox were written in: rowid, or seq on PostgreSQL (migration 023). */
-export const insertionOrder = (db: Pick<SqlDatabase, 'dialect'>, alias: string): string =>
-  db.dialect === 'sqlite' ? `${alias}.rowid` : `${alias}.seq`;
 
 /** The pages of the incident's account that show any of its services. */
 async function pagesShowing(db: SqlDatabase, incident: IncidentRecord): Promise<{ id: string; name: string; url: string }[]> {
@@ -136,7 +134,7 @@ export async function enqueueIncidentNotifications(
   const recipients = await db.all<RecipientRow>(
     `SELECT s.id, s.type, s.address, s.address_key, s.sealed_secret, s.sealed_unsubscribe_token FROM sp_subscriptions s
      WHERE s.status = 'VERIFIED' AND s.status_page_id IN (${pages.map(() => '?').join(', ')})
-     ORDER BY ${insertionOrder(db, 's')}`,
+     ORDER BY ${dialectSql(db.dialect).insertionOrder('s')}`,
     pages.map((p) => p.id),
   );
   const json = JSON.stringify(notificationOf(incident, update, pages));
@@ -230,7 +228,7 @@ export class SqlOutboxRepo implements OutboxRepo {
 
   async listForUpdate(incidentUpdateId: string): Promise<OutboxEntry[]> {
     const rows = await this.#db.all<OutboxRow>(
-      `SELECT ${COLUMNS} FROM notification_outbox o WHERE o.incident_update_id = ? ORDER BY ${insertionOrder(this.#db, 'o')}`,
+      `SELECT ${COLUMNS} FROM notification_outbox o WHERE o.incident_update_id = ? ORDER BY ${dialectSql(this.#db.dialect).insertionOrder('o')}`,
       [incidentUpdateId],
     );
     return rows.map((row) => toEntry(this.#box, row));

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { SecretBox } from '../../secrets/box.ts';
 import { hashLinkToken, newLinkToken } from '../../subscriptions/tokens.ts';
 import type { SqlDatabase } from '../sql/database.ts';
+import { dialectSql } from '../sql/dialect-sql.ts';
 import type {
   ConfirmationPolicy,
   LinkTokenPurpose,
@@ -24,7 +25,7 @@ import type {
   SubscriptionStatus,
   SubscriptionType,
 } from '../status-pages-types.ts';
-import { enqueueConfirmation, insertionOrder } from './outbox.ts';
+import { enqueueConfirmation } from './outbox.ts';
 
 interface SubscriptionRow {
   id: string;
@@ -82,7 +83,7 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
   async list(accountId: string, statusPageId: string): Promise<SubscriptionRecord[] | undefined> {
     if (!(await this.#ownedPage(accountId, statusPageId))) return undefined;
     const rows = await this.#db.all<SubscriptionRow>(
-      `SELECT ${COLUMNS} FROM sp_subscriptions s WHERE s.status_page_id = ? ORDER BY ${insertionOrder(this.#db, 's')}`,
+      `SELECT ${COLUMNS} FROM sp_subscriptions s WHERE s.status_page_id = ? ORDER BY ${dialectSql(this.#db.dialect).insertionOrder('s')}`,
       [statusPageId],
     );
     return rows.map(toSubscription);

@@ -21,6 +21,11 @@ export interface DialectSql {
    * `value` of `alias`. PostgreSQL gives them as text: CAST(value AS BIGINT) where numbers are meant.
    */
   jsonArrayTable(json: string, alias: string): string;
+  /**
+   * The order rows of `table` (or its alias) were written in: SQLite's rowid; on PostgreSQL the `seq`
+   * identity column migration 023 gives the tables whose lists follow that order.
+   */
+  insertionOrder(table: string): string;
   /** After a SELECT that claims rows: lock them, skipping rows another transaction holds (empty on SQLite, whose writer is single). */
   forUpdateSkipLocked: string;
   /** Planner hints that only SQLite has (empty / the plain expression on PostgreSQL): read through this index, */
@@ -41,6 +46,7 @@ const SQLITE: DialectSql = {
   greatest: (a, b) => `max(${a}, ${b})`,
   joinedList: (column, from, orderBy) => `(SELECT group_concat(${column}) FROM (SELECT ${column} FROM ${from} ORDER BY ${orderBy}))`,
   jsonArrayTable: (json, alias) => `json_each(${json}) AS ${alias}`,
+  insertionOrder: (table) => `${table}.rowid`,
   forUpdateSkipLocked: '',
   indexedBy: (index) => `INDEXED BY ${index}`,
   noIndex: (column) => `+${column}`,
@@ -58,6 +64,7 @@ const POSTGRES: DialectSql = {
   greatest: (a, b) => `GREATEST(${a}, ${b})`,
   joinedList: (column, from, orderBy) => `(SELECT string_agg(${column}, ',' ORDER BY ${orderBy}) FROM ${from})`,
   jsonArrayTable: (json, alias) => `jsonb_array_elements_text(CAST(${json} AS jsonb)) AS ${alias}(value)`,
+  insertionOrder: (table) => `${table}.seq`,
   forUpdateSkipLocked: 'FOR UPDATE SKIP LOCKED',
   indexedBy: () => '',
   noIndex: (column) => column,
