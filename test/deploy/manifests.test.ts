@@ -21,6 +21,7 @@ import { parse, parseAllDocuments, stringify } from 'yaml';
 import { loadAgentConfig } from '../../src/agent/config.ts';
 import { type HealthServer, startHealthServer } from '../../src/agent/health.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
+import { startRunningService } from '../helpers/running-service.ts';
 import {
   applyJsonPatch,
   container,
@@ -177,6 +178,18 @@ describe('deploy/kubernetes matches the code', () => {
     const svc = find('Service', 'outpost-service');
     expect(svc.spec.selector).toEqual(service.spec.selector.matchLabels);
     expect(svc.spec.ports).toEqual([expect.objectContaining({ port: serviceDefaults.port, targetPort: 'http' })]);
+  });
+
+  it("the service's probe paths are ones the real service answers with 200, without a key", async () => {
+    const running = await startRunningService();
+    try {
+      for (const probe of probesOf(container(service, 'service'))) {
+        const res = await fetch(`${running.baseUrl}${probe.httpGet.path}`);
+        expect(res.status, probe.httpGet.path).toBe(200);
+      }
+    } finally {
+      await running.stop();
+    }
   });
 
   it("the agent's API_URL is the service's Service, in its namespace, on its port", () => {
