@@ -5,7 +5,7 @@
  * including the reconnect after the LISTEN connection was terminated.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -322,9 +322,13 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
   });
 
   describe('services', () => {
+    // Replicas of one database share its secrets key (each would otherwise make its own key file and
+    // the second refuse to start: the key does not open what the first sealed).
+    const secretsKey = randomBytes(32).toString('base64');
     async function serviceOnDatabase(): Promise<{ service: Service; checkId: string }> {
       const dataDir = tempDataDir();
-      const config = { ...loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), database: { kind: 'postgres' as const, url: db.url } };
+      const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', SECRETS_KEY: secretsKey };
+      const config = { ...loadServiceConfig(env), database: { kind: 'postgres' as const, url: db.url } };
       const service = await buildService(config, { logger: false });
       closers.push(() => rmSync(dataDir, { recursive: true, force: true }));
       // The same schedulable check in each service's store, so whose scheduler runs shows.
