@@ -161,7 +161,7 @@ describe('changes', () => {
     await scheduler.stop();
   });
 
-  it("after the immediate first run of a new check, keeps to the pair's phase (checks created together do not fire together)", async () => {
+  it("after the immediate first run of a new check, keeps to the pair's phase (checks created together do not fire together), at least half an interval later", async () => {
     const { scheduler, enqueued } = setup([]);
     await scheduler.start();
     const checks = Array.from({ length: 50 }, () => makeCheck(crypto.randomUUID(), { frequency: 0, frequencyOffset: 10 }));
@@ -173,6 +173,9 @@ describe('changes', () => {
       const phase = phaseMsOf(check.id, 'loc-1', 10_000);
       expect(rest.length).toBeGreaterThanOrEqual(2);
       for (const due of rest) expect(((due % 10_000) + 10_000) % 10_000).toBe(phase);
+      // Not right on the heels of the first run (which would supersede it while still queued): at
+      // least half an interval after it.
+      expect(rest[0]! - first!).toBeGreaterThanOrEqual(5_000);
     }
     await scheduler.stop();
   });
