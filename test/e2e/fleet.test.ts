@@ -59,8 +59,12 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
     };
   });
 
+  /** Every process started, restarts included, for the summary of what they warned about. */
+  const everyProc: Array<{ name: string; proc: Proc }> = [];
+
   async function startReplica(name: string, port: number, dataDir: string): Promise<Replica> {
     const { proc } = await startService({ ...serviceEnv, DATA_DIR: dataDir, PORT: String(port) });
+    everyProc.push({ name: `replica ${name}`, proc });
     return { name, port, dataDir, proc };
   }
 
@@ -94,6 +98,7 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
       const agents: Proc[] = [];
       const launchAgent = (i: number) => {
         const proc = startAgent(agentEnv(i));
+        everyProc.push({ name: `agent ${i}`, proc });
         agents[i] = proc;
         cleanups.push(() => proc.stop('SIGKILL'));
         return proc.waitForLog((l) => l.msg === 'registered; taking work', 60_000);
@@ -134,7 +139,10 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
       const other = stopped === a ? b : a;
       const otherLines = other.proc.lines.length;
       const termFrom = Date.now();
-      expect(await stopped.proc.stop('SIGTERM')).toBe(0);
+      const code = await stopped.proc.stop('SIGTERM');
+      // On failure, what ended it: a signal, its last words.
+      const ending = { code, signal: stopped.proc.child.signalCode, stderr: stopped.proc.stderr.slice(-5), last: stopped.proc.lines.slice(-5) };
+      expect(ending).toMatchObject({ code: 0 });
       const back = await startReplica(stopped.name, stopped.port, stopped.dataDir);
       if (stopped === a) a = back;
       else b = back;
@@ -154,7 +162,7 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
       const report = await accounting(db, cutoff, startedAt, disturbances);
       const iso = (ms: number) => new Date(ms).toISOString();
       const spans = disturbances.map((d) => ({ what: d.what, from: iso(d.from), to: iso(d.to) }));
-      console.log(JSON.stringify({ checks: CHECKS, seconds: SECONDS, measuredFrom: iso(startedAt), cutoff, disturbances: spans, ...report }, null, 1));
+      console.log(JSON.stringify({ checks: CHECKS, seconds: SECONDS, measuredFrom: iso(startedAt), cutoff, disturbances: spans, warnings: warningsOf(everyProc), ...report }, null, 1));
       expect(report.byState.queued ?? 0).toBe(0);
       expect(report.byState.leased ?? 0).toBe(0);
       expect(report.completedWithoutOneResult).toEqual([]);
@@ -172,6 +180,21 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
     (SECONDS + 240) * 1000,
   );
 });
+
+/** Per process, how often each warning or error was logged (pino: level 40 and up). */
+function warningsOf(procs: Array<{ name: string; proc: Proc }>): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const { name, proc } of procs) {
+    for (const line of proc.lines) {
+      if (typeof line.level !== 'number' || line.level < 40) continue;
+      const err = (line.err as { message?: string } | undefined)?.message;
+      const key = err ? `${line.msg}: ${err}` : String(line.msg);
+      const counts = (out[name] ??= {});
+      counts[key] = (counts[key] ?? 0) + 1;
+    }
+  }
+  return out;
+}
 
 function p99(values: number[]): number {
   if (values.length === 0) return Number.NaN;
