@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * Runs `tsc -p tsconfig.build.json` and returns dist/'s path. tsc emits even when the tree has type
- * errors (noEmitOnError is off); those are reported on stderr and the benchmark goes on with what was
+ * Runs what `npm run build` runs (`tsc -p tsconfig.build.json`, then scripts/copy-assets.ts) and
+ * returns dist/'s path. tsc emits even when the tree has type errors (noEmitOnError is off); those are reported on stderr and the benchmark goes on with what was
  * emitted, because several people edit the tree at once and an unrelated error must not stop a
  * measurement. No emitted CLI at all is an error. OUTPOST_BENCH_NO_BUILD=1 reuses an existing dist/.
  */
@@ -21,6 +21,10 @@ export function buildDist(): string {
   const r = spawnSync(process.execPath, [`${ROOT}node_modules/typescript/bin/tsc`, '-p', `${ROOT}tsconfig.build.json`], { encoding: 'utf8' });
   const dist = `${ROOT}dist/`;
   if (!existsSync(`${dist}cli/main.js`)) throw new Error(`tsc did not emit dist/cli/main.js:\n${r.stdout}${r.stderr}`);
+  // npm run build's second step: the files tsc does not emit (the web assets the service reads at
+  // start, the sandbox's bootstrap). Its progress line is captured: stdout carries only the result.
+  const copy = spawnSync(process.execPath, [`${ROOT}scripts/copy-assets.ts`], { encoding: 'utf8' });
+  if (copy.status !== 0) throw new Error(`scripts/copy-assets.ts failed:\n${copy.stdout}${copy.stderr}`);
   if (r.status !== 0) {
     const errors = `${r.stdout}${r.stderr}`.split('\n').filter((l) => / error TS\d+/.test(l));
     process.stderr.write(`bench: tsc reported ${errors.length} type error(s); measuring the emitted dist/ anyway:\n  ${errors.slice(0, 5).join('\n  ')}\n`);

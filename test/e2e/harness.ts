@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -80,7 +80,22 @@ export async function tempDir(prefix: string): Promise<{ dir: string; remove(): 
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** Starts `outpost serve` on a free port; resolves once it listens. */
+/**
+ * A port that is free right now, for a process that must come back on the same port after a restart
+ * (its agents keep their API_URL).
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `outpost serve` on a free port (or env.PORT); resolves once it listens. */
 export async function startService(env: Record<string, string>): Promise<{ proc: Proc; url: string }> {
   const proc = new Proc(['serve'], { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'INFO', ...env });
   const line = await proc.waitForLog((l) => l.msg === 'outpost service listening');
@@ -91,9 +106,13 @@ export function startAgent(env: Record<string, string>, nodeFlags: string[] = []
   return new Proc(['agent'], { AGENT_HEALTH_PORT: '0', AGENT_HEALTH_HOST: '127.0.0.1', EXTERNAL_OBSERVABILITY: 'off', LOG_LEVEL: 'DEBUG', ...env }, nodeFlags);
 }
 
-/** Creates an account with the CLI against the service's DATA_DIR, exactly as an operator would. */
-export async function createAccount(dataDir: string): Promise<{ accountId: string; apiKey: string }> {
-  const proc = new Proc(['account', 'create', '--name', 'e2e'], { DATA_DIR: dataDir });
+/**
+ * Creates an account with the CLI against the service's DATA_DIR, exactly as an operator would. `env`
+ * carries what else the service is configured with (DATABASE_URL, SECRETS_KEY), so the CLI opens the
+ * same store.
+ */
+export async function createAccount(dataDir: string, env: Record<string, string> = {}): Promise<{ accountId: string; apiKey: string }> {
+  const proc = new Proc(['account', 'create', '--name', 'e2e'], { DATA_DIR: dataDir, ...env });
   const line = await proc.waitForLog((l) => typeof l.accountId === 'string');
   await proc.exited;
   return line as unknown as { accountId: string; apiKey: string };
@@ -135,6 +154,13 @@ export class Api {
 
   async createApiCheck(body: Record<string, unknown>): Promise<{ id: string }> {
     return this.ok('POST', '/v1/checks/api', body);
+  }
+
+  /** Many checks, `batch` requests at a time (the way a fleet's worth is created in tests and benchmarks). */
+  async createApiChecks(bodies: Array<Record<string, unknown>>, batch = 25): Promise<Array<{ id: string }>> {
+    const created: Array<{ id: string }> = [];
+    for (let i = 0; i < bodies.length; i += batch) created.push(...(await Promise.all(bodies.slice(i, i + batch).map((b) => this.createApiCheck(b)))));
+    return created;
   }
 
   async results(checkId: string, limit = 100): Promise<Array<Record<string, unknown>>> {

@@ -4,9 +4,8 @@
  * when the leader's session ends or its process is SIGKILLed, and LISTEN/NOTIFY run announcements,
  * including the reconnect after the LISTEN connection was terminated.
  */
-import { randomBytes } from 'node:crypto';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -323,11 +322,12 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
   });
 
   describe('services', () => {
-    const REPLICAS_SECRETS_KEY = randomBytes(32).toString('base64');
+    // Replicas of one database share its secrets key (each would otherwise make its own key file and
+    // the second refuse to start: the key does not open what the first sealed).
+    const secretsKey = randomBytes(32).toString('base64');
     async function serviceOnDatabase(): Promise<{ service: Service; checkId: string }> {
       const dataDir = tempDataDir();
-      // Replicas of one database share its secrets key, as DATABASE_URL's docs ask.
-      const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', SECRETS_KEY: REPLICAS_SECRETS_KEY };
+      const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', SECRETS_KEY: secretsKey };
       const config = { ...loadServiceConfig(env), database: { kind: 'postgres' as const, url: db.url } };
       const service = await buildService(config, { logger: false });
       closers.push(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -161,6 +161,25 @@ describe('changes', () => {
     await scheduler.stop();
   });
 
+  it("after the immediate first run of a new check, keeps to the pair's phase (checks created together do not fire together), at least half an interval later", async () => {
+    const { scheduler, enqueued } = setup([]);
+    await scheduler.start();
+    const checks = Array.from({ length: 50 }, () => makeCheck(crypto.randomUUID(), { frequency: 0, frequencyOffset: 10 }));
+    for (const check of checks) await scheduler.checkChanged('acc-1', check.id, check);
+    await vi.advanceTimersByTimeAsync(25_000);
+    for (const check of checks) {
+      const [first, ...rest] = enqueued.filter((e) => e.checkId === check.id).map((e) => e.dueAt);
+      expect(first).toBe(T0);
+      const phase = phaseMsOf(check.id, 'loc-1', 10_000);
+      expect(rest.length).toBeGreaterThanOrEqual(2);
+      for (const due of rest) expect(((due % 10_000) + 10_000) % 10_000).toBe(phase);
+      // Not right on the heels of the first run (which would supersede it while still queued): at
+      // least half an interval after it.
+      expect(rest[0]! - first!).toBeGreaterThanOrEqual(5_000);
+    }
+    await scheduler.stop();
+  });
+
   it('runs only the newest missed slot after the process stalled, not a burst of catch-up runs', async () => {
     const { scheduler, enqueued } = setup([makeCheck('c1', { frequency: 0, frequencyOffset: 10 })]);
     await scheduler.start();

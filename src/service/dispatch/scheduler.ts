@@ -270,7 +270,10 @@ export class Scheduler {
       this.#dispatcher
         .enqueue(top.check, top.locationId, dueMs)
         .catch((err: unknown) => this.#log.error({ err, checkId: top.check.id, locationId: top.locationId }, 'enqueue failed'));
-      let next = dueMs + top.intervalMs;
+      // The pair's next slot, not dueMs + interval: a new check's immediate first run is off its phase,
+      // and checks created together would otherwise keep firing together. At least half an interval
+      // on, so a slot right after that first run does not supersede it while it is still queued.
+      let next = slotAtOrAfter(dueMs + top.intervalMs / 2, top.intervalMs, top.phaseMs);
       if (next <= now) {
         const skipped = Math.floor((now - dueMs) / top.intervalMs);
         next = slotAtOrAfter(now + 1, top.intervalMs, top.phaseMs);

@@ -1,0 +1,281 @@
+/**
+ * The fleet: PostgreSQL, two `outpost serve` replicas and six agents (three on each replica's URL) on one
+ * private location, API checks every 10 s against nginx on loopback. While it runs, the leading replica
+ * and two agents are killed with SIGKILL and restarted; later the other replica (leading by then) is
+ * stopped with SIGTERM and restarted. Then, for every run due before a cutoff:
+ *
+ * - it is final: completed with exactly one result, or expired/cancelled with its reason, and only
+ *   around a kill or restart;
+ * - no result is stored twice, no slot is enqueued twice, and no slot of a (check, location) pair is
+ *   missing between its first and last due time (a new leader enqueues the slot nobody enqueued);
+ * - due→start p99 (the result's scheduleLagMs) is under 1 s for runs due outside the seconds around
+ *   each kill and restart.
+ *
+ * CI runs a short version (100 checks, 70 s). The full size:
+ *
+ *   FLEET_CHECKS=500 FLEET_SECONDS=180 npx vitest run test/e2e/fleet.test.ts
+ *
+ * Needs OUTPOST_TEST_DATABASE_URL (test/support/postgres.ts) and nginx.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readInteger } from '../../src/shared/env.ts';
+import { startNginx } from '../agent/tcp-servers.ts';
+import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.ts';
+import { Api, createAccount, freePort, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
+
+const CHECKS = readInteger(process.env, 'FLEET_CHECKS', 100, { min: 1, max: 5000 });
+const SECONDS = readInteger(process.env, 'FLEET_SECONDS', 70, { min: 40, max: 3600 });
+const INTERVAL_MS = 10_000;
+/** Runs due this long before a kill may have been in flight on what died; they are not measured. */
+const EXCLUDE_BEFORE_MS = 2_000;
+/** And this long after the fleet is whole again (new leader leading, every process back). */
+const EXCLUDE_AFTER_MS = 10_000;
+
+interface Replica {
+  name: string;
+  port: number;
+  dataDir: string;
+  proc: Proc;
+}
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
+});
+
+describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
+  let database: TestDatabase;
+  let serviceEnv: Record<string, string>;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    cleanups.push(() => database.drop());
+    serviceEnv = {
+      DATABASE_URL: database.url,
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'INFO',
+    };
+  });
+
+  /** Every process started, restarts included, for the summary of what they warned about. */
+  const everyProc: Array<{ name: string; proc: Proc }> = [];
+
+  async function startReplica(name: string, port: number, dataDir: string): Promise<Replica> {
+    const { proc } = await startService({ ...serviceEnv, DATA_DIR: dataDir, PORT: String(port) });
+    everyProc.push({ name: `replica ${name}`, proc });
+    return { name, port, dataDir, proc };
+  }
+
+  /** Resolves when `r` logs that it leads in a line after its `from`th (an earlier term does not count). */
+  const leads = (r: Replica, from = r.proc.lines.length) => r.proc.waitForLog((l) => l.msg === 'this replica leads' && r.proc.lines.indexOf(l) >= from, 30_000);
+  /** Whether `r`'s latest word on the leadership is that it leads. */
+  const leading = (r: Replica) => r.proc.lines.findLast((l) => l.msg === 'this replica leads' || l.msg === 'this replica no longer leads')?.msg === 'this replica leads';
+
+  it(
+    `accounts for every due run of ${CHECKS} checks over ${SECONDS} s through kills and restarts`,
+    async () => {
+      const nginx = await startNginx();
+      cleanups.push(() => nginx.stop());
+      const dirs = await Promise.all(['fleet-a', 'fleet-b', 'fleet-agents'].map((p) => tempDir(p)));
+      for (const d of dirs) cleanups.push(() => d.remove());
+      const [portA, portB] = [await freePort(), await freePort()];
+      let a = await startReplica('a', portA, dirs[0]!.dir);
+      cleanups.push(() => a.proc.stop('SIGKILL'));
+      let b = await startReplica('b', portB, dirs[1]!.dir);
+      cleanups.push(() => b.proc.stop('SIGKILL'));
+      const api = new Api(`http://127.0.0.1:${portA}`, await createAccount(dirs[0]!.dir, serviceEnv));
+      const location = await api.createLocation('fleet');
+
+      const agentEnv = (i: number) => ({
+        API_KEY: location.key,
+        API_URL: `http://127.0.0.1:${i < 3 ? portA : portB}`,
+        SPOOL_DIR: `${dirs[2]!.dir}/spool-${i}`,
+        SANDBOX_POOL_SIZE: '0',
+        LOG_LEVEL: 'INFO',
+      });
+      const agents: Proc[] = [];
+      const launchAgent = (i: number) => {
+        const proc = startAgent(agentEnv(i));
+        everyProc.push({ name: `agent ${i}`, proc });
+        agents[i] = proc;
+        cleanups.push(() => proc.stop('SIGKILL'));
+        return proc.waitForLog((l) => l.msg === 'registered; taking work', 60_000);
+      };
+      await Promise.all([0, 1, 2, 3, 4, 5].map(launchAgent));
+
+      // Whichever replica leads (the other keeps trying the lock).
+      await until(async () => (leading(a) || leading(b) ? true : undefined), { what: 'a replica to lead' });
+      await api.createApiChecks(
+        Array.from({ length: CHECKS }, (_, i) => ({
+          name: `fleet ${i}`,
+          frequency: 0,
+          frequencyOffset: 10,
+          privateLocations: ['fleet'],
+          request: { method: 'GET', url: `http://127.0.0.1:${nginx.port}/${i}`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+        })),
+      );
+      const startedAt = Date.now();
+      const disturbances: Array<{ from: number; to: number; what: string }> = [];
+      const waitUntil = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, startedAt + ms - Date.now())));
+
+      // 1. SIGKILL the leader and two agents (one on each replica's URL), restart them.
+      await waitUntil(SECONDS * 250);
+      const killedLeader = leading(a) ? a : b;
+      const follower = killedLeader === a ? b : a;
+      const followerLines = follower.proc.lines.length;
+      const killFrom = Date.now();
+      await Promise.all([killedLeader.proc.stop('SIGKILL'), agents[1]!.stop('SIGKILL'), agents[4]!.stop('SIGKILL')]);
+      const restarted = await startReplica(killedLeader.name, killedLeader.port, killedLeader.dataDir);
+      if (killedLeader === a) a = restarted;
+      else b = restarted;
+      await Promise.all([launchAgent(1), launchAgent(4), leads(follower, followerLines)]);
+      disturbances.push({ from: killFrom, to: Date.now(), what: `SIGKILL of leader ${killedLeader.name} and agents 1, 4` });
+
+      // 2. SIGTERM the replica that leads now, restart it; the other takes over.
+      await waitUntil(SECONDS * 550);
+      const stopped = leading(a) ? a : b;
+      const other = stopped === a ? b : a;
+      const otherLines = other.proc.lines.length;
+      const termFrom = Date.now();
+      const code = await stopped.proc.stop('SIGTERM');
+      // On failure, what ended it: a signal, its last words.
+      const ending = { code, signal: stopped.proc.child.signalCode, stderr: stopped.proc.stderr.slice(-5), last: stopped.proc.lines.slice(-5) };
+      expect(ending).toMatchObject({ code: 0 });
+      const back = await startReplica(stopped.name, stopped.port, stopped.dataDir);
+      if (stopped === a) a = back;
+      else b = back;
+      await leads(other, otherLines);
+      disturbances.push({ from: termFrom, to: Date.now(), what: `SIGTERM of leader ${stopped.name}` });
+
+      // 3. The cutoff: every run due before it must end up final.
+      await waitUntil(SECONDS * 1000);
+      const cutoff = new Date().toISOString();
+      const db = new pg.Client({ connectionString: database.url });
+      await db.connect();
+      cleanups.push(() => db.end());
+      const open = async () =>
+        Number((await db.query("SELECT count(*) AS n FROM runs WHERE due_at < $1 AND state IN ('queued', 'leased')", [cutoff])).rows[0].n);
+      await until(async () => ((await open()) === 0 ? true : undefined), { timeoutMs: 120_000, everyMs: 500, what: 'every run due before the cutoff to be final' });
+
+      const report = await accounting(db, cutoff, startedAt, disturbances);
+      const iso = (ms: number) => new Date(ms).toISOString();
+      const spans = disturbances.map((d) => ({ what: d.what, from: iso(d.from), to: iso(d.to) }));
+      console.log(JSON.stringify({ checks: CHECKS, seconds: SECONDS, measuredFrom: iso(startedAt), cutoff, disturbances: spans, warnings: warningsOf(everyProc), ...report }, null, 1));
+      expect(report.byState.queued ?? 0).toBe(0);
+      expect(report.byState.leased ?? 0).toBe(0);
+      expect(report.completedWithoutOneResult).toEqual([]);
+      expect(report.endedWithoutReason).toEqual([]);
+      expect(report.endedOutsideDisturbances).toEqual([]);
+      expect(report.resultsStoredTwice).toEqual([]);
+      expect(report.slotsEnqueuedTwice).toEqual([]);
+      expect(report.missingSlots).toEqual([]);
+      expect(report.pairs).toBe(CHECKS);
+      // Every pair ran for most of the test: the scheduler did not drop any.
+      expect(report.byState.completed).toBeGreaterThan(CHECKS * (SECONDS / 10 - 2));
+      expect(report.dueToStartMs.outside.count).toBeGreaterThan(CHECKS);
+      expect(report.dueToStartMs.outside.p99).toBeLessThan(1000);
+    },
+    (SECONDS + 240) * 1000,
+  );
+});
+
+/** Per process, how often each warning or error was logged (pino: level 40 and up). */
+function warningsOf(procs: Array<{ name: string; proc: Proc }>): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const { name, proc } of procs) {
+    for (const line of proc.lines) {
+      if (typeof line.level !== 'number' || line.level < 40) continue;
+      const err = (line.err as { message?: string } | undefined)?.message;
+      const key = err ? `${line.msg}: ${err}` : String(line.msg);
+      const counts = (out[name] ??= {});
+      counts[key] = (counts[key] ?? 0) + 1;
+    }
+  }
+  return out;
+}
+
+function p99(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
+}
+
+/**
+ * What the database says about every run due before `cutoff`. Latency counts runs due from
+ * `measuredFrom` on: before it, each new check ran once at its creation, and the checks were created
+ * in bursts of API calls, which measures the bursts rather than the scheduler.
+ */
+async function accounting(db: pg.Client, cutoff: string, measuredFrom: number, disturbances: Array<{ from: number; to: number }>) {
+  const q = async <T>(text: string): Promise<T[]> => (await db.query(text, [cutoff])).rows as T[];
+  const byState = Object.fromEntries(
+    (await q<{ state: string; n: string }>('SELECT state, count(*) AS n FROM runs WHERE due_at < $1 GROUP BY state')).map((r) => [r.state, Number(r.n)]),
+  ) as Record<string, number>;
+  const completedWithoutOneResult = await q(
+    `SELECT r.run_id, count(x.run_id) AS results FROM runs r LEFT JOIN results x ON x.run_id = r.run_id
+      WHERE r.due_at < $1 AND r.state = 'completed' GROUP BY r.run_id HAVING count(x.run_id) <> 1`,
+  );
+  const ended = await q<{ run_id: string; state: string; end_reason: string | null; due_at: string }>(
+    `SELECT run_id, state, end_reason, due_at FROM runs WHERE due_at < $1 AND state IN ('expired', 'cancelled')`,
+  );
+  const resultsStoredTwice = await q(
+    `SELECT x.run_id, count(*) AS n FROM results x JOIN runs r ON r.run_id = x.run_id WHERE r.due_at < $1 GROUP BY x.run_id HAVING count(*) > 1`,
+  );
+  const slotsEnqueuedTwice = await q(
+    'SELECT check_id, location_id, due_at, count(*) AS n FROM runs WHERE due_at < $1 GROUP BY 1, 2, 3 HAVING count(*) > 1',
+  );
+  const runs = await q<{ check_id: string; location_id: string; due_at: string }>(
+    'SELECT check_id, location_id, due_at FROM runs WHERE due_at < $1 ORDER BY check_id, location_id, due_at',
+  );
+  const lags = await q<{ due_at: string; payload: string }>('SELECT r.due_at, x.payload FROM runs r JOIN results x ON x.run_id = r.run_id WHERE r.due_at < $1');
+  const excluded = (due: number) => disturbances.some((d) => due >= d.from - EXCLUDE_BEFORE_MS && due <= d.to + EXCLUDE_AFTER_MS);
+  // A hand-over may leave a run unrun (a new leader's catch-up run superseded by the pair's next slot
+  // before an agent took it); nothing should end so in quiet times.
+  const endedOutsideDisturbances = ended.filter((r) => !excluded(Date.parse(r.due_at)));
+  const endedWithoutReason = ended.filter((r) => !r.end_reason);
+  const inside: number[] = [];
+  const outside: number[] = [];
+  for (const row of lags) {
+    const due = Date.parse(row.due_at);
+    if (due < measuredFrom) continue;
+    const lag = (JSON.parse(row.payload) as { scheduleLagMs: number }).scheduleLagMs;
+    (excluded(due) ? inside : outside).push(lag);
+  }
+  return {
+    byState,
+    ended,
+    endedOutsideDisturbances,
+    completedWithoutOneResult,
+    endedWithoutReason,
+    resultsStoredTwice,
+    slotsEnqueuedTwice,
+    ...missingSlotsOf(runs),
+    dueToStartMs: {
+      excludedAroundDisturbances: { count: inside.length, p99: p99(inside), max: Math.max(...inside) },
+      outside: { count: outside.length, p99: p99(outside), max: Math.max(...outside) },
+    },
+  };
+}
+
+/**
+ * Gaps in each pair's slots. A new check's first run is at its creation (off its phase); from its
+ * second run on, consecutive due times are one interval apart.
+ */
+function missingSlotsOf(runs: Array<{ check_id: string; location_id: string; due_at: string }>) {
+  const byPair = new Map<string, number[]>();
+  for (const r of runs) {
+    const key = `${r.check_id}/${r.location_id}`;
+    const list = byPair.get(key) ?? [];
+    list.push(Date.parse(r.due_at));
+    byPair.set(key, list);
+  }
+  const missingSlots: Array<{ pair: string; after: string; gapMs: number }> = [];
+  for (const [pair, dues] of byPair) {
+    for (let i = 2; i < dues.length; i++) {
+      const gap = dues[i]! - dues[i - 1]!;
+      if (gap !== INTERVAL_MS) missingSlots.push({ pair, after: new Date(dues[i - 1]!).toISOString(), gapMs: gap });
+    }
+  }
+  return { pairs: byPair.size, missingSlots };
+}
