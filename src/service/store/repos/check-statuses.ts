@@ -10,6 +10,7 @@ import {
   type WithAlert,
 } from '../check-status-types.ts';
 import type { SqlDatabase } from '../sql/database.ts';
+import { dialectSql } from '../sql/dialect-sql.ts';
 import type { AccountChanges } from './account-changes.ts';
 import { insertCheckAlert, lastEpisodeAlert } from './check-alerts.ts';
 
@@ -84,10 +85,15 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
     compute: (prev: CheckStatusRecord | undefined) => StatusUpdate | null,
     withAlert?: WithAlert,
   ): Promise<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null> {
+    // Read committed with the check's row locked, rather than SERIALIZABLE: results of many checks
+    // applied at once by several replicas made serializable transactions fail each other (predicate
+    // locks are coarser than one check) until their retries ran out. The lock orders the updates of
+    // one check; each statement then reads what the one before it committed.
     const applied = await this.#db.transaction(async () => {
       // Whoever clears the pending mark applies the result: a replay racing the live path, or
       // another replica's, finds it cleared and changes nothing.
       if ((await this.#db.run(CLEAR_PENDING, [resultId])).changes === 0) return null;
+      await this.#db.get(`SELECT id FROM checks WHERE id = ? ${dialectSql(this.#db.dialect).forUpdate}`, [checkId]);
       const prev = await this.#read(accountId, checkId);
       const update = compute(prev);
       if (!update) return null;
@@ -96,7 +102,7 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
       const name = prev?.name ?? (await this.#read(accountId, checkId))?.name ?? '';
       const status: CheckStatusRecord = { ...update.status, accountId, checkId, name, createdAt: prev?.createdAt ?? at, updatedAt: at };
       return { status, alerts };
-    });
+    }, { isolation: 'read committed' });
     if (applied) this.#changes.bump(accountId);
     return applied;
   }

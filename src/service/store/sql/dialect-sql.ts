@@ -26,6 +26,8 @@ export interface DialectSql {
    * identity column migration 023 gives the tables whose lists follow that order.
    */
   insertionOrder(table: string): string;
+  /** After a SELECT that reads a row to update it: lock it until the transaction ends (empty on SQLite, whose writer is single). */
+  forUpdate: string;
   /** After a SELECT that claims rows: lock them, skipping rows another transaction holds (empty on SQLite, whose writer is single). */
   forUpdateSkipLocked: string;
   /** Planner hints that only SQLite has (empty / the plain expression on PostgreSQL): read through this index, */
@@ -47,6 +49,7 @@ const SQLITE: DialectSql = {
   joinedList: (column, from, orderBy) => `(SELECT group_concat(${column}) FROM (SELECT ${column} FROM ${from} ORDER BY ${orderBy}))`,
   jsonArrayTable: (json, alias) => `json_each(${json}) AS ${alias}`,
   insertionOrder: (table) => `${table}.rowid`,
+  forUpdate: '',
   forUpdateSkipLocked: '',
   indexedBy: (index) => `INDEXED BY ${index}`,
   noIndex: (column) => `+${column}`,
@@ -65,6 +68,7 @@ const POSTGRES: DialectSql = {
   joinedList: (column, from, orderBy) => `(SELECT string_agg(${column}, ',' ORDER BY ${orderBy}) FROM ${from})`,
   jsonArrayTable: (json, alias) => `jsonb_array_elements_text(CAST(${json} AS jsonb)) AS ${alias}(value)`,
   insertionOrder: (table) => `${table}.seq`,
+  forUpdate: 'FOR UPDATE',
   forUpdateSkipLocked: 'FOR UPDATE SKIP LOCKED',
   indexedBy: () => '',
   noIndex: (column) => column,
