@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/** Two replicas, six agents and nginx for over a minute: it runs alone, after everything else. */
+const FLEET = 'test/e2e/fleet.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Tests start real servers and child processes; forks keep each file's sockets and signals apart.
     pool: 'forks',
     // The CI machine has 2 cores; end-to-end files start several processes each.
@@ -13,5 +15,10 @@ export default defineConfig({
     // know the run tested something: it must be the log's last line.
     reporters: [process.env.CI ? 'dot' : 'default', './test/support/closing-line-reporter.ts'],
     hookTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, FLEET], sequence: { groupOrder: 0 } } },
+      // Beside other end-to-end files, its eight processes would slow their start-ups past their timeouts.
+      { extends: true, test: { name: 'fleet', include: [FLEET], sequence: { groupOrder: 1 } } },
+    ],
   },
 });
