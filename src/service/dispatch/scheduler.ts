@@ -139,25 +139,21 @@ export class Scheduler {
     for (const check of checks) {
       const where = await this.#placement(check);
       if (!where.activated || where.locationIds.length === 0) continue;
-      const late = await this.#missedLastSlot(check, where.locationIds);
-      missed += late.size;
-      this.#put(check, where.locationIds, { late });
+      const entries = this.#put(check, where.locationIds, { lastDueAt: await this.#lastDueTimes(check, where.locationIds) });
+      missed += entries.filter((e) => e.dueMs < Date.now()).length;
     }
     this.#log.info({ checks: checks.length, pairs: this.#liveCount(), missed }, 'scheduler started');
     this.#arm();
   }
 
-  /** The locations whose slot before the next one came and went with no run enqueued (no scheduler ran then). */
-  async #missedLastSlot(check: StoredCheck, locationIds: readonly string[]): Promise<Set<string>> {
-    const intervalMs = intervalMsOf(check);
-    const late = new Set<string>();
+  /** The due time of each location's newest run of the check (absent: it never ran there). */
+  async #lastDueTimes(check: StoredCheck, locationIds: readonly string[]): Promise<Map<string, number>> {
+    const times = new Map<string, number>();
     for (const locationId of locationIds) {
       const last = await this.#store.runs.lastDueAt(check.id, locationId);
-      const previous = slotAtOrAfter(Date.now(), intervalMs, phaseMsOf(check.id, locationId, intervalMs)) - intervalMs;
-      // A pair that never ran is new, not missed: it starts at its next slot.
-      if (last !== undefined && Date.parse(last) < previous) late.add(locationId);
+      if (last !== undefined) times.set(locationId, Date.parse(last));
     }
-    return late;
+    return times;
   }
 
   /** Stops and forgets every entry: a later start() (this replica leads again) reloads them from the store. */
@@ -210,18 +206,25 @@ export class Scheduler {
     return n;
   }
 
-  /** `late`: locations whose previous slot is due now (it was missed), rather than their next one. */
-  #put(check: StoredCheck, locationIds: readonly string[], { runNow = false, late }: { runNow?: boolean; late?: ReadonlySet<string> } = {}): void {
+  /**
+   * `lastDueAt` (at a start): each location's newest run. When it is older than the slot before the
+   * next one, that slot came and went with no scheduler running: it is due now, rather than the next.
+   * A location that never ran is new, not missed: it starts at its next slot.
+   */
+  #put(check: StoredCheck, locationIds: readonly string[], { runNow = false, lastDueAt }: { runNow?: boolean; lastDueAt?: ReadonlyMap<string, number> } = {}): Entry[] {
     const intervalMs = intervalMsOf(check);
     const now = Date.now();
     const entries = locationIds.map((locationId): Entry => {
       const phaseMs = phaseMsOf(check.id, locationId, intervalMs);
       const next = slotAtOrAfter(now, intervalMs, phaseMs);
-      const dueMs = runNow ? now : late?.has(locationId) ? next - intervalMs : next;
+      const last = lastDueAt?.get(locationId);
+      const missed = last !== undefined && last < next - intervalMs;
+      const dueMs = runNow ? now : missed ? next - intervalMs : next;
       return { check, locationId, intervalMs, phaseMs, dueMs, live: true };
     });
     this.#byCheck.set(check.id, entries);
     for (const entry of entries) this.#heap.push(entry);
+    return entries;
   }
 
   #remove(checkId: string): void {
