@@ -40,7 +40,9 @@ export interface DialectSql {
   newUuid: string;
 }
 
-const SQLITE: DialectSql = {
+type Spelled = Omit<DialectSql, 'jsonArrayValues'>;
+
+const SQLITE: Spelled = {
   jsonText: (column, key) => `json_extract(${column}, '$.${key}')`,
   jsonNumber: (column, key) => `json_extract(${column}, '$.${key}')`,
   jsonFlag: (column, key) => `json_extract(${column}, '$.${key}')`,
@@ -53,13 +55,12 @@ const SQLITE: DialectSql = {
   forUpdateSkipLocked: '',
   indexedBy: (index) => `INDEXED BY ${index}`,
   noIndex: (column) => `+${column}`,
-  jsonArrayValues: (json) => `SELECT value FROM json_each(${json})`,
   // randomblob is evaluated once per call and row: five calls give the 122 random bits of a v4 UUID.
   newUuid: `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-'
     || substr('89ab', 1 + abs(random()) % 4, 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`,
 };
 
-const POSTGRES: DialectSql = {
+const POSTGRES: Spelled = {
   jsonText: (column, key) => `(${column}::jsonb ->> '${key}')`,
   jsonNumber: (column, key) => `((${column}::jsonb ->> '${key}')::double precision)`,
   jsonFlag: (column, key) => `((${column}::jsonb -> '${key}')::boolean)::integer`,
@@ -72,10 +73,17 @@ const POSTGRES: DialectSql = {
   forUpdateSkipLocked: 'FOR UPDATE SKIP LOCKED',
   indexedBy: () => '',
   noIndex: (column) => column,
-  jsonArrayValues: (json) => `SELECT jsonb_array_elements_text(CAST(${json} AS jsonb))`,
   newUuid: 'CAST(gen_random_uuid() AS text)',
 };
 
+/** What each dialect spells, and the subquery of a JSON array's elements built on its FROM item. */
+const withArrayValues = (spelled: Spelled): DialectSql => ({
+  ...spelled,
+  jsonArrayValues: (json) => `SELECT v.value FROM ${spelled.jsonArrayTable(json, 'v')}`,
+});
+
+const BY_DIALECT = { sqlite: withArrayValues(SQLITE), postgres: withArrayValues(POSTGRES) };
+
 export function dialectSql(dialect: Dialect): DialectSql {
-  return dialect === 'postgres' ? POSTGRES : SQLITE;
+  return BY_DIALECT[dialect];
 }
