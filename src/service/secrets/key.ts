@@ -47,6 +47,16 @@ export function defaultSecretsKeyConfig(dataDir: string): SecretsKeyConfig {
   return { keyFile: path.join(dataDir, DEFAULT_KEY_FILE_NAME) };
 }
 
+/** Where a configuration's key comes from, as errors name it: the setting, and the words for it. */
+export interface SecretsKeySource {
+  setting: 'SECRETS_KEY' | 'SECRETS_KEY_FILE';
+  description: string;
+}
+
+export function secretsKeySourceOf(config: SecretsKeyConfig): SecretsKeySource {
+  return config.key !== undefined ? { setting: 'SECRETS_KEY', description: 'SECRETS_KEY' } : { setting: 'SECRETS_KEY_FILE', description: `the key file ${config.keyFile}` };
+}
+
 /** The key to use: SECRETS_KEY, else the key file, created with a new random key if absent. */
 export function loadSecretsKey(config: SecretsKeyConfig): Buffer {
   if (config.key !== undefined) return decodeKey(config.key, 'SECRETS_KEY');

@@ -6,7 +6,7 @@
  * database is a query, and a replica must not start with a key that cannot open what others sealed.
  */
 import { SecretBox } from '../../secrets/box.ts';
-import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '../../secrets/key.ts';
+import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig, secretsKeySourceOf } from '../../secrets/key.ts';
 import { assembleStore } from '../assemble.ts';
 import { MIGRATIONS, runMigrations } from '../migrations/index.ts';
 import { PostgresDatabase, type PostgresOptions } from '../sql/postgres-database.ts';
@@ -25,8 +25,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions)
     const config = opts.secrets ?? defaultSecretsKeyConfig(opts.dataDir);
     const secrets = new SecretBox(loadSecretsKey(config));
     await runMigrations(sql, MIGRATIONS, { secrets });
-    const setting = config.key !== undefined ? 'SECRETS_KEY' : 'SECRETS_KEY_FILE';
-    await verifySecretsMarkerOn(sql, secrets, { setting, description: config.key !== undefined ? 'SECRETS_KEY' : `the key file ${config.keyFile}` });
+    await verifySecretsMarkerOn(sql, secrets, secretsKeySourceOf(config));
     return assembleStore({ sql, secrets });
   } catch (error) {
     await sql.close();

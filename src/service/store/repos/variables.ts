@@ -5,6 +5,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { ConfigError } from '../../../shared/errors.ts';
 import { type SecretBox, SecretDecryptError } from '../../secrets/box.ts';
+import type { SecretsKeySource } from '../../secrets/key.ts';
 import { nowIso, type SqlDatabase, type SqlExecutor } from '../sql/database.ts';
 import type { AccountVariable, AccountVariableInput, VariableRepo } from '../variables-types.ts';
 
@@ -80,39 +81,43 @@ const MARKER_PLAINTEXT = 'outpost secrets key marker v1';
  * service must not start (it would fail every read of a secret, and sealing new values with another
  * key would leave the database with two keys). `keySource` names where the key came from.
  */
-export function verifySecretsMarker(db: DatabaseSync, box: SecretBox, keySource: { setting: string; description: string }): void {
-  const row = db.prepare('SELECT key_id, sealed FROM secrets_marker WHERE id = 1').get() as { key_id: string; sealed: string } | undefined;
+export function verifySecretsMarker(db: DatabaseSync, box: SecretBox, keySource: SecretsKeySource): void {
+  const read = () => db.prepare(MARKER_READ).get() as MarkerRow | undefined;
+  let row = read();
   if (!row) {
-    db.prepare('INSERT INTO secrets_marker (id, key_id, sealed, created_at) VALUES (1, ?, ?, ?) ON CONFLICT DO NOTHING').run(
-      box.keyId,
-      box.seal(MARKER_PLAINTEXT),
-      nowIso(),
-    );
-    // Another process may have won the insert with its own key: check against what is stored.
-    const stored = db.prepare('SELECT key_id, sealed FROM secrets_marker WHERE id = 1').get() as { key_id: string; sealed: string };
-    checkMarker(stored, box, keySource);
-    return;
+    db.prepare(MARKER_INSERT).run(...markerValues(box));
+    row = read();
   }
-  checkMarker(row, box, keySource);
+  checkMarker(storedMarker(row), box, keySource);
 }
 
 /** verifySecretsMarker for a database reached asynchronously (PostgreSQL, where the key loads at open). */
-export async function verifySecretsMarkerOn(sql: SqlExecutor, box: SecretBox, keySource: { setting: string; description: string }): Promise<void> {
-  const read = () => sql.get<{ key_id: string; sealed: string }>('SELECT key_id, sealed FROM secrets_marker WHERE id = 1');
-  if (!(await read())) {
-    await sql.run('INSERT INTO secrets_marker (id, key_id, sealed, created_at) VALUES (1, ?, ?, ?) ON CONFLICT DO NOTHING', [
-      box.keyId,
-      box.seal(MARKER_PLAINTEXT),
-      nowIso(),
-    ]);
+export async function verifySecretsMarkerOn(sql: SqlExecutor, box: SecretBox, keySource: SecretsKeySource): Promise<void> {
+  const read = () => sql.get<MarkerRow>(MARKER_READ);
+  let row = await read();
+  if (!row) {
+    await sql.run(MARKER_INSERT, markerValues(box));
+    row = await read();
   }
-  // Another replica may have won the insert with its own key: check against what is stored.
-  const stored = await read();
-  if (!stored) throw new Error('the secrets marker was inserted and cannot be read back');
-  checkMarker(stored, box, keySource);
+  checkMarker(storedMarker(row), box, keySource);
 }
 
-function checkMarker(row: { key_id: string; sealed: string }, box: SecretBox, keySource: { setting: string; description: string }): void {
+interface MarkerRow {
+  key_id: string;
+  sealed: string;
+}
+
+const MARKER_READ = 'SELECT key_id, sealed FROM secrets_marker WHERE id = 1';
+// Another process or replica may win the insert with its own key: both verifiers read back what is stored.
+const MARKER_INSERT = 'INSERT INTO secrets_marker (id, key_id, sealed, created_at) VALUES (1, ?, ?, ?) ON CONFLICT DO NOTHING';
+const markerValues = (box: SecretBox): [string, string, string] => [box.keyId, box.seal(MARKER_PLAINTEXT), nowIso()];
+
+function storedMarker(row: MarkerRow | undefined): MarkerRow {
+  if (!row) throw new Error('the secrets marker was inserted and cannot be read back');
+  return row;
+}
+
+function checkMarker(row: MarkerRow, box: SecretBox, keySource: SecretsKeySource): void {
   try {
     if (box.open(row.sealed) === MARKER_PLAINTEXT) return;
   } catch (err) {

@@ -85,7 +85,7 @@ export class PostgresDatabase implements SqlDatabase {
   }
 
   async close(): Promise<void> {
-    if (!this.pool.ended) await this.pool.end();
+    if (!this.pool.ending) await this.pool.end();
   }
 
   async #once<T>(begin: string, fn: () => Promise<T>): Promise<T> {

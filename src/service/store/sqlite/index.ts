@@ -4,7 +4,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { SecretBox } from '../../secrets/box.ts';
-import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig } from '../../secrets/key.ts';
+import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig, secretsKeySourceOf } from '../../secrets/key.ts';
 import { assembleStore } from '../assemble.ts';
 import { MIGRATIONS, runMigrations } from '../migrations/index.ts';
 import { openSqliteDatabase } from '../sql/sqlite-database.ts';
@@ -35,27 +35,16 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     db.close();
     throw err;
   }
-  const store = assembleStore({ sql, secrets });
-  let closed = false;
-  return {
-    ...store,
-    async close() {
-      // Idempotent: service shutdown and test teardown may both close.
-      if (closed) return;
-      closed = true;
-      await store.close();
-    },
-  };
+  // Closing twice (service shutdown, then test teardown) is harmless: SqliteDatabase.close checks.
+  return assembleStore({ sql, secrets });
 }
 
 /** The store's SecretBox: the key loads on first use and is then checked against the database's marker. */
 function secretBoxFor(db: DatabaseSync, config: SecretsKeyConfig): SecretBox {
-  const description = config.key !== undefined ? 'SECRETS_KEY' : `the key file ${config.keyFile}`;
-  const setting = config.key !== undefined ? 'SECRETS_KEY' : 'SECRETS_KEY_FILE';
   const box: SecretBox = new SecretBox(() => {
     const key = loadSecretsKey(config);
     // The marker check needs the key id, so it runs on a box that already has the key.
-    verifySecretsMarker(db, new SecretBox(key), { setting, description });
+    verifySecretsMarker(db, new SecretBox(key), secretsKeySourceOf(config));
     return key;
   });
   return box;
