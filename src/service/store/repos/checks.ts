@@ -4,7 +4,7 @@ import type { CheckType } from '../../../shared/checks/types.ts';
 import type { SecretBox } from '../../secrets/box.ts';
 import { parseStoredJson, storedJson } from '../../secrets/variables.ts';
 import type { CheckRepo, CheckSummary, StoredCheck } from '../store.ts';
-import { type Dialect, nowIso } from '../sql/database.ts';
+import { type Dialect, nowIso, type SqlValue } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 
 interface CheckRow {
@@ -94,17 +94,11 @@ export class SqlCheckRepo implements CheckRepo {
   async create(check: Omit<StoredCheck, 'id' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck> {
     const id = randomUUID();
     await this.#db.transaction(async () => {
-      await this.#db.run(`INSERT INTO checks (id, account_id, check_type, name, activated, muted, frequency, frequency_offset, body, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id,
-          check.accountId,
-          check.checkType,
-          check.name,
-          check.activated ? 1 : 0,
-          check.muted ? 1 : 0,
-          check.frequency,
-          check.frequencyOffset,
-          storedJson(this.#box, check.body),
-          nowIso()]);
+      await this.#db.run(
+        `INSERT INTO checks (id, account_id, check_type, name, activated, muted, frequency, frequency_offset, body, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [id, check.accountId, ...this.#settings(check), nowIso()],
+      );
       await this.#setLocations(id, check.locationIds);
     });
     return this.#mustGet(check.accountId, id);
@@ -112,17 +106,11 @@ export class SqlCheckRepo implements CheckRepo {
 
   async update(accountId: string, id: string, check: CheckInput): Promise<StoredCheck | undefined> {
     const changed = await this.#db.transaction(async () => {
-      const result = await this.#db.run(`UPDATE checks SET check_type = ?, name = ?, activated = ?, muted = ?, frequency = ?, frequency_offset = ?,
-             body = ?, updated_at = ? WHERE id = ? AND account_id = ?`, [check.checkType,
-          check.name,
-          check.activated ? 1 : 0,
-          check.muted ? 1 : 0,
-          check.frequency,
-          check.frequencyOffset,
-          storedJson(this.#box, check.body),
-          nowIso(),
-          id,
-          accountId]);
+      const result = await this.#db.run(
+        `UPDATE checks SET check_type = ?, name = ?, activated = ?, muted = ?, frequency = ?, frequency_offset = ?,
+           body = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
+        [...this.#settings(check), nowIso(), id, accountId],
+      );
       if (result.changes === 0) return false;
       await this.#db.run('DELETE FROM check_locations WHERE check_id = ?', [id]);
       await this.#setLocations(id, check.locationIds);
@@ -168,6 +156,11 @@ export class SqlCheckRepo implements CheckRepo {
         AND (EXISTS (SELECT 1 FROM check_locations cl WHERE cl.check_id = c.id) OR ${jsonText('c.body', 'groupId')} IS NOT NULL)
         ORDER BY c.seq`);
     return rows.map((r) => toCheck(r, this.#box));
+  }
+
+  /** check_type, name, activated, muted, frequency, frequency_offset and body, as both writes store them. */
+  #settings(check: CheckInput): SqlValue[] {
+    return [check.checkType, check.name, check.activated ? 1 : 0, check.muted ? 1 : 0, check.frequency, check.frequencyOffset, storedJson(this.#box, check.body)];
   }
 
   async #setLocations(checkId: string, locationIds: string[]): Promise<void> {
