@@ -159,7 +159,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   const locationSampler = new LocationMetricsSampler({ runs: store.runs, samples: store.locationMetrics, log: app.log });
   runWhileLeading(
     coordination.leadership,
-    leaderTasksOf({ dispatcher, scheduler, heartbeats, reminders, notifier, subscriptionExpiry, alertFanOut: alerts.fanOut, alertDelivery: alerts.delivery }),
+    leaderTasksOf({ dispatcher, scheduler, heartbeats, reminders, notifier, subscriptionExpiry, alertFanOut: alerts.fanOut, alertDelivery: alerts.delivery, locationSampler }),
     app.log,
   );
   followOtherReplicas(coordination.signals, { store, scheduler, notifier, alertFanOut: alerts.fanOut }, app.log);
@@ -219,8 +219,6 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       const address = await app.listen({ port: config.port, host: config.host });
       // Leader work starts when this replica leads: at once in-process (leader-work.ts).
       await coordination.start();
-      // Every replica samples: the first sample of a minute wins in the table.
-      locationSampler.start();
       return address;
     },
     drain: () => draining.start(),
@@ -231,7 +229,6 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       // Leader work stops before the leadership is given up, so the next leader never overlaps it.
       await coordination.close();
       triggers.stop();
-      locationSampler.stop();
       await outbound.close();
       await app.close();
       await store.close();

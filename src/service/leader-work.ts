@@ -10,6 +10,7 @@ import type { RunSignals } from './coordination/types.ts';
 import type { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Scheduler } from './dispatch/scheduler.ts';
 import type { HeartbeatMonitor } from './heartbeats/monitor.ts';
+import type { LocationMetricsSampler } from './metrics/location-sampler.ts';
 import type { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import type { OutboxWorker } from './notify/outbox-worker.ts';
 import type { Store } from './store/store.ts';
@@ -24,6 +25,7 @@ export interface LeaderWorkers {
   subscriptionExpiry: SubscriptionExpirySweeper;
   alertFanOut: AlertFanOut;
   alertDelivery: AlertDeliveryWorker;
+  locationSampler: LocationMetricsSampler;
 }
 
 /** In start order, which is also the stop order: producers of work stop before those that consume it. */
@@ -38,6 +40,8 @@ export function leaderTasksOf(w: LeaderWorkers): LeaderTask[] {
     { name: 'subscription expiry', start: () => w.subscriptionExpiry.start(), stop: () => w.subscriptionExpiry.stop() },
     { name: 'alert fan-out', start: () => w.alertFanOut.start(), stop: () => w.alertFanOut.stop() },
     { name: 'alert delivery', start: () => w.alertDelivery.start(), stop: () => w.alertDelivery.stop() },
+    // The queue history of GET /v1/private-locations/{id}/metrics and its 15-day retention.
+    { name: 'location metrics samples', start: () => w.locationSampler.start(), stop: () => w.locationSampler.stop() },
   ];
 }
 

@@ -1,8 +1,8 @@
 /**
  * Samples each private location's queue once a minute into location_metric_samples (the history of
  * GET /v1/private-locations/{id}/metrics) and drops samples older than the 15 days that endpoint
- * serves. Every replica samples: a sample is keyed by location and minute, so the first one wins and
- * no leader is needed.
+ * serves. It is leader work (leader-work.ts), so replicas do not each sample and prune; a sample is
+ * keyed by location and minute anyway, so during a hand-over the first one of a minute wins.
  */
 import type { LocationMetricsRepo, RunRepo } from '../store/dispatch-types.ts';
 import { oldestAgeSeconds } from './service-metrics.ts';
