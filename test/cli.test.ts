@@ -93,5 +93,5 @@ describe('outpost CLI', () => {
     expect(stdout).toMatch(/^FAIL +Demo: broken endpoint/m);
     expect(stdout).toMatch(/3 of 3 sample checks have results/);
     // A generous run: on a busy CI machine the agent process alone can take several seconds to start.
-  }, 60_000);
+  }, 120_000);
 });

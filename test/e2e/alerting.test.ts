@@ -282,7 +282,7 @@ describe.concurrent('alerting end to end: nginx flips, real service and agents, 
       locationKeys[slug] = (await api.createLocation(slug)).key;
       agents[slug] = agentFor(slug);
     }
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     for (const agent of Object.values(agents)) await agent.stop();

@@ -26,7 +26,7 @@ describe('service and agent run browser and multistep checks end to end', () => 
     pages = await startPageServer();
     service = await startService({ DATA_DIR: data.dir });
     api = new Api(service.url, await createAccount(data.dir));
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await agent?.stop();

@@ -139,7 +139,7 @@ describe('no canary secret leaves the agent', () => {
       EXTERNAL_OBSERVABILITY: 'on',
       LOG_LEVEL: 'DEBUG',
     });
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await agent?.stop();

@@ -48,8 +48,11 @@ export class Proc {
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
   }
 
-  /** Resolves with the first log line (past or future) that matches. */
-  waitForLog(match: (l: LogLine) => boolean, timeoutMs = 20_000): Promise<LogLine> {
+  /**
+   * Resolves with the first log line (past or future) that matches. The default wait covers a start-up
+   * on a busy CI machine (2 s quiet, over 20 s under load).
+   */
+  waitForLog(match: (l: LogLine) => boolean, timeoutMs = 60_000): Promise<LogLine> {
     const seen = this.lines.find(match);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {

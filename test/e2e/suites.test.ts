@@ -31,7 +31,7 @@ beforeAll(async () => {
     ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
   });
   await agent.waitForLog((l) => l.msg === 'registered; taking work');
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await agent?.stop();

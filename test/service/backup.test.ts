@@ -152,7 +152,7 @@ describe('outpost backup', () => {
       await restored.proc.stop();
     }
     // Two service starts on a busy CI machine.
-  }, 90_000);
+  }, 120_000);
 
   it('refuses to overwrite a file unless --force, naming FILE (exit 2)', async () => {
     const liveDir = path.join(data.dir, 'live');
