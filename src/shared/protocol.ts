@@ -26,6 +26,7 @@ export const AGENT_PATHS = {
   lease: `${AGENT_API_PREFIX}/lease`,
   heartbeat: `${AGENT_API_PREFIX}/heartbeat`,
   results: `${AGENT_API_PREFIX}/results`,
+  resultBatches: `${AGENT_API_PREFIX}/result-batches`,
   release: `${AGENT_API_PREFIX}/release`,
   deregister: `${AGENT_API_PREFIX}/deregister`,
 } as const;
@@ -61,6 +62,11 @@ export interface RegisterResponse {
    * per-location report token, never the location API key.
    */
   errorReportingDsn: string | null;
+  /**
+   * The most results one `result-batches` call may carry. Absent from services that take one result
+   * per `results` call, so an agent sends one at a time to them.
+   */
+  resultBatchMax?: number;
 }
 
 export interface LeaseRequest {
@@ -164,6 +170,24 @@ export interface SubmitResultResponse {
   /** `stored` the first time, `duplicate` when the run already has a result (the upload was retried). */
   status: 'stored' | 'duplicate';
   resultId: string;
+}
+
+/** Results of several runs in one call, stored in one transaction; each as `results` would store it. */
+export interface SubmitResultBatchRequest {
+  agentId: string;
+  /** 1 to `resultBatchMax` results, each with the lease it was measured under. */
+  results: Array<{ leaseId: string; result: RunResult }>;
+}
+
+/**
+ * One outcome per submitted result, in the order sent: `stored` or `duplicate` as `results` answers,
+ * `unknown` where `results` would answer 404 (the run is unknown, of another location, or its check
+ * was deleted): final, the agent drops that result.
+ */
+export type ResultOutcome = (SubmitResultResponse & { runId: string }) | { runId: string; status: 'unknown' };
+
+export interface SubmitResultBatchResponse {
+  outcomes: ResultOutcome[];
 }
 
 export interface ReleaseRequest {
