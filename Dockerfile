@@ -10,11 +10,9 @@
 # SANDBOX_ISOLATION rather than run user code unprotected (docs/sandbox.md, "Signals and users";
 # docs/deploy.md, "Users and capabilities").
 #
-# The base image is a tag, not a digest: pin it for reproducible builds with
-#   docker build --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:<digest> .
-# where <digest> is what `docker buildx imagetools inspect node:24-bookworm-slim` prints as Digest
-# (docs/deploy.md, "Pinning the base images", says why the file itself carries no digest).
-ARG NODE_IMAGE=node:24-bookworm-slim
+# The base image is pinned by digest (Node 24.18.0, bookworm-slim): docs/deploy.md, "Pinning the base
+# images", says where the digest came from and how to move it (or override it with --build-arg).
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 
 # ---- build: compile TypeScript to dist/ ----------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
