@@ -25,17 +25,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readInteger } from '../../src/shared/env.ts';
 import { startNginx } from '../agent/tcp-servers.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.ts';
-import { Api, createAccount, freePort, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
+import { Api, createAccount, freePort, isLeading, leadsAfter, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
+import { accounting, type Disturbance, warningsOf } from './run-accounting.ts';
 
 const CHECKS = readInteger(process.env, 'FLEET_CHECKS', 100, { min: 1, max: 5000 });
 const SECONDS = readInteger(process.env, 'FLEET_SECONDS', 70, { min: 40, max: 3600 });
 /** Whether the rolling-restart step (SIGTERM of the leader) runs: see the top of the file. */
 const SIGTERM_STEP = process.env.FLEET_SIGTERM === '1';
-const INTERVAL_MS = 10_000;
-/** Runs due this long before a kill may have been in flight on what died; they are not measured. */
-const EXCLUDE_BEFORE_MS = 2_000;
-/** And this long after the fleet is whole again (new leader leading, every process back). */
-const EXCLUDE_AFTER_MS = 10_000;
 
 interface Replica {
   name: string;
@@ -72,10 +68,8 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
     return { name, port, dataDir, proc };
   }
 
-  /** Resolves when `r` logs that it leads in a line after its `from`th (an earlier term does not count). */
-  const leads = (r: Replica, from = r.proc.lines.length) => r.proc.waitForLog((l) => l.msg === 'this replica leads' && r.proc.lines.indexOf(l) >= from, 30_000);
-  /** Whether `r`'s latest word on the leadership is that it leads. */
-  const leading = (r: Replica) => r.proc.lines.findLast((l) => l.msg === 'this replica leads' || l.msg === 'this replica no longer leads')?.msg === 'this replica leads';
+  const leads = (r: Replica, from?: number) => leadsAfter(r.proc, from);
+  const leading = (r: Replica) => isLeading(r.proc);
 
   it(
     `accounts for every due run of ${CHECKS} checks over ${SECONDS} s through kills and restarts`,
@@ -121,7 +115,7 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
         })),
       );
       const startedAt = Date.now();
-      const disturbances: Array<{ from: number; to: number; what: string }> = [];
+      const disturbances: Disturbance[] = [];
       const waitUntil = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, startedAt + ms - Date.now())));
 
       // 1. SIGKILL the leader and two agents (one on each replica's URL), restart them.
@@ -188,102 +182,3 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
   );
 });
 
-/** Per process, how often each warning or error was logged (pino: level 40 and up). */
-function warningsOf(procs: Array<{ name: string; proc: Proc }>): Record<string, Record<string, number>> {
-  const out: Record<string, Record<string, number>> = {};
-  for (const { name, proc } of procs) {
-    for (const line of proc.lines) {
-      if (typeof line.level !== 'number' || line.level < 40) continue;
-      const err = (line.err as { message?: string } | undefined)?.message;
-      const key = err ? `${line.msg}: ${err}` : String(line.msg);
-      out[name] ??= {};
-      const counts = out[name];
-      counts[key] = (counts[key] ?? 0) + 1;
-    }
-  }
-  return out;
-}
-
-function p99(values: number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
-}
-
-/**
- * What the database says about every run due before `cutoff`. Latency counts runs due from
- * `measuredFrom` on: before it, each new check ran once at its creation, and the checks were created
- * in bursts of API calls, which measures the bursts rather than the scheduler.
- */
-async function accounting(db: pg.Client, cutoff: string, measuredFrom: number, disturbances: Array<{ from: number; to: number }>) {
-  const q = async <T>(text: string): Promise<T[]> => (await db.query(text, [cutoff])).rows as T[];
-  const byState = Object.fromEntries(
-    (await q<{ state: string; n: string }>('SELECT state, count(*) AS n FROM runs WHERE due_at < $1 GROUP BY state')).map((r) => [r.state, Number(r.n)]),
-  ) as Record<string, number>;
-  const completedWithoutOneResult = await q(
-    `SELECT r.run_id, count(x.run_id) AS results FROM runs r LEFT JOIN results x ON x.run_id = r.run_id
-      WHERE r.due_at < $1 AND r.state = 'completed' GROUP BY r.run_id HAVING count(x.run_id) <> 1`,
-  );
-  const ended = await q<{ run_id: string; state: string; end_reason: string | null; due_at: string }>(
-    `SELECT run_id, state, end_reason, due_at FROM runs WHERE due_at < $1 AND state IN ('expired', 'cancelled')`,
-  );
-  const resultsStoredTwice = await q(
-    `SELECT x.run_id, count(*) AS n FROM results x JOIN runs r ON r.run_id = x.run_id WHERE r.due_at < $1 GROUP BY x.run_id HAVING count(*) > 1`,
-  );
-  const slotsEnqueuedTwice = await q(
-    'SELECT check_id, location_id, due_at, count(*) AS n FROM runs WHERE due_at < $1 GROUP BY 1, 2, 3 HAVING count(*) > 1',
-  );
-  const runs = await q<{ check_id: string; location_id: string; due_at: string }>(
-    'SELECT check_id, location_id, due_at FROM runs WHERE due_at < $1 ORDER BY check_id, location_id, due_at',
-  );
-  const lags = await q<{ due_at: string; payload: string }>('SELECT r.due_at, x.payload FROM runs r JOIN results x ON x.run_id = r.run_id WHERE r.due_at < $1');
-  const excluded = (due: number) => disturbances.some((d) => due >= d.from - EXCLUDE_BEFORE_MS && due <= d.to + EXCLUDE_AFTER_MS);
-  // A hand-over may leave a run unrun (a new leader's catch-up run superseded by the pair's next slot
-  // before an agent took it); nothing should end so in quiet times.
-  const endedOutsideDisturbances = ended.filter((r) => !excluded(Date.parse(r.due_at)));
-  const endedWithoutReason = ended.filter((r) => !r.end_reason);
-  const inside: number[] = [];
-  const outside: number[] = [];
-  for (const row of lags) {
-    const due = Date.parse(row.due_at);
-    if (due < measuredFrom) continue;
-    const lag = (JSON.parse(row.payload) as { scheduleLagMs: number }).scheduleLagMs;
-    (excluded(due) ? inside : outside).push(lag);
-  }
-  return {
-    byState,
-    ended,
-    endedOutsideDisturbances,
-    completedWithoutOneResult,
-    endedWithoutReason,
-    resultsStoredTwice,
-    slotsEnqueuedTwice,
-    ...missingSlotsOf(runs),
-    dueToStartMs: {
-      excludedAroundDisturbances: { count: inside.length, p99: p99(inside), max: Math.max(...inside) },
-      outside: { count: outside.length, p99: p99(outside), max: Math.max(...outside) },
-    },
-  };
-}
-
-/**
- * Gaps in each pair's slots. A new check's first run is at its creation (off its phase); from its
- * second run on, consecutive due times are one interval apart.
- */
-function missingSlotsOf(runs: Array<{ check_id: string; location_id: string; due_at: string }>) {
-  const byPair = new Map<string, number[]>();
-  for (const r of runs) {
-    const key = `${r.check_id}/${r.location_id}`;
-    const list = byPair.get(key) ?? [];
-    list.push(Date.parse(r.due_at));
-    byPair.set(key, list);
-  }
-  const missingSlots: Array<{ pair: string; after: string; gapMs: number }> = [];
-  for (const [pair, dues] of byPair) {
-    for (let i = 2; i < dues.length; i++) {
-      const gap = dues[i]! - dues[i - 1]!;
-      if (gap !== INTERVAL_MS) missingSlots.push({ pair, after: new Date(dues[i - 1]!).toISOString(), gapMs: gap });
-    }
-  }
-  return { pairs: byPair.size, missingSlots };
-}

@@ -105,6 +105,16 @@ export async function startService(env: Record<string, string>): Promise<{ proc:
   return { proc, url: String(line.address) };
 }
 
+/** Resolves when replica `proc` logs that it leads in a line after its `from`th (an earlier term does not count). */
+export function leadsAfter(proc: Proc, from = proc.lines.length, timeoutMs = 30_000): Promise<LogLine> {
+  return proc.waitForLog((l) => l.msg === 'this replica leads' && proc.lines.indexOf(l) >= from, timeoutMs);
+}
+
+/** Whether replica `proc`'s latest word on the leadership is that it leads. */
+export function isLeading(proc: Proc): boolean {
+  return proc.lines.findLast((l) => l.msg === 'this replica leads' || l.msg === 'this replica no longer leads')?.msg === 'this replica leads';
+}
+
 export function startAgent(env: Record<string, string>, nodeFlags: string[] = []): Proc {
   return new Proc(['agent'], { AGENT_HEALTH_PORT: '0', AGENT_HEALTH_HOST: '127.0.0.1', EXTERNAL_OBSERVABILITY: 'off', LOG_LEVEL: 'DEBUG', ...env }, nodeFlags);
 }
