@@ -14,8 +14,8 @@ import { ConfigError } from '../shared/errors.ts';
  */
 const KERNEL_FS_ROOTS = ['/proc', '/sys', '/dev'];
 
-/** How long the directory may take to answer (a hung network mount must not hang the start). */
-export const SPOOL_DIR_PROBE_TIMEOUT_MS = 1_000;
+/** How long the directory may take to answer: a hung network mount must not hang the start, but a synced write on a busy disk may take seconds. */
+export const SPOOL_DIR_PROBE_TIMEOUT_MS = 5_000;
 
 class SpoolDirProblem extends Error {}
 

@@ -11,11 +11,12 @@
  * - due→start p99 (the result's scheduleLagMs) is under 1 s for runs due outside the seconds around
  *   each kill and restart.
  *
- * CI runs a short version (100 checks, 70 s) without the SIGTERM step: in 2 of 7 runs the replica
- * stopped with SIGTERM did not hand over cleanly (once it ended by a signal, once the other replica
- * did not lead within 30 s), and that is not understood yet. The full size, with the SIGTERM step:
+ * CI runs a short version (100 checks, 70 s), with every step. The full size:
  *
- *   FLEET_CHECKS=500 FLEET_SECONDS=180 FLEET_SIGTERM=1 npx vitest run test/e2e/fleet.test.ts
+ *   FLEET_CHECKS=500 FLEET_SECONDS=180 npx vitest run test/e2e/fleet.test.ts
+ *
+ * FLEET_SIGTERM=0 leaves the SIGTERM step out (test/e2e/rolling-restart.test.ts covers rolling restarts
+ * on their own, alerts included).
  *
  * Needs OUTPOST_TEST_DATABASE_URL (test/support/postgres.ts) and nginx.
  */
@@ -31,7 +32,7 @@ import { accounting, type Disturbance, warningsOf } from './run-accounting.ts';
 const CHECKS = readInteger(process.env, 'FLEET_CHECKS', 100, { min: 1, max: 5000 });
 const SECONDS = readInteger(process.env, 'FLEET_SECONDS', 70, { min: 40, max: 3600 });
 /** Whether the rolling-restart step (SIGTERM of the leader) runs: see the top of the file. */
-const SIGTERM_STEP = process.env.FLEET_SIGTERM === '1';
+const SIGTERM_STEP = process.env.FLEET_SIGTERM !== '0';
 
 interface Replica {
   name: string;
