@@ -144,6 +144,11 @@ describe('on loopback', () => {
     expect(o.error).toBe('cancelled');
   });
 
+  it('an agent whose helper is idle exits by itself: the helper holds the event loop only while echo requests are out', () => {
+    const out = execFileSync(process.execPath, [join(import.meta.dirname, 'icmp-helper-exit.ts'), helperPath], { encoding: 'utf8', timeout: 20_000 });
+    expect(JSON.parse(out)).toEqual([expect.any(Number)]);
+  });
+
   it('a malformed request line stops the helper with exit code 2 and says why', () => {
     const out = (() => {
       try {

@@ -8,6 +8,8 @@
  * target, so no run reports a loss it did not see).
  */
 import { type ChildProcess, spawn as nodeSpawn } from 'node:child_process';
+import { Socket } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { raceAbort } from '../../net/run-signal.ts';
 import { type Family, IcmpHelperStoppedError, IcmpUnavailableError, type Pinger, type PingRequest, type Spawn } from '../pinger.ts';
@@ -63,6 +65,11 @@ class HelperProcess {
     });
     // Writing to a helper that just died: the exit handler below says so to every waiter.
     child.stdin?.on('error', () => {});
+    // An idle helper must not keep the agent alive once everything else has stopped: only its start
+    // and echo requests in flight hold the event loop (#holdLoop).
+    child.unref();
+    asSocket(child.stdin)?.unref();
+    asSocket(child.stderr)?.unref();
     child.on('error', (err: NodeJS.ErrnoException) => this.#die(startError(path, err)));
     child.on('exit', (code, signal) => this.#die(exitError(path, code, signal, this.#stderr, this.#wasReady)));
   }
@@ -77,7 +84,16 @@ class HelperProcess {
     this.#nextToken = (this.#nextToken + 1) % 0x1_0000_0000;
     if (this.#outbox.length === 0) setImmediate(() => this.#flush());
     this.#outbox.push(`${token} ${family} ${address}\n`);
-    return new Promise((resolve, reject) => this.#inFlight.set(token, { resolve, reject }));
+    return new Promise((resolve, reject) => {
+      this.#inFlight.set(token, { resolve, reject });
+      this.#holdLoop();
+    });
+  }
+
+  #holdLoop(): void {
+    const stdout = asSocket(this.#child.stdout);
+    if (!this.#wasReady || this.#inFlight.size > 0) stdout?.ref();
+    else stdout?.unref();
   }
 
   kill(): void {
@@ -99,6 +115,7 @@ class HelperProcess {
       if (ready) {
         this.#wasReady = true;
         this.#onReady({ 4: ready[1]!, 6: ready[2]! });
+        this.#holdLoop();
         continue;
       }
       const [token, what] = line.split(' ', 2);
@@ -108,6 +125,7 @@ class HelperProcess {
       // "timeout", or "error <reason>" (a send the kernel refused): no reply, as fping counts it.
       echo.resolve(what === 'timeout' || what === 'error' ? null : Number(what));
     }
+    this.#holdLoop();
   }
 
   #die(err: IcmpUnavailableError): void {
@@ -117,6 +135,11 @@ class HelperProcess {
     for (const echo of this.#inFlight.values()) echo.reject(err);
     this.#inFlight.clear();
   }
+}
+
+/** The pipes of a child started with stdio 'pipe' are sockets, which can be unref'd. */
+function asSocket(stream: Readable | Writable | null | undefined): Socket | undefined {
+  return stream instanceof Socket ? stream : undefined;
 }
 
 function startError(path: string, err: NodeJS.ErrnoException): IcmpUnavailableError {
