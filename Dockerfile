@@ -27,6 +27,12 @@ COPY src ./src
 # off: the standard image uses Debian's Chromium.
 COPY runtimes ./runtimes
 RUN PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm run runtimes:install
+# The ICMP helper (src/agent/checks/icmp/helper/outpost-icmp.c), with the flags its tests build it
+# with (helper/build.ts). The compiler stays in this stage; the images get the binary alone.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/* \
+ && cc -O2 -Wall -Wextra -Werror -o /src/outpost-icmp src/agent/checks/icmp/helper/outpost-icmp.c
 # build also copies non-TypeScript files (the sandbox's child bootstrap) into dist/. prune drops the dev
 # tools, the "node" devDependency included: the base image is Node 24 already.
 RUN npm run build && npm prune --omit=dev
@@ -65,18 +71,24 @@ CMD ["serve"]
 
 # ---- uptime: the lightweight agent image for protocol checks ---------------------------------------
 FROM base AS uptime
-# fping sends ICMP checks' echo requests, many checks per process; Debian installs it with the
-# cap_net_raw file capability, so ICMP works without running the agent as root as long as NET_RAW stays
-# in the container's bounding set (Docker's default) and no_new_privs is off (docs/deploy.md).
+# The ICMP helper sends every ICMP check's echo requests from one process (ICMP_HELPER_PATH). It
+# opens an unprivileged ICMP datagram socket where net.ipv4.ping_group_range allows (Docker's default
+# does), else a raw socket from its cap_net_raw file capability (which takes effect only while NET_RAW
+# stays in the container's bounding set and no_new_privs is off); either way it drops every capability
+# before it reads a request (docs/checks.md, "How the agent pings"). fping (Debian installs it with
+# cap_net_raw, and brings setcap) stays for an agent started without ICMP_HELPER_PATH.
+COPY --from=build /src/outpost-icmp /usr/local/libexec/outpost-icmp
 # traceroute (unprivileged UDP) and tcpdump serve API checks' network diagnostics; tcpdump captures
 # only when the agent has NET_RAW itself. docs/checks.md.
 # Then every setuid and setgid bit goes (su, mount, passwd, ...): the agent needs none, and without
-# them the only privilege a process of this image can gain by exec is fping's NET_RAW, which is what
-# lets Kubernetes run it with allowPrivilegeEscalation left on (docs/deploy.md).
+# them the only privilege a process of this image can gain by exec is NET_RAW, from fping's and the
+# ICMP helper's file capabilities, which is what lets Kubernetes run it with allowPrivilegeEscalation
+# left on (docs/deploy.md).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends fping traceroute tcpdump \
  && rm -rf /var/lib/apt/lists/* \
  && find / -xdev -type f -perm /6000 -exec chmod ug-s {} + \
+ && setcap cap_net_raw=ep /usr/local/libexec/outpost-icmp \
  && mkdir -p /var/lib/outpost/spool && chown -R 10001:10001 /var/lib/outpost
 # The agent's V8 flags, from the same file bin/outpost reads (BENCHMARKS.md, "Agent memory").
 COPY bin/agent-node-flags ./agent-node-flags
@@ -85,6 +97,7 @@ ENV MALLOC_ARENA_MAX=2 \
     MALLOC_TRIM_THRESHOLD_=65536
 ENV AGENT_HEALTH_PORT=8081 \
     SPOOL_DIR=/var/lib/outpost/spool \
+    ICMP_HELPER_PATH=/usr/local/libexec/outpost-icmp \
     OUTPOST_IMAGE=uptime
 # Results that could not be delivered survive a restart when this is a volume.
 VOLUME ["/var/lib/outpost/spool"]

@@ -47,3 +47,22 @@ export function netnsUnavailableReason(): string | null {
     return `network namespaces are not permitted here (ip netns add: ${String((err as { stderr?: string }).stderr ?? err).trim()})`;
   }
 }
+
+/**
+ * Two namespaces joined by a veth pair, 192.0.2.1 in `a` and 192.0.2.2 in `b` (TEST-NET-1), loopback
+ * up in both; nothing outside them changes. `tag` keeps the interface names apart between files.
+ */
+export function addVethNamespaces(ns: { a: string; b: string }, tag: string): void {
+  const veth = { a: `${tag}a${process.pid}`.slice(0, 15), b: `${tag}b${process.pid}`.slice(0, 15) };
+  sh('ip', ['netns', 'add', ns.a]);
+  sh('ip', ['netns', 'add', ns.b]);
+  sh('ip', ['link', 'add', veth.a, 'netns', ns.a, 'type', 'veth', 'peer', 'name', veth.b, 'netns', ns.b]);
+  for (const [n, dev, addr] of [
+    [ns.a, veth.a, '192.0.2.1/24'],
+    [ns.b, veth.b, '192.0.2.2/24'],
+  ] as const) {
+    sh('ip', ['-n', n, 'addr', 'add', addr, 'dev', dev]);
+    sh('ip', ['-n', n, 'link', 'set', dev, 'up']);
+    sh('ip', ['-n', n, 'link', 'set', 'lo', 'up']);
+  }
+}

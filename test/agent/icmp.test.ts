@@ -14,7 +14,7 @@ import { latencyStats, packetLoss } from '../../src/agent/checks/icmp/stats.ts';
 import { createIcmpCheckRunner } from '../../src/agent/checks/icmp.ts';
 import type { IcmpCheckResult } from '../../src/shared/checks/types.ts';
 import { context } from './api-fixtures.ts';
-import { countingSpawn, icmpCheck, netnsUnavailableReason, sh } from './icmp-fixtures.ts';
+import { addVethNamespaces, countingSpawn, icmpCheck, netnsUnavailableReason, sh } from './icmp-fixtures.ts';
 
 // CI installs fping (.ci/run); a missing binary must fail here, not skip.
 const fpingPath = execFileSync('sh', ['-c', 'command -v fping'], { encoding: 'utf8' }).trim();
@@ -131,19 +131,7 @@ describe('packet loss', () => {
 
   beforeAll(() => {
     if (reason) return;
-    // Two namespaces joined by a veth pair, TEST-NET-1 addresses on both ends; nothing outside them changes.
-    const veth = { a: `opva${process.pid}`.slice(0, 15), b: `opvb${process.pid}`.slice(0, 15) };
-    sh('ip', ['netns', 'add', ns.a]);
-    sh('ip', ['netns', 'add', ns.b]);
-    sh('ip', ['link', 'add', veth.a, 'netns', ns.a, 'type', 'veth', 'peer', 'name', veth.b, 'netns', ns.b]);
-    for (const [n, dev, addr] of [
-      [ns.a, veth.a, '192.0.2.1/24'],
-      [ns.b, veth.b, '192.0.2.2/24'],
-    ] as const) {
-      sh('ip', ['-n', n, 'addr', 'add', addr, 'dev', dev]);
-      sh('ip', ['-n', n, 'link', 'set', dev, 'up']);
-      sh('ip', ['-n', n, 'link', 'set', 'lo', 'up']);
-    }
+    addVethNamespaces(ns, 'opv');
   });
   afterAll(() => {
     if (reason) return;

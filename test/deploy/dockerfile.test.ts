@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HELPER_CFLAGS } from '../../src/agent/checks/icmp/helper/build.ts';
 import { loadAgentConfig } from '../../src/agent/config.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { type DockerStage, effectiveUser, parseDockerfile, ROOT } from './deploy-files.ts';
@@ -77,6 +78,16 @@ describe('Dockerfile', () => {
     expect(argsOf(stage('uptime'), 'HEALTHCHECK').join(' ')).toMatch(/AGENT_HEALTH_PORT\|\|8081\)\+'\/-\/liveness'/);
     expect(envOf(stage('standard')).get('SANDBOX_ISOLATION')).toBe('uid');
     expect(envOf(stage('uptime')).get('SANDBOX_ISOLATION')).toBeUndefined();
+  });
+
+  it('the agent images carry the ICMP helper: compiled in the build stage, NET_RAW as a file capability, named by ICMP_HELPER_PATH', () => {
+    const helper = envOf(stage('uptime')).get('ICMP_HELPER_PATH');
+    expect(helper).toBe('/usr/local/libexec/outpost-icmp');
+    expect(envOf(stage('standard')).get('ICMP_HELPER_PATH')).toBe(helper);
+    // The flags the tests build it with, so the image's helper is the tested one.
+    expect(argsOf(stage('build'), 'RUN').join(' ')).toContain(`cc ${HELPER_CFLAGS.join(' ')} -o /src/outpost-icmp src/agent/checks/icmp/helper/outpost-icmp.c`);
+    expect(argsOf(stage('uptime'), 'COPY')).toContain(`--from=build /src/outpost-icmp ${helper}`);
+    expect(argsOf(stage('uptime'), 'RUN').join(' ')).toContain(`setcap cap_net_raw=ep ${helper}`);
   });
 
   it('the agent images strip setuid and setgid bits after each package install, so fping is the only privilege an exec can gain', () => {

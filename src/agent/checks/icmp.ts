@@ -2,10 +2,11 @@
  * The ICMP check runner: `pingCount` echo requests to the check's host, with packet loss and latency
  * statistics, assertions (LATENCY, JSON_RESPONSE) and packet-loss thresholds.
  *
- * The echo requests are sent by Debian's fping, many checks per process (icmp/fping.ts), so the agent
- * needs neither root nor a process per check; what the image must grant is in docs/checks.md. When
- * this agent cannot ping at all (no fping, no capability) every ICMP run is a failed result that says
- * what is missing; nothing throws.
+ * The echo requests are sent by the persistent ICMP helper when ICMP_HELPER_PATH names it
+ * (icmp/helper/, the Docker images' choice), else by Debian's fping, many checks per process
+ * (icmp/fping.ts); either way the agent needs neither root nor a process per check; what the image
+ * must grant is in docs/checks.md. When this agent cannot ping at all (no binary, no socket) every
+ * ICMP run is a failed result that says what is missing; nothing throws.
  *
  * Verdict: packet loss at or above `maxPacketLossThreshold` fails the run, at or above
  * `degradedPacketLossThreshold` degrades it; a failed assertion fails it. `responseTime` is the
@@ -22,7 +23,9 @@ import {
 } from '../../shared/checks/types.ts';
 import { resolveHost } from './api/connect.ts';
 import { describeFailedIcmpAssertion, evaluateIcmpAssertions } from './icmp/assertions.ts';
-import { type Family, FpingBatcher, IcmpUnavailableError } from './icmp/fping.ts';
+import { FpingBatcher } from './icmp/fping.ts';
+import { IcmpHelper } from './icmp/helper/client.ts';
+import { type Family, IcmpHelperStoppedError, IcmpUnavailableError, type Pinger } from './icmp/pinger.ts';
 import { pickRoutable } from './icmp/route.ts';
 import { raceAbort, startRunSignal } from './net/run-signal.ts';
 import { noRouteMessage } from './net/unreachable.ts';
@@ -44,10 +47,11 @@ interface ProbeState {
 /**
  * Debian 12's fping 5.1, without cap_net_raw, falls back to an ICMP datagram socket but discards
  * the replies (it checks the ICMP id the kernel rewrote), so a missing capability would look like
- * 100 % loss on every target. One echo to 127.0.0.1, which always answers, tells the two apart; a
- * success is kept, a failure is asked again after a minute.
+ * 100 % loss on every target; a firewall dropping replies would do the same to the helper. One echo
+ * to 127.0.0.1, which always answers, tells the two apart; a success is kept, a failure is asked
+ * again after a minute.
  */
-async function probe(batcher: FpingBatcher, state: ProbeState, signal: AbortSignal): Promise<string | null> {
+async function probe(batcher: Pinger, state: ProbeState, signal: AbortSignal): Promise<string | null> {
   if (state.ok) return null;
   if (state.reason !== null && performance.now() - state.at < PROBE_RETRY_MS) return state.reason;
   state.pending ??= (async () => {
@@ -56,13 +60,15 @@ async function probe(batcher: FpingBatcher, state: ProbeState, signal: AbortSign
       state.ok = rtt !== null && rtt !== undefined;
       state.reason = state.ok
         ? null
-        : 'ICMP is not available on this agent: fping got no echo reply from 127.0.0.1 (loopback), so it cannot receive replies here; ' +
+        : `ICMP is not available on this agent: ${batcher.label} got no echo reply from 127.0.0.1 (loopback), so it cannot receive replies here; ` +
           'it needs the cap_net_raw file capability and NET_RAW in the container capability set';
+      state.at = performance.now();
     } catch (err) {
       state.ok = false;
       state.reason = err instanceof IcmpUnavailableError ? err.message : `ICMP is not available on this agent: ${String(err)}`;
+      // A helper that died under the probe says nothing lasting: this run fails, the next asks again.
+      state.at = err instanceof IcmpHelperStoppedError ? Number.NEGATIVE_INFINITY : performance.now();
     } finally {
-      state.at = performance.now();
       state.pending = null;
     }
   })();
@@ -80,13 +86,20 @@ const DNS_WORDS: Record<string, string> = {
 };
 
 export interface IcmpRunnerOptions {
-  /** The batcher that sends echo requests; one per agent (tests pass their own to count spawns). */
-  batcher?: FpingBatcher;
+  /** What sends echo requests; one per agent (tests pass their own to count spawns). */
+  batcher?: Pinger;
 }
 
-/** Builds an ICMP runner around one fping batcher; the agent uses `icmpCheckRunner` below. */
-export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRunner<IcmpCheckDefinition> & { batcher: FpingBatcher } {
-  const batcher = options.batcher ?? new FpingBatcher({ binary: process.env.FPING_PATH || 'fping' });
+/** The helper when ICMP_HELPER_PATH names it, else fping batches (FPING_PATH, default `fping`). */
+export function defaultPinger(env: NodeJS.ProcessEnv = process.env): Pinger {
+  const helper = env.ICMP_HELPER_PATH;
+  if (helper !== undefined && helper !== '') return new IcmpHelper({ path: helper });
+  return new FpingBatcher({ binary: env.FPING_PATH || 'fping' });
+}
+
+/** Builds an ICMP runner around one pinger; the agent uses `icmpCheckRunner` below. */
+export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRunner<IcmpCheckDefinition> & { batcher: Pinger } {
+  const batcher = options.batcher ?? defaultPinger();
   const probeState: ProbeState = { ok: false, reason: null, at: 0, pending: null };
 
   async function run(check: IcmpCheckDefinition, ctx: CheckContext): Promise<CheckOutcome> {

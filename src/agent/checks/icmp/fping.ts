@@ -1,9 +1,11 @@
 /**
- * Echo requests for ICMP checks, sent by Debian's `fping` with many targets per process.
+ * Echo requests for ICMP checks, sent by Debian's `fping` with many targets per process: the
+ * agent's pinger when ICMP_HELPER_PATH does not name the persistent helper (helper/, which the
+ * Docker images carry and which is faster: no process and no batch wait per check).
  *
  * Node has no ICMP socket API, and no well-kept native module offers Linux's unprivileged ICMP
- * datagram sockets, so the agent drives `fping` (which Debian installs with the cap_net_raw file
- * capability). One process pings many targets: checks that start close together are gathered into a
+ * datagram sockets, so without the helper the agent drives `fping` (which Debian installs with the
+ * cap_net_raw file capability). One process pings many targets: checks that start close together are gathered into a
  * batch and share one `fping -C <count>` run, and spawns are spaced by at least `minSpacingMs`, so a
  * hundred concurrent ICMP checks cost a handful of processes, not a hundred (docs/checks.md, ICMP).
  *
@@ -11,16 +13,9 @@
  * command line, and fping pings and reports each occurrence separately.
  */
 import { type ChildProcess, spawn as nodeSpawn } from 'node:child_process';
+import { IcmpUnavailableError, type Pinger, type PingRequest, type Spawn } from './pinger.ts';
 
-export type Family = 4 | 6;
-
-/** Where fping runs; tests pass a wrapper that counts spawns. */
-export type Spawn = (file: string, args: readonly string[]) => ChildProcess;
-
-/** fping is missing or cannot open an ICMP socket: no check can ping from this agent. */
-export class IcmpUnavailableError extends Error {
-  override readonly name = 'IcmpUnavailableError';
-}
+export type { Spawn } from './pinger.ts';
 
 export interface FpingOptions {
   /** Path or name of the fping binary (FPING_PATH in tests). */
@@ -34,13 +29,6 @@ export interface FpingOptions {
   minSpacingMs?: number;
   /** Most targets in one process; more pending requests wait for the next batch. */
   maxBatch?: number;
-}
-
-export interface PingRequest {
-  address: string;
-  family: Family;
-  count: number;
-  signal?: AbortSignal;
 }
 
 interface Pending extends PingRequest {
@@ -89,7 +77,8 @@ function unavailable(code: number | null, other: string[], spawnError?: NodeJS.E
 }
 
 /** Gathers ping requests into batches and runs one fping per batch. */
-export class FpingBatcher {
+export class FpingBatcher implements Pinger {
+  readonly label = 'fping';
   readonly #binary: string;
   readonly #spawn: Spawn;
   readonly #periodMs: number;
@@ -118,7 +107,6 @@ export class FpingBatcher {
     return (count - 1) * this.#periodMs + this.#replyTimeoutMs + this.#minSpacingMs;
   }
 
-  /** Round-trip times in ms, one per echo request, null for a lost one. Rejects with IcmpUnavailableError. */
   ping(req: PingRequest): Promise<Array<number | null>> {
     return new Promise((resolve, reject) => {
       if (req.signal?.aborted) {
@@ -143,7 +131,6 @@ export class FpingBatcher {
     });
   }
 
-  /** Kills running fping processes (agent shutdown); their requests are rejected. */
   close(): void {
     if (this.#flushTimer) {
       clearTimeout(this.#flushTimer as NodeJS.Timeout);

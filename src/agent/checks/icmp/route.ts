@@ -5,7 +5,7 @@
  * and fails with ENETUNREACH / EADDRNOTAVAIL / EAFNOSUPPORT, without sending a packet.
  */
 import dgram from 'node:dgram';
-import type { Family } from './fping.ts';
+import type { Family } from './pinger.ts';
 
 export interface Candidate {
   address: string;
