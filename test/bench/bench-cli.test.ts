@@ -31,6 +31,22 @@ describe('npm run bench', () => {
     expect(r.stdout).toBe('');
   });
 
+  it('prometheus: stops with exit 2 naming Debian\'s prometheus when it is not installed', async () => {
+    const r = await bench(['prometheus', '--steps', '200,400', '--window', '30'], { PATH: emptyBin });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('apt-get install -y prometheus');
+    expect(r.stdout).toBe('');
+  });
+
+  it('prometheus: refuses steps that do not rise, and a window shorter than two intervals, with exit 2', async () => {
+    const steps = await bench(['prometheus', '--steps', '400,200']);
+    expect(steps.code).toBe(2);
+    expect(steps.stderr).toContain('--steps "400,200"');
+    const window = await bench(['prometheus', '--window', '5']);
+    expect(window.code).toBe(2);
+    expect(window.stderr).toContain('--window 5');
+  });
+
   it('refuses a flag that is not a positive number with exit 2, naming the flag', async () => {
     const r = await bench(['scrub', '--mb', '0']);
     expect(r.code).toBe(2);
@@ -42,6 +58,19 @@ describe('npm run bench', () => {
     const r = await bench(['scrub', '--megabytes', '1']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--megabytes');
+  });
+
+  it('stops with exit 2 when the runtime a benchmark needs is not installed, saying how to install it', async () => {
+    const r = await bench(['sandbox', '--runs', '1', '--runtime', '1999.01']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('runtime 1999.01 is not installed');
+    expect(r.stderr).toContain('npm run runtimes:install');
+  });
+
+  it('refuses --runs that is not a positive whole number with exit 2', async () => {
+    const r = await bench(['sandbox', '--runs', 'many']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--runs');
   });
 
   it('records the machine and its load average, at start and at end, in every JSON line', async () => {
