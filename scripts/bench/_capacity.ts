@@ -52,7 +52,7 @@ export function capacityOf(steps: Array<{ n: number; fellBehind: string | null }
 
 /**
  * Outpost's capacity over Prometheus's, with what the figure means when a capacity is a bound:
- * null when either side held no step.
+ * null when either side held no step or both held every step.
  */
 export function capacityRatio(outpost: Capacity, prometheus: Capacity): { ratio: number | null; kind: 'exact' | 'atLeast' | 'atMost' | 'unknown' } {
   if (outpost.n === 0 || prometheus.n === 0) return { ratio: null, kind: 'unknown' };
@@ -60,5 +60,6 @@ export function capacityRatio(outpost: Capacity, prometheus: Capacity): { ratio:
   if (outpost.kind === 'exact' && prometheus.kind === 'exact') return { ratio, kind: 'exact' };
   if (outpost.kind === 'atLeast' && prometheus.kind === 'exact') return { ratio, kind: 'atLeast' };
   if (outpost.kind === 'exact' && prometheus.kind === 'atLeast') return { ratio, kind: 'atMost' };
-  return { ratio, kind: 'unknown' };
+  // Both held every step: neither capacity is known, so neither is their ratio.
+  return { ratio: null, kind: 'unknown' };
 }

@@ -89,7 +89,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       outpost: { capacity: capacityFigures(outpost), steps: outSteps },
       ratio,
       ratioKind: kind,
-      ratioNote: 'outpost.capacity.targets / prometheus.capacity.targets; exact when both sides fell behind at a step run, atLeast/atMost when one side held every step',
+      ratioNote:
+        'outpost.capacity.targets / prometheus.capacity.targets; exact when both sides fell behind at a step run, atLeast/atMost when one side held every step, null when both did (run larger --steps)',
     };
   } finally {
     await blackbox.stop();

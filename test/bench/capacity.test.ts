@@ -37,5 +37,6 @@ describe('capacity and ratio', () => {
     expect(capacityRatio({ n: 16000, kind: 'atLeast' }, { n: 8000, kind: 'exact' })).toEqual({ ratio: 2, kind: 'atLeast' });
     expect(capacityRatio({ n: 4000, kind: 'exact' }, { n: 16000, kind: 'atLeast' })).toEqual({ ratio: 0.25, kind: 'atMost' });
     expect(capacityRatio({ n: 0, kind: 'below' }, { n: 8000, kind: 'exact' })).toEqual({ ratio: null, kind: 'unknown' });
+    expect(capacityRatio({ n: 400, kind: 'atLeast' }, { n: 400, kind: 'atLeast' })).toEqual({ ratio: null, kind: 'unknown' });
   });
 });
