@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { cleanUpOnExit, freePort, spawnTool, stopChild, waitForPort } from './_proc.ts';
+import { TOOLS } from './_tools.ts';
 
 /** Alerts with this alertname go to a receiver that sends nothing: the ingest measurement's. */
 export const INGEST_ALERTNAME = 'BenchIngest';
@@ -60,18 +61,14 @@ export async function startAlertmanager(o: AlertmanagerOptions): Promise<Alertma
   const dir = mkdtempSync(join(tmpdir(), 'outpost-alertmanager-'));
   writeFileSync(join(dir, 'alertmanager.yml'), config(o));
   const port = await freePort();
-  const child = await spawnTool(
-    'prometheus-alertmanager',
-    [
+  const child = await spawnTool(TOOLS.alertmanager, [
       `--config.file=${join(dir, 'alertmanager.yml')}`,
       `--storage.path=${join(dir, 'data')}`,
       `--web.listen-address=127.0.0.1:${port}`,
       // Empty: no gossip listener, so no peer to wait for before each notification.
       '--cluster.listen-address=',
       '--log.level=error',
-    ],
-    'apt-get install prometheus-alertmanager',
-  ).catch((err: unknown) => {
+    ]).catch((err: unknown) => {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   });

@@ -13,7 +13,7 @@
  */
 
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { stripTypeScriptTypes } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -105,13 +105,21 @@ function statusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
-/** Parent side: starts the engine process, runs the job, returns its figures and its RSS from /proc. */
-export async function runEngine(job: EngineJob): Promise<EngineRun> {
-  const root = fileURLToPath(new URL('../..', import.meta.url));
-  // The stripped copy lives under the repo (in the git-ignored .bench/) so that its bare imports
-  // (p-queue, pino) resolve from the project's node_modules.
+/**
+ * Writes this file, types stripped, to `<root>.bench/engine.mjs` and returns that path. The copy lives
+ * under the repo (in the git-ignored .bench/) so that its bare imports (p-queue, pino) resolve from
+ * the project's node_modules.
+ */
+export function writeEngineEntry(root: string): string {
+  mkdirSync(`${root}.bench`, { recursive: true });
   const entry = `${root}.bench/engine.mjs`;
   writeFileSync(entry, stripTypeScriptTypes(readFileSync(fileURLToPath(import.meta.url), 'utf8')));
+  return entry;
+}
+
+/** Parent side: starts the engine process, runs the job, returns its figures and its RSS from /proc. */
+export async function runEngine(job: EngineJob): Promise<EngineRun> {
+  const entry = writeEngineEntry(fileURLToPath(new URL('../..', import.meta.url)));
   const nodeFlags = job.nodeFlags;
   const child = spawn(process.execPath, [...nodeFlags, entry], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...job.env } });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));

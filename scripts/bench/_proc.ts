@@ -1,11 +1,12 @@
 /**
  * Child processes for the benchmarks' peers (blackbox_exporter, nginx, Alertmanager): a free loopback
- * port, spawning a Debian tool with a clear error when it is not installed, waiting for it to listen,
+ * port, spawning a Debian tool (_tools.ts finds it or names its package), waiting for it to listen,
  * stopping it, and making sure it and its temp dir do not outlive this process.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import net from 'node:net';
+import { findTool, type Tool } from './_tools.ts';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -18,12 +19,12 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Spawns `bin`; rejects with how to install it when it is missing. Its stderr goes to ours. */
-export async function spawnTool(bin: string, args: string[], installHint: string): Promise<ChildProcess> {
-  const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+/** Spawns a Debian tool (a ConfigError naming its package when it is missing). Its stderr goes to ours. */
+export async function spawnTool(tool: Tool, args: string[]): Promise<ChildProcess> {
+  const child = spawn(findTool(tool), args, { stdio: ['ignore', 'ignore', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
-    child.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'ENOENT' ? new Error(`${bin} is not installed (${installHint})`) : err));
+    child.once('error', reject);
   });
   return child;
 }

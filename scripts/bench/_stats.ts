@@ -1,6 +1,7 @@
 /** Small helpers shared by the benchmarks: percentiles, flags, process RSS and CPU from /proc. */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { ConfigError } from '../../src/shared/errors.ts';
 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -20,7 +21,7 @@ export function numberFlags<T extends Record<string, number>>(args: string[], de
   const out: Record<string, number> = { ...defaults };
   for (const [k, v] of Object.entries(values)) {
     const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${k} ${JSON.stringify(v)}: use a positive number`);
+    if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`--${k}`, `--${k} ${JSON.stringify(v)}: use a positive number`);
     out[k] = n;
   }
   return out as T;

@@ -1,7 +1,7 @@
 /**
  * wrk (Debian's, a C load generator) driving a peer's HTTP endpoint, so the peer's throughput is not
  * limited by a Node client. The Lua script builds each request; its done() prints one JSON line that
- * is read back here.
+ * is read back here (with, for WRK_COUNTED_DONE_LUA, the answers the script counted as failed).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,18 +11,40 @@ import { promisify } from 'node:util';
 
 const RESULT_MARK = 'WRK_RESULT ';
 
+const FIELDS = '"requests":%d,"durationUs":%d,"non2xx":%d,"socketErrors":%d,"p50Us":%.0f,"p99Us":%.0f,"maxUs":%.0f';
+const VALUES = `summary.requests, summary.duration, e.status, e.connect + e.read + e.write + e.timeout,
+    latency:percentile(50), latency:percentile(99), latency.max`;
+
 /** Lua for done(): wrk's summary and latency (microseconds) as JSON after RESULT_MARK. */
 export const WRK_DONE_LUA = `
 done = function(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format('${RESULT_MARK}{"requests":%d,"durationUs":%d,"non2xx":%d,"socketErrors":%d,"p50Us":%.0f,"p99Us":%.0f,"maxUs":%.0f}\\n',
-    summary.requests, summary.duration, e.status, e.connect + e.read + e.write + e.timeout,
-    latency:percentile(50), latency:percentile(99), latency.max))
+  io.write(string.format('${RESULT_MARK}{${FIELDS}}\\n',
+    ${VALUES}))
+end
+`;
+
+/**
+ * Lua for a script whose response() adds to the global `failures` (each thread has its own): setup()
+ * keeps the threads and done() prints their sum with the rest, read back as WrkResult.failures.
+ */
+export const WRK_COUNTED_DONE_LUA = `
+local threads = {}
+setup = function(thread) table.insert(threads, thread) end
+failures = 0
+done = function(summary, latency, requests)
+  local e = summary.errors
+  local f = 0
+  for _, t in ipairs(threads) do f = f + t:get("failures") end
+  io.write(string.format('${RESULT_MARK}{${FIELDS},"failures":%d}\\n',
+    ${VALUES}, f))
 end
 `;
 
 export interface WrkResult {
   requestsPerSecond: number;
+  /** Answers the script's response() counted as failed, when its done() prints `failures`. */
+  failures?: number;
   requests: number;
   non2xx: number;
   socketErrors: number;
@@ -37,6 +59,7 @@ interface WrkRaw {
   p50Us: number;
   p99Us: number;
   maxUs: number;
+  failures?: number;
 }
 
 export interface WrkOptions {
@@ -63,6 +86,7 @@ export async function runWrk(o: WrkOptions): Promise<WrkResult | null> {
     return {
       requestsPerSecond: Math.round((raw.requests / (raw.durationUs / 1e6)) * 10) / 10,
       requests: raw.requests,
+      ...(raw.failures !== undefined ? { failures: raw.failures } : {}),
       non2xx: raw.non2xx,
       socketErrors: raw.socketErrors,
       latencyMs: { p50: ms(raw.p50Us), p99: ms(raw.p99Us), max: ms(raw.maxUs) },

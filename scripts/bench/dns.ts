@@ -8,9 +8,11 @@ import type { DnsCheckDefinition } from '../../src/shared/checks/types.ts';
 import { startDnsmasq } from '../../test/agent/dns-server.ts';
 import { compare, startBlackbox } from './_blackbox.ts';
 import { numberFlags } from './_stats.ts';
+import { requireTools, TOOLS } from './_tools.ts';
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { concurrency: 64, duration: 10 });
+  requireTools(TOOLS.dnsmasq, TOOLS.blackbox, TOOLS.wrk);
   const dnsmasq = await startDnsmasq([
     'local=/example.test/',
     'auth-zone=example.test,192.0.2.0/24',

@@ -17,6 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
+import { ConfigError } from '../../src/shared/errors.ts';
 import { createTestDatabase } from '../../test/support/postgres.ts';
 import { agentEnv, agentNodeFlags, buildDist, ROOT } from './_dist.ts';
 import { startNginx } from './_blackbox.ts';
@@ -54,7 +55,13 @@ function windowOf(rows: Array<{ created_at: string; payload: string }>): Window 
 function ensureCluster(): () => void {
   if (process.env.OUTPOST_TEST_DATABASE_URL) return () => {};
   const script = `${ROOT}scripts/postgres-test-cluster.sh`;
-  const exports = execFileSync(script, ['start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  let exports: string;
+  try {
+    exports = execFileSync(script, ['start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  } catch {
+    // The script has said why on stderr (no server binaries, initdb failed, ...).
+    throw new ConfigError('OUTPOST_TEST_DATABASE_URL', `${script} could not start a PostgreSQL cluster (above); install Debian's postgresql (apt-get install -y postgresql) or set OUTPOST_TEST_DATABASE_URL`);
+  }
   for (const [, key, value] of exports.matchAll(/^export (\w+)=['"]?([^'"\n]*)['"]?$/gm)) process.env[key!] = value!;
   const dir = process.env.OUTPOST_TEST_POSTGRES_DIR;
   if (!process.env.OUTPOST_TEST_DATABASE_URL || !dir) throw new Error(`${script} start printed no OUTPOST_TEST_DATABASE_URL / OUTPOST_TEST_POSTGRES_DIR:\n${exports}`);

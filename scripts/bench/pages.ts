@@ -21,6 +21,7 @@ import { startNginx } from './_blackbox.ts';
 import { seedDashboard, storeOneResult } from './_dashboard-page.ts';
 import { coldTimes, serverTimes, transferred } from './_page-measure.ts';
 import { numberFlags } from './_stats.ts';
+import { requireTools, TOOLS } from './_tools.ts';
 import { runWrk, WRK_DONE_LUA } from './_wrk.ts';
 
 /** wrk's Lua: a browser's GET of the page, gzip accepted. */
@@ -70,6 +71,8 @@ async function seed(dataDir: string, services: number, incidents: number): Promi
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const flags = numberFlags(args, { services: 50, incidents: 10_000, checks: 500, requests: 300, seconds: 10 });
+  // wrk drives both the service and the peer; without it the comparison would be empty.
+  requireTools(TOOLS.nginx, TOOLS.wrk);
   const dataDir = tempDataDir();
   try {
     const seedStarted = performance.now();

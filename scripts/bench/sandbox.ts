@@ -18,6 +18,7 @@ import { detectIsolation, loadIsolationSettings } from '../../src/agent/sandbox/
 import { SandboxPool } from '../../src/agent/sandbox/pool.ts';
 import { SandboxProcess } from '../../src/agent/sandbox/process.ts';
 import { DEFAULT_SANDBOX_LIMITS } from '../../src/agent/sandbox/types.ts';
+import { ConfigError } from '../../src/shared/errors.ts';
 import { summarize } from './_stats.ts';
 
 const SCRIPT = `const id = process.env.BENCH_ID;
@@ -41,13 +42,19 @@ async function inProcess(): Promise<number> {
   return performance.now() - t0;
 }
 
+function wholeFlag(flag: string, text: string | undefined, fallback: number): number {
+  const n = text === undefined ? fallback : Number(text);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(flag, `${flag} ${JSON.stringify(text)}: use a positive whole number`);
+  return n;
+}
+
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const { values } = parseArgs({ args, options: { runs: { type: 'string' }, pool: { type: 'string' }, runtime: { type: 'string' } }, strict: true });
-  const runs = Number(values.runs ?? 200);
-  const size = Number(values.pool ?? 2);
+  const runs = wholeFlag('--runs', values.runs, 200);
+  const size = wholeFlag('--pool', values.pool, 2);
   const found = await discoverRuntimes(process.env.RUNTIMES_DIR ?? defaultRuntimesDir());
   const runtime = found.runtimes.find((r) => r.id === (values.runtime ?? '2026.04'));
-  if (!runtime) throw new Error(`runtime ${values.runtime ?? '2026.04'} is not installed; run npm run runtimes:install`);
+  if (!runtime) throw new ConfigError('--runtime', `runtime ${values.runtime ?? '2026.04'} is not installed; run npm run runtimes:install`);
   const isolation = await detectIsolation(loadIsolationSettings(process.env));
 
   // Cold start, for reference: what a job would pay without the pool.

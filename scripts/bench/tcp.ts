@@ -7,9 +7,11 @@
 import type { TcpCheckDefinition } from '../../src/shared/checks/types.ts';
 import { compare, startBlackbox, startNginx } from './_blackbox.ts';
 import { numberFlags } from './_stats.ts';
+import { requireTools, TOOLS } from './_tools.ts';
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { concurrency: 64, duration: 10 });
+  requireTools(TOOLS.nginx, TOOLS.blackbox, TOOLS.wrk);
   const nginx = await startNginx();
   const blackbox = await startBlackbox();
   const check: TcpCheckDefinition = {
