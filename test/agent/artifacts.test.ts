@@ -57,6 +57,8 @@ async function openUploader(opts: {
   queueDir?: string;
   log?: pino.Logger;
   backoff?: BackoffOptions;
+  segmentMs?: number;
+  chunkBytes?: number;
 }) {
   const dispatcher = new Agent({ keepAliveTimeout: 1_000 });
   const uploader = await ArtifactUploader.open({
@@ -68,6 +70,8 @@ async function openUploader(opts: {
     http: new ArtifactHttp({ apiUrl: new URL(opts.apiUrl), apiKey: opts.key, dispatcher }),
     log: opts.log ?? pino({ level: 'silent' }),
     backoff: opts.backoff ?? { baseMs: 20, capMs: 200 },
+    ...(opts.segmentMs === undefined ? {} : { segmentMs: opts.segmentMs }),
+    ...(opts.chunkBytes === undefined ? {} : { chunkBytes: opts.chunkBytes }),
   });
   closers.push(async () => {
     await uploader.close();
@@ -141,6 +145,23 @@ describe('uploads to a real service', () => {
     const failure = lines.find((l) => l.msg === 'artifact upload failed; will retry');
     expect(failure).toMatchObject({ runId, artifact: 'trace.zip' });
     expect(String(failure?.reason)).toMatch(/PUT \/agent\/v1\/runs\/.+\/artifacts\/trace\.zip/);
+  });
+
+  it('ends each request at segmentMs with reads still in flight, and continues with PATCH: every byte arrives once', { timeout: 60_000 }, async () => {
+    const t = await h.tenant();
+    const runId = await h.run(t);
+    const size = 3 * MiB + 12_345;
+    const file = path.join(work, 'report.bin');
+    const sha = await writeRandomFile(file, size);
+    // segmentMs 0: every request carries one chunk and stops while the next chunks are being read ahead.
+    const uploader = await openUploader({ apiUrl: h.url, key: t.key, segmentMs: 0, chunkBytes: 256 * 1024 });
+    const done = uploaded(uploader, 'report.bin');
+    await uploader.add(runId, { name: 'report.bin', kind: 'other', path: file, contentType: 'application/octet-stream' });
+    await done;
+
+    expect(await storedSha(t, runId, 'report.bin')).toBe(sha);
+    expect(h.service.artifacts.bytesReceived).toBe(size);
+    expect(uploader.failedAttemptsTotal).toBe(0);
   });
 
   it('leaves an artifact over ARTIFACT_MAX_BYTES out with a note, and the verdict stands', async () => {

@@ -150,6 +150,24 @@ describe('uploads', () => {
     expect(existsSync(path.join(h.dataDir, 'artifacts', t.accountId, runId, 'shot.png'))).toBe(false);
   });
 
+  it('discards a chunked body (as the agent sends) that does not match the declared SHA-256 (422)', async () => {
+    const t = await h.tenant();
+    const runId = await h.run(t);
+    // This suite's ARTIFACT_MAX_BYTES (1 MiB) in 256 KiB chunks: one whole write batch of the store.
+    const chunks = Array.from({ length: 4 }, (_, i) => String.fromCharCode(97 + i).repeat(256 * 1024));
+    const headers = {
+      authorization: `Bearer ${t.key}`,
+      'content-type': 'application/octet-stream',
+      'upload-length': String(4 * 256 * 1024),
+      'x-artifact-kind': 'other',
+      'x-artifact-sha256': sha(Buffer.from('other bytes')),
+    };
+    const res = await rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/blob.bin`, headers, chunks);
+    expect(res.status, res.body).toBe(422);
+    expect(await h.service.store.artifacts.get(t.accountId, runId, 'blob.bin')).toBeUndefined();
+    expect(existsSync(path.join(h.dataDir, 'artifacts', t.accountId, runId, 'blob.bin'))).toBe(false);
+  });
+
   it('names the header at fault for a missing kind or digest', async () => {
     const t = await h.tenant();
     const runId = await h.run(t);
@@ -389,6 +407,31 @@ describe('local disk store', () => {
     }
     await writeFile(path.join(work, 'outside'), 'untouched');
     expect(await readFile(path.join(work, 'outside'), 'utf8')).toBe('untouched');
+  });
+
+  it('writes in batches yet keeps every byte that arrived when the source fails mid-batch, in order', async () => {
+    const store = new LocalDiskArtifactStore(path.join(work, 'root'));
+    const key = { accountId: 'acc', runId: 'run', name: 'v.webm' };
+    // Odd sizes that straddle the 1 MiB batch boundaries, then a failure with a partial batch held.
+    const parts = [700 * 1024 + 1, 700 * 1024 + 3, 700 * 1024 + 5, 12_345].map((n, i) => Buffer.alloc(n, i + 1));
+    async function* broken() {
+      for (const part of parts) yield part;
+      throw new Error('connection reset');
+    }
+    await expect(store.write(key, 0, broken())).rejects.toThrow('connection reset');
+    expect(await readFile(store.pathOf(key))).toEqual(Buffer.concat(parts));
+  });
+
+  it('lets the source reuse one buffer for every chunk: each is copied before the next is asked for', async () => {
+    const store = new LocalDiskArtifactStore(path.join(work, 'root'));
+    const key = { accountId: 'acc', runId: 'run', name: 'reused.bin' };
+    const buffer = Buffer.alloc(64 * 1024);
+    async function* reusing() {
+      for (let i = 0; i < 40; i++) yield buffer.fill(i);
+    }
+    expect(await store.write(key, 0, reusing())).toBe(40 * 64 * 1024);
+    const expected = Buffer.concat(Array.from({ length: 40 }, (_, i) => Buffer.alloc(64 * 1024, i)));
+    expect((await readFile(store.pathOf(key))).equals(expected)).toBe(true);
   });
 
   it('keeps what arrived when the source fails, so the size is the resume point', async () => {

@@ -11,8 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { constants } from 'node:fs';
+import { constants, createReadStream, createWriteStream } from 'node:fs';
 import { copyFile, type FileHandle, open, stat, unlink } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
@@ -63,8 +62,11 @@ export interface ArtifactUploaderOptions {
 /** Attempts after a SHA-256 mismatch before the artifact is given up (the file itself is broken). */
 const MAX_DIGEST_RESTARTS = 2;
 
-/** Buffers an upload cycles through (see #segment). */
+/** Buffers an upload cycles through (see #segment): one held by undici, the rest being read ahead. */
 const RING_SLOTS = 4;
+
+/** Bytes per read and per socket write: few enough calls per upload, and 4 of them stay small. */
+const CHUNK_BYTES = 1024 * 1024;
 
 export class ArtifactUploader extends EventEmitter {
   readonly #config: ArtifactUploaderConfig;
@@ -88,7 +90,7 @@ export class ArtifactUploader extends EventEmitter {
     this.#log = options.log;
     this.#backoff = new Backoff(options.backoff ?? DELIVERY_BACKOFF);
     this.#segmentMs = options.segmentMs ?? 20_000;
-    this.#chunkBytes = options.chunkBytes ?? 256 * 1024;
+    this.#chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     this.queue = queue;
   }
 
@@ -291,28 +293,60 @@ export class ArtifactUploader extends EventEmitter {
    * Bytes [start, end) of the file, a chunk at a time, stopping early once `segmentMs` has passed
    * (at least one chunk is always sent).
    *
+   * Read-ahead: while undici writes one chunk, the next ones are already being read, so the socket
+   * never waits on the disk (a read is a thread-pool round trip, slow on a busy machine).
+   *
    * Memory: the chunks come from a small ring of buffers that are reused, so an upload allocates
    * nothing per chunk and RSS stays flat (fresh buffers would leave up to V8's external-memory GC
    * threshold, ~64 MB, of garbage behind). Reuse is safe because undici pulls the next chunk only
    * after socket.write() of this one returned true (the kernel took it synchronously) or after
-   * 'drain' (everything queued was flushed); the ring's spare slots are extra margin, and the
+   * 'drain' (everything queued was flushed): so when the generator runs, no yielded buffer is in
+   * use any more, and reads go only into slots that are neither yielded nor still being read. The
    * service's SHA-256 check would catch any corruption anyway.
    */
   async *#segment(fh: FileHandle, start: number, end: number): AsyncGenerator<Uint8Array> {
     const deadline = Date.now() + this.#segmentMs;
     const ring = Array.from({ length: RING_SLOTS }, () => Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, end - start))));
+    const reads: Array<Promise<Buffer>> = [];
     let slot = 0;
     let position = start;
-    while (position < end) {
-      const buffer = ring[slot] as Buffer;
-      slot = (slot + 1) % RING_SLOTS;
-      const { bytesRead } = await fh.read(buffer, 0, Math.min(buffer.length, end - position), position);
-      if (bytesRead === 0) throw new Error(`the queued copy ended at ${position} of ${end} bytes`);
-      position += bytesRead;
-      yield bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead);
-      if (Date.now() >= deadline) return;
+    const readAhead = () => {
+      // One slot stays out of the rotation: the chunk undici holds between two pulls.
+      while (reads.length < RING_SLOTS - 1 && position < end) {
+        const buffer = ring[slot] as Buffer;
+        slot = (slot + 1) % RING_SLOTS;
+        const read = readChunk(fh, buffer, position, end);
+        // Settled (and awaited) below; this only keeps a failure of a read never awaited from being unhandled.
+        read.catch(() => {});
+        reads.push(read);
+        position += Math.min(buffer.length, end - position);
+      }
+    };
+    try {
+      readAhead();
+      for (let read = reads.shift(); read; read = reads.shift()) {
+        const chunk = await read;
+        readAhead();
+        yield chunk;
+        if (Date.now() >= deadline) return;
+      }
+    } finally {
+      // Stopped early (deadline, or the request failed): let reads in flight land before the file closes.
+      await Promise.allSettled(reads);
     }
   }
+}
+
+/** Bytes [position, min(end, position + buffer.length)) of the file into `buffer`; fails on a short file. */
+async function readChunk(fh: FileHandle, buffer: Buffer, position: number, end: number): Promise<Buffer> {
+  const length = Math.min(buffer.length, end - position);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await fh.read(buffer, filled, length - filled, position + filled);
+    if (bytesRead === 0) throw new Error(`the queued copy ended at ${position + filled} of ${end} bytes`);
+    filled += bytesRead;
+  }
+  return length === buffer.length ? buffer : buffer.subarray(0, length);
 }
 
 /** SHA-256 and size of a file, read through one reused buffer (flat memory, any size). */

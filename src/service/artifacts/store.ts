@@ -18,10 +18,12 @@ export class UnsafeArtifactKeyError extends Error {
 
 export interface ArtifactBlobStore {
   /**
-   * Writes `source` at `offset` (0 truncates; otherwise it must equal the current size). Every
-   * chunk taken from `source` is persisted before the next is read, so when `source` fails (the
-   * client went away) what arrived stays and `stat` reports it: that is the resume point. Resolves
-   * with the bytes written; rejects with the source's error after keeping what arrived.
+   * Writes `source` at `offset` (0 truncates; otherwise it must equal the current size), in order.
+   * A store may gather chunks into larger writes (copying them: the source may reuse its buffers),
+   * but whatever it took from `source` is persisted before write() settles, also when `source`
+   * fails (the client went away): what arrived stays and `stat` reports it, which is the resume
+   * point. Resolves with the bytes written; rejects with the source's error after keeping what
+   * arrived.
    */
   write(key: ArtifactKey, offset: number, source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<number>;
   /** Bytes held for the key, or undefined when there are none. */
