@@ -144,7 +144,7 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
     const { t, agent } = await start();
     const jobs = await leased(t, agent, 3);
     const failing = jobs[1]!.runId;
-    await injectInsertFailure(fresh, backend.name, failing);
+    await injectInsertFailure(fresh, backend.name, 'results', 'run_id', failing);
 
     const failed = await batch(t, agent, jobs.map((job) => ({ job })));
     expect(failed.status).toBe(500);
@@ -153,32 +153,50 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
       expect((await h.store.runs.get(job.runId))?.state).toBe('leased');
     }
 
-    await removeInsertFailure(fresh, backend.name);
+    await removeInsertFailure(fresh, backend.name, 'results');
     const retried = await batch(t, agent, jobs.map((job) => ({ job })));
     expect((retried.json.outcomes as ResultOutcome[]).map((o) => o.status)).toEqual(['stored', 'stored', 'stored']);
     const again = await batch(t, agent, jobs.map((job) => ({ job })));
     expect((again.json.outcomes as ResultOutcome[]).map((o) => o.status)).toEqual(['duplicate', 'duplicate', 'duplicate']);
     for (const job of jobs) expect(await resultsOf(job.runId)).toHaveLength(1);
   });
+
+  it('applies the statuses of a batch together, and when one cannot be updated still applies the others and keeps the results', async () => {
+    const { t, agent } = await start();
+    const jobs = await leased(t, agent, 3);
+    const broken = jobs[1]!.check.id;
+    await injectInsertFailure(fresh, backend.name, 'check_statuses', 'check_id', broken);
+
+    const res = await batch(t, agent, jobs.map((job) => ({ job, result: { hasFailures: true } })));
+    expect((res.json.outcomes as ResultOutcome[]).map((o) => o.status)).toEqual(['stored', 'stored', 'stored']);
+    for (const job of jobs) {
+      expect(await resultsOf(job.runId)).toHaveLength(1);
+      const status = await h.store.checkStatuses.get(t.accountId, job.check.id);
+      expect(status?.hasFailures).toBe(job.check.id === broken ? undefined : true);
+    }
+    // The broken one is left pending, for the sweep to replay.
+    const pending = await h.store.results.listStatusPending({ limit: 10 });
+    expect(pending.map((r) => r.checkId)).toEqual([broken]);
+  });
 });
 
-/** A trigger that makes the database refuse the result of `runId`: a real failure inside the transaction. */
-async function injectInsertFailure(fresh: FreshStore, backend: 'sqlite' | 'postgres', runId: string): Promise<void> {
+/** A trigger that makes the database refuse rows of `table` whose `column` is `value`: a real failure inside the transaction. */
+async function injectInsertFailure(fresh: FreshStore, backend: 'sqlite' | 'postgres', table: string, column: string, value: string): Promise<void> {
   if (backend === 'sqlite') {
-    await fresh.query(`CREATE TRIGGER fail_result BEFORE INSERT ON results WHEN NEW.run_id = '${runId}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+    await fresh.query(`CREATE TRIGGER fail_insert BEFORE INSERT ON ${table} WHEN NEW.${column} = '${value}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
     return;
   }
   await fresh.query(
-    `CREATE FUNCTION fail_result() RETURNS trigger AS $$ BEGIN IF NEW.run_id = '${runId}' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`,
+    `CREATE FUNCTION fail_insert() RETURNS trigger AS $$ BEGIN IF NEW.${column} = '${value}' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`,
   );
-  await fresh.query('CREATE TRIGGER fail_result BEFORE INSERT ON results FOR EACH ROW EXECUTE FUNCTION fail_result()');
+  await fresh.query(`CREATE TRIGGER fail_insert BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION fail_insert()`);
 }
 
-async function removeInsertFailure(fresh: FreshStore, backend: 'sqlite' | 'postgres'): Promise<void> {
+async function removeInsertFailure(fresh: FreshStore, backend: 'sqlite' | 'postgres', table: string): Promise<void> {
   if (backend === 'sqlite') {
-    await fresh.query('DROP TRIGGER fail_result');
+    await fresh.query('DROP TRIGGER fail_insert');
     return;
   }
-  await fresh.query('DROP TRIGGER fail_result ON results');
-  await fresh.query('DROP FUNCTION fail_result()');
+  await fresh.query(`DROP TRIGGER fail_insert ON ${table}`);
+  await fresh.query('DROP FUNCTION fail_insert()');
 }

@@ -30,7 +30,7 @@ import {
   type SubmitResultRequest,
   type SubmitResultResponse,
 } from '../../shared/protocol.ts';
-import { appliesToStatus, CheckStatusService } from '../alerting/status-service.ts';
+import { appliesToStatus, CheckStatusService, type StoredResultEvent } from '../alerting/status-service.ts';
 import { replayPendingResults } from '../alerting/status-replay.ts';
 import { toCheckDefinition } from '../checks/definition.ts';
 import { groupOf } from '../checks/group-of.ts';
@@ -363,7 +363,8 @@ export class Dispatcher {
     // is the location key and the run belonging to that location; the runId keeps it once-only.
     const taken = await this.#takeResult(location, req.result);
     if (taken.status === 'unknown') throw new NotFoundError(taken.message);
-    await this.#afterCommit(taken, req.agentId, req.leaseId);
+    const event = await this.#afterCommit(taken, req.agentId, req.leaseId);
+    if (event) await this.#applyStatuses([event]);
     return { status: taken.status, resultId: taken.resultId };
   }
 
@@ -382,15 +383,18 @@ export class Dispatcher {
       return out;
     });
     const outcomes: ResultOutcome[] = [];
+    const events: StoredResultEvent[] = [];
     for (const [i, t] of taken.entries()) {
       if (t.status === 'unknown') {
         this.#log.debug({ runId: t.runId, agentId: req.agentId }, t.message);
         outcomes.push({ runId: t.runId, status: 'unknown' });
         continue;
       }
-      await this.#afterCommit(t, req.agentId, req.results[i]?.leaseId ?? '');
+      const event = await this.#afterCommit(t, req.agentId, req.results[i]?.leaseId ?? '');
+      if (event) events.push(event);
       outcomes.push({ runId: t.runId, status: t.status, resultId: t.resultId });
     }
+    await this.#applyStatuses(events);
     return { outcomes };
   }
 
@@ -433,22 +437,36 @@ export class Dispatcher {
     return { status: stored.status, runId, resultId: stored.id, run, check, outcome, resultType, result, location, now };
   }
 
-  /** What follows a stored result's commit: the retry plan, metrics, the check's status and alerts. */
-  async #afterCommit(t: StoredTaken, agentId: string, leaseId: string): Promise<void> {
+  /** What follows a stored result's commit: the retry plan and metrics; gives the status update it calls for. */
+  async #afterCommit(t: StoredTaken, agentId: string, leaseId: string): Promise<StoredResultEvent | undefined> {
     if (t.status === 'duplicate') {
       this.#log.info({ runId: t.runId, agentId, leaseId }, 'duplicate result ignored');
-      return;
+      return undefined;
     }
     if (t.outcome) await this.#resultPolicy?.afterStored(t.run, t.outcome);
     this.#counters?.resultStored(t.run);
-    const event = { run: t.run, check: t.check, resultId: t.resultId, resultType: t.resultType, runLocation: t.location.slugName };
-    await this.#statuses
-      .resultStored({ ...event, result: t.result, atMs: Date.parse(t.now) })
-      .then((alerts) => {
-        if (alerts.length > 0) this.#alertsRaised();
-      })
-      // The result is stored either way; a status that failed to update is logged, not a failed upload, and replayed by a later sweep.
-      .catch((err: unknown) => this.#log.error({ err, runId: t.runId, checkId: t.run.checkId }, 'check status could not be updated'));
+    const { run, check, resultId, resultType, result } = t;
+    return { run, check, resultId, resultType, result, runLocation: t.location.slugName, atMs: Date.parse(t.now) };
+  }
+
+  /**
+   * Applies stored results to their checks' statuses, several in one transaction. The results are
+   * stored either way: a status that failed to update is logged, not a failed upload, and replayed
+   * by a later sweep; one that fails in a batch leaves the others to be applied one by one.
+   */
+  async #applyStatuses(events: readonly StoredResultEvent[]): Promise<void> {
+    const [first] = events;
+    if (!first) return;
+    try {
+      const alerts = events.length === 1 ? await this.#statuses.resultStored(first) : await this.#statuses.resultsStored(events);
+      if (alerts.length > 0) this.#alertsRaised();
+    } catch (err) {
+      if (events.length > 1) {
+        for (const e of events) await this.#applyStatuses([e]);
+        return;
+      }
+      this.#log.error({ err, resultId: first.resultId, checkId: first.run.checkId }, 'check status could not be updated');
+    }
   }
 
   /** Hands leases back at once (agent shutdown); the runs are queued again for other agents. */
