@@ -16,17 +16,8 @@ describe.each(storeBackends())('hourly check statistics ($name)', (backend) => {
 
   async function checkOf(store: Store): Promise<{ accountId: string; checkId: string }> {
     const { accountId } = await createAccount(store, 'Acme');
-    const check = await store.checks.create({
-      accountId,
-      checkType: 'API',
-      name: 'Homepage',
-      activated: true,
-      muted: false,
-      frequency: 1,
-      frequencyOffset: null,
-      locationIds: [],
-      body: { tags: [] },
-    });
+    const settings = { activated: true, muted: false, frequency: 1, frequencyOffset: null, locationIds: [], body: { tags: [] } };
+    const check = await store.checks.create({ accountId, checkType: 'API', name: 'Homepage', ...settings });
     return { accountId, checkId: check.id };
   }
 
