@@ -5,12 +5,20 @@
  *
  *   npm run bench -- e2e [--checks 300] [--duration 30] [--idle 60]
  *
+ * OUTPOST_BENCH_SERVICE_FLAGS (space-separated Node flags) starts the service with them, e.g.
+ * `--cpu-prof --cpu-prof-dir=.bench/profiles` for a profile (scripts/bench/_profile.ts summarises it).
+ *
  * The idle windows are a minute long: V8 tiers up WebAssembly (undici's HTTP parser) about 50 s after
  * start unless the agent's flags say otherwise, and a shorter window would miss what that keeps.
  */
 import { DatabaseSync } from 'node:sqlite';
 import { agentEnv, agentNodeFlags, buildDist, ROOT } from './_dist.ts';
 import { cpuSeconds, numberFlags, rssMb, summarize } from './_stats.ts';
+
+/** OUTPOST_BENCH_SERVICE_FLAGS: Node flags for the service (a CPU profile), none by default. */
+function serviceNodeFlags(): string[] {
+  return (process.env.OUTPOST_BENCH_SERVICE_FLAGS ?? '').split(/\s+/).filter((f) => f !== '');
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -32,7 +40,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const { Api, createAccount, startAgent, startService, startTarget, tempDir } = await import('../../test/e2e/harness.ts');
   const data = await tempDir('bench-e2e');
   const target = await startTarget((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
-  const service = await startService({ DATA_DIR: data.dir, LOG_LEVEL: 'INFO' });
+  const service = await startService({ DATA_DIR: data.dir, LOG_LEVEL: 'INFO' }, serviceNodeFlags());
+  const servicePid = service.proc.child.pid!;
   const api = new Api(service.url, await createAccount(data.dir));
   const location = await api.createLocation('bench');
   // INFO is the default level an operator runs with: a log line per run is part of the real cost.
@@ -69,11 +78,13 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const windowStart = new Date().toISOString();
     const loadRss: number[] = [];
     const loadCpu0 = cpuSeconds(pid);
+    const serviceCpu0 = cpuSeconds(servicePid);
     for (let t = 0; t < opts.duration * 2; t++) {
       loadRss.push(rssMb(pid));
       await sleep(500);
     }
     const loadCpuPercent = ((cpuSeconds(pid) - loadCpu0) / opts.duration) * 100;
+    const serviceCpuSeconds = cpuSeconds(servicePid) - serviceCpu0;
     const windowEnd = new Date().toISOString();
 
     const db = new DatabaseSync(`${data.dir}/outpost.db`, { readOnly: true });
@@ -116,6 +127,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       agentNodeFlags: nodeFlags,
       agentRssMb: { idle: idleRss, loadPeak: Math.max(...loadRss), idleAfterLoad: idleAfterLoadRss },
       agentCpuPercent: { idle: Math.round(idleCpuPercent * 100) / 100, load: Math.round(loadCpuPercent * 10) / 10 },
+      serviceCpuPercent: Math.round((serviceCpuSeconds / opts.duration) * 1000) / 10,
+      serviceCpuMsPerResult: rows.length > 0 ? Math.round((serviceCpuSeconds * 1000 * 1000) / rows.length) / 1000 : null,
+      serviceNodeFlags: serviceNodeFlags(),
     };
   } finally {
     await agent.stop();

@@ -99,8 +99,8 @@ export function freePort(): Promise<number> {
 }
 
 /** Starts `outpost serve` on a free port (or env.PORT); resolves once it listens. */
-export async function startService(env: Record<string, string>): Promise<{ proc: Proc; url: string }> {
-  const proc = new Proc(['serve'], { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'INFO', ...env });
+export async function startService(env: Record<string, string>, nodeFlags: string[] = []): Promise<{ proc: Proc; url: string }> {
+  const proc = new Proc(['serve'], { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'INFO', ...env }, nodeFlags);
   const line = await proc.waitForLog((l) => l.msg === 'outpost service listening');
   return { proc, url: String(line.address) };
 }

@@ -69,15 +69,23 @@ export async function startHarness(
   /**
    * `retries`: the dispatcher carries out retry strategies (failed tries stored as ATTEMPT), as the service does.
    * `signals`: how it announces runs (coordination/); in-process by default.
+   * `openStore`: the store to run on (test/support/store-backends.ts); SQLite in a temp DATA_DIR by default.
    */
-  opts: { config?: Partial<ServiceConfig>; listen?: boolean; retries?: boolean; metrics?: boolean; signals?: RunSignals } = {},
+  opts: {
+    config?: Partial<ServiceConfig>;
+    listen?: boolean;
+    retries?: boolean;
+    metrics?: boolean;
+    signals?: RunSignals;
+    openStore?: () => Promise<Store>;
+  } = {},
 ): Promise<Harness> {
   const dataDir = tempDataDir();
   const config: ServiceConfig = {
     ...loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', PUBLIC_URL: 'http://outpost.test:8080' }),
     ...opts.config,
   };
-  const store = await openSqliteStore(dataDir);
+  const store = await (opts.openStore ?? (() => openSqliteStore(dataDir)))();
   const clock = { now: Date.now() };
   const resultPolicy = opts.retries
     ? new RetryCoordinator({ store, log: silentLog, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) })

@@ -29,7 +29,7 @@ export interface StoredResultEvent {
 }
 
 export interface CheckStatusServiceOptions {
-  store: Pick<Store, 'checkStatuses' | 'checkGroups'>;
+  store: Pick<Store, 'checkStatuses' | 'checkGroups' | 'transaction'>;
   /** Runs inside the transaction that records an alert (database work only: see WithAlert). */
   onAlert?: WithAlert;
   /** Runs after the transaction committed, with the alerts it recorded (none: not called). */
@@ -60,6 +60,32 @@ export class CheckStatusService {
    * cancelled results are skipped, and so is a result applied already (by a replay or a replica).
    */
   async resultStored(e: StoredResultEvent): Promise<CheckAlertRecord[]> {
+    const alerts = await this.#apply(e);
+    if (alerts.length > 0) this.#onAlertsRaised?.(alerts);
+    return alerts;
+  }
+
+  /**
+   * Applies several stored results in one transaction (one commit instead of one per result), each
+   * as resultStored would, in the order given per check; all or none. Checks are locked in id order,
+   * so two batches on PostgreSQL never wait for each other in a cycle.
+   */
+  async resultsStored(events: readonly StoredResultEvent[]): Promise<CheckAlertRecord[]> {
+    const ordered = [...events].sort((a, b) => (a.run.checkId < b.run.checkId ? -1 : a.run.checkId > b.run.checkId ? 1 : 0));
+    // Read committed, as applyResult's own transaction: each check's row lock orders its updates.
+    const alerts = await this.#store.transaction(
+      async () => {
+        const raised: CheckAlertRecord[] = [];
+        for (const e of ordered) raised.push(...(await this.#apply(e)));
+        return raised;
+      },
+      { isolation: 'read committed' },
+    );
+    if (alerts.length > 0) this.#onAlertsRaised?.(alerts);
+    return alerts;
+  }
+
+  async #apply(e: StoredResultEvent): Promise<CheckAlertRecord[]> {
     if (!appliesToStatus(e.resultType, e.result)) return [];
     const group = await groupOf(this.#store, e.check);
     const settings = effectiveAlertSettings(e.check, group);
@@ -72,9 +98,7 @@ export class CheckStatusService {
       (prev) => nextStatus(prev, e, settings, locationIds),
       this.#onAlert,
     );
-    const alerts = applied?.alerts ?? [];
-    if (alerts.length > 0) this.#onAlertsRaised?.(alerts);
-    return alerts;
+    return applied?.alerts ?? [];
   }
 }
 

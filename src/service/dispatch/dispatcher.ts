@@ -23,10 +23,14 @@ import {
   type RegisterRequest,
   type RegisterResponse,
   type ReleaseRequest,
+  type ResultOutcome,
+  type RunResult,
+  type SubmitResultBatchRequest,
+  type SubmitResultBatchResponse,
   type SubmitResultRequest,
   type SubmitResultResponse,
 } from '../../shared/protocol.ts';
-import { appliesToStatus, CheckStatusService } from '../alerting/status-service.ts';
+import { appliesToStatus, CheckStatusService, type StoredResultEvent } from '../alerting/status-service.ts';
 import { replayPendingResults } from '../alerting/status-replay.ts';
 import { toCheckDefinition } from '../checks/definition.ts';
 import { groupOf } from '../checks/group-of.ts';
@@ -42,7 +46,7 @@ import type { RunRetryLink } from '../store/check-group-types.ts';
 import type { Agent, ErrorReport, PrivateLocation, Run, Store, StoredCheck } from '../store/store.ts';
 import { decodeBody, EnvelopeError, eventsOf, parseEnvelope } from './envelope.ts';
 import { errorReportingDsn, hashReportToken, reportTokenFor } from './report-token.ts';
-import type { ResultPolicy } from './retries.ts';
+import type { ResultOutcome as RetryOutcome, ResultPolicy } from './retries.ts';
 import { RUN_TIMEOUT_MS } from './timeouts.ts';
 import { WaitList } from './waiters.ts';
 
@@ -95,6 +99,28 @@ const PRUNE_EVERY_MS = 60_000;
  */
 const REPLAY_AFTER_MS = 60_000;
 const STALE_BATCH = 500;
+/**
+ * The most results one result-batches call may carry (RegisterResponse.resultBatchMax): enough that a
+ * busy agent's round trips and commits stop being per run, few enough that one transaction stays short.
+ */
+export const RESULT_BATCH_MAX = 100;
+
+/** A result stored (or found stored already) by #takeResult, with what its after-commit work needs. */
+interface StoredTaken {
+  status: 'stored' | 'duplicate';
+  runId: string;
+  resultId: string;
+  run: Run;
+  check: StoredCheck;
+  outcome: RetryOutcome | undefined;
+  resultType: 'FINAL' | 'ATTEMPT';
+  result: RunResult;
+  location: PrivateLocation;
+  now: string;
+}
+
+/** A result whose run the location does not have (results answers 404 for it). */
+type TakenResult = StoredTaken | { status: 'unknown'; runId: string; message: string };
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -277,6 +303,7 @@ export class Dispatcher {
       heartbeatSeconds: this.#config.heartbeatSeconds,
       maxWaitSeconds: this.#config.maxLeaseWaitSeconds,
       errorReportingDsn: errorReportingDsn(this.#config.publicUrl, location.id, token),
+      resultBatchMax: RESULT_BATCH_MAX,
     };
   }
 
@@ -334,22 +361,64 @@ export class Dispatcher {
     // No registration check here, unlike every other call: a result may come from the spool of an
     // agent process that has since restarted (new agentId) or deregistered. What makes it acceptable
     // is the location key and the run belonging to that location; the runId keeps it once-only.
-    const runId = req.result.runId;
+    const taken = await this.#takeResult(location, req.result);
+    if (taken.status === 'unknown') throw new NotFoundError(taken.message);
+    const event = await this.#afterCommit(taken, req.agentId, req.leaseId);
+    if (event) await this.#applyStatuses([event]);
+    return { status: taken.status, resultId: taken.resultId };
+  }
+
+  /**
+   * Stores several results in one store transaction, each as submitResult would; the status updates
+   * and alerts follow the commit, in the order sent. A run submitResult answers 404 for is `unknown`.
+   */
+  async submitResultBatch(location: PrivateLocation, req: SubmitResultBatchRequest): Promise<SubmitResultBatchResponse> {
+    if (req.results.length > RESULT_BATCH_MAX) {
+      throw new BadRequestError(`body/results has ${req.results.length} results; at most ${RESULT_BATCH_MAX} (resultBatchMax) are allowed per call`);
+    }
+    // Built afresh by each attempt: PostgreSQL may run the transaction again after a serialization failure.
+    const taken = await this.#store.transaction(async () => {
+      const out: TakenResult[] = [];
+      for (const item of req.results) out.push(await this.#takeResult(location, item.result));
+      return out;
+    });
+    const outcomes: ResultOutcome[] = [];
+    const events: StoredResultEvent[] = [];
+    for (const [i, t] of taken.entries()) {
+      if (t.status === 'unknown') {
+        this.#log.debug({ runId: t.runId, agentId: req.agentId }, t.message);
+        outcomes.push({ runId: t.runId, status: 'unknown' });
+        continue;
+      }
+      const event = await this.#afterCommit(t, req.agentId, req.results[i]?.leaseId ?? '');
+      if (event) events.push(event);
+      outcomes.push({ runId: t.runId, status: t.status, resultId: t.resultId });
+    }
+    await this.#applyStatuses(events);
+    return { outcomes };
+  }
+
+  /**
+   * Stores one result once (database work only, so it may run inside a batch's transaction): the
+   * run must be of `location`, and its check must still exist (else the run is finished unstored).
+   */
+  async #takeResult(location: PrivateLocation, result: RunResult): Promise<TakenResult> {
+    const runId = result.runId;
     const run = await this.#store.runs.get(runId);
     // Another location's run is reported exactly like a missing one, so ids cannot be probed.
-    if (!run || run.locationId !== location.id) throw new NotFoundError(`Run ${runId} was not found for this private location`);
+    if (!run || run.locationId !== location.id) return { status: 'unknown', runId, message: `Run ${runId} was not found for this private location` };
     const now = iso(this.#now());
     const check = await this.#store.checks.get(run.accountId, run.checkId);
     if (!check) {
       await this.#store.runs.finish(run.runId, now);
-      throw new NotFoundError(`The check of run ${runId} was deleted; the result is not stored`);
+      return { status: 'unknown', runId, message: `The check of run ${runId} was deleted; the result is not stored` };
     }
     // A failed result may be an ATTEMPT to be retried rather than the FINAL one (./retries.ts).
-    const outcome = await this.#resultPolicy?.classify(run, check, req.result, this.#now());
+    const outcome = await this.#resultPolicy?.classify(run, check, result, this.#now());
     const resultType = outcome?.resultType ?? 'FINAL';
     // The run, not the upload, says which check and type this was: an agent cannot file a result
     // under another check. One that moves the check's status is stored marked pending, so a crash
-    // before the status update below leaves it to be replayed (#replayPending).
+    // before the status update leaves it to be replayed (#replayPending).
     const stored = await this.#store.results.insertOnce({
       accountId: run.accountId,
       checkId: run.checkId,
@@ -361,26 +430,43 @@ export class Dispatcher {
       attempts: outcome?.attempts ?? run.leaseAttempt,
       resultType,
       createdAt: now,
-      pendingStatus: appliesToStatus(resultType, req.result) ? { dueAt: run.dueAt } : undefined,
-      payload: { ...req.result, runId: run.runId, checkId: run.checkId, checkType: run.checkType },
+      pendingStatus: appliesToStatus(resultType, result) ? { dueAt: run.dueAt } : undefined,
+      payload: { ...result, runId: run.runId, checkId: run.checkId, checkType: run.checkType },
     });
     await this.#store.runs.finish(run.runId, now);
-    if (stored.status === 'stored' && outcome) await this.#resultPolicy?.afterStored(run, outcome);
-    if (stored.status === 'stored') {
-      this.#counters?.resultStored(run);
-      const event = { run, check, resultId: stored.id, resultType, runLocation: location.slugName };
-      await this.#statuses
-        .resultStored({ ...event, result: req.result, atMs: Date.parse(now) })
-        .then((alerts) => {
-          if (alerts.length > 0) this.#alertsRaised();
-        })
-        // The result is stored either way; a status that failed to update is logged, not a failed upload, and replayed by a later sweep.
-        .catch((err: unknown) => this.#log.error({ err, runId, checkId: run.checkId }, 'check status could not be updated'));
+    return { status: stored.status, runId, resultId: stored.id, run, check, outcome, resultType, result, location, now };
+  }
+
+  /** What follows a stored result's commit: the retry plan and metrics; gives the status update it calls for. */
+  async #afterCommit(t: StoredTaken, agentId: string, leaseId: string): Promise<StoredResultEvent | undefined> {
+    if (t.status === 'duplicate') {
+      this.#log.info({ runId: t.runId, agentId, leaseId }, 'duplicate result ignored');
+      return undefined;
     }
-    if (stored.status === 'duplicate') {
-      this.#log.info({ runId, agentId: req.agentId, leaseId: req.leaseId }, 'duplicate result ignored');
+    if (t.outcome) await this.#resultPolicy?.afterStored(t.run, t.outcome);
+    this.#counters?.resultStored(t.run);
+    const { run, check, resultId, resultType, result } = t;
+    return { run, check, resultId, resultType, result, runLocation: t.location.slugName, atMs: Date.parse(t.now) };
+  }
+
+  /**
+   * Applies stored results to their checks' statuses, several in one transaction. The results are
+   * stored either way: a status that failed to update is logged, not a failed upload, and replayed
+   * by a later sweep; one that fails in a batch leaves the others to be applied one by one.
+   */
+  async #applyStatuses(events: readonly StoredResultEvent[]): Promise<void> {
+    const [first] = events;
+    if (!first) return;
+    try {
+      const alerts = events.length === 1 ? await this.#statuses.resultStored(first) : await this.#statuses.resultsStored(events);
+      if (alerts.length > 0) this.#alertsRaised();
+    } catch (err) {
+      if (events.length > 1) {
+        for (const e of events) await this.#applyStatuses([e]);
+        return;
+      }
+      this.#log.error({ err, resultId: first.resultId, checkId: first.run.checkId }, 'check status could not be updated');
     }
-    return { status: stored.status, resultId: stored.id };
   }
 
   /** Hands leases back at once (agent shutdown); the runs are queued again for other agents. */

@@ -15,13 +15,14 @@ import {
   type LeaseRequest,
   type RegisterRequest,
   type ReleaseRequest,
+  type SubmitResultBatchRequest,
   type SubmitResultRequest,
 } from '../../shared/protocol.ts';
 import type { ServiceConfig } from '../config.ts';
 import { useAccountAuth } from '../http/auth.ts';
 import { NotFoundError, UnauthorizedError } from '../http/errors.ts';
 import type { PrivateLocation, Run, Store } from '../store/store.ts';
-import type { Dispatcher } from './dispatcher.ts';
+import { type Dispatcher, RESULT_BATCH_MAX } from './dispatcher.ts';
 import { sentryKeyOf } from './envelope.ts';
 import { ERRORS_PREFIX, REPORT_PROJECT_ID } from './report-token.ts';
 
@@ -63,17 +64,20 @@ const LeaseBody = Type.Object({
 
 const HeartbeatBody = Type.Object({ agentId: AgentId, leases: Type.Array(LeaseRefSchema, { maxItems: 1000 }) });
 
-const ResultBody = Type.Object({
+const RunResultSchema = Type.Object({
+  runId: Type.String({ minLength: 1 }),
+  startedAt: Type.String(),
+  stoppedAt: Type.String(),
+  responseTime: Type.Number(),
+  hasFailures: Type.Boolean(),
+  hasErrors: Type.Boolean(),
+});
+
+const ResultBody = Type.Object({ agentId: AgentId, leaseId: Type.String(), result: RunResultSchema });
+
+const ResultBatchBody = Type.Object({
   agentId: AgentId,
-  leaseId: Type.String(),
-  result: Type.Object({
-    runId: Type.String({ minLength: 1 }),
-    startedAt: Type.String(),
-    stoppedAt: Type.String(),
-    responseTime: Type.Number(),
-    hasFailures: Type.Boolean(),
-    hasErrors: Type.Boolean(),
-  }),
+  results: Type.Array(Type.Object({ leaseId: Type.String(), result: RunResultSchema }), { minItems: 1, maxItems: RESULT_BATCH_MAX }),
 });
 
 const ReleaseBody = Type.Object({
@@ -144,6 +148,10 @@ const protocolRoutes: FastifyPluginAsync<AgentApiOptions> = async (fastify, { st
 
   app.post(AGENT_PATHS.results, { schema: { body: ResultBody } }, async (request) =>
     dispatcher.submitResult(authOf(request).location, request.body as unknown as SubmitResultRequest),
+  );
+
+  app.post(AGENT_PATHS.resultBatches, { schema: { body: ResultBatchBody } }, async (request) =>
+    dispatcher.submitResultBatch(authOf(request).location, request.body as unknown as SubmitResultBatchRequest),
   );
 
   app.post(AGENT_PATHS.release, { schema: { body: ReleaseBody } }, async (request) =>

@@ -81,7 +81,7 @@ export function assembleStore({ sql, secrets }: StoreParts): Store {
     accountSettings: new SqlAccountSettingsRepo(sql),
     badges: new SqlBadgeRepo(sql),
     consoleSessions: new SqlConsoleSessionRepo(sql),
-    transaction: (fn) => sql.transaction(fn),
+    transaction: (fn, options) => sql.transaction(fn, options),
     async ping() {
       const pending = (await pendingMigrations(sql)).length;
       if (pending === 0) return { ready: true };

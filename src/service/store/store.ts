@@ -280,8 +280,11 @@ export interface Store {
   consoleSessions: import('./console-session-types.ts').ConsoleSessionRepo;
   /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */
   secrets: import('../secrets/box.ts').SecretBox;
-  /** Runs fn in one transaction (BEGIN IMMEDIATE on SQLite, SERIALIZABLE on PostgreSQL); repositories called inside join it. */
-  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in one transaction (BEGIN IMMEDIATE on SQLite, SERIALIZABLE on PostgreSQL unless `options`
+   * say otherwise); repositories called inside join it.
+   */
+  transaction<T>(fn: () => Promise<T>, options?: import('./sql/database.ts').TransactionOptions): Promise<T>;
   /**
    * A trivial query for the readiness probe: whether every migration this code knows is applied.
    * Rejects when the database does not answer (closed, unreachable).

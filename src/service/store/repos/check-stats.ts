@@ -48,7 +48,8 @@ export async function addRollup(db: Pick<SqlDatabase, 'dialect' | 'get' | 'run'>
        max_ms = ${greatest('check_stats_hourly.max_ms', 'excluded.max_ms')}, histogram = excluded.histogram`,
     [sample.checkId, hour, sample.accountId, sample.failed ? 1 : 0, sample.responseTimeMs, sample.responseTimeMs, sample.responseTimeMs, JSON.stringify(histogram)],
   );
-  await db.run('DELETE FROM check_stats_hourly WHERE check_id = ? AND hour < ?', [sample.checkId, hour - KEEP_HOURS]);
+  // Rows fall out of the window only when a new hour begins, which is when its row is first written.
+  if (!existing) await db.run('DELETE FROM check_stats_hourly WHERE check_id = ? AND hour < ?', [sample.checkId, hour - KEEP_HOURS]);
 }
 
 /** The figures of a set of hourly rows, or undefined when none ran. */

@@ -93,7 +93,9 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
       // Whoever clears the pending mark applies the result: a replay racing the live path, or
       // another replica's, finds it cleared and changes nothing.
       if ((await this.#db.run(CLEAR_PENDING, [resultId])).changes === 0) return null;
-      await this.#db.get(`SELECT id FROM checks WHERE id = ? ${dialectSql(this.#db.dialect).forUpdate}`, [checkId]);
+      // SQLite's transactions take its single write lock up front: no row lock to take there.
+      const { forUpdate } = dialectSql(this.#db.dialect);
+      if (forUpdate) await this.#db.get(`SELECT id FROM checks WHERE id = ? ${forUpdate}`, [checkId]);
       const prev = await this.#read(accountId, checkId);
       const update = compute(prev);
       if (!update) return null;
