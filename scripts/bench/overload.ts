@@ -8,8 +8,10 @@
  * `--checks` at a 10 s interval is the offered load (4000 = 400/s); run `npm run bench -- e2e` first
  * to find the rate where results per second stop rising, and offer about twice that. After the
  * measured window all but `--keep` checks (they are in one check group) are deactivated with one
- * call. Recovery is the time from that call to the due time of the last run of a kept check that was
- * shed or started more than `--late-ms` after its due time; under one interval (10 s) meets the target.
+ * call, which also cancels their queued runs, so what must drain is the kept checks' own backlog.
+ * Recovery is the time from that call to the due time of the last run of a kept check that was shed
+ * or started more than `--late-ms` after its due time; under one interval (10 s) meets the target.
+ * Capacity is what `deliveredPerSecond` reads with `--checks` just below the rate where it stops rising.
  * With OUTPOST_BENCH_CPU_PROF_DIR set, the service writes a CPU profile there (`--cpu-prof`).
  */
 import { DatabaseSync } from 'node:sqlite';
@@ -32,6 +34,21 @@ function expiredByReason(db: DatabaseSync, fromIso: string, toIso: string): Reco
     .prepare("SELECT end_reason, count(*) AS n FROM runs WHERE state = 'expired' AND finished_at >= ? AND finished_at < ? GROUP BY end_reason")
     .all(fromIso, toIso) as Array<{ end_reason: string; n: number }>;
   return Object.fromEntries(rows.map((r) => [r.end_reason.replace(/\d+/g, 'N').slice(0, 80), r.n]));
+}
+
+/**
+ * Where the offered work went: the runs due in the window by the state they are in now, and how long
+ * after its due time each was enqueued (a service too busy to enqueue on time shows here).
+ */
+function runsDueIn(db: DatabaseSync, fromIso: string, toIso: string): { byState: Record<string, number>; dueToEnqueuedMs: ReturnType<typeof summarize> } {
+  const rows = db.prepare('SELECT state, due_at, created_at FROM runs WHERE due_at >= ? AND due_at < ?').all(fromIso, toIso) as Array<{
+    state: string;
+    due_at: string;
+    created_at: string;
+  }>;
+  const byState: Record<string, number> = {};
+  for (const r of rows) byState[r.state] = (byState[r.state] ?? 0) + 1;
+  return { byState, dueToEnqueuedMs: summarize(rows.map((r) => Date.parse(r.created_at) - Date.parse(r.due_at))) };
 }
 
 /** outpost_service_runs_expired_total by reason, summed over locations, from GET /metrics. */
@@ -103,6 +120,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       .prepare('SELECT payload FROM results WHERE created_at >= ? AND created_at < ?')
       .all(windowStart, windowEnd) as Array<{ payload: string }>;
     const expired = expiredByReason(db, windowStart, windowEnd);
+    const due = runsDueIn(db, windowStart, windowEnd);
     const afterDrop = db
       .prepare(
         `SELECT r.due_at, r.state, r.end_reason, res.payload FROM runs r LEFT JOIN results res ON res.run_id = r.run_id
@@ -118,6 +136,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       deliveredPerSecond: Math.round((inWindow.length / opts.duration) * 10) / 10,
       shedByReason: minus(shed1, shed0),
       expiredByEndReason: expired,
+      runsDueInWindow: due.byState,
+      dueToEnqueuedMs: due.dueToEnqueuedMs,
       dueToStartMs: summarize(lags),
       offeredAfterDropPerSecond: opts.keep / INTERVAL_S,
       recoverySeconds: recoverySeconds(afterDrop, dropMs, opts['late-ms']),
