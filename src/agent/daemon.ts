@@ -81,6 +81,8 @@ export interface AgentDaemonEvents {
   'result-rejected': [{ runId: string; message: string }];
   released: [LeaseRef[]];
   'slot-freed': [];
+  /** Results wait for their upload in memory beyond the bound: no lease until fewer do. */
+  'waiting-for-results': [{ pending: number }];
   /** A register or lease call failed; the next try comes after `delayMs`. */
   retrying: [{ call: 'register' | 'lease'; delayMs: number; unreachable: boolean }];
   stopping: [string];
@@ -132,6 +134,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   #lastLoopProgressAt = Date.now();
   #waitingForSlot = false;
   #waitingForSpool = false;
+  #waitingForResults = false;
   #currentPoll: { slots: Record<CheckClass, number>; refresh: AbortController } | undefined;
   #resolveDone!: (code: number) => void;
   /** Resolves with the process exit code once the daemon has stopped (by stop() or a fatal error). */
@@ -231,7 +234,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   }
 
   jobLoopLiveness(): { ok: true } | { ok: false; reason: string } {
-    if (this.#stopping || this.#waitingForSlot || this.#waitingForSpool) return { ok: true };
+    if (this.#stopping || this.#waitingForSlot || this.#waitingForSpool || this.#waitingForResults) return { ok: true };
     const maxWaitMs = (this.#registration?.maxWaitSeconds ?? 30) * 1000;
     // The loop legitimately sits in one long-poll for up to maxWait, and backoff can add up to its cap.
     const bound = 2 * maxWaitMs + 30_000 + this.#backoffOptions.capMs;
@@ -397,6 +400,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     const maxWait = this.#registration?.maxWaitSeconds ?? 25;
     while (!this.#stopping) {
       await this.#awaitSpoolDrained(maxWait * 1000);
+      await this.#awaitResultBacklog();
       if (this.#stopping) break;
       this.#lastLoopProgressAt = Date.now();
       const slots: Record<CheckClass, number> = { uptime: this.#freeSlots('uptime'), heavy: this.#freeSlots('heavy') };
@@ -475,6 +479,32 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       // Stopped, or the bound passed: lease anyway.
     } finally {
       this.#waitingForSpool = false;
+    }
+  }
+
+  /**
+   * Backpressure (docs/protocol.md "Overload"): a result waiting in memory for its upload holds its
+   * run's lease, which is no longer heartbeated once the check ended. Leasing faster than the service
+   * stores results would grow that backlog until leases expire and runs are run twice; waiting here
+   * leaves the excess in the service's queue, where it is shed with a reason.
+   */
+  async #awaitResultBacklog(): Promise<void> {
+    const bound = this.#concurrency.uptime + this.#concurrency.heavy;
+    if (this.#deliverer.pending < bound) return;
+    this.#waitingForResults = true;
+    this.emit('waiting-for-results', { pending: this.#deliverer.pending });
+    const done = new AbortController();
+    const signal = AbortSignal.any([this.#stopController.signal, done.signal]);
+    try {
+      while (!this.#stopping && this.#deliverer.pending >= bound) {
+        // Each of these takes a result off the in-memory list.
+        await Promise.race(['result-delivered', 'result-spooled', 'result-rejected'].map((e) => once(this, e, { signal })));
+      }
+    } catch {
+      // Stopped.
+    } finally {
+      done.abort();
+      this.#waitingForResults = false;
     }
   }
 

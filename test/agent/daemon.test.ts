@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CheckOutcome, CheckRunner } from '../../src/agent/checks/runner.ts';
 import { ServiceClient } from '../../src/agent/client.ts';
 import { AgentDaemon, type AgentDaemonOptions } from '../../src/agent/daemon.ts';
+import { LIVE_UPLOADS } from '../../src/agent/deliverer.ts';
 import { type HealthServer, startHealthServer } from '../../src/agent/health.ts';
 import { ResultSpool } from '../../src/agent/spool.ts';
 import type { CheckType } from '../../src/shared/checks/types.ts';
@@ -168,6 +169,27 @@ describe('AgentDaemon', () => {
     await oneDelivered;
     expect(stub.leaseRequests.length).toBeLessThanOrEqual(before + 1);
     runner.finish(b.runId);
+  });
+
+  it('stops leasing while more results wait for their upload than it has slots, and goes on once they are stored', async () => {
+    const { stub, daemon } = await setup({ runner: new ControlledRunner(true) });
+    let storeResults = () => {};
+    stub.holdResults = new Promise<void>((resolve) => {
+      storeResults = resolve;
+    });
+    for (let i = 0; i < 40; i++) stub.addJob(makeJob({ runId: `r${i}` }));
+    const waiting = once(daemon, 'waiting-for-results');
+    await daemon.start();
+    const [{ pending }] = await waiting;
+    // 5 + 1 slots: at least six results wait in memory, LIVE_UPLOADS more are in upload, and what the
+    // agent did not lease stays queued at the service.
+    expect(pending).toBeGreaterThanOrEqual(6);
+    expect(40 - stub.queue.length).toBeLessThanOrEqual(pending + LIVE_UPLOADS + 5);
+    expect(stub.queue.length).toBeGreaterThan(0);
+    stub.holdResults = undefined;
+    storeResults();
+    await stub.until(() => stub.stored.length === 40);
+    expect(stub.queue).toEqual([]);
   });
 
   it('re-asks at once when a slot frees while the long-poll in flight asked none of that class', async () => {

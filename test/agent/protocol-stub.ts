@@ -40,6 +40,8 @@ export class ProtocolStub {
   readonly failWith = new Map<string, number>();
   /** Retry-After sent with those failures, by path. */
   readonly retryAfter = new Map<string, string>();
+  /** While set, result uploads are held unanswered (a service slower to store than the agent runs) until it resolves. */
+  holdResults: Promise<void> | undefined;
   /** Emits 'call' (path) for every request once it is recorded; tests await it instead of sleeping. */
   readonly events = new EventEmitter();
   #waiters: Array<() => void> = [];
@@ -163,6 +165,7 @@ export class ProtocolStub {
         return;
       }
       case AGENT_PATHS.results: {
+        await this.holdResults;
         const { result } = JSON.parse(body) as SubmitResultRequest;
         const duplicate = this.stored.some((r) => r.runId === result.runId);
         if (!duplicate) this.stored.push(result);

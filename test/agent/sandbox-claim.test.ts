@@ -48,6 +48,7 @@ describe('claiming runs by runtime', () => {
           checkType: 'API',
           checkClass: 'uptime',
           dueAt: now,
+          startBy: new Date(Date.now() + 60_000).toISOString(),
           timeoutMs: 30_000,
           check: definition(id, extra),
         },

@@ -64,7 +64,7 @@ describe('console reads', () => {
     const now = new Date().toISOString();
     for (const check of checks) {
       await store.runs.enqueue(
-        { runId: `load-${check.id}`, accountId: acme.accountId, checkId: check.id, locationId: acme.location.id, checkType: 'API', checkClass: 'uptime', dueAt: now, timeoutMs: 30_000, check: { id: check.id } as never },
+        { runId: `load-${check.id}`, accountId: acme.accountId, checkId: check.id, locationId: acme.location.id, checkType: 'API', checkClass: 'uptime', dueAt: now, startBy: new Date(Date.now() + 60_000).toISOString(), timeoutMs: 30_000, check: { id: check.id } as never },
         now,
       );
     }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewRun } from '../../src/service/store/dispatch-types.ts';
-import { MAX_EXPIRED_LEASES } from '../../src/service/store/repos/runs.ts';
+import { MAX_EXPIRED_LEASES, SHED_LATE_REASON } from '../../src/service/store/repos/runs.ts';
 import type { Run, Store } from '../../src/service/store/store.ts';
 import type { CheckDefinition, CheckType } from '../../src/shared/checks/types.ts';
 import { checkClassOf } from '../../src/shared/checks/types.ts';
@@ -27,7 +27,8 @@ async function fixture(store: Store): Promise<Fixture> {
   return { accountId, locationId: location.id, checkId: check.id };
 }
 
-function newRun(f: Fixture, dueSecond: number, overrides: { checkType?: CheckType; checkId?: string; runtimeId?: string } = {}): NewRun {
+/** A run due at `dueSecond`; it may start up to five minutes later unless `startBySecond` says otherwise. */
+function newRun(f: Fixture, dueSecond: number, overrides: { checkType?: CheckType; checkId?: string; runtimeId?: string; startBySecond?: number } = {}): NewRun {
   const checkType = overrides.checkType ?? 'API';
   const checkId = overrides.checkId ?? f.checkId;
   const check = { id: checkId, accountId: f.accountId, name: 'Home', checkType, shouldFail: false, runtimeId: overrides.runtimeId ?? null };
@@ -39,6 +40,7 @@ function newRun(f: Fixture, dueSecond: number, overrides: { checkType?: CheckTyp
     checkType,
     checkClass: checkClassOf(checkType),
     dueAt: at(dueSecond),
+    startBy: at(overrides.startBySecond ?? dueSecond + 300),
     timeoutMs: 30_000,
     check: check as CheckDefinition,
   };
@@ -97,6 +99,57 @@ describe.each(storeBackends())('on $name', (backend) => {
         expect(run).toMatchObject({ state: 'leased', agentId: 'agent-1', leaseExpiresAt: at(600) });
         expect(run.leaseId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       }
+    });
+
+    it('claims the earliest start deadline first, and never a first attempt whose deadline passed', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      // A 10 s check may start 5 s after it is due; a 60 s check due earlier may wait 30 s.
+      const slow = (await store.runs.enqueue(newRun(f, 1, { checkId: 'slow', startBySecond: 31 }), at(1))).run;
+      const fast = (await store.runs.enqueue(newRun(f, 2, { checkId: 'fast', startBySecond: 7 }), at(2))).run;
+      const late = (await store.runs.enqueue(newRun(f, 0, { checkId: 'late', startBySecond: 5 }), at(2))).run;
+      const claim = (now: string) =>
+        store.runs.claim({ locationId: f.locationId, agentId: 'a1', checkTypes: ALL_TYPES, runtimes: [], slots: { uptime: 1, heavy: 0 }, now, leaseExpiresAt: at(60) });
+
+      expect((await claim(at(6))).map((r) => r.runId)).toEqual([fast.runId]);
+      expect((await claim(at(6))).map((r) => r.runId)).toEqual([slow.runId]);
+      expect(await claim(at(6))).toEqual([]);
+      expect(await store.runs.get(late.runId)).toMatchObject({ state: 'queued' });
+    });
+
+    it('sheds the first attempts the agent could run whose start deadline passed, with a reason', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const other = await fixture(store);
+      const late = (await store.runs.enqueue(newRun(f, 1, { checkId: 'late', startBySecond: 6 }), at(1))).run;
+      const onTime = (await store.runs.enqueue(newRun(f, 4, { checkId: 'on-time', startBySecond: 9 }), at(4))).run;
+      const lateBrowser = (await store.runs.enqueue(newRun(f, 1, { checkType: 'BROWSER', checkId: 'b', startBySecond: 6 }), at(1))).run;
+      const elsewhere = (await store.runs.enqueue(newRun(other, 1, { checkId: 'x', startBySecond: 6 }), at(1))).run;
+      const req = { locationId: f.locationId, agentId: 'a1', checkTypes: ['API'] as CheckType[], runtimes: [], slots: { uptime: 1, heavy: 0 }, leaseExpiresAt: at(60) };
+
+      expect(await store.runs.shedLate({ ...req, now: at(5) })).toBe(0);
+      expect(await store.runs.shedLate({ ...req, now: at(6) })).toBe(1);
+      expect(await store.runs.get(late.runId)).toMatchObject({ state: 'expired', endReason: SHED_LATE_REASON, finishedAt: at(6) });
+      // Not this agent's to judge: a type it does not run, another location.
+      expect(await store.runs.get(lateBrowser.runId)).toMatchObject({ state: 'queued' });
+      expect(await store.runs.get(elsewhere.runId)).toMatchObject({ state: 'queued' });
+      expect(await store.runs.get(onTime.runId)).toMatchObject({ state: 'queued' });
+      expect((await store.runs.claim({ ...req, now: at(6) })).map((r) => r.runId)).toEqual([onTime.runId]);
+    });
+
+    it('a run handed back after a lease is claimed before the waiting first attempts and is not shed', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const first = (await store.runs.enqueue(newRun(f, 1, { checkId: 'a', startBySecond: 6 }), at(1))).run;
+      const req = { locationId: f.locationId, agentId: 'a1', checkTypes: ['API'] as CheckType[], runtimes: [], slots: { uptime: 1, heavy: 0 }, leaseExpiresAt: at(60) };
+      const [leased] = (await store.runs.claim({ ...req, now: at(2) })) as [Run];
+      expect(await store.runs.release('a1', [{ runId: leased.runId, leaseId: leased.leaseId as string }], at(20))).toHaveLength(1);
+      const waiting = (await store.runs.enqueue(newRun(f, 19, { checkId: 'b', startBySecond: 24 }), at(19))).run;
+
+      expect(await store.runs.shedLate({ ...req, now: at(21) })).toBe(0);
+      const [again] = (await store.runs.claim({ ...req, agentId: 'a2', now: at(21) })) as [Run];
+      expect(again).toMatchObject({ runId: first.runId, state: 'leased', agentId: 'a2', leaseAttempt: 2 });
+      expect(await store.runs.get(waiting.runId)).toMatchObject({ state: 'queued' });
     });
 
     it('hands out only the check types and runtimes the agent has', async () => {

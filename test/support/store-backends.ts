@@ -20,6 +20,8 @@ export interface FreshStore {
   open(): Promise<Store>;
   /** Rows of a query on the same database, through a connection of its own (to look at what the store wrote). */
   query(sql: string, params?: SqlParams): Promise<Record<string, unknown>[]>;
+  /** A connection of its own to the same database, unmigrated until the caller migrates it (the caller closes it). */
+  connect(): SqlDatabase;
   /** Closes what open() opened and removes the database. */
   dispose(): Promise<void>;
 }
@@ -63,6 +65,7 @@ function freshStore(dataDir: string, openOne: () => Promise<Store>, connect: () 
       opened.push(store);
       return store;
     },
+    connect,
     async query(sql, params) {
       const db = connect();
       try {

@@ -43,11 +43,12 @@ import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from
 import type { SecretBox } from '../secrets/box.ts';
 import { openSecretsIn, sealSecretsIn } from '../secrets/variables.ts';
 import type { RunRetryLink } from '../store/check-group-types.ts';
+import type { ClaimRequest } from '../store/dispatch-types.ts';
 import type { Agent, ErrorReport, PrivateLocation, Run, Store, StoredCheck } from '../store/store.ts';
 import { decodeBody, EnvelopeError, eventsOf, parseEnvelope } from './envelope.ts';
 import { errorReportingDsn, hashReportToken, reportTokenFor } from './report-token.ts';
 import type { ResultOutcome as RetryOutcome, ResultPolicy } from './retries.ts';
-import { RUN_TIMEOUT_MS } from './timeouts.ts';
+import { RUN_TIMEOUT_MS, startByOf } from './timeouts.ts';
 import { WaitList } from './waiters.ts';
 
 export type DispatchLog = Pick<FastifyBaseLogger, 'debug' | 'info' | 'warn' | 'error'>;
@@ -84,9 +85,10 @@ export interface DispatchCounters {
 
 /**
  * Why a run expired: nobody leased it within JOB_QUEUE_TTL_SECONDS, a newer run of its check came
- * due while it still waited, or its agents died in each of its allowed leases.
+ * due while it still waited, no agent could start it before its start deadline (shed under
+ * overload), or its agents died in each of its allowed leases.
  */
-export type RunExpiryReason = 'queue_ttl' | 'superseded' | 'lease_attempts';
+export type RunExpiryReason = 'queue_ttl' | 'superseded' | 'start_deadline' | 'lease_attempts';
 
 /** Finished runs are kept this long for GET /v1/check-runs/{id} and diagnosis, then pruned. */
 export const RUN_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -223,6 +225,7 @@ export class Dispatcher {
         checkType: check.checkType,
         checkClass: checkClassOf(check.checkType),
         dueAt: iso(dueAtMs),
+        startBy: iso(startByOf(check, dueAtMs, this.#config.queueTtlSeconds)),
         // A suite's limit follows its own global timeout (checks/playwright-check-schema.ts).
         timeoutMs: check.checkType === 'PLAYWRIGHT' ? suiteJobTimeoutMs(check.body) : (RUN_TIMEOUT_MS[check.checkType] ?? RUN_TIMEOUT_MS.API),
         // A snapshot: an edit to the check after this point applies from the next run on.
@@ -322,7 +325,7 @@ export class Dispatcher {
       if (signal?.aborted || this.#waiters.closed) return { jobs: [] };
       const seen = this.#waiters.version(location.id);
       const now = this.#now();
-      const runs = await this.#store.runs.claim({
+      const claim = {
         locationId: location.id,
         agentId: agent.id,
         checkTypes: agent.checkTypes,
@@ -330,7 +333,9 @@ export class Dispatcher {
         slots: req.slots,
         now: iso(now),
         leaseExpiresAt: iso(now + this.#config.leaseSeconds * 1000),
-      });
+      };
+      await this.#shedLate(claim);
+      const runs = await this.#store.runs.claim(claim);
       if (runs.length > 0) {
         if (signal?.aborted) {
           // The client left between the claim and the answer: hand the runs straight back rather
@@ -347,6 +352,14 @@ export class Dispatcher {
       const outcome = await this.#waiters.wait(location.id, filter, remaining, signal);
       if (outcome !== 'woken') return { jobs: [] };
     }
+  }
+
+  /** Overload: first attempts this agent could take but not start by their deadline end now, counted. */
+  async #shedLate(claim: ClaimRequest): Promise<void> {
+    const shed = await this.#store.runs.shedLate(claim);
+    if (shed === 0) return;
+    this.#counters?.runsExpired(claim.locationId, 'start_deadline', shed);
+    this.#log.warn({ locationId: claim.locationId, shed }, 'runs shed: the agents could not start them within half their interval');
   }
 
   async heartbeat(location: PrivateLocation, req: HeartbeatRequest): Promise<HeartbeatResponse> {

@@ -63,7 +63,7 @@ export class ServiceMetrics implements DispatchCounters {
     });
     this.#runsExpired = new Counter({
       name: `${PREFIX}runs_expired_total`,
-      help: 'Runs that expired without running, per location and reason (queue_ttl, superseded, lease_attempts).',
+      help: 'Runs that expired without running, per location and reason (queue_ttl, superseded, start_deadline: shed under overload, lease_attempts).',
       labelNames: ['location', 'reason'],
       registers,
     });

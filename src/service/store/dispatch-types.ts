@@ -21,6 +21,8 @@ export interface NewRun {
   checkType: CheckType;
   checkClass: CheckClass;
   dueAt: string;
+  /** The latest time a first attempt may start; later it is shed at claim time (RunRepo.shedLate). */
+  startBy: string;
   timeoutMs: number;
   check: CheckDefinition;
 }
@@ -57,10 +59,18 @@ export interface RunRepo {
   /** Account-scoped read for the public API. */
   getForAccount(accountId: string, runId: string): Promise<Run | undefined>;
   /**
-   * Atomically leases queued runs to one agent, oldest due first: a run moves from `queued` to
-   * `leased` in a single statement, so two agents can never be handed the same run.
+   * Atomically leases queued runs to one agent, earliest start deadline first: a run moves from
+   * `queued` to `leased` in a single statement, so two agents can never be handed the same run. A
+   * first attempt whose deadline (`startBy`) passed is never handed out (shedLate ends it); a run
+   * handed back after a lease is, as long as the queue TTL allows.
    */
   claim(req: ClaimRequest): Promise<Run[]>;
+  /**
+   * Sheds the runs the agent could have claimed (its location, check types and runtimes) that are
+   * first attempts past their start deadline at `req.now`: they become `expired` with endReason
+   * SHED_LATE_REASON. Returns how many.
+   */
+  shedLate(req: ClaimRequest): Promise<number>;
   /**
    * Extends each lease the agent still holds to `leaseExpiresAt`. A lease with a requested cancel is
    * not extended and reports `cancelled`; a lease that is no longer this agent's reports `lost`.

@@ -83,7 +83,8 @@ const byDueAt = (a: Run, b: Run): number => (a.dueAt < b.dueAt ? -1 : a.dueAt > 
  * How a lease ends without a result (expired, released, agent deregistered). A cancel-requested run
  * is not handed out again: its user asked for it to stop. Any other run goes back to the queue as
  * the next lease attempt; its lease_id is cleared so the old agent's heartbeats answer `lost`, while
- * agent_id keeps the last holder for diagnosis.
+ * agent_id keeps the last holder for diagnosis. Its start deadline becomes the moment it came back:
+ * claims take it before the first attempts waiting, and only the queue TTL ends it (it is not shed).
  */
 const HAND_BACK = `
   state = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE 'queued' END,
@@ -91,6 +92,7 @@ const HAND_BACK = `
   end_reason = CASE WHEN cancel_requested = 1 THEN $cancelReason ELSE end_reason END,
   finished_at = CASE WHEN cancel_requested = 1 THEN $now ELSE NULL END,
   check_json = CASE WHEN cancel_requested = 1 THEN NULL ELSE check_json END,
+  start_by = $now,
   lease_id = NULL,
   lease_expires_at = NULL`;
 
@@ -108,8 +110,13 @@ const EXPIRE_LEASE = `
   end_reason = CASE WHEN cancel_requested = 1 THEN $cancelReason WHEN lease_attempt >= $maxAttempts THEN $abandonReason ELSE end_reason END,
   finished_at = CASE WHEN cancel_requested = 1 OR lease_attempt >= $maxAttempts THEN $now ELSE NULL END,
   check_json = CASE WHEN cancel_requested = 1 OR lease_attempt >= $maxAttempts THEN NULL ELSE check_json END,
+  start_by = $now,
   lease_id = NULL,
   lease_expires_at = NULL`;
+
+/** Why a first attempt was shed at claim time (docs/protocol.md "Overload"). */
+export const SHED_LATE_REASON =
+  'shed: no agent of its location could start it within half its interval of its due time (the agents were at capacity)';
 
 const CANCELLED_WHILE_RUNNING = 'cancelled; the agent stopped before confirming it';
 
@@ -118,25 +125,33 @@ const READ_COMMITTED: TransactionOptions = { isolation: 'read committed' };
 
 /** The statements that differ by dialect (row locks, JSON lists, UUIDs); the others are shared. */
 function dialectStatements(d: DialectSql) {
+  // The queued runs of a location that one agent could run: its check types, the runtimes it carries.
+  const runnable = `state = 'queued' AND location_id = $locationId
+        AND check_type IN (${d.jsonArrayValues('$checkTypes')})
+        AND (runtime_id IS NULL OR runtime_id IN (${d.jsonArrayValues('$runtimes')}))`;
   const pick = (checkClass: string, limit: string) => `
     SELECT run_id FROM (
       SELECT run_id FROM runs
-      WHERE state = 'queued' AND location_id = $locationId AND check_class = '${checkClass}'
-        AND check_type IN (${d.jsonArrayValues('$checkTypes')})
-        AND (runtime_id IS NULL OR runtime_id IN (${d.jsonArrayValues('$runtimes')}))
-      ORDER BY due_at LIMIT ${limit} ${d.forUpdateSkipLocked}) AS ${checkClass}_runs`;
+      WHERE ${runnable} AND check_class = '${checkClass}' AND (lease_attempt > 1 OR start_by > $now)
+      ORDER BY start_by LIMIT ${limit} ${d.forUpdateSkipLocked}) AS ${checkClass}_runs`;
   return {
-    // One statement picks and leases: each class takes its oldest due runs up to the agent's free
-    // slots, restricted to the check types it has runners for and, for runs with user code, to the
-    // runtimes it carries (runtime_id NULL: no user code). The pick is materialised so it runs once;
-    // `state = 'queued'` in the UPDATE makes pick-and-mark atomic even against another connection.
-    // Lease ids are made in the UPDATE, one per row, so claiming stays one statement.
+    // One statement picks and leases: each class takes its runs with the earliest start deadline up
+    // to the agent's free slots, restricted to the check types it has runners for and, for runs with
+    // user code, to the runtimes it carries (runtime_id NULL: no user code). A first attempt past its
+    // deadline is never picked (shedLate ends it); a run handed back after a lease is. The pick is
+    // materialised so it runs once; `state = 'queued'` in the UPDATE makes pick-and-mark atomic even
+    // against another connection. Lease ids are made in the UPDATE, one per row, so claiming stays
+    // one statement.
     claim: `
       WITH picked AS MATERIALIZED (${pick('uptime', '$uptime')} UNION ALL ${pick('heavy', '$heavy')})
       UPDATE runs
       SET state = 'leased', lease_id = ${d.newUuid}, agent_id = $agentId, lease_expires_at = $leaseExpiresAt
       WHERE state = 'queued' AND run_id IN (SELECT run_id FROM picked)
       RETURNING *`,
+    // Both classes listed so the claim index (location, class, start_by) serves the range.
+    shedLate: `
+      UPDATE runs SET state = 'expired', end_reason = $endReason, finished_at = $now, check_json = NULL
+      WHERE ${runnable} AND check_class IN ('uptime', 'heavy') AND lease_attempt = 1 AND start_by <= $now`,
     // keep is a JSON array of location ids; '[]' cancels at every location.
     cancelCheckQueued: `
       UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now, check_json = NULL
@@ -150,9 +165,9 @@ function dialectStatements(d: DialectSql) {
 }
 
 const INSERT = `
-  INSERT INTO runs (run_id, account_id, check_id, location_id, check_type, check_class, due_at, state,
+  INSERT INTO runs (run_id, account_id, check_id, location_id, check_type, check_class, due_at, start_by, state,
                     lease_attempt, cancel_requested, timeout_ms, check_json, created_at, runtime_id)
-  VALUES ($runId, $accountId, $checkId, $locationId, $checkType, $checkClass, $dueAt, 'queued',
+  VALUES ($runId, $accountId, $checkId, $locationId, $checkType, $checkClass, $dueAt, $startBy, 'queued',
           1, 0, $timeoutMs, $checkJson, $now, $runtimeId)
   RETURNING *`;
 // lease_attempt = 1 while queued means "never leased": a run handed back after an agent died
@@ -242,6 +257,7 @@ export class SqlRunRepo implements RunRepo {
         checkType: run.checkType,
         checkClass: run.checkClass,
         dueAt: run.dueAt,
+        startBy: run.startBy,
         timeoutMs: run.timeoutMs,
         checkJson: JSON.stringify(run.check),
         runtimeId: runtimeNeededBy(run.check),
@@ -271,11 +287,24 @@ export class SqlRunRepo implements RunRepo {
       locationId: req.locationId,
       checkTypes: JSON.stringify(req.checkTypes),
       runtimes: JSON.stringify(req.runtimes ?? []),
+      now: req.now,
       uptime,
       heavy,
     };
     const rows = await this.#oneStatement(() => this.#db.all<RunRow>(this.#sql.claim, params));
     return rows.map(toRun).sort(byDueAt);
+  }
+
+  async shedLate(req: ClaimRequest): Promise<number> {
+    if (req.checkTypes.length === 0) return 0;
+    const params = {
+      locationId: req.locationId,
+      checkTypes: JSON.stringify(req.checkTypes),
+      runtimes: JSON.stringify(req.runtimes ?? []),
+      now: req.now,
+      endReason: SHED_LATE_REASON,
+    };
+    return (await this.#oneStatement(() => this.#db.run(this.#sql.shedLate, params))).changes;
   }
 
   async heartbeat(agentId: string, leases: readonly LeaseRef[], leaseExpiresAt: string): Promise<HeartbeatOutcome[]> {

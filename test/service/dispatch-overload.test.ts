@@ -1,0 +1,105 @@
+/**
+ * Overload over the agent API on loopback: a location offered twice what its agent can run, then
+ * less than that. A real SQLite store and HTTP server; the test plays the scheduler (each second it
+ * enqueues the runs that come due, as Scheduler#fire does) and moves the dispatcher's clock, so time
+ * passes when the test says and nothing waits for it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { SHED_LATE_REASON } from '../../src/service/store/repos/runs.ts';
+import type { Run, StoredCheck } from '../../src/service/store/store.ts';
+import { AGENT_PATHS, type Job } from '../../src/shared/protocol.ts';
+import { type Harness, registrationBody, resultFor, startHarness, type TestTenant } from '../helpers/dispatch-harness.ts';
+import { parsePromText, valueWithLabels } from '../helpers/prometheus-text.ts';
+
+const INTERVAL_MS = 10_000;
+const CHECKS = 20;
+
+let h: Harness;
+
+afterEach(async () => {
+  await h?.close();
+});
+
+/** An agent speaking HTTP to the service's port: one uptime slot, so it runs one check per call. */
+async function loopbackAgent(tenant: TestTenant) {
+  const agentId = crypto.randomUUID();
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(new URL(path, h.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(res.status, path).toBe(200);
+    return res.json();
+  };
+  await post(AGENT_PATHS.register, registrationBody(agentId));
+  return {
+    /** Leases what one slot takes and stores its result at once; the job, or undefined when none. */
+    async runOne(): Promise<Job | undefined> {
+      const { jobs } = (await post(AGENT_PATHS.lease, { agentId, slots: { uptime: 1, heavy: 0 }, waitSeconds: 0 })) as { jobs: Job[] };
+      const job = jobs[0];
+      if (job) await post(AGENT_PATHS.results, { agentId, leaseId: job.leaseId, result: resultFor(job, agentId) });
+      return job;
+    },
+  };
+}
+
+async function shedCounted(): Promise<number> {
+  const samples = parsePromText(await h.metrics!.registry.metrics());
+  return valueWithLabels(samples, 'outpost_service_runs_expired_total', { reason: 'start_deadline' }) ?? 0;
+}
+
+describe('overload', () => {
+  it('sheds what the agent cannot start within half an interval, counts it, and is on time again within one interval of the load dropping', async () => {
+    h = await startHarness({ listen: true, metrics: true });
+    const t = await h.tenant();
+    const checks: StoredCheck[] = [];
+    for (let i = 0; i < CHECKS; i++) checks.push(await h.check(t, { name: `c${i}`, frequency: 0, frequencyOffset: INTERVAL_MS / 1000 }));
+    const agent = await loopbackAgent(t);
+    const t0 = h.clock.now;
+    const enqueued: Run[] = [];
+    const started = new Map<string, number>();
+    /** One second: the runs due now are enqueued, and the agent runs one check. */
+    const second = async (s: number, due: StoredCheck[]) => {
+      h.clock.now = t0 + s * 1000;
+      for (const check of due) enqueued.push(await h.dispatcher.enqueue(check, t.location.id, h.clock.now));
+      const job = await agent.runOne();
+      if (job) started.set(job.runId, h.clock.now - Date.parse(job.dueAt));
+      return job;
+    };
+
+    // Three intervals at 2 runs due per second (each check every 10 s) against 1 run per second.
+    for (let s = 0; s < 30; s++) {
+      const job = await second(s, [checks[(2 * s) % CHECKS]!, checks[(2 * s + 1) % CHECKS]!]);
+      // The agent is never idle: what it delivers is its whole capacity.
+      expect(job, `second ${s}`).toBeDefined();
+    }
+    expect(Math.max(...started.values())).toBeLessThanOrEqual(INTERVAL_MS / 2);
+    const shed = await endedExpired(enqueued);
+    expect(shed.length).toBeGreaterThanOrEqual(20);
+    expect(shed.every((r) => r.endReason === SHED_LATE_REASON)).toBe(true);
+    expect(await shedCounted()).toBe(shed.length);
+    // The queue holds at most half an interval of what is offered.
+    expect((await h.store.runs.locationLoad(t.location.id)).queued).toBeLessThanOrEqual(10);
+
+    // The load drops to half the capacity (checks 0–4, one run every 2 s) for two intervals.
+    const dropAt = t0 + 30_000;
+    for (let s = 30; s < 50; s++) await second(s, s % 2 === 0 ? [checks[(s / 2) % 5]!] : []);
+    const dueAfterDrop = enqueued.filter((r) => Date.parse(r.dueAt) >= dropAt);
+    const shedAfterDrop = new Set((await endedExpired(dueAfterDrop)).map((r) => r.runId));
+    const late = dueAfterDrop.filter((r) => shedAfterDrop.has(r.runId) || (started.get(r.runId) ?? 0) > 0);
+    const lastLateDue = Math.max(dropAt, ...late.map((r) => Date.parse(r.dueAt)));
+    expect(lastLateDue - dropAt).toBeLessThan(INTERVAL_MS);
+    // From then on every run started in the second it came due, and nothing is left waiting.
+    const onTime = dueAfterDrop.filter((r) => Date.parse(r.dueAt) > lastLateDue);
+    expect(onTime.length).toBeGreaterThanOrEqual(5);
+    expect(onTime.every((r) => started.get(r.runId) === 0)).toBe(true);
+    expect((await h.store.runs.locationLoad(t.location.id)).queued).toBe(0);
+  });
+});
+
+/** Those of `runs` that ended expired, as GET /v1/check-runs/{id} reads them. */
+async function endedExpired(runs: readonly Run[]): Promise<Run[]> {
+  const now = await Promise.all(runs.map(async (r) => (await h.store.runs.get(r.runId))!));
+  return now.filter((r) => r.state === 'expired');
+}
