@@ -278,6 +278,8 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
           concurrency: { ...this.#concurrency },
         });
         this.#registration = reg;
+        // From here results go out in batches when the service takes them (older services: one a call).
+        this.#deliverer.useBatches(reg.resultBatchMax);
         break;
       } catch (err) {
         if (this.#stopping) return;
@@ -303,6 +305,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
         checkTypes: [...this.#runners.keys()],
         concurrency: this.#concurrency,
         heartbeatSeconds: reg.heartbeatSeconds,
+        resultBatchMax: this.#deliverer.batchMax,
       },
       'registered; taking work',
     );
