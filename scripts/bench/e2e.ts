@@ -41,6 +41,16 @@ async function rssAfterLoad(pid: number, seconds: number, underMb: number): Prom
   return { samples, secondsToUnder, end: samples.at(-1) ?? Number.NaN };
 }
 
+/**
+ * Where the agent's memory is, in MB, from its /metrics (prom-client's process and heap figures):
+ * the V8 heap reserved and used, and memory outside it (buffers, native).
+ */
+async function memoryBreakdown(healthPort: number): Promise<Record<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
+  const mb = (name: string) => Math.round((Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) / 1048576) * 10) / 10;
+  return { heapTotal: mb('nodejs_heap_size_total_bytes'), heapUsed: mb('nodejs_heap_size_used_bytes'), external: mb('nodejs_external_memory_bytes') };
+}
+
 /** The highest VmRSS of `pid` sampled once a second for `seconds` seconds. */
 async function maxRssOver(pid: number, seconds: number): Promise<number> {
   const samples: number[] = [];
@@ -74,6 +84,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     await agent.waitForLog((l) => l.msg === 'registered; taking work');
     await sleep(2000);
     const pid = agent.child.pid!;
+    const healthPort = Number((await agent.waitForLog((l) => l.msg === 'probes listening')).port);
     const idleCpu0 = cpuSeconds(pid);
     const idleRss = await maxRssOver(pid, opts.idle);
     const idleCpuPercent = ((cpuSeconds(pid) - idleCpu0) / opts.idle) * 100;
@@ -103,6 +114,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       await sleep(500);
     }
     const loadCpuSeconds = cpuSeconds(pid) - loadCpu0;
+    const memoryEndOfLoad = await memoryBreakdown(healthPort);
     const loadCpuPercent = (loadCpuSeconds / opts.duration) * 100;
     const windowEnd = new Date().toISOString();
 
@@ -125,6 +137,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     // The issue's target: back under 120 MB within two minutes of the load ending (counted from here,
     // after the last runs ended and the idle window above).
     const afterLoad = await rssAfterLoad(pid, opts.after, 120);
+    const memoryAfterLoad = await memoryBreakdown(healthPort);
 
     const dueToStart: number[] = [];
     const endToStored: number[] = [];
@@ -152,6 +165,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       // Agent CPU during the measured window divided by the results stored in it.
       agentCpuMsPerCheck: rows.length > 0 ? Math.round(((loadCpuSeconds * 1000) / rows.length) * 1000) / 1000 : null,
       agentRssAfterLoadMb: { everySeconds: 5, ...afterLoad },
+      agentMemoryMb: { endOfLoad: memoryEndOfLoad, afterLoad: memoryAfterLoad },
       agentProfileDir: profile.dir ?? null,
     };
   } finally {
