@@ -81,7 +81,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const agent = startAgent({ ...agentEnv(), API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool` }, nodeFlags);
   try {
     // Registered and idle: nothing is scheduled yet. Let start-up settle, then measure a quiet period.
-    await agent.waitForLog((l) => l.msg === 'registered; taking work');
+    const registered = await agent.waitForLog((l) => l.msg === 'registered; taking work');
     await sleep(2000);
     const pid = agent.child.pid!;
     const healthPort = Number((await agent.waitForLog((l) => l.msg === 'probes listening')).port);
@@ -160,6 +160,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       endToStoredMs: summarize(endToStored),
       agentEntry: process.env.OUTPOST_CLI.replace(ROOT, ''),
       agentNodeFlags: nodeFlags,
+      // Results per upload the agent may send (1: one per call, a service without result batches).
+      agentResultBatchMax: registered.resultBatchMax ?? 1,
       agentRssMb: { idle: idleRss, loadPeak: Math.max(...loadRss), idleAfterLoad: idleAfterLoadRss },
       agentCpuPercent: { idle: Math.round(idleCpuPercent * 100) / 100, load: Math.round(loadCpuPercent * 10) / 10 },
       // Agent CPU during the measured window divided by the results stored in it.
