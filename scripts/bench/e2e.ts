@@ -51,6 +51,14 @@ async function memoryBreakdown(healthPort: number): Promise<Record<string, numbe
   return { heapTotal: mb('nodejs_heap_size_total_bytes'), heapUsed: mb('nodejs_heap_size_used_bytes'), external: mb('nodejs_external_memory_bytes') };
 }
 
+/** Runs the agent has finished so far: the count of its check-duration histogram, every label summed. */
+async function runsFinished(healthPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^outpost_agent_check_duration_seconds_count\{[^}]*\} (\d+)/gm)) n += Number(m[1]);
+  return n;
+}
+
 /** The highest VmRSS of `pid` sampled once a second for `seconds` seconds. */
 async function maxRssOver(pid: number, seconds: number): Promise<number> {
   const samples: number[] = [];
@@ -109,11 +117,13 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const windowStart = new Date().toISOString();
     const loadRss: number[] = [];
     const loadCpu0 = cpuSeconds(pid);
+    const runs0 = await runsFinished(healthPort);
     for (let t = 0; t < opts.duration * 2; t++) {
       loadRss.push(rssMb(pid));
       await sleep(500);
     }
     const loadCpuSeconds = cpuSeconds(pid) - loadCpu0;
+    const runsInWindow = (await runsFinished(healthPort)) - runs0;
     const memoryEndOfLoad = await memoryBreakdown(healthPort);
     const loadCpuPercent = (loadCpuSeconds / opts.duration) * 100;
     const windowEnd = new Date().toISOString();
@@ -164,8 +174,10 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       agentResultBatchMax: registered.resultBatchMax ?? 1,
       agentRssMb: { idle: idleRss, loadPeak: Math.max(...loadRss), idleAfterLoad: idleAfterLoadRss },
       agentCpuPercent: { idle: Math.round(idleCpuPercent * 100) / 100, load: Math.round(loadCpuPercent * 10) / 10 },
-      // Agent CPU during the measured window divided by the results stored in it.
-      agentCpuMsPerCheck: rows.length > 0 ? Math.round(((loadCpuSeconds * 1000) / rows.length) * 1000) / 1000 : null,
+      // Agent CPU during the measured window divided by the runs the agent finished in it (results
+      // stored in the window would count a backlog of late results too).
+      agentRunsInWindow: runsInWindow,
+      agentCpuMsPerCheck: runsInWindow > 0 ? Math.round(((loadCpuSeconds * 1000) / runsInWindow) * 1000) / 1000 : null,
       agentRssAfterLoadMb: { everySeconds: 5, ...afterLoad },
       agentMemoryMb: { endOfLoad: memoryEndOfLoad, afterLoad: memoryAfterLoad },
       agentProfileDir: profile.dir ?? null,
