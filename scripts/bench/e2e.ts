@@ -3,7 +3,11 @@
  * against a local target. Reports the time from a run being due to its check starting, from check end to
  * result stored, results per second, and the agent's RSS and CPU idle and under load.
  *
- *   npm run bench -- e2e [--checks 300] [--duration 30] [--idle 60]
+ *   npm run bench -- e2e [--checks 300] [--duration 30] [--idle 60] [--after 120] [--profile DIR]
+ *
+ * `--after` is how long the agent's RSS is watched once the load ends (the checks deleted): memory a
+ * burst took should come back within it. `--profile DIR` starts the agent with `--cpu-prof` writing
+ * into DIR (read the profile with `node scripts/bench/_cpu-profile-agent.ts DIR`).
  *
  * OUTPOST_BENCH_SERVICE_FLAGS (space-separated Node flags) starts the service with them, e.g.
  * `--cpu-prof --cpu-prof-dir=.bench/profiles` for a profile (scripts/bench/_profile.ts summarises it).
@@ -11,6 +15,7 @@
  * The idle windows are a minute long: V8 tiers up WebAssembly (undici's HTTP parser) about 50 s after
  * start unless the agent's flags say otherwise, and a shorter window would miss what that keeps.
  */
+import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { agentEnv, agentNodeFlags, buildDist, ROOT } from './_dist.ts';
 import { cpuSeconds, numberFlags, rssMb, summarize } from './_stats.ts';
@@ -21,6 +26,46 @@ function serviceNodeFlags(): string[] {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `--profile DIR` (taken out before the numeric flags are read): where the agent's CPU profile goes. */
+function profileFlag(args: string[]): { dir: string | undefined; rest: string[] } {
+  const i = args.indexOf('--profile');
+  if (i === -1) return { dir: undefined, rest: args };
+  const dir = args[i + 1];
+  if (!dir || dir.startsWith('--')) throw new Error('--profile: name the directory the agent writes its .cpuprofile into');
+  return { dir: path.resolve(dir), rest: [...args.slice(0, i), ...args.slice(i + 2)] };
+}
+
+/** RSS of `pid` every 5 s for `seconds`, and the first second at which it was under `underMb` (null: never). */
+async function rssAfterLoad(pid: number, seconds: number, underMb: number): Promise<{ samples: number[]; secondsToUnder: number | null; end: number }> {
+  const samples: number[] = [];
+  let secondsToUnder: number | null = null;
+  for (let t = 0; t <= seconds; t += 5) {
+    const mb = rssMb(pid);
+    samples.push(mb);
+    if (secondsToUnder === null && mb < underMb) secondsToUnder = t;
+    if (t < seconds) await sleep(5000);
+  }
+  return { samples, secondsToUnder, end: samples.at(-1) ?? Number.NaN };
+}
+
+/**
+ * Where the agent's memory is, in MB, from its /metrics (prom-client's process and heap figures):
+ * the V8 heap reserved and used, and memory outside it (buffers, native).
+ */
+async function memoryBreakdown(healthPort: number): Promise<Record<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
+  const mb = (name: string) => Math.round((Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) / 1048576) * 10) / 10;
+  return { heapTotal: mb('nodejs_heap_size_total_bytes'), heapUsed: mb('nodejs_heap_size_used_bytes'), external: mb('nodejs_external_memory_bytes') };
+}
+
+/** Runs the agent has finished so far: the count of its check-duration histogram, every label summed. */
+async function runsFinished(healthPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^outpost_agent_check_duration_seconds_count\{[^}]*\} (\d+)/gm)) n += Number(m[1]);
+  return n;
+}
 
 /** The highest VmRSS of `pid` sampled once a second for `seconds` seconds. */
 async function maxRssOver(pid: number, seconds: number): Promise<number> {
@@ -33,7 +78,8 @@ async function maxRssOver(pid: number, seconds: number): Promise<number> {
 }
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
-  const opts = numberFlags(args, { checks: 300, duration: 30, idle: 60 });
+  const profile = profileFlag(args);
+  const opts = numberFlags(profile.rest, { checks: 300, duration: 30, idle: 60, after: 120 });
   // The agent and service run compiled (dist/), as in the Docker image (_dist.ts says why). The
   // harness reads OUTPOST_CLI when it is loaded, so it is imported only after it is set.
   process.env.OUTPOST_CLI = `${buildDist()}cli/main.js`;
@@ -48,12 +94,14 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   // With the agent's own Node flags and malloc settings, as bin/outpost and the image start it (the
   // harness spawns node directly).
   const nodeFlags = agentNodeFlags();
+  if (profile.dir) nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${profile.dir}`);
   const agent = startAgent({ ...agentEnv(), API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool` }, nodeFlags);
   try {
     // Registered and idle: nothing is scheduled yet. Let start-up settle, then measure a quiet period.
-    await agent.waitForLog((l) => l.msg === 'registered; taking work');
+    const registered = await agent.waitForLog((l) => l.msg === 'registered; taking work');
     await sleep(2000);
     const pid = agent.child.pid!;
+    const healthPort = Number((await agent.waitForLog((l) => l.msg === 'probes listening')).port);
     const idleCpu0 = cpuSeconds(pid);
     const idleRss = await maxRssOver(pid, opts.idle);
     const idleCpuPercent = ((cpuSeconds(pid) - idleCpu0) / opts.idle) * 100;
@@ -79,12 +127,16 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const loadRss: number[] = [];
     const loadCpu0 = cpuSeconds(pid);
     const serviceCpu0 = cpuSeconds(servicePid);
+    const runs0 = await runsFinished(healthPort);
     for (let t = 0; t < opts.duration * 2; t++) {
       loadRss.push(rssMb(pid));
       await sleep(500);
     }
-    const loadCpuPercent = ((cpuSeconds(pid) - loadCpu0) / opts.duration) * 100;
     const serviceCpuSeconds = cpuSeconds(servicePid) - serviceCpu0;
+    const loadCpuSeconds = cpuSeconds(pid) - loadCpu0;
+    const runsInWindow = (await runsFinished(healthPort)) - runs0;
+    const memoryEndOfLoad = await memoryBreakdown(healthPort);
+    const loadCpuPercent = (loadCpuSeconds / opts.duration) * 100;
     const windowEnd = new Date().toISOString();
 
     const db = new DatabaseSync(`${data.dir}/outpost.db`, { readOnly: true });
@@ -103,6 +155,10 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     }
     await sleep(12_000);
     const idleAfterLoadRss = await maxRssOver(pid, opts.idle);
+    // The issue's target: back under 120 MB within two minutes of the load ending (counted from here,
+    // after the last runs ended and the idle window above).
+    const afterLoad = await rssAfterLoad(pid, opts.after, 120);
+    const memoryAfterLoad = await memoryBreakdown(healthPort);
 
     const dueToStart: number[] = [];
     const endToStored: number[] = [];
@@ -125,11 +181,20 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       endToStoredMs: summarize(endToStored),
       agentEntry: process.env.OUTPOST_CLI.replace(ROOT, ''),
       agentNodeFlags: nodeFlags,
+      // Results per upload the agent may send (1: one per call, a service without result batches).
+      agentResultBatchMax: registered.resultBatchMax ?? 1,
       agentRssMb: { idle: idleRss, loadPeak: Math.max(...loadRss), idleAfterLoad: idleAfterLoadRss },
       agentCpuPercent: { idle: Math.round(idleCpuPercent * 100) / 100, load: Math.round(loadCpuPercent * 10) / 10 },
       serviceCpuPercent: Math.round((serviceCpuSeconds / opts.duration) * 1000) / 10,
       serviceCpuMsPerResult: rows.length > 0 ? Math.round((serviceCpuSeconds * 1000 * 1000) / rows.length) / 1000 : null,
       serviceNodeFlags: serviceNodeFlags(),
+      // Agent CPU during the measured window divided by the runs the agent finished in it (results
+      // stored in the window would count a backlog of late results too).
+      agentRunsInWindow: runsInWindow,
+      agentCpuMsPerCheck: runsInWindow > 0 ? Math.round(((loadCpuSeconds * 1000) / runsInWindow) * 1000) / 1000 : null,
+      agentRssAfterLoadMb: { everySeconds: 5, ...afterLoad },
+      agentMemoryMb: { endOfLoad: memoryEndOfLoad, afterLoad: memoryAfterLoad },
+      agentProfileDir: profile.dir ?? null,
     };
   } finally {
     await agent.stop();

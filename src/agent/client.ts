@@ -10,6 +10,8 @@ import {
   type RegisterRequest,
   type RegisterResponse,
   type ReleaseRequest,
+  type SubmitResultBatchRequest,
+  type SubmitResultBatchResponse,
   type SubmitResultRequest,
   type SubmitResultResponse,
 } from '../shared/protocol.ts';
@@ -69,6 +71,8 @@ export interface ServiceApi {
   lease(body: LeaseRequest, signal?: AbortSignal): Promise<LeaseResponse>;
   heartbeat(body: HeartbeatRequest): Promise<HeartbeatResponse>;
   submitResult(body: SubmitResultRequest, signal?: AbortSignal): Promise<SubmitResultResponse>;
+  /** Only to a service whose registration answer carried `resultBatchMax`. */
+  submitResultBatch(body: SubmitResultBatchRequest, signal?: AbortSignal): Promise<SubmitResultBatchResponse>;
   release(body: ReleaseRequest): Promise<void>;
   deregister(body: DeregisterRequest): Promise<void>;
 }
@@ -147,6 +151,10 @@ export class ServiceClient implements ServiceApi {
 
   submitResult(body: SubmitResultRequest, signal?: AbortSignal): Promise<SubmitResultResponse> {
     return this.#post(AGENT_PATHS.results, body, { signal });
+  }
+
+  submitResultBatch(body: SubmitResultBatchRequest, signal?: AbortSignal): Promise<SubmitResultBatchResponse> {
+    return this.#post(AGENT_PATHS.resultBatches, body, { signal });
   }
 
   async release(body: ReleaseRequest): Promise<void> {

@@ -281,6 +281,8 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
           concurrency: { ...this.#concurrency },
         });
         this.#registration = reg;
+        // From here results go out in batches when the service takes them (older services: one a call).
+        this.#deliverer.useBatches(reg.resultBatchMax);
         break;
       } catch (err) {
         if (this.#stopping) return;
@@ -306,6 +308,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
         checkTypes: [...this.#runners.keys()],
         concurrency: this.#concurrency,
         heartbeatSeconds: reg.heartbeatSeconds,
+        resultBatchMax: this.#deliverer.batchMax,
       },
       'registered; taking work',
     );
@@ -613,10 +616,10 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     if (Object.keys(artifactDetails).length > 0) outcome = { ...outcome, details: { ...outcome.details, ...artifactDetails } };
     // Every string of the result, secrets scrubbed and sensitive headers redacted, before it leaves.
     const result = scrubber.scrubDeep(this.#result(job, startedAt, outcome, entry.reason));
-    log.info(
-      { hasFailures: result.hasFailures, hasErrors: result.hasErrors, isCancelled: result.isCancelled, responseTime: result.responseTime },
-      'run finished',
-    );
+    // A line per passing run would be most of an INFO log on a busy agent (and a write each): they
+    // are DEBUG; a failing run is worth a line at INFO.
+    const level = result.hasFailures || result.hasErrors ? 'info' : 'debug';
+    log[level]({ hasFailures: result.hasFailures, hasErrors: result.hasErrors, isCancelled: result.isCancelled, responseTime: result.responseTime }, 'run finished');
     this.emit('job-finished', job, result);
     this.#submit(entry, result);
     releaseSecrets();

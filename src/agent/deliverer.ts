@@ -1,9 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import type { SubmitResultRequest, SubmitResultResponse } from '../shared/protocol.ts';
+import type { SubmitResultRequest } from '../shared/protocol.ts';
 import { Backoff, type BackoffOptions, DELIVERY_BACKOFF } from './backoff.ts';
-import { PermanentError, retryHintOf, type ServiceApi } from './client.ts';
-import type { ResultSpool } from './spool.ts';
+import { retryHintOf } from './client.ts';
+import { type ResultClient, ResultSender, type SendAttempt, type Settled } from './result-sender.ts';
+import type { ResultSpool, SpoolEntry } from './spool.ts';
 
 /**
  * The single deliverer of results. Results not yet on disk wait in `#pending` (newest last); results
@@ -17,6 +18,12 @@ import type { ResultSpool } from './spool.ts';
  * older than everything pending (uploads in flight when the first failure happened may land in the
  * spool in any order among themselves: they were concurrent anyway).
  *
+ * Batches: once the service's registration answer carries `resultBatchMax` (useBatches), results
+ * that finish close together go out in one `result-batches` call: the first result of a batch
+ * waits at most GATHER_MS for others, or less when the batch fills. The spool is drained in batches
+ * too. A batch that fails is retried whole (spooled first when it was a live one). Without
+ * `resultBatchMax`, one result per `results` call.
+ *
  * A `duplicate`
  * answer counts as delivered: the service is idempotent by runId, so a crash between upload and ack
  * just means the next start uploads the same result again and the service says "duplicate".
@@ -24,7 +31,7 @@ import type { ResultSpool } from './spool.ts';
  * Events: 'delivered' ({runId, status}), 'spooled' ({runId}), 'rejected' ({runId, message}).
  */
 export interface DelivererOptions {
-  client: Pick<ServiceApi, 'submitResult'>;
+  client: ResultClient;
   spool: ResultSpool;
   log: Logger;
   backoff?: BackoffOptions;
@@ -33,14 +40,21 @@ export interface DelivererOptions {
 /** Uploads in flight while the service answers; enough to keep up with a busy agent on one connection pool. */
 export const LIVE_UPLOADS = 8;
 
-type Attempt = { ok: true; status: SubmitResultResponse['status'] } | { ok: false; permanent: boolean; error: Error };
+/**
+ * How long the first result of a batch waits for others (docs/protocol.md says why this long): a
+ * small share of the time a result may take to be stored, and enough to gather several at a
+ * busy agent's rate.
+ */
+export const GATHER_MS = 10;
 
 export class ResultDeliverer extends EventEmitter {
-  readonly #client: Pick<ServiceApi, 'submitResult'>;
+  readonly #sender: ResultSender;
   readonly #spool: ResultSpool;
   readonly #log: Logger;
   readonly #backoff: Backoff;
   readonly #pending: SubmitResultRequest[] = [];
+  /** When the oldest result in #pending arrived (performance.now()): its gathering window's start. */
+  #pendingSince = 0;
   #wake: (() => void) | undefined;
   #worker: Promise<void> | undefined;
   readonly #inFlight = new Set<Promise<void>>();
@@ -52,7 +66,7 @@ export class ResultDeliverer extends EventEmitter {
 
   constructor(options: DelivererOptions) {
     super();
-    this.#client = options.client;
+    this.#sender = new ResultSender(options.client);
     this.#spool = options.spool;
     this.#log = options.log;
     this.#backoff = new Backoff(options.backoff ?? DELIVERY_BACKOFF);
@@ -72,6 +86,16 @@ export class ResultDeliverer extends EventEmitter {
     return this.#delivered;
   }
 
+  /** The most results one upload carries (1: one `results` call each). */
+  get batchMax(): number {
+    return this.#sender.batchMax;
+  }
+
+  /** The registration answer's `resultBatchMax`: batches of up to that many from now on. */
+  useBatches(resultBatchMax: number | undefined): void {
+    this.#sender.useBatches(resultBatchMax);
+  }
+
   /** Starts draining whatever an earlier process left in the spool. */
   start(): void {
     this.#worker ??= this.#run().catch((err: unknown) => {
@@ -80,13 +104,11 @@ export class ResultDeliverer extends EventEmitter {
   }
 
   deliver(item: SubmitResultRequest): void {
-    if (this.#closing) {
-      // Late results after close() still must not be lost: they go straight to the pending list
-      // which drainOnce() persists.
-      this.#pending.push(item);
-      return;
-    }
+    if (this.#pending.length === 0) this.#pendingSince = performance.now();
+    // Late results after close() still must not be lost: they stay in the pending list, which
+    // drainOnce() persists.
     this.#pending.push(item);
+    if (this.#closing) return;
     this.start();
     this.#wake?.();
   }
@@ -102,20 +124,15 @@ export class ResultDeliverer extends EventEmitter {
   }
 
   /**
-   * At shutdown: persist what is pending, then try each spooled result once, in order, stopping at
-   * the first failure. Whatever is left stays on disk for the next start.
+   * At shutdown: persist what is pending (a batch still gathering included), then try the spool once,
+   * in order, stopping at the first failure. Whatever is left stays on disk for the next start.
    */
   async drainOnce(timeoutMs = 10_000): Promise<void> {
     await this.#persistPending();
     const signal = AbortSignal.timeout(timeoutMs);
-    for (;;) {
-      if (signal.aborted) break;
-      const entry = await this.#spool.peek();
-      if (!entry) break;
-      const attempt = await this.#attempt(entry.item, signal);
-      if (!attempt.ok && !attempt.permanent) break;
-      await this.#spool.ack(entry.seq);
-      this.#settled(entry.item, attempt);
+    while (!signal.aborted) {
+      const attempt = await this.#sendSpooled(signal);
+      if (!attempt || attempt.retry) break;
     }
     if (this.#spool.size > 0) {
       this.#log.warn({ spooled: this.#spool.size }, 'results left in the spool; they are sent at the next start');
@@ -125,47 +142,86 @@ export class ResultDeliverer extends EventEmitter {
   async #run(): Promise<void> {
     while (!this.#closing) {
       if (this.#spool.size > 0) {
-        await this.#persistPending();
-        const entry = await this.#spool.peek();
-        if (!entry) continue;
-        const attempt = await this.#attempt(entry.item, this.#abort.signal);
-        if (this.#closing && !attempt.ok && !attempt.permanent) return;
-        if (attempt.ok || attempt.permanent) {
-          await this.#spool.ack(entry.seq);
-          this.#settled(entry.item, attempt);
-          this.#backoff.reset();
-        } else {
-          await this.#waitBackoff(attempt.error);
-        }
+        await this.#spoolStep();
         continue;
       }
-      if (this.#pending.length > 0 && this.#inFlight.size < LIVE_UPLOADS) {
-        const head = this.#pending.shift() as SubmitResultRequest;
-        const upload: Promise<void> = this.#uploadLive(head).finally(() => {
-          this.#inFlight.delete(upload);
-          this.#wake?.();
-        });
-        this.#inFlight.add(upload);
-        continue;
-      }
-      await new Promise<void>((resolve) => {
-        this.#wake = resolve;
-      });
-      this.#wake = undefined;
+      const waitMs = this.#liveStep();
+      if (waitMs > 0) await this.#sleep(waitMs);
     }
   }
 
-  /** One fresh result straight to the service; on a transient failure it goes to the spool. */
-  async #uploadLive(item: SubmitResultRequest): Promise<void> {
-    const attempt = await this.#attempt(item, this.#abort.signal);
-    if (attempt.ok || attempt.permanent) {
-      this.#settled(item, attempt);
-      if (attempt.ok) this.#backoff.reset();
-      return;
+  /** One upload from the spool, oldest first; on failure, the backoff wait before the next try. */
+  async #spoolStep(): Promise<void> {
+    await this.#persistPending();
+    const attempt = await this.#sendSpooled(this.#abort.signal);
+    if (!attempt || this.#closing) return;
+    if (attempt.retry) await this.#waitBackoff(attempt.retry);
+    else this.#backoff.reset();
+  }
+
+  /** Sends the oldest spooled results as one upload and acks those settled; undefined when the spool is empty. */
+  async #sendSpooled(signal: AbortSignal): Promise<SendAttempt | undefined> {
+    const entries = await this.#spool.peekMany(this.#sender.batchMax);
+    if (entries.length === 0) return undefined;
+    const batch: SpoolEntry[] = entries.slice(0, this.#sender.takeCount(entries.map((e) => e.item)));
+    const attempt = await this.#sender.send(
+      batch.map((e) => e.item),
+      signal,
+    );
+    for (const [i, settled] of attempt.settled.entries()) {
+      await this.#spool.ack((batch[i] as SpoolEntry).seq);
+      this.#settled(settled);
     }
-    // From here the spool path (ordered, with backoff) takes over, this result first in line.
-    await this.#spool.append(item);
-    this.emit('spooled', { runId: item.result.runId });
+    return attempt;
+  }
+
+  /**
+   * Starts a live upload when one may go; returns 0 when it did, else how long to wait for a reason
+   * to look again (a gathering window to run out; Infinity: until woken).
+   */
+  #liveStep(): number {
+    if (this.#pending.length === 0 || this.#inFlight.size >= LIVE_UPLOADS) return Number.POSITIVE_INFINITY;
+    const gathering = this.#gatherLeftMs();
+    if (gathering > 0) return gathering;
+    const batch = this.#pending.splice(0, this.#sender.takeCount(this.#pending));
+    const upload: Promise<void> = this.#uploadLive(batch).finally(() => {
+      this.#inFlight.delete(upload);
+      this.#wake?.();
+    });
+    this.#inFlight.add(upload);
+    return 0;
+  }
+
+  /** Time left in the oldest pending result's gathering window; 0 when a batch may go now. */
+  #gatherLeftMs(): number {
+    const max = this.#sender.batchMax;
+    if (max === 1 || this.#pending.length >= max) return 0;
+    return Math.max(0, this.#pendingSince + GATHER_MS - performance.now());
+  }
+
+  /** Resolves after `ms` (Infinity: never by itself) or when woken by a new result or a finished upload. */
+  async #sleep(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = Number.isFinite(ms) ? setTimeout(resolve, ms) : undefined;
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.#wake = undefined;
+  }
+
+  /** Fresh results straight to the service; on a transient failure the unsent go to the spool. */
+  async #uploadLive(batch: SubmitResultRequest[]): Promise<void> {
+    const attempt = await this.#sender.send(batch, this.#abort.signal);
+    for (const settled of attempt.settled) this.#settled(settled);
+    if (attempt.settled.some((s) => s.ok)) this.#backoff.reset();
+    if (!attempt.retry) return;
+    // From here the spool path (ordered, with backoff) takes over, these results first in line.
+    for (const item of batch.slice(attempt.settled.length)) {
+      await this.#spool.append(item);
+      this.emit('spooled', { runId: item.result.runId });
+    }
   }
 
   /** Waits out one backoff step, writing results that arrive meanwhile to disk so a crash keeps them. */
@@ -181,14 +237,7 @@ export class ResultDeliverer extends EventEmitter {
       await this.#persistPending();
       const left = deadline - Date.now();
       if (left <= 0) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#wake = undefined;
+      await this.#sleep(left);
     }
   }
 
@@ -201,29 +250,16 @@ export class ResultDeliverer extends EventEmitter {
     }
   }
 
-  async #attempt(item: SubmitResultRequest, signal: AbortSignal): Promise<Attempt> {
-    try {
-      const res = await this.#client.submitResult(item, signal);
-      return { ok: true, status: res?.status ?? 'stored' };
-    } catch (err) {
-      // 401 is not permanent for a result: the key may be replaced and the result is still good.
-      return { ok: false, permanent: err instanceof PermanentError, error: err as Error };
-    }
-  }
-
-  #settled(item: SubmitResultRequest, attempt: Attempt): void {
-    const runId = item.result.runId;
-    if (attempt.ok) {
+  #settled(settled: Settled): void {
+    const runId = settled.item.result.runId;
+    if (settled.ok) {
       this.#delivered += 1;
-      this.#log.debug({ runId, status: attempt.status }, 'result delivered');
-      this.emit('delivered', { runId, status: attempt.status });
+      this.#log.debug({ runId, status: settled.status }, 'result delivered');
+      this.emit('delivered', { runId, status: settled.status });
     } else {
       this.#rejected += 1;
-      this.#log.error(
-        { runId, err: attempt.error },
-        'the service refused the result for good; it is dropped (not retried)',
-      );
-      this.emit('rejected', { runId, message: attempt.error.message });
+      this.#log.error({ runId, err: settled.error }, 'the service refused the result for good; it is dropped (not retried)');
+      this.emit('rejected', { runId, message: settled.error.message });
     }
   }
 }

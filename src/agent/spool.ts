@@ -117,22 +117,25 @@ export class ResultSpool extends EventEmitter<{ empty: [] }> {
   }
 
   /** The oldest result, without removing it. */
-  peek(): Promise<SpoolEntry | undefined> {
+  async peek(): Promise<SpoolEntry | undefined> {
+    return (await this.peekMany(1))[0];
+  }
+
+  /** Up to `n` of the oldest results, oldest first, without removing them. */
+  peekMany(n: number): Promise<SpoolEntry[]> {
     return this.#serial(async () => {
-      // Loop because a file may have vanished under us (deleted by hand): skip it rather than stall.
-      while (this.#index.length > 0) {
-        const head = this.#index[0] as IndexEntry;
-        try {
-          const text = await readFile(path.join(this.dir, fileName(head.seq)), 'utf8');
-          return { seq: head.seq, item: parseSpooled(text) };
-        } catch (err) {
-          await this.#remove(head.seq);
-          // Removed unread, the result is lost as surely as one dropped for the bound: count it.
-          this.#dropped += 1;
-          this.#log.error({ err, seq: head.seq, droppedTotal: this.#dropped }, 'RESULT DROPPED: unreadable spooled result removed');
+      const out: SpoolEntry[] = [];
+      let i = 0;
+      while (out.length < n && i < this.#index.length) {
+        const { seq } = this.#index[i] as IndexEntry;
+        const item = await this.#read(seq);
+        // An unreadable file left the index, so the same position now holds the next entry.
+        if (item) {
+          out.push({ seq, item });
+          i++;
         }
       }
-      return undefined;
+      return out;
     });
   }
 
@@ -188,6 +191,19 @@ export class ResultSpool extends EventEmitter<{ empty: [] }> {
     this.#index.push({ seq, bytes: data.length, runId });
     this.#bytes += data.length;
     return seq;
+  }
+
+  /** A spooled result; an unreadable file (deleted or truncated by hand) is removed and counted instead. */
+  async #read(seq: number): Promise<SubmitResultRequest | undefined> {
+    try {
+      return parseSpooled(await readFile(path.join(this.dir, fileName(seq)), 'utf8'));
+    } catch (err) {
+      await this.#remove(seq);
+      // Removed unread, the result is lost as surely as one dropped for the bound: count it.
+      this.#dropped += 1;
+      this.#log.error({ err, seq, droppedTotal: this.#dropped }, 'RESULT DROPPED: unreadable spooled result removed');
+      return undefined;
+    }
   }
 
   async #dropOldest(): Promise<void> {

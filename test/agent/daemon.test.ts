@@ -244,6 +244,21 @@ describe('AgentDaemon', () => {
     expect(stub.stored).toEqual([]);
   });
 
+  it('logs a passing run at DEBUG only, and a failing run at INFO', async () => {
+    const info = recordingLogger(undefined, 'INFO');
+    const { stub, daemon } = await setup({ log: info.log });
+    await daemon.start();
+    const passing = makeJob();
+    const failing = makeJob({ checkType: 'BROWSER' });
+    const got = delivered(daemon, 2);
+    stub.addJob(passing);
+    stub.addJob(failing);
+    await got;
+    const perRun = info.lines.filter((l) => typeof l.runId === 'string');
+    expect(perRun.filter((l) => l.runId === passing.runId)).toEqual([]);
+    expect(perRun.filter((l) => l.runId === failing.runId).map((l) => [l.msg, l.hasFailures])).toEqual([['run finished', true]]);
+  });
+
   it('times a run out at job.timeoutMs', async () => {
     const runner = new ControlledRunner(false);
     const { stub, daemon } = await setup({ runner });

@@ -27,6 +27,8 @@ function controllableClient() {
           arrivals.dispatchEvent(new Event('call'));
         });
       },
+      // Never offered: no resultBatchMax was given (test/agent/deliverer-batches.test.ts covers batches).
+      submitResultBatch: () => Promise.reject(new Error('this stand-in takes no batches')),
     },
   };
 }

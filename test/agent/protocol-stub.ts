@@ -14,7 +14,9 @@ import {
   type LeaseState,
   type RegisterResponse,
   type ReleaseRequest,
+  type ResultOutcome,
   type RunResult,
+  type SubmitResultBatchRequest,
   type SubmitResultRequest,
 } from '../../src/shared/protocol.ts';
 import { type JsonServer, json, startServer } from './helpers.ts';
@@ -22,6 +24,8 @@ import { type JsonServer, json, startServer } from './helpers.ts';
 export interface StubOptions {
   heartbeatSeconds?: number;
   maxWaitSeconds?: number;
+  /** Offered at registration; the stub then takes result-batches of up to this many. */
+  resultBatchMax?: number;
 }
 
 export class ProtocolStub {
@@ -29,6 +33,10 @@ export class ProtocolStub {
   readonly queue: Job[] = [];
   readonly stored: RunResult[] = [];
   readonly resultAttempts: string[] = [];
+  /** The run ids of every result-batches call, one list per call (failed calls included). */
+  readonly batchAttempts: string[][] = [];
+  /** Runs a result-batches call answers `unknown` for (what `results` answers with 404). */
+  readonly unknownRuns = new Set<string>();
   readonly releases: ReleaseRequest[] = [];
   readonly heartbeats: HeartbeatRequest[] = [];
   readonly leaseRequests: LeaseRequest[] = [];
@@ -104,10 +112,29 @@ export class ProtocolStub {
     return out;
   }
 
+  #store(result: RunResult): { status: 'stored' | 'duplicate'; resultId: string } {
+    const duplicate = this.stored.some((r) => r.runId === result.runId);
+    if (!duplicate) this.stored.push(result);
+    return { status: duplicate ? 'duplicate' : 'stored', resultId: `res-${result.runId}` };
+  }
+
+  #storeBatch(batch: SubmitResultBatchRequest, res: http.ServerResponse): void {
+    const max = this.#options.resultBatchMax;
+    if (!max || batch.results.length < 1 || batch.results.length > max) {
+      json(res, 400, { statusCode: 400, error: 'Bad Request', message: `results: 1 to ${max} results` });
+      return;
+    }
+    const outcomes: ResultOutcome[] = batch.results.map(({ result }) =>
+      this.unknownRuns.has(result.runId) ? { runId: result.runId, status: 'unknown' } : { runId: result.runId, ...this.#store(result) },
+    );
+    json(res, 200, { outcomes });
+  }
+
   async #handle(req: http.IncomingMessage, body: string, res: http.ServerResponse): Promise<void> {
     const path = req.url ?? '';
     const failure = this.failWith.get(path);
     if (path === AGENT_PATHS.results) this.resultAttempts.push((JSON.parse(body) as SubmitResultRequest).result.runId);
+    if (path === AGENT_PATHS.resultBatches) this.batchAttempts.push((JSON.parse(body) as SubmitResultBatchRequest).results.map((r) => r.result.runId));
     if (path === AGENT_PATHS.lease) this.leaseRequests.push(JSON.parse(body) as LeaseRequest);
     // After the records above, before any answer: a waiter sees this call in the lists.
     queueMicrotask(() => this.events.emit('call', path));
@@ -127,6 +154,7 @@ export class ProtocolStub {
           heartbeatSeconds: this.#options.heartbeatSeconds ?? 1,
           maxWaitSeconds: this.#options.maxWaitSeconds ?? 1,
           errorReportingDsn: null,
+          ...(this.#options.resultBatchMax ? { resultBatchMax: this.#options.resultBatchMax } : {}),
         };
         json(res, 200, reg);
         return;
@@ -167,11 +195,12 @@ export class ProtocolStub {
       case AGENT_PATHS.results: {
         await this.holdResults;
         const { result } = JSON.parse(body) as SubmitResultRequest;
-        const duplicate = this.stored.some((r) => r.runId === result.runId);
-        if (!duplicate) this.stored.push(result);
-        json(res, 200, { status: duplicate ? 'duplicate' : 'stored', resultId: `res-${result.runId}` });
+        json(res, 200, this.#store(result));
         return;
       }
+      case AGENT_PATHS.resultBatches:
+        this.#storeBatch(JSON.parse(body) as SubmitResultBatchRequest, res);
+        return;
       case AGENT_PATHS.release:
         this.releases.push(JSON.parse(body) as ReleaseRequest);
         json(res, 200, {});

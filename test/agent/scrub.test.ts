@@ -19,7 +19,7 @@ import {
   scrubberForCheck,
   scrubText,
 } from '../../src/agent/scrub/index.ts';
-import { resetActiveScrubbers } from '../../src/agent/scrub/registry.ts';
+import { activeScrubberCount, resetActiveScrubbers } from '../../src/agent/scrub/registry.ts';
 
 afterEach(() => resetActiveScrubbers());
 
@@ -287,6 +287,16 @@ describe('active secrets: agent logs and error reports', () => {
     const release = registerActiveScrubber(new Scrubber(['grace-secret']), 60_000);
     release();
     expect(scrubActive('x grace-secret')).toBe(`x ${REDACTED}`);
+  });
+
+  it('forgets a released job without secrets at once: only secrets need the grace period', () => {
+    const releases = Array.from({ length: 1000 }, () => registerActiveScrubber(new Scrubber(), 60_000));
+    const withSecret = registerActiveScrubber(new Scrubber(['kept-secret-1']), 60_000);
+    expect(activeScrubberCount()).toBe(1001);
+    for (const release of releases) release();
+    withSecret();
+    expect(activeScrubberCount()).toBe(1);
+    expect(scrubActive('x kept-secret-1')).toBe(`x ${REDACTED}`);
   });
 
   it('scrubs error reports (sanitizeEvent) with the active secrets', () => {

@@ -26,7 +26,9 @@ export function registerActiveScrubber(scrubber: Scrubber, graceMs = RELEASE_GRA
       active.delete(scrubber);
       combined = undefined;
     };
-    if (graceMs <= 0) drop();
+    // Without secrets there is nothing to scrub later: keeping it (and a timer) for the grace period
+    // would hold every run of the last minute in memory and make each log line walk them all.
+    if (graceMs <= 0 || scrubber.size === 0) drop();
     else setTimeout(drop, graceMs).unref();
   };
 }
@@ -53,6 +55,11 @@ function combinedScrubber(): ScrubberClass {
 export function scrubActive(text: string): string {
   if (active.size === 0 || !hasActiveSecrets()) return text;
   return combinedScrubber().scrubText(text);
+}
+
+/** Scrubbers registered now (running jobs, and released ones with secrets within their grace). */
+export function activeScrubberCount(): number {
+  return active.size;
 }
 
 /** For tests: forget every registered scrubber at once. */
