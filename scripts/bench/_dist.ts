@@ -60,3 +60,9 @@ export function readAgentEnvFile(): Array<[string, string]> {
 export function agentEnv(): Record<string, string> {
   return Object.fromEntries(readAgentEnvFile().map(([key, value]) => [key, process.env[key] ?? value]));
 }
+
+/**
+ * The public API's rate limits off for a benchmark's service: a benchmark creates thousands of checks
+ * through the API in its set-up, which is not what those limits are for (README, RATE_LIMIT_*).
+ */
+export const BENCH_SERVICE_ENV = { RATE_LIMIT_API_PER_KEY: '0', RATE_LIMIT_API_PER_ADDRESS: '0' } as const;

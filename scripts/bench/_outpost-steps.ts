@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { DatabaseSync } from 'node:sqlite';
 import type { StepFigures } from './_capacity.ts';
-import { agentEnv, agentNodeFlags, buildDist } from './_dist.ts';
+import { agentEnv, agentNodeFlags, BENCH_SERVICE_ENV, buildDist } from './_dist.ts';
 import { INTERVAL_SECONDS } from './_prometheus.ts';
 import { cpuSeconds, rssMb, summarize } from './_stats.ts';
 
@@ -104,7 +104,7 @@ export async function startOutpost(targetBase: string): Promise<OutpostFleet> {
   process.env.OUTPOST_CLI = cli;
   const { Api, createAccount, tempDir } = await import('../../test/e2e/harness.ts');
   const data = await tempDir('bench-prometheus');
-  const service = await spawnOutpost(cli, 'serve', { DATA_DIR: data.dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'INFO' }, [], 'outpost service listening');
+  const service = await spawnOutpost(cli, 'serve', { ...BENCH_SERVICE_ENV, DATA_DIR: data.dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'INFO' }, [], 'outpost service listening');
   const processes = [service.child];
   const stop = async () => {
     for (const p of processes.reverse()) await stopProcess(p);

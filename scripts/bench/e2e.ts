@@ -17,7 +17,7 @@
  */
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { agentEnv, agentNodeFlags, buildDist, ROOT } from './_dist.ts';
+import { agentEnv, agentNodeFlags, BENCH_SERVICE_ENV, buildDist, ROOT } from './_dist.ts';
 import { cpuSeconds, numberFlags, rssMb, summarize } from './_stats.ts';
 
 /** OUTPOST_BENCH_SERVICE_FLAGS: Node flags for the service (a CPU profile), none by default. */
@@ -86,7 +86,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const { Api, createAccount, startAgent, startService, startTarget, tempDir } = await import('../../test/e2e/harness.ts');
   const data = await tempDir('bench-e2e');
   const target = await startTarget((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
-  const service = await startService({ DATA_DIR: data.dir, LOG_LEVEL: 'INFO' }, serviceNodeFlags());
+  const service = await startService({ ...BENCH_SERVICE_ENV, DATA_DIR: data.dir, LOG_LEVEL: 'INFO' }, serviceNodeFlags());
   const servicePid = service.proc.child.pid!;
   const api = new Api(service.url, await createAccount(data.dir));
   const location = await api.createLocation('bench');

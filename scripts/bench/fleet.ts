@@ -19,7 +19,7 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { ConfigError } from '../../src/shared/errors.ts';
 import { createTestDatabase } from '../../test/support/postgres.ts';
-import { agentEnv, agentNodeFlags, buildDist, ROOT } from './_dist.ts';
+import { agentEnv, agentNodeFlags, BENCH_SERVICE_ENV, buildDist, ROOT } from './_dist.ts';
 import { startNginx } from './_blackbox.ts';
 import { numberFlags, summarize } from './_stats.ts';
 
@@ -117,7 +117,7 @@ interface Fleet {
 async function startFleet(h: Harness, backend: Backend, dataDirs: string[]): Promise<{ fleet: Fleet; api: InstanceType<Harness['Api']> }> {
   const fleet: Fleet = { h, urls: [], locationKey: '', spoolRoot: dataDirs[0]!, procs: [], agents: 0 };
   for (let r = 0; r < backend.replicas; r++) {
-    const service = await h.startService({ ...backend.env, DATA_DIR: dataDirs[r]!, LOG_LEVEL: 'INFO' });
+    const service = await h.startService({ ...BENCH_SERVICE_ENV, ...backend.env, DATA_DIR: dataDirs[r]!, LOG_LEVEL: 'INFO' });
     fleet.procs.push(service.proc);
     fleet.urls.push(service.url);
   }

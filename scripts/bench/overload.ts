@@ -16,7 +16,7 @@
  * With OUTPOST_BENCH_CPU_PROF_DIR set, the service writes a CPU profile there (`--cpu-prof`).
  */
 import { DatabaseSync } from 'node:sqlite';
-import { agentEnv, agentNodeFlags, buildDist } from './_dist.ts';
+import { agentEnv, agentNodeFlags, BENCH_SERVICE_ENV, buildDist } from './_dist.ts';
 import { numberFlags, summarize } from './_stats.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -88,7 +88,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const target = await startTarget((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
   // OUTPOST_BENCH_CPU_PROF_DIR: the service writes a CPU profile there when it stops.
   const profDir = process.env.OUTPOST_BENCH_CPU_PROF_DIR;
-  const service = await startService({ DATA_DIR: data.dir, LOG_LEVEL: 'INFO', ...(profDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {}) });
+  const service = await startService({ ...BENCH_SERVICE_ENV, DATA_DIR: data.dir, LOG_LEVEL: 'INFO', ...(profDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {}) });
   const api = new Api(service.url, await createAccount(data.dir));
   await api.createLocation('bench');
   const location = await api.createLocation('overload');
