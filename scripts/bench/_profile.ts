@@ -1,10 +1,11 @@
 /**
- * Summarises a V8 CPU profile (`node --cpu-prof` writes one .cpuprofile per process) by self time:
- * the functions the samples landed in, summed over every call site, highest first.
+ * Reads a V8 CPU profile (`node --cpu-prof` writes one .cpuprofile per process: the agent's with
+ * `npm run bench -- e2e --profile DIR`, the service's with OUTPOST_BENCH_SERVICE_FLAGS) and prints the
+ * top entries by self time, as one JSON line, and the same summed by file.
  *
- *   node scripts/bench/_profile.ts <file.cpuprofile | folder> [--top 15]
+ *   node scripts/bench/_profile.ts DIR-or-FILE [--top 15]
  *
- * A folder means its newest .cpuprofile. Prints one JSON line: total sampled ms and the top entries.
+ * With a directory, the newest .cpuprofile in it is read.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -14,69 +15,69 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
 }
-
 interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
 }
 
-export interface SelfTimeEntry {
-  fn: string;
-  where: string;
-  selfMs: number;
-  percent: number;
-}
-
-/** The newest .cpuprofile in `folder`, or `file` itself. */
-export function profileFile(fileOrFolder: string): string {
-  if (!statSync(fileOrFolder).isDirectory()) return fileOrFolder;
-  const newest = readdirSync(fileOrFolder)
+function newestProfile(target: string): string {
+  if (!statSync(target).isDirectory()) return target;
+  const files = readdirSync(target)
     .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => path.join(fileOrFolder, f))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
-  if (!newest) throw new Error(`${fileOrFolder}: no .cpuprofile in this folder`);
-  return newest;
+    .map((f) => path.join(target, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  if (!files[0]) throw new Error(`${target}: no .cpuprofile file in it`);
+  return files[0];
 }
 
-/** Where a frame is, short: the path from src/ or node_modules/ on, or node's own module name. */
-function shortWhere(url: string, line: number): string {
-  if (url === '') return '(native)';
-  const cut = url.replace(/^file:\/\//, '').replace(/^.*?\/(src|dist|node_modules)\//, '$1/');
-  return `${cut}:${line + 1}`;
+/** The file part of a frame's url, from the project root or node_modules on, so lines stay short. */
+function shortUrl(url: string): string {
+  const i = url.lastIndexOf('node_modules/');
+  if (i !== -1) return url.slice(i + 'node_modules/'.length);
+  const d = url.indexOf('/dist/');
+  return d !== -1 ? url.slice(d + 1) : url.replace(/^file:\/\//, '');
 }
 
-/** Self time per function (name and place), highest first; `(idle)` and `(program)` included, so the shares add up. */
-export function selfTimes(profile: CpuProfile, top: number): { totalMs: number; entries: SelfTimeEntry[] } {
-  const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
-  const bySite = new Map<string, { fn: string; where: string; us: number }>();
-  let totalUs = 0;
-  for (const [i, nodeId] of profile.samples.entries()) {
-    const us = profile.timeDeltas[i] ?? 0;
-    const frame = byNode.get(nodeId)?.callFrame;
-    if (!frame) continue;
-    totalUs += us;
-    const fn = frame.functionName || '(anonymous)';
-    const where = shortWhere(frame.url, frame.lineNumber);
-    const key = `${fn}\u0000${where}`;
-    const site = bySite.get(key) ?? { fn, where, us: 0 };
-    site.us += us;
-    bySite.set(key, site);
-  }
-  const entries = [...bySite.values()]
-    .sort((a, b) => b.us - a.us)
-    .slice(0, top)
-    .map((s) => ({ fn: s.fn, where: s.where, selfMs: Math.round(s.us / 100) / 10, percent: Math.round((s.us / totalUs) * 1000) / 10 }));
-  return { totalMs: Math.round(totalUs / 1000), entries };
+/** Microseconds of self time per key, where `key` names a node. */
+function selfTime(profile: CpuProfile, key: (n: ProfileNode) => string): Map<string, number> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const totals = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const node = byId.get(id);
+    if (!node) return;
+    const k = key(node);
+    totals.set(k, (totals.get(k) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  return totals;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '15' } }, allowPositionals: true });
-  const target = positionals[0];
-  if (!target) throw new Error('usage: node scripts/bench/_profile.ts <file.cpuprofile | folder> [--top 15]');
-  const top = Number(values.top);
-  if (!Number.isInteger(top) || top <= 0) throw new Error(`--top ${values.top}: use a positive whole number`);
-  const file = profileFile(target);
-  const summary = selfTimes(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, top);
-  process.stdout.write(`${JSON.stringify({ file, ...summary })}\n`);
+function top(totals: Map<string, number>, all: number, n: number): Array<{ entry: string; ms: number; percent: number }> {
+  return [...totals.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([entry, us]) => ({ entry, ms: Math.round(us / 100) / 10, percent: Math.round((us / all) * 1000) / 10 }));
 }
+
+const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '15' } }, allowPositionals: true });
+if (!positionals[0]) {
+  process.stderr.write('usage: node scripts/bench/_profile.ts DIR-or-FILE [--top 15]\n');
+  process.exit(2);
+}
+const file = newestProfile(positionals[0]);
+const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+const n = Number(values.top);
+const frame = (node: ProfileNode) => {
+  const { functionName, url, lineNumber } = node.callFrame;
+  return url ? `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}` : functionName;
+};
+const functions = selfTime(profile, frame);
+const all = [...functions.values()].reduce((a, b) => a + b, 0);
+// Idle is time the thread waited, not work: percentages are of the busy time.
+const busy = all - (functions.get('(idle)') ?? 0);
+functions.delete('(idle)');
+const files = selfTime(profile, (node) => (node.callFrame.url ? shortUrl(node.callFrame.url) : node.callFrame.functionName));
+files.delete('(idle)');
+process.stdout.write(
+  `${JSON.stringify({ file, busyMs: Math.round(busy / 1000), topFunctions: top(functions, busy, n), topFiles: top(files, busy, n) }, null, 1)}\n`,
+);

@@ -7,7 +7,7 @@
  *
  * `--after` is how long the agent's RSS is watched once the load ends (the checks deleted): memory a
  * burst took should come back within it. `--profile DIR` starts the agent with `--cpu-prof` writing
- * into DIR (read the profile with `node scripts/bench/_cpu-profile-agent.ts DIR`).
+ * into DIR (read the profile with `node scripts/bench/_profile.ts DIR`).
  *
  * OUTPOST_BENCH_SERVICE_FLAGS (space-separated Node flags) starts the service with them, e.g.
  * `--cpu-prof --cpu-prof-dir=.bench/profiles` for a profile (scripts/bench/_profile.ts summarises it).
