@@ -25,7 +25,7 @@ import {
   startWebhookReceiver,
   type WebhookReceiver,
 } from '../support/alert-receivers.ts';
-import { type FlipTarget, startFlipTarget } from '../support/nginx-flip.ts';
+import { apiCheck, type FlipTarget, startFlipTarget } from '../support/nginx-flip.ts';
 import { Api, createAccount, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
 
 const SECRET = 'whsec-e2e-0123456789abcdef';
@@ -104,22 +104,6 @@ const passingAt = (location: string) => (r: Record<string, unknown>) => r.hasFai
 
 async function notificationsOf(api: Api, checkId: string): Promise<AlertNotification[]> {
   return (await api.ok<AlertNotification[]>('GET', '/v1/alert-notifications?limit=100')).filter((n) => n.checkId === checkId);
-}
-
-/** An API check at `locations` against flip target `target`, with its own alert settings (threshold 1 unless given). */
-function apiCheck(name: string, target: FlipTarget, locations: string[], alertSettings: Record<string, unknown> = {}, tags: string[] = []) {
-  return {
-    name,
-    frequency: 0,
-    frequencyOffset: 10,
-    doubleCheck: false,
-    retryStrategy: null,
-    privateLocations: locations,
-    tags,
-    useGlobalAlertSettings: false,
-    alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, ...alertSettings },
-    request: { method: 'GET', url: target.url(name), assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
-  };
 }
 
 async function webhookChannel(api: Api, receiver: WebhookReceiver, checkIds: string[]): Promise<{ id: number }> {

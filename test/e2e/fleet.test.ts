@@ -22,11 +22,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readInteger } from '../../src/shared/env.ts';
 import { startNginx } from '../agent/tcp-servers.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.ts';
-import { Api, createAccount, freePort, isLeading, leadsAfter, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
+import { cleanupsAfterAll } from './cleanups.ts';
+import { Api, createAccount, freePort, isLeading, leadsAfter, type Proc, type Replica, startAgent, startService, tempDir, until } from './harness.ts';
 import { accounting, type Disturbance, warningsOf } from './run-accounting.ts';
 
 const CHECKS = readInteger(process.env, 'FLEET_CHECKS', 100, { min: 1, max: 5000 });
@@ -34,17 +35,7 @@ const SECONDS = readInteger(process.env, 'FLEET_SECONDS', 70, { min: 40, max: 36
 /** Whether the rolling-restart step (SIGTERM of the leader) runs: see the top of the file. */
 const SIGTERM_STEP = process.env.FLEET_SIGTERM !== '0';
 
-interface Replica {
-  name: string;
-  port: number;
-  dataDir: string;
-  proc: Proc;
-}
-
-const cleanups: Array<() => Promise<unknown>> = [];
-afterAll(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
-});
+const cleanups = cleanupsAfterAll();
 
 describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
   let database: TestDatabase;

@@ -105,6 +105,14 @@ export async function startService(env: Record<string, string>, nodeFlags: strin
   return { proc, url: String(line.address) };
 }
 
+/** An `outpost serve` replica that a test stops and starts again on the same port and data folder. */
+export interface Replica {
+  name: string;
+  port: number;
+  dataDir: string;
+  proc: Proc;
+}
+
 /** Resolves when replica `proc` logs that it leads in a line after its `from`th (an earlier term does not count). */
 export function leadsAfter(proc: Proc, from = proc.lines.length, timeoutMs = 30_000): Promise<LogLine> {
   return proc.waitForLog((l) => l.msg === 'this replica leads' && proc.lines.indexOf(l) >= from, timeoutMs);

@@ -14,11 +14,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type ReceivedWebhook, startWebhookReceiver } from '../support/alert-receivers.ts';
-import { startFlipTarget } from '../support/nginx-flip.ts';
+import { apiCheck, startFlipTarget } from '../support/nginx-flip.ts';
 import { createTestDatabase, postgresAvailable } from '../support/postgres.ts';
-import { Api, createAccount, freePort, isLeading, leadsAfter, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
+import { cleanupsAfterAll } from './cleanups.ts';
+import { Api, createAccount, freePort, isLeading, leadsAfter, type Proc, type Replica, startAgent, startService, tempDir, until } from './harness.ts';
 import { accounting, type Disturbance, warningsOf } from './run-accounting.ts';
 
 const CHECKS = 20;
@@ -28,17 +29,7 @@ const TEMPLATE = JSON.stringify({ alertType: '{{ALERT_TYPE}}', checkId: '{{CHECK
 /** Alerts arrive within this of the result that raised them (a replica may be restarting meanwhile). */
 const ARRIVAL_MS = 60_000;
 
-interface Replica {
-  name: string;
-  port: number;
-  dataDir: string;
-  proc: Proc;
-}
-
-const cleanups: Array<() => Promise<unknown>> = [];
-afterAll(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
-});
+const cleanups = cleanupsAfterAll();
 
 const alertOf = (r: ReceivedWebhook) => r.json as { alertType: string; checkId: string };
 
@@ -79,7 +70,7 @@ describe.skipIf(!postgresAvailable())('a rolling restart of two replicas on Post
     await until(async () => (replicas.some((r) => isLeading(r.proc)) ? true : undefined), { what: 'a replica to lead' });
 
     const names = Array.from({ length: CHECKS }, (_, i) => `rolling-${i}`);
-    const checks = await api.createApiChecks(names.map((name) => apiCheck(name, flip.url(name))));
+    const checks = await api.createApiChecks(names.map((name) => apiCheck(name, flip, ['rolling'])));
     await api.ok('POST', '/v1/alert-channels', {
       type: 'WEBHOOK',
       config: { name: 'rolling hook', url: `${receiver.url}/hook`, method: 'POST', template: TEMPLATE, webhookSecret: SECRET, headers: [], queryParameters: [] },
@@ -138,17 +129,3 @@ describe.skipIf(!postgresAvailable())('a rolling restart of two replicas on Post
     expect([...receiver.deliveredCounts().values()].every((n) => n === 1)).toBe(true);
   });
 });
-
-function apiCheck(name: string, url: string) {
-  return {
-    name,
-    frequency: 0,
-    frequencyOffset: 10,
-    doubleCheck: false,
-    retryStrategy: null,
-    privateLocations: ['rolling'],
-    useGlobalAlertSettings: false,
-    alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 } },
-    request: { method: 'GET', url, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
-  };
-}

@@ -38,3 +38,19 @@ export async function startFlipTarget(): Promise<FlipTarget> {
     stop: () => nginx.stop(),
   };
 }
+
+/** An API check at `locations` against flip target `target`, with its own alert settings (threshold 1 unless given). */
+export function apiCheck(name: string, target: FlipTarget, locations: string[], alertSettings: Record<string, unknown> = {}, tags: string[] = []) {
+  return {
+    name,
+    frequency: 0,
+    frequencyOffset: 10,
+    doubleCheck: false,
+    retryStrategy: null,
+    privateLocations: locations,
+    tags,
+    useGlobalAlertSettings: false,
+    alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, ...alertSettings },
+    request: { method: 'GET', url: target.url(name), assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+  };
+}
