@@ -129,6 +129,20 @@ describe('TCP check runner', () => {
     }
   });
 
+  it('fails on time every time, although timers may fire early by the clock response times use', async () => {
+    // libuv's timers run on a coarse clock (up to a jiffy behind performance.now()), so a wait of
+    // exactly the rest of maxResponseTime ended a few runs a millisecond short of it.
+    const silent = await startNetServer(() => {});
+    try {
+      for (let i = 0; i < 50; i++) {
+        const { outcome } = await run(tcpCheck({ port: silent.port, data: 'x' }, { maxResponseTime: 5 }));
+        expect([outcome.overMaxResponseTime, outcome.responseTime > 5]).toEqual([true, true]);
+      }
+    } finally {
+      await silent.close();
+    }
+  });
+
   it('names the run timeout and the step it interrupted', async () => {
     const silent = await startNetServer(() => {});
     try {

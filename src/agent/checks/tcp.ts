@@ -45,13 +45,20 @@ interface ReadOutcome {
 function exchangeData(
   socket: net.Socket,
   data: string | null,
-  o: { signal: AbortSignal; firstByteWaitMs: number; quietMs: number; cap: number },
+  o: { signal: AbortSignal; firstByteBy: number; quietMs: number; cap: number },
 ): Promise<ReadOutcome> {
   return new Promise<ReadOutcome>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let lastByteAt = performance.now();
-    let timer = setTimeout(() => finish(false, performance.now()), Math.max(o.firstByteWaitMs, 0));
+    // Node's timers count from the event loop's cached clock, which lags behind performance.now()
+    // on a busy loop, so a timer can fire early by this clock: wait again for what is left.
+    const untilFirstByte = (): void => {
+      const left = o.firstByteBy - performance.now();
+      if (left > 0) timer = setTimeout(untilFirstByte, Math.ceil(left));
+      else finish(false, performance.now());
+    };
+    let timer = setTimeout(untilFirstByte, Math.max(Math.ceil(o.firstByteBy - performance.now()), 0));
     const finish = (truncated: boolean, doneAt: number): void => {
       cleanup();
       resolve({ data: Buffer.concat(chunks, size), truncated, doneAt });
@@ -144,8 +151,8 @@ async function runTcpCheck(check: TcpCheckDefinition, ctx: CheckContext): Promis
       ? await exchangeData(socket, req.data, {
           signal: run.signal,
           // Past maxResponseTime the run fails on time anyway; without one, the run's limit decides.
-          // (+1 ms: a timer may fire a fraction of a millisecond early by performance.now().)
-          firstByteWaitMs: check.maxResponseTime > 0 ? check.maxResponseTime - (connectedAt - t0) + 1 : ctx.timeoutMs,
+          // (+1 ms: the response time must be over the maximum, not equal to it.)
+          firstByteBy: check.maxResponseTime > 0 ? t0 + check.maxResponseTime + 1 : performance.now() + ctx.timeoutMs,
           quietMs: TCP_READ_QUIET_MS,
           cap: TCP_RESPONSE_CAP_BYTES,
         })
