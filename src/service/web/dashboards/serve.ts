@@ -4,13 +4,13 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LRUCache } from 'lru-cache';
 import { assetUrl } from '../assets.ts';
 import type { WebDeps } from '../deps.ts';
 import { html, renderFragment } from '../html.ts';
 import { renderPage } from '../layout.ts';
 import { setPageHeaders } from '../page-headers.ts';
-import { precompressedBody, type RenderedPage, renderedSize } from '../precompressed.ts';
+import { precompressedBody, type RenderedPage } from '../precompressed.ts';
+import { RenderCache } from '../render-cache.ts';
 import { keyInQuery } from '../viewer-key.ts';
 import { viewerAccess, viewerCookie } from './access.ts';
 import { servedCustomCss } from './custom-css.ts';
@@ -21,13 +21,13 @@ import { DashboardBodyView, DashboardRegion, type DashboardUrls, KeyRequiredView
 type PageQuery = { page?: string };
 
 /**
- * Rendered pages and regions, reused while nothing they show has changed: the key holds the
- * dashboard's own last change, the page number and the address, and the account's count of results and
- * statuses this process stored (store.dashboardChanges). What that count cannot see (another
- * replica's results, a renamed check) shows when an entry's few seconds are up; a viewer's page is
- * already as old as its refreshRate.
+ * Rendered pages and regions, one per dashboard, address and page number, reused while nothing they
+ * show has changed: the version holds the dashboard's own last change and the account's count of
+ * results and statuses this process stored (store.dashboardChanges). What that count cannot see
+ * (another replica's results, a renamed check) shows when an entry's few seconds are up; a viewer's
+ * page is already as old as its refreshRate.
  */
-const rendered = new LRUCache<string, RenderedPage>({ maxSize: 64 * 1024 * 1024, sizeCalculation: renderedSize, ttl: 5_000 });
+const rendered = new RenderCache({ maxBytes: 64 * 1024 * 1024, ttlMs: 5_000 });
 
 async function cachedRender(
   deps: WebDeps,
@@ -38,13 +38,9 @@ async function cachedRender(
 ): Promise<RenderedPage> {
   const { dashboard } = located;
   const page = requestedPage(request);
-  const key = [kind, dashboard.id, dashboard.updatedAt ?? dashboard.createdAt, located.page, page, deps.store.dashboardChanges.of(dashboard.accountId)].join('|');
-  let cached = rendered.get(key);
-  if (cached === undefined) {
-    cached = { html: render(await loadDashboardData(deps.store, dashboard, page, Date.now())) };
-    rendered.set(key, cached);
-  }
-  return cached;
+  const slot = [kind, dashboard.id, located.page, page].join('|');
+  const version = `${dashboard.updatedAt ?? dashboard.createdAt}|${deps.store.dashboardChanges.of(dashboard.accountId)}`;
+  return rendered.get(slot, version, async () => render(await loadDashboardData(deps.store, dashboard, page, Date.now())));
 }
 
 function requestedPage(request: FastifyRequest): number {

@@ -1,10 +1,10 @@
 /** The status page itself: overall state, open incidents, then the cards with each service's state and 90 days. */
 import type { FastifyReply } from 'fastify';
-import { LRUCache } from 'lru-cache';
 import type { IncidentRecord, IncidentSeverity, StatusPage } from '../../store/status-pages-types.ts';
 import type { WebDeps } from '../deps.ts';
 import { html } from '../html.ts';
-import { precompressedBody, type RenderedPage, renderedSize } from '../precompressed.ts';
+import { precompressedBody } from '../precompressed.ts';
+import { RenderCache } from '../render-cache.ts';
 import { dayBarWriter } from './bar.ts';
 import { incidentCard } from './incident-view.ts';
 import type { OpenStatusPage } from './resolve.ts';
@@ -38,22 +38,19 @@ function overall(open: Map<string, IncidentSeverity>) {
 }
 
 /**
- * Rendered pages, kept until anything they show changes: the key holds the account's status page
- * version (moved by the store on every write to pages, services, incidents and updates, whichever
- * replica made it), the page's own last change, its address form and the UTC day (the 90-day bars
- * move at midnight). Rendering reads and writes thousands of day cells; a reader's visit should not.
+ * Rendered pages, one per page and address form, kept until anything they show changes: the version
+ * holds the account's status page version (moved by the store on every write to pages, services,
+ * incidents and updates, whichever replica made it), the page's own last change and the UTC day (the
+ * 90-day bars move at midnight). Rendering reads and writes thousands of day cells; a reader's visit
+ * should not.
  */
-const rendered = new LRUCache<string, RenderedPage>({ maxSize: 64 * 1024 * 1024, sizeCalculation: renderedSize });
+const rendered = new RenderCache({ maxBytes: 64 * 1024 * 1024 });
 
 export async function sendStatusPage(deps: WebDeps, reply: FastifyReply, found: OpenStatusPage): Promise<FastifyReply> {
   const now = new Date();
-  const version = await deps.store.statusPageReads.version(found.page.accountId);
-  const key = [found.page.id, found.page.updatedAt ?? found.page.createdAt, found.base, version, now.toISOString().slice(0, 10)].join('|');
-  let page = rendered.get(key);
-  if (page === undefined) {
-    page = { html: await renderStatusPage(deps, found, now) };
-    rendered.set(key, page);
-  }
+  const accountVersion = await deps.store.statusPageReads.version(found.page.accountId);
+  const version = [found.page.updatedAt ?? found.page.createdAt, accountVersion, now.toISOString().slice(0, 10)].join('|');
+  const page = await rendered.get(`${found.page.id}|${found.base}`, version, () => renderStatusPage(deps, found, now));
   return sendStatusHtml(reply, found, precompressedBody(reply, page));
 }
 
