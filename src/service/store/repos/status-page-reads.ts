@@ -33,7 +33,8 @@ function readSql(dialect: Dialect) {
     openIncidents: `SELECT ${INCIDENT_COLUMNS} FROM ${open} WHERE ${onPage} AND i.last_update_status <> 'RESOLVED' ORDER BY i.seq DESC LIMIT ?`,
     openSeverities: `SELECT DISTINCT isv.service_id, i.severity FROM ${open} JOIN incident_services isv ON isv.incident_id = i.id
        WHERE i.account_id = ? AND i.last_update_status <> 'RESOLVED' AND ${onPageServices}`,
-    startedSince: `SELECT i.id, i.name, i.severity, i.started_at, isv.service_id
+    // Named as IncidentDay's fields (quoted, for PostgreSQL), so rows need no copy into that shape.
+    startedSince: `SELECT i.id, i.name, i.severity, i.started_at AS "startedAt", isv.service_id AS "serviceId"
        FROM ${byStart} JOIN incident_services isv ON isv.incident_id = i.id
        WHERE i.account_id = ? AND i.started_at >= ? AND ${onPageServices}
        ORDER BY i.started_at DESC, i.seq DESC`,
@@ -98,11 +99,7 @@ export class SqlStatusPageReadRepo implements StatusPageReadRepo {
   }
 
   async startedSince(scope: PageScope, since: string): Promise<IncidentDay[]> {
-    const rows = await this.#db.all<{ id: string; name: string; severity: IncidentDay['severity']; started_at: string; service_id: string }>(
-      this.#sql.startedSince,
-      [scope.accountId, since, JSON.stringify(scope.serviceIds)],
-    );
-    return rows.map((r) => ({ id: r.id, name: r.name, severity: r.severity, startedAt: r.started_at, serviceId: r.service_id }));
+    return this.#db.all<IncidentDay>(this.#sql.startedSince, [scope.accountId, since, JSON.stringify(scope.serviceIds)]);
   }
 
   async history(scope: PageScope, page: { limit: number; nextId?: string }): Promise<Page<IncidentRecord>> {

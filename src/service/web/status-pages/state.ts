@@ -67,10 +67,18 @@ export function historyByService(now: Date, serviceIds: readonly string[], incid
   const startMs = Date.parse(historyStart(now));
   const days = Array.from({ length: HISTORY_DAYS }, (_, i) => new Date(startMs + i * 86_400_000).toISOString().slice(0, 10));
   const dates = days.map(formatDay);
-  const result = new Map<string, HistoryDay[]>(serviceIds.map((id) => [id, days.map((day, i) => ({ day, date: dates[i] ?? day, incidents: [] }))]));
+  // Quiet days are one object per day shared by every bar (a page of 50 services has 4,500 days);
+  // a day gets its own object when its first incident lands on it.
+  const quiet: HistoryDay[] = days.map((day, i) => ({ day, date: dates[i] ?? day, incidents: Object.freeze([]) as unknown as HistoryDay['incidents'] }));
+  const result = new Map<string, HistoryDay[]>(serviceIds.map((id) => [id, quiet.slice()]));
   for (const incident of incidents) {
     const index = Math.floor((Date.parse(incident.startedAt) - startMs) / 86_400_000);
-    result.get(incident.serviceId)?.[index]?.incidents.push({ id: incident.id, name: incident.name, severity: incident.severity });
+    const bar = result.get(incident.serviceId);
+    const day = bar?.[index];
+    if (!bar || !day) continue;
+    const own = day.incidents.length === 0 ? { ...day, incidents: [] } : day;
+    bar[index] = own;
+    own.incidents.push({ id: incident.id, name: incident.name, severity: incident.severity });
   }
   return result;
 }
