@@ -20,7 +20,9 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
 export function precompressedBody(reply: FastifyReply, page: RenderedPage): string | Buffer {
   reply.header('vary', 'accept-encoding');
   if (!acceptsGzip(reply.request.headers['accept-encoding'])) return page.html;
-  page.gzip ??= gzipSync(page.html);
+  // Level 3: a status page of 50 services compresses in half the time of the default level 6 and
+  // comes out about a tenth larger; it is compressed on the visit after each change.
+  page.gzip ??= gzipSync(page.html, { level: 3 });
   reply.header('content-encoding', 'gzip');
   return page.gzip;
 }

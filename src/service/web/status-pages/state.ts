@@ -76,7 +76,7 @@ export function historyByService(now: Date, serviceIds: readonly string[], incid
     const bar = result.get(incident.serviceId);
     const day = bar?.[index];
     if (!bar || !day) continue;
-    const own = day.incidents.length === 0 ? { ...day, incidents: [] } : day;
+    const own: HistoryDay = day.incidents.length === 0 ? { day: day.day, date: day.date, incidents: [] } : day;
     bar[index] = own;
     own.incidents.push({ id: incident.id, name: incident.name, severity: incident.severity });
   }
