@@ -11,7 +11,7 @@ import pino from 'pino';
 import yauzl from 'yauzl';
 import type { ArtifactSpec } from '../../src/agent/artifacts/uploader.ts';
 import type { RunArtifactSink } from '../../src/agent/browser/engine.ts';
-import type { ArtifactRef } from '../../src/shared/artifacts.ts';
+import type { ArtifactNote, ArtifactRef } from '../../src/shared/artifacts.ts';
 import type { BrowserCheckDefinition, MultiStepCheckDefinition } from '../../src/shared/checks/types.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -105,8 +105,12 @@ export class KeepingSink implements RunArtifactSink {
     this.#refs.push(ref);
     return { ok: true as const, ref };
   }
+  readonly notes: ArtifactNote[] = [];
+  note(note: ArtifactNote) {
+    this.notes.push(note);
+  }
   details() {
-    return { artifacts: [...this.#refs] };
+    return { artifacts: [...this.#refs], ...(this.notes.length > 0 ? { artifactNotes: [...this.notes] } : {}) };
   }
   file(name: string): string {
     return path.join(this.dir, name);

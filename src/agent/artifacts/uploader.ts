@@ -390,6 +390,11 @@ export class RunArtifacts {
     return result;
   }
 
+  /** An artifact the runner itself left out (it could not be made safe to send), for the result. */
+  note(note: ArtifactNote): void {
+    this.#notes.push(note);
+  }
+
   /** `details.artifacts` and `details.artifactNotes` for the run's result (empty when nothing was added). */
   details(): { artifacts?: ArtifactRef[]; artifactNotes?: ArtifactNote[] } {
     return {

@@ -35,7 +35,7 @@ import { HARNESS_PATH, prepareJobFolder, REPORT_FILE, scriptEngineOf } from './s
 import { scrubTraceZip } from './trace-scrub.ts';
 
 /** What a browser run needs of the run's artifact collector (CheckContext.artifacts, src/agent/artifacts/). */
-export type RunArtifactSink = Pick<RunArtifacts, 'add' | 'details'>;
+export type RunArtifactSink = Pick<RunArtifacts, 'add' | 'note' | 'details'>;
 
 /** What a browser run takes beyond CheckContext (tests set these; the daemon passes none of them). */
 export interface BrowserCheckContext extends Omit<CheckContext, 'artifacts'> {
@@ -363,11 +363,21 @@ interface Collected {
   details: { artifacts?: ArtifactRef[]; artifactNotes?: ArtifactNote[] };
 }
 
+/** Scrubs a trace in place; false when it is not a readable zip (cut short), so it must not leave the agent. */
+async function traceScrubbed(file: string, scrubber: Scrubber): Promise<boolean> {
+  try {
+    await scrubTraceZip(file, scrubber);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Screenshots, videos and traces the run left (Playwright's test-results, the harness's folders
  * and images the script saved itself), plus the JSON report, scrubbed and handed to the uploader.
  */
-async function collectArtifacts(jobDir: string, engine: 'test' | 'script', scrubber: Scrubber, ctx: BrowserCheckContext): Promise<Collected> {
+export async function collectArtifacts(jobDir: string, engine: 'test' | 'script', scrubber: Scrubber, ctx: BrowserCheckContext): Promise<Collected> {
   const files = (await listFiles(jobDir)).filter((f) => kindOf(f) !== null).sort();
   const counters: Record<string, number> = {};
   const out: Collected = { names: [], screenshots: [], videos: [], traces: [], report: null, details: {} };
@@ -379,7 +389,12 @@ async function collectArtifacts(jobDir: string, engine: 'test' | 'script', scrub
     counters[k.kind] = (counters[k.kind] ?? 0) + 1;
     const ext = path.extname(file).toLowerCase();
     const name = `${k.kind}-${counters[k.kind]}${ext}`;
-    if (k.kind === 'trace') await scrubTraceZip(file, scrubber);
+    if (k.kind === 'trace' && !(await traceScrubbed(file, scrubber))) {
+      const note = { name, kind: k.kind, message: 'not uploaded: the trace is incomplete (the browser or the run ended while Playwright wrote it), so it could not be scrubbed' };
+      if (ctx.artifacts) ctx.artifacts.note(note);
+      else notes.push(note);
+      continue;
+    }
     const list = k.kind === 'screenshot' ? out.screenshots : k.kind === 'video' ? out.videos : out.traces;
     items.push({ spec: { name, kind: k.kind, path: file, contentType: k.contentType }, list });
   }
