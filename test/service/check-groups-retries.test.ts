@@ -255,7 +255,7 @@ describe('groups at dispatch time', () => {
       store,
       config: loadServiceConfig({ DATA_DIR: dataDir }),
       log: silentLog,
-      dispatcher: { enqueue: async () => undefined as never, cancelRunsOfCheck: async () => 0 },
+      dispatcher: { enqueueDue: async () => [], cancelRunsOfCheck: async () => 0 },
       placement: (c) => placementOf(store, c),
     });
     // Running, as on the replica that leads: a stopped scheduler keeps no entries.
@@ -277,7 +277,7 @@ describe('groups at dispatch time', () => {
       store,
       config: loadServiceConfig({ DATA_DIR: dataDir }),
       log: silentLog,
-      dispatcher: { enqueue: async () => undefined as never, cancelRunsOfCheck: async () => 0 },
+      dispatcher: { enqueueDue: async () => [], cancelRunsOfCheck: async () => 0 },
       placement: (c) => placementOf(store, c),
     });
     const g2 = await group({}, [lab.location.id]);

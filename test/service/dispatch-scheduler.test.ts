@@ -3,6 +3,7 @@
  * spreading of many checks over the interval, changes, and no catch-up bursts after a stall.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { DueRun } from '../../src/service/dispatch/dispatcher.ts';
 import { intervalMsOf, phaseMsOf, Scheduler, slotAtOrAfter } from '../../src/service/dispatch/scheduler.ts';
 import type { Store, StoredCheck } from '../../src/service/store/store.ts';
 import { silentLog } from '../helpers/dispatch-harness.ts';
@@ -36,6 +37,7 @@ function makeCheck(id: string, overrides: Partial<StoredCheck> = {}): StoredChec
 /** `lastDue`: the newest run's due time per `checkId/locationId`, as the run queue would say. */
 function setup(checks: StoredCheck[], lastDue: Map<string, number> = new Map()) {
   const enqueued: Enqueued[] = [];
+  const batches: Array<{ at: number; size: number }> = [];
   const cancelled: Array<{ checkId: string; reason: string; keep?: readonly string[] }> = [];
   const store = {
     checks: { listSchedulable: async () => checks },
@@ -47,9 +49,10 @@ function setup(checks: StoredCheck[], lastDue: Map<string, number> = new Map()) 
     },
   } as unknown as Store;
   const dispatcher = {
-    async enqueue(check: StoredCheck, locationId: string, dueAt: number) {
-      enqueued.push({ checkId: check.id, locationId, dueAt, at: Date.now() });
-      return undefined as never;
+    async enqueueDue(due: readonly DueRun[]) {
+      batches.push({ at: Date.now(), size: due.length });
+      for (const { check, locationId, dueAtMs } of due) enqueued.push({ checkId: check.id, locationId, dueAt: dueAtMs, at: Date.now() });
+      return [];
     },
     async cancelRunsOfCheck(_accountId: string, checkId: string, reason: string, keep?: readonly string[]) {
       cancelled.push({ checkId, reason, keep });
@@ -57,7 +60,7 @@ function setup(checks: StoredCheck[], lastDue: Map<string, number> = new Map()) 
     },
   };
   const scheduler = new Scheduler({ store, config: {} as never, dispatcher, log: silentLog });
-  return { scheduler, enqueued, cancelled };
+  return { scheduler, enqueued, batches, cancelled };
 }
 
 // A start time that is not aligned to anything, so slot arithmetic is really exercised.
@@ -115,14 +118,31 @@ describe('spreading', () => {
     await scheduler.start();
     // One interval, [T0, T0 + 10 s): a check whose phase is 0 is due at T0 and again at T0 + 10 s, so
     // advancing the whole 10 s counted it twice whenever a random id hashed to phase 0.
-    await vi.advanceTimersByTimeAsync(9_999);
-    expect(enqueued).toHaveLength(300);
+    // Plus a tick: a run due in the interval's last 10 ms may be enqueued with the next tick's.
+    await vi.advanceTimersByTimeAsync(9_999 + 10);
+    const interval = enqueued.filter((e) => e.dueAt < T0 + 10_000);
+    expect(interval).toHaveLength(300);
     // 10 one-second buckets: about 30 each if spread evenly; all in one bucket if not spread.
     const buckets = new Array(10).fill(0);
-    for (const e of enqueued) buckets[Math.floor((e.dueAt - T0) / 1000)] += 1;
+    for (const e of interval) buckets[Math.floor((e.dueAt - T0) / 1000)] += 1;
     expect(Math.max(...buckets)).toBeLessThan(60);
     expect(Math.min(...buckets)).toBeGreaterThan(10);
-    expect(new Set(enqueued.map((e) => e.dueAt)).size).toBeGreaterThan(280);
+    expect(new Set(interval.map((e) => e.dueAt)).size).toBeGreaterThan(280);
+    await scheduler.stop();
+  });
+
+  it('enqueues runs due within a tick (10 ms) of the last batch together, none more than a tick late', async () => {
+    const checks = Array.from({ length: 2000 }, () => makeCheck(crypto.randomUUID(), { frequency: 0, frequencyOffset: 10 }));
+    const { scheduler, enqueued, batches } = setup(checks);
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(9_999 + 10);
+    const interval = enqueued.filter((e) => e.dueAt < T0 + 10_000);
+    expect(interval).toHaveLength(2000);
+    expect(Math.max(...interval.map((e) => e.at - e.dueAt))).toBeLessThanOrEqual(10);
+    // 2000 runs over 10 s, one batch a tick at most: about a thousand batches, not two thousand.
+    expect(batches.length).toBeLessThanOrEqual(1001);
+    const gaps = batches.slice(1).map((b, i) => b.at - (batches[i]?.at ?? 0));
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(10);
     await scheduler.stop();
   });
 

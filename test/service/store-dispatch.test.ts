@@ -85,6 +85,23 @@ describe.each(storeBackends())('on $name', (backend) => {
       expect(await store.runs.get(first.run.runId)).toMatchObject({ state: 'expired', endReason: 'superseded by a newer run' });
     });
 
+    it('enqueues a batch in one transaction: each run supersedes as alone would, and a failing run leaves none of the batch', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const old = (await store.runs.enqueue(newRun(f, 1), at(1))).run;
+      const batch = await store.runs.enqueueMany([newRun(f, 2), newRun(f, 2, { checkId: 'other' })], at(2));
+      expect(batch.map((b) => b.superseded)).toEqual([[old.runId], []]);
+      expect(batch.map((b) => b.run.state)).toEqual(['queued', 'queued']);
+      expect(await store.runs.get(old.runId)).toMatchObject({ state: 'expired' });
+
+      // The second run reuses the first's id: the primary key fails it, and the first is rolled back.
+      const fine = newRun(f, 3, { checkId: 'third' });
+      await expect(store.runs.enqueueMany([fine, { ...newRun(f, 3, { checkId: 'fourth' }), runId: fine.runId }], at(3))).rejects.toThrow();
+      expect(await store.runs.get(fine.runId)).toBeUndefined();
+      expect(await store.runs.get(batch[0]!.run.runId)).toMatchObject({ state: 'queued' });
+      expect(await store.runs.enqueueMany([], at(4))).toEqual([]);
+    });
+
     it('claims per class up to the free slots, oldest due first, with a new lease id per run', async () => {
       const store = await fresh.open();
       const f = await fixture(store);

@@ -43,7 +43,7 @@ import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from
 import type { SecretBox } from '../secrets/box.ts';
 import { openSecretsIn, sealSecretsIn } from '../secrets/variables.ts';
 import type { RunRetryLink } from '../store/check-group-types.ts';
-import type { ClaimRequest } from '../store/dispatch-types.ts';
+import type { ClaimRequest, NewRun } from '../store/dispatch-types.ts';
 import type { Agent, ErrorReport, PrivateLocation, Run, Store, StoredCheck } from '../store/store.ts';
 import { decodeBody, EnvelopeError, eventsOf, parseEnvelope } from './envelope.ts';
 import { errorReportingDsn, hashReportToken, reportTokenFor } from './report-token.ts';
@@ -126,6 +126,15 @@ type TakenResult = StoredTaken | { status: 'unknown'; runId: string; message: st
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** A run the scheduler found due: which check, where, and when. */
+export interface DueRun {
+  check: StoredCheck;
+  locationId: string;
+  dueAtMs: number;
+}
+
+type SealedDefinition = NewRun['check'];
+
 export class Dispatcher {
   readonly #store: Store;
   readonly #config: ServiceConfig;
@@ -206,46 +215,77 @@ export class Dispatcher {
   // ---------------------------------------------------------------------------------------------
   // Runs
 
-  /** The job definition of `check`: its group's settings and its user code resolved. */
-  async #definitionOf(check: StoredCheck) {
-    const group = await groupOf(this.#store, check);
-    return toCheckDefinition(check, group, await userCodeContextOf(this.#store, check, group));
-  }
-
   /** Creates the run of `check` at `locationId` due at `dueAtMs` and wakes agents that could take it. */
   async enqueue(check: StoredCheck, locationId: string, dueAtMs: number, retryLink?: RunRetryLink): Promise<Run> {
+    const newRun = await this.#newRun(check, locationId, dueAtMs, this.#definitionOf(check));
+    const enqueued = await this.#store.runs.enqueue(newRun, iso(this.#now()));
+    if (retryLink) await this.#store.runRetries.setLink(enqueued.run.runId, retryLink);
+    this.#enqueued([enqueued]);
+    return enqueued.run;
+  }
+
+  /**
+   * The scheduler's due runs of one tick, in one transaction: a commit per run was the service's
+   * bottleneck at hundreds of runs a second. A check due at several locations is resolved once. A run
+   * whose definition cannot be built is logged and left out; the others are enqueued.
+   */
+  async enqueueDue(due: readonly DueRun[]): Promise<Run[]> {
+    const definitions = new Map<string, Promise<SealedDefinition>>();
+    const definitionOf = (check: StoredCheck) => definitions.get(check.id) ?? definitions.set(check.id, this.#definitionOf(check)).get(check.id)!;
+    const built = await Promise.allSettled(due.map((d) => this.#newRun(d.check, d.locationId, d.dueAtMs, definitionOf(d.check))));
+    const newRuns: NewRun[] = [];
+    built.forEach((b, i) => {
+      if (b.status === 'fulfilled') newRuns.push(b.value);
+      else this.#log.error({ err: b.reason, checkId: due[i]?.check.id, locationId: due[i]?.locationId }, 'enqueue failed');
+    });
+    const enqueued = await this.#store.runs.enqueueMany(newRuns, iso(this.#now()));
+    this.#enqueued(enqueued);
+    return enqueued.map((e) => e.run);
+  }
+
+  /** The definition of `check` for a run: its group's settings and user code resolved, secrets sealed. */
+  async #definitionOf(check: StoredCheck): Promise<SealedDefinition> {
+    const group = await groupOf(this.#store, check);
+    // Secret values are sealed in the stored snapshot and opened only when the job is handed to an
+    // agent (toJob).
+    return sealSecretsIn(this.#store.secrets, toCheckDefinition(check, group, await userCodeContextOf(this.#store, check, group)));
+  }
+
+  async #newRun(check: StoredCheck, locationId: string, dueAtMs: number, definition: Promise<SealedDefinition>): Promise<NewRun> {
     // Heartbeats are pinged by the monitored job itself; no agent runs them (listSchedulable omits them).
     if (check.checkType === 'HEARTBEAT') throw new Error(`heartbeat check ${check.id} cannot be enqueued`);
-    const { run, superseded } = await this.#store.runs.enqueue(
-      {
-        runId: randomUUID(),
-        accountId: check.accountId,
-        checkId: check.id,
-        locationId,
-        checkType: check.checkType,
-        checkClass: checkClassOf(check.checkType),
-        dueAt: iso(dueAtMs),
-        startBy: iso(startByOf(check, dueAtMs, this.#config.queueTtlSeconds)),
-        // A suite's limit follows its own global timeout (checks/playwright-check-schema.ts).
-        timeoutMs: check.checkType === 'PLAYWRIGHT' ? suiteJobTimeoutMs(check.body) : (RUN_TIMEOUT_MS[check.checkType] ?? RUN_TIMEOUT_MS.API),
-        // A snapshot: an edit to the check after this point applies from the next run on.
-        // The check with its group's settings applied (checks/group-merge.ts) and its user code
-        // resolved (checks/user-code.ts). Secret values are sealed in the stored snapshot and
-        // opened only when the job is handed to an agent (toJob).
-        check: sealSecretsIn(this.#store.secrets, await this.#definitionOf(check)),
-      },
-      iso(this.#now()),
-    );
-    if (retryLink) await this.#store.runRetries.setLink(run.runId, retryLink);
-    if (superseded.length > 0) {
-      this.#counters?.runsExpired(locationId, 'superseded', superseded.length);
-      this.#log.warn(
-        { checkId: check.id, locationId, superseded },
-        'queued runs superseded by a newer run: no agent took them before the next one came due',
-      );
+    return {
+      runId: randomUUID(),
+      accountId: check.accountId,
+      checkId: check.id,
+      locationId,
+      checkType: check.checkType,
+      checkClass: checkClassOf(check.checkType),
+      dueAt: iso(dueAtMs),
+      startBy: iso(startByOf(check, dueAtMs, this.#config.queueTtlSeconds)),
+      // A suite's limit follows its own global timeout (checks/playwright-check-schema.ts).
+      timeoutMs: check.checkType === 'PLAYWRIGHT' ? suiteJobTimeoutMs(check.body) : (RUN_TIMEOUT_MS[check.checkType] ?? RUN_TIMEOUT_MS.API),
+      // A snapshot: an edit to the check after this point applies from the next run on.
+      check: await definition,
+    };
+  }
+
+  /** After the commit: superseded runs counted and logged, and agents of each location woken once. */
+  #enqueued(enqueued: ReadonlyArray<{ run: Run; superseded: string[] }>): void {
+    const byLocation = new Map<string, Run[]>();
+    for (const { run, superseded } of enqueued) {
+      if (superseded.length > 0) {
+        this.#counters?.runsExpired(run.locationId, 'superseded', superseded.length);
+        this.#log.warn(
+          { checkId: run.checkId, locationId: run.locationId, superseded },
+          'queued runs superseded by a newer run: no agent took them before the next one came due',
+        );
+      }
+      const runs = byLocation.get(run.locationId);
+      if (runs) runs.push(run);
+      else byLocation.set(run.locationId, [run]);
     }
-    this.#signals.announce(locationId, [run]);
-    return run;
+    for (const [locationId, runs] of byLocation) this.#signals.announce(locationId, runs);
   }
 
   async getRun(accountId: string, runId: string): Promise<Run> {

@@ -55,6 +55,8 @@ export interface RunRepo {
    * run`, so an outage does not build a backlog of stale runs. Returns the ids it superseded.
    */
   enqueue(run: NewRun, now: string): Promise<{ run: Run; superseded: string[] }>;
+  /** `enqueue` of several runs in one transaction (a scheduler tick's due runs): all or none. */
+  enqueueMany(runs: readonly NewRun[], now: string): Promise<Array<{ run: Run; superseded: string[] }>>;
   get(runId: string): Promise<Run | undefined>;
   /** Account-scoped read for the public API. */
   getForAccount(accountId: string, runId: string): Promise<Run | undefined>;

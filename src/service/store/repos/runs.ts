@@ -242,29 +242,27 @@ export class SqlRunRepo implements RunRepo {
   }
 
   async enqueue(run: NewRun, now: string): Promise<{ run: Run; superseded: string[] }> {
+    return (await this.enqueueMany([run], now))[0] as { run: Run; superseded: string[] };
+  }
+
+  async enqueueMany(runs: readonly NewRun[], now: string): Promise<Array<{ run: Run; superseded: string[] }>> {
+    if (runs.length === 0) return [];
     return this.#db.transaction(async () => {
-      const superseded = await this.#db.all<{ run_id: string }>(SUPERSEDE, {
-        checkId: run.checkId,
-        locationId: run.locationId,
-        dueAt: run.dueAt,
-        now,
-      });
-      const row = (await this.#db.get<RunRow>(INSERT, {
-        runId: run.runId,
-        accountId: run.accountId,
-        checkId: run.checkId,
-        locationId: run.locationId,
-        checkType: run.checkType,
-        checkClass: run.checkClass,
-        dueAt: run.dueAt,
-        startBy: run.startBy,
-        timeoutMs: run.timeoutMs,
-        checkJson: JSON.stringify(run.check),
-        runtimeId: runtimeNeededBy(run.check),
-        now,
-      })) as RunRow;
-      return { run: toRun(row), superseded: superseded.map((r) => r.run_id) };
+      const out: Array<{ run: Run; superseded: string[] }> = [];
+      for (const run of runs) out.push(await this.#insertQueued(run, now));
+      return out;
     }, READ_COMMITTED);
+  }
+
+  async #insertQueued(run: NewRun, now: string): Promise<{ run: Run; superseded: string[] }> {
+    const superseded = await this.#db.all<{ run_id: string }>(SUPERSEDE, { checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now });
+    const { runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs } = run;
+    const row = (await this.#db.get<RunRow>(INSERT, {
+      ...{ runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs, now },
+      checkJson: JSON.stringify(run.check),
+      runtimeId: runtimeNeededBy(run.check),
+    })) as RunRow;
+    return { run: toRun(row), superseded: superseded.map((r) => r.run_id) };
   }
 
   async get(runId: string): Promise<Run | undefined> {
