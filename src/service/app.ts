@@ -118,7 +118,14 @@ const PINO_LEVEL = { DEBUG: 'debug', LOG: 'info', INFO: 'info', WARN: 'warn', ER
 
 export async function buildService(config: ServiceConfig, opts: ServiceOptions = {}): Promise<Service> {
   // Loads the secrets key now: a key that cannot open the stored secrets stops the start (ConfigError).
-  const store = await openStore({ ...(config.database ? { database: config.database } : {}), dataDir: config.dataDir, secrets: config.secrets ?? defaultSecretsKeyConfig(config.dataDir) });
+  // The store opens before the logger exists; its background checkpoints report through this.
+  let warn: ((message: string) => void) | undefined;
+  const store = await openStore({
+    ...(config.database ? { database: config.database } : {}),
+    dataDir: config.dataDir,
+    secrets: config.secrets ?? defaultSecretsKeyConfig(config.dataDir),
+    onCheckpointError: (message) => warn?.(message),
+  });
   const app = Fastify({
     logger: opts.logger === false ? false : { level: PINO_LEVEL[config.logLevel], redact: ['req.headers.authorization'] },
     // Agents make several requests a second each (leases, heartbeats, results): a line per request
@@ -130,6 +137,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     // The client address that per-address rate limits use: X-Forwarded-For only from trusted proxies.
     trustProxy: fastifyTrustProxy(config.trustProxy ?? false),
   });
+  warn = (message) => app.log.warn({ message }, 'background checkpoint of the SQLite write-ahead log failed; the next one tries again');
   const metrics = new ServiceMetrics({ store });
   // Group triggers and retries enqueue through the dispatcher, which asks them about each result.
   const triggers = new GroupTriggerRunner({ store, log: app.log, enqueue: (c, l, d) => dispatcher.enqueue(c, l, d) });

@@ -14,6 +14,8 @@ export interface OpenStoreConfig {
   dataDir: string;
   /** Where the secrets key comes from; absent: the key file in dataDir (the CLI, tests). */
   secrets?: SecretsKeyConfig;
+  /** SQLite: a background checkpoint of the write-ahead log failed. */
+  onCheckpointError?: (message: string) => void;
 }
 
 export function openStore(config: OpenStoreConfig): Promise<Store> {
@@ -21,5 +23,8 @@ export function openStore(config: OpenStoreConfig): Promise<Store> {
   if (database.kind === 'postgres') {
     return openPostgresStore(database.url, { dataDir: config.dataDir, ...(config.secrets ? { secrets: config.secrets } : {}) });
   }
-  return openSqliteStore(config.dataDir, config.secrets ? { secrets: config.secrets } : {});
+  return openSqliteStore(config.dataDir, {
+    ...(config.secrets ? { secrets: config.secrets } : {}),
+    ...(config.onCheckpointError ? { onCheckpointError: config.onCheckpointError } : {}),
+  });
 }

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SqlDatabase, SqlParams, SqlRunResult } from './database.ts';
+import { BACKSTOP_PAGES, WalCheckpointer } from './wal-checkpointer.ts';
 
 /** The database file inside DATA_DIR. One file, so a backup is one copy of the directory. */
 export const DB_FILE = 'outpost.db';
@@ -34,6 +35,7 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #statements = new Map<string, StatementSync>();
   readonly #inTransaction = new AsyncLocalStorage<true>();
   #open: Promise<void> | null = null;
+  #checkpointer: WalCheckpointer | undefined;
 
   constructor(raw: DatabaseSync) {
     this.raw = raw;
@@ -74,8 +76,21 @@ export class SqliteDatabase implements SqlDatabase {
     }
   }
 
+  /**
+   * Moves checkpoints of the write-ahead log to a worker thread (./wal-checkpointer.ts); this
+   * connection checkpoints only when the log passes the backstop.
+   */
+  checkpointInBackground(onError?: (message: string) => void): void {
+    if (this.#checkpointer || !this.raw.isOpen) return;
+    this.raw.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+    this.#checkpointer = new WalCheckpointer({ file: this.raw.location() ?? '', ...(onError ? { onError } : {}) });
+  }
+
   async close(): Promise<void> {
     while (this.#open) await this.#open;
+    const checkpointer = this.#checkpointer;
+    this.#checkpointer = undefined;
+    await checkpointer?.stop();
     if (this.raw.isOpen) this.raw.close();
   }
 

@@ -18,6 +18,8 @@ export interface SqliteStoreOptions {
    * ConfigError. Absent (the CLI, tests): the key file in dataDir, loaded on the first secret.
    */
   secrets?: SecretsKeyConfig;
+  /** A background checkpoint of the write-ahead log failed (the service logs it). */
+  onCheckpointError?: (message: string) => void;
 }
 
 export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions = {}): Promise<Store> {
@@ -35,6 +37,7 @@ export async function openSqliteStore(dataDir: string, opts: SqliteStoreOptions 
     db.close();
     throw err;
   }
+  sql.checkpointInBackground(opts.onCheckpointError);
   // Closing twice (service shutdown, then test teardown) is harmless: SqliteDatabase.close checks.
   return assembleStore({ sql, secrets });
 }
