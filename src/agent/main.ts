@@ -11,6 +11,7 @@ import { AgentDaemon } from './daemon.ts';
 import { type HealthServer, startHealthServer } from './health.ts';
 import { createAgentLogger, flushLogger } from './logger.ts';
 import { createAgentMetrics } from './metrics.ts';
+import { IdleMemoryRelease } from './memory-release.ts';
 import { Observability } from './observability.ts';
 import { discoverRuntimes } from './runtimes.ts';
 import { detectIsolation, loadIsolationSettings } from './sandbox/isolation.ts';
@@ -141,6 +142,9 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     artifacts,
   });
 
+  const memory = new IdleMemoryRelease({ released: (runs, ms) => log.debug({ runs, ms }, 'quiet after a burst: heap collected and compacted') });
+  daemon.on('slot-freed', () => memory.runFinished());
+
   // Hooked before start(): the deliverer's first events (results an earlier process spooled) count too.
   const metrics = createAgentMetrics({ daemon, spool, sandboxes, artifacts });
   let health: HealthServer;
@@ -178,6 +182,7 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
 
   await daemon.start();
   const code = await daemon.done;
+  memory.stop();
   await sandboxes.close();
   // Uploads still under way stay queued on disk and resume at the next start.
   await artifacts.close();
