@@ -1,6 +1,6 @@
 /**
  * Overload over the agent API on loopback: a location offered twice what its agent can run, then
- * less than that. A real SQLite store and HTTP server; the test plays the scheduler (each second it
+ * less than that. Overloaded, it serves the newest runs first and sheds the old ones. A real SQLite store and HTTP server; the test plays the scheduler (each second it
  * enqueues the runs that come due, as Scheduler#fire does) and moves the dispatcher's clock, so time
  * passes when the test says and nothing waits for it.
  */
@@ -69,12 +69,18 @@ describe('overload', () => {
     };
 
     // Three intervals at 2 runs due per second (each check every 10 s) against 1 run per second.
+    const lateness: number[] = [];
     for (let s = 0; s < 30; s++) {
       const job = await second(s, [checks[(2 * s) % CHECKS]!, checks[(2 * s + 1) % CHECKS]!]);
       // The agent is never idle: what it delivers is its whole capacity.
       expect(job, `second ${s}`).toBeDefined();
+      lateness.push(started.get(job!.runId) ?? Number.NaN);
     }
     expect(Math.max(...started.values())).toBeLessThanOrEqual(INTERVAL_MS / 2);
+    // Once it has shed, the newest runs go first: in the last interval of the overload each run that
+    // started had come due within the second, where earliest-deadline order starts each one close to
+    // its deadline (half an interval late).
+    expect(Math.max(...lateness.slice(20))).toBeLessThanOrEqual(1000);
     const shed = await endedExpired(enqueued);
     expect(shed.length).toBeGreaterThanOrEqual(20);
     expect(shed.every((r) => r.endReason === SHED_LATE_REASON)).toBe(true);

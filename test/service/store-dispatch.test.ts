@@ -154,6 +154,35 @@ describe.each(storeBackends())('on $name', (backend) => {
       expect((await store.runs.claim({ ...req, now: at(6) })).map((r) => r.runId)).toEqual([onTime.runId]);
     });
 
+    it('overloaded (order newest), claims hand-backs first, then the latest deadlines', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const req = { locationId: f.locationId, agentId: 'a1', checkTypes: ['API'] as CheckType[], runtimes: [], leaseExpiresAt: at(60) };
+      const back = (await store.runs.enqueue(newRun(f, 1, { checkId: 'back', startBySecond: 6 }), at(1))).run;
+      const [leased] = (await store.runs.claim({ ...req, slots: { uptime: 1, heavy: 0 }, now: at(2) })) as [Run];
+      await store.runs.release('a1', [{ runId: leased.runId, leaseId: leased.leaseId as string }], at(3));
+      const runs = [];
+      for (let i = 0; i < 4; i++) runs.push((await store.runs.enqueue(newRun(f, 4 + i, { checkId: `c${i}`, startBySecond: 9 + i }), at(4 + i))).run);
+
+      const newest = await store.runs.claim({ ...req, slots: { uptime: 3, heavy: 0 }, now: at(8), order: 'newest' });
+      expect(new Set(newest.map((r) => r.runId))).toEqual(new Set([back.runId, runs[3]?.runId, runs[2]?.runId]));
+      // Without the order, the earliest deadline goes first.
+      const rest = await store.runs.claim({ ...req, slots: { uptime: 1, heavy: 0 }, now: at(8) });
+      expect(rest.map((r) => r.runId)).toEqual([runs[0]?.runId]);
+    });
+
+    it('sheds and claims in one call (one transaction), as a lease does', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const late = (await store.runs.enqueue(newRun(f, 1, { checkId: 'late', startBySecond: 6 }), at(1))).run;
+      const onTime = (await store.runs.enqueue(newRun(f, 4, { checkId: 'on-time', startBySecond: 9 }), at(4))).run;
+      const req = { locationId: f.locationId, agentId: 'a1', checkTypes: ['API'] as CheckType[], runtimes: [], slots: { uptime: 5, heavy: 0 }, leaseExpiresAt: at(60) };
+      const { shed, runs } = await store.runs.shedLateAndClaim({ ...req, now: at(7) });
+      expect(shed).toBe(1);
+      expect(runs.map((r) => r.runId)).toEqual([onTime.runId]);
+      expect(await store.runs.get(late.runId)).toMatchObject({ state: 'expired', endReason: SHED_LATE_REASON });
+    });
+
     it('a run handed back after a lease is claimed before the waiting first attempts and is not shed', async () => {
       const store = await fresh.open();
       const f = await fixture(store);

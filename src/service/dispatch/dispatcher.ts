@@ -101,6 +101,9 @@ const PRUNE_EVERY_MS = 60_000;
  */
 const REPLAY_AFTER_MS = 60_000;
 const STALE_BATCH = 500;
+const TOUCH_EVERY_MS = 1000;
+/** How long a location counts as overloaded after it last shed a run: the shortest check interval. */
+const OVERLOAD_HOLD_MS = 10_000;
 /**
  * The most results one result-batches call may carry (RegisterResponse.resultBatchMax): enough that a
  * busy agent's round trips and commits stop being per run, few enough that one transaction stays short.
@@ -150,6 +153,13 @@ export class Dispatcher {
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
   #lastPrune = 0;
+  /**
+   * Until when each location counts as overloaded: it shed runs, so its agents cannot keep up, and
+   * claims there take the newest runs first (docs/protocol.md "Overload").
+   */
+  readonly #overloadedUntil = new Map<string, number>();
+  /** When each agent was last recorded as seen (#touch). */
+  readonly #lastTouched = new Map<string, number>();
 
   constructor(opts: DispatcherOptions) {
     this.#store = opts.store;
@@ -356,7 +366,7 @@ export class Dispatcher {
    */
   async lease(location: PrivateLocation, req: LeaseRequest, signal?: AbortSignal): Promise<LeaseResponse> {
     const agent = await this.#requireAgent(location, req.agentId);
-    await this.#store.agents.touch(agent.id, iso(this.#now()));
+    await this.#touch(agent.id, this.#now());
     const waitMs = Math.max(0, Math.min(req.waitSeconds, this.#config.maxLeaseWaitSeconds)) * 1000;
     // Real time, not the injectable clock: this bounds how long a socket is held.
     const deadline = performance.now() + waitMs;
@@ -373,9 +383,10 @@ export class Dispatcher {
         slots: req.slots,
         now: iso(now),
         leaseExpiresAt: iso(now + this.#config.leaseSeconds * 1000),
+        order: (this.#overloadedUntil.get(location.id) ?? 0) > now ? ('newest' as const) : ('deadline' as const),
       };
-      await this.#shedLate(claim);
-      const runs = await this.#store.runs.claim(claim);
+      const { shed, runs } = await this.#store.runs.shedLateAndClaim(claim);
+      this.#countShed(claim.locationId, shed, now);
       if (runs.length > 0) {
         if (signal?.aborted) {
           // The client left between the claim and the answer: hand the runs straight back rather
@@ -394,18 +405,30 @@ export class Dispatcher {
     }
   }
 
-  /** Overload: first attempts this agent could take but not start by their deadline end now, counted. */
-  async #shedLate(claim: ClaimRequest): Promise<void> {
-    const shed = await this.#store.runs.shedLate(claim);
+  /** Overload: first attempts this agent could take but not start by their deadline were ended; counted. */
+  #countShed(locationId: string, shed: number, now: number): void {
     if (shed === 0) return;
-    this.#counters?.runsExpired(claim.locationId, 'start_deadline', shed);
-    this.#log.warn({ locationId: claim.locationId, shed }, 'runs shed: the agents could not start them within half their interval');
+    this.#overloadedUntil.set(locationId, now + OVERLOAD_HOLD_MS);
+    this.#counters?.runsExpired(locationId, 'start_deadline', shed);
+    this.#log.warn({ locationId, shed }, 'runs shed: the agents could not start them within half their interval');
+  }
+
+  /**
+   * Records that the agent was seen, at most once a second per agent: a busy agent leases many times
+   * a second, and a write per call cost a commit each for a time shown to the second.
+   */
+  async #touch(agentId: string, now: number): Promise<void> {
+    if (now - (this.#lastTouched.get(agentId) ?? Number.NEGATIVE_INFINITY) < TOUCH_EVERY_MS) return;
+    // Agents that went away without deregistering leave an entry; forget the old ones now and then.
+    if (this.#lastTouched.size >= 1000) for (const [id, at] of this.#lastTouched) if (now - at > 60_000) this.#lastTouched.delete(id);
+    this.#lastTouched.set(agentId, now);
+    await this.#store.agents.touch(agentId, iso(now));
   }
 
   async heartbeat(location: PrivateLocation, req: HeartbeatRequest): Promise<HeartbeatResponse> {
     const agent = await this.#requireAgent(location, req.agentId);
     const now = this.#now();
-    await this.#store.agents.touch(agent.id, iso(now));
+    await this.#touch(agent.id, now);
     const leases = await this.#store.runs.heartbeat(agent.id, req.leases, iso(now + this.#config.leaseSeconds * 1000));
     return { leases };
   }

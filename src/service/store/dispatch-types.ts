@@ -41,6 +41,11 @@ export interface ClaimRequest {
   slots: Record<CheckClass, number>;
   now: string;
   leaseExpiresAt: string;
+  /**
+   * Which runs first: the earliest start deadline (default), or, while the location is overloaded,
+   * the latest, so the runs that start are the fresh ones and the old ones age out and are shed.
+   */
+  order?: 'deadline' | 'newest';
 }
 
 export interface HeartbeatOutcome extends LeaseRef {
@@ -73,6 +78,8 @@ export interface RunRepo {
    * SHED_LATE_REASON. Returns how many.
    */
   shedLate(req: ClaimRequest): Promise<number>;
+  /** `shedLate` then `claim`, in one transaction: a lease call commits once, not twice. */
+  shedLateAndClaim(req: ClaimRequest): Promise<{ shed: number; runs: Run[] }>;
   /**
    * Extends each lease the agent still holds to `leaseExpiresAt`. A lease with a requested cancel is
    * not extended and reports `cancelled`; a lease that is no longer this agent's reports `lost`.

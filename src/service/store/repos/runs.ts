@@ -134,6 +134,27 @@ function dialectStatements(d: DialectSql) {
       SELECT run_id FROM runs
       WHERE ${runnable} AND check_class = '${checkClass}' AND (lease_attempt > 1 OR start_by > $now)
       ORDER BY start_by LIMIT ${limit} ${d.forUpdateSkipLocked}) AS ${checkClass}_runs`;
+  // Overloaded: hand-backs first as always, then the latest deadlines. Once shedLate has run, a
+  // queued run whose deadline passed is a hand-back, so each half is one range of the claim index.
+  const pickNewest = (checkClass: string, limit: string) => `
+    SELECT run_id FROM (
+      SELECT run_id, k, start_by FROM (
+        SELECT run_id, 0 AS k, start_by FROM (
+          SELECT run_id, start_by FROM runs
+          WHERE ${runnable} AND check_class = '${checkClass}' AND lease_attempt > 1 AND start_by <= $now
+          ORDER BY start_by LIMIT ${limit} ${d.forUpdateSkipLocked}) AS ${checkClass}_back
+        UNION ALL
+        SELECT run_id, 1 AS k, start_by FROM (
+          SELECT run_id, start_by FROM runs
+          WHERE ${runnable} AND check_class = '${checkClass}' AND start_by > $now
+          ORDER BY start_by DESC LIMIT ${limit} ${d.forUpdateSkipLocked}) AS ${checkClass}_fresh) AS ${checkClass}_both
+      ORDER BY k, CASE WHEN k = 0 THEN start_by END, start_by DESC LIMIT ${limit}) AS ${checkClass}_runs`;
+  const claim = (p: typeof pick) => `
+      WITH picked AS MATERIALIZED (${p('uptime', '$uptime')} UNION ALL ${p('heavy', '$heavy')})
+      UPDATE runs
+      SET state = 'leased', lease_id = ${d.newUuid}, agent_id = $agentId, lease_expires_at = $leaseExpiresAt
+      WHERE state = 'queued' AND run_id IN (SELECT run_id FROM picked)
+      RETURNING *`;
   return {
     // One statement picks and leases: each class takes its runs with the earliest start deadline up
     // to the agent's free slots, restricted to the check types it has runners for and, for runs with
@@ -141,13 +162,9 @@ function dialectStatements(d: DialectSql) {
     // deadline is never picked (shedLate ends it); a run handed back after a lease is. The pick is
     // materialised so it runs once; `state = 'queued'` in the UPDATE makes pick-and-mark atomic even
     // against another connection. Lease ids are made in the UPDATE, one per row, so claiming stays
-    // one statement.
-    claim: `
-      WITH picked AS MATERIALIZED (${pick('uptime', '$uptime')} UNION ALL ${pick('heavy', '$heavy')})
-      UPDATE runs
-      SET state = 'leased', lease_id = ${d.newUuid}, agent_id = $agentId, lease_expires_at = $leaseExpiresAt
-      WHERE state = 'queued' AND run_id IN (SELECT run_id FROM picked)
-      RETURNING *`,
+    // one statement. Under overload (ClaimRequest.order 'newest') the latest deadlines go first.
+    claim: claim(pick),
+    claimNewest: claim(pickNewest),
     // Both classes listed so the claim index (location, class, start_by) serves the range.
     shedLate: `
       UPDATE runs SET state = 'expired', end_reason = $endReason, finished_at = $now, check_json = NULL
@@ -289,7 +306,8 @@ export class SqlRunRepo implements RunRepo {
       uptime,
       heavy,
     };
-    const rows = await this.#oneStatement(() => this.#db.all<RunRow>(this.#sql.claim, params));
+    const sql = req.order === 'newest' ? this.#sql.claimNewest : this.#sql.claim;
+    const rows = await this.#oneStatement(() => this.#db.all<RunRow>(sql, params));
     return rows.map(toRun).sort(byDueAt);
   }
 
@@ -303,6 +321,10 @@ export class SqlRunRepo implements RunRepo {
       endReason: SHED_LATE_REASON,
     };
     return (await this.#oneStatement(() => this.#db.run(this.#sql.shedLate, params))).changes;
+  }
+
+  async shedLateAndClaim(req: ClaimRequest): Promise<{ shed: number; runs: Run[] }> {
+    return this.#db.transaction(async () => ({ shed: await this.shedLate(req), runs: await this.claim(req) }), READ_COMMITTED);
   }
 
   async heartbeat(agentId: string, leases: readonly LeaseRef[], leaseExpiresAt: string): Promise<HeartbeatOutcome[]> {
