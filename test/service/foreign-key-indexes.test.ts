@@ -54,6 +54,9 @@ describe.each(storeBackends())('foreign key indexes on $name', (backend) => {
     // A sanity check of the query itself: the schema has dozens of cascading keys.
     expect(keys.length).toBeGreaterThan(20);
     const unindexed = keys.filter((k) => !indexed.has(`${k.child}.${k.column}`)).map((k) => `${k.child}.${k.column} -> ${k.parent}`);
-    expect(unindexed).toEqual([]);
+    // The one exception: an index of every run by location led SQLite's planner away from the run
+    // queue's partial indexes (the queue statistics then read a day of finished runs at each
+    // scrape); deleting a location, rare, scans the runs instead.
+    expect(unindexed).toEqual(['runs.location_id -> private_locations']);
   });
 });

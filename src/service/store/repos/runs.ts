@@ -123,8 +123,8 @@ const CANCELLED_WHILE_RUNNING = 'cancelled; the agent stopped before confirming 
 /** See the top of this file: every transition's WHERE clause names the rows it may touch. */
 const READ_COMMITTED: TransactionOptions = { isolation: 'read committed' };
 
-/** The statements that differ by dialect (row locks, JSON lists, UUIDs); the others are shared. */
-function dialectStatements(d: DialectSql) {
+/** The statements that differ by dialect (row locks, JSON lists, UUIDs, planner hints); the others are shared. */
+export function dialectStatements(d: DialectSql) {
   // The queued runs of a location that one agent could run: its check types, the runtimes it carries.
   const runnable = `state = 'queued' AND location_id = $locationId
         AND check_type IN (${d.jsonArrayValues('$checkTypes')})
@@ -169,6 +169,15 @@ function dialectStatements(d: DialectSql) {
     shedLate: `
       UPDATE runs SET state = 'expired', end_reason = $endReason, finished_at = $now, check_json = NULL
       WHERE ${runnable} AND check_class IN ('uptime', 'heavy') AND lease_attempt = 1 AND start_by <= $now`,
+    // lease_attempt = 1 while queued means "never leased": a run handed back after an agent died
+    // keeps its place, because the reference re-runs such a check elsewhere. Read through the
+    // queued runs' index: the range on due_at would lead SQLite to runs_by_pair, which holds the
+    // pair's every run of the last day (thousands for a 10 s check), once per enqueue.
+    supersede: `
+      UPDATE runs SET state = 'expired', end_reason = 'superseded by a newer run', finished_at = $now, check_json = NULL
+      WHERE check_id = $checkId AND location_id = $locationId AND state = 'queued'
+        AND lease_attempt = 1 AND ${d.noIndex('due_at')} < $dueAt
+      RETURNING run_id`,
     // keep is a JSON array of location ids; '[]' cancels at every location.
     cancelCheckQueued: `
       UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now, check_json = NULL
@@ -187,13 +196,6 @@ const INSERT = `
   VALUES ($runId, $accountId, $checkId, $locationId, $checkType, $checkClass, $dueAt, $startBy, 'queued',
           1, 0, $timeoutMs, $checkJson, $now, $runtimeId)
   RETURNING *`;
-// lease_attempt = 1 while queued means "never leased": a run handed back after an agent died
-// keeps its place, because the reference re-runs such a check elsewhere.
-const SUPERSEDE = `
-  UPDATE runs SET state = 'expired', end_reason = 'superseded by a newer run', finished_at = $now, check_json = NULL
-  WHERE check_id = $checkId AND location_id = $locationId AND state = 'queued'
-    AND lease_attempt = 1 AND due_at < $dueAt
-  RETURNING run_id`;
 const GET = 'SELECT * FROM runs WHERE run_id = ?';
 const GET_FOR_ACCOUNT = 'SELECT * FROM runs WHERE run_id = ? AND account_id = ?';
 const EXTEND = `
@@ -272,7 +274,7 @@ export class SqlRunRepo implements RunRepo {
   }
 
   async #insertQueued(run: NewRun, now: string): Promise<{ run: Run; superseded: string[] }> {
-    const superseded = await this.#db.all<{ run_id: string }>(SUPERSEDE, { checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now });
+    const superseded = await this.#db.all<{ run_id: string }>(this.#sql.supersede, { checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now });
     const { runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs } = run;
     const row = (await this.#db.get<RunRow>(INSERT, {
       ...{ runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs, now },
