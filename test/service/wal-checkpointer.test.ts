@@ -3,6 +3,7 @@
  * commits: pages reach the database file while the service's connection has its own checkpoint
  * pushed back to the backstop, and closing the store stops the worker.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -44,6 +45,15 @@ it('without it, the same writes stay in the log until SQLite checkpoints on its 
   const body = 'x'.repeat(20_000);
   for (let i = 0; i < 400; i++) await db.transaction(() => db.run('INSERT INTO t (body) VALUES (?)', [body]));
   expect(fileBytes()).toBeLessThan(before + 1_000_000);
+});
+
+it('a process whose last step is closing the store exits cleanly (the CLI does that)', () => {
+  const script = `import { openSqliteStore } from ${JSON.stringify(path.resolve('src/service/store/sqlite/index.ts'))};
+    const store = await openSqliteStore(${JSON.stringify(dir)});
+    await store.close();`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  // An unsettled top-level await (the worker's exit not awaited) is exit code 13 with a warning.
+  expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
 });
 
 it('close stops the worker and still closes the connection', async () => {

@@ -43,7 +43,7 @@ import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from
 import type { SecretBox } from '../secrets/box.ts';
 import { openSecretsIn, sealSecretsIn } from '../secrets/variables.ts';
 import type { RunRetryLink } from '../store/check-group-types.ts';
-import type { ClaimRequest, NewRun } from '../store/dispatch-types.ts';
+import type { NewRun } from '../store/dispatch-types.ts';
 import type { Agent, ErrorReport, PrivateLocation, Run, Store, StoredCheck } from '../store/store.ts';
 import { decodeBody, EnvelopeError, eventsOf, parseEnvelope } from './envelope.ts';
 import { errorReportingDsn, hashReportToken, reportTokenFor } from './report-token.ts';

@@ -56,6 +56,8 @@ export class WalCheckpointer {
 
   /** Stops the worker after its checkpoint in progress, and closes its connection. */
   async stop(): Promise<void> {
+    // Referenced again while it stops: a process that awaits this as its last step must wait for it.
+    this.#worker.ref();
     this.#worker.postMessage('stop');
     await this.#exited;
   }
