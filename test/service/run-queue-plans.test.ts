@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { dialectStatements } from '../../src/service/store/repos/runs.ts';
+import { dialectStatements, RUN_QUEUE_READS } from '../../src/service/store/repos/runs.ts';
 import { dialectSql } from '../../src/service/store/sql/dialect-sql.ts';
 import { openSqliteDatabase, type SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
@@ -42,4 +42,10 @@ it.each([
   const steps = plan(statements[name]);
   expect(steps.length).toBeGreaterThan(0);
   for (const step of steps.filter((s) => !s.includes('run_id=?') && !s.includes('LIST SUBQUERY'))) expect(step, name).toContain(`INDEX ${index}`);
+});
+
+it.each(Object.keys(RUN_QUEUE_READS) as Array<keyof typeof RUN_QUEUE_READS>)('%s reads only the open runs, through their partial indexes', (name) => {
+  const steps = plan(RUN_QUEUE_READS[name]);
+  expect(steps.length).toBeGreaterThan(0);
+  for (const step of steps) expect(step, name).toMatch(/INDEX runs_(claim|lease_expiry)\b/);
 });

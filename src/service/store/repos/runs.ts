@@ -237,10 +237,13 @@ const REQUEST_CANCEL = `
 const PRUNE = `
   DELETE FROM runs WHERE run_id IN (
     SELECT run_id FROM runs WHERE finished_at IS NOT NULL AND finished_at < $before LIMIT $limit)`;
-// Queued runs count per location, leased ones per agent: the agent column only for leased rows.
+// Queued runs count per location, leased ones per agent. Each half reads its own partial index, as
+// QUEUE_STATS below: one statement over both states read every run the location kept for a day.
 const LOCATION_LOAD = `
-  SELECT state, CASE WHEN state = 'leased' THEN agent_id END AS holder, COUNT(*) AS n FROM runs
-  WHERE location_id = ? AND state IN ('queued', 'leased') GROUP BY state, CASE WHEN state = 'leased' THEN agent_id END`;
+  SELECT 'queued' AS state, NULL AS holder, COUNT(*) AS n FROM runs WHERE state = 'queued' AND location_id = $locationId
+  UNION ALL
+  SELECT 'leased' AS state, agent_id AS holder, COUNT(*) AS n FROM runs WHERE state = 'leased' AND location_id = $locationId
+  GROUP BY agent_id`;
 // Each half reads its own partial index (runs_claim for queued, runs_lease_expiry for leased), so
 // a scrape costs as much as the open runs, never the finished ones kept for a day.
 const QUEUE_STATS = `
@@ -250,6 +253,9 @@ const QUEUE_STATS = `
     ON q.location_id = l.id
   LEFT JOIN (SELECT location_id, COUNT(*) AS n FROM runs WHERE state = 'leased' GROUP BY location_id) r
     ON r.location_id = l.id`;
+
+/** The queue's reads for metrics and the console, for the plan test (test/service/run-queue-plans.test.ts). */
+export const RUN_QUEUE_READS = { locationLoad: LOCATION_LOAD, queueStats: QUEUE_STATS } as const;
 
 export class SqlRunRepo implements RunRepo {
   readonly #db: SqlDatabase;
@@ -411,7 +417,7 @@ export class SqlRunRepo implements RunRepo {
   }
 
   async locationLoad(locationId: string): Promise<LocationLoad> {
-    const rows = await this.#db.all<{ state: string; holder: string | null; n: number }>(LOCATION_LOAD, [locationId]);
+    const rows = await this.#db.all<{ state: string; holder: string | null; n: number }>(LOCATION_LOAD, { locationId });
     const load: LocationLoad = { queued: 0, leasedByAgent: {} };
     for (const row of rows) {
       if (row.state === 'queued') load.queued += row.n;
