@@ -8,7 +8,6 @@
  * State lives in the store (runs, agents); only the held lease requests live in memory, so a
  * restarted service loses nothing but open long-polls, which agents simply repeat.
  */
-import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { type CheckType, checkClassOf } from '../../shared/checks/types.ts';
 import {
@@ -45,6 +44,7 @@ import { openSecretsIn, sealSecretsIn } from '../secrets/variables.ts';
 import type { RunRetryLink } from '../store/check-group-types.ts';
 import type { NewRun } from '../store/dispatch-types.ts';
 import type { Agent, ErrorReport, PrivateLocation, Run, Store, StoredCheck } from '../store/store.ts';
+import { timeOrderedId } from '../store/time-ordered-id.ts';
 import { decodeBody, EnvelopeError, eventsOf, parseEnvelope } from './envelope.ts';
 import { errorReportingDsn, hashReportToken, reportTokenFor } from './report-token.ts';
 import type { ResultOutcome as RetryOutcome, ResultPolicy } from './retries.ts';
@@ -265,7 +265,7 @@ export class Dispatcher {
     // Heartbeats are pinged by the monitored job itself; no agent runs them (listSchedulable omits them).
     if (check.checkType === 'HEARTBEAT') throw new Error(`heartbeat check ${check.id} cannot be enqueued`);
     return {
-      runId: randomUUID(),
+      runId: timeOrderedId(),
       accountId: check.accountId,
       checkId: check.id,
       locationId,

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { RunResult } from '../../../shared/protocol.ts';
 import { BadRequestError } from '../../http/errors.ts';
 import type { StatsSample } from '../check-stats-types.ts';
 import { nowIso, type SqlDatabase } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 import type { NewResult, RecentResult, ResultRepo, StatusPendingResult, StoredResult } from '../store.ts';
+import { timeOrderedId } from '../time-ordered-id.ts';
 
 /**
  * A stored result plus its row sequence. The sequence is monotonic per database, so the public API
@@ -84,7 +84,7 @@ export class SqlResultRepo implements ResultRepo {
   }
 
   async insertOnce(result: NewResult): Promise<{ status: 'stored' | 'duplicate'; id: string }> {
-    const id = randomUUID();
+    const id = timeOrderedId();
     const createdAt = result.createdAt ?? nowIso();
     // ON CONFLICT DO NOTHING on the unique run_id index: whichever insert commits first wins, the
     // other becomes a no-op, with no read-then-write window between connections.
