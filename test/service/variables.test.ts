@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
 import { groupOf } from '../../src/service/checks/group-of.ts';
 import { userCodeContextOf } from '../../src/service/checks/user-code.ts';
+import { readsOncePerBatch } from '../../src/service/dispatch/batch-reads.ts';
 import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
 
 let api: TestApi;
@@ -150,5 +151,51 @@ describe('environmentVariables of checks', () => {
     ]);
     // Without scripts an API check needs no runtime: it keeps what it names.
     expect(def.runtimeId).toBeNull();
+  });
+});
+
+/** Counts the store's reads of account variables. */
+function countVariableReads(): { count: number } {
+  const counter = { count: 0 };
+  const list = api.store.variables.list.bind(api.store.variables);
+  api.store.variables.list = (accountId, opts) => {
+    counter.count++;
+    return list(accountId, opts);
+  };
+  return counter;
+}
+
+describe('readsOncePerBatch', () => {
+  it("reads each account's variables once per batch, keeps accounts apart, and a new batch sees a change", async () => {
+    await api.request(acme, 'POST', '/v1/variables', { key: 'TOKEN', value: 'acme-1', secret: true });
+    await api.request(other, 'POST', '/v1/variables', { key: 'TOKEN', value: 'other-1' });
+    const reads = countVariableReads();
+    const batch = readsOncePerBatch(api.store);
+    const [a1, a2, o1] = await Promise.all([
+      batch.variables.list(acme.accountId),
+      batch.variables.list(acme.accountId),
+      batch.variables.list(other.accountId),
+    ]);
+    expect(a1.map((v) => v.value)).toEqual(['acme-1']);
+    expect(a2).toBe(a1);
+    expect(o1.map((v) => v.value)).toEqual(['other-1']);
+    expect(reads.count).toBe(2);
+
+    await api.request(acme, 'PUT', '/v1/variables/TOKEN', { value: 'acme-2' });
+    expect((await readsOncePerBatch(api.store).variables.list(acme.accountId)).map((v) => v.value)).toEqual(['acme-2']);
+    // A page of the list (the API's) is never memoised.
+    await batch.variables.list(acme.accountId, { limit: 10, page: 1 });
+    expect(reads.count).toBe(4);
+  });
+
+  it("reads a group once per batch and never another account's", async () => {
+    const created = await api.request(acme, 'POST', '/v2/check-groups', { name: 'g' });
+    expect(created.statusCode, created.body).toBe(201);
+    const { id } = json<{ id: number }>(created);
+    const batch = readsOncePerBatch(api.store);
+    const first = await batch.checkGroups.get(acme.accountId, id);
+    expect(first?.body.name).toBe('g');
+    expect(await batch.checkGroups.get(acme.accountId, id)).toBe(first);
+    expect(await batch.checkGroups.get(other.accountId, id)).toBeUndefined();
   });
 });

@@ -19,7 +19,8 @@ import {
   type ScriptRef,
 } from '../../shared/checks/types.ts';
 import type { StoredCheckGroup } from '../store/check-group-types.ts';
-import type { Store, StoredCheck } from '../store/store.ts';
+import type { StoredCheck } from '../store/store.ts';
+import type { SnippetRepo, VariableRepo } from '../store/variables-types.ts';
 import { mergeScripts, mergeVariables } from './group-merge.ts';
 
 export interface UserCodeContext {
@@ -41,7 +42,7 @@ function snippetIdsOf(body: Record<string, unknown> | undefined): number[] {
 
 /** Reads what withUserCode needs from the store: the account's variables and the named snippets. */
 export async function userCodeContextOf(
-  store: Pick<Store, 'variables' | 'snippets'>,
+  store: { variables: Pick<VariableRepo, 'list'>; snippets: Pick<SnippetRepo, 'getMany'> },
   check: Pick<StoredCheck, 'accountId' | 'body'>,
   group: Pick<StoredCheckGroup, 'body'> | undefined,
 ): Promise<UserCodeContext> {

@@ -29,8 +29,8 @@ import {
   type SubmitResultRequest,
   type SubmitResultResponse,
 } from '../../shared/protocol.ts';
-import { appliesToStatus, CheckStatusService, type StoredResultEvent } from '../alerting/status-service.ts';
 import { replayPendingResults } from '../alerting/status-replay.ts';
+import { appliesToStatus, CheckStatusService, type StoredResultEvent } from '../alerting/status-service.ts';
 import { toCheckDefinition } from '../checks/definition.ts';
 import { groupOf } from '../checks/group-of.ts';
 import { suiteJobTimeoutMs } from '../checks/playwright-check-schema.ts';
@@ -45,9 +45,10 @@ import type { RunRetryLink } from '../store/check-group-types.ts';
 import type { NewRun } from '../store/dispatch-types.ts';
 import type { Agent, ErrorReport, PrivateLocation, Run, Store, StoredCheck } from '../store/store.ts';
 import { timeOrderedId } from '../store/time-ordered-id.ts';
+import { type DefinitionReads, readsOncePerBatch } from './batch-reads.ts';
 import { decodeBody, EnvelopeError, eventsOf, parseEnvelope } from './envelope.ts';
 import { errorReportingDsn, hashReportToken, reportTokenFor } from './report-token.ts';
-import type { ResultOutcome as RetryOutcome, ResultPolicy } from './retries.ts';
+import type { ResultPolicy, ResultOutcome as RetryOutcome } from './retries.ts';
 import { RUN_TIMEOUT_MS, startByOf } from './timeouts.ts';
 import { WaitList } from './waiters.ts';
 
@@ -241,7 +242,9 @@ export class Dispatcher {
    */
   async enqueueDue(due: readonly DueRun[]): Promise<Run[]> {
     const definitions = new Map<string, Promise<SealedDefinition>>();
-    const definitionOf = (check: StoredCheck) => definitions.get(check.id) ?? definitions.set(check.id, this.#definitionOf(check)).get(check.id)!;
+    const reads = readsOncePerBatch(this.#store);
+    const definitionOf = (check: StoredCheck) =>
+      definitions.get(check.id) ?? definitions.set(check.id, this.#definitionOf(check, reads)).get(check.id)!;
     const built = await Promise.allSettled(due.map((d) => this.#newRun(d.check, d.locationId, d.dueAtMs, definitionOf(d.check))));
     const newRuns: NewRun[] = [];
     built.forEach((b, i) => {
@@ -254,11 +257,11 @@ export class Dispatcher {
   }
 
   /** The definition of `check` for a run: its group's settings and user code resolved, secrets sealed. */
-  async #definitionOf(check: StoredCheck): Promise<SealedDefinition> {
-    const group = await groupOf(this.#store, check);
+  async #definitionOf(check: StoredCheck, reads: DefinitionReads = this.#store): Promise<SealedDefinition> {
+    const group = await groupOf(reads, check);
     // Secret values are sealed in the stored snapshot and opened only when the job is handed to an
     // agent (toJob).
-    return sealSecretsIn(this.#store.secrets, toCheckDefinition(check, group, await userCodeContextOf(this.#store, check, group)));
+    return sealSecretsIn(this.#store.secrets, toCheckDefinition(check, group, await userCodeContextOf(reads, check, group)));
   }
 
   async #newRun(check: StoredCheck, locationId: string, dueAtMs: number, definition: Promise<SealedDefinition>): Promise<NewRun> {
