@@ -1,7 +1,7 @@
 import type { RunResult } from '../../../shared/protocol.ts';
 import { BadRequestError } from '../../http/errors.ts';
 import type { StatsSample } from '../check-stats-types.ts';
-import { nowIso, type SqlDatabase } from '../sql/database.ts';
+import { type Dialect, nowIso, type SqlDatabase } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 import type { NewResult, RecentResult, ResultRepo, StatusPendingResult, StoredResult } from '../store.ts';
 import { timeOrderedId } from '../time-ordered-id.ts';
@@ -40,6 +40,24 @@ interface RecentRow {
 }
 
 const COLUMNS = 'seq, id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload';
+
+/** A check's results newest first, before a sequence number; `byType` adds a result_type filter. */
+export const listOfCheck = (byType: boolean) =>
+  `SELECT ${COLUMNS} FROM results
+   WHERE account_id = ? AND check_id = ? ${byType ? 'AND result_type = ?' : ''} AND seq < ? ORDER BY seq DESC LIMIT ?`;
+
+/** The newest FINAL results of every check of an account, `$perCheck` each. */
+export function recentOfChecks(dialect: Dialect): string {
+  const { jsonNumber, jsonFlag } = dialectSql(dialect);
+  // Per check through the (check_id, seq) index, newest first: a long history costs no more than
+  // a short one (the few ATTEMPT results are skipped on the row).
+  return `SELECT r.id, r.check_id, r.created_at,
+         ${jsonNumber('r.payload', 'responseTime')} AS response_time, ${jsonFlag('r.payload', 'hasFailures')} AS has_failures,
+         ${jsonFlag('r.payload', 'hasErrors')} AS has_errors, ${jsonFlag('r.payload', 'isDegraded')} AS is_degraded
+       FROM checks c JOIN results r ON r.seq IN (
+         SELECT seq FROM results WHERE account_id = c.account_id AND check_id = c.id AND result_type = 'FINAL' ORDER BY seq DESC LIMIT $perCheck)
+       WHERE c.account_id = $accountId ORDER BY r.check_id, r.seq DESC`;
+}
 
 const toResult = (row: ResultRow): SequencedResult => ({
   sequence: row.seq,
@@ -157,29 +175,20 @@ export class SqlResultRepo implements ResultRepo {
     const before = opts.nextId ? decodeCursor(opts.nextId) : Number.MAX_SAFE_INTEGER;
     const byType = opts.resultType !== undefined && opts.resultType !== 'ALL';
     // One row more than asked tells whether another page exists without a second COUNT query.
-    const rows = await this.#db.all<ResultRow>(
-      `SELECT ${COLUMNS}
-       FROM results WHERE account_id = ? AND check_id = ? ${byType ? 'AND result_type = ?' : ''} AND seq < ? ORDER BY seq DESC LIMIT ?`,
-      [accountId, checkId, ...(byType ? [opts.resultType as string] : []), before, opts.limit + 1],
-    );
+    const rows = await this.#db.all<ResultRow>(listOfCheck(byType), [
+      accountId,
+      checkId,
+      ...(byType ? [opts.resultType as string] : []),
+      before,
+      opts.limit + 1,
+    ]);
     const page = rows.slice(0, opts.limit).map(toResult);
     const last = page.at(-1);
     return { entries: page, nextId: rows.length > opts.limit && last ? encodeCursor(last.sequence) : null };
   }
 
   async recentByCheck(accountId: string, perCheck: number): Promise<RecentResult[]> {
-    const { jsonNumber, jsonFlag } = dialectSql(this.#db.dialect);
-    const rows = await this.#db.all<RecentRow>(
-      // Per check through the (account_id, check_id, result_type, seq) index: a long history costs
-      // no more than a short one.
-      `SELECT r.id, r.check_id, r.created_at,
-         ${jsonNumber('r.payload', 'responseTime')} AS response_time, ${jsonFlag('r.payload', 'hasFailures')} AS has_failures,
-         ${jsonFlag('r.payload', 'hasErrors')} AS has_errors, ${jsonFlag('r.payload', 'isDegraded')} AS is_degraded
-       FROM checks c JOIN results r ON r.seq IN (
-         SELECT seq FROM results WHERE account_id = c.account_id AND check_id = c.id AND result_type = 'FINAL' ORDER BY seq DESC LIMIT $perCheck)
-       WHERE c.account_id = $accountId ORDER BY r.check_id, r.seq DESC`,
-      { accountId, perCheck },
-    );
+    const rows = await this.#db.all<RecentRow>(recentOfChecks(this.#db.dialect), { accountId, perCheck });
     return rows.map((row) => ({
       id: row.id,
       checkId: row.check_id,
