@@ -40,25 +40,66 @@ interface RunRow {
   finished_at: string | null;
 }
 
-const toRun = (row: RunRow): Run => ({
-  runId: row.run_id,
-  accountId: row.account_id,
-  checkId: row.check_id,
-  locationId: row.location_id,
-  checkType: row.check_type as CheckType,
-  checkClass: row.check_class as CheckClass,
-  dueAt: row.due_at,
-  state: row.state as RunState,
-  leaseId: row.lease_id,
-  agentId: row.agent_id,
-  leaseExpiresAt: row.lease_expires_at,
-  leaseAttempt: row.lease_attempt,
-  cancelRequested: row.cancel_requested === 1,
-  endReason: row.end_reason,
-  timeoutMs: row.timeout_ms,
-  check: row.check_json === null ? finishedPlaceholder(row) : (JSON.parse(row.check_json) as CheckDefinition),
-  createdAt: row.created_at,
-  finishedAt: row.finished_at,
+const toRun = (row: RunRow): Run =>
+  withSnapshot(
+    {
+      runId: row.run_id,
+      accountId: row.account_id,
+      checkId: row.check_id,
+      locationId: row.location_id,
+      checkType: row.check_type as CheckType,
+      checkClass: row.check_class as CheckClass,
+      dueAt: row.due_at,
+      state: row.state as RunState,
+      leaseId: row.lease_id,
+      agentId: row.agent_id,
+      leaseExpiresAt: row.lease_expires_at,
+      leaseAttempt: row.lease_attempt,
+      cancelRequested: row.cancel_requested === 1,
+      endReason: row.end_reason,
+      timeoutMs: row.timeout_ms,
+      createdAt: row.created_at,
+      finishedAt: row.finished_at,
+    },
+    row,
+  );
+
+/**
+ * `run` with its definition snapshot parsed when first read: only a job handed to an agent reads
+ * it, and the result path reads each run without it (a parse of the whole definition per result).
+ */
+function withSnapshot(run: Omit<Run, 'check'>, row: RunRow): Run {
+  return Object.defineProperty(run, 'check', {
+    enumerable: true,
+    configurable: true,
+    get(this: Run) {
+      const check = row.check_json === null ? finishedPlaceholder(row) : (JSON.parse(row.check_json) as CheckDefinition);
+      Object.defineProperty(this, 'check', { value: check, enumerable: true, writable: true, configurable: true });
+      return check;
+    },
+  }) as Run;
+}
+
+/** The row INSERT writes for `run`, as a Run: reading it back only to parse what was just written cost a copy and a parse per run. */
+const queuedRun = (run: NewRun, now: string): Run => ({
+  runId: run.runId,
+  accountId: run.accountId,
+  checkId: run.checkId,
+  locationId: run.locationId,
+  checkType: run.checkType,
+  checkClass: run.checkClass,
+  dueAt: run.dueAt,
+  state: 'queued',
+  leaseId: null,
+  agentId: null,
+  leaseExpiresAt: null,
+  leaseAttempt: 1,
+  cancelRequested: false,
+  endReason: null,
+  timeoutMs: run.timeoutMs,
+  check: run.check,
+  createdAt: now,
+  finishedAt: null,
 });
 
 /**
@@ -194,8 +235,7 @@ const INSERT = `
   INSERT INTO runs (run_id, account_id, check_id, location_id, check_type, check_class, due_at, start_by, state,
                     lease_attempt, cancel_requested, timeout_ms, check_json, created_at, runtime_id)
   VALUES ($runId, $accountId, $checkId, $locationId, $checkType, $checkClass, $dueAt, $startBy, 'queued',
-          1, 0, $timeoutMs, $checkJson, $now, $runtimeId)
-  RETURNING *`;
+          1, 0, $timeoutMs, $checkJson, $now, $runtimeId)`;
 const GET = 'SELECT * FROM runs WHERE run_id = ?';
 const GET_FOR_ACCOUNT = 'SELECT * FROM runs WHERE run_id = ? AND account_id = ?';
 const EXTEND = `
@@ -282,12 +322,12 @@ export class SqlRunRepo implements RunRepo {
   async #insertQueued(run: NewRun, now: string): Promise<{ run: Run; superseded: string[] }> {
     const superseded = await this.#db.all<{ run_id: string }>(this.#sql.supersede, { checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now });
     const { runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs } = run;
-    const row = (await this.#db.get<RunRow>(INSERT, {
+    await this.#db.run(INSERT, {
       ...{ runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs, now },
       checkJson: JSON.stringify(run.check),
       runtimeId: runtimeNeededBy(run.check),
-    })) as RunRow;
-    return { run: toRun(row), superseded: superseded.map((r) => r.run_id) };
+    });
+    return { run: queuedRun(run, now), superseded: superseded.map((r) => r.run_id) };
   }
 
   async get(runId: string): Promise<Run | undefined> {
