@@ -34,6 +34,7 @@
  *  - IS_EMPTY / NOT_EMPTY: empty are '', [], {}, null and undefined (nothing found).
  *  - IS_NULL / NOT_NULL: null or undefined (nothing found) is null.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { JSONPath } from 'jsonpath-plus';
 import { compileAssertionRegex } from '../../../shared/checks/regex.ts';
 import type {
@@ -78,18 +79,6 @@ export function asNumber(v: unknown): number | undefined {
   return undefined;
 }
 
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a === 'number' && typeof b === 'number') return a === b || (Number.isNaN(a) && Number.isNaN(b));
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const ka = Object.keys(a);
-    const kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
-  }
-  return false;
-}
-
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
@@ -110,7 +99,7 @@ export function valueEquals(actual: unknown, target: string): boolean {
   if (typeof actual === 'number') return String(actual) === target;
   if (typeof actual === 'object') {
     const parsed = parseJson(target);
-    if (parsed.ok) return deepEqual(actual, parsed.value);
+    if (parsed.ok) return isDeepStrictEqual(actual, parsed.value);
     return safeStringify(actual) === target;
   }
   return false;
