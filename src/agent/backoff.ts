@@ -10,6 +10,8 @@
  *    `capMs`) plus full jitter over the short cap, so a fleet told the same wait still spreads out;
  *  - any other answer (5xx, a proxy's page): the service is there but unwell; the long `capMs`.
  */
+import { backoffCeiling, fullJitter } from '../shared/backoff.ts';
+
 export interface BackoffOptions {
   baseMs: number;
   /** Cap when the service answered. */
@@ -30,9 +32,7 @@ export const DELIVERY_BACKOFF: BackoffOptions = { baseMs: 500, capMs: 30_000, un
 export type RetryHint = { unreachable: true } | { unreachable: false; retryAfterMs?: number };
 
 export function backoffDelay(attempt: number, { baseMs, capMs, random = Math.random }: BackoffOptions): number {
-  // 2^attempt grows past any cap quickly; clamping the exponent keeps the number finite.
-  const ceiling = Math.min(capMs, baseMs * 2 ** Math.min(Math.max(0, attempt), 52));
-  return Math.floor(random() * ceiling);
+  return fullJitter(backoffCeiling(attempt, baseMs, capMs), random);
 }
 
 /** The delay before the next try after `attempt` failures, the last of them described by `hint`. */
@@ -40,7 +40,7 @@ export function retryDelay(attempt: number, hint: RetryHint, options: BackoffOpt
   const shortCap = options.unreachableCapMs ?? options.capMs;
   if (hint.unreachable) return backoffDelay(attempt, { ...options, capMs: shortCap });
   if (hint.retryAfterMs !== undefined) {
-    const spread = Math.floor((options.random ?? Math.random)() * shortCap);
+    const spread = fullJitter(shortCap, options.random);
     return Math.min(Math.max(0, hint.retryAfterMs), options.capMs) + spread;
   }
   return backoffDelay(attempt, options);

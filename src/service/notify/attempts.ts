@@ -2,15 +2,12 @@
  * What both notification workers decide after one delivery attempt, and how long a claimed delivery
  * stays leased. Shared so subscriber and alert notifications retry by the same rules.
  */
+import { backoffCeiling, equalJitter } from '../../shared/backoff.ts';
 import type { NotifyConfig } from './config.ts';
 
-/**
- * Exponential backoff with "equal jitter": half of base·2^(attempt-1) (capped) plus a random share
- * of the other half, so retries spread out but never come sooner than half the nominal delay.
- */
+/** Equal jitter (src/shared/backoff.ts): a delivery is never retried sooner than half its nominal delay. */
 export function retryDelayMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
-  const nominal = Math.min(maxMs, baseMs * 2 ** Math.min(Math.max(0, attempt - 1), 40));
-  return Math.round(nominal / 2 + random() * (nominal / 2));
+  return equalJitter(backoffCeiling(attempt - 1, baseMs, maxMs), random);
 }
 
 /** The lease outlives one send's timeout, so a slow but live send is never claimed twice. */

@@ -9,6 +9,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
+import { backoffCeiling, fullJitter } from '../../../shared/backoff.ts';
 import type { SqlDatabase, SqlParams, SqlRunResult, TransactionOptions } from './database.ts';
 import { compileForPostgres, valuesFor } from './postgres-params.ts';
 
@@ -79,7 +80,7 @@ export class PostgresDatabase implements SqlDatabase {
       } catch (error) {
         if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has((error as { code?: string }).code ?? '')) throw error;
         // Full jitter, so transactions that collided do not collide again in step.
-        await delay(Math.random() * 2 ** Math.min(attempt, 6));
+        await delay(fullJitter(backoffCeiling(attempt, 1, 64)));
       }
     }
   }
