@@ -6,7 +6,7 @@ const FLEET = 'test/e2e/fleet.test.ts';
  * Files that start `outpost serve` or `outpost agent` as processes. A start-up takes about 2 s on a quiet
  * machine and ten times that on a busy 2-core CI machine, so their hooks and tests get longer timeouts.
  */
-const PROCESSES = ['test/e2e/*.test.ts', 'test/cli.test.ts', 'test/service/backup.test.ts', 'test/service/service-probes.test.ts', 'test/agent/metrics.test.ts', 'test/agent/sandbox-isolation.test.ts'];
+const PROCESSES = ['test/e2e/*.test.ts', 'test/cli.test.ts', 'test/cli-run.test.ts', 'test/service/backup.test.ts', 'test/service/service-probes.test.ts', 'test/agent/metrics.test.ts', 'test/agent/sandbox-isolation.test.ts'];
 
 export default defineConfig({
   test: {

@@ -14,6 +14,8 @@ Usage:
   outpost account create --name NAME  create an account; prints {"accountId": "...", "apiKey": "..."}
   outpost demo [--duration SECONDS]   run the service, an agent and sample checks against a local target
   outpost backup FILE [--force]       copy the live SQLite database of DATA_DIR to FILE (docs/operations.md)
+  outpost run CHECK_ID... [--wait]    run checks now through the API (OUTPOST_URL, OUTPOST_API_KEY,
+                                      OUTPOST_ACCOUNT_ID); --wait prints each verdict, exits 1 on a failure
   outpost --help | --version
 
 All settings come from environment variables; README.md lists every one.
@@ -62,7 +64,17 @@ const COMMANDS: Record<string, Command> = {
     const { runBackup } = await import('./backup.ts');
     return runBackup(process.env, positionals[0]!, values.force === true);
   },
+  async run(args) {
+    const { values, positionals } = parse('run', args, { wait: { type: 'boolean' } }, true);
+    if (positionals.length === 0) throw new ConfigError('CHECK_ID', 'CHECK_ID is missing: outpost run CHECK_ID... [--wait] (the ids of the checks to run)');
+    const bad = positionals.find((id) => !UUID.test(id));
+    if (bad !== undefined) throw new ConfigError('CHECK_ID', `CHECK_ID ${JSON.stringify(bad)} is not a check id; use the check's UUID (GET /v1/checks lists them)`);
+    const { runChecks } = await import('./run.ts');
+    return runChecks(process.env, { checkIds: positionals, wait: values.wait === true });
+  },
 };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(command: string, args: string[], options: T, allowPositionals = false) {
   try {

@@ -18,13 +18,17 @@ import { createCoordination } from './coordination/index.ts';
 import type { Coordination } from './coordination/types.ts';
 import { runWhileLeading } from './coordination/leader-tasks.ts';
 import { artifactApi, createArtifactService } from './dispatch/artifact-routes.ts';
+import { CheckSessions } from './dispatch/check-sessions.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
+import { anyWatcher, CheckTriggerRunner } from './dispatch/check-trigger.ts';
 import { GroupTriggerRunner } from './dispatch/group-trigger.ts';
 import { RetryCoordinator } from './dispatch/retries.ts';
 import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
 import { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import { LocationMetricsSampler } from './metrics/location-sampler.ts';
+import { DEFAULT_RETENTION } from './retention/config.ts';
+import { RetentionSweeper } from './retention/sweeper.ts';
 import { metricsRoute, trackHttpDurations } from './metrics/routes.ts';
 import { ServiceMetrics } from './metrics/service-metrics.ts';
 import { errorHandler, notFoundHandler } from './http/errors.ts';
@@ -45,6 +49,7 @@ import { createOutboundDispatcher } from './outbound/dispatcher.ts';
 import { OutboundPolicy } from './outbound/policy.ts';
 import { badgeRoutes } from './routes/badges.ts';
 import { checkGroupTriggerUrlRoutes } from './routes/check-group-triggers.ts';
+import { checkTriggerUrlRoutes } from './routes/check-triggers.ts';
 import { publicApi } from './routes/index.ts';
 import { registerOpenApi } from './routes/openapi.ts';
 import { pingRoutes } from './routes/ping.ts';
@@ -66,6 +71,8 @@ export interface ServiceHooks {
   runNow?(check: StoredCheck, locationId: string): Promise<Run>;
   /** Alerts were committed to check_alerts (by results, reminders, SSL expiry): fan them out now. */
   alertsRaised?(): void;
+  /** On-demand runs (routes/check-sessions.ts); absent, those routes are not served. */
+  checkSessions?: CheckSessions;
 }
 
 /** How alert notifications reach their channels; each part absent takes its default (buildAlerting below). */
@@ -139,9 +146,11 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   });
   warn = (message) => app.log.warn({ message }, 'background checkpoint of the SQLite write-ahead log failed; the next one tries again');
   const metrics = new ServiceMetrics({ store });
-  // Group triggers and retries enqueue through the dispatcher, which asks them about each result.
+  // Group and check triggers and retries enqueue through the dispatcher, which asks them about each result.
   const triggers = new GroupTriggerRunner({ store, log: app.log, enqueue: (c, l, d) => dispatcher.enqueue(c, l, d) });
-  const retries = new RetryCoordinator({ store, log: app.log, watcher: triggers, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) });
+  const checkTriggers = new CheckTriggerRunner({ store, log: app.log, enqueue: (c, l, d) => dispatcher.enqueue(c, l, d) });
+  const watcher = anyWatcher(triggers, checkTriggers);
+  const retries = new RetryCoordinator({ store, log: app.log, watcher, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) });
   const outbound = buildOutbound(config);
   const alerts = buildAlerting(store, config, outbound, opts.alerting ?? {}, app.log);
   // Replicas on one database: leader work once, run announcements to every replica (coordination/).
@@ -165,9 +174,10 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   const heartbeats = new HeartbeatMonitor({ heartbeats: store.heartbeats, log: app.log });
   const reminders = new ReminderSweeper({ store, log: app.log, onAlertsRaised: alertsRaised });
   const locationSampler = new LocationMetricsSampler({ runs: store.runs, samples: store.locationMetrics, log: app.log });
+  const retention = new RetentionSweeper({ repo: store.retention, config: config.retention ?? DEFAULT_RETENTION, log: app.log });
   runWhileLeading(
     coordination.leadership,
-    leaderTasksOf({ dispatcher, scheduler, heartbeats, reminders, notifier, subscriptionExpiry, alertFanOut: alerts.fanOut, alertDelivery: alerts.delivery, locationSampler }),
+    leaderTasksOf({ dispatcher, scheduler, heartbeats, reminders, notifier, subscriptionExpiry, alertFanOut: alerts.fanOut, alertDelivery: alerts.delivery, locationSampler, retention }),
     app.log,
   );
   followOtherReplicas(coordination.signals, { store, scheduler, notifier, alertFanOut: alerts.fanOut }, app.log);
@@ -182,6 +192,11 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     },
     runNow: (check, locationId) => dispatcher.enqueue(check, locationId, Date.now()),
     alertsRaised,
+    checkSessions: new CheckSessions({
+      store,
+      dispatcher,
+      locationSlug: async (id) => (await store.locations.getById(id))?.slugName ?? id,
+    }),
   };
 
   app.setErrorHandler(errorHandler);
@@ -198,8 +213,9 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   await app.register(pingRoutes, { store });
   // Outside publicApi too: badges are embedded in READMEs (no key), for accounts that enable them.
   await app.register(badgeRoutes, { store });
-  // Outside publicApi too: a group trigger URL carries its token, not an API key.
+  // Outside publicApi too: a group or check trigger URL carries its token, not an API key.
   await app.register(checkGroupTriggerUrlRoutes, { store, triggers });
+  await app.register(checkTriggerUrlRoutes, { store, triggers: checkTriggers });
   await app.register(agentApi, { store, config, dispatcher });
   await app.register(metricsRoute, { metrics, token: config.metricsToken });
   // Suite archives for agents (location key), beside the agent API.
@@ -237,6 +253,7 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       // Leader work stops before the leadership is given up, so the next leader never overlaps it.
       await coordination.close();
       triggers.stop();
+      checkTriggers.stop();
       await outbound.close();
       await app.close();
       await store.close();

@@ -10,6 +10,7 @@ import { loadTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { type DatabaseConfig, loadDatabaseConfig } from './database-url.ts';
 import { loadNotifyConfig, type NotifyConfig } from './notify/config.ts';
 import { loadOutboundConfig, type OutboundConfig } from './outbound/config.ts';
+import { loadRetentionConfig, type RetentionConfig } from './retention/config.ts';
 import { loadSecretsKeyConfig, type SecretsKeyConfig } from './secrets/key.ts';
 import { loadSuiteServiceConfig, type SuiteServiceConfig } from './suites/config.ts';
 import { loadSubscriptionConfig, type SubscriptionConfig } from './subscriptions/config.ts';
@@ -58,6 +59,8 @@ export interface ServiceConfig {
   alertProviders?: ProviderEndpoints;
   /** METRICS_TOKEN: when set, GET /metrics asks for it as a Bearer token; unset, /metrics is open (cluster-internal). */
   metricsToken?: string;
+  /** RESULT_RETENTION_DAYS / ROLLUP_RETENTION_MONTHS (retention/config.ts); absent means the defaults. */
+  retention?: RetentionConfig;
 }
 
 export function loadServiceConfig(env: Env, cwd: string = process.cwd()): ServiceConfig {
@@ -92,6 +95,7 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     alertGateways: loadAlertGatewayConfig(env),
     alertProviders: loadProviderEndpoints(env),
     metricsToken: readMetricsToken(env),
+    retention: loadRetentionConfig(env),
   };
 }
 

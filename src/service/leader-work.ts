@@ -13,6 +13,7 @@ import type { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import type { LocationMetricsSampler } from './metrics/location-sampler.ts';
 import type { AlertDeliveryWorker } from './notify/alert-delivery.ts';
 import type { OutboxWorker } from './notify/outbox-worker.ts';
+import type { RetentionSweeper } from './retention/sweeper.ts';
 import type { Store } from './store/store.ts';
 import type { SubscriptionExpirySweeper } from './subscriptions/expiry.ts';
 
@@ -26,6 +27,8 @@ export interface LeaderWorkers {
   alertFanOut: AlertFanOut;
   alertDelivery: AlertDeliveryWorker;
   locationSampler: LocationMetricsSampler;
+  /** Deletes results and rollups past retention (retention/); optional for callers built before it. */
+  retention?: RetentionSweeper;
 }
 
 /** In start order, which is also the stop order: producers of work stop before those that consume it. */
@@ -42,6 +45,8 @@ export function leaderTasksOf(w: LeaderWorkers): LeaderTask[] {
     { name: 'alert delivery', start: () => w.alertDelivery.start(), stop: () => w.alertDelivery.stop() },
     // The queue history of GET /v1/private-locations/{id}/metrics and its 15-day retention.
     { name: 'location metrics samples', start: () => w.locationSampler.start(), stop: () => w.locationSampler.stop() },
+    // RESULT_RETENTION_DAYS and ROLLUP_RETENTION_MONTHS, in small batches.
+    ...(w.retention ? [{ name: 'retention', start: () => w.retention?.start(), stop: () => w.retention?.stop() }] : []),
   ];
 }
 

@@ -17,6 +17,7 @@ import type {
   PlaywrightCheckResult,
   TcpCheckResult,
 } from './checks/types.ts';
+import type { SslCheckResult } from './checks/monitors.ts';
 
 export const AGENT_API_PREFIX = '/agent/v1';
 export const PROTOCOL_VERSION = 1;
@@ -151,6 +152,8 @@ export interface RunDetails {
   tcpCheckResult?: TcpCheckResult;
   dnsCheckResult?: DnsCheckResult;
   icmpCheckResult?: IcmpCheckResult;
+  /** SSL monitors (the reference's CheckResultSsl); URL monitors use apiCheckResult. */
+  sslCheckResult?: SslCheckResult;
   /** BROWSER runs: the public API shows it as the result's `browserCheckResult`. */
   browserCheckResult?: BrowserCheckResult;
   /** MULTI_STEP runs: shown as `multiStepCheckResult`. */

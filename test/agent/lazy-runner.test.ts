@@ -47,7 +47,7 @@ describe('lazyRunner', () => {
   });
 
   it('RUNNERS has every check type, each named for its key', () => {
-    expect([...RUNNERS.keys()].sort()).toEqual(['API', 'BROWSER', 'DNS', 'ICMP', 'MULTI_STEP', 'PLAYWRIGHT', 'TCP']);
+    expect([...RUNNERS.keys()].sort()).toEqual(['API', 'BROWSER', 'DNS', 'ICMP', 'MULTI_STEP', 'PLAYWRIGHT', 'SSL', 'TCP', 'URL']);
     for (const [type, runner] of RUNNERS) expect(runner.checkType).toBe(type);
   });
 });

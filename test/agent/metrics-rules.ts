@@ -14,7 +14,7 @@ const DEFAULT = /^(process|nodejs)_[a-z0-9_]+$/;
 /** Bounded label values of the agent's own metrics, written out here rather than imported from the code. */
 const OWN_LABELS: Record<string, readonly string[]> = {
   check_class: ['uptime', 'heavy'],
-  check_type: ['API', 'TCP', 'DNS', 'ICMP', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'unknown'],
+  check_type: ['API', 'TCP', 'DNS', 'ICMP', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'URL', 'SSL', 'unknown'],
   verdict: ['passed', 'degraded', 'failed', 'error', 'cancelled'],
   status: ['stored', 'duplicate'],
   state: ['idle', 'busy', 'starting'],

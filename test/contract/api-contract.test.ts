@@ -144,6 +144,8 @@ describe('contract: responses match the reference schemas', () => {
       ['tcp', { name: 'TCP', privateLocations: ['checks-dc'], request: { hostname: '127.0.0.1', port: 9 } }, { name: 'TCP 2' }],
       ['dns', { name: 'DNS', privateLocations: ['checks-dc'], request: { query: 'example.com', recordType: 'A' } }, { name: 'DNS 2' }],
       ['icmp', { name: 'ICMP', privateLocations: ['checks-dc'], request: { hostname: '127.0.0.1' } }, { name: 'ICMP 2' }],
+      ['url', { name: 'URL', privateLocations: ['checks-dc'], request: { url: 'http://127.0.0.1:9/' } }, { name: 'URL 2' }],
+      ['ssl', { name: 'SSL', privateLocations: ['checks-dc'], request: { sslConfig: { hostname: '127.0.0.1', port: 9 } } }, { name: 'SSL 2' }],
       ['browser', { name: 'Browser', privateLocations: ['checks-dc'], script: "await page.goto('http://127.0.0.1:9/')" }, { name: 'Browser 2' }],
       [
         'multistep',
@@ -433,6 +435,51 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('DELETE', '/v1/maintenance-windows/{id}', 204, { params: { id: window.id } });
   });
 
+  it('check triggers', async () => {
+    await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Trigger DC', slugName: 'trigger-dc' } });
+    const body = { name: 'Triggered', privateLocations: ['trigger-dc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
+    const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
+    await expectContract('POST', '/v1/triggers/checks/{checkId}', 201, { params: { checkId: check.id } });
+    await expectContract('GET', '/v1/triggers/checks/{checkId}', 200, { params: { checkId: check.id } });
+    await expectContract('DELETE', '/v1/triggers/checks/{checkId}', 204, { params: { checkId: check.id } });
+  });
+
+  it('check sessions: trigger, read, await (done and timed out) and cancel, v1 and v2', async () => {
+    await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Session DC', slugName: 'session-dc' } });
+    const body = { name: 'On demand', privateLocations: ['session-dc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
+    const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
+    const target = { target: { checkId: [check.id] } };
+    type Started = { sessions: Array<{ checkSessionId: string }> };
+    const v2 = (await expectContract<Started>('POST', '/v2/check-sessions/trigger', 201, { body: target })).sessions[0]?.checkSessionId ?? '';
+    const v1 = (await expectContract<Started>('POST', '/v1/check-sessions/trigger', 201, { body: target })).sessions[0]?.checkSessionId ?? '';
+    await expectContract('POST', '/v2/check-sessions/trigger', 404, { body: { target: { checkId: [UNKNOWN_UUID] } } });
+    await expectContract('POST', '/v1/check-sessions/trigger', 404, { body: { target: { checkId: [UNKNOWN_UUID] } } });
+    await expectContract('POST', '/v2/check-sessions/trigger', 400, { body: { target: { checkId: ['nope'] } } });
+    for (const version of ['v1', 'v2']) {
+      await expectContract('GET', `/${version}/check-sessions/{checkSessionId}`, 200, { params: { checkSessionId: v2 } });
+      await expectContract('GET', `/${version}/check-sessions/{checkSessionId}`, 404, { params: { checkSessionId: UNKNOWN_UUID } });
+      await expectContract('GET', `/${version}/check-sessions/{checkSessionId}/completion`, 408, { params: { checkSessionId: v2 }, query: '?maxWaitSeconds=1' });
+    }
+    // The v2 session's run gets its result as the dispatcher stores an agent's.
+    const [run] = await service.store.checkSessions.runsOf(v2);
+    if (!run) throw new Error('the session has no run');
+    const now = new Date().toISOString();
+    await service.store.results.insertOnce({
+      accountId: headers['x-service-account'] ?? '', checkId: check.id, runId: run.runId, checkName: 'On demand', locationId: run.locationId,
+      runLocation: run.runLocation, attempts: 1, resultType: 'FINAL',
+      payload: {
+        runId: run.runId, checkId: check.id, checkType: 'API', startedAt: now, stoppedAt: now, responseTime: 12, hasFailures: false, hasErrors: false,
+        isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: null, apiCheckResult: null,
+        agent: { id: 'contract-agent', version: '0.0.0' }, scheduleLagMs: 0,
+      },
+    });
+    await service.store.runs.finish(run.runId, now);
+    await expectContract('GET', '/v2/check-sessions/{checkSessionId}/completion', 200, { params: { checkSessionId: v2 } });
+    await expectContract('POST', '/v1/check-sessions/{checkSessionId}/cancel', 204, { params: { checkSessionId: v1 }, body: {} });
+    await expectContract('POST', '/v1/check-sessions/{checkSessionId}/cancel', 404, { params: { checkSessionId: UNKNOWN_UUID }, body: {} });
+    await expectContract('GET', '/v1/check-sessions/{checkSessionId}/completion', 200, { params: { checkSessionId: v1 } });
+  });
+
   it('badges of a check and a group, without a key, once the account enables them', async () => {
     expect((await call('PUT', '/v1/account/settings', { body: { badgesEnabled: true } })).statusCode).toBe(200);
     const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, {
@@ -446,6 +493,22 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('GET', '/v1/badges/groups/{groupId}', 200, { params: { groupId: group.id }, query, auth: false });
     await expectContract('GET', '/v1/badges/groups/{groupId}', 400, { params: { groupId: group.id }, query: '?theme=blue', auth: false });
     await expectContract('GET', '/v1/badges/groups/{groupId}', 404, { params: { groupId: 999999 }, auth: false });
+  });
+
+  it('reads for tools written for the reference: locations, runtimes and v2 checks', async () => {
+    await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Reads DC', slugName: 'reads-dc' } });
+    const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, {
+      body: { name: 'Read back', privateLocations: ['reads-dc'], tags: ['reads'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
+    });
+    await expectContract('GET', '/v1/locations', 200);
+    await expectContract('GET', '/v1/runtimes', 200);
+    await expectContract('GET', '/v1/runtimes/{id}', 200, { params: { id: '2026.04' } });
+    await expectContract('GET', '/v1/runtimes/{id}', 404, { params: { id: '2022.10' } });
+    await expectContract('GET', '/v2/checks', 200);
+    await expectContract('GET', '/v2/checks', 200, { query: '?tag=reads&search=read&checkType=API&applyGroupSettings=true' });
+    await expectContract('GET', '/v2/checks', 400, { query: '?status=green' });
+    await expectContract('GET', '/v2/checks/{id}', 200, { params: { id: check.id }, query: '?applyGroupSettings=true' });
+    await expectContract('GET', '/v2/checks/{id}', 404, { params: { id: UNKNOWN_UUID } });
   });
 
   it('every operation answers 401 without a key, in the reference’s error shape', async () => {

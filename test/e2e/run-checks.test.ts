@@ -102,7 +102,7 @@ describe('service and agent run API checks end to end', () => {
 });
 
 describe('an agent without Chromium or runtimes (the uptime image)', () => {
-  it('offers only API, TCP, DNS and ICMP checks, and says why the rest are left out', async () => {
+  it('offers only API, TCP, DNS and ICMP checks and URL and SSL monitors, and says why the rest are left out', async () => {
     const data = await tempDir('e2e-uptime');
     const service = await startService({ DATA_DIR: data.dir });
     const api = new Api(service.url, await createAccount(data.dir));
@@ -116,7 +116,7 @@ describe('an agent without Chromium or runtimes (the uptime image)', () => {
     });
     try {
       const registered = await agent.waitForLog((l) => l.msg === 'registered; taking work');
-      expect(registered.checkTypes).toEqual(['API', 'TCP', 'DNS', 'ICMP']);
+      expect(registered.checkTypes).toEqual(['API', 'TCP', 'DNS', 'ICMP', 'URL', 'SSL']);
       const omitted = agent.lines.filter((l) => l.msg === 'check type not offered by this agent').map((l) => l.checkType);
       expect(omitted.sort()).toEqual(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']);
     } finally {

@@ -77,6 +77,16 @@ describe('SSL certificate expiry', () => {
     expect((await alerts(check.id)).map((a) => a.alertType)).toEqual(['ALERT_SSL']);
   });
 
+  it("an SSL monitor's leaf certificate feeds the same alert and the status's days remaining", async () => {
+    const sslAgent = await h.agent(tenant, { checkTypes: ['SSL'] });
+    const check = await h.check(tenant, { checkType: 'SSL', body: { name: 'Edge', request: { sslConfig: { hostname: 'edge.test' } } } });
+    const sslCheckResult = (days: number) => ({ requestError: null, response: { certificate: { daysUntilExpiry: days, fingerprintSha256: 'CC:03' } } });
+    await runOnce(check, { checkType: 'SSL', isDegraded: true, details: { sslCheckResult: sslCheckResult(12) } } as unknown as Partial<RunResult>, sslAgent);
+    // Degraded (fewer than alertDaysBeforeExpiry left) raises its own alert beside the SSL one.
+    expect((await alerts(check.id)).map((a) => `${a.alertType} ${a.sslDaysRemaining}`)).toEqual(['ALERT_DEGRADED null', 'ALERT_SSL 12']);
+    expect(await h.store.checkStatuses.get(tenant.accountId, check.id)).toMatchObject({ sslDaysRemaining: 12 });
+  });
+
   it('an infrastructure error raises no alert of any kind', async () => {
     const check = await h.check(tenant);
     await runOnce(check, { hasErrors: true, error: 'the sandbox could not be started', ...withCert(2, 'AA:01') });

@@ -35,6 +35,8 @@ export const RUNNERS: ReadonlyMap<CheckType, CheckRunner> = new Map<CheckType, C
   ['PLAYWRIGHT', lazyRunner('PLAYWRIGHT', async () => (await import('./playwright.ts')).playwrightCheckRunner as CheckRunner)],
   ['BROWSER', lazyRunner('BROWSER', async () => (await import('./browser.ts')).browserCheckRunner as CheckRunner)],
   ['MULTI_STEP', lazyRunner('MULTI_STEP', async () => (await import('./multistep.ts')).multiStepCheckRunner as CheckRunner)],
+  ['URL', lazyRunner('URL', async () => (await import('./url.ts')).urlCheckRunner as CheckRunner)],
+  ['SSL', lazyRunner('SSL', async () => (await import('./ssl.ts')).sslCheckRunner as CheckRunner)],
 ]);
 
 /** What the machine offers heavy checks; read once at start. */
@@ -50,7 +52,7 @@ export interface RunnerEnvironment {
 /**
  * The runners this agent can really run. Uptime checks need nothing beyond the agent; browser and
  * multistep checks need Chromium and a runtime; suites need Chromium and the suite engines. The
- * lightweight uptime image has none of those, so it advertises API, TCP, DNS and ICMP only, and a
+ * lightweight uptime image has none of those, so it advertises API, TCP, DNS, ICMP, URL and SSL only, and a
  * standard agent missing Chromium says so at start instead of failing every browser run.
  */
 export function selectRunners(

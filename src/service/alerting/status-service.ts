@@ -14,7 +14,7 @@ import { groupOf } from '../checks/group-of.ts';
 import type { AlertType, CheckAlertRecord, CheckStatusRecord, NewCheckAlert, StatusUpdate, WithAlert } from '../store/check-status-types.ts';
 import type { Run, Store, StoredCheck } from '../store/store.ts';
 import { type AlertSettings, effectiveAlertSettings } from './alert-settings.ts';
-import { sslStep } from './ssl-expiry.ts';
+import { sslMonitorCertificate, sslStep } from './ssl-expiry.ts';
 import { type AlertState, type CountedResult, counts, INITIAL_STATE, nextReminderAtMs, step } from './state-machine.ts';
 
 /** A result just stored, with what the dispatcher knows of it. */
@@ -119,7 +119,8 @@ export function nextStatus(prev: CheckStatusRecord | undefined, e: StoredResultE
   const { next, alert } = step(prevAlert, counted, settings, locationIds);
   // An infrastructure error is shown (hasErrors) but leaves what the check's own runs showed alone.
   const measured = counts(counted);
-  const tls = r.apiCheckResult?.response?.tls;
+  // An API check's https certificate, or an SSL monitor's leaf: both feed the expiry alert.
+  const tls = r.apiCheckResult?.response?.tls ?? sslMonitorCertificate(r.details?.sslCheckResult);
   const ssl = measured ? sslStep(next.sslAlerted, tls, e.atMs) : { alertDays: null, next: next.sslAlerted ?? null };
   const state: AlertState = { ...next, sslAlerted: ssl.next };
   const status: StatusUpdate['status'] = {

@@ -10,6 +10,7 @@
  *    other sources' targets are free text;
  *  - an ICMP LATENCY assertion names its statistic in `property` (avg, min, max, stdDev);
  *  - a regex must compile (`pattern` or `/pattern/flags`).
+ *  - an SSL monitor's CONNECTION tlsVersion takes a version (TLS1.2) as a numeric target.
  * A target holding a `{{VARIABLE}}` placeholder is resolved at run time, so it is not checked here.
  */
 import { compileAssertionRegex } from '../../shared/checks/regex.ts';
@@ -49,6 +50,8 @@ function regexProblem(source: string): string | undefined {
 function targetProblem(a: AssertionInput): string | undefined {
   const target = a.target ?? '';
   if (PLACEHOLDER.test(target)) return undefined;
+  // An SSL monitor's tlsVersion compares in order: TLS1.2 is a fine target for GREATER_THAN.
+  if (a.source === 'CONNECTION' && (a.property ?? '').trim() === 'tlsVersion' && /^TLS\s*v?1\.[0-3]$/i.test(target.trim())) return undefined;
   const numericSource = NUMERIC_SOURCES.has(a.source);
   if (NUMERIC_COMPARISONS.has(a.comparison) || (numericSource && EQUALITY.has(a.comparison))) {
     if (!isNumeric(target)) return `must be a number for ${a.source} ${a.comparison}, got "${target.slice(0, 100)}"`;

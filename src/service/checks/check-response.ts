@@ -12,5 +12,7 @@ import { IcmpCheckResponse } from './icmp-check-schema.ts';
 import { MultiStepCheckResponse } from './multistep-check-schema.ts';
 import { PlaywrightCheckResponse } from './playwright-check-schema.ts';
 import { TcpCheckResponse } from './tcp-check-schema.ts';
+import { SslCheckResponse } from './ssl-check-schema.ts';
+import { UrlCheckResponse } from './url-check-schema.ts';
 
-export const CheckResponse = Type.Union([ApiCheckResponse, TcpCheckResponse, DnsCheckResponse, IcmpCheckResponse, BrowserCheckResponse, MultiStepCheckResponse, PlaywrightCheckResponse, HeartbeatCheckResponse]);
+export const CheckResponse = Type.Union([ApiCheckResponse, TcpCheckResponse, DnsCheckResponse, IcmpCheckResponse, BrowserCheckResponse, MultiStepCheckResponse, PlaywrightCheckResponse, HeartbeatCheckResponse, UrlCheckResponse, SslCheckResponse]);

@@ -19,6 +19,7 @@ import {
   type TcpCheckDefinition,
   type TcpRequest,
 } from '../../shared/checks/types.ts';
+import type { SslCheckDefinition, SslConfig, SslRequest, UrlCheckDefinition, UrlRequest } from '../../shared/checks/monitors.ts';
 import type { StoredCheckGroup } from '../store/check-group-types.ts';
 import type { StoredCheck } from '../store/store.ts';
 import { DEFAULT_DEGRADED_RESPONSE_TIME_MS, DEFAULT_MAX_RESPONSE_TIME_MS } from './api-check-schema.ts';
@@ -31,7 +32,9 @@ import {
   ICMP_DEFAULT_MAX_RESPONSE_TIME_MS,
 } from './icmp-check-schema.ts';
 import { toPlaywrightDefinition } from './playwright-check-schema.ts';
+import { SSL_DEFAULT_DEGRADED_RESPONSE_TIME_MS, SSL_DEFAULT_MAX_RESPONSE_TIME_MS, withSslDefaults } from './ssl-check-schema.ts';
 import { TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS, TCP_DEFAULT_MAX_RESPONSE_TIME_MS } from './tcp-check-schema.ts';
+import { URL_DEFAULT_DEGRADED_RESPONSE_TIME_MS, URL_DEFAULT_MAX_RESPONSE_TIME_MS } from './url-check-schema.ts';
 import { NO_USER_CODE_CONTEXT, type UserCodeContext, withUserCode } from './user-code.ts';
 
 /**
@@ -92,6 +95,20 @@ function ownDefinition(stored: StoredCheck): CheckDefinition {
         degradedPacketLossThreshold: numberOr(body.degradedPacketLossThreshold, ICMP_DEFAULT_DEGRADED_PACKET_LOSS),
         maxPacketLossThreshold: numberOr(body.maxPacketLossThreshold, ICMP_DEFAULT_MAX_PACKET_LOSS),
       } satisfies IcmpCheckDefinition;
+    case 'URL':
+      return {
+        ...base,
+        checkType: 'URL',
+        request: toUrlRequest(body.request as Partial<UrlRequest>),
+        ...thresholds(URL_DEFAULT_DEGRADED_RESPONSE_TIME_MS, URL_DEFAULT_MAX_RESPONSE_TIME_MS),
+      } satisfies UrlCheckDefinition;
+    case 'SSL':
+      return {
+        ...base,
+        checkType: 'SSL',
+        request: toSslRequest(body.request as Partial<SslRequest>),
+        ...thresholds(SSL_DEFAULT_DEGRADED_RESPONSE_TIME_MS, SSL_DEFAULT_MAX_RESPONSE_TIME_MS),
+      } satisfies SslCheckDefinition;
     case 'BROWSER':
     case 'MULTI_STEP':
       return {
@@ -175,6 +192,44 @@ function toIcmpRequest(request: Partial<IcmpRequest>): IcmpRequest {
     hostname: request.hostname ?? '',
     ipFamily: request.ipFamily ?? 'IPv4',
     pingCount: typeof request.pingCount === 'number' ? request.pingCount : ICMP_PING_COUNT.default,
+    assertions: toAssertions(request.assertions),
+  };
+}
+
+function toUrlRequest(request: Partial<UrlRequest>): UrlRequest {
+  return {
+    method: 'GET',
+    url: request.url ?? '',
+    followRedirects: request.followRedirects ?? true,
+    skipSSL: request.skipSSL ?? false,
+    ipFamily: request.ipFamily ?? 'IPv4',
+    assertions: toAssertions(request.assertions),
+  };
+}
+
+/** The stored sslConfig with defaults filled (as PUT stores it), minus what the agent does not use. */
+function toSslRequest(request: Partial<SslRequest>): SslRequest {
+  const c = withSslDefaults((request.sslConfig ?? {}) as unknown as Record<string, unknown>) as unknown as SslConfig;
+  const b = c.securityBaseline;
+  return {
+    sslConfig: {
+      hostname: c.hostname ?? '',
+      port: c.port,
+      serverName: c.serverName ? c.serverName : null,
+      ipFamily: c.ipFamily,
+      skipChainValidation: c.skipChainValidation,
+      handshakeTimeoutMs: c.handshakeTimeoutMs,
+      alertDaysBeforeExpiry: c.alertDaysBeforeExpiry,
+      securityBaseline: {
+        enabled: b.enabled,
+        minTLSVersion: b.minTLSVersion,
+        minKeySizeBits: b.minKeySizeBits,
+        weakSignatureAlgorithm: b.weakSignatureAlgorithm,
+        weakCipherSuite: b.weakCipherSuite,
+        recommendedTLSVersion: b.recommendedTLSVersion,
+        recommendedKeySizeBits: b.recommendedKeySizeBits,
+      },
+    },
     assertions: toAssertions(request.assertions),
   };
 }

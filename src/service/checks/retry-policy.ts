@@ -88,8 +88,8 @@ export function backoffSeconds(strategy: Pick<ResolvedRetryStrategy, 'type' | 'b
   }
 }
 
-/** Where TCP, DNS and ICMP runs keep their result (each with a `requestError`). */
-const PROTOCOL_RESULTS = ['tcpCheckResult', 'dnsCheckResult', 'icmpCheckResult'] as const;
+/** Where TCP, DNS, ICMP and SSL runs keep their result (each with a `requestError`). */
+const PROTOCOL_RESULTS = ['tcpCheckResult', 'dnsCheckResult', 'icmpCheckResult', 'sslCheckResult'] as const;
 
 /**
  * A failure counts as a network error when no response was received: for API checks

@@ -49,6 +49,7 @@ import { type DefinitionReads, readsOncePerBatch } from './batch-reads.ts';
 import { decodeBody, EnvelopeError, eventsOf, parseEnvelope } from './envelope.ts';
 import { errorReportingDsn, hashReportToken, reportTokenFor } from './report-token.ts';
 import type { ResultPolicy, ResultOutcome as RetryOutcome } from './retries.ts';
+import { SessionWaiters } from './session-waiters.ts';
 import { RUN_TIMEOUT_MS, startByOf } from './timeouts.ts';
 import { WaitList } from './waiters.ts';
 
@@ -150,6 +151,8 @@ export class Dispatcher {
   readonly #alertsRaised: () => void;
   readonly #counters: DispatchCounters | undefined;
   readonly #waiters = new WaitList();
+  /** Completion requests of check sessions, woken as their runs' results are stored here. */
+  readonly sessionWaiters = new SessionWaiters();
   readonly #signals: RunSignals;
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
@@ -183,12 +186,14 @@ export class Dispatcher {
   /** Accepts lease requests and starts the sweeper. */
   async start(): Promise<void> {
     this.#waiters.reopen();
+    this.sessionWaiters.reopen();
     await this.startSweeper();
   }
 
   /** Stops the sweeper and answers every held lease request with no jobs. */
   async stop(): Promise<void> {
     this.#waiters.close();
+    this.sessionWaiters.close();
     await this.stopSweeper();
   }
 
@@ -236,6 +241,28 @@ export class Dispatcher {
   }
 
   /**
+   * A check session's runs of `check`, one per location, due now and claimed before every scheduled
+   * run; `record` stores the session in the same transaction, so no run exists without its session.
+   */
+  async enqueueSession(
+    check: StoredCheck,
+    locationIds: readonly string[],
+    sessionId: string,
+    record: (runs: readonly Run[]) => Promise<void>,
+  ): Promise<Run[]> {
+    const definition = this.#definitionOf(check);
+    const nowMs = this.#now();
+    const newRuns = await Promise.all(locationIds.map((l) => this.#newRun(check, l, nowMs, definition, sessionId)));
+    const enqueued = await this.#store.transaction(async () => {
+      const made = await this.#store.runs.enqueueMany(newRuns, iso(nowMs));
+      await record(made.map((e) => e.run));
+      return made;
+    });
+    this.#enqueued(enqueued);
+    return enqueued.map((e) => e.run);
+  }
+
+  /**
    * The scheduler's due runs of one tick, in one transaction: a commit per run was the service's
    * bottleneck at hundreds of runs a second. A check due at several locations is resolved once. A run
    * whose definition cannot be built is logged and left out; the others are enqueued.
@@ -264,7 +291,7 @@ export class Dispatcher {
     return sealSecretsIn(this.#store.secrets, toCheckDefinition(check, group, await userCodeContextOf(reads, check, group)));
   }
 
-  async #newRun(check: StoredCheck, locationId: string, dueAtMs: number, definition: Promise<SealedDefinition>): Promise<NewRun> {
+  async #newRun(check: StoredCheck, locationId: string, dueAtMs: number, definition: Promise<SealedDefinition>, sessionId?: string): Promise<NewRun> {
     // Heartbeats are pinged by the monitored job itself; no agent runs them (listSchedulable omits them).
     if (check.checkType === 'HEARTBEAT') throw new Error(`heartbeat check ${check.id} cannot be enqueued`);
     return {
@@ -275,11 +302,14 @@ export class Dispatcher {
       checkType: check.checkType,
       checkClass: checkClassOf(check.checkType),
       dueAt: iso(dueAtMs),
-      startBy: iso(startByOf(check, dueAtMs, this.#config.queueTtlSeconds)),
+      // A session's run is due the moment it is made: a deadline already reached puts it ahead of
+      // every fresh scheduled run in the claim's order, and session runs are never shed (runs.ts).
+      startBy: sessionId ? iso(dueAtMs) : iso(startByOf(check, dueAtMs, this.#config.queueTtlSeconds)),
       // A suite's limit follows its own global timeout (checks/playwright-check-schema.ts).
       timeoutMs: check.checkType === 'PLAYWRIGHT' ? suiteJobTimeoutMs(check.body) : (RUN_TIMEOUT_MS[check.checkType] ?? RUN_TIMEOUT_MS.API),
       // A snapshot: an edit to the check after this point applies from the next run on.
       check: await definition,
+      ...(sessionId ? { sessionId } : {}),
     };
   }
 
@@ -492,8 +522,9 @@ export class Dispatcher {
       await this.#store.runs.finish(run.runId, now);
       return { status: 'unknown', runId, message: `The check of run ${runId} was deleted; the result is not stored` };
     }
-    // A failed result may be an ATTEMPT to be retried rather than the FINAL one (./retries.ts).
-    const outcome = await this.#resultPolicy?.classify(run, check, result, this.#now());
+    // A failed result may be an ATTEMPT to be retried rather than the FINAL one (./retries.ts). A
+    // session's run is not retried: its one result is FINAL.
+    const outcome = run.sessionId ? undefined : await this.#resultPolicy?.classify(run, check, result, this.#now());
     const resultType = outcome?.resultType ?? 'FINAL';
     // The run, not the upload, says which check and type this was: an agent cannot file a result
     // under another check. One that moves the check's status is stored marked pending, so a crash
@@ -524,6 +555,7 @@ export class Dispatcher {
     }
     if (t.outcome) await this.#resultPolicy?.afterStored(t.run, t.outcome);
     this.#counters?.resultStored(t.run);
+    if (t.run.sessionId) this.sessionWaiters.notify(t.run.sessionId);
     const { run, check, resultId, resultType, result } = t;
     return { run, check, resultId, resultType, result, runLocation: t.location.slugName, atMs: Date.parse(t.now) };
   }

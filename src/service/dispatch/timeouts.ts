@@ -12,6 +12,8 @@ export const RUN_TIMEOUT_MS: Readonly<Record<CheckType, number>> = {
   BROWSER: 240_000,
   MULTI_STEP: 240_000,
   PLAYWRIGHT: 3_600_000,
+  URL: 30_000,
+  SSL: 30_000,
 };
 
 /**

@@ -1,13 +1,15 @@
 /**
  * Authentication of the public API: `Authorization: Bearer <op_ key>` plus
- * `x-service-account: <accountId>`, as the spec requires both. The key must belong to the named
+ * `x-service-account: <accountId>` (or the reference's `x-checkly-account`), as the spec requires both. The key must belong to the named
  * account; every failure is the same 401 so a caller cannot probe which account ids exist.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Account, Store } from '../store/store.ts';
-import { UnauthorizedError } from './errors.ts';
+import { BadRequestError, UnauthorizedError } from './errors.ts';
 
 export const ACCOUNT_HEADER = 'x-service-account';
+/** The reference's name for the same header, sent by tools written for it (its CLI, Terraform, Pulumi). */
+export const REFERENCE_ACCOUNT_HEADER = 'x-checkly-account';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,7 +44,7 @@ export async function requireAccount(request: FastifyRequest, _reply: FastifyRep
   if (!token) {
     throw new UnauthorizedError('Missing API key: send the header "Authorization: Bearer <your op_ API key>"');
   }
-  const accountId = request.headers[ACCOUNT_HEADER];
+  const accountId = accountHeader(request);
   if (typeof accountId !== 'string' || accountId.trim() === '') {
     throw new UnauthorizedError(`Missing account: send the header "${ACCOUNT_HEADER}: <your account id>"`);
   }
@@ -51,6 +53,20 @@ export async function requireAccount(request: FastifyRequest, _reply: FastifyRep
     throw new UnauthorizedError(`The API key is not valid for the account in "${ACCOUNT_HEADER}"`);
   }
   request.account = account;
+}
+
+/**
+ * The account id the request names, in either header. Both given and different is a 400 naming both:
+ * guessing which one the caller meant could act on the wrong account.
+ */
+function accountHeader(request: FastifyRequest): string | string[] | undefined {
+  const own = request.headers[ACCOUNT_HEADER];
+  const reference = request.headers[REFERENCE_ACCOUNT_HEADER];
+  if (own === undefined) return reference;
+  if (reference !== undefined && String(reference).trim() !== String(own).trim()) {
+    throw new BadRequestError(`The headers "${ACCOUNT_HEADER}" and "${REFERENCE_ACCOUNT_HEADER}" name different accounts: send one, or the same id in both`);
+  }
+  return own;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * Rate limits of the routes anyone can reach: the public API, heartbeat pings, check group trigger
- * URLs and the agent API (limits and defaults in rate-limit-config.ts, docs/api.md "Rate limits").
+ * Rate limits of the routes anyone can reach: the public API, heartbeat pings, group and check
+ * trigger URLs and the agent API (limits and defaults in rate-limit-config.ts, docs/api.md "Rate limits").
  * A request over a limit is refused with 429, Retry-After and the reference's error body before
  * its credential is looked up or its body read, so a flood costs a counter, not a query.
  *
@@ -33,8 +33,10 @@ interface Policy {
 
 type Check = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
-const TRIGGER_URL = /^\/check-groups\/[^/]+\/trigger\//;
-const PUBLIC_API_URL = /^\/v\d+\//;
+// Group and check trigger URLs: one policy, their per-address counter shared.
+const TRIGGER_URL = /^\/(check-groups|checks)\/[^/]+\/trigger\//;
+// /next/: the reference's own paths its tools read (/next/accounts), part of the public API.
+const PUBLIC_API_URL = /^\/(v\d+|next)\//;
 
 /** The routes each policy covers, by the URL a route is registered with (`/ping/:pingToken`). */
 const LIMITED_ROUTES = {

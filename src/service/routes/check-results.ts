@@ -46,6 +46,8 @@ const CheckResultSchema = Type.Object({
   tcpCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
   dnsCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
   icmpCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  // The reference's CheckResultSsl (SSL monitors); URL monitors fill apiCheckResult.
+  sslCheckResult: Type.Optional(Type.Object({}, { additionalProperties: true })),
   // The reference's CheckResultBrowser and MultiStepResultBrowser (free-form here, as the agent sends them).
   browserCheckResult: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
   multiStepCheckResult: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
@@ -70,7 +72,7 @@ const ListResponse = Type.Object({
 
 export function checkResultView(result: ListedResult) {
   const p = result.payload;
-  const { tcpCheckResult, dnsCheckResult, icmpCheckResult, browserCheckResult, multiStepCheckResult, playwrightCheckResult, ...details } = p.details ?? {};
+  const { tcpCheckResult, dnsCheckResult, icmpCheckResult, sslCheckResult, browserCheckResult, multiStepCheckResult, playwrightCheckResult, ...details } = p.details ?? {};
   return {
     id: result.id,
     name: result.checkName,
@@ -89,6 +91,7 @@ export function checkResultView(result: ListedResult) {
     ...(tcpCheckResult ? { tcpCheckResult: tcpCheckResult as unknown as Record<string, unknown> } : {}),
     ...(dnsCheckResult ? { dnsCheckResult: dnsCheckResult as unknown as Record<string, unknown> } : {}),
     ...(icmpCheckResult ? { icmpCheckResult: icmpCheckResult as unknown as Record<string, unknown> } : {}),
+    ...(sslCheckResult ? { sslCheckResult: sslCheckResult as unknown as Record<string, unknown> } : {}),
     ...(browserCheckResult ? { browserCheckResult: browserCheckResult as unknown as Record<string, unknown> } : {}),
     ...(multiStepCheckResult ? { multiStepCheckResult: multiStepCheckResult as unknown as Record<string, unknown> } : {}),
     ...(playwrightCheckResult ? { playwrightCheckResult: playwrightCheckResult as unknown as Record<string, unknown> } : {}),

@@ -12,9 +12,12 @@ import { SqlArtifactRepo } from './repos/artifacts.ts';
 import { SqlBadgeRepo } from './repos/badges.ts';
 import { SqlCheckAlertRepo } from './repos/check-alerts.ts';
 import { SqlCheckGroupRepo } from './repos/check-groups.ts';
+import { SqlAnalyticsRepo } from './repos/analytics.ts';
 import { SqlCheckStatsRepo } from './repos/check-stats.ts';
 import { SqlCheckStatusRepo } from './repos/check-statuses.ts';
+import { SqlCheckTriggerRepo } from './repos/check-triggers.ts';
 import { SqlCheckRepo } from './repos/checks.ts';
+import { SqlCheckSessionRepo } from './repos/check-sessions.ts';
 import { SqlConsoleSessionRepo } from './repos/console-sessions.ts';
 import { SqlDashboardIncidentRepo } from './repos/dashboard-incidents.ts';
 import { SqlDashboardRepo } from './repos/dashboards.ts';
@@ -46,6 +49,7 @@ export function assembleStore({ sql, secrets }: StoreParts): Store {
   const dashboardChanges = new AccountChanges();
   const checkStats = new SqlCheckStatsRepo(sql, dashboardChanges);
   const statusPages = new SqlStatusPageRepo(sql);
+  const analytics = new SqlAnalyticsRepo(sql);
   return {
     accounts: new SqlAccountRepo(sql),
     locations: new SqlLocationRepo(sql),
@@ -53,8 +57,11 @@ export function assembleStore({ sql, secrets }: StoreParts): Store {
     checks,
     results: new SqlResultRepo(sql, checkStats),
     checkStats,
+    analytics,
+    retention: analytics,
     dashboardChanges,
     runs: new SqlRunRepo(sql),
+    checkSessions: new SqlCheckSessionRepo(sql),
     agents: new SqlAgentRepo(sql),
     errorReports: new SqlErrorReportRepo(sql),
     heartbeats: new SqlHeartbeatRepo(sql, checks),
@@ -68,6 +75,7 @@ export function assembleStore({ sql, secrets }: StoreParts): Store {
     subscriptions: new SqlSubscriptionRepo(sql, secrets),
     outbox: new SqlOutboxRepo(sql, secrets),
     checkGroups: new SqlCheckGroupRepo(sql, secrets),
+    checkTriggers: new SqlCheckTriggerRepo(sql),
     variables: new SqlVariableRepo(sql, secrets),
     snippets: new SqlSnippetRepo(sql),
     checkStatuses: new SqlCheckStatusRepo(sql, dashboardChanges),

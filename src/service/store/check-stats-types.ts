@@ -23,6 +23,14 @@ export interface StatsSample {
   atMs: number;
   failed: boolean;
   responseTimeMs: number;
+  /** The run location's slug name: the rollup keeps figures per location (absent: ''). */
+  location?: string;
+  /** The HTTP status of an API-like result, 0 (or absent) for the others. */
+  statusCode?: number;
+  /** Tries before this result that were retried (attempts - 1). */
+  retries?: number;
+  /** The result's other measured metrics by analytics name (../analytics/catalog.ts): timing phases and the like. */
+  metrics?: Record<string, number>;
 }
 
 export interface CheckStatsRepo {

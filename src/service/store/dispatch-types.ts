@@ -25,6 +25,11 @@ export interface NewRun {
   startBy: string;
   timeoutMs: number;
   check: CheckDefinition;
+  /**
+   * The check session the run belongs to (POST /v2/check-sessions/trigger). Its start deadline is
+   * the moment it was queued: claims take it before every fresh scheduled run, and it is never shed.
+   */
+  sessionId?: string;
 }
 
 export interface ClaimRequest {

@@ -43,3 +43,45 @@ export function percentiles(histogram: Histogram, total: number, wanted: readonl
     return Math.round(bucketValue(buckets.at(-1)?.[0] ?? 0));
   });
 }
+
+/**
+ * Dense histograms for merging many stored ones fast (a report over every check reads tens of
+ * thousands of rollup rows): index = bucket. 256 buckets reach past 2^31 ms; anything above lands in
+ * the last one.
+ */
+export const DENSE_BUCKETS = 256;
+
+/** Adds a stored histogram's JSON text (`{"12":3,...}`) into `dense` without building an object. */
+export function addJsonTo(dense: Float64Array, text: string): void {
+  let i = 0;
+  for (;;) {
+    const quote = text.indexOf('"', i);
+    if (quote < 0) return;
+    let j = quote + 1;
+    let key = 0;
+    for (let c = text.charCodeAt(j); c >= 48 && c <= 57; c = text.charCodeAt(++j)) key = key * 10 + (c - 48);
+    j += 2; // past `":`
+    let count = 0;
+    for (let c = text.charCodeAt(j); c >= 48 && c <= 57; c = text.charCodeAt(++j)) count = count * 10 + (c - 48);
+    const index = Math.min(key, DENSE_BUCKETS - 1);
+    dense[index] = (dense[index] ?? 0) + count;
+    i = j;
+  }
+}
+
+/** percentiles() of a dense histogram. */
+export function densePercentiles(dense: Float64Array, total: number, wanted: readonly number[]): number[] {
+  return wanted.map((p) => {
+    const rank = Math.max(1, Math.ceil((p / 100) * total));
+    let seen = 0;
+    let last = 0;
+    for (let bucket = 0; bucket < dense.length; bucket++) {
+      const count = dense[bucket] ?? 0;
+      if (count === 0) continue;
+      last = bucket;
+      seen += count;
+      if (seen >= rank) return Math.round(bucketValue(bucket));
+    }
+    return Math.round(bucketValue(last));
+  });
+}

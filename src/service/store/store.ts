@@ -103,11 +103,24 @@ export interface CheckSummary {
   lastRun: { failed: boolean; degraded: boolean; location: string | null; resultId: string; at: string | null } | null;
 }
 
+/** Filters of a check list (GET /v1/checks and /v2/checks); paging applies after them. */
+export interface CheckListFilter {
+  checkType?: StoredCheck['checkType'];
+  /** Checks with at least one of these tags. */
+  tags?: string[];
+  /** Case-insensitive part of the name. */
+  search?: string;
+  /** Case-insensitive part of an API check's request URL; other types never match. */
+  urlContains?: string;
+  /** The check's current status (check_statuses); a check that has not run yet has none. */
+  status?: 'passing' | 'failing' | 'degraded';
+}
+
 export interface CheckRepo {
   create(check: Omit<StoredCheck, 'id' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck>;
   update(accountId: string, id: string, check: Omit<StoredCheck, 'id' | 'accountId' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck | undefined>;
   get(accountId: string, id: string): Promise<StoredCheck | undefined>;
-  list(accountId: string, opts: { limit: number; page: number; checkType?: StoredCheck['checkType'] }): Promise<StoredCheck[]>;
+  list(accountId: string, opts: { limit: number; page: number } & CheckListFilter): Promise<StoredCheck[]>;
   delete(accountId: string, id: string): Promise<boolean>;
   /** Every check of the account, in creation order, as a summary with its status, in one read. */
   listSummaries(accountId: string): Promise<CheckSummary[]>;
@@ -203,6 +216,8 @@ export interface Run {
   check: CheckDefinition;
   createdAt: string;
   finishedAt: string | null;
+  /** The check session it runs for; null (or absent) for a scheduled, retried or triggered run. */
+  sessionId?: string | null;
 }
 
 export interface Agent {
@@ -256,6 +271,8 @@ export interface Store {
   /** Check groups with their trigger tokens, and the retry bookkeeping of runs: see ./check-group-types.ts. */
   checkGroups: import('./check-group-types.ts').CheckGroupRepo;
   runRetries: import('./check-group-types.ts').RunRetryRepo;
+  /** Check trigger tokens (the URL that runs a check now): see ./check-trigger-types.ts. */
+  checkTriggers: import('./check-trigger-types.ts').CheckTriggerRepo;
   /** Artifact metadata (the bytes are in an ArtifactBlobStore): see ./artifact-types.ts. */
   artifacts: import('./artifact-types.ts').ArtifactRepo;
   /** Account environment variables and snippets: see ./variables-types.ts. */
@@ -266,6 +283,9 @@ export interface Store {
   checkAlerts: import('./check-status-types.ts').CheckAlertRepo;
   /** Per-check runs, availability and response-time percentiles over a day: see ./check-stats-types.ts. */
   checkStats: import('./check-stats-types.ts').CheckStatsRepo;
+  /** The analytics and reporting reads over the hourly rollups, and the retention deletes: see ./analytics-types.ts. */
+  analytics: import('./analytics-types.ts').AnalyticsRepo;
+  retention: import('./analytics-types.ts').RetentionRepo;
   /** Moves on every counted result and status this process stores, per account: a cache key for dashboards. */
   dashboardChanges: import('./check-stats-types.ts').AccountChangeCount;
 
@@ -276,6 +296,8 @@ export interface Store {
   /** Account settings (badges on or off) and the reads behind status badges: see ./account-settings-types.ts. */
   accountSettings: import('./account-settings-types.ts').AccountSettingsRepo;
   badges: import('./account-settings-types.ts').BadgeRepo;
+  /** Check sessions (on-demand runs) and the runs they remember: see ./check-session-types.ts. */
+  checkSessions: import('./check-session-types.ts').CheckSessionRepo;
   /** Sessions of the operator console: see ./console-session-types.ts. */
   consoleSessions: import('./console-session-types.ts').ConsoleSessionRepo;
   /** Seals and opens secret values at rest (src/service/secrets/); the repositories use it, so do the dispatcher's run snapshots. */

@@ -5,7 +5,7 @@
  */
 
 /** Check types the protocol knows about. Issue-by-issue, more of them get a runner on the agent. */
-export const CHECK_TYPES = ['API', 'TCP', 'DNS', 'ICMP', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'] as const;
+export const CHECK_TYPES = ['API', 'TCP', 'DNS', 'ICMP', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'URL', 'SSL'] as const;
 export type CheckType = (typeof CHECK_TYPES)[number];
 
 /**
@@ -14,7 +14,7 @@ export type CheckType = (typeof CHECK_TYPES)[number];
  */
 export type CheckClass = 'uptime' | 'heavy';
 export function checkClassOf(type: CheckType): CheckClass {
-  return type === 'API' || type === 'TCP' || type === 'DNS' || type === 'ICMP' ? 'uptime' : 'heavy';
+  return type === 'API' || type === 'TCP' || type === 'DNS' || type === 'ICMP' || type === 'URL' || type === 'SSL' ? 'uptime' : 'heavy';
 }
 
 export interface KeyValue {
@@ -363,9 +363,12 @@ export interface PlaywrightCheckResult {
   playwrightHtmlReportFile: string | null;
 }
 
+/** URL and SSL monitors are declared in ./monitors.ts. */
+import type { SslCheckDefinition, UrlCheckDefinition } from './monitors.ts';
+
 /** A check definition whose type has no runner in this version; the agent reports it plainly. */
 export interface OtherCheckDefinition extends CheckBase {
-  checkType: Exclude<CheckType, 'API' | 'TCP' | 'DNS' | 'ICMP' | 'BROWSER' | 'MULTI_STEP' | 'PLAYWRIGHT'>;
+  checkType: Exclude<CheckType, 'API' | 'TCP' | 'DNS' | 'ICMP' | 'BROWSER' | 'MULTI_STEP' | 'PLAYWRIGHT' | 'URL' | 'SSL'>;
   [key: string]: unknown;
 }
 
@@ -377,6 +380,8 @@ export type CheckDefinition =
   | BrowserCheckDefinition
   | MultiStepCheckDefinition
   | PlaywrightCheckDefinition
+  | UrlCheckDefinition
+  | SslCheckDefinition
   | OtherCheckDefinition;
 
 /** One evaluated assertion in a result: the definition plus what was seen and whether it held. */

@@ -3,7 +3,7 @@ import type { SqlDatabase } from '../sql/database.ts';
 import type { CheckType } from '../../../shared/checks/types.ts';
 import type { SecretBox } from '../../secrets/box.ts';
 import { parseStoredJson, storedJson } from '../../secrets/variables.ts';
-import type { CheckRepo, CheckSummary, StoredCheck } from '../store.ts';
+import type { CheckListFilter, CheckRepo, CheckSummary, StoredCheck } from '../store.ts';
 import { type Dialect, nowIso, type SqlValue } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 
@@ -47,6 +47,43 @@ const toCheck = (row: CheckRow, box: SecretBox): StoredCheck => ({
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
+
+/** A LIKE pattern matching `text` anywhere, its wildcards escaped (with ESCAPE '\\'). */
+const containing = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+
+const FAILING = '(s.has_failures = 1 OR s.has_errors = 1)';
+const STATUS_SQL = {
+  failing: FAILING,
+  degraded: `(NOT ${FAILING} AND s.is_degraded = 1)`,
+  passing: `(NOT ${FAILING} AND s.is_degraded = 0)`,
+} as const;
+
+/** The AND clauses of a check list's filters, after `c.account_id = ?`, with their parameters in order. */
+function filterSql(dialect: Dialect, filter: CheckListFilter): { where: string; params: SqlValue[] } {
+  const { jsonText, jsonArrayTable, jsonArrayValues } = dialectSql(dialect);
+  const clauses: string[] = [];
+  const params: SqlValue[] = [];
+  if (filter.checkType) {
+    clauses.push('c.check_type = ?');
+    params.push(filter.checkType);
+  }
+  if (filter.tags && filter.tags.length > 0) {
+    clauses.push(`EXISTS (SELECT 1 FROM ${jsonArrayTable(`COALESCE(${jsonText('c.body', 'tags')}, '[]')`, 't')} WHERE t.value IN (${jsonArrayValues('?')}))`);
+    params.push(JSON.stringify(filter.tags));
+  }
+  if (filter.search !== undefined && filter.search !== '') {
+    clauses.push("lower(c.name) LIKE ? ESCAPE '\\'");
+    params.push(containing(filter.search));
+  }
+  if (filter.urlContains !== undefined) {
+    clauses.push(`c.check_type = 'API' AND lower(${jsonText(jsonText('c.body', 'request'), 'url')}) LIKE ? ESCAPE '\\'`);
+    params.push(containing(filter.urlContains));
+  }
+  if (filter.status) {
+    clauses.push(`EXISTS (SELECT 1 FROM check_statuses s WHERE s.check_id = c.id AND ${STATUS_SQL[filter.status]})`);
+  }
+  return { where: clauses.map((c) => ` AND ${c}`).join(''), params };
+}
 
 interface SummaryRow {
   id: string;
@@ -124,13 +161,14 @@ export class SqlCheckRepo implements CheckRepo {
     return row && toCheck(row, this.#box);
   }
 
-  async list(accountId: string, opts: { limit: number; page: number; checkType?: StoredCheck['checkType'] }): Promise<StoredCheck[]> {
-    const offset = (opts.page - 1) * opts.limit;
-    const rows = (
-      opts.checkType
-        ? (await this.#db.all(`${this.#select} WHERE c.account_id = ? AND c.check_type = ? ORDER BY c.seq LIMIT ? OFFSET ?`, [accountId, opts.checkType, opts.limit, offset]))
-        : (await this.#db.all(`${this.#select} WHERE c.account_id = ? ORDER BY c.seq LIMIT ? OFFSET ?`, [accountId, opts.limit, offset]))
-    ) as unknown as CheckRow[];
+  async list(accountId: string, opts: { limit: number; page: number } & CheckListFilter): Promise<StoredCheck[]> {
+    const { where, params } = filterSql(this.#db.dialect, opts);
+    const rows = await this.#db.all<CheckRow>(`${this.#select} WHERE c.account_id = ?${where} ORDER BY c.seq LIMIT ? OFFSET ?`, [
+      accountId,
+      ...params,
+      opts.limit,
+      (opts.page - 1) * opts.limit,
+    ]);
     return rows.map((r) => toCheck(r, this.#box));
   }
 

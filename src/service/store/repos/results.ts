@@ -1,4 +1,5 @@
 import type { RunResult } from '../../../shared/protocol.ts';
+import { measuredMetrics, statusCodeOf } from '../../analytics/catalog.ts';
 import { BadRequestError } from '../../http/errors.ts';
 import type { StatsSample } from '../check-stats-types.ts';
 import { type Dialect, nowIso, type SqlDatabase } from '../sql/database.ts';
@@ -150,6 +151,11 @@ export class SqlResultRepo implements ResultRepo {
       atMs,
       failed: result.payload.hasFailures || result.payload.hasErrors,
       responseTimeMs: result.payload.responseTime,
+      // What the analytics API groups and aggregates by, folded into the same rollup row.
+      location: result.runLocation,
+      statusCode: statusCodeOf(result.payload),
+      retries: Math.max(0, result.attempts - 1),
+      metrics: measuredMetrics(result.payload),
     });
   }
 

@@ -38,6 +38,7 @@ interface RunRow {
   check_json: string | null;
   created_at: string;
   finished_at: string | null;
+  session_id: string | null;
 }
 
 const toRun = (row: RunRow): Run =>
@@ -60,6 +61,7 @@ const toRun = (row: RunRow): Run =>
       timeoutMs: row.timeout_ms,
       createdAt: row.created_at,
       finishedAt: row.finished_at,
+      sessionId: row.session_id,
     },
     row,
   );
@@ -100,6 +102,7 @@ const queuedRun = (run: NewRun, now: string): Run => ({
   check: run.check,
   createdAt: now,
   finishedAt: null,
+  sessionId: run.sessionId ?? null,
 });
 
 /**
@@ -173,16 +176,17 @@ export function dialectStatements(d: DialectSql) {
   const pick = (checkClass: string, limit: string) => `
     SELECT run_id FROM (
       SELECT run_id FROM runs
-      WHERE ${runnable} AND check_class = '${checkClass}' AND (lease_attempt > 1 OR start_by > $now)
+      WHERE ${runnable} AND check_class = '${checkClass}' AND (lease_attempt > 1 OR session_id IS NOT NULL OR start_by > $now)
       ORDER BY start_by LIMIT ${limit} ${d.forUpdateSkipLocked}) AS ${checkClass}_runs`;
-  // Overloaded: hand-backs first as always, then the latest deadlines. Once shedLate has run, a
-  // queued run whose deadline passed is a hand-back, so each half is one range of the claim index.
+  // Overloaded: hand-backs and session runs first as always, then the latest deadlines. Once shedLate
+  // has run, a queued run whose deadline passed is one of those, so each half is one range of the
+  // claim index.
   const pickNewest = (checkClass: string, limit: string) => `
     SELECT run_id FROM (
       SELECT run_id, k, start_by FROM (
         SELECT run_id, 0 AS k, start_by FROM (
           SELECT run_id, start_by FROM runs
-          WHERE ${runnable} AND check_class = '${checkClass}' AND lease_attempt > 1 AND start_by <= $now
+          WHERE ${runnable} AND check_class = '${checkClass}' AND (lease_attempt > 1 OR session_id IS NOT NULL) AND start_by <= $now
           ORDER BY start_by LIMIT ${limit} ${d.forUpdateSkipLocked}) AS ${checkClass}_back
         UNION ALL
         SELECT run_id, 1 AS k, start_by FROM (
@@ -209,7 +213,7 @@ export function dialectStatements(d: DialectSql) {
     // Both classes listed so the claim index (location, class, start_by) serves the range.
     shedLate: `
       UPDATE runs SET state = 'expired', end_reason = $endReason, finished_at = $now, check_json = NULL
-      WHERE ${runnable} AND check_class IN ('uptime', 'heavy') AND lease_attempt = 1 AND start_by <= $now`,
+      WHERE ${runnable} AND check_class IN ('uptime', 'heavy') AND lease_attempt = 1 AND session_id IS NULL AND start_by <= $now`,
     // lease_attempt = 1 while queued means "never leased": a run handed back after an agent died
     // keeps its place, because the reference re-runs such a check elsewhere. Read through the
     // queued runs' index: the range on due_at would lead SQLite to runs_by_pair, which holds the
@@ -217,7 +221,7 @@ export function dialectStatements(d: DialectSql) {
     supersede: `
       UPDATE runs SET state = 'expired', end_reason = 'superseded by a newer run', finished_at = $now, check_json = NULL
       WHERE check_id = $checkId AND location_id = $locationId AND state = 'queued'
-        AND lease_attempt = 1 AND ${d.noIndex('due_at')} < $dueAt
+        AND lease_attempt = 1 AND session_id IS NULL AND ${d.noIndex('due_at')} < $dueAt
       RETURNING run_id`,
     // keep is a JSON array of location ids; '[]' cancels at every location.
     cancelCheckQueued: `
@@ -233,9 +237,9 @@ export function dialectStatements(d: DialectSql) {
 
 const INSERT = `
   INSERT INTO runs (run_id, account_id, check_id, location_id, check_type, check_class, due_at, start_by, state,
-                    lease_attempt, cancel_requested, timeout_ms, check_json, created_at, runtime_id)
+                    lease_attempt, cancel_requested, timeout_ms, check_json, created_at, runtime_id, session_id)
   VALUES ($runId, $accountId, $checkId, $locationId, $checkType, $checkClass, $dueAt, $startBy, 'queued',
-          1, 0, $timeoutMs, $checkJson, $now, $runtimeId)`;
+          1, 0, $timeoutMs, $checkJson, $now, $runtimeId, $sessionId)`;
 const GET = 'SELECT * FROM runs WHERE run_id = ?';
 const GET_FOR_ACCOUNT = 'SELECT * FROM runs WHERE run_id = ? AND account_id = ?';
 const EXTEND = `
@@ -320,12 +324,16 @@ export class SqlRunRepo implements RunRepo {
   }
 
   async #insertQueued(run: NewRun, now: string): Promise<{ run: Run; superseded: string[] }> {
-    const superseded = await this.#db.all<{ run_id: string }>(this.#sql.supersede, { checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now });
+    // A session's run is extra, not the pair's next slot: it supersedes nothing (and nothing supersedes it).
+    const superseded = run.sessionId
+      ? []
+      : await this.#db.all<{ run_id: string }>(this.#sql.supersede, { checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now });
     const { runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs } = run;
     await this.#db.run(INSERT, {
       ...{ runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs, now },
       checkJson: JSON.stringify(run.check),
       runtimeId: runtimeNeededBy(run.check),
+      sessionId: run.sessionId ?? null,
     });
     return { run: queuedRun(run, now), superseded: superseded.map((r) => r.run_id) };
   }

@@ -1,6 +1,6 @@
 /**
  * Every assertion of a result with what it expected and what the check saw: the API result's, or the
- * TCP, DNS or ICMP result's from `details` (they share the evaluated-assertion shape).
+ * TCP, DNS, ICMP or SSL result's from `details` (they share the evaluated-assertion shape).
  */
 import type { EvaluatedAssertion } from '../../../shared/checks/types.ts';
 import type { RunResult } from '../../../shared/protocol.ts';
@@ -15,6 +15,7 @@ export function assertionsOf(result: RunResult): AnyAssertion[] {
     d?.tcpCheckResult?.assertions ??
     d?.dnsCheckResult?.assertions ??
     d?.icmpCheckResult?.assertions ??
+    d?.sslCheckResult?.assertions ??
     []
   );
 }

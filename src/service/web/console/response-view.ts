@@ -30,6 +30,13 @@ export function responseOf(result: RunResult): ResponseShown | null {
   }
   const dns = result.details?.dnsCheckResult?.response;
   if (dns) return { summary: `${dns.rcode} from ${dns.server.address}:${dns.server.port}`, headers: [], body: dns.textAnswer, bodyNote: null };
+  const ssl = result.details?.sslCheckResult?.response;
+  if (ssl) {
+    // An SSL monitor: the handshake's facts in a line, the certificate chain as the body.
+    const leaf = ssl.certificate;
+    const summary = `${ssl.protocol ?? 'TLS'} ${ssl.cipherSuite ?? ''} from ${ssl.resolvedIp}; ${leaf?.subjectCN ?? 'no certificate'} issued by ${leaf?.issuerCN ?? 'unknown'}, ${ssl.daysUntilExpiry ?? '?'} days left; chain ${ssl.chainTrusted ? 'trusted' : 'not trusted'}, host name ${ssl.hostnameVerified ? 'verified' : 'not verified'}`;
+    return { summary, headers: [], body: JSON.stringify(ssl.chain, null, 2), bodyNote: null };
+  }
   return null;
 }
 

@@ -1,0 +1,109 @@
+/**
+ * Runs one check now, when its trigger URL is called: a run at each of its effective locations (its
+ * group's, when the group has some), all enqueued at once. The runs are watched like a group
+ * trigger's (group-trigger.ts): they are never retried (retries.ts asks `isTriggered`), and each is
+ * forgotten when it ends (its FINAL result arrives, or it expires or is cancelled without one).
+ *
+ * The watched runs live in memory: after a service restart, or when the result reaches another
+ * replica, a failed triggered run is retried as a scheduled one would be.
+ */
+import { placementOf } from '../checks/group-of.ts';
+import type { Store } from '../store/store.ts';
+import type { DispatchLog } from './dispatcher.ts';
+import type { EnqueueRun, RunWatcher } from './retries.ts';
+
+export interface TriggeredCheckRuns {
+  checkId: string;
+  /** One run per effective location, in the check's (or its group's) location order. */
+  runs: Array<{ runId: string; locationId: string }>;
+}
+
+export interface CheckTriggerOptions {
+  store: Store;
+  log: DispatchLog;
+  enqueue: EnqueueRun;
+  /** How often open runs are checked for having ended without a result. */
+  pollMs?: number;
+}
+
+const ENDED = new Set(['completed', 'expired', 'cancelled']);
+
+export class CheckTriggerRunner implements RunWatcher {
+  readonly #store: Store;
+  readonly #log: DispatchLog;
+  readonly #enqueue: EnqueueRun;
+  readonly #pollMs: number;
+  /** Open runs started by a check trigger. */
+  readonly #open = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(opts: CheckTriggerOptions) {
+    this.#store = opts.store;
+    this.#log = opts.log;
+    this.#enqueue = opts.enqueue;
+    this.#pollMs = opts.pollMs ?? 1000;
+  }
+
+  /**
+   * Starts a run of the check at each of its effective locations; undefined when the account has no
+   * such check. A deactivated check (or one in a deactivated group) and a heartbeat run nothing.
+   */
+  async trigger(accountId: string, checkId: string): Promise<TriggeredCheckRuns | undefined> {
+    const check = await this.#store.checks.get(accountId, checkId);
+    if (!check) return undefined;
+    const placement = await placementOf(this.#store, check);
+    const runnable = check.checkType !== 'HEARTBEAT' && placement.activated && !this.#stopped;
+    const runs: TriggeredCheckRuns['runs'] = [];
+    for (const locationId of runnable ? placement.locationIds : []) {
+      const run = await this.#enqueue(check, locationId, Date.now());
+      this.#open.add(run.runId);
+      runs.push({ runId: run.runId, locationId });
+    }
+    this.#log.info({ checkId, runs: runs.length }, 'check triggered');
+    this.#watch();
+    return { checkId, runs };
+  }
+
+  isTriggered(runId: string): boolean {
+    return this.#open.has(runId);
+  }
+
+  runFinished(runId: string): void {
+    this.#open.delete(runId);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Polls open runs while there are any: a run that expired or was cancelled sends no result. */
+  #watch(): void {
+    if (this.#open.size === 0 || this.#timer || this.#stopped) return;
+    this.#timer = setInterval(() => void this.#poll().catch((err: unknown) => this.#log.error({ err }, 'check trigger poll failed')), this.#pollMs);
+    this.#timer.unref();
+  }
+
+  async #poll(): Promise<void> {
+    for (const runId of [...this.#open]) {
+      const run = await this.#store.runs.get(runId);
+      if (!run || ENDED.has(run.state)) this.#open.delete(runId);
+    }
+    if (this.#open.size === 0 && this.#timer) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+}
+
+/** The retry coordinator takes one watcher: this one answers for several (group and check triggers). */
+export function anyWatcher(...watchers: RunWatcher[]): RunWatcher {
+  return {
+    isTriggered: (runId) => watchers.some((w) => w.isTriggered(runId)),
+    runFinished: (runId) => {
+      for (const w of watchers) w.runFinished(runId);
+    },
+  };
+}

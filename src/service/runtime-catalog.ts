@@ -1,0 +1,81 @@
+/**
+ * The runtimes user code can run on, as GET /v1/runtimes describes them: one per folder of
+ * `<package root>/runtimes` whose name is a release id (2026.04), read from its package.json (the
+ * pinned Node.js and the libraries scripts may require) and package-lock.json (the exact versions
+ * installed). Both files are part of the package, so the service answers the same whether or not
+ * the runtimes are installed on its own machine (agents run them, the service never does).
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_RUNTIME_ID } from '../shared/checks/types.ts';
+
+/** Same rule as the agent's (src/agent/runtimes.ts): other folders (suite-engines) are not runtimes. */
+const RUNTIME_ID_PATTERN = /^\d{4}\.\d{2}$/;
+
+/** The reference's Runtime schema. */
+export interface RuntimeInfo {
+  name: string;
+  multiStepSupport: boolean;
+  nodeJsVersion: string;
+  stage: 'CURRENT' | 'STABLE';
+  description: string;
+  dependencies: Record<string, string>;
+}
+
+/** `<package root>/runtimes`: this file is src/service/runtime-catalog.ts (or dist/service/…js). */
+export function packageRuntimesDir(): string {
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'runtimes');
+}
+
+interface PackageJson {
+  description?: string;
+  dependencies?: Record<string, string>;
+}
+interface PackageLock {
+  packages?: Record<string, { version?: string }>;
+}
+
+async function readJson<T>(file: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One runtime folder; undefined when it has no readable package.json or no pinned `node`. */
+async function describe(dir: string, id: string): Promise<RuntimeInfo | undefined> {
+  const pkg = await readJson<PackageJson>(path.join(dir, 'package.json'));
+  const node = pkg?.dependencies?.node;
+  if (!pkg || !node) return undefined;
+  const lock = await readJson<PackageLock>(path.join(dir, 'package-lock.json'));
+  // The version installed when the lockfile says; the declared range otherwise.
+  const dependencies = Object.fromEntries(
+    Object.entries(pkg.dependencies ?? {})
+      .filter(([name]) => name !== 'node')
+      .map(([name, range]) => [name, lock?.packages?.[`node_modules/${name}`]?.version ?? range]),
+  );
+  const playwright = dependencies.playwright ?? dependencies['@playwright/test'];
+  return {
+    name: id,
+    // Every runtime here runs browser and multistep scripts alike (src/agent/sandbox).
+    multiStepSupport: true,
+    nodeJsVersion: node.replace(/^[~^=v]+/, ''),
+    stage: id === DEFAULT_RUNTIME_ID ? 'CURRENT' : 'STABLE',
+    description: `Main updates are Node.js ${node.split('.')[0]?.replace(/^[~^=v]+/, '')}${playwright ? ` and Playwright ${playwright}` : ''}`,
+    dependencies,
+  };
+}
+
+/** Every runtime under `dir`, newest first; a missing folder means none. */
+export async function listRuntimes(dir = packageRuntimesDir()): Promise<RuntimeInfo[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory() || e.isSymbolicLink()).map((e) => e.name);
+  } catch {
+    return [];
+  }
+  const found = await Promise.all(names.filter((n) => RUNTIME_ID_PATTERN.test(n)).map((n) => describe(path.join(dir, n), n)));
+  return found.filter((r): r is RuntimeInfo => r !== undefined).sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+}
