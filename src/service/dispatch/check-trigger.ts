@@ -10,6 +10,7 @@
 import { placementOf } from '../checks/group-of.ts';
 import type { Store } from '../store/store.ts';
 import type { DispatchLog } from './dispatcher.ts';
+import { OpenRuns } from './open-runs.ts';
 import type { EnqueueRun, RunWatcher } from './retries.ts';
 
 export interface TriggeredCheckRuns {
@@ -26,23 +27,18 @@ export interface CheckTriggerOptions {
   pollMs?: number;
 }
 
-const ENDED = new Set(['completed', 'expired', 'cancelled']);
-
 export class CheckTriggerRunner implements RunWatcher {
   readonly #store: Store;
   readonly #log: DispatchLog;
   readonly #enqueue: EnqueueRun;
-  readonly #pollMs: number;
   /** Open runs started by a check trigger. */
-  readonly #open = new Set<string>();
-  #timer: NodeJS.Timeout | undefined;
-  #stopped = false;
+  readonly #open: OpenRuns<true>;
 
   constructor(opts: CheckTriggerOptions) {
     this.#store = opts.store;
     this.#log = opts.log;
     this.#enqueue = opts.enqueue;
-    this.#pollMs = opts.pollMs ?? 1000;
+    this.#open = new OpenRuns({ store: opts.store, log: opts.log, pollMs: opts.pollMs ?? 1000, onEnded: (runId) => this.runFinished(runId) });
   }
 
   /**
@@ -53,15 +49,14 @@ export class CheckTriggerRunner implements RunWatcher {
     const check = await this.#store.checks.get(accountId, checkId);
     if (!check) return undefined;
     const placement = await placementOf(this.#store, check);
-    const runnable = check.checkType !== 'HEARTBEAT' && placement.activated && !this.#stopped;
+    const runnable = check.checkType !== 'HEARTBEAT' && placement.activated && !this.#open.stopped;
     const runs: TriggeredCheckRuns['runs'] = [];
     for (const locationId of runnable ? placement.locationIds : []) {
       const run = await this.#enqueue(check, locationId, Date.now());
-      this.#open.add(run.runId);
+      this.#open.add(run.runId, true);
       runs.push({ runId: run.runId, locationId });
     }
     this.#log.info({ checkId, runs: runs.length }, 'check triggered');
-    this.#watch();
     return { checkId, runs };
   }
 
@@ -70,31 +65,11 @@ export class CheckTriggerRunner implements RunWatcher {
   }
 
   runFinished(runId: string): void {
-    this.#open.delete(runId);
+    this.#open.take(runId);
   }
 
   stop(): void {
-    this.#stopped = true;
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = undefined;
-  }
-
-  /** Polls open runs while there are any: a run that expired or was cancelled sends no result. */
-  #watch(): void {
-    if (this.#open.size === 0 || this.#timer || this.#stopped) return;
-    this.#timer = setInterval(() => void this.#poll().catch((err: unknown) => this.#log.error({ err }, 'check trigger poll failed')), this.#pollMs);
-    this.#timer.unref();
-  }
-
-  async #poll(): Promise<void> {
-    for (const runId of [...this.#open]) {
-      const run = await this.#store.runs.get(runId);
-      if (!run || ENDED.has(run.state)) this.#open.delete(runId);
-    }
-    if (this.#open.size === 0 && this.#timer) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#open.stop();
   }
 }
 

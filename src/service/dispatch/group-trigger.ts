@@ -10,6 +10,7 @@ import type { Placement } from '../checks/group-merge.ts';
 import { effectivePlacement } from '../checks/group-merge.ts';
 import type { StoredCheck, Store } from '../store/store.ts';
 import type { DispatchLog } from './dispatcher.ts';
+import { OpenRuns } from './open-runs.ts';
 import type { EnqueueRun, RunWatcher } from './retries.ts';
 
 interface Item {
@@ -39,23 +40,18 @@ export interface GroupTriggerOptions {
   pollMs?: number;
 }
 
-const ENDED = new Set(['completed', 'expired', 'cancelled']);
-
 export class GroupTriggerRunner implements RunWatcher {
   readonly #store: Store;
   readonly #log: DispatchLog;
   readonly #enqueue: EnqueueRun;
-  readonly #pollMs: number;
   /** Open runs of triggers and the batch each belongs to. */
-  readonly #open = new Map<string, Batch>();
-  #timer: NodeJS.Timeout | undefined;
-  #stopped = false;
+  readonly #open: OpenRuns<Batch>;
 
   constructor(opts: GroupTriggerOptions) {
     this.#store = opts.store;
     this.#log = opts.log;
     this.#enqueue = opts.enqueue;
-    this.#pollMs = opts.pollMs ?? 1000;
+    this.#open = new OpenRuns({ store: opts.store, log: opts.log, pollMs: opts.pollMs ?? 1000, onEnded: (runId) => this.runFinished(runId) });
   }
 
   /** Starts a run of every activated check of the group. A deactivated group runs nothing. */
@@ -85,50 +81,28 @@ export class GroupTriggerRunner implements RunWatcher {
   }
 
   runFinished(runId: string): void {
-    const batch = this.#open.get(runId);
+    const batch = this.#open.take(runId);
     if (!batch) return;
-    this.#open.delete(runId);
     batch.open--;
     void this.#fill(batch).catch((err: unknown) => this.#log.error({ err, groupId: batch.groupId }, 'group trigger could not enqueue'));
   }
 
   stop(): void {
-    this.#stopped = true;
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#open.stop();
   }
 
   async #fill(batch: Batch): Promise<void> {
-    while (!this.#stopped && batch.open < batch.concurrency) {
+    while (!this.#open.stopped && batch.open < batch.concurrency) {
       const item = batch.waiting.shift();
       if (!item) break;
       batch.open++;
       try {
         const run = await this.#enqueue(item.check, item.locationId, Date.now());
-        this.#open.set(run.runId, batch);
+        this.#open.add(run.runId, batch);
       } catch (err) {
         batch.open--;
         this.#log.error({ err, checkId: item.check.id, groupId: batch.groupId }, 'group trigger could not enqueue a run');
       }
-    }
-    this.#watch();
-  }
-
-  /** Polls open runs while there are any: a run that expired or was cancelled sends no result. */
-  #watch(): void {
-    if (this.#open.size === 0 || this.#timer || this.#stopped) return;
-    this.#timer = setInterval(() => void this.#poll(), this.#pollMs);
-    this.#timer.unref();
-  }
-
-  async #poll(): Promise<void> {
-    for (const runId of [...this.#open.keys()]) {
-      const run = await this.#store.runs.get(runId);
-      if (!run || ENDED.has(run.state)) this.runFinished(runId);
-    }
-    if (this.#open.size === 0 && this.#timer) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
     }
   }
 }
