@@ -2,9 +2,14 @@
  * The runtimes user code can run on, as GET /v1/runtimes describes them: one per folder of
  * `<package root>/runtimes` whose name is a release id (2026.04), read from its package.json (the
  * pinned Node.js and the libraries scripts may require) and package-lock.json (the exact versions
- * installed). Both files are part of the package, so the service answers the same whether or not
- * the runtimes are installed on its own machine (agents run them, the service never does).
+ * installed).
+ *
+ * The service image carries no runtimes (agents run them, the service never does), so the service
+ * reads runtime-catalog.json, written from those folders by `node scripts/runtime-catalog.ts` and
+ * copied into dist/ with the other assets; test/service/reference-reads.test.ts fails when it no
+ * longer matches them.
  */
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,4 +83,16 @@ export async function listRuntimes(dir = packageRuntimesDir()): Promise<RuntimeI
   }
   const found = await Promise.all(names.filter((n) => RUNTIME_ID_PATTERN.test(n)).map((n) => describe(path.join(dir, n), n)));
   return found.filter((r): r is RuntimeInfo => r !== undefined).sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+}
+
+/** Where the catalog the service serves is kept, next to this module (src/ or dist/). */
+export const CATALOG_FILE = fileURLToPath(new URL('./runtime-catalog.json', import.meta.url));
+
+/** The catalog the service serves; none when the file is missing (a build without its assets). */
+export function readRuntimeCatalog(file = CATALOG_FILE): RuntimeInfo[] {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as RuntimeInfo[];
+  } catch {
+    return [];
+  }
 }

@@ -14,9 +14,11 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
 import { CheckStatusService } from '../../src/service/alerting/status-service.ts';
+import { ANALYTICS_KINDS } from '../../src/service/analytics/catalog.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
+import { makePki } from '../support/mtls-pki.ts';
 import { ReferenceValidator } from './reference.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -444,6 +446,16 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('DELETE', '/v1/triggers/checks/{checkId}', 204, { params: { checkId: check.id } });
   });
 
+  it('client certificates', async () => {
+    const pki = makePki();
+    const body = { host: '*.acme.test', cert: pki.clientCert, key: pki.clientKey, ca: pki.caCert };
+    const cert = await expectContract<{ id: string }>('POST', '/v1/client-certificates', 201, { body });
+    await expectContract('GET', '/v1/client-certificates', 200);
+    await expectContract('GET', '/v1/client-certificates/{id}', 200, { params: { id: cert.id } });
+    await expectContract('GET', '/v1/client-certificates/{id}', 404, { params: { id: '00000000-0000-4000-8000-000000000000' } });
+    await expectContract('DELETE', '/v1/client-certificates/{id}', 204, { params: { id: cert.id } });
+  });
+
   it('check sessions: trigger, read, await (done and timed out) and cancel, v1 and v2', async () => {
     await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Session DC', slugName: 'session-dc' } });
     const body = { name: 'On demand', privateLocations: ['session-dc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
@@ -509,6 +521,24 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('GET', '/v2/checks', 400, { query: '?status=green' });
     await expectContract('GET', '/v2/checks/{id}', 200, { params: { id: check.id }, query: '?applyGroupSettings=true' });
     await expectContract('GET', '/v2/checks/{id}', 404, { params: { id: UNKNOWN_UUID } });
+  });
+
+  it('analytics of every check type, the metrics list, the batch and reporting', async () => {
+    const accountId = headers['x-service-account'] ?? '';
+    for (const kind of ANALYTICS_KINDS) {
+      // Made in the store: a Playwright check needs an uploaded suite, and only the type matters here.
+      const check = await service.store.checks.create({
+        ...{ accountId, checkType: kind.checkType, name: `${kind.path} analytics`, activated: true, muted: false },
+        ...{ frequency: 1, frequencyOffset: null, locationIds: [], body: { tags: ['analytics'] } },
+      });
+      const metric = kind.metrics[0]?.name;
+      const metrics = metric ? `${metric}_avg,availability` : 'availability';
+      await expectContract('GET', `/v1/analytics/${kind.path}/{id}`, 200, { params: { id: check.id }, query: `?metrics=${metrics}&quickRange=last7Days` });
+      await expectContract('GET', `/v1/analytics/${kind.path}/{id}`, 404, { params: { id: UNKNOWN_UUID }, query: '?metrics=availability' });
+    }
+    await expectContract('GET', '/v1/analytics/metrics', 200, { query: '?checkType=API' });
+    await expectContract('POST', '/v1/analytics/checks', 200, { query: '?quickRange=last7Days', body: { checkIds: [UNKNOWN_UUID] } });
+    await expectContract('GET', '/v1/reporting', 200, { query: '?quickRange=last7Days&filterByTags=analytics' });
   });
 
   it('every operation answers 401 without a key, in the reference’s error shape', async () => {

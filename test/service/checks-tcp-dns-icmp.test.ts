@@ -125,6 +125,56 @@ describe('TCP checks', () => {
       },
     });
   });
+
+  describe('TLS (Outpost extension)', () => {
+    const tlsRequest = { ...tcpMinimal.request, port: 465, tls: true, tlsServerName: 'smtp.example.test', skipSSL: true };
+
+    it('stores tls, tlsServerName and skipSSL, reads them back and puts them in the job', async () => {
+      const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
+      expect(created.request).toEqual({ ...tlsRequest, data: null, ipFamily: 'IPv4', assertions: [] });
+      expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${created.id}`)).request).toEqual(created.request);
+      const stored = await api.store.checks.get(acme.accountId, created.id);
+      expect(stored && toCheckDefinition(stored)).toMatchObject({ request: { tls: true, tlsServerName: 'smtp.example.test', skipSSL: true } });
+    });
+
+    it('leaves a check without them as the reference writes it, and its job without TLS', async () => {
+      const created = await create('/v1/checks/tcp', tcpMinimal);
+      expect(created.request).not.toHaveProperty('tls');
+      const stored = await api.store.checks.get(acme.accountId, created.id);
+      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).not.toHaveProperty('tls');
+    });
+
+    it.each([
+      [{ tls: 'yes' }, 'body/request/tls must be boolean'],
+      [{ tls: true, skipSSL: 'maybe' }, 'body/request/skipSSL must be boolean'],
+      [{ tls: true, tlsServerName: 'not a host' }, 'body/request/tlsServerName must match pattern'],
+      [{ tls: true, tlsServerName: 'x'.repeat(254) }, 'body/request/tlsServerName must NOT have more than 253 characters'],
+      [{ tlsServerName: 'smtp.example.test' }, 'body/request/tlsServerName applies only when request.tls is true'],
+      [{ tls: false, skipSSL: true }, 'body/request/skipSSL applies only when request.tls is true'],
+    ])('answers 400 naming the field for request %j', async (extra, message) => {
+      const res = await api.request(acme, 'POST', '/v1/checks/tcp', { ...tcpMinimal, request: { ...tcpMinimal.request, ...extra } });
+      expect(res.statusCode).toBe(400);
+      expect(json<{ message: string }>(res).message).toContain(message);
+    });
+
+    it('checks the switches after a PUT merged them into the stored request', async () => {
+      const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
+      const off = await api.request(acme, 'PUT', `/v1/checks/tcp/${created.id}`, { request: { port: 465, tls: false } });
+      expect([off.statusCode, json<{ message: string }>(off).message]).toEqual([400, 'body/request/tlsServerName applies only when request.tls is true']);
+      const plain = await api.request(acme, 'PUT', `/v1/checks/tcp/${created.id}`, { request: { port: 465, tls: false, tlsServerName: null, skipSSL: false } });
+      expect(plain.statusCode, plain.body).toBe(200);
+      const stored = await api.store.checks.get(acme.accountId, created.id);
+      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).not.toHaveProperty('tls');
+    });
+
+    it("does not let another account change a check's TLS switches", async () => {
+      const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
+      const other = await api.newAccount('Other');
+      const res = await api.request(other, 'PUT', `/v1/checks/tcp/${created.id}`, { request: { port: 465, skipSSL: false } });
+      expect(res.statusCode).toBe(404);
+      expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${created.id}`)).request.skipSSL).toBe(true);
+    });
+  });
 });
 
 describe('DNS checks', () => {
@@ -183,6 +233,40 @@ describe('DNS checks', () => {
     const res = await api.request(acme, 'POST', '/v1/checks/dns', body);
     expect(res.statusCode).toBe(400);
     expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
+  });
+
+  describe('query switches (Outpost extension)', () => {
+    it('stores recursionDesired, edns and dnssecOk and puts them in the job; dnssecOk implies EDNS', async () => {
+      const request = { ...dnsMinimal.request, recursionDesired: false, dnssecOk: true };
+      const created = await create('/v1/checks/dns', { ...dnsMinimal, request });
+      expect(created.request).toMatchObject({ recursionDesired: false, dnssecOk: true });
+      const stored = await api.store.checks.get(acme.accountId, created.id);
+      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).toMatchObject({ recursionDesired: false, edns: true, dnssecOk: true });
+    });
+
+    it('gives a check without them RD on and no EDNS in its job', async () => {
+      const created = await create('/v1/checks/dns', dnsMinimal);
+      expect(created.request).not.toHaveProperty('recursionDesired');
+      const stored = await api.store.checks.get(acme.accountId, created.id);
+      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).toMatchObject({ recursionDesired: true, edns: false, dnssecOk: false });
+    });
+
+    it('PUT switches one of them and keeps the rest of the request', async () => {
+      const created = await create('/v1/checks/dns', { ...dnsMinimal, request: { ...dnsMinimal.request, edns: true } });
+      const res = await api.request(acme, 'PUT', `/v1/checks/dns/${created.id}`, { request: { recursionDesired: false } });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(json<CheckView>(res).request).toMatchObject({ query: 'example.test', edns: true, recursionDesired: false });
+    });
+
+    it.each([
+      [{ recursionDesired: 'no' }, 'body/request/recursionDesired must be boolean'],
+      [{ edns: 'sometimes' }, 'body/request/edns must be boolean'],
+      [{ dnssecOk: { on: true } }, 'body/request/dnssecOk must be boolean'],
+    ])('answers 400 naming the field for request %j', async (extra, message) => {
+      const res = await api.request(acme, 'POST', '/v1/checks/dns', { ...dnsMinimal, request: { ...dnsMinimal.request, ...extra } });
+      expect(res.statusCode).toBe(400);
+      expect(json<{ message: string }>(res).message).toBe(message);
+    });
   });
 });
 

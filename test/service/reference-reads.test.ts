@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { packageRuntimesDir } from '../../src/service/runtime-catalog.ts';
+import { listRuntimes, packageRuntimesDir, readRuntimeCatalog } from '../../src/service/runtime-catalog.ts';
 import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
 import { freshAccountEachTest } from '../support/fresh-account.ts';
 import { storeBackends } from '../support/store-backends.ts';
@@ -122,6 +122,12 @@ describe('GET /v1/runtimes', () => {
     expect(current?.dependencies.playwright).toMatch(/^1\.58\.\d+$/);
     expect(current?.dependencies).not.toHaveProperty('node');
     expect(current?.description).toContain('Playwright 1.58');
+  });
+
+  it('serves a catalog that matches the runtimes/ folders (else: node scripts/runtime-catalog.ts)', async () => {
+    expect(readRuntimeCatalog(), 'src/service/runtime-catalog.json is stale: run node scripts/runtime-catalog.ts').toEqual(
+      await listRuntimes(packageRuntimesDir()),
+    );
   });
 
   it('shows one runtime by id; an unknown one, or one the reference has but this service does not, is a 404', async () => {

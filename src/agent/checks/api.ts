@@ -81,6 +81,8 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
           ipFamily: req.ipFamily === 'IPv6' ? 'IPv6' : 'IPv4',
           useOsDnsResolver: ctx.useOsDnsResolver,
           signal: run.signal,
+          tls: check.tls,
+          maxResponseBytes: req.maxResponseBytes ?? null,
         },
         state,
       );
@@ -130,6 +132,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
 
   // Assertions run only on a response. A 4xx/5xx status fails the run on its own unless the check
   // has shouldFail (net/verdict.ts), as with the reference.
+  const tls = state?.tls ?? null;
   const assertions: AssertionResult[] = response
     ? failBodyAssertions(
         evaluateAssertions(req.assertions ?? [], {
@@ -137,6 +140,8 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
           headers: response.headers,
           body: response.body,
           responseTime,
+          httpVersion: response.httpVersion,
+          tls,
         }),
         response.bodyError,
       )
@@ -153,7 +158,6 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
   });
   const { hasFailures, error, isDegraded, overMaxResponseTime } = verdict;
 
-  const tls = state?.tls ?? null;
   const apiCheckResult: ApiCheckResult = {
     request: prepared?.recorded ?? {
       method: req.method,
@@ -199,6 +203,7 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
   if (response) {
     details.bodyBytes = response.bodyBytes;
     details.bodyComplete = response.bodyComplete;
+    details.maxResponseBytes = req.maxResponseBytes ?? null;
   }
   if (verdict.shouldFail) details.shouldFail = verdict.shouldFail;
 

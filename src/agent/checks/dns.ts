@@ -13,10 +13,14 @@
  *
  * A name server given by name is resolved like an API check's host (USE_OS_DNS_RESOLVER decides
  * how); that time is the `dns` phase. A PTR query for an IP address asks for its reverse name.
+ *
+ * Outpost extensions switch the query: `recursionDesired` (RD bit, on unless false), `edns` (an OPT
+ * record advertising a 4096-byte UDP payload) and `dnssecOk` (the DO bit, which implies EDNS). The
+ * result's flags carry the answer's AA, TC, RD, RA, AD and CD bits, and `edns` its OPT record.
  */
 import { randomInt } from 'node:crypto';
 import net from 'node:net';
-import dnsPacket, { type DecodedPacket, type Packet, type RecordType } from 'dns-packet';
+import dnsPacket, { type Answer, type DecodedPacket, type Packet, type RecordType } from 'dns-packet';
 import type { DnsAssertion, DnsCheckDefinition, DnsCheckResult, DnsProtocol } from '../../shared/checks/types.ts';
 import { AssertionError, evaluateAssertionsBy, selectJson } from './api/assertions.ts';
 import { resolveHost } from './api/connect.ts';
@@ -66,16 +70,38 @@ function errorReturnCode(response: DnsResponse | null, assertions: readonly DnsA
   return `DNS answer ${response.rcode}: an error return code fails the check unless a RESPONSE_CODE assertion expects it`;
 }
 
+/** The UDP payload size advertised with EDNS: the common 4096 (RFC 6891 6.2.5). */
+export const EDNS_UDP_PAYLOAD_SIZE = 4096;
+
+/** The switches of a query as the Outpost extensions set them (absent: RD on, no EDNS). */
+export function querySwitches(req: DnsCheckDefinition['request']): { recursionDesired: boolean; edns: boolean; dnssecOk: boolean } {
+  const dnssecOk = req.dnssecOk === true;
+  return { recursionDesired: req.recursionDesired !== false, edns: req.edns === true || dnssecOk, dnssecOk };
+}
+
 function buildQuery(check: DnsCheckDefinition): Packet & { id: number } {
   const { query, recordType } = check.request;
+  const switches = querySwitches(check.request);
   const literal = net.isIP(query);
   const name = recordType === 'PTR' && literal !== 0 ? reverseName(query, literal === 6 ? 6 : 4) : query;
+  // The DO bit lives in the OPT pseudo-record's flags (RFC 3225), so asking for it means sending EDNS.
+  const opt = { type: 'OPT', name: '.', udpPayloadSize: EDNS_UDP_PAYLOAD_SIZE, flags: switches.dnssecOk ? dnsPacket.DNSSEC_OK : 0 };
   return {
     type: 'query',
     id: randomInt(0, 0x10000),
-    flags: dnsPacket.RECURSION_DESIRED,
+    flags: switches.recursionDesired ? dnsPacket.RECURSION_DESIRED : 0,
     questions: [{ type: wireType(recordType) as RecordType, name, class: 'IN' }],
+    ...(switches.edns ? { additionals: [opt as unknown as Answer] } : {}),
   };
+}
+
+/** The answer's EDNS OPT record (udpPayloadSize, version, DO bit), or null when it has none. */
+function answerEdns(answer: DecodedPacket): DnsResponse['edns'] {
+  const opt = (answer.additionals ?? []).find((a) => a.type === 'OPT') as
+    | (Answer & { udpPayloadSize?: number; ednsVersion?: number; flag_do?: boolean })
+    | undefined;
+  if (!opt) return null;
+  return { udpPayloadSize: opt.udpPayloadSize ?? 0, version: opt.ednsVersion ?? 0, dnssecOk: opt.flag_do === true };
 }
 
 /**
@@ -167,7 +193,10 @@ async function runDnsCheck(check: DnsCheckDefinition, ctx: CheckContext): Promis
             truncated: answer.flag_tc,
             recursionDesired: answer.flag_rd,
             recursionAvailable: answer.flag_ra,
+            authenticData: answer.flag_ad,
+            checkingDisabled: answer.flag_cd,
           },
+          edns: answerEdns(answer),
           server: { address: server.address, port: server.port },
           protocol,
           fellBackToTcp,
@@ -185,7 +214,7 @@ async function runDnsCheck(check: DnsCheckDefinition, ctx: CheckContext): Promis
     shouldFailExcuses: 'errorAnswer',
   });
   const dnsCheckResult: DnsCheckResult = {
-    request: { query: req.query, recordType: req.recordType, nameServer: req.nameServer, port, protocol: req.protocol },
+    request: { query: req.query, recordType: req.recordType, nameServer: req.nameServer, port, protocol: req.protocol, ...querySwitches(req) },
     response,
     assertions,
     requestError,

@@ -12,15 +12,20 @@
  *
  * An untrusted chain or a certificate for another host must not abort the check: the handshake runs
  * with verification off, and the runner judges the chain (OpenSSL's verify result, which Node keeps in
- * `authorizationError`) and the host name (tls.checkServerIdentity) itself, reporting both.
+ * `authorizationError`) and the host name (tls.checkServerIdentity) itself, reporting both. The
+ * connect and the handshake are shared with TCP checks over TLS (net/connect-tracked.ts,
+ * net/tls-handshake.ts).
  */
-import net from 'node:net';
-import tls from 'node:tls';
+import type net from 'node:net';
+import type tls from 'node:tls';
 import type { SslCheckDefinition, SslCheckResult, SslConfig } from '../../shared/checks/monitors.ts';
-import { type ResolvedAddress, type ResolvedVia, connectOnce } from './api/connect.ts';
-import { CANCELLED, type RequestPhase, TargetError, describeRequestError, isTargetError, timeoutMessage, tlsErrorText } from './api/errors.ts';
+import type { ResolvedVia } from './api/connect.ts';
+import { CANCELLED, describeRequestError, isTargetError, timeoutMessage, tlsErrorText } from './api/errors.ts';
 import { newHop } from './api/timings.ts';
+import { tlsOptionsOf } from './api/tls.ts';
+import { connectTracked, newTrack } from './net/connect-tracked.ts';
 import { startRunSignal } from './net/run-signal.ts';
+import { peerTrust, tlsHandshake, tlsNameOf } from './net/tls-handshake.ts';
 import { decideVerdict, protocolOutcome, roundMs, verdictSettings } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 import { evaluateSslAssertions } from './ssl/assertions.ts';
@@ -30,58 +35,17 @@ import { describeChain } from './ssl/certificate.ts';
 type Response = NonNullable<SslCheckResult['response']>;
 
 /** The name sent in SNI and checked against the certificate: serverName, else the hostname. */
-function nameOf(cfg: SslConfig): string {
-  const host = cfg.hostname.startsWith('[') && cfg.hostname.endsWith(']') ? cfg.hostname.slice(1, -1) : cfg.hostname;
-  return cfg.serverName || host;
-}
-
-/** The TLS handshake over `raw`, verification off (judged afterwards), limited to handshakeTimeoutMs. */
-function handshake(raw: net.Socket, name: string, timeoutMs: number, signal: AbortSignal): Promise<tls.TLSSocket> {
-  // SNI carries host names only (RFC 6066); an IP address is sent without it.
-  const servername = net.isIP(name) === 0 ? name : undefined;
-  const socket = tls.connect({ socket: raw, servername, rejectUnauthorized: false, checkServerIdentity: () => undefined });
-  return new Promise<tls.TLSSocket>((resolve, reject) => {
-    const fail = (err: unknown): void => {
-      cleanup();
-      socket.destroy();
-      reject(err);
-    };
-    const timer = setTimeout(
-      () => fail(new TargetError('HANDSHAKE_TIMEOUT', `TLS handshake did not complete within ${timeoutMs} ms (handshakeTimeoutMs)`)),
-      timeoutMs,
-    );
-    const onAbort = (): void => fail(signal.reason);
-    const cleanup = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      socket.off('error', fail);
-    };
-    socket.once('secureConnect', () => {
-      cleanup();
-      resolve(socket);
-    });
-    socket.once('error', fail);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
+const nameOf = (cfg: SslConfig): string => tlsNameOf(cfg.hostname, cfg.serverName);
 
 /** What the handshake showed, before any judgement. */
 function inspect(socket: tls.TLSSocket, name: string, address: string, handshakeTimeMs: number): Response {
   const chain = describeChain(socket);
-  const leaf = socket.getPeerCertificate(false);
-  // With checkServerIdentity stubbed out, `authorizationError` is OpenSSL's verdict on the chain only.
-  const chainTrustReason = socket.authorized ? null : String(socket.authorizationError ?? 'UNKNOWN');
-  const identity = Object.keys(leaf ?? {}).length > 0 ? tls.checkServerIdentity(name, leaf) : new Error('no certificate');
   return {
     resolvedIp: address,
     protocol: tlsVersionName(socket.getProtocol()),
     cipherSuite: socket.getCipher()?.standardName ?? socket.getCipher()?.name ?? null,
     handshakeTimeMs: roundMs(handshakeTimeMs),
-    hostnameVerified: identity === undefined,
-    hostnameDetail: identity === undefined ? null : identity.message,
-    chainTrusted: chainTrustReason === null,
-    chainTrustReason,
+    ...peerTrust(socket, name),
     daysUntilExpiry: chain[0]?.daysUntilExpiry ?? null,
     securityBaseline: null,
     certificate: chain[0] ?? null,
@@ -118,40 +82,26 @@ async function attempt(check: SslCheckDefinition, ctx: CheckContext): Promise<At
   const t0 = performance.now();
   const run = startRunSignal(ctx, t0);
   const hop = newHop(t0);
-  let phase: RequestPhase = 'setup';
-  let address: ResolvedAddress | null = null;
-  let resolvedVia: ResolvedVia | null = null;
+  const track = newTrack();
   let raw: net.Socket | null = null;
   let socket: tls.TLSSocket | null = null;
   const out: Attempt = { response: null, requestError: null, category: null, resolvedVia: null, elapsedMs: 0 };
   try {
-    raw = await connectOnce(cfg.hostname, cfg.port, false, {
-      ipFamily: cfg.ipFamily === 'IPv6' ? 'IPv6' : 'IPv4',
-      useOsDnsResolver: ctx.useOsDnsResolver,
-      skipSSL: true,
-      signal: run.signal,
-      hop,
-      onPhase: (p) => {
-        phase = p;
-      },
-      onAddress: (a, via) => {
-        address = a;
-        resolvedVia = via;
-      },
-      onTls: () => {},
-    });
-    phase = 'tls';
+    const { hostname, port, ipFamily } = cfg;
+    raw = await connectTracked({ hostname, port, ipFamily, useOsDnsResolver: ctx.useOsDnsResolver, signal: run.signal, hop, track });
+    track.phase = 'tls';
     const tlsStart = performance.now();
-    socket = await handshake(raw, nameOf(cfg), cfg.handshakeTimeoutMs, run.signal);
-    out.response = inspect(socket, nameOf(cfg), (address as ResolvedAddress | null)?.address ?? '', performance.now() - tlsStart);
+    socket = await tlsHandshake(raw, nameOf(cfg), run.signal, cfg.handshakeTimeoutMs, tlsOptionsOf(check.tls));
+    out.response = inspect(socket, nameOf(cfg), track.address?.address ?? '', performance.now() - tlsStart);
   } catch (err) {
     if (run.abortKind === null && !isTargetError(err)) throw err;
     if (run.abortKind !== null) {
-      out.requestError = run.abortKind === 'timeout' ? timeoutMessage(ctx.timeoutMs, phase) : CANCELLED;
+      out.requestError = run.abortKind === 'timeout' ? timeoutMessage(ctx.timeoutMs, track.phase) : CANCELLED;
       out.category = run.abortKind;
     } else {
       const host = cfg.hostname;
-      out.requestError = describeRequestError(err, { host, port: cfg.port, address: (address as ResolvedAddress | null)?.address ?? null, phase });
+      const { phase } = track;
+      out.requestError = describeRequestError(err, { host, port: cfg.port, address: track.address?.address ?? null, phase });
       out.category = (err as { code?: string }).code === 'HANDSHAKE_TIMEOUT' ? 'timeout' : phase === 'tls' ? 'handshake' : phase;
     }
   } finally {
@@ -159,7 +109,7 @@ async function attempt(check: SslCheckDefinition, ctx: CheckContext): Promise<At
     raw?.destroy();
     run.dispose();
   }
-  out.resolvedVia = resolvedVia;
+  out.resolvedVia = track.resolvedVia;
   out.elapsedMs = performance.now() - t0;
   return out;
 }

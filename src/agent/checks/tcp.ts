@@ -11,19 +11,29 @@
  * response time end at the last byte received, not at the quiet period that confirmed it. A check
  * that neither sends data nor asserts on RESPONSE_DATA only connects.
  *
- * Resolution and connection reuse the API check's helpers (api/connect.ts: getaddrinfo with
- * USE_OS_DNS_RESOLVER, else the agent's DNS client with a getaddrinfo fallback), and failures are
- * worded by api/errors.ts: DNS failure, connection refused, timeout, reset.
+ * Resolution and connection reuse the API check's helpers (api/connect.ts through
+ * net/connect-tracked.ts: getaddrinfo with USE_OS_DNS_RESOLVER, else the agent's DNS client with a
+ * getaddrinfo fallback), and failures are worded by api/errors.ts: DNS failure, connection refused,
+ * timeout, reset.
+ *
+ * With `request.tls` (an Outpost extension, like blackbox_exporter's `tls: true`) a TLS handshake
+ * follows the connect (net/tls-handshake.ts, shared with the SSL monitor), with SNI `tlsServerName` or
+ * the hostname; data and the answer then go over TLS. The version, cipher and certificate are in the
+ * result's `tls`. A chain that is not trusted or a certificate for another host fails the run before
+ * any data is sent, unless `skipSSL` is set.
  */
 import type net from 'node:net';
-import type { TcpAssertion, TcpCheckDefinition, TcpCheckResult } from '../../shared/checks/types.ts';
+import type tls from 'node:tls';
+import type { TcpAssertion, TcpCheckDefinition, TcpCheckResult, TcpRequest, TcpTlsDetails } from '../../shared/checks/types.ts';
 import { AssertionError, evaluateAssertionsBy, selectText } from './api/assertions.ts';
-import { type ResolvedAddress, type ResolvedVia, connectOnce } from './api/connect.ts';
-import { CANCELLED, type RequestPhase, describeRequestError, isTargetError, timeoutMessage } from './api/errors.ts';
-import { cutHop, newHop } from './api/timings.ts';
+import { CANCELLED, type RequestPhase, describeRequestError, isTargetError, timeoutMessage, tlsErrorText } from './api/errors.ts';
+import { type HopMarks, cutHop, newHop } from './api/timings.ts';
+import { type ConnectTrack, connectTracked, newTrack } from './net/connect-tracked.ts';
 import { startRunSignal } from './net/run-signal.ts';
+import { peerTrust, tlsHandshake, tlsNameOf } from './net/tls-handshake.ts';
 import { decideVerdict, protocolOutcome, roundMs, verdictSettings } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
+import { describeChain } from './ssl/certificate.ts';
 
 /** The most of a server's answer that is read and kept in the result. */
 export const TCP_RESPONSE_CAP_BYTES = 64 * 1024;
@@ -116,39 +126,93 @@ function tcpActual(a: TcpAssertion, data: string, responseTime: number): unknown
   }
 }
 
-async function runTcpCheck(check: TcpCheckDefinition, ctx: CheckContext): Promise<CheckOutcome> {
-  const startedAt = new Date();
-  const t0 = performance.now();
+interface Connected {
+  socket: net.Socket;
+  /** The TCP connection under a TLS socket (the same as `socket` without TLS). */
+  raw: net.Socket;
+  /** The handshake's details for a TLS check, else null. */
+  tls: TcpTlsDetails | null;
+  /** Why verification fails the run (untrusted chain, other host), else null. */
+  tlsFailure: string | null;
+}
+
+/** The failure a certificate makes when it is verified: the host name first, then the chain. */
+function verificationFailure(t: TcpTlsDetails): string | null {
+  if (!t.certificate) return 'TLS error: the server presented no certificate';
+  if (!t.hostnameVerified) return `TLS error: certificate does not match the host name "${t.serverName}": ${t.hostnameDetail}`;
+  if (!t.chainTrusted) {
+    const code = t.chainTrustReason ?? 'UNKNOWN';
+    return `TLS error: ${tlsErrorText(code)} (${code})`;
+  }
+  return null;
+}
+
+/** Connects, and for `request.tls` shakes hands over the connection and reads the certificate. */
+async function connect(req: TcpRequest, ctx: CheckContext, signal: AbortSignal, hop: HopMarks, track: ConnectTrack): Promise<Connected> {
+  const { hostname, port, ipFamily } = req;
+  const raw = await connectTracked({ hostname, port, ipFamily, useOsDnsResolver: ctx.useOsDnsResolver, signal, hop, track });
+  if (req.tls !== true) return { socket: raw, raw, tls: null, tlsFailure: null };
+  track.phase = 'tls';
+  const name = tlsNameOf(hostname, req.tlsServerName);
+  let socket: tls.TLSSocket;
+  try {
+    socket = await tlsHandshake(raw, name, signal);
+  } catch (err) {
+    raw.destroy();
+    throw err;
+  }
+  hop.secureConnect = performance.now();
+  const cipher = socket.getCipher();
+  const details: TcpTlsDetails = {
+    protocol: socket.getProtocol(),
+    cipher: cipher?.standardName ?? cipher?.name ?? null,
+    serverName: name,
+    handshakeTimeMs: roundMs(hop.secureConnect - (hop.connect ?? hop.secureConnect)),
+    ...peerTrust(socket, name),
+    certificate: describeChain(socket)[0] ?? null,
+  };
+  return { socket, raw, tls: details, tlsFailure: req.skipSSL === true ? null : verificationFailure(details) };
+}
+
+/** Phase durations; a run stopped before an answer has its current phase carry the time to the stop. */
+function tcpTimingPhases(hop: HopMarks, t0: number, tEnd: number, answered: boolean, phase: RequestPhase, tls: boolean) {
+  const marks = answered ? hop : cutHop(hop, phase, tEnd);
+  const socketAt = marks.socket ?? t0;
+  const lookupAt = marks.lookup ?? socketAt;
+  const connectAt = marks.connect ?? lookupAt;
+  const secureAt = marks.secureConnect ?? connectAt;
+  return {
+    dns: roundMs(marks.lookup === undefined ? 0 : lookupAt - socketAt),
+    connect: roundMs(marks.connect === undefined ? 0 : connectAt - lookupAt),
+    ...(tls ? { tls: roundMs(marks.secureConnect === undefined ? 0 : secureAt - connectAt) } : {}),
+    data: roundMs(answered || phase === 'response' ? Math.max(tEnd - secureAt, 0) : 0),
+    total: roundMs(tEnd - t0),
+  };
+}
+
+interface Exchange {
+  read: ReadOutcome | null;
+  connected: Connected | null;
+  requestError: string | null;
+}
+
+/** Connect (and TLS), then send and read; every failure of the target becomes requestError. */
+async function exchange(check: TcpCheckDefinition, ctx: CheckContext, t0: number, hop: HopMarks, track: ConnectTrack): Promise<Exchange> {
   const req = check.request;
   const run = startRunSignal(ctx, t0);
-  const hop = newHop(t0);
-  let phase: RequestPhase = 'setup';
-  let address: ResolvedAddress | null = null;
-  let resolvedVia: ResolvedVia | null = null;
-  let socket: net.Socket | null = null;
-  let read: ReadOutcome | null = null;
-  let requestError: string | null = null;
+  const out: Exchange = { read: null, connected: null, requestError: null };
   const wantsAnswer = (req.data !== null && req.data !== '') || req.assertions.some((a) => a.source === 'RESPONSE_DATA');
   try {
-    socket = await connectOnce(req.hostname, req.port, false, {
-      ipFamily: req.ipFamily === 'IPv6' ? 'IPv6' : 'IPv4',
-      useOsDnsResolver: ctx.useOsDnsResolver,
-      skipSSL: false,
-      signal: run.signal,
-      hop,
-      onPhase: (p) => {
-        phase = p;
-      },
-      onAddress: (a, via) => {
-        address = a;
-        resolvedVia = via;
-      },
-      onTls: () => {},
-    });
-    phase = 'response';
-    const connectedAt = hop.connect ?? performance.now();
-    read = wantsAnswer
-      ? await exchangeData(socket, req.data, {
+    out.connected = await connect(req, ctx, run.signal, hop, track);
+    // A certificate that fails verification ends the run before any data goes over the connection.
+    if (out.connected.tlsFailure !== null) {
+      out.requestError = out.connected.tlsFailure;
+      return out;
+    }
+    track.phase = 'response';
+    const connectedAt = hop.secureConnect ?? hop.connect ?? performance.now();
+    out.read = wantsAnswer
+      ? await exchangeData(out.connected.socket, req.data, {
           signal: run.signal,
           // Past maxResponseTime the run fails on time anyway; without one, the run's limit decides.
           // (+1 ms: the response time must be over the maximum, not equal to it.)
@@ -160,33 +224,30 @@ async function runTcpCheck(check: TcpCheckDefinition, ctx: CheckContext): Promis
   } catch (err) {
     if (run.abortKind === null && !isTargetError(err)) throw err;
     if (run.abortKind === null) {
-      requestError = describeRequestError(err, {
-        host: req.hostname,
-        port: req.port,
-        address: (address as ResolvedAddress | null)?.address ?? null,
-        phase,
-      });
+      const { phase, address } = track;
+      out.requestError = describeRequestError(err, { host: req.hostname, port: req.port, address: address?.address ?? null, phase });
     }
   } finally {
-    socket?.destroy();
+    out.connected?.socket.destroy();
+    out.connected?.raw.destroy();
     run.dispose();
   }
-  if (run.abortKind !== null && read === null) {
-    requestError = run.abortKind === 'timeout' ? timeoutMessage(ctx.timeoutMs, phase) : CANCELLED;
+  if (run.abortKind !== null && out.read === null) {
+    out.requestError = run.abortKind === 'timeout' ? timeoutMessage(ctx.timeoutMs, track.phase) : CANCELLED;
   }
+  return out;
+}
+
+async function runTcpCheck(check: TcpCheckDefinition, ctx: CheckContext): Promise<CheckOutcome> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const req = check.request;
+  const hop = newHop(t0);
+  const track = newTrack();
+  const { read, connected, requestError } = await exchange(check, ctx, t0, hop, track);
   const stoppedAt = new Date();
   const tEnd = read?.doneAt ?? performance.now();
-  // A run stopped before an answer: the phase it was in carries the time up to the stop.
-  const marks = read ? hop : cutHop(hop, phase, tEnd);
-  const socketAt = marks.socket ?? t0;
-  const lookupAt = marks.lookup ?? socketAt;
-  const connectAt = marks.connect ?? lookupAt;
-  const timingPhases = {
-    dns: roundMs(marks.lookup === undefined ? 0 : lookupAt - socketAt),
-    connect: roundMs(marks.connect === undefined ? 0 : connectAt - lookupAt),
-    data: roundMs(read || phase === 'response' ? Math.max(tEnd - connectAt, 0) : 0),
-    total: roundMs(tEnd - t0),
-  };
+  const timingPhases = tcpTimingPhases(hop, t0, tEnd, read !== null, track.phase, req.tls === true);
   const responseTime = timingPhases.total;
   const text = read ? read.data.toString('utf8') : '';
   const assertions = read ? evaluateAssertionsBy(req.assertions, (a) => tcpActual(a, text, responseTime)) : [];
@@ -198,38 +259,34 @@ async function runTcpCheck(check: TcpCheckDefinition, ctx: CheckContext): Promis
     ...verdictSettings(check),
     shouldFailExcuses: 'requestError',
   });
-
-  const connected = address as ResolvedAddress | null;
+  const address = track.address;
   const tcpCheckResult: TcpCheckResult = {
-    request: { hostname: req.hostname, port: req.port, ipFamily: req.ipFamily, data: req.data },
-    response:
-      read && socket
-        ? {
-            data: text,
-            dataTruncated: read.truncated,
-            bytesReceived: read.data.length,
-            remoteAddress: connected?.address ?? '',
-            remotePort: req.port,
-            family: connected?.family === 6 ? 'IPv6' : 'IPv4',
-            timingPhases,
-          }
-        : null,
+    request: { hostname: req.hostname, port: req.port, ipFamily: req.ipFamily, data: req.data, ...tlsRequest(req) },
+    response: read
+      ? {
+          data: text,
+          dataTruncated: read.truncated,
+          bytesReceived: read.data.length,
+          remoteAddress: address?.address ?? '',
+          remotePort: req.port,
+          family: address?.family === 6 ? 'IPv6' : 'IPv4',
+          timingPhases,
+        }
+      : null,
+    ...(req.tls === true ? { tls: connected?.tls ?? null } : {}),
     assertions,
     requestError,
   };
   ctx.log.debug({ requestError, responseTime, hasFailures: verdict.hasFailures }, 'tcp check done');
-  return protocolOutcome({
-    startedAt,
-    stoppedAt,
-    responseTime,
-    verdict,
-    details: {
-      tcpCheckResult,
-      resolvedVia,
-      // How far a failed run got (a DNS that took seconds before failing) is worth seeing too.
-      ...(read ? {} : { timingPhases }),
-    },
-  });
+  // How far a failed run got (a DNS that took seconds before failing) is worth seeing too.
+  const details = { tcpCheckResult, resolvedVia: track.resolvedVia, ...(read ? {} : { timingPhases }) };
+  return protocolOutcome({ startedAt, stoppedAt, responseTime, verdict, details });
+}
+
+/** The TLS switches as the result echoes them; a plain check's request stays as it was. */
+function tlsRequest(req: TcpRequest): Partial<TcpCheckResult['request']> {
+  if (req.tls !== true) return {};
+  return { tls: true, tlsServerName: req.tlsServerName ?? null, skipSSL: req.skipSSL === true };
 }
 
 /** Runs TCP checks (connect, optional data exchange, assertions); registered in ./index.ts. */

@@ -3,7 +3,8 @@
  * results, check logs, error reports, the agent's own log lines and text artifacts.
  *
  * What is secret in a job:
- *  (a) the values of the job's variables flagged `secret` (check.environmentVariables);
+ *  (a) the values of the job's variables flagged `secret` (check.environmentVariables), and the key
+ *      and passphrase of its client certificate (check.tls);
  *  (b) values user code puts into `process.env.OUTPOST_SECRET_*` while it runs;
  *  (c) the values of sensitive headers, whatever they are (SENSITIVE_HEADERS).
  * Each value is matched as given and URL-encoded, form-encoded, JSON-escaped, HTML-escaped and base64
@@ -31,11 +32,14 @@ export { CYCLE, isSensitiveHeader, MIN_SECRET_LENGTH, REDACTED, redactHeaders, S
 export const RUNTIME_SECRET_PREFIX = 'OUTPOST_SECRET_';
 
 /** A job's scrubber, seeded with the values of its secret variables (and OUTPOST_SECRET_* ones). */
-export function scrubberForCheck(check: Pick<CheckDefinition, 'environmentVariables'>): Scrubber {
+export function scrubberForCheck(check: Pick<CheckDefinition, 'environmentVariables' | 'tls'>): Scrubber {
   const scrubber = new Scrubber();
   for (const v of check.environmentVariables ?? []) {
     if (v.secret || v.key.startsWith(RUNTIME_SECRET_PREFIX)) scrubber.add(v.value);
   }
+  // A client certificate's private key and passphrase (docs/api.md "Client certificates").
+  if (check.tls?.key) scrubber.add(check.tls.key);
+  if (check.tls?.passphrase) scrubber.add(check.tls.passphrase);
   return scrubber;
 }
 

@@ -8,6 +8,7 @@
  * goes into the rollup's `metrics` JSON, filled by `measure`.
  */
 import type { RunResult } from '../../shared/protocol.ts';
+import type { StoredCheck } from '../store/store.ts';
 
 export type MetricUnit = 'milliseconds' | 'score' | 'count' | 'percentage';
 export type GroupBy = 'runLocation' | 'statusCode' | 'pageIndex';
@@ -24,7 +25,7 @@ export interface AnalyticsKind {
   /** GET /v1/analytics/<path>/{id}. */
   path: string;
   /** The stored check type (and /v1/analytics/metrics?checkType=). */
-  checkType: string;
+  checkType: StoredCheck['checkType'];
   /** The reference's base metrics other than availability and retries, in its order. */
   metrics: readonly MetricDef[];
   groupBy: readonly GroupBy[];

@@ -8,9 +8,10 @@
  * `additionalProperties: false` with Fastify's removeAdditional strips them without an error.
  */
 import { Type } from 'typebox';
-import { ASSERTION_COMPARISONS, ASSERTION_SOURCES, BODY_TYPES, HTTP_METHODS } from '../../shared/checks/types.ts';
+import { API_ASSERTION_SOURCES, API_MAX_RESPONSE_BYTES_LIMIT, ASSERTION_COMPARISONS, BODY_TYPES, HTTP_METHODS } from '../../shared/checks/types.ts';
 import { IntegerId, Nullable } from '../routes/schemas.ts';
 import { assertionSchema, checkResponseSchema, commonCheckProperties, type Mode, prop, required } from './common-check-schema.ts';
+import { clientTlsRequestProperties } from './client-tls.ts';
 
 export { DATA_CENTER_LOCATIONS, FREQUENCIES, RUNTIME_IDS, SUB_MINUTE_OFFSETS } from './common-check-schema.ts';
 
@@ -44,7 +45,12 @@ function request(mode: Mode) {
       bodyType: prop(mode, (o) => Type.Enum([...BODY_TYPES], o), 'NONE'),
       headers: prop(mode, (o) => Type.Array(keyValue(), o), []),
       queryParameters: prop(mode, (o) => Type.Array(keyValue(), o), []),
-      assertions: prop(mode, (o) => Type.Array(assertionSchema(ASSERTION_SOURCES, ASSERTION_COMPARISONS), o), []),
+      // The reference's sources plus Outpost's HTTP_VERSION, TLS_VERSION, SSL_CERTIFICATE_DAYS_REMAINING.
+      assertions: prop(mode, (o) => Type.Array(assertionSchema(API_ASSERTION_SOURCES, ASSERTION_COMPARISONS), o), []),
+      // Outpost extension, no default: absent or null keeps the agent's 256 KiB kept / 16 MiB read.
+      maxResponseBytes: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: API_MAX_RESPONSE_BYTES_LIMIT }))),
+      // mTLS and a per-check CA bundle (checks/client-tls.ts).
+      ...clientTlsRequestProperties(),
       basicAuth: prop(
         mode,
         (o) =>

@@ -11,10 +11,13 @@
  *  - an ICMP LATENCY assertion names its statistic in `property` (avg, min, max, stdDev);
  *  - a regex must compile (`pattern` or `/pattern/flags`).
  *  - an SSL monitor's CONNECTION tlsVersion takes a version (TLS1.2) as a numeric target.
+ *  - Outpost's API sources HTTP_VERSION, TLS_VERSION and SSL_CERTIFICATE_DAYS_REMAINING take only
+ *    EQUALS, NOT_EQUALS, GREATER_THAN, LESS_THAN, IS_NULL and NOT_NULL; their targets are an HTTP
+ *    version (1.0, 1.1, 2, 3), a TLS version (TLS1.2, TLSv1.3, 1.2) and a whole number of days.
  * A target holding a `{{VARIABLE}}` placeholder is resolved at run time, so it is not checked here.
  */
 import { compileAssertionRegex } from '../../shared/checks/regex.ts';
-import { ICMP_LATENCY_PROPERTIES } from '../../shared/checks/types.ts';
+import { API_PROTOCOL_ASSERTION_COMPARISONS, ICMP_LATENCY_PROPERTIES } from '../../shared/checks/types.ts';
 import { BadRequestError } from '../http/errors.ts';
 
 export interface AssertionInput {
@@ -30,6 +33,26 @@ const NUMERIC_COMPARISONS = new Set(['GREATER_THAN', 'LESS_THAN']);
 const EQUALITY = new Set(['EQUALS', 'NOT_EQUALS']);
 const NEEDS_OBJECT = new Set(['HAS_KEY', 'NOT_HAS_KEY', 'HAS_VALUE', 'NOT_HAS_VALUE']);
 const PLACEHOLDER = /\{\{\{?[^{}]+\}?\}\}/;
+const NO_TARGET = new Set(['IS_EMPTY', 'NOT_EMPTY', 'IS_NULL', 'NOT_NULL']);
+
+/** Outpost's protocol sources of API checks: what a target must look like, and how to say so. */
+const PROTOCOL_TARGETS: Record<string, { test: (t: string) => boolean; want: string }> = {
+  HTTP_VERSION: { test: (t) => /^(?:HTTP\/)?(?:1\.0|1\.1|2(?:\.0)?|3(?:\.0)?)$/i.test(t), want: 'an HTTP version (1.0, 1.1, 2 or 3)' },
+  TLS_VERSION: { test: (t) => /^(?:TLS\s*v?)?1(?:\.[0-3])?$/i.test(t), want: 'a TLS version (TLS1.0 to TLS1.3, TLSv1.2 or 1.2)' },
+  SSL_CERTIFICATE_DAYS_REMAINING: { test: (t) => /^-?\d+$/.test(t), want: 'a whole number of days' },
+};
+
+/** A 400 for a comparison or target an Outpost protocol source cannot take; undefined when fine. */
+function protocolProblem(at: string, a: AssertionInput): string | undefined {
+  const rule = PROTOCOL_TARGETS[a.source];
+  if (!rule) return undefined;
+  if (!(API_PROTOCOL_ASSERTION_COMPARISONS as readonly string[]).includes(a.comparison)) {
+    return `${at}/comparison must be one of ${API_PROTOCOL_ASSERTION_COMPARISONS.join(', ')} for ${a.source}, got ${a.comparison}`;
+  }
+  const target = (a.target ?? '').trim();
+  if (NO_TARGET.has(a.comparison) || PLACEHOLDER.test(target) || rule.test(target)) return undefined;
+  return `${at}/target must be ${rule.want} for ${a.source}, got "${target.slice(0, 100)}"`;
+}
 
 /** As the agent reads a numeric target: trimmed, non-empty, a finite number. */
 function isNumeric(text: string): boolean {
@@ -49,7 +72,8 @@ function regexProblem(source: string): string | undefined {
 
 function targetProblem(a: AssertionInput): string | undefined {
   const target = a.target ?? '';
-  if (PLACEHOLDER.test(target)) return undefined;
+  // Outpost's protocol sources have their own target rules (protocolProblem).
+  if (PLACEHOLDER.test(target) || a.source in PROTOCOL_TARGETS) return undefined;
   // An SSL monitor's tlsVersion compares in order: TLS1.2 is a fine target for GREATER_THAN.
   if (a.source === 'CONNECTION' && (a.property ?? '').trim() === 'tlsVersion' && /^TLS\s*v?1\.[0-3]$/i.test(target.trim())) return undefined;
   const numericSource = NUMERIC_SOURCES.has(a.source);
@@ -63,6 +87,8 @@ function targetProblem(a: AssertionInput): string | undefined {
 export function assertAssertionsUsable(field: string, assertions: readonly AssertionInput[] | undefined): void {
   for (const [index, a] of (assertions ?? []).entries()) {
     const at = `${field}/${index}`;
+    const protocol = protocolProblem(at, a);
+    if (protocol) throw new BadRequestError(protocol);
     if (NUMERIC_SOURCES.has(a.source) && NEEDS_OBJECT.has(a.comparison)) {
       throw new BadRequestError(`${at}/comparison ${a.comparison} needs an object, and ${a.source} is a number`);
     }

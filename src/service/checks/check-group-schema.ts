@@ -5,7 +5,7 @@
  * (nested defaults still fill an object it does carry, e.g. apiCheckDefaults without headers).
  */
 import { type TSchema, Type } from 'typebox';
-import { ASSERTION_COMPARISONS, ASSERTION_SOURCES } from '../../shared/checks/types.ts';
+import { API_ASSERTION_SOURCES, ASSERTION_COMPARISONS } from '../../shared/checks/types.ts';
 import { AlertChannelSubscriptionsIn, AlertChannelSubscriptionsOut } from '../alert-channels/subscriber-subscriptions.ts';
 import { IntegerId, Nullable } from '../routes/schemas.ts';
 import { AlertSettingsIn } from './alert-settings-schema.ts';
@@ -33,7 +33,7 @@ const KeyValue = Type.Object(
 
 const Assertion = Type.Object(
   {
-    source: Type.Enum([...ASSERTION_SOURCES]),
+    source: Type.Enum([...API_ASSERTION_SOURCES]),
     comparison: Type.Enum([...ASSERTION_COMPARISONS]),
     property: Type.String({ default: '' }),
     target: Type.String({ default: '' }),

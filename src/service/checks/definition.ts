@@ -163,6 +163,8 @@ function toApiRequest(request: Partial<ApiRequest>): ApiRequest {
     queryParameters: (request.queryParameters ?? []).map(({ key, value }) => ({ key, value })),
     assertions: toAssertions(request.assertions),
     basicAuth: request.basicAuth ?? null,
+    // Outpost extension: only when set, so jobs of checks without it stay as they were.
+    ...(typeof request.maxResponseBytes === 'number' ? { maxResponseBytes: request.maxResponseBytes } : {}),
   };
 }
 
@@ -173,6 +175,8 @@ function toTcpRequest(request: Partial<TcpRequest>): TcpRequest {
     data: request.data ? request.data : null,
     ipFamily: request.ipFamily ?? 'IPv4',
     assertions: toAssertions(request.assertions),
+    // Outpost's TLS extension; sent only when on, so a plain check's job reads as before.
+    ...(request.tls === true ? { tls: true, tlsServerName: request.tlsServerName ?? null, skipSSL: request.skipSSL === true } : {}),
   };
 }
 
@@ -184,6 +188,9 @@ function toDnsRequest(request: Partial<DnsRequest>): DnsRequest {
     port: typeof request.port === 'number' ? request.port : null,
     protocol: request.protocol ?? 'UDP',
     assertions: toAssertions(request.assertions),
+    recursionDesired: request.recursionDesired !== false,
+    edns: request.edns === true || request.dnssecOk === true,
+    dnssecOk: request.dnssecOk === true,
   };
 }
 

@@ -2,7 +2,8 @@
  * The body of a DNS check (the reference's ChecksV1DnsMonitorCreate / ChecksV1DnsMonitorUpdate), as
  * TypeBox schemas built from the shared pieces in common-check-schema.ts. recordType takes the
  * reference's eight types plus PTR, SRV and CAA. No nameServer (or "") means the agent's system
- * resolver; no port means 53.
+ * resolver; no port means 53. Outpost extensions: `recursionDesired` (RD bit, default true), `edns`
+ * (send an OPT record, default false) and `dnssecOk` (DO bit, default false; implies EDNS).
  */
 import { Type } from 'typebox';
 import { ASSERTION_COMPARISONS, DNS_ASSERTION_SOURCES, DNS_PROTOCOLS, DNS_RECORD_TYPES } from '../../shared/checks/types.ts';
@@ -31,6 +32,12 @@ function request(mode: Mode) {
       port: prop(mode, (o) => Nullable(PortSchema, o), DNS_DEFAULT_PORT),
       protocol: prop(mode, (o) => Type.Enum([...DNS_PROTOCOLS], o), 'UDP'),
       assertions: prop(mode, (o) => Type.Array(assertionSchema(DNS_ASSERTION_SOURCES, ASSERTION_COMPARISONS), o), []),
+      // Outpost extensions (the reference has no names for these), stored only when given: the
+      // query's RD bit (absent: true), an EDNS(0) OPT record and its DNSSEC OK bit (absent: false;
+      // dnssecOk implies EDNS).
+      recursionDesired: Type.Optional(Type.Boolean()),
+      edns: Type.Optional(Type.Boolean()),
+      dnssecOk: Type.Optional(Type.Boolean()),
     },
     { additionalProperties: false },
   );

@@ -15,6 +15,7 @@ import {
 import { BadRequestError } from '../http/errors.ts';
 import { Nullable } from '../routes/schemas.ts';
 import { assertionSchema, checkResponseSchema, commonCheckProperties, type Mode, prop, required } from './common-check-schema.ts';
+import { clientTlsRequestProperties } from './client-tls.ts';
 
 export const SSL_DEFAULT_DEGRADED_RESPONSE_TIME_MS = 3000;
 export const SSL_DEFAULT_MAX_RESPONSE_TIME_MS = 10000;
@@ -87,7 +88,8 @@ function request(mode: Mode) {
   return Type.Object(
     {
       sslConfig: required(mode, sslConfig(mode)),
-      sslClientCertificateId: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
+      // mTLS (clientCertificateMode above) and a per-check CA bundle (checks/client-tls.ts).
+      ...clientTlsRequestProperties(),
       assertions: prop(mode, (o) => Type.Array(assertionSchema(SSL_ASSERTION_SOURCES, SSL_ASSERTION_COMPARISONS), o), []),
     },
     { additionalProperties: false },
@@ -113,8 +115,8 @@ export const SslCheckResponse = checkResponseSchema(sslCheckProperties('create')
 const PROPERTIES: Record<string, readonly string[]> = { CERTIFICATE: SSL_CERTIFICATE_PROPERTIES, CONNECTION: SSL_CONNECTION_PROPERTIES };
 
 /**
- * What the schema cannot say: the reference runs SSL monitors once a minute at most, a client
- * certificate (mTLS) is not supported here, and CERTIFICATE / CONNECTION assertions name a known field.
+ * What the schema cannot say: the reference runs SSL monitors once a minute at most, and CERTIFICATE /
+ * CONNECTION assertions name a known field. Client certificates are checked in checks/client-tls.ts.
  */
 export function normalizeSslBody<B extends Record<string, unknown>>(body: B): B {
   const config = ((body.request as { sslConfig?: Record<string, unknown> } | undefined)?.sslConfig ?? {}) as Record<string, unknown>;
@@ -123,9 +125,6 @@ export function normalizeSslBody<B extends Record<string, unknown>>(body: B): B 
   }
   if (body.frequency === 0) throw new BadRequestError('body/frequency must be 1 or more: SSL monitors run at most once a minute');
   const request = (body.request ?? {}) as { sslConfig?: Record<string, unknown>; sslClientCertificateId?: unknown; assertions?: unknown };
-  if (request.sslConfig?.clientCertificateMode !== undefined || (request.sslClientCertificateId ?? null) !== null) {
-    throw new BadRequestError('body/request/sslConfig/clientCertificateMode: client certificates (mTLS) are not supported by this service');
-  }
   const assertions = (request.assertions ?? []) as Array<{ source: string; property?: string }>;
   for (const [i, a] of assertions.entries()) {
     const known = PROPERTIES[a.source];

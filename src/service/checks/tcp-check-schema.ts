@@ -5,6 +5,10 @@
  *
  * The reference also lists `url` and `body` in the request, older spellings of `hostname` and
  * `data`; they are accepted and stored as `hostname` and `data` (see normalizeTcpBody).
+ *
+ * Outpost extensions in the request: `tls` (handshake after connecting, data over TLS),
+ * `tlsServerName` (SNI and the name the certificate must carry; default the hostname) and `skipSSL`
+ * (an untrusted or misnamed certificate does not fail the run), the last two only with `tls`.
  */
 import { Type } from 'typebox';
 import { TCP_ASSERTION_COMPARISONS, TCP_ASSERTION_SOURCES } from '../../shared/checks/types.ts';
@@ -25,6 +29,12 @@ export const TCP_DEFAULT_MAX_RESPONSE_TIME_MS = 5000;
 export const TCP_RESPONSE_TIME_MAX_MS = 45000;
 
 const hostname = Type.String({ minLength: 1, maxLength: 2048 });
+/** A DNS name (or IPv4 address) as SNI and certificate matching take it. */
+const serverName = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  pattern: '^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\\.?$',
+});
 
 function request(mode: Mode, forResponse = false) {
   return Type.Object(
@@ -35,6 +45,11 @@ function request(mode: Mode, forResponse = false) {
       port: required(mode, PortSchema),
       data: prop(mode, (o) => Nullable(Type.String(), o), null),
       ipFamily: prop(mode, (o) => Type.Enum(['IPv4', 'IPv6'], o), 'IPv4'),
+      // Outpost extensions (the reference has no TLS for TCP checks), stored only when given so a
+      // reference-shaped check reads back as it was written; absent means false/null. See normalizeTcpBody.
+      tls: Type.Optional(Type.Boolean()),
+      tlsServerName: Type.Optional(Nullable(serverName)),
+      skipSSL: Type.Optional(Type.Boolean()),
       assertions: prop(
         mode,
         (o) => Type.Array(assertionSchema(TCP_ASSERTION_SOURCES, TCP_ASSERTION_COMPARISONS), o),
@@ -69,6 +84,16 @@ export function normalizeTcpBody<B extends Record<string, unknown>>(body: B): B 
     throw new BadRequestError('body/request/hostname is required: the host name or IP address to connect to');
   }
   const data = request.data ?? legacyData ?? null;
+  checkTlsSwitches(request);
   // An empty string sends nothing, like null.
   return { ...body, request: { ...request, hostname: host, data: data === '' ? null : data } };
+}
+
+/** tlsServerName and skipSSL only mean something for a TLS check: set without `tls` they are a mistake. */
+function checkTlsSwitches(request: Record<string, unknown>): void {
+  if (request.tls === true) return;
+  if (request.tlsServerName !== undefined && request.tlsServerName !== null) {
+    throw new BadRequestError('body/request/tlsServerName applies only when request.tls is true');
+  }
+  if (request.skipSSL === true) throw new BadRequestError('body/request/skipSSL applies only when request.tls is true');
 }

@@ -35,6 +35,7 @@ import { toCheckDefinition } from '../checks/definition.ts';
 import { groupOf } from '../checks/group-of.ts';
 import { suiteJobTimeoutMs } from '../checks/playwright-check-schema.ts';
 import { userCodeContextOf } from '../checks/user-code.ts';
+import { type CertificateReads, certificatesOncePerBatch, clientTlsOf, openTlsIn } from '../checks/client-tls.ts';
 import type { ServiceConfig } from '../config.ts';
 import { InProcessRunSignals } from '../coordination/in-process.ts';
 import type { RunSignals } from '../coordination/types.ts';
@@ -270,8 +271,9 @@ export class Dispatcher {
   async enqueueDue(due: readonly DueRun[]): Promise<Run[]> {
     const definitions = new Map<string, Promise<SealedDefinition>>();
     const reads = readsOncePerBatch(this.#store);
+    const certificates = certificatesOncePerBatch(this.#store.clientCertificates);
     const definitionOf = (check: StoredCheck) =>
-      definitions.get(check.id) ?? definitions.set(check.id, this.#definitionOf(check, reads)).get(check.id)!;
+      definitions.get(check.id) ?? definitions.set(check.id, this.#definitionOf(check, reads, certificates)).get(check.id)!;
     const built = await Promise.allSettled(due.map((d) => this.#newRun(d.check, d.locationId, d.dueAtMs, definitionOf(d.check))));
     const newRuns: NewRun[] = [];
     built.forEach((b, i) => {
@@ -284,11 +286,18 @@ export class Dispatcher {
   }
 
   /** The definition of `check` for a run: its group's settings and user code resolved, secrets sealed. */
-  async #definitionOf(check: StoredCheck, reads: DefinitionReads = this.#store): Promise<SealedDefinition> {
+  async #definitionOf(
+    check: StoredCheck,
+    reads: DefinitionReads = this.#store,
+    certificates: CertificateReads = this.#store.clientCertificates,
+  ): Promise<SealedDefinition> {
     const group = await groupOf(reads, check);
     // Secret values are sealed in the stored snapshot and opened only when the job is handed to an
     // agent (toJob).
-    return sealSecretsIn(this.#store.secrets, toCheckDefinition(check, group, await userCodeContextOf(reads, check, group)));
+    const definition = toCheckDefinition(check, group, await userCodeContextOf(reads, check, group));
+    // A client certificate's key and passphrase arrive sealed and stay so until toJob.
+    const tls = await clientTlsOf(certificates, check, definition);
+    return sealSecretsIn(this.#store.secrets, tls ? { ...definition, tls } : definition);
   }
 
   async #newRun(check: StoredCheck, locationId: string, dueAtMs: number, definition: Promise<SealedDefinition>, sessionId?: string): Promise<NewRun> {
@@ -739,6 +748,6 @@ export function toJob(run: Run, secrets: SecretBox): Job {
     dueAt: run.dueAt,
     checkClass: run.checkClass,
     timeoutMs: run.timeoutMs,
-    check: openSecretsIn(secrets, run.check),
+    check: openTlsIn(secrets, openSecretsIn(secrets, run.check)),
   };
 }

@@ -85,22 +85,22 @@ export function withGroupSettings(check: StoredCheck, group: StoredCheckGroup | 
   if (!group) return check;
   const placement = effectivePlacement(check, group);
   const g = group.body as unknown as Record<string, unknown>;
-  const body: Record<string, unknown> = {
-    ...check.body,
-    activated: placement.activated,
-    muted: placement.muted,
-    runtimeId: check.body.runtimeId ?? g.runtimeId ?? null,
-    environmentVariables: asStored(mergeVariables(g.environmentVariables, check.body.environmentVariables), check.body.environmentVariables, g.environmentVariables),
-  };
+  const body: Record<string, unknown> = { ...check.body, activated: placement.activated, muted: placement.muted };
+  // Only where the type has them (a heartbeat has neither runtime nor variables).
+  if ('runtimeId' in check.body) body.runtimeId = check.body.runtimeId ?? g.runtimeId ?? null;
+  if ('environmentVariables' in check.body) {
+    const own = check.body.environmentVariables;
+    body.environmentVariables = asStored(mergeVariables(g.environmentVariables, own), own, g.environmentVariables);
+  }
   if (group.locationIds.length > 0) body.privateLocations = g.privateLocations;
   if (check.checkType === 'API' && check.body.request) {
-    const own = check.body.request as ApiRequest;
+    const ownRequest = check.body.request as ApiRequest;
     const defaults = group.body.apiCheckDefaults;
-    const request = mergeApiRequest(own, defaults);
+    const request = mergeApiRequest(ownRequest, defaults);
     body.request = {
       ...request,
-      headers: asStored(request.headers, own.headers, defaults?.headers),
-      queryParameters: asStored(request.queryParameters, own.queryParameters, defaults?.queryParameters),
+      headers: asStored(request.headers, ownRequest.headers, defaults?.headers),
+      queryParameters: asStored(request.queryParameters, ownRequest.queryParameters, defaults?.queryParameters),
     };
   }
   return { ...check, activated: placement.activated, muted: placement.muted, locationIds: placement.locationIds, body };

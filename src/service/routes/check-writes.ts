@@ -24,6 +24,7 @@ import type { StoredCheckGroup } from '../store/check-group-types.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
 import { assertHttpUrl } from './http-url.ts';
 import { commonErrors, IdParams } from './schemas.ts';
+import { assertClientTlsUsable } from '../checks/client-tls.ts';
 import { assertOwnSnippets } from './snippets.ts';
 
 export const checkNotFound = () => new NotFoundError('Check not found');
@@ -93,6 +94,8 @@ export async function resolveCheckFields(
   assertRequestUsable(checkType, body, group);
   // A snippet of another account (or none) likewise.
   await assertOwnSnippets(store, accountId, body);
+  // A client certificate of another account likewise; a CA bundle must parse.
+  await assertClientTlsUsable(store.clientCertificates, accountId, body);
   if (body.environmentVariables !== undefined) {
     const given = body.environmentVariables as Parameters<typeof resolveVariableList>[1];
     const stored = (storedBody?.environmentVariables ?? []) as StoredVariable[];

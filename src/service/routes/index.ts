@@ -41,6 +41,7 @@ import { privateLocationRoutes } from './private-locations.ts';
 import { reportingRoutes } from './reporting.ts';
 import { runtimeRoutes } from './runtimes.ts';
 import { snippetRoutes } from './snippets.ts';
+import { clientCertificateRoutes } from './client-certificates.ts';
 import { statusPageIncidentRoutes } from './status-page-incidents.ts';
 import { statusPageServiceRoutes } from './status-page-services.ts';
 import { statusPageKeyRoutes } from './status-page-keys.ts';
@@ -85,6 +86,7 @@ export const publicApi: FastifyPluginAsync<{ store: Store; config: ServiceConfig
   await app.register(statusPageSubscriptionRoutes, { store, config, hooks });
   await app.register(variableRoutes, { store });
   await app.register(snippetRoutes, { store });
+  await app.register(clientCertificateRoutes, { store });
   await app.register(alertChannelRoutes, { store, config });
   await app.register(alertNotificationRoutes, { store });
   await app.register(maintenanceWindowRoutes, { store });

@@ -1,12 +1,13 @@
 /**
  * GET /v1/runtimes and /v1/runtimes/{id}: the runtimes user code runs on, as the folders under
- * runtimes/ describe them (src/service/runtime-catalog.ts). The same for every account.
+ * runtimes/ describe them (runtime-catalog.json, see src/service/runtime-catalog.ts). The same for
+ * every account.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { NotFoundError } from '../http/errors.ts';
-import { listRuntimes, packageRuntimesDir } from '../runtime-catalog.ts';
+import { readRuntimeCatalog } from '../runtime-catalog.ts';
 import { commonErrors, IdParams } from './schemas.ts';
 
 const RuntimeSchema = Type.Object({
@@ -18,10 +19,10 @@ const RuntimeSchema = Type.Object({
   dependencies: Type.Record(Type.String(), Type.String(), { description: 'Library name to installed version.' }),
 });
 
-export const runtimeRoutes: FastifyPluginAsync<{ runtimesDir?: string }> = async (fastify, { runtimesDir = packageRuntimesDir() }) => {
+export const runtimeRoutes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  // Read once: the folders ship with the package and change only with a new release.
-  const runtimes = await listRuntimes(runtimesDir);
+  // Read once: the catalog ships with the package and changes only with a new release.
+  const runtimes = readRuntimeCatalog();
 
   app.get('/v1/runtimes', { schema: { tags: ['Runtimes'], response: { 200: Type.Array(RuntimeSchema), ...commonErrors } } }, async () => runtimes);
 

@@ -32,6 +32,7 @@ import { SqlResultRepo } from './repos/results.ts';
 import { SqlRunRetryRepo } from './repos/run-retries.ts';
 import { SqlRunRepo } from './repos/runs.ts';
 import { SqlSnippetRepo } from './repos/snippets.ts';
+import { SqlClientCertificateRepo } from './repos/client-certificates.ts';
 import { SqlStatusPageKeyRepo } from './repos/status-page-keys.ts';
 import { SqlStatusPageReadRepo } from './repos/status-page-reads.ts';
 import { SqlSpServiceRepo, SqlStatusPageRepo } from './repos/status-pages.ts';
@@ -78,6 +79,7 @@ export function assembleStore({ sql, secrets }: StoreParts): Store {
     checkTriggers: new SqlCheckTriggerRepo(sql),
     variables: new SqlVariableRepo(sql, secrets),
     snippets: new SqlSnippetRepo(sql),
+    clientCertificates: new SqlClientCertificateRepo(sql, secrets),
     checkStatuses: new SqlCheckStatusRepo(sql, dashboardChanges),
     checkAlerts: new SqlCheckAlertRepo(sql),
     alertChannels: new SqlAlertChannelRepo(sql, secrets),

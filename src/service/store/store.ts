@@ -278,6 +278,8 @@ export interface Store {
   /** Account environment variables and snippets: see ./variables-types.ts. */
   variables: import('./variables-types.ts').VariableRepo;
   snippets: import('./variables-types.ts').SnippetRepo;
+  /** Client certificates for mutual TLS, keys sealed: see ./client-certificate-types.ts. */
+  clientCertificates: import('./client-certificate-types.ts').ClientCertificateRepo;
   /** Check statuses with their alerting state, and the check alert history: see ./check-status-types.ts. */
   checkStatuses: import('./check-status-types.ts').CheckStatusRepo;
   checkAlerts: import('./check-status-types.ts').CheckAlertRepo;

@@ -3,6 +3,7 @@
  * Property names follow the published API (../shared/reference/openapi-subset.json) so that a
  * stored check and a job payload read the same way.
  */
+import type { SslCertificateInfo } from './monitors.ts';
 
 /** Check types the protocol knows about. Issue-by-issue, more of them get a runner on the agent. */
 export const CHECK_TYPES = ['API', 'TCP', 'DNS', 'ICMP', 'BROWSER', 'MULTI_STEP', 'PLAYWRIGHT', 'URL', 'SSL'] as const;
@@ -24,7 +25,16 @@ export interface KeyValue {
 }
 
 export const ASSERTION_SOURCES = ['STATUS_CODE', 'JSON_BODY', 'HEADERS', 'TEXT_BODY', 'RESPONSE_TIME'] as const;
-export type AssertionSource = (typeof ASSERTION_SOURCES)[number];
+/**
+ * Outpost's own API assertion sources (the reference has none for these): values the result already
+ * records, the HTTP version, the TLS protocol version and the certificate's days remaining.
+ */
+export const API_PROTOCOL_ASSERTION_SOURCES = ['HTTP_VERSION', 'TLS_VERSION', 'SSL_CERTIFICATE_DAYS_REMAINING'] as const;
+/** Every source an API check's assertion may use: the reference's and Outpost's own. */
+export const API_ASSERTION_SOURCES = [...ASSERTION_SOURCES, ...API_PROTOCOL_ASSERTION_SOURCES] as const;
+export type AssertionSource = (typeof API_ASSERTION_SOURCES)[number];
+/** The comparisons a protocol source takes: its value is a version or a number (or null without TLS). */
+export const API_PROTOCOL_ASSERTION_COMPARISONS = ['EQUALS', 'NOT_EQUALS', 'GREATER_THAN', 'LESS_THAN', 'IS_NULL', 'NOT_NULL'] as const;
 
 export const ASSERTION_COMPARISONS = [
   'EQUALS',
@@ -69,7 +79,15 @@ export interface ApiRequest {
   queryParameters: KeyValue[];
   assertions: Assertion[];
   basicAuth: { username: string; password: string } | null;
+  /**
+   * Outpost extension: fail the run when the decoded response body is larger than this many bytes
+   * (1 to API_MAX_RESPONSE_BYTES_LIMIT). Absent or null: no limit of the check's own (see docs/checks.md).
+   */
+  maxResponseBytes?: number | null;
 }
+
+/** The largest `maxResponseBytes` an API check may set: 16 MiB, the agent's hard read limit. */
+export const API_MAX_RESPONSE_BYTES_LIMIT = 16 * 1024 * 1024;
 
 /** The runtime of a check whose check, group and account name none. */
 export const DEFAULT_RUNTIME_ID = '2026.04';
@@ -79,6 +97,18 @@ export interface EnvironmentVariable {
   key: string;
   value: string;
   secret: boolean;
+}
+
+/** A check's own TLS material (docs/api.md "Client certificates"). */
+export interface CheckTlsMaterial {
+  /** PEM certificates trusted in addition to the agent's default roots (the check's sslCaBundle and the certificate's `ca`). */
+  ca?: string[];
+  /** The client certificate (PEM, chain allowed) and its private key, presented when the server asks. */
+  cert?: string;
+  key?: string;
+  passphrase?: string | null;
+  /** The id of the client certificate used, for the result's diagnosis. */
+  clientCertificateId?: string;
 }
 
 /** What every check in a job carries, whatever its type. */
@@ -97,6 +127,12 @@ export interface CheckBase {
   runtimeId: string | null;
   /** Set for a check in a group: the group's id (src/service/checks/group-merge.ts applies its settings). */
   groupId?: number;
+  /**
+   * TLS material of the check's own (API checks, URL and SSL monitors): a client certificate for
+   * mutual TLS and/or extra trusted CAs. The key and passphrase are plain only in the job the agent
+   * leases (sealed in the service's snapshot); the agent scrubs them from all it sends. Absent: none.
+   */
+  tls?: CheckTlsMaterial;
   /**
    * The variables user code sees in process.env: the account's, then the group's, then the check's
    * (a later level replaces an earlier one with the same key). Values are plain text in the job; the
@@ -166,6 +202,12 @@ export interface TcpRequest {
   /** The preferred family; the other one is tried when it has no address or is unreachable. */
   ipFamily: IpFamily;
   assertions: TcpAssertion[];
+  /** Outpost extension: a TLS handshake right after connecting; data and the answer go over TLS. */
+  tls?: boolean;
+  /** Outpost extension: the name sent in SNI and checked against the certificate; null: hostname. */
+  tlsServerName?: string | null;
+  /** Outpost extension: an untrusted chain or a certificate for another host does not fail the run. */
+  skipSSL?: boolean;
 }
 
 export interface TcpCheckDefinition extends CheckBase {
@@ -197,6 +239,12 @@ export interface DnsRequest {
   port: number | null;
   protocol: DnsProtocol;
   assertions: DnsAssertion[];
+  /** Outpost extension: the RD bit of the query; absent means true. */
+  recursionDesired?: boolean;
+  /** Outpost extension: send an EDNS(0) OPT record (4096-byte UDP payload); absent means false. */
+  edns?: boolean;
+  /** Outpost extension: set the DNSSEC OK (DO) bit; implies EDNS; absent means false. */
+  dnssecOk?: boolean;
 }
 
 export interface DnsCheckDefinition extends CheckBase {
@@ -452,9 +500,35 @@ export interface ApiCheckResult {
  * request, response (null when none came), assertions, requestError.
  */
 
+/** `tcpCheckResult.tls`: what the handshake of a TCP check with `request.tls` showed. */
+export interface TcpTlsDetails {
+  /** Negotiated version as Node names it: TLSv1.2, TLSv1.3. */
+  protocol: string | null;
+  /** IANA name of the negotiated cipher suite. */
+  cipher: string | null;
+  /** The name checked against the certificate, and sent in SNI unless it is an IP address. */
+  serverName: string;
+  handshakeTimeMs: number;
+  chainTrusted: boolean;
+  /** OpenSSL's code when the chain is not trusted (SELF_SIGNED_CERT_IN_CHAIN, ...). */
+  chainTrustReason: string | null;
+  hostnameVerified: boolean;
+  hostnameDetail: string | null;
+  /** The server's (leaf) certificate; null when it sent none. */
+  certificate: SslCertificateInfo | null;
+}
+
 /** `details.tcpCheckResult`. Times are milliseconds. */
 export interface TcpCheckResult {
-  request: { hostname: string; port: number; ipFamily: IpFamily; data: string | null };
+  request: {
+    hostname: string;
+    port: number;
+    ipFamily: IpFamily;
+    data: string | null;
+    tls?: boolean;
+    tlsServerName?: string | null;
+    skipSSL?: boolean;
+  };
   response: {
     /** What the server sent (UTF-8, invalid bytes replaced), cut at the documented cap. */
     data: string;
@@ -463,8 +537,11 @@ export interface TcpCheckResult {
     remoteAddress: string;
     remotePort: number;
     family: IpFamily;
-    timingPhases: { dns: number; connect: number; data: number; total: number };
+    /** `tls` is there for a TLS check only. */
+    timingPhases: { dns: number; connect: number; tls?: number; data: number; total: number };
   } | null;
+  /** Present for a TLS check once the handshake completed, also when verification then failed it. */
+  tls?: TcpTlsDetails | null;
   assertions: EvaluatedAssertion<TcpAssertion>[];
   requestError: string | null;
 }
@@ -479,7 +556,16 @@ export interface DnsAnswerRecord {
 
 /** `details.dnsCheckResult`. Times are milliseconds. */
 export interface DnsCheckResult {
-  request: { query: string; recordType: DnsRecordType; nameServer: string | null; port: number; protocol: DnsProtocol };
+  request: {
+    query: string;
+    recordType: DnsRecordType;
+    nameServer: string | null;
+    port: number;
+    protocol: DnsProtocol;
+    recursionDesired?: boolean;
+    edns?: boolean;
+    dnssecOk?: boolean;
+  };
   response: {
     /** Response code name: NOERROR, NXDOMAIN, SERVFAIL, REFUSED, ... */
     rcode: string;
@@ -488,7 +574,18 @@ export interface DnsCheckResult {
     additionals: DnsAnswerRecord[];
     /** The answer section as text, one record a line (`name ttl IN type data`), what TEXT_ANSWER sees. */
     textAnswer: string;
-    flags: { authoritative: boolean; truncated: boolean; recursionDesired: boolean; recursionAvailable: boolean };
+    flags: {
+      authoritative: boolean;
+      truncated: boolean;
+      recursionDesired: boolean;
+      recursionAvailable: boolean;
+      /** AD: the server validated the answer with DNSSEC. */
+      authenticData?: boolean;
+      /** CD: checking disabled, as echoed by the server. */
+      checkingDisabled?: boolean;
+    };
+    /** The answer's EDNS OPT record; null when the server sent none. */
+    edns?: { udpPayloadSize: number; version: number; dnssecOk: boolean } | null;
     /** The server that answered and how. */
     server: { address: string; port: number };
     protocol: DnsProtocol;

@@ -7,7 +7,10 @@
  * Sources (what `actual` is), with what `property` and `regex` mean for each, as the reference's
  * docs and CLI use them (docs/checks.md "Assertions" has the table):
  *  - STATUS_CODE: the status code (number). RESPONSE_TIME: the total response time in ms (number).
- *    Both are measurements: `property` and `regex` are not used.
+ *    Both are measurements: `property` and `regex` are not used. So are Outpost's own sources:
+ *    HTTP_VERSION ('1.1' or '2', compared as numbers), TLS_VERSION (Node's `TLSv1.3`; compared as
+ *    the version number, so TLS1.2, TLSv1.2 and 1.2 are the same target; null over http) and
+ *    SSL_CERTIFICATE_DAYS_REMAINING (whole days until the certificate expires; null over http).
  *  - HEADERS: `property` names a header (case-insensitive); its value, joined with ', ' when
  *    repeated, or undefined when absent. An empty `property` means the whole header map.
  *    HAS_KEY / NOT_HAS_KEY test for the header named by `target` (or, if empty, by `property`).
@@ -53,6 +56,10 @@ export interface AssertableResponse {
   body: string;
   /** Total response time in ms. */
   responseTime: number;
+  /** The HTTP version of the last hop: '2' or '1.1' (absent: '1.1'). */
+  httpVersion?: string;
+  /** The last hop's TLS session and certificate; null or absent over plain http. */
+  tls?: { protocol?: string | null; daysRemaining: number | null } | null;
 }
 
 /** Actual values longer than this (as JSON) are cut in results, which are stored for every run. */
@@ -201,7 +208,25 @@ function matchRegex(value: unknown, regex: string, field: 'property' | 'regex'):
 }
 
 /** Sources whose value is a measurement (a number): `property` and `regex` do not apply to them. */
-const MEASUREMENT_SOURCES: ReadonlySet<string> = new Set(['STATUS_CODE', 'RESPONSE_TIME']);
+const MEASUREMENT_SOURCES: ReadonlySet<string> = new Set(['STATUS_CODE', 'RESPONSE_TIME', 'HTTP_VERSION', 'TLS_VERSION', 'SSL_CERTIFICATE_DAYS_REMAINING']);
+
+/** `TLSv1.3` (Node's spelling), `TLS1.3` (the reference's) or `1.3` as the number 1.3; undefined otherwise. */
+export function tlsVersionOf(v: unknown): number | undefined {
+  // Node says `TLSv1` for 1.0.
+  const m = /^(?:TLS\s*v?)?(1(?:\.[0-3])?)$/i.exec(String(v ?? '').trim());
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Sources with no value over plain http. */
+const TLS_SOURCES: ReadonlySet<string> = new Set(['TLS_VERSION', 'SSL_CERTIFICATE_DAYS_REMAINING']);
+
+/** A TLS_VERSION assertion compares version numbers; the result keeps the protocol name as seen. */
+function compareTlsVersion(a: Assertion, protocol: unknown, target: string): boolean {
+  if (a.comparison === 'IS_NULL' || a.comparison === 'NOT_NULL') return compare(a.comparison, protocol, target);
+  const wanted = tlsVersionOf(target);
+  if (wanted === undefined) throw new AssertionError(`TLS_VERSION needs a version target (TLS1.2, TLSv1.3, 1.2), got "${target}"`);
+  return compare(a.comparison, tlsVersionOf(protocol) ?? String(protocol), String(wanted));
+}
 
 /** The assertion's `regex` applied to what its source and `property` selected (see the module comment). */
 function applyRegexField(value: unknown, a: AssertionOf<string, string>): unknown {
@@ -272,6 +297,12 @@ function actualOf(a: Assertion, res: AssertableResponse, ev: Evaluation): unknow
       return selectText(res.body, a.property);
     case 'JSON_BODY':
       return selectJson(jsonOf(res, ev), property);
+    case 'HTTP_VERSION':
+      return res.httpVersion ?? '1.1';
+    case 'TLS_VERSION':
+      return res.tls?.protocol ?? undefined;
+    case 'SSL_CERTIFICATE_DAYS_REMAINING':
+      return res.tls?.daysRemaining ?? undefined;
     default:
       throw new AssertionError(`unknown source "${String(a.source)}"`);
   }
@@ -289,7 +320,9 @@ function preview(v: unknown): unknown {
 }
 
 function evaluateOne(a: Assertion, res: AssertableResponse, ev: Evaluation): AssertionResult {
-  const target = typeof a.target === 'string' ? a.target : a.target == null ? '' : String(a.target);
+  let target = typeof a.target === 'string' ? a.target : a.target == null ? '' : String(a.target);
+  // `HTTP/2` is the same target as `2`.
+  if (a.source === 'HTTP_VERSION') target = target.trim().replace(/^HTTP\//i, '');
   let actual: unknown;
   try {
     actual = applyRegexField(actualOf(a, res, ev), a);
@@ -299,6 +332,10 @@ function evaluateOne(a: Assertion, res: AssertableResponse, ev: Evaluation): Ass
       const has = Object.hasOwn(res.headers, name);
       return { ...a, actual: preview(actual), passed: a.comparison === 'HAS_KEY' ? has : !has };
     }
+    if (actual === undefined && TLS_SOURCES.has(a.source) && a.comparison !== 'IS_NULL' && a.comparison !== 'NOT_NULL') {
+      throw new AssertionError('the response came over plain HTTP: there is no TLS session or certificate');
+    }
+    if (a.source === 'TLS_VERSION') return { ...a, actual: preview(actual), passed: compareTlsVersion(a, actual, target) };
     return { ...a, actual: preview(actual), passed: compare(a.comparison, actual, target) };
   } catch (err) {
     const message = err instanceof AssertionError ? err.message : `could not evaluate: ${err instanceof Error ? err.message : String(err)}`;

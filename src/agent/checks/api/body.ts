@@ -50,26 +50,31 @@ export interface BodyRead {
   complete: boolean;
   /** Why the body could not be decoded as its Content-Encoding says, else null. */
   decodeError: string | null;
+  /** Whether the body was larger than the check's maxResponseBytes (the read stopped there). */
+  overLimit: boolean;
 }
 
 function undecodable(name: string, contentEncoding: string | undefined, err: Error): BodyRead {
   const code = (err as { code?: unknown }).code;
   const why = `${err.message}${typeof code === 'string' ? ` (${code})` : ''}`;
   const decodeError = `the response body could not be decoded as ${name} (Content-Encoding: ${contentEncoding?.trim()}): ${why}`;
-  return { text: '', truncated: false, bytes: 0, complete: false, decodeError };
+  return { text: '', truncated: false, bytes: 0, complete: false, decodeError, overLimit: false };
 }
 
 const ignore = (): void => {};
 
 /**
  * Reads a body: the first RESPONSE_BODY_CAP_BYTES are kept as UTF-8 text, the rest read and
- * discarded up to RESPONSE_BODY_HARD_LIMIT_BYTES (see there why). A compressed body (the user asked
- * for it with Accept-Encoding) is decompressed so that assertions see the text; the limits count
- * decompressed bytes, which also bounds a compression bomb. It rejects when the transfer fails
- * (reset, abort); a body that arrived but does not decode resolves with `decodeError`.
+ * discarded up to RESPONSE_BODY_HARD_LIMIT_BYTES (see there why). A compressed body (the agent asks
+ * for one with Accept-Encoding) is decompressed so that assertions see the text; the limits count
+ * decompressed bytes, which also bounds a compression bomb. With the check's `maxBytes` the read
+ * stops at the first byte past it, with `overLimit` (the run fails on it, as blackbox_exporter's
+ * body_size_limit does). It rejects when the transfer fails (reset, abort); a body that arrived but
+ * does not decode resolves with `decodeError`.
  */
-export function readBody(body: Readable, contentEncoding: string | undefined): Promise<BodyRead> {
+export function readBody(body: Readable, contentEncoding: string | undefined, maxBytes: number | null = null): Promise<BodyRead> {
   const decoding = decoderFor(contentEncoding);
+  const stopAt = maxBytes === null ? RESPONSE_BODY_HARD_LIMIT_BYTES : maxBytes + 1;
   // An error of the body itself reaches the decoder through the pipeline too; this tells them apart.
   let transferFailed = false;
   body.once('error', () => {
@@ -97,7 +102,7 @@ export function readBody(body: Readable, contentEncoding: string | undefined): P
       const sd = new StringDecoder('utf8');
       const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
       const text = truncated ? sd.write(buf) : sd.write(buf) + sd.end();
-      resolve({ text, truncated, bytes, complete, decodeError: null });
+      resolve({ text, truncated, bytes, complete, decodeError: null, overLimit: maxBytes !== null && bytes > maxBytes });
     };
     const onData = (chunk: Buffer): void => {
       bytes += chunk.length;
@@ -107,7 +112,7 @@ export function readBody(body: Readable, contentEncoding: string | undefined): P
         chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
         kept += take;
       }
-      if (bytes >= RESPONSE_BODY_HARD_LIMIT_BYTES) {
+      if (bytes >= stopAt) {
         finish(false);
         body.destroy();
         source.destroy();

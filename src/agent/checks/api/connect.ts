@@ -10,12 +10,12 @@ import { once } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { buildConnector } from 'undici';
-import type { ApiTlsDetails } from '../../../shared/checks/types.ts';
+import type { ApiTlsDetails, CheckTlsMaterial } from '../../../shared/checks/types.ts';
 import { type RequestPhase, tlsVerificationError } from './errors.ts';
 import { raceAbort } from '../net/run-signal.ts';
 import { isNoRouteCode } from '../net/unreachable.ts';
 import type { HopMarks } from './timings.ts';
-import { describeCertificate } from './tls.ts';
+import { describeCertificate, tlsOptionsOf } from './tls.ts';
 
 export type Family = 4 | 6;
 export interface ResolvedAddress {
@@ -94,17 +94,27 @@ const ALPN_PROTOCOLS = ['h2', 'http/1.1'];
 /** The HTTP version a connection speaks: '2' when its server chose h2 in ALPN, else '1.1'. */
 export type HttpVersion = '2' | '1.1';
 
-async function handshake(raw: net.Socket, host: string, signal: AbortSignal): Promise<tls.TLSSocket> {
+async function handshake(raw: net.Socket, host: string, signal: AbortSignal, material?: CheckTlsMaterial): Promise<tls.TLSSocket> {
   // Verification is decided by the caller after reading the certificate (see connectOnce), so the
   // handshake itself never rejects a certificate. Node still computes `authorized` and
   // `authorizationError` (chain and host name). No session is passed: every handshake is full.
-  const socket = tls.connect({
-    socket: raw,
-    host,
-    servername: net.isIP(host) === 0 ? host : undefined,
-    rejectUnauthorized: false,
-    ALPNProtocols: ALPN_PROTOCOLS,
-  });
+  let socket: tls.TLSSocket;
+  try {
+    socket = tls.connect({
+      // The check's own CAs and client certificate, if any. Each hop has its own Client, so no pool is
+      // shared with a check that has other material (request.ts hopClient).
+      ...tlsOptionsOf(material),
+      socket: raw,
+      host,
+      servername: net.isIP(host) === 0 ? host : undefined,
+      rejectUnauthorized: false,
+      ALPNProtocols: ALPN_PROTOCOLS,
+    });
+  } catch (err) {
+    // Material that cannot make a secure context (a key that does not fit its certificate) throws here.
+    raw.destroy();
+    throw err;
+  }
   try {
     await once(socket, 'secureConnect', { signal });
     return socket;
@@ -131,6 +141,8 @@ export interface ConnectorOptions {
   onHttpVersion?(version: HttpVersion): void;
   /** Name resolution; resolveHost unless a test substitutes it. */
   resolve?: typeof resolveHost;
+  /** The check's own TLS material (client certificate, extra CAs), if any. */
+  tls?: CheckTlsMaterial;
 }
 
 /** DNS, TCP and (for https) TLS for one connection; timestamps go into `o.hop`. */
@@ -173,7 +185,7 @@ export async function connectOnce(
     return raw;
   }
   o.onPhase('tls');
-  const socket = await handshake(raw, host, o.signal);
+  const socket = await handshake(raw, host, o.signal, o.tls);
   o.hop.secureConnect = performance.now();
   const details = describeCertificate(socket);
   o.onTls(details);

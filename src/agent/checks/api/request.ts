@@ -4,7 +4,7 @@
  * follows redirects by hand when asked, and reads the response body up to a cap.
  */
 import { Client } from '../../http/undici.ts';
-import type { ApiRequest, ApiTlsDetails, KeyValue } from '../../../shared/checks/types.ts';
+import type { ApiRequest, ApiTlsDetails, CheckTlsMaterial, KeyValue } from '../../../shared/checks/types.ts';
 import { VERSION } from '../../../shared/version.ts';
 import { type HttpVersion, type ResolvedAddress, type ResolvedVia, createConnector } from './connect.ts';
 import { type RequestPhase, TargetError } from './errors.ts';
@@ -15,6 +15,9 @@ import { RESPONSE_BODY_CAP_BYTES, readBody } from './body.ts';
 // and reading http.WebSocket/MessageEvent/CloseEvent for it loads Node's bundled copy of undici
 // (about 13 MB of RSS). getBuiltinModule returns the module without touching those getters.
 const { STATUS_CODES } = process.getBuiltinModule('node:http');
+
+/** The Accept-Encoding sent unless the check sets its own: the encodings readBody decodes. */
+export const DEFAULT_ACCEPT_ENCODING = 'gzip, deflate, br';
 
 /** Redirects followed at most (like browsers' and undici's usual limit). */
 export const MAX_REDIRECTS = 10;
@@ -97,6 +100,8 @@ export function prepareRequest(req: ApiRequest): PreparedRequest {
     headers.splice(0, headers.length, ...withoutHeaders(headers, ['authorization']), ['authorization', `Basic ${token}`]);
   }
   if (!hasHeader(headers, 'user-agent')) headers.push(['user-agent', `Outpost/${VERSION} (API check)`]);
+  // As browsers and the reference's runner ask; readBody decodes what comes. The check's own header wins.
+  if (!hasHeader(headers, 'accept-encoding')) headers.push(['accept-encoding', DEFAULT_ACCEPT_ENCODING]);
 
   const method = req.method ?? 'GET';
   let body: string | undefined;
@@ -148,7 +153,9 @@ export interface RawResponse {
   bodyError: string | null;
   /** The HTTP version of the (last hop's) connection: '2' when the server chose h2 in ALPN. */
   httpVersion: HttpVersion;
-  /** Why the run fails although this response came (the redirect limit was reached), else null. */
+  /** Whether the decoded body was larger than the check's maxResponseBytes (then `failure` says so). */
+  bodyOverLimit: boolean;
+  /** Why the run fails although this response came (the redirect limit, maxResponseBytes), else null. */
   failure: string | null;
 }
 
@@ -171,6 +178,10 @@ export interface ExchangeOptions {
   ipFamily: 'IPv4' | 'IPv6';
   useOsDnsResolver: boolean;
   signal: AbortSignal;
+  /** The check's maxResponseBytes (decoded bytes), or null for none. */
+  maxResponseBytes?: number | null;
+  /** The check's own TLS material (client certificate, extra CAs), if any. */
+  tls?: CheckTlsMaterial;
 }
 
 /** Lower-case names (undici gives them so), repeated headers joined with ', '. */
@@ -191,6 +202,7 @@ function hopClient(url: URL, o: ExchangeOptions, state: ExchangeState, hop: HopM
       useOsDnsResolver: o.useOsDnsResolver,
       skipSSL: o.skipSSL,
       signal: o.signal,
+      tls: o.tls,
       hop,
       onPhase: (p) => {
         state.phase = p;
@@ -246,6 +258,11 @@ function redirected(from: HopRequest, status: number, location: string): HopRequ
   return { method, url: next, headers: withoutHeaders(headers, ['host']), body };
 }
 
+/** Why a run fails on a body past the check's maxResponseBytes. */
+export function overLimitMessage(limit: number): string {
+  return `Response body larger than maxResponseBytes (${limit} bytes, counted after decoding): the agent stopped reading it`;
+}
+
 /**
  * Sends the request, following redirects if the check says so (at most MAX_REDIRECTS; past them the
  * last redirect is the response, with `failure` saying so). Each hop runs on a new Client that is
@@ -260,6 +277,8 @@ export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: 
     state.url = url;
     const hop = newHop();
     state.hops.push(hop);
+    // The certificate is the last hop's: a redirect from https to http leaves none.
+    state.tls = null;
     // 'dns' once undici calls the connector; before that undici only checks the request.
     state.phase = 'setup';
     const client = hopClient(url, o, state, hop);
@@ -283,7 +302,8 @@ export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: 
         hopReq = redirected(hopReq, res.statusCode, location);
         continue;
       }
-      const read = await readBody(res.body, resHeaders['content-encoding']);
+      const limit = o.maxResponseBytes ?? null;
+      const read = await readBody(res.body, resHeaders['content-encoding'], limit);
       hop.end = performance.now();
       return {
         status: res.statusCode,
@@ -294,8 +314,9 @@ export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: 
         bodyBytes: read.bytes,
         bodyComplete: read.complete,
         bodyError: read.decodeError,
+        bodyOverLimit: read.overLimit,
         httpVersion: state.httpVersion ?? '1.1',
-        failure: redirect ? `Too many redirects (${MAX_REDIRECTS})` : null,
+        failure: redirect ? `Too many redirects (${MAX_REDIRECTS})` : read.overLimit ? overLimitMessage(limit ?? 0) : null,
       };
     } finally {
       // destroy, not close: nothing is left to send, and a socket still streaming a body is cut now.

@@ -1,6 +1,7 @@
-/** What the agent reports about the certificate of an https target. */
-import type { TLSSocket } from 'node:tls';
-import type { ApiTlsDetails } from '../../../shared/checks/types.ts';
+/** What the agent reports about the certificate of an https target, and the TLS options of a check's own material. */
+import { createHash } from 'node:crypto';
+import { type ConnectionOptions, createSecureContext, getCACertificates, type SecureContext, type TLSSocket } from 'node:tls';
+import type { ApiTlsDetails, CheckTlsMaterial } from '../../../shared/checks/types.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -38,4 +39,38 @@ export function describeCertificate(socket: TLSSocket, now: number = Date.now())
     protocol: socket.getProtocol(),
     cipher: cipher?.name ?? null,
   };
+}
+
+/** Secure contexts of CA bundles (public material only), by bundle: building one parses every default root (~30 ms). */
+const CA_CONTEXTS = new Map<string, SecureContext>();
+const CA_CONTEXTS_MAX = 64;
+
+function caContext(ca: string[]): SecureContext {
+  const id = createHash('sha256').update(ca.join('\n')).digest('hex');
+  let context = CA_CONTEXTS.get(id);
+  if (!context) {
+    context = createSecureContext({ ca: [...getCACertificates('default'), ...ca] });
+    // Oldest out first; a bundle in use is put back at the end on its next connection.
+    if (CA_CONTEXTS.size >= CA_CONTEXTS_MAX) CA_CONTEXTS.delete(CA_CONTEXTS.keys().next().value as string);
+  }
+  CA_CONTEXTS.delete(id);
+  CA_CONTEXTS.set(id, context);
+  return context;
+}
+
+/**
+ * The tls.connect options for a check's own TLS material: its client certificate and key, and its
+ * extra CAs added to (not in place of) the agent's default roots, which include NODE_EXTRA_CA_CERTS.
+ * Empty for a check without any, so such checks keep Node's shared default context. A CA-only
+ * context is cached (it holds nothing secret); one with a key is built per connection, so the key
+ * is not kept beyond the run.
+ */
+export function tlsOptionsOf(material: CheckTlsMaterial | undefined): ConnectionOptions {
+  if (!material) return {};
+  const ca = material.ca && material.ca.length > 0 ? material.ca : null;
+  if (!(material.cert && material.key)) return ca ? { secureContext: caContext(ca) } : {};
+  const options: ConnectionOptions = { cert: material.cert, key: material.key };
+  if (material.passphrase) options.passphrase = material.passphrase;
+  if (ca) options.ca = [...getCACertificates('default'), ...ca];
+  return options;
 }

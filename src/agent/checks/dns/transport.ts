@@ -1,7 +1,7 @@
 /**
  * One DNS query to one server over UDP or TCP (RFC 1035 4.2), with dns-packet building and parsing
- * the messages. No EDNS is sent, so a UDP answer is at most 512 bytes and a larger one comes back
- * truncated (TC), which the caller then asks again over TCP.
+ * the messages. Without EDNS in the query (the check's `edns`/`dnssecOk`) a UDP answer is at most 512
+ * bytes and a larger one comes back truncated (TC), which the caller then asks again over TCP.
  *
  * UDP answers whose id does not match are ignored, as are datagrams from another address (the
  * socket is connected to the server), so a stray or spoofed packet cannot pass for the answer.

@@ -40,6 +40,7 @@ import { migration029 } from './029-results-indexes.ts';
 import { migration030 } from './030-check-triggers.ts';
 import { migration031 } from './031-check-sessions.ts';
 import { migration032 } from './032-analytics-rollups.ts';
+import { migration033 } from './033-client-certificates.ts';
 
 /** What a migration may need besides the database: the key, for one that seals stored values. */
 export interface MigrationContext {
@@ -60,7 +61,7 @@ export interface Migration {
 }
 
 /** Every migration the service knows, in order. New ones are appended, never edited once released. */
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009, migration010, migration011, migration012, migration013, migration014, migration015, migration016, migration017, migration018, migration019, migration020, migration021, migration022, migration023, migration024, migration026, migration028, migration029, migration030, migration031, migration032];
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009, migration010, migration011, migration012, migration013, migration014, migration015, migration016, migration017, migration018, migration019, migration020, migration021, migration022, migration023, migration024, migration026, migration028, migration029, migration030, migration031, migration032, migration033];
 
 /**
  * An arbitrary constant: the PostgreSQL advisory lock replicas starting at once take around each
