@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
+import { AGENT_PATHS, type Job, type RunResult } from '../../src/shared/protocol.ts';
+import { registrationBody, resultFor } from '../helpers/dispatch-harness.ts';
 import { type RunningService, startRunningService } from '../helpers/running-service.ts';
 import { type CliRun, type CliTarget, installReferenceCli, runCli } from '../support/reference-cli.ts';
 
@@ -42,6 +44,31 @@ async function inPairs(commands: string[][]): Promise<string[]> {
   const out: string[] = [];
   for (let i = 0; i < commands.length; i += 2) out.push(...(await Promise.all(commands.slice(i, i + 2).map((c) => ok(...c)))));
   return out;
+}
+
+/**
+ * The agent of a location, speaking the agent protocol over HTTP as check-sessions.test.ts's does
+ * (with the same registration and result bodies): it answers the runs of one check.
+ */
+async function locationAgent(slugName: string) {
+  const location = await call<{ keys: Array<{ rawKey?: string }> }>('POST', '/v1/private-locations', { name: slugName, slugName });
+  const key = location.keys[0]?.rawKey ?? '';
+  const agentId = crypto.randomUUID();
+  const post = async <T>(url: string, body: unknown): Promise<T> => {
+    const res = await fetch(`${running.baseUrl}${url}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  await post(AGENT_PATHS.register, registrationBody(agentId));
+  return {
+    /** Leases the next run of the location, waiting for one to be queued, and answers it with `result`. */
+    async answer(checkId: string, result: Partial<RunResult> = {}): Promise<void> {
+      let job: Job | undefined;
+      while (!job) ({ jobs: [job] } = await post<{ jobs: Job[] }>(AGENT_PATHS.lease, { agentId, slots: { uptime: 1, heavy: 0 }, waitSeconds: 10 }));
+      expect(job.check.id).toBe(checkId);
+      await post(AGENT_PATHS.results, { agentId, leaseId: job.leaseId, result: resultFor(job, agentId, result) });
+    },
+  };
 }
 
 /** A CLI command takes about 1 s on a quiet machine; the generous bound is for loaded ones. */
@@ -114,6 +141,44 @@ describe('the reference CLI against the service', () => {
     expect(readFileSync(path.join(target.home, 'pulled.env'), 'utf8')).toContain('REGION=');
     expect(await ok('env', 'rm', 'REGION', '--force')).toContain('deleted');
     expect(await call<unknown[]>('GET', '/v1/variables')).toEqual([]);
+  }, SLOW);
+
+  it('runs a check now and waits for the verdict its location’s agent reports', async () => {
+    const agent = await locationAgent('lab');
+    const login = await call<{ id: string }>('POST', '/v1/checks/api', { name: 'Login', frequency: 1440, request: { method: 'GET', url: 'https://example.test/login' }, privateLocations: ['lab'] });
+    // A new check runs once at once (the scheduler); only the CLI's runs come after it.
+    await agent.answer(login.id);
+
+    const passing = runCli(target, ['checks', 'run', '--check-id', login.id]);
+    await agent.answer(login.id);
+    const passed = await passing;
+    expect(passed.exitCode, `${passed.stdout}\n${passed.stderr}`).toBe(0);
+    expect(passed.stdout).toContain('1 check session completed: 1 passed.');
+    expect(passed.stdout).toMatch(/passed\s+Login\s+API\s+lab\s/);
+
+    const failing = runCli(target, ['checks', 'run', '--check-id', login.id, '--output', 'json']);
+    await agent.answer(login.id, { hasFailures: true });
+    const failed = await failing;
+    expect(failed.exitCode).toBe(1);
+    const [session] = (JSON.parse(failed.stdout) as { sessions: Array<{ checkId: string; status: string; results: Array<{ hasFailures: boolean }> }> }).sessions;
+    expect(session).toMatchObject({ checkId: login.id, status: 'FAILED', results: [{ hasFailures: true }] });
+  }, SLOW);
+
+  it('gives up at its --timeout on the service’s 408s, and says when no check matches', async () => {
+    const agent = await locationAgent('annex');
+    const report = await call<{ id: string }>('POST', '/v1/checks/api', { name: 'Report', frequency: 1440, request: { method: 'GET', url: 'https://example.test/report' }, privateLocations: ['annex'] });
+    await agent.answer(report.id);
+    // No agent answers within the second: the completion request ends in 408 and the CLI stops waiting.
+    const [waited, none] = await Promise.all([
+      runCli(target, ['checks', 'run', '--check-id', report.id, '--timeout', '1']),
+      runCli(target, ['checks', 'run', '--tags', 'no-such-tag']),
+    ]);
+    expect(waited.exitCode).toBe(1);
+    expect(`${waited.stdout}${waited.stderr}`).toContain('Timed out waiting for check sessions.');
+    expect(none.exitCode).toBe(1);
+    expect(none.stdout).toContain('No matching checks were found.');
+    // The session still runs in the service: its run is there for the agent.
+    await agent.answer(report.id);
   }, SLOW);
 
   it('deletes a check', async () => {
