@@ -3,13 +3,13 @@
  * leaves it signs, plus a self-signed one), and Debian's nginx serving them on loopback, one server
  * block per port, started in a single foreground process with a temp prefix.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SslCheckDefinition, SslConfig } from '../../src/shared/checks/monitors.ts';
 import { freePort } from './dns-server.ts';
+import { runNginx } from './tcp-servers.ts';
 
 export const CA_NAME = 'Outpost Test CA';
 
@@ -53,26 +53,6 @@ export interface TlsNginx {
   stop(): Promise<void>;
 }
 
-function nginxPath(): string {
-  for (const candidate of ['/usr/sbin/nginx', '/usr/bin/nginx']) {
-    try {
-      execFileSync(candidate, ['-v'], { stdio: 'ignore' });
-      return candidate;
-    } catch {}
-  }
-  throw new Error('nginx is not installed (apt-get install nginx-light; .ci/run does this)');
-}
-
-function connectsOnce(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port }, () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
-
 /** nginx with one TLS server block per site, each on its own loopback port. */
 export async function startTlsNginx(sites: Record<string, TlsSite>): Promise<TlsNginx> {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-nginx-ssl-'));
@@ -88,47 +68,8 @@ export async function startTlsNginx(sites: Record<string, TlsSite>): Promise<Tls
     location / { default_type text/plain; return 200 "${name}\\n"; }
   }`);
   }
-  writeFileSync(
-    join(dir, 'nginx.conf'),
-    `daemon off;
-master_process off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  ${servers.join('\n  ')}
-}
-`,
-  );
-  const child: ChildProcess = spawn(nginxPath(), ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`nginx exited (${code}) before it listened:\n${stderr}`))));
-  exited.catch(() => {});
-  // nginx prints nothing when ready; every port accepting a connection is the event to wait for.
-  const listening = (async () => {
-    for (const port of Object.values(ports)) while (!(await connectsOnce(port))) await new Promise((r) => setTimeout(r, 20));
-  })();
-  await Promise.race([listening, exited]);
-  return {
-    ports,
-    async stop() {
-      if (child.exitCode === null) {
-        const done = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await done;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  const nginx = await runNginx(dir, servers, Object.values(ports));
+  return { ports, stop: nginx.stop };
 }
 
 /** An SSL monitor's definition with the reference defaults; `config` overrides sslConfig. */

@@ -45,9 +45,18 @@ const HELLO = 'location / { default_type text/plain; return 200 "hello from ngin
 
 /** `locations`: the server block's contents, given nginx's prefix dir (the default answers a fixed hello). */
 export async function startNginx(locations: (dir: string) => string = () => HELLO): Promise<NginxServer> {
-  const binary = nginxPath();
   const dir = mkdtempSync(join(tmpdir(), 'outpost-nginx-'));
   const port = await freePort();
+  const nginx = await runNginx(dir, [`server {\n    listen 127.0.0.1:${port};\n    ${locations(dir)}\n  }`], [port]);
+  return { port, dir, stop: nginx.stop };
+}
+
+/**
+ * Debian's nginx in the foreground with prefix `dir` (removed on stop), serving `servers` (server
+ * blocks); resolves once every one of `ports` accepts a connection.
+ */
+export async function runNginx(dir: string, servers: readonly string[], ports: readonly number[]): Promise<{ stop(): Promise<void> }> {
+  const binary = nginxPath();
   writeFileSync(
     join(dir, 'nginx.conf'),
     `daemon off;
@@ -62,10 +71,7 @@ http {
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
-  server {
-    listen 127.0.0.1:${port};
-    ${locations(dir)}
-  }
+  ${servers.join('\n  ')}
 }
 `,
   );
@@ -80,14 +86,12 @@ http {
     child.once('exit', (code) => reject(new Error(`nginx exited (${code}) before it listened:\n${stderr}`))),
   );
   exited.catch(() => {});
-  // nginx prints nothing when ready; its port accepting a connection is the event to wait for.
+  // nginx prints nothing when ready; its ports accepting a connection is the event to wait for.
   const listening = (async () => {
-    while (!(await connectsOnce(port))) await new Promise((r) => setTimeout(r, 20));
+    for (const port of ports) while (!(await connectsOnce(port))) await new Promise((r) => setTimeout(r, 20));
   })();
   await Promise.race([listening, exited]);
   return {
-    port,
-    dir,
     async stop() {
       if (child.exitCode === null) {
         const done = new Promise((r) => child.once('exit', r));
