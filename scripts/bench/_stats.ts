@@ -1,6 +1,7 @@
 /** Small helpers shared by the benchmarks: percentiles, flags, process RSS and CPU from /proc. */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import type { Pool } from 'undici';
 import { ConfigError } from '../../src/shared/errors.ts';
 
 export function percentile(sorted: number[], p: number): number {
@@ -45,4 +46,18 @@ export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   // utime and stime are fields 14 and 15 of stat; after the ") " split they are at 11 and 12.
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** p50/p99 of `n` GETs, one at a time over `pool`, of the paths `paths` gives; any answer but 200 stops the benchmark. */
+export async function measureGets(pool: Pool, headers: Record<string, string>, paths: () => string, n: number) {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const p = paths();
+    const t = performance.now();
+    const res = await pool.request({ method: 'GET', path: p, headers });
+    const body = await res.body.text();
+    times.push(performance.now() - t);
+    if (res.statusCode !== 200) throw new Error(`GET ${p}: HTTP ${res.statusCode} ${body}`);
+  }
+  return summarize(times);
 }

@@ -23,7 +23,7 @@ import { loadServiceConfig } from '../../src/service/config.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { Store } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
-import { numberFlags, summarize } from './_stats.ts';
+import { measureGets, numberFlags } from './_stats.ts';
 
 const MINUTE = 60_000;
 const BATCH = 1_000;
@@ -98,19 +98,6 @@ async function seed(store: Store, accountId: string, checkIds: readonly string[]
 
 const dirBytes = (dir: string): number => readdirSync(dir).reduce((n, f) => n + (statSync(path.join(dir, f)).isFile() ? statSync(path.join(dir, f)).size : 0), 0);
 
-async function measure(pool: Pool, headers: Record<string, string>, paths: () => string, n: number) {
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const p = paths();
-    const t = performance.now();
-    const res = await pool.request({ method: 'GET', path: p, headers });
-    const body = await res.body.text();
-    times.push(performance.now() - t);
-    if (res.statusCode !== 200) throw new Error(`GET ${p}: HTTP ${res.statusCode} ${body}`);
-  }
-  return summarize(times);
-}
-
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { results: 1_000_000, checks: 100, requests: 200 });
   const perCheck = Math.max(1, Math.round(opts.results / opts.checks));
@@ -139,8 +126,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       const hourly = () => `/v1/analytics/api-checks/${randomCheck()}?${metrics}&quickRange=last7Days&aggregationInterval=60&groupBy=runLocation`;
       const reporting = () => '/v1/reporting?quickRange=last7Days';
       // Warm-up: JIT, prepared statements, SQLite page cache.
-      await measure(pool, headers, analytics, 20);
-      await measure(pool, headers, reporting, 3);
+      await measureGets(pool, headers, analytics, 20);
+      await measureGets(pool, headers, reporting, 3);
       return {
         results,
         checks: opts.checks,
@@ -151,9 +138,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         storeMbPerMillionResults: Math.round((bytes / results) * 1e6 / 1e6 * 10) / 10,
         unit: 'ms',
         loadAverage1m: Math.round((os.loadavg()[0] ?? 0) * 100) / 100,
-        analytics7Days: await measure(pool, headers, analytics, opts.requests),
-        analytics7DaysHourlyByLocation: await measure(pool, headers, hourly, opts.requests),
-        reportingAllChecks7Days: await measure(pool, headers, reporting, Math.max(10, Math.ceil(opts.requests / 4))),
+        analytics7Days: await measureGets(pool, headers, analytics, opts.requests),
+        analytics7DaysHourlyByLocation: await measureGets(pool, headers, hourly, opts.requests),
+        reportingAllChecks7Days: await measureGets(pool, headers, reporting, Math.max(10, Math.ceil(opts.requests / 4))),
         targets: { analytics7DaysP99: 50, reportingP99: 500 },
       };
     } finally {

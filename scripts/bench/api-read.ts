@@ -21,7 +21,7 @@ import { runMigrations } from '../../src/service/store/migrations/index.ts';
 import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
 import { encodeSeqCursor } from '../../src/service/store/repos/seq-cursor.ts';
-import { numberFlags, summarize } from './_stats.ts';
+import { measureGets, numberFlags, summarize } from './_stats.ts';
 
 const SEVERITIES = ['CRITICAL', 'MAJOR', 'MEDIUM', 'MINOR'] as const;
 
@@ -66,19 +66,6 @@ async function seed(dataDir: string, accountId: string, incidents: number): Prom
   return { ids, seconds: Math.round((performance.now() - started) / 100) / 10 };
 }
 
-async function measure(pool: Pool, headers: Record<string, string>, paths: () => string, n: number) {
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const p = paths();
-    const t = performance.now();
-    const res = await pool.request({ method: 'GET', path: p, headers });
-    const body = await res.body.text();
-    times.push(performance.now() - t);
-    if (res.statusCode !== 200) throw new Error(`GET ${p}: HTTP ${res.statusCode} ${body}`);
-  }
-  return summarize(times);
-}
-
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { incidents: 100_000, requests: 2_000 });
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-api-read-'));
@@ -106,11 +93,11 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       let k = 0;
       const randomId = () => seeded.ids[Math.floor(Math.random() * seeded.ids.length)]!;
       // Warm-up: JIT, prepared statements, SQLite page cache.
-      await measure(pool, headers, () => (k++ % 2 ? '/v1/status-pages/incidents' : `/v1/status-pages/incidents/${randomId()}`), 300);
+      await measureGets(pool, headers, () => (k++ % 2 ? '/v1/status-pages/incidents' : `/v1/status-pages/incidents/${randomId()}`), 300);
       const scenario = async (paths: () => string, n: number) => {
         serverTimes = [];
         const cpu0 = process.cpuUsage();
-        const roundTrip = await measure(pool, headers, paths, n);
+        const roundTrip = await measureGets(pool, headers, paths, n);
         const cpu = process.cpuUsage(cpu0);
         // CPU time per request (client and service, this process): unaffected by other processes.
         const cpuMsPerRequest = Math.round(((cpu.user + cpu.system) / 1000 / n) * 100) / 100;
