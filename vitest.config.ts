@@ -6,7 +6,15 @@ const FLEET = 'test/e2e/fleet.test.ts';
  * Files that start `outpost serve` or `outpost agent` as processes. A start-up takes about 2 s on a quiet
  * machine and ten times that on a busy 2-core CI machine, so their hooks and tests get longer timeouts.
  */
-const PROCESSES = ['test/e2e/*.test.ts', 'test/cli.test.ts', 'test/cli-run.test.ts', 'test/service/backup.test.ts', 'test/service/service-probes.test.ts', 'test/agent/metrics.test.ts', 'test/agent/sandbox-isolation.test.ts'];
+const PROCESSES = [
+  'test/e2e/*.test.ts',
+  'test/cli.test.ts',
+  'test/cli-run.test.ts',
+  'test/service/backup.test.ts',
+  'test/service/service-probes.test.ts',
+  'test/agent/metrics.test.ts',
+  'test/agent/sandbox-isolation.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -21,8 +29,26 @@ export default defineConfig({
     reporters: [process.env.CI ? 'dot' : 'default', './test/support/closing-line-reporter.ts'],
     hookTimeout: 30_000,
     projects: [
-      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, FLEET, ...PROCESSES], sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'processes', include: PROCESSES, exclude: [...configDefaults.exclude, FLEET], testTimeout: 90_000, hookTimeout: 90_000, sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: 'suite',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, FLEET, ...PROCESSES],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'processes',
+          include: PROCESSES,
+          exclude: [...configDefaults.exclude, FLEET],
+          testTimeout: 90_000,
+          hookTimeout: 90_000,
+          sequence: { groupOrder: 0 },
+        },
+      },
       // Beside other end-to-end files, its eight processes would slow their start-ups past their timeouts.
       { extends: true, test: { name: 'fleet', include: [FLEET], sequence: { groupOrder: 1 } } },
     ],

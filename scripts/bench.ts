@@ -14,7 +14,9 @@ const available = readdirSync(new URL('./bench/', import.meta.url))
   .filter((f) => f.endsWith('.ts') && !f.startsWith('_'))
   .map((f) => f.replace(/\.ts$/, ''));
 if (!name || !available.includes(name)) {
-  process.stderr.write(`bench: ${name ? `unknown benchmark ${JSON.stringify(name)}` : 'name a benchmark'}; use one of ${available.join(', ')}\n`);
+  process.stderr.write(
+    `bench: ${name ? `unknown benchmark ${JSON.stringify(name)}` : 'name a benchmark'}; use one of ${available.join(', ')}\n`,
+  );
   process.exit(EXIT.config);
 }
 
@@ -26,7 +28,11 @@ const start = loadAverage();
 try {
   const mod = (await import(`./bench/${name}.ts`)) as { run(args: string[]): Promise<Record<string, unknown>> };
   const result = await mod.run(args);
-  const machine = { cpus: os.availableParallelism(), node: process.version, loadAverage: { start, end: loadAverage() } };
+  const machine = {
+    cpus: os.availableParallelism(),
+    node: process.version,
+    loadAverage: { start, end: loadAverage() },
+  };
   process.stdout.write(`${JSON.stringify({ bench: name, ...result, machine })}\n`);
   process.exit(EXIT.ok);
 } catch (err) {

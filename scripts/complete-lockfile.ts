@@ -17,8 +17,12 @@ const lock = JSON.parse(readFileSync(file, 'utf8')) as { packages: Record<string
 
 /** os, cpu and libc from a platform package's name, e.g. cli-linux-arm64-musl. */
 function platformOf(name: string): { os: string; cpu: string; libc?: string } | undefined {
-  const os = ['darwin', 'win32', 'linux', 'android', 'freebsd', 'openbsd', 'netbsd', 'aix', 'sunos'].find((o) => name.includes(`-${o}-`));
-  const cpu = ['x64', 'arm64', 'ia32', 'arm', 'ppc64', 's390x', 'riscv64', 'loong64', 'mips64el'].find((c) => new RegExp(`-${c}(-|$)`).test(name));
+  const os = ['darwin', 'win32', 'linux', 'android', 'freebsd', 'openbsd', 'netbsd', 'aix', 'sunos'].find((o) =>
+    name.includes(`-${o}-`),
+  );
+  const cpu = ['x64', 'arm64', 'ia32', 'arm', 'ppc64', 's390x', 'riscv64', 'loong64', 'mips64el'].find((c) =>
+    new RegExp(`-${c}(-|$)`).test(name),
+  );
   if (!os || !cpu) return undefined;
   return { os, cpu, ...(name.endsWith('-musl') ? { libc: 'musl' } : os === 'linux' ? { libc: 'glibc' } : {}) };
 }
@@ -42,6 +46,8 @@ for (const [key, entry] of Object.entries(lock.packages)) {
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : 1)));
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : 1)),
+);
 writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
 process.stdout.write(`added ${added} optional platform entr${added === 1 ? 'y' : 'ies'} to package-lock.json\n`);

@@ -23,7 +23,20 @@ const PROSE = new Set(['description', 'summary', 'example', 'examples', 'externa
 /** Keywords whose value is data, copied as it is (an enum value or a default may be any JSON). */
 const DATA = new Set(['enum', 'default', 'const', 'required']);
 /** Keywords whose value maps names (properties, paths, status codes, media types) to objects. */
-const NAME_MAPS = new Set(['properties', 'patternProperties', 'definitions', '$defs', 'paths', 'responses', 'content', 'headers', 'schemas', 'securitySchemes', 'parameters', 'requestBodies']);
+const NAME_MAPS = new Set([
+  'properties',
+  'patternProperties',
+  'definitions',
+  '$defs',
+  'paths',
+  'responses',
+  'content',
+  'headers',
+  'schemas',
+  'securitySchemes',
+  'parameters',
+  'requestBodies',
+]);
 
 function isObject(value: Json): value is { [key: string]: Json } {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -37,7 +50,8 @@ export function extractReference(node: Json): Json {
   for (const [key, value] of Object.entries(node)) {
     if (PROSE.has(key)) continue;
     if (DATA.has(key) || key.startsWith('x-')) out[key] = value;
-    else if (NAME_MAPS.has(key) && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, v]) => [name, extractReference(v)]));
+    else if (NAME_MAPS.has(key) && isObject(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, v]) => [name, extractReference(v)]));
     else out[key] = extractReference(value);
   }
   return out;

@@ -23,7 +23,9 @@ let stopAgent: () => Promise<void>;
 
 async function outpost(args: string[], extra: Record<string, string> = env) {
   try {
-    const { stdout, stderr } = await promisify(execFile)(BIN, args, { env: { PATH: process.env.PATH ?? '', ...extra } });
+    const { stdout, stderr } = await promisify(execFile)(BIN, args, {
+      env: { PATH: process.env.PATH ?? '', ...extra },
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -35,7 +37,11 @@ async function outpost(args: string[], extra: Record<string, string> = env) {
 async function startStubAgent(key: string): Promise<() => Promise<void>> {
   const agentId = crypto.randomUUID();
   const post = async (p: string, body: unknown) => {
-    const res = await fetch(`${svc.baseUrl}${p}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${svc.baseUrl}${p}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 200) throw new Error(`${p}: ${res.status} ${await res.text()}`);
     return (await res.json()) as { jobs?: Job[] };
   };
@@ -46,7 +52,11 @@ async function startStubAgent(key: string): Promise<() => Promise<void>> {
       const { jobs = [] } = await post(AGENT_PATHS.lease, { agentId, slots: { uptime: 10, heavy: 0 }, waitSeconds: 1 });
       for (const job of jobs) {
         const failed = job.check.name === 'Broken';
-        await post(AGENT_PATHS.results, { agentId, leaseId: job.leaseId, result: resultFor(job, agentId, failed ? { hasFailures: true, error: 'status 500' } : {}) });
+        await post(AGENT_PATHS.results, {
+          agentId,
+          leaseId: job.leaseId,
+          result: resultFor(job, agentId, failed ? { hasFailures: true, error: 'status 500' } : {}),
+        });
       }
     }
   })();
@@ -60,7 +70,12 @@ beforeAll(async () => {
   svc = await startRunningService();
   const store = svc.service.store;
   const { accountId, apiKey } = await createAccount(store, 'CLI');
-  const location = await store.locations.create(accountId, { name: 'Office', slugName: 'office', icon: 'location', proxyUrl: null });
+  const location = await store.locations.create(accountId, {
+    name: 'Office',
+    slugName: 'office',
+    icon: 'location',
+    proxyUrl: null,
+  });
   const { rawKey } = await store.locations.createKey(accountId, location.id);
   // Created in the store, so the scheduler makes no run of its own: every run is one `outpost run` asked for.
   const create = (name: string) =>
@@ -95,7 +110,10 @@ describe('outpost run', () => {
   it('--wait exits 1 when a run failed, after printing every verdict', async () => {
     const { code, stdout } = await outpost(['run', homepage.id, broken.id, '--wait']);
     expect(code).toBe(1);
-    expect(stdout.trim().split('\n').sort()).toEqual(['Broken\toffice\tfailed\t12 ms', 'Homepage\toffice\tpassed\t12 ms']);
+    expect(stdout.trim().split('\n').sort()).toEqual([
+      'Broken\toffice\tfailed\t12 ms',
+      'Homepage\toffice\tpassed\t12 ms',
+    ]);
   });
 
   it('without --wait prints the session id and exits 0', async () => {
@@ -103,7 +121,9 @@ describe('outpost run', () => {
     expect(code).toBe(0);
     const id = stdout.trim();
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    const res = await fetch(`${svc.baseUrl}/v2/check-sessions/${id}`, { headers: { authorization: `Bearer ${env.OUTPOST_API_KEY}`, 'x-service-account': env.OUTPOST_ACCOUNT_ID ?? '' } });
+    const res = await fetch(`${svc.baseUrl}/v2/check-sessions/${id}`, {
+      headers: { authorization: `Bearer ${env.OUTPOST_API_KEY}`, 'x-service-account': env.OUTPOST_ACCOUNT_ID ?? '' },
+    });
     expect(res.status).toBe(200);
   });
 
@@ -116,10 +136,30 @@ describe('outpost run', () => {
   const bad: Array<[string, string[], () => Record<string, string>, RegExp]> = [
     ['no check id', ['run'], () => env, /CHECK_ID is missing/],
     ['a check id that is no uuid', ['run', 'homepage'], () => env, /CHECK_ID "homepage" is not a check id/],
-    ['no OUTPOST_API_KEY', ['run', crypto.randomUUID()], () => ({ ...env, OUTPOST_API_KEY: '' }), /OUTPOST_API_KEY is required/],
-    ['no OUTPOST_ACCOUNT_ID', ['run', crypto.randomUUID()], () => ({ ...env, OUTPOST_ACCOUNT_ID: '' }), /OUTPOST_ACCOUNT_ID is required/],
-    ['a key the service refuses', ['run', crypto.randomUUID()], () => ({ ...env, OUTPOST_API_KEY: 'op_wrong' }), /refused OUTPOST_API_KEY/],
-    ['a bad OUTPOST_URL', ['run', crypto.randomUUID()], () => ({ ...env, OUTPOST_URL: 'service:8080' }), /OUTPOST_URL=/],
+    [
+      'no OUTPOST_API_KEY',
+      ['run', crypto.randomUUID()],
+      () => ({ ...env, OUTPOST_API_KEY: '' }),
+      /OUTPOST_API_KEY is required/,
+    ],
+    [
+      'no OUTPOST_ACCOUNT_ID',
+      ['run', crypto.randomUUID()],
+      () => ({ ...env, OUTPOST_ACCOUNT_ID: '' }),
+      /OUTPOST_ACCOUNT_ID is required/,
+    ],
+    [
+      'a key the service refuses',
+      ['run', crypto.randomUUID()],
+      () => ({ ...env, OUTPOST_API_KEY: 'op_wrong' }),
+      /refused OUTPOST_API_KEY/,
+    ],
+    [
+      'a bad OUTPOST_URL',
+      ['run', crypto.randomUUID()],
+      () => ({ ...env, OUTPOST_URL: 'service:8080' }),
+      /OUTPOST_URL=/,
+    ],
   ];
   it.each(bad)('exits 2 with one line naming the setting for %s', async (_what, args, envOf, pattern) => {
     const { code, stderr } = await outpost(args, envOf());

@@ -7,13 +7,17 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const BIN = path.resolve(import.meta.dirname, '../bin/outpost');
-const VERSION = (JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../package.json'), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../package.json'), 'utf8')) as { version: string }
+).version;
 const dataDir = mkdtempSync(path.join(tmpdir(), 'outpost-cli-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 async function outpost(args: string[], env: Record<string, string> = {}) {
   try {
-    const { stdout, stderr } = await promisify(execFile)(BIN, args, { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, ...env } });
+    const { stdout, stderr } = await promisify(execFile)(BIN, args, {
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -47,12 +51,27 @@ describe('outpost CLI', () => {
     ['a bad demo duration', ['demo', '--duration', 'soon'], {}, /--duration.*whole number/],
     ['a bad PORT', ['serve'], { PORT: 'eighty' }, /PORT=.*integer from 0 to 65535/],
     ['a bad LOG_LEVEL', ['serve'], { LOG_LEVEL: 'loud' }, /LOG_LEVEL=.*DEBUG, LOG, INFO, WARN, ERROR/],
-    ['a DATABASE_URL of another database', ['serve'], { DATABASE_URL: 'mysql://db/outpost' }, /DATABASE_URL .*"mysql:".*postgres:\/\/ or postgresql:\/\//],
-    ['a bad ALERT_PAGERDUTY_EVENTS_URL', ['serve'], { ALERT_PAGERDUTY_EVENTS_URL: 'events.local/v2' }, /ALERT_PAGERDUTY_EVENTS_URL=/],
+    [
+      'a DATABASE_URL of another database',
+      ['serve'],
+      { DATABASE_URL: 'mysql://db/outpost' },
+      /DATABASE_URL .*"mysql:".*postgres:\/\/ or postgresql:\/\//,
+    ],
+    [
+      'a bad ALERT_PAGERDUTY_EVENTS_URL',
+      ['serve'],
+      { ALERT_PAGERDUTY_EVENTS_URL: 'events.local/v2' },
+      /ALERT_PAGERDUTY_EVENTS_URL=/,
+    ],
     ['a missing API_KEY', ['agent'], {}, /API_KEY is required/],
     ['a key of the wrong kind', ['agent'], { API_KEY: 'op_user_key' }, /API_KEY .*pl_/],
     ['a bad JOB_CONCURRENCY', ['agent'], { API_KEY: 'pl_x', JOB_CONCURRENCY: '50' }, /JOB_CONCURRENCY=50.*1 to 10/],
-    ['a bad EXTERNAL_OBSERVABILITY', ['agent'], { API_KEY: 'pl_x', EXTERNAL_OBSERVABILITY: 'maybe' }, /EXTERNAL_OBSERVABILITY=.*on or off/],
+    [
+      'a bad EXTERNAL_OBSERVABILITY',
+      ['agent'],
+      { API_KEY: 'pl_x', EXTERNAL_OBSERVABILITY: 'maybe' },
+      /EXTERNAL_OBSERVABILITY=.*on or off/,
+    ],
     ['a bad API_URL', ['agent'], { API_KEY: 'pl_x', API_URL: 'service:8080' }, /API_URL=.*http/],
   ];
   it.each(bad)('rejects %s with exit 2 and one clear line', async (_what, args, env, pattern) => {

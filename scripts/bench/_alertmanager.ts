@@ -62,13 +62,13 @@ export async function startAlertmanager(o: AlertmanagerOptions): Promise<Alertma
   writeFileSync(join(dir, 'alertmanager.yml'), config(o));
   const port = await freePort();
   const child = await spawnTool(TOOLS.alertmanager, [
-      `--config.file=${join(dir, 'alertmanager.yml')}`,
-      `--storage.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      // Empty: no gossip listener, so no peer to wait for before each notification.
-      '--cluster.listen-address=',
-      '--log.level=error',
-    ]).catch((err: unknown) => {
+    `--config.file=${join(dir, 'alertmanager.yml')}`,
+    `--storage.path=${join(dir, 'data')}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+    // Empty: no gossip listener, so no peer to wait for before each notification.
+    '--cluster.listen-address=',
+    '--log.level=error',
+  ]).catch((err: unknown) => {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   });

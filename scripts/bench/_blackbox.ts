@@ -24,7 +24,9 @@ export interface Blackbox {
 }
 
 /** Starts blackbox_exporter with modules http_2xx, tcp_connect, dns (the given query) and icmp. */
-export async function startBlackbox(dns: { queryName: string; queryType: string } = { queryName: 'www.example.test', queryType: 'A' }): Promise<Blackbox> {
+export async function startBlackbox(
+  dns: { queryName: string; queryType: string } = { queryName: 'www.example.test', queryType: 'A' },
+): Promise<Blackbox> {
   requireTools(TOOLS.blackbox);
   const dir = mkdtempSync(join(tmpdir(), 'outpost-blackbox-'));
   const port = await freePort();
@@ -58,7 +60,11 @@ export async function startBlackbox(dns: { queryName: string; queryType: string 
       preferred_ip_protocol: ip4
 `,
   );
-  const child = await spawnTool(TOOLS.blackbox, [`--config.file=${join(dir, 'blackbox.yml')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error']);
+  const child = await spawnTool(TOOLS.blackbox, [
+    `--config.file=${join(dir, 'blackbox.yml')}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+    '--log.level=error',
+  ]);
   const release = cleanUpOnExit(child, dir);
   await waitForPort(port, child, 'blackbox_exporter');
   return {
@@ -112,13 +118,24 @@ export interface ProbeDrive {
   duration: number;
 }
 
-const probePath = (o: ProbeDrive) => `/probe?module=${encodeURIComponent(o.module)}&target=${encodeURIComponent(o.target)}`;
+const probePath = (o: ProbeDrive) =>
+  `/probe?module=${encodeURIComponent(o.module)}&target=${encodeURIComponent(o.target)}`;
 
 /** blackbox_exporter's /probe driven by wrk in a closed loop at `concurrency` connections. */
 export async function probeWithWrk(o: ProbeDrive): Promise<SideResult> {
-  const w = await runWrk({ url: `${o.blackbox.url}${probePath(o)}`, lua: PROBE_LUA, connections: o.concurrency, seconds: o.duration });
+  const w = await runWrk({
+    url: `${o.blackbox.url}${probePath(o)}`,
+    lua: PROBE_LUA,
+    connections: o.concurrency,
+    seconds: o.duration,
+  });
   if (!w) throw missingTool(TOOLS.wrk);
-  return { probes: w.requests, failures: w.failures ?? 0, probesPerSecond: w.requestsPerSecond, latencyMs: { p50: w.latencyMs.p50, p99: w.latencyMs.p99 } };
+  return {
+    probes: w.requests,
+    failures: w.failures ?? 0,
+    probesPerSecond: w.requestsPerSecond,
+    latencyMs: { p50: w.latencyMs.p50, p99: w.latencyMs.p99 },
+  };
 }
 
 /** blackbox_exporter's /probe driven by this process (undici), as the agent's engine is driven. */
@@ -174,14 +191,24 @@ export async function compare(o: CompareOptions): Promise<Record<string, unknown
     workload: o.workload,
     concurrency: o.concurrency,
     durationSeconds: o.duration,
-    agent: { ...agent, baselineRssMb: engine.baselineRssMb, peakRssMb: engine.peakRssMb, nodeFlags: engine.nodeFlags, env },
+    agent: {
+      ...agent,
+      baselineRssMb: engine.baselineRssMb,
+      peakRssMb: engine.peakRssMb,
+      nodeFlags: engine.nodeFlags,
+      env,
+    },
     blackbox: { ...blackbox, peakRssMb: peakRssMb(o.blackbox.pid), module: o.module, target: o.target },
     ratio,
-    ratioByDriver: { node: ratioOf(agent.probesPerSecond, blackbox.node.probesPerSecond), wrk: ratioOf(agent.probesPerSecond, blackbox.wrk.probesPerSecond) },
+    ratioByDriver: {
+      node: ratioOf(agent.probesPerSecond, blackbox.node.probesPerSecond),
+      wrk: ratioOf(agent.probesPerSecond, blackbox.wrk.probesPerSecond),
+    },
     ...(fpingProcesses !== undefined ? { fpingProcesses } : {}),
     rssNote:
       'agent.peakRssMb is the VmHWM of a process that runs only the agent check engine, compiled (dist/), with the agent Node flags; agent.baselineRssMb is its VmRSS with its modules loaded, before the first check; blackbox.peakRssMb is the exporter process VmHWM',
-    ratioNote: 'ratio is against blackbox.probesPerSecond, the faster of the exporter driven by this process (node) and by wrk',
+    ratioNote:
+      'ratio is against blackbox.probesPerSecond, the faster of the exporter driven by this process (node) and by wrk',
     targets: {
       ratio: { want: `>= ${o.ratioTarget}`, met: ratio >= o.ratioTarget },
       peakRss: { want: '< 150 MB at concurrency 64', met: o.concurrency !== 64 ? null : engine.peakRssMb < 150 },
@@ -200,7 +227,9 @@ const JSON_LOCATION = `location / { default_type application/json; return 200 '{
  * nginx as a child process (one worker), answering a small JSON document on every path, or, given
  * `files`, serving them from a folder (`location` receives that folder and says how).
  */
-export async function startNginx(opts: { files?: Record<string, Buffer | string>; location?: (root: string) => string } = {}): Promise<Nginx> {
+export async function startNginx(
+  opts: { files?: Record<string, Buffer | string>; location?: (root: string) => string } = {},
+): Promise<Nginx> {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-bench-nginx-'));
   const port = await freePort();
   const root = join(dir, 'www');
@@ -228,7 +257,11 @@ http {
 `,
   );
   const bin = findTool(TOOLS.nginx);
-  const child = spawn(bin, ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });
+  const child = spawn(
+    bin,
+    ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'],
+    { stdio: 'ignore' },
+  );
   const release = cleanUpOnExit(child, dir);
   await waitForPort(port, child, 'nginx');
   return {

@@ -27,7 +27,8 @@ export interface StepFigures {
 export function fellBehind(s: StepFigures, c: Criteria): string | null {
   const fraction = s.expected > 0 ? s.held / s.expected : 0;
   const reasons: string[] = [];
-  if (!(fraction >= c.minHeldFraction)) reasons.push(`held ${(fraction * 100).toFixed(1)} % of ${s.expected} expected (< ${c.minHeldFraction * 100} %)`);
+  if (!(fraction >= c.minHeldFraction))
+    reasons.push(`held ${(fraction * 100).toFixed(1)} % of ${s.expected} expected (< ${c.minHeldFraction * 100} %)`);
   if (!(s.lateP99Ms <= c.lateBoundMs)) reasons.push(`lateness p99 ${s.lateP99Ms} ms (> ${c.lateBoundMs} ms)`);
   return reasons.length > 0 ? reasons.join('; ') : null;
 }
@@ -54,7 +55,10 @@ export function capacityOf(steps: Array<{ n: number; fellBehind: string | null }
  * Outpost's capacity over Prometheus's, with what the figure means when a capacity is a bound:
  * null when either side held no step or both held every step.
  */
-export function capacityRatio(outpost: Capacity, prometheus: Capacity): { ratio: number | null; kind: 'exact' | 'atLeast' | 'atMost' | 'unknown' } {
+export function capacityRatio(
+  outpost: Capacity,
+  prometheus: Capacity,
+): { ratio: number | null; kind: 'exact' | 'atLeast' | 'atMost' | 'unknown' } {
   if (outpost.n === 0 || prometheus.n === 0) return { ratio: null, kind: 'unknown' };
   const ratio = Math.round((outpost.n / prometheus.n) * 100) / 100;
   if (outpost.kind === 'exact' && prometheus.kind === 'exact') return { ratio, kind: 'exact' };

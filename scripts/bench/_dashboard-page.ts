@@ -38,10 +38,51 @@ async function seedStatuses(store: Store, accountId: string, ids: readonly strin
   for (const [i, checkId] of ids.entries()) {
     const failing = i % 50 === 0;
     const runId = `bench-${checkId}`;
-    const payload = { runId, checkId, checkType: 'API' as const, startedAt: at, stoppedAt: at, responseTime: 120, hasFailures: failing, hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: null, apiCheckResult: null, agent: { id: 'bench', version: '0' }, scheduleLagMs: 0 };
-    const stored = await store.results.insertOnce({ accountId, checkId, runId, checkName: `Service endpoint ${i}`, locationId: 'bench', runLocation: 'office', attempts: 1, createdAt: at, pendingStatus: { dueAt: at }, payload });
-    const status = { hasFailures: failing, hasErrors: false, isDegraded: false, longestRun: 120, shortestRun: 120, lastRunLocation: 'office', lastCheckRunId: stored.id, sslDaysRemaining: null, alert: INITIAL_STATE };
-    await store.checkStatuses.applyResult(accountId, checkId, stored.id, at, () => ({ status, alerts: [], nextReminderAt: null }));
+    const payload = {
+      runId,
+      checkId,
+      checkType: 'API' as const,
+      startedAt: at,
+      stoppedAt: at,
+      responseTime: 120,
+      hasFailures: failing,
+      hasErrors: false,
+      isDegraded: false,
+      overMaxResponseTime: false,
+      isCancelled: false,
+      error: null,
+      apiCheckResult: null,
+      agent: { id: 'bench', version: '0' },
+      scheduleLagMs: 0,
+    };
+    const stored = await store.results.insertOnce({
+      accountId,
+      checkId,
+      runId,
+      checkName: `Service endpoint ${i}`,
+      locationId: 'bench',
+      runLocation: 'office',
+      attempts: 1,
+      createdAt: at,
+      pendingStatus: { dueAt: at },
+      payload,
+    });
+    const status = {
+      hasFailures: failing,
+      hasErrors: false,
+      isDegraded: false,
+      longestRun: 120,
+      shortestRun: 120,
+      lastRunLocation: 'office',
+      lastCheckRunId: stored.id,
+      sslDaysRemaining: null,
+      alert: INITIAL_STATE,
+    };
+    await store.checkStatuses.applyResult(accountId, checkId, stored.id, at, () => ({
+      status,
+      alerts: [],
+      nextReminderAt: null,
+    }));
   }
 }
 
@@ -63,8 +104,34 @@ async function seedRollups(dataDir: string, accountId: string, ids: readonly str
 export async function storeOneResult(store: Store, accountId: string, checkId: string, n: number): Promise<void> {
   const at = new Date().toISOString();
   const runId = `bench-extra-${checkId}-${n}`;
-  const payload = { runId, checkId, checkType: 'API' as const, startedAt: at, stoppedAt: at, responseTime: 100 + (n % 50), hasFailures: false, hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: null, apiCheckResult: null, agent: { id: 'bench', version: '0' }, scheduleLagMs: 0 };
-  await store.results.insertOnce({ accountId, checkId, runId, checkName: 'extra', locationId: 'bench', runLocation: 'office', attempts: 1, createdAt: at, payload });
+  const payload = {
+    runId,
+    checkId,
+    checkType: 'API' as const,
+    startedAt: at,
+    stoppedAt: at,
+    responseTime: 100 + (n % 50),
+    hasFailures: false,
+    hasErrors: false,
+    isDegraded: false,
+    overMaxResponseTime: false,
+    isCancelled: false,
+    error: null,
+    apiCheckResult: null,
+    agent: { id: 'bench', version: '0' },
+    scheduleLagMs: 0,
+  };
+  await store.results.insertOnce({
+    accountId,
+    checkId,
+    runId,
+    checkName: 'extra',
+    locationId: 'bench',
+    runLocation: 'office',
+    attempts: 1,
+    createdAt: at,
+    payload,
+  });
 }
 
 export interface SeededDashboard {
@@ -80,11 +147,38 @@ export async function seedDashboard(store: Store, dataDir: string, checks: numbe
   await seedStatuses(store, accountId, ids);
   await seedRollups(dataDir, accountId, ids, Date.now());
   const dashboard = await store.dashboards.create(accountId, {
-    body: { header: 'Bench', tags: ['prod'], useTagsAndOperator: false, paginate: false, checksPerPage: 20, paginationRate: 60, refreshRate: 60, width: 'FULL', sortByStatus: true, expandChecks: false, hideTags: false, enableIncidents: true, showHeader: true, showCheckRunLinks: true, showGroupNames: true, showP95: true, showP99: true, customCSS: '.check__name { font-weight: 700; }', isPrivate: false, customUrl: 'bench', customDomain: null },
+    body: {
+      header: 'Bench',
+      tags: ['prod'],
+      useTagsAndOperator: false,
+      paginate: false,
+      checksPerPage: 20,
+      paginationRate: 60,
+      refreshRate: 60,
+      width: 'FULL',
+      sortByStatus: true,
+      expandChecks: false,
+      hideTags: false,
+      enableIncidents: true,
+      showHeader: true,
+      showCheckRunLinks: true,
+      showGroupNames: true,
+      showP95: true,
+      showP99: true,
+      customCSS: '.check__name { font-weight: 700; }',
+      isPrivate: false,
+      customUrl: 'bench',
+      customDomain: null,
+    },
     customUrlKey: 'bench',
     customDomainKey: null,
     isPrivate: false,
   });
-  await store.dashboardIncidents.create(accountId, dashboard.id, { name: 'Elevated latency', impact: 'MINOR', startedAt: new Date().toISOString(), stoppedAt: null }, { status: 'INVESTIGATING', description: 'Looking into it' });
+  await store.dashboardIncidents.create(
+    accountId,
+    dashboard.id,
+    { name: 'Elevated latency', impact: 'MINOR', startedAt: new Date().toISOString(), stoppedAt: null },
+    { status: 'INVESTIGATING', description: 'Looking into it' },
+  );
   return { url: '/dashboards/bench', accountId, checkIds: ids };
 }

@@ -18,7 +18,11 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export function buildDist(): string {
   // Repeated runs of an unchanged tree (medians of three) may skip the build.
   if (process.env.OUTPOST_BENCH_NO_BUILD === '1' && existsSync(`${ROOT}dist/cli/main.js`)) return `${ROOT}dist/`;
-  const r = spawnSync(process.execPath, [`${ROOT}node_modules/typescript/bin/tsc`, '-p', `${ROOT}tsconfig.build.json`], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [`${ROOT}node_modules/typescript/bin/tsc`, '-p', `${ROOT}tsconfig.build.json`],
+    { encoding: 'utf8' },
+  );
   const dist = `${ROOT}dist/`;
   if (!existsSync(`${dist}cli/main.js`)) throw new Error(`tsc did not emit dist/cli/main.js:\n${r.stdout}${r.stderr}`);
   // npm run build's second step: the files tsc does not emit (the web assets the service reads at
@@ -27,7 +31,9 @@ export function buildDist(): string {
   if (copy.status !== 0) throw new Error(`scripts/copy-assets.ts failed:\n${copy.stdout}${copy.stderr}`);
   if (r.status !== 0) {
     const errors = `${r.stdout}${r.stderr}`.split('\n').filter((l) => / error TS\d+/.test(l));
-    process.stderr.write(`bench: tsc reported ${errors.length} type error(s); measuring the emitted dist/ anyway:\n  ${errors.slice(0, 5).join('\n  ')}\n`);
+    process.stderr.write(
+      `bench: tsc reported ${errors.length} type error(s); measuring the emitted dist/ anyway:\n  ${errors.slice(0, 5).join('\n  ')}\n`,
+    );
   }
   return dist;
 }

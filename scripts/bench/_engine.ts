@@ -34,7 +34,11 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Runs `probe` for `seconds`, keeping exactly `concurrency` in flight (as the daemon's uptime queue does when busy). */
-export async function closedLoop(concurrency: number, seconds: number, probe: () => Promise<boolean>): Promise<SideResult> {
+export async function closedLoop(
+  concurrency: number,
+  seconds: number,
+  probe: () => Promise<boolean>,
+): Promise<SideResult> {
   const queue = new PQueue({ concurrency });
   // A Float64Array, not a growing number[]: the driver should not add its own garbage to the figure.
   let latencies = new Float64Array(1 << 16);
@@ -101,7 +105,9 @@ export interface EngineRun {
 }
 
 function statusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN);
+  const kb = Number(
+    new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN,
+  );
   return Math.round((kb / 1024) * 10) / 10;
 }
 
@@ -121,7 +127,10 @@ export function writeEngineEntry(root: string): string {
 export async function runEngine(job: EngineJob): Promise<EngineRun> {
   const entry = writeEngineEntry(fileURLToPath(new URL('../..', import.meta.url)));
   const nodeFlags = job.nodeFlags;
-  const child = spawn(process.execPath, [...nodeFlags, entry], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...job.env } });
+  const child = spawn(process.execPath, [...nodeFlags, entry], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, ...job.env },
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async (): Promise<Record<string, unknown>> => {
@@ -151,15 +160,23 @@ export async function runEngine(job: EngineJob): Promise<EngineRun> {
 /** Child side: the agent's runner from dist/, a silent logger, a closed loop. */
 async function engineMain(): Promise<void> {
   const input = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-  const read = async (): Promise<Record<string, unknown>> => JSON.parse(((await input.next()).value as string | undefined) ?? 'null');
+  const read = async (): Promise<Record<string, unknown>> =>
+    JSON.parse(((await input.next()).value as string | undefined) ?? 'null');
   const job = (await read()) as unknown as EngineJob;
-  const { RUNNERS } = (await import(pathToFileURL(`${job.dist}agent/checks/index.js`).href)) as { RUNNERS: ReadonlyMap<CheckType, CheckRunner> };
+  const { RUNNERS } = (await import(pathToFileURL(`${job.dist}agent/checks/index.js`).href)) as {
+    RUNNERS: ReadonlyMap<CheckType, CheckRunner>;
+  };
   const { default: pino } = await import('pino');
   const runner = RUNNERS.get(job.checkType);
   if (!runner) throw new Error(`no runner for ${job.checkType}`);
   // As the daemon gives each run: a signal, the run's time limit and a logger (silent here; the
   // runners log only at debug).
-  const ctx: CheckContext = { signal: new AbortController().signal, timeoutMs: 10_000, log: pino({ level: 'silent' }), useOsDnsResolver: false };
+  const ctx: CheckContext = {
+    signal: new AbortController().signal,
+    timeoutMs: 10_000,
+    log: pino({ level: 'silent' }),
+    useOsDnsResolver: false,
+  };
   const probe = async (): Promise<boolean> => !(await runner.run(job.check, ctx)).hasFailures;
   const batcher = (runner as { batcher?: { spawned: number; close(): void } }).batcher;
   process.stdout.write('{"ready":true}\n');

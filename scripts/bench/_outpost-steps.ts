@@ -18,8 +18,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * test harness's Proc, it keeps no log lines: at thousands of runs per second (a line each at INFO)
  * they would grow this process by hundreds of MB and take CPU from the two being measured.
  */
-async function spawnOutpost(cli: string, command: string, env: Record<string, string>, nodeFlags: string[], ready: string): Promise<{ child: ChildProcess; line: Record<string, unknown> }> {
-  const child = spawn(process.execPath, [...nodeFlags, cli, command], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+async function spawnOutpost(
+  cli: string,
+  command: string,
+  env: Record<string, string>,
+  nodeFlags: string[],
+  ready: string,
+): Promise<{ child: ChildProcess; line: Record<string, unknown> }> {
+  const child = spawn(process.execPath, [...nodeFlags, cli, command], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const line = await new Promise<Record<string, unknown>>((resolve, reject) => {
     let buffered = '';
     const onData = (chunk: Buffer) => {
@@ -31,7 +40,8 @@ async function spawnOutpost(cli: string, command: string, env: Record<string, st
       child.off('exit', onExit);
       resolve(JSON.parse(found) as Record<string, unknown>);
     };
-    const onExit = (code: number | null) => reject(new Error(`outpost ${command} exited (${code}) before logging "${ready}"`));
+    const onExit = (code: number | null) =>
+      reject(new Error(`outpost ${command} exited (${code}) before logging "${ready}"`));
     child.stdout!.on('data', onData);
     child.once('exit', onExit);
   });
@@ -68,7 +78,10 @@ interface Window {
  * The results of the runs that started in the window (as Prometheus counts the scrapes that started in
  * it), and the runs due in it, from the store (read-only, beside the running service).
  */
-function readWindow(dbPath: string, w: Window): Pick<OutpostStep, 'results' | 'held' | 'dueToStartMs' | 'endToStoredMs' | 'runsByState'> {
+function readWindow(
+  dbPath: string,
+  w: Window,
+): Pick<OutpostStep, 'results' | 'held' | 'dueToStartMs' | 'endToStoredMs' | 'runsByState'> {
   const db = new DatabaseSync(dbPath, { readOnly: true });
   try {
     const rows = db
@@ -78,7 +91,9 @@ function readWindow(dbPath: string, w: Window): Pick<OutpostStep, 'results' | 'h
            FROM results WHERE created_at >= ? AND json_extract(payload, '$.startedAt') >= ? AND json_extract(payload, '$.startedAt') < ?`,
       )
       .all(w.start, w.start, w.end) as Array<{ created_at: string; lag: number; stopped: string; failed: number }>;
-    const states = db.prepare('SELECT state, count(*) AS n FROM runs WHERE due_at >= ? AND due_at < ? GROUP BY state').all(w.start, w.end) as Array<{ state: string; n: number }>;
+    const states = db
+      .prepare('SELECT state, count(*) AS n FROM runs WHERE due_at >= ? AND due_at < ? GROUP BY state')
+      .all(w.start, w.end) as Array<{ state: string; n: number }>;
     return {
       results: rows.length,
       held: rows.filter((r) => r.failed === 0).length,
@@ -104,7 +119,13 @@ export async function startOutpost(targetBase: string): Promise<OutpostFleet> {
   process.env.OUTPOST_CLI = cli;
   const { Api, createAccount, tempDir } = await import('../../test/e2e/harness.ts');
   const data = await tempDir('bench-prometheus');
-  const service = await spawnOutpost(cli, 'serve', { ...BENCH_SERVICE_ENV, DATA_DIR: data.dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'INFO' }, [], 'outpost service listening');
+  const service = await spawnOutpost(
+    cli,
+    'serve',
+    { ...BENCH_SERVICE_ENV, DATA_DIR: data.dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'INFO' },
+    [],
+    'outpost service listening',
+  );
   const processes = [service.child];
   const stop = async () => {
     for (const p of processes.reverse()) await stopProcess(p);
@@ -114,12 +135,23 @@ export async function startOutpost(targetBase: string): Promise<OutpostFleet> {
     const url = String(service.line.address);
     const api = new Api(url, await createAccount(data.dir));
     const location = await api.createLocation('bench');
-    const agentVars = { ...agentEnv(), AGENT_HEALTH_PORT: '0', AGENT_HEALTH_HOST: '127.0.0.1', EXTERNAL_OBSERVABILITY: 'off', API_KEY: location.key, API_URL: url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool` };
+    const agentVars = {
+      ...agentEnv(),
+      AGENT_HEALTH_PORT: '0',
+      AGENT_HEALTH_HOST: '127.0.0.1',
+      EXTERNAL_OBSERVABILITY: 'off',
+      API_KEY: location.key,
+      API_URL: url,
+      LOG_LEVEL: 'INFO',
+      SPOOL_DIR: `${data.dir}/spool`,
+    };
     const agent = await spawnOutpost(cli, 'agent', agentVars, agentNodeFlags(), 'registered; taking work');
     processes.push(agent.child);
     let checks = 0;
     const addChecks = async (n: number) => {
-      const bodies = Array.from({ length: n - checks }, (_, j) => checkBody(`${targetBase}/o/${checks + j}`, checks + j));
+      const bodies = Array.from({ length: n - checks }, (_, j) =>
+        checkBody(`${targetBase}/o/${checks + j}`, checks + j),
+      );
       await api.createApiChecks(bodies);
       checks = Math.max(checks, n);
     };
@@ -144,11 +176,20 @@ function checkBody(url: string, i: number): Record<string, unknown> {
     frequency: 0,
     frequencyOffset: INTERVAL_SECONDS,
     privateLocations: ['bench'],
-    request: { method: 'GET', url, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+    request: {
+      method: 'GET',
+      url,
+      assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+    },
   };
 }
 
-async function measure(n: number, window: number, dbPath: string, pids: { agent: number; service: number }): Promise<OutpostStep> {
+async function measure(
+  n: number,
+  window: number,
+  dbPath: string,
+  pids: { agent: number; service: number },
+): Promise<OutpostStep> {
   const cpu0 = { agent: cpuSeconds(pids.agent), service: cpuSeconds(pids.service) };
   const start = new Date().toISOString();
   await sleep(window * 1000);

@@ -42,7 +42,12 @@ export class ServerTimes {
 }
 
 /** p50/p99 (ms) of the server's time for `requests` sequential GETs of `url`, after `warmup` unmeasured ones. */
-export async function serverTimes(times: ServerTimes, base: string, url: string, opts: { requests: number; warmup: number }): Promise<ReturnType<typeof summarize>> {
+export async function serverTimes(
+  times: ServerTimes,
+  base: string,
+  url: string,
+  opts: { requests: number; warmup: number },
+): Promise<ReturnType<typeof summarize>> {
   for (let i = 0; i < opts.warmup; i++) await times.get(base, url);
   const ms: number[] = [];
   for (let i = 0; i < opts.requests; i++) ms.push(await times.get(base, url));
@@ -88,9 +93,15 @@ export interface Transferred {
 }
 
 /** What a first visit transfers for `url`, with gzip (the encoding every browser accepts). */
-export async function transferred(app: FastifyInstance, url: string, headers: Record<string, string> = {}): Promise<Transferred> {
+export async function transferred(
+  app: FastifyInstance,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<Transferred> {
   const page = await get(app, url, headers);
-  const rawPageBytes = Buffer.byteLength((await app.inject({ method: 'GET', url, headers: { accept: 'text/html', ...headers } })).body);
+  const rawPageBytes = Buffer.byteLength(
+    (await app.inject({ method: 'GET', url, headers: { accept: 'text/html', ...headers } })).body,
+  );
   let assetBytes = 0;
   for (const asset of linkedAssets(rawHtml(page))) assetBytes += (await get(app, asset, headers)).rawPayload.length;
   const pageBytes = page.rawPayload.length;

@@ -51,7 +51,12 @@ function sampleSeconds(profile: CpuProfile): number[] {
 }
 
 /** Microseconds of self time per key, where `key` names a node, for samples in [from, to) seconds. */
-function selfTime(profile: CpuProfile, key: (n: ProfileNode) => string, from = 0, to = Number.POSITIVE_INFINITY): Map<string, number> {
+function selfTime(
+  profile: CpuProfile,
+  key: (n: ProfileNode) => string,
+  from = 0,
+  to = Number.POSITIVE_INFINITY,
+): Map<string, number> {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const at = sampleSeconds(profile);
   const totals = new Map<string, number>();
@@ -64,7 +69,11 @@ function selfTime(profile: CpuProfile, key: (n: ProfileNode) => string, from = 0
   return totals;
 }
 
-function top(totals: Map<string, number>, all: number, n: number): Array<{ entry: string; ms: number; percent: number }> {
+function top(
+  totals: Map<string, number>,
+  all: number,
+  n: number,
+): Array<{ entry: string; ms: number; percent: number }> {
   return [...totals.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, n)
@@ -87,11 +96,18 @@ function timeline(profile: CpuProfile): Array<{ s: number; busyPercent: number }
 }
 
 const { values, positionals } = parseArgs({
-  options: { top: { type: 'string', default: '15' }, from: { type: 'string', default: '0' }, to: { type: 'string' }, timeline: { type: 'boolean', default: false } },
+  options: {
+    top: { type: 'string', default: '15' },
+    from: { type: 'string', default: '0' },
+    to: { type: 'string' },
+    timeline: { type: 'boolean', default: false },
+  },
   allowPositionals: true,
 });
 if (!positionals[0]) {
-  process.stderr.write('usage: node scripts/bench/_profile.ts DIR-or-FILE [--top 15] [--from S] [--to S] [--timeline]\n');
+  process.stderr.write(
+    'usage: node scripts/bench/_profile.ts DIR-or-FILE [--top 15] [--from S] [--to S] [--timeline]\n',
+  );
   process.exit(2);
 }
 const file = newestProfile(positionals[0]);
@@ -112,7 +128,12 @@ const all = [...functions.values()].reduce((a, b) => a + b, 0);
 // Idle is time the thread waited, not work: percentages are of the busy time.
 const busy = all - (functions.get('(idle)') ?? 0);
 functions.delete('(idle)');
-const files = selfTime(profile, (node) => (node.callFrame.url ? shortUrl(node.callFrame.url) : node.callFrame.functionName), from, to);
+const files = selfTime(
+  profile,
+  (node) => (node.callFrame.url ? shortUrl(node.callFrame.url) : node.callFrame.functionName),
+  from,
+  to,
+);
 files.delete('(idle)');
 process.stdout.write(
   `${JSON.stringify({ file, from, to, busyMs: Math.round(busy / 1000), topFunctions: top(functions, busy, n), topFiles: top(files, busy, n) }, null, 1)}\n`,

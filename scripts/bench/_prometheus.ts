@@ -84,7 +84,8 @@ async function query(p: Prometheus, promql: string, time?: number): Promise<Samp
   return body.data!.result;
 }
 
-const scalar = async (p: Prometheus, promql: string, time?: number) => Number((await query(p, promql, time))[0]?.value[1] ?? 0);
+const scalar = async (p: Prometheus, promql: string, time?: number) =>
+  Number((await query(p, promql, time))[0]?.value[1] ?? 0);
 
 /** Waits until every target has been scraped once (a present `up` series each). */
 async function waitScraped(p: Prometheus, n: number): Promise<void> {
@@ -109,7 +110,11 @@ export interface PrometheusStep extends StepFigures {
 
 /** Interval length quantiles from Prometheus's own metric (scraped by its `self` job). */
 async function intervalQuantiles(p: Prometheus, time: number): Promise<PrometheusStep['intervalSeconds']> {
-  const rows = await query(p, `prometheus_target_interval_length_seconds{job="self",interval="${INTERVAL_SECONDS}s"}`, time);
+  const rows = await query(
+    p,
+    `prometheus_target_interval_length_seconds{job="self",interval="${INTERVAL_SECONDS}s"}`,
+    time,
+  );
   const q = (quantile: string) => Number(rows.find((r) => r.metric.quantile === quantile)?.value[1] ?? Number.NaN);
   return { p01: q('0.01'), p50: q('0.5'), p99: q('0.99') };
 }
@@ -118,7 +123,10 @@ async function intervalQuantiles(p: Prometheus, time: number): Promise<Prometheu
  * One step: Prometheus scraping `n` targets (distinct paths of `targetBase`) through blackbox_exporter;
  * after all were scraped once and `warmup` seconds more, a window of `window` seconds.
  */
-export async function prometheusStep(n: number, o: { blackbox: Blackbox; targetBase: string; window: number; warmup: number }): Promise<PrometheusStep> {
+export async function prometheusStep(
+  n: number,
+  o: { blackbox: Blackbox; targetBase: string; window: number; warmup: number },
+): Promise<PrometheusStep> {
   const targets = Array.from({ length: n }, (_, i) => `${o.targetBase}/p/${i}`);
   const prom = await startPrometheus(targets, o.blackbox);
   try {
@@ -133,9 +141,20 @@ export async function prometheusStep(n: number, o: { blackbox: Blackbox; targetB
     const scrapesUp = await scalar(prom, `sum(sum_over_time(up{job="blackbox"}${range}))`, end);
     const held = await scalar(prom, `sum(sum_over_time(probe_success{job="blackbox"}${range}))`, end);
     const intervalSeconds = await intervalQuantiles(prom, end);
-    const lateP99Ms = Math.round(Math.max(intervalSeconds.p99 - INTERVAL_SECONDS, INTERVAL_SECONDS - intervalSeconds.p01) * 1000 * 10) / 10;
+    const lateP99Ms =
+      Math.round(Math.max(intervalSeconds.p99 - INTERVAL_SECONDS, INTERVAL_SECONDS - intervalSeconds.p01) * 1000 * 10) /
+      10;
     const expected = (n * o.window) / INTERVAL_SECONDS;
-    return { n, expected, held, lateP99Ms, scrapes, scrapesUp, intervalSeconds, cpuMsPerProbe: Math.round((cpu * 1000 * 1000) / Math.max(held, 1)) / 1000 };
+    return {
+      n,
+      expected,
+      held,
+      lateP99Ms,
+      scrapes,
+      scrapesUp,
+      intervalSeconds,
+      cpuMsPerProbe: Math.round((cpu * 1000 * 1000) / Math.max(held, 1)) / 1000,
+    };
   } finally {
     await prom.stop();
   }

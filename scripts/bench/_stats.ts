@@ -13,7 +13,12 @@ export function percentile(sorted: number[], p: number): number {
 export function summarize(values: number[]): { p50: number; p99: number; max: number; n: number } {
   const sorted = [...values].sort((a, b) => a - b);
   const round = (x: number) => Math.round(x * 100) / 100;
-  return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), max: round(sorted.at(-1) ?? Number.NaN), n: sorted.length };
+  return {
+    p50: round(percentile(sorted, 50)),
+    p99: round(percentile(sorted, 99)),
+    max: round(sorted.at(-1) ?? Number.NaN),
+    n: sorted.length,
+  };
 }
 
 export function numberFlags<T extends Record<string, number>>(args: string[], defaults: T): T {
@@ -22,7 +27,8 @@ export function numberFlags<T extends Record<string, number>>(args: string[], de
   const out: Record<string, number> = { ...defaults };
   for (const [k, v] of Object.entries(values)) {
     const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`--${k}`, `--${k} ${JSON.stringify(v)}: use a positive number`);
+    if (!Number.isFinite(n) || n <= 0)
+      throw new ConfigError(`--${k}`, `--${k} ${JSON.stringify(v)}: use a positive number`);
     out[k] = n;
   }
   return out as T;

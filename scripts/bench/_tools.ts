@@ -38,7 +38,10 @@ function executable(path: string): boolean {
 
 /** The error for a missing tool: its package and the command that installs it. */
 export function missingTool(tool: Tool): ConfigError {
-  return new ConfigError(tool.bin, `${tool.bin} is not installed: install Debian's ${tool.pkg} (apt-get install -y ${tool.pkg})`);
+  return new ConfigError(
+    tool.bin,
+    `${tool.bin} is not installed: install Debian's ${tool.pkg} (apt-get install -y ${tool.pkg})`,
+  );
 }
 
 /** The absolute path of `tool`, from PATH or sbin; a ConfigError naming its package when it is missing. */
@@ -62,5 +65,8 @@ export function requireTools(...tools: Tool[]): void {
   if (missing.length === 0) return;
   const names = missing.map((t) => t.bin).join(', ');
   const pkgs = [...new Set(missing.map((t) => t.pkg))].join(' ');
-  throw new ConfigError(names, `${names} ${missing.length === 1 ? 'is' : 'are'} not installed: install Debian's ${pkgs} (apt-get install -y ${pkgs})`);
+  throw new ConfigError(
+    names,
+    `${names} ${missing.length === 1 ? 'is' : 'are'} not installed: install Debian's ${pkgs} (apt-get install -y ${pkgs})`,
+  );
 }

@@ -25,23 +25,50 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   try {
     const { accountId } = await createAccount(store, 'Bench');
     const locations = await Promise.all(
-      ['a', 'b'].map((slug) => store.locations.create(accountId, { name: slug, slugName: slug, icon: 'location', proxyUrl: null })),
+      ['a', 'b'].map((slug) =>
+        store.locations.create(accountId, { name: slug, slugName: slug, icon: 'location', proxyUrl: null }),
+      ),
     );
     const check = await store.checks.create({
-      accountId, checkType: 'API', name: 'bench', activated: true, muted: false, frequency: 1, frequencyOffset: null,
-      locationIds: locations.map((l) => l.id), body: { name: 'bench' },
+      accountId,
+      checkType: 'API',
+      name: 'bench',
+      activated: true,
+      muted: false,
+      frequency: 1,
+      frequencyOffset: null,
+      locationIds: locations.map((l) => l.id),
+      body: { name: 'bench' },
     });
     const service = new CheckStatusService({ store });
     const start = Date.parse('2026-01-01T00:00:00Z');
     const event = (i: number): StoredResultEvent => {
       const atMs = start + Math.floor(i / 2) * 60_000;
       const result = {
-        runId: `run-${i}`, checkId: check.id, checkType: 'API' as const, startedAt: '', stoppedAt: '', responseTime: 10 + (i % 13),
-        hasFailures: Math.floor(i / 2) % 7 === 0, hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false,
-        error: null, apiCheckResult: null, agent: { id: 'bench', version: '0' }, scheduleLagMs: 0,
+        runId: `run-${i}`,
+        checkId: check.id,
+        checkType: 'API' as const,
+        startedAt: '',
+        stoppedAt: '',
+        responseTime: 10 + (i % 13),
+        hasFailures: Math.floor(i / 2) % 7 === 0,
+        hasErrors: false,
+        isDegraded: false,
+        overMaxResponseTime: false,
+        isCancelled: false,
+        error: null,
+        apiCheckResult: null,
+        agent: { id: 'bench', version: '0' },
+        scheduleLagMs: 0,
       };
       const locationId = locations[i % 2]?.id ?? '';
-      const run = { accountId, checkId: check.id, dueAt: new Date(atMs).toISOString(), locationId, checkType: 'API' as const };
+      const run = {
+        accountId,
+        checkId: check.id,
+        dueAt: new Date(atMs).toISOString(),
+        locationId,
+        checkType: 'API' as const,
+      };
       return { run, check, resultId: `result-${i}`, resultType: 'FINAL', runLocation: 'a', result, atMs };
     };
     // Stored as the dispatcher stores them (pending their status update), outside the measured part.
@@ -49,8 +76,17 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     for (let i = 0; i < WARMUP + opts.results; i++) {
       const e = event(i);
       const stored = await store.results.insertOnce({
-        accountId, checkId: check.id, runId: e.result.runId, checkName: check.name, locationId: e.run.locationId, runLocation: e.runLocation,
-        attempts: 1, resultType: 'FINAL', createdAt: new Date(e.atMs).toISOString(), pendingStatus: { dueAt: e.run.dueAt }, payload: e.result,
+        accountId,
+        checkId: check.id,
+        runId: e.result.runId,
+        checkName: check.name,
+        locationId: e.run.locationId,
+        runLocation: e.runLocation,
+        attempts: 1,
+        resultType: 'FINAL',
+        createdAt: new Date(e.atMs).toISOString(),
+        pendingStatus: { dueAt: e.run.dueAt },
+        payload: e.result,
       });
       events.push({ ...e, resultId: stored.id });
     }
@@ -60,7 +96,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     for (let i = WARMUP; i < WARMUP + opts.results; i++) await service.resultStored(events[i] as StoredResultEvent);
     const wallMs = performance.now() - t0;
     const used = process.cpuUsage(cpu);
-    const alerts = await store.checkAlerts.list(accountId, { from: new Date(0).toISOString(), to: new Date(start * 2).toISOString(), limit: 1, page: 1 });
+    const alerts = await store.checkAlerts.list(accountId, {
+      from: new Date(0).toISOString(),
+      to: new Date(start * 2).toISOString(),
+      limit: 1,
+      page: 1,
+    });
     return {
       results: opts.results,
       cpuMsPerResult: Math.round(((used.user + used.system) / 1000 / opts.results) * 10_000) / 10_000,

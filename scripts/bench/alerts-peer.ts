@@ -44,8 +44,15 @@ function checksIn(hook: ReceivedRequest): string[] {
 /** POSTs one alert for `check`; resolves when Alertmanager has accepted it. */
 async function postAlert(pool: Pool, check: string): Promise<Post> {
   const sentAt = Date.now();
-  const body = JSON.stringify([{ labels: { alertname: ALERTNAME, check }, annotations: { summary: `check ${check} failed` } }]);
-  const res = await pool.request({ method: 'POST', path: '/api/v2/alerts', headers: { 'content-type': 'application/json' }, body });
+  const body = JSON.stringify([
+    { labels: { alertname: ALERTNAME, check }, annotations: { summary: `check ${check} failed` } },
+  ]);
+  const res = await pool.request({
+    method: 'POST',
+    path: '/api/v2/alerts',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   const text = await res.body.text();
   if (res.statusCode !== 200) throw new Error(`POST /api/v2/alerts answered ${res.statusCode}: ${text}`);
   return { sentAt, acceptedAt: Date.now() };
@@ -133,7 +140,14 @@ async function measureIngest(am: Alertmanager, f: Flags) {
   const result = await runWrk({ url: am.url, lua: INGEST_LUA, connections: f.connections, seconds: f.ingest });
   if (!result) return { ingest: null, ingestNote: 'wrk is not installed (apt-get install wrk): no ingest figure' };
   const cpuMs = (cpuSeconds(am.pid) - cpu0) * 1000;
-  return { ingest: { ...result, seconds: f.ingest, connections: f.connections, cpuMsPerAlert: Math.round((cpuMs / Math.max(1, result.requests)) * 1000) / 1000 } };
+  return {
+    ingest: {
+      ...result,
+      seconds: f.ingest,
+      connections: f.connections,
+      cpuMsPerAlert: Math.round((cpuMs / Math.max(1, result.requests)) * 1000) / 1000,
+    },
+  };
 }
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {

@@ -65,12 +65,25 @@ async function setUp(dataDir: string, receiver: WebhookReceiver, checks: number)
   const api = new Api(service.url, auth);
   const locationKey = (await api.createLocation(LOCATION)).key;
   const template = await api.createApiCheck({
-    name: 'bench 0', frequency: 1, doubleCheck: false, privateLocations: [LOCATION],
-    request: { method: 'GET', url: 'http://127.0.0.1:9/', assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+    name: 'bench 0',
+    frequency: 1,
+    doubleCheck: false,
+    privateLocations: [LOCATION],
+    request: {
+      method: 'GET',
+      url: 'http://127.0.0.1:9/',
+      assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+    },
   });
   const channel = await api.ok<{ id: number }>('POST', '/v1/alert-channels', {
     type: 'WEBHOOK',
-    config: { name: 'bench', url: `${receiver.url}/hook`, method: 'POST', webhookSecret: SECRET, template: '{"checkId":"{{CHECK_ID}}","alertType":"{{ALERT_TYPE}}"}' },
+    config: {
+      name: 'bench',
+      url: `${receiver.url}/hook`,
+      method: 'POST',
+      webhookSecret: SECRET,
+      template: '{"checkId":"{{CHECK_ID}}","alertType":"{{ALERT_TYPE}}"}',
+    },
   });
   await service.proc.stop();
 
@@ -84,7 +97,12 @@ async function setUp(dataDir: string, receiver: WebhookReceiver, checks: number)
       const name = `bench ${i}`;
       checkIds.push((await store.checks.create({ ...copy, name, body: { ...copy.body, name } })).id);
     }
-    for (const checkId of checkIds) await store.alertChannels.putSubscription(auth.accountId, channel.id, { checkId, groupId: null, activated: true });
+    for (const checkId of checkIds)
+      await store.alertChannels.putSubscription(auth.accountId, channel.id, {
+        checkId,
+        groupId: null,
+        activated: true,
+      });
     return { ...auth, locationKey, checkIds };
   } finally {
     await store.close();
@@ -122,8 +140,12 @@ class BenchAgent {
 
   register(): Promise<unknown> {
     return this.#post(AGENT_PATHS.register, {
-      agentId: this.agentId, version: 'bench', protocolVersion: 1, hostname: 'bench',
-      capabilities: { checkTypes: ['API'], runtimes: [] }, concurrency: { uptime: this.#inflight, heavy: 0 },
+      agentId: this.agentId,
+      version: 'bench',
+      protocolVersion: 1,
+      hostname: 'bench',
+      capabilities: { checkTypes: ['API'], runtimes: [] },
+      concurrency: { uptime: this.#inflight, heavy: 0 },
     });
   }
 
@@ -131,9 +153,21 @@ class BenchAgent {
     const failing = this.failing;
     const now = new Date().toISOString();
     const result = {
-      runId: job.runId, checkId: job.check.id, checkType: 'API', startedAt: now, stoppedAt: now, responseTime: 12,
-      hasFailures: failing, hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false,
-      error: failing ? 'Expected status code 200, got 500' : null, apiCheckResult: null, agent: { id: this.agentId, version: 'bench' }, scheduleLagMs: 0,
+      runId: job.runId,
+      checkId: job.check.id,
+      checkType: 'API',
+      startedAt: now,
+      stoppedAt: now,
+      responseTime: 12,
+      hasFailures: failing,
+      hasErrors: false,
+      isDegraded: false,
+      overMaxResponseTime: false,
+      isCancelled: false,
+      error: failing ? 'Expected status code 200, got 500' : null,
+      apiCheckResult: null,
+      agent: { id: this.agentId, version: 'bench' },
+      scheduleLagMs: 0,
     };
     if (failing && !this.failingSentAt.has(job.check.id)) this.failingSentAt.set(job.check.id, Date.now());
     await this.#post(AGENT_PATHS.results, { agentId: this.agentId, leaseId: job.leaseId, result });
@@ -143,14 +177,22 @@ class BenchAgent {
   /** Leases until stopped, answering each batch before asking for more. */
   async run(): Promise<void> {
     while (!this.stopped) {
-      const { jobs } = await this.#post<{ jobs: Job[] }>(AGENT_PATHS.lease, { agentId: this.agentId, slots: { uptime: this.#inflight, heavy: 0 }, waitSeconds: 1 });
+      const { jobs } = await this.#post<{ jobs: Job[] }>(AGENT_PATHS.lease, {
+        agentId: this.agentId,
+        slots: { uptime: this.#inflight, heavy: 0 },
+        waitSeconds: 1,
+      });
       await Promise.all(jobs.map((job) => this.#answer(job)));
     }
   }
 }
 
 /** The service's CPU (ms) and the results counted while `during` runs. */
-async function measure(pid: number, agent: BenchAgent, during: () => Promise<void>): Promise<{ cpuMs: number; results: number }> {
+async function measure(
+  pid: number,
+  agent: BenchAgent,
+  during: () => Promise<void>,
+): Promise<{ cpuMs: number; results: number }> {
   const cpu0 = cpuSeconds(pid);
   const n0 = agent.counts.passing + agent.counts.failing;
   await during();
@@ -171,7 +213,8 @@ function latencies(agent: BenchAgent, receiver: WebhookReceiver): { ms: number[]
   return { ms, perCheck };
 }
 
-const perResult = (m: { cpuMs: number; results: number }) => (m.results > 0 ? Math.round((m.cpuMs / m.results) * 10_000) / 10_000 : null);
+const perResult = (m: { cpuMs: number; results: number }) =>
+  m.results > 0 ? Math.round((m.cpuMs / m.results) * 10_000) / 10_000 : null;
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { checks: 10_000, phase: 60, inflight: 64 });
@@ -196,9 +239,14 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     await Promise.all(agentRuns);
     // Webhooks still on their way: wait for the last ones (bounded), never for ones that do not come.
     const expected = bench.failingSentAt.size;
-    await receiver.requests.waitFor(expected, (r) => (r.json as { alertType?: string } | undefined)?.alertType === 'ALERT_FAILURE', DRAIN_MS).catch(() => undefined);
+    await receiver.requests
+      .waitFor(expected, (r) => (r.json as { alertType?: string } | undefined)?.alertType === 'ALERT_FAILURE', DRAIN_MS)
+      .catch(() => undefined);
     const { ms, perCheck } = latencies(bench, receiver);
-    const extra = perResult(alerting) !== null && perResult(quiet) !== null ? Math.round(((perResult(alerting) ?? 0) - (perResult(quiet) ?? 0)) * 10_000) / 10_000 : null;
+    const extra =
+      perResult(alerting) !== null && perResult(quiet) !== null
+        ? Math.round(((perResult(alerting) ?? 0) - (perResult(quiet) ?? 0)) * 10_000) / 10_000
+        : null;
     return {
       checks: opts.checks,
       phaseSeconds: opts.phase,

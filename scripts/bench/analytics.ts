@@ -52,7 +52,15 @@ function payloadOf(checkType: 'API', i: number): RunResult {
         body: '{"status":"ok"}',
         headers: { 'content-type': 'application/json' },
         timings: null,
-        timingPhases: { wait: 1, dns: 2 + (i % 7), tcp: 5 + (i % 11), tls: 12, firstByte: ms - 30, download: 3, total: ms },
+        timingPhases: {
+          wait: 1,
+          dns: 2 + (i % 7),
+          tcp: 5 + (i % 11),
+          tls: 12,
+          firstByte: ms - 30,
+          download: 3,
+          total: ms,
+        },
       },
       assertions: [],
       requestError: null,
@@ -65,7 +73,12 @@ function payloadOf(checkType: 'API', i: number): RunResult {
 }
 
 /** Every check's results one a minute up to now, oldest first across checks, as they would arrive. */
-async function seed(store: Store, accountId: string, checkIds: readonly string[], perCheck: number): Promise<{ seconds: number; cpuMsPerResult: number }> {
+async function seed(
+  store: Store,
+  accountId: string,
+  checkIds: readonly string[],
+  perCheck: number,
+): Promise<{ seconds: number; cpuMsPerResult: number }> {
   const started = performance.now();
   const cpu0 = process.cpuUsage();
   const t0 = Date.now() - perCheck * MINUTE;
@@ -93,10 +106,17 @@ async function seed(store: Store, accountId: string, checkIds: readonly string[]
     });
   }
   const cpu = process.cpuUsage(cpu0);
-  return { seconds: Math.round((performance.now() - started) / 100) / 10, cpuMsPerResult: Math.round(((cpu.user + cpu.system) / 1000 / stored) * 1000) / 1000 };
+  return {
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+    cpuMsPerResult: Math.round(((cpu.user + cpu.system) / 1000 / stored) * 1000) / 1000,
+  };
 }
 
-const dirBytes = (dir: string): number => readdirSync(dir).reduce((n, f) => n + (statSync(path.join(dir, f)).isFile() ? statSync(path.join(dir, f)).size : 0), 0);
+const dirBytes = (dir: string): number =>
+  readdirSync(dir).reduce(
+    (n, f) => n + (statSync(path.join(dir, f)).isFile() ? statSync(path.join(dir, f)).size : 0),
+    0,
+  );
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { results: 1_000_000, checks: 100, requests: 200 });
@@ -106,9 +126,17 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const config = loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'ERROR' });
     const store = await openSqliteStore(dataDir);
     const { accountId, apiKey } = await createAccount(store, 'Bench');
-    const settings = { activated: true, muted: false, frequency: 1, frequencyOffset: null, locationIds: [], body: { tags: ['bench'] } };
+    const settings = {
+      activated: true,
+      muted: false,
+      frequency: 1,
+      frequencyOffset: null,
+      locationIds: [],
+      body: { tags: ['bench'] },
+    };
     const checkIds: string[] = [];
-    for (let c = 0; c < opts.checks; c++) checkIds.push((await store.checks.create({ accountId, checkType: 'API', name: `Check ${c}`, ...settings })).id);
+    for (let c = 0; c < opts.checks; c++)
+      checkIds.push((await store.checks.create({ accountId, checkType: 'API', name: `Check ${c}`, ...settings })).id);
     const seeded = await seed(store, accountId, checkIds, perCheck);
     const results = perCheck * opts.checks;
     const rollupRows = (await store.analytics.rollupsOfAccount(accountId, 0, Number.MAX_SAFE_INTEGER)).length;
@@ -123,7 +151,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       const randomCheck = () => checkIds[Math.floor(Math.random() * checkIds.length)] as string;
       const metrics = 'metrics=availability,responseTime_avg,responseTime_p95,responseTime_p99,dns_p95';
       const analytics = () => `/v1/analytics/api-checks/${randomCheck()}?${metrics}&quickRange=last7Days`;
-      const hourly = () => `/v1/analytics/api-checks/${randomCheck()}?${metrics}&quickRange=last7Days&aggregationInterval=60&groupBy=runLocation`;
+      const hourly = () =>
+        `/v1/analytics/api-checks/${randomCheck()}?${metrics}&quickRange=last7Days&aggregationInterval=60&groupBy=runLocation`;
       const reporting = () => '/v1/reporting?quickRange=last7Days';
       // Warm-up: JIT, prepared statements, SQLite page cache.
       await measureGets(pool, headers, analytics, 20);
@@ -135,12 +164,17 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         seedCpuMsPerResult: seeded.cpuMsPerResult,
         rollupRows,
         storeBytes: bytes,
-        storeMbPerMillionResults: Math.round((bytes / results) * 1e6 / 1e6 * 10) / 10,
+        storeMbPerMillionResults: Math.round((((bytes / results) * 1e6) / 1e6) * 10) / 10,
         unit: 'ms',
         loadAverage1m: Math.round((os.loadavg()[0] ?? 0) * 100) / 100,
         analytics7Days: await measureGets(pool, headers, analytics, opts.requests),
         analytics7DaysHourlyByLocation: await measureGets(pool, headers, hourly, opts.requests),
-        reportingAllChecks7Days: await measureGets(pool, headers, reporting, Math.max(10, Math.ceil(opts.requests / 4))),
+        reportingAllChecks7Days: await measureGets(
+          pool,
+          headers,
+          reporting,
+          Math.max(10, Math.ceil(opts.requests / 4)),
+        ),
         targets: { analytics7DaysP99: 50, reportingP99: 500 },
       };
     } finally {

@@ -29,7 +29,11 @@ const SEVERITIES = ['CRITICAL', 'MAJOR', 'MEDIUM', 'MINOR'] as const;
  * Direct inserts in one transaction: the API would take minutes for 100,000 incidents and measure
  * nothing of interest. Rows are what the repositories write (see store/sqlite/incidents.ts).
  */
-async function seed(dataDir: string, accountId: string, incidents: number): Promise<{ ids: string[]; seconds: number }> {
+async function seed(
+  dataDir: string,
+  accountId: string,
+  incidents: number,
+): Promise<{ ids: string[]; seconds: number }> {
   const started = performance.now();
   const db = openDatabase(dataDir);
   await runMigrations(new SqliteDatabase(db));
@@ -59,7 +63,14 @@ async function seed(dataDir: string, accountId: string, incidents: number): Prom
     link.run(id, serviceIds[i % 10]!, 0);
     if (i % 2 === 0) link.run(id, serviceIds[(i + 1) % 10]!, 1);
     insertUpdate.run(randomUUID(), id, 'We are investigating elevated error rates.', 'INVESTIGATING', created, created);
-    insertUpdate.run(randomUUID(), id, 'The fix is deployed; error rates are back to normal.', 'RESOLVED', resolved, resolved);
+    insertUpdate.run(
+      randomUUID(),
+      id,
+      'The fix is deployed; error rates are back to normal.',
+      'RESOLVED',
+      resolved,
+      resolved,
+    );
   }
   db.exec('COMMIT');
   db.close();
@@ -93,7 +104,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       let k = 0;
       const randomId = () => seeded.ids[Math.floor(Math.random() * seeded.ids.length)]!;
       // Warm-up: JIT, prepared statements, SQLite page cache.
-      await measureGets(pool, headers, () => (k++ % 2 ? '/v1/status-pages/incidents' : `/v1/status-pages/incidents/${randomId()}`), 300);
+      await measureGets(
+        pool,
+        headers,
+        () => (k++ % 2 ? '/v1/status-pages/incidents' : `/v1/status-pages/incidents/${randomId()}`),
+        300,
+      );
       const scenario = async (paths: () => string, n: number) => {
         serverTimes = [];
         const cpu0 = process.cpuUsage();

@@ -60,14 +60,22 @@ class StatementTimer {
 /** One scheduling interval: every check due, leased, and its result stored. Returns CPU ms per run. */
 async function cycle(h: Harness, tenant: Tenant, agent: Agent, checks: Check[]): Promise<number> {
   const cpu = process.cpuUsage();
-  await h.dispatcher.enqueueDue(checks.map((check) => ({ check, locationId: tenant.location.id, dueAtMs: h.clock.now })));
+  await h.dispatcher.enqueueDue(
+    checks.map((check) => ({ check, locationId: tenant.location.id, dueAtMs: h.clock.now })),
+  );
   const jobs: Job[] = [];
-  for (let got = await agent.lease({ slots: { uptime: 100 } }); got.length > 0; got = await agent.lease({ slots: { uptime: 100 } })) {
+  for (
+    let got = await agent.lease({ slots: { uptime: 100 } });
+    got.length > 0;
+    got = await agent.lease({ slots: { uptime: 100 } })
+  ) {
     jobs.push(...got);
   }
   if (jobs.length !== checks.length) throw new Error(`leased ${jobs.length} of ${checks.length} runs`);
   for (let i = 0; i < jobs.length; i += 100) {
-    const results = jobs.slice(i, i + 100).map((job) => ({ leaseId: job.leaseId, result: resultFor(job, agent.agentId) }));
+    const results = jobs
+      .slice(i, i + 100)
+      .map((job) => ({ leaseId: job.leaseId, result: resultFor(job, agent.agentId) }));
     const res = await agent.post(AGENT_PATHS.resultBatches, { agentId: agent.agentId, results });
     if (res.statusCode !== 200) throw new Error(`result batch: ${res.statusCode} ${res.body}`);
   }
@@ -102,7 +110,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       cpuMsPerRun: round(cpuMsPerRun),
       sqlMsPerRun: round(sum((t) => t.ms) / count),
       statementsPerRun: round(sum((t) => t.n) / count, 2),
-      top: rows.slice(0, top).map(([statement, t]) => ({ statement, msPerRun: round(t.ms / count), perRun: round(t.n / count, 2) })),
+      top: rows
+        .slice(0, top)
+        .map(([statement, t]) => ({ statement, msPerRun: round(t.ms / count), perRun: round(t.n / count, 2) })),
     };
   } finally {
     await h.close();

@@ -32,12 +32,17 @@ function profileFlag(args: string[]): { dir: string | undefined; rest: string[] 
   const i = args.indexOf('--profile');
   if (i === -1) return { dir: undefined, rest: args };
   const dir = args[i + 1];
-  if (!dir || dir.startsWith('--')) throw new Error('--profile: name the directory the agent writes its .cpuprofile into');
+  if (!dir || dir.startsWith('--'))
+    throw new Error('--profile: name the directory the agent writes its .cpuprofile into');
   return { dir: path.resolve(dir), rest: [...args.slice(0, i), ...args.slice(i + 2)] };
 }
 
 /** RSS of `pid` every 5 s for `seconds`, and the first second at which it was under `underMb` (null: never). */
-async function rssAfterLoad(pid: number, seconds: number, underMb: number): Promise<{ samples: number[]; secondsToUnder: number | null; end: number }> {
+async function rssAfterLoad(
+  pid: number,
+  seconds: number,
+  underMb: number,
+): Promise<{ samples: number[]; secondsToUnder: number | null; end: number }> {
   const samples: number[] = [];
   let secondsToUnder: number | null = null;
   for (let t = 0; t <= seconds; t += 5) {
@@ -55,8 +60,13 @@ async function rssAfterLoad(pid: number, seconds: number, underMb: number): Prom
  */
 async function memoryBreakdown(healthPort: number): Promise<Record<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
-  const mb = (name: string) => Math.round((Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) / 1048576) * 10) / 10;
-  return { heapTotal: mb('nodejs_heap_size_total_bytes'), heapUsed: mb('nodejs_heap_size_used_bytes'), external: mb('nodejs_external_memory_bytes') };
+  const mb = (name: string) =>
+    Math.round((Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) / 1048576) * 10) / 10;
+  return {
+    heapTotal: mb('nodejs_heap_size_total_bytes'),
+    heapUsed: mb('nodejs_heap_size_used_bytes'),
+    external: mb('nodejs_external_memory_bytes'),
+  };
 }
 
 /** Runs the agent has finished so far: the count of its check-duration histogram, every label summed. */
@@ -83,10 +93,17 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   // The agent and service run compiled (dist/), as in the Docker image (_dist.ts says why). The
   // harness reads OUTPOST_CLI when it is loaded, so it is imported only after it is set.
   process.env.OUTPOST_CLI = `${buildDist()}cli/main.js`;
-  const { Api, createAccount, startAgent, startService, startTarget, tempDir } = await import('../../test/e2e/harness.ts');
+  const { Api, createAccount, startAgent, startService, startTarget, tempDir } = await import(
+    '../../test/e2e/harness.ts'
+  );
   const data = await tempDir('bench-e2e');
-  const target = await startTarget((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
-  const service = await startService({ ...BENCH_SERVICE_ENV, DATA_DIR: data.dir, LOG_LEVEL: 'INFO' }, serviceNodeFlags());
+  const target = await startTarget((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
+  );
+  const service = await startService(
+    { ...BENCH_SERVICE_ENV, DATA_DIR: data.dir, LOG_LEVEL: 'INFO' },
+    serviceNodeFlags(),
+  );
   const servicePid = service.proc.child.pid!;
   const api = new Api(service.url, await createAccount(data.dir));
   const location = await api.createLocation('bench');
@@ -95,7 +112,10 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   // harness spawns node directly).
   const nodeFlags = agentNodeFlags();
   if (profile.dir) nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${profile.dir}`);
-  const agent = startAgent({ ...agentEnv(), API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool` }, nodeFlags);
+  const agent = startAgent(
+    { ...agentEnv(), API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool` },
+    nodeFlags,
+  );
   try {
     // Registered and idle: nothing is scheduled yet. Let start-up settle, then measure a quiet period.
     const registered = await agent.waitForLog((l) => l.msg === 'registered; taking work');
@@ -115,7 +135,11 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
             frequency: 0,
             frequencyOffset: 10,
             privateLocations: ['bench'],
-            request: { method: 'GET', url: `${target.url}/${i + j}`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+            request: {
+              method: 'GET',
+              url: `${target.url}/${i + j}`,
+              assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+            },
           }),
         ),
       );
@@ -186,7 +210,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       agentRssMb: { idle: idleRss, loadPeak: Math.max(...loadRss), idleAfterLoad: idleAfterLoadRss },
       agentCpuPercent: { idle: Math.round(idleCpuPercent * 100) / 100, load: Math.round(loadCpuPercent * 10) / 10 },
       serviceCpuPercent: Math.round((serviceCpuSeconds / opts.duration) * 1000) / 10,
-      serviceCpuMsPerResult: rows.length > 0 ? Math.round((serviceCpuSeconds * 1000 * 1000) / rows.length) / 1000 : null,
+      serviceCpuMsPerResult:
+        rows.length > 0 ? Math.round((serviceCpuSeconds * 1000 * 1000) / rows.length) / 1000 : null,
       serviceNodeFlags: serviceNodeFlags(),
       // Agent CPU during the measured window divided by the runs the agent finished in it (results
       // stored in the window would count a backlog of late results too).

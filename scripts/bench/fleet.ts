@@ -48,7 +48,10 @@ interface Backend {
 const WINDOW_SQL = 'SELECT created_at, payload FROM results WHERE created_at >= $1 AND created_at < $2';
 
 function windowOf(rows: Array<{ created_at: string; payload: string }>): Window {
-  return { storedAt: rows.map((r) => r.created_at), lagsMs: rows.map((r) => (JSON.parse(r.payload) as { scheduleLagMs: number }).scheduleLagMs) };
+  return {
+    storedAt: rows.map((r) => r.created_at),
+    lagsMs: rows.map((r) => (JSON.parse(r.payload) as { scheduleLagMs: number }).scheduleLagMs),
+  };
 }
 
 /** A cluster of our own when the environment names none; its stop, or nothing to stop. */
@@ -60,11 +63,15 @@ function ensureCluster(): () => void {
     exports = execFileSync(script, ['start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   } catch {
     // The script has said why on stderr (no server binaries, initdb failed, ...).
-    throw new ConfigError('OUTPOST_TEST_DATABASE_URL', `${script} could not start a PostgreSQL cluster (above); install Debian's postgresql (apt-get install -y postgresql) or set OUTPOST_TEST_DATABASE_URL`);
+    throw new ConfigError(
+      'OUTPOST_TEST_DATABASE_URL',
+      `${script} could not start a PostgreSQL cluster (above); install Debian's postgresql (apt-get install -y postgresql) or set OUTPOST_TEST_DATABASE_URL`,
+    );
   }
   for (const [, key, value] of exports.matchAll(/^export (\w+)=['"]?([^'"\n]*)['"]?$/gm)) process.env[key!] = value!;
   const dir = process.env.OUTPOST_TEST_POSTGRES_DIR;
-  if (!process.env.OUTPOST_TEST_DATABASE_URL || !dir) throw new Error(`${script} start printed no OUTPOST_TEST_DATABASE_URL / OUTPOST_TEST_POSTGRES_DIR:\n${exports}`);
+  if (!process.env.OUTPOST_TEST_DATABASE_URL || !dir)
+    throw new Error(`${script} start printed no OUTPOST_TEST_DATABASE_URL / OUTPOST_TEST_POSTGRES_DIR:\n${exports}`);
   say(`started a throwaway PostgreSQL cluster in ${dir}`);
   return () => execFileSync(script, ['stop', dir], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
@@ -95,7 +102,12 @@ function sqliteBackend(dataDir: string): Backend {
     async resultsBetween(from, to) {
       const db = new DatabaseSync(`${dataDir}/outpost.db`, { readOnly: true });
       try {
-        return windowOf(db.prepare(WINDOW_SQL.replace('$1', '?').replace('$2', '?')).all(from, to) as Array<{ created_at: string; payload: string }>);
+        return windowOf(
+          db.prepare(WINDOW_SQL.replace('$1', '?').replace('$2', '?')).all(from, to) as Array<{
+            created_at: string;
+            payload: string;
+          }>,
+        );
       } finally {
         db.close();
       }
@@ -114,10 +126,19 @@ interface Fleet {
 }
 
 /** The backend's replicas, an account and the location. */
-async function startFleet(h: Harness, backend: Backend, dataDirs: string[]): Promise<{ fleet: Fleet; api: InstanceType<Harness['Api']> }> {
+async function startFleet(
+  h: Harness,
+  backend: Backend,
+  dataDirs: string[],
+): Promise<{ fleet: Fleet; api: InstanceType<Harness['Api']> }> {
   const fleet: Fleet = { h, urls: [], locationKey: '', spoolRoot: dataDirs[0]!, procs: [], agents: 0 };
   for (let r = 0; r < backend.replicas; r++) {
-    const service = await h.startService({ ...BENCH_SERVICE_ENV, ...backend.env, DATA_DIR: dataDirs[r]!, LOG_LEVEL: 'INFO' });
+    const service = await h.startService({
+      ...BENCH_SERVICE_ENV,
+      ...backend.env,
+      DATA_DIR: dataDirs[r]!,
+      LOG_LEVEL: 'INFO',
+    });
     fleet.procs.push(service.proc);
     fleet.urls.push(service.url);
   }
@@ -130,9 +151,17 @@ async function startFleet(h: Harness, backend: Backend, dataDirs: string[]): Pro
 async function growTo(fleet: Fleet, count: number): Promise<void> {
   const started: Array<Promise<unknown>> = [];
   for (; fleet.agents < count; fleet.agents++) {
-    const env = { ...agentEnv(), API_KEY: fleet.locationKey, API_URL: fleet.urls[fleet.agents % fleet.urls.length]!, LOG_LEVEL: 'INFO' };
+    const env = {
+      ...agentEnv(),
+      API_KEY: fleet.locationKey,
+      API_URL: fleet.urls[fleet.agents % fleet.urls.length]!,
+      LOG_LEVEL: 'INFO',
+    };
     // API checks without scripts need no sandbox: a pool would only take CPU from the measurement.
-    const agent = fleet.h.startAgent({ ...env, SPOOL_DIR: `${fleet.spoolRoot}/spool-${fleet.agents}`, SANDBOX_POOL_SIZE: '0' }, agentNodeFlags());
+    const agent = fleet.h.startAgent(
+      { ...env, SPOOL_DIR: `${fleet.spoolRoot}/spool-${fleet.agents}`, SANDBOX_POOL_SIZE: '0' },
+      agentNodeFlags(),
+    );
     fleet.procs.push(agent);
     started.push(agent.waitForLog((l) => l.msg === 'registered; taking work', 60_000));
   }
@@ -140,13 +169,25 @@ async function growTo(fleet: Fleet, count: number): Promise<void> {
 }
 
 /** One backend: its replicas and the checks, then 1, 2 and 4 agents, one measured window each. */
-async function measureBackend(h: Harness, backend: Backend, dataDirs: string[], opts: { checks: number; duration: number }, targetUrl: string) {
+async function measureBackend(
+  h: Harness,
+  backend: Backend,
+  dataDirs: string[],
+  opts: { checks: number; duration: number },
+  targetUrl: string,
+) {
   const { fleet, api } = await startFleet(h, backend, dataDirs);
   try {
     // The first agent before the checks, so no backlog of first runs waits for it.
     await growTo(fleet, AGENT_STEPS[0]!);
     await api.createApiChecks(
-      Array.from({ length: opts.checks }, (_, i) => ({ name: `fleet ${i}`, frequency: 0, frequencyOffset: 10, privateLocations: ['fleet'], request: { method: 'GET', url: `${targetUrl}/${i}` } })),
+      Array.from({ length: opts.checks }, (_, i) => ({
+        name: `fleet ${i}`,
+        frequency: 0,
+        frequencyOffset: 10,
+        privateLocations: ['fleet'],
+        request: { method: 'GET', url: `${targetUrl}/${i}` },
+      })),
     );
     const out: Array<Record<string, unknown>> = [];
     for (const step of AGENT_STEPS) {
@@ -178,7 +219,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   process.env.OUTPOST_CLI = `${buildDist()}cli/main.js`;
   const h: Harness = await import('../../test/e2e/harness.ts');
   const stopCluster = ensureCluster();
-  const nginx = await startNginx({ location: () => 'location / { default_type application/json; return 200 \'{"ok":true}\'; }' });
+  const nginx = await startNginx({
+    location: () => 'location / { default_type application/json; return 200 \'{"ok":true}\'; }',
+  });
   const dirs = await Promise.all(['pg-a', 'pg-b', 'sqlite'].map((p) => h.tempDir(`bench-fleet-${p}`)));
   const results: Array<Record<string, unknown>> = [];
   try {
@@ -200,5 +243,11 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     for (const d of dirs) await d.remove();
     stopCluster();
   }
-  return { checks: opts.checks, intervalSeconds: INTERVAL_MS / 1000, windowSeconds: opts.duration, cpus: (await import('node:os')).availableParallelism(), runs: results };
+  return {
+    checks: opts.checks,
+    intervalSeconds: INTERVAL_MS / 1000,
+    windowSeconds: opts.duration,
+    cpus: (await import('node:os')).availableParallelism(),
+    runs: results,
+  };
 }

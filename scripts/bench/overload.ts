@@ -32,7 +32,9 @@ interface RunRow {
 /** Runs that ended `expired`, by end reason (the texts are fixed per cause), in the store. */
 function expiredByReason(db: DatabaseSync, fromIso: string, toIso: string): Record<string, number> {
   const rows = db
-    .prepare("SELECT end_reason, count(*) AS n FROM runs WHERE state = 'expired' AND finished_at >= ? AND finished_at < ? GROUP BY end_reason")
+    .prepare(
+      "SELECT end_reason, count(*) AS n FROM runs WHERE state = 'expired' AND finished_at >= ? AND finished_at < ? GROUP BY end_reason",
+    )
     .all(fromIso, toIso) as Array<{ end_reason: string; n: number }>;
   return Object.fromEntries(rows.map((r) => [r.end_reason.replace(/\d+/g, 'N').slice(0, 80), r.n]));
 }
@@ -41,8 +43,14 @@ function expiredByReason(db: DatabaseSync, fromIso: string, toIso: string): Reco
  * Where the offered work went: the runs due in the window by the state they are in now, and how long
  * after its due time each was enqueued (a service too busy to enqueue on time shows here).
  */
-function runsDueIn(db: DatabaseSync, fromIso: string, toIso: string): { byState: Record<string, number>; dueToEnqueuedMs: ReturnType<typeof summarize> } {
-  const rows = db.prepare('SELECT state, due_at, created_at FROM runs WHERE due_at >= ? AND due_at < ?').all(fromIso, toIso) as Array<{
+function runsDueIn(
+  db: DatabaseSync,
+  fromIso: string,
+  toIso: string,
+): { byState: Record<string, number>; dueToEnqueuedMs: ReturnType<typeof summarize> } {
+  const rows = db
+    .prepare('SELECT state, due_at, created_at FROM runs WHERE due_at >= ? AND due_at < ?')
+    .all(fromIso, toIso) as Array<{
     state: string;
     due_at: string;
     created_at: string;
@@ -83,16 +91,28 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { checks: 4000, keep: 500, duration: 30, 'late-ms': 1000 });
   if (opts.keep >= opts.checks) throw new Error('--keep must be below --checks: the drop deactivates the others');
   process.env.OUTPOST_CLI = `${buildDist()}cli/main.js`;
-  const { Api, createAccount, startAgent, startService, startTarget, tempDir } = await import('../../test/e2e/harness.ts');
+  const { Api, createAccount, startAgent, startService, startTarget, tempDir } = await import(
+    '../../test/e2e/harness.ts'
+  );
   const data = await tempDir('bench-overload');
-  const target = await startTarget((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+  const target = await startTarget((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
+  );
   // OUTPOST_BENCH_CPU_PROF_DIR: the service writes a CPU profile there when it stops.
   const profDir = process.env.OUTPOST_BENCH_CPU_PROF_DIR;
-  const service = await startService({ ...BENCH_SERVICE_ENV, DATA_DIR: data.dir, LOG_LEVEL: 'INFO', ...(profDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {}) });
+  const service = await startService({
+    ...BENCH_SERVICE_ENV,
+    DATA_DIR: data.dir,
+    LOG_LEVEL: 'INFO',
+    ...(profDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {}),
+  });
   const api = new Api(service.url, await createAccount(data.dir));
   await api.createLocation('bench');
   const location = await api.createLocation('overload');
-  const agent = startAgent({ ...agentEnv(), API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool` }, agentNodeFlags());
+  const agent = startAgent(
+    { ...agentEnv(), API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool` },
+    agentNodeFlags(),
+  );
   try {
     await agent.waitForLog((l) => l.msg === 'registered; taking work');
     const excess = await api.ok<{ id: number }>('POST', '/v2/check-groups', { name: 'excess', activated: true });
@@ -102,7 +122,11 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       frequencyOffset: INTERVAL_S,
       privateLocations: ['overload'],
       ...(i >= opts.keep ? { groupId: excess.id } : {}),
-      request: { method: 'GET', url: `${target.url}/${i}`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+      request: {
+        method: 'GET',
+        url: `${target.url}/${i}`,
+        assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+      },
     });
     await api.createApiChecks(Array.from({ length: opts.checks }, (_, i) => body(i)));
     // One interval so every pair has come due once, then the measured window.
@@ -130,7 +154,10 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         `SELECT r.due_at, r.state, r.end_reason, res.payload FROM runs r LEFT JOIN results res ON res.run_id = r.run_id
          WHERE r.due_at >= ? AND r.due_at < ? AND r.state <> 'cancelled'`,
       )
-      .all(new Date(dropMs).toISOString(), new Date(dropMs + 2 * INTERVAL_S * 1000).toISOString()) as unknown as RunRow[];
+      .all(
+        new Date(dropMs).toISOString(),
+        new Date(dropMs + 2 * INTERVAL_S * 1000).toISOString(),
+      ) as unknown as RunRow[];
     db.close();
     const lags = inWindow.map((r) => (JSON.parse(r.payload) as { scheduleLagMs: number }).scheduleLagMs);
     return {

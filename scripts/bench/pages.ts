@@ -35,33 +35,79 @@ const DAY_MS = 86_400_000;
 const OPEN = 5;
 
 const palette = (bg: string, fg: string): ThemePalette => ({
-  bodyBackgroundColor: bg, headerBackgroundColor: bg, headerFontColor: fg, titleFontColor: fg, bodyFontColor: fg,
-  bodyFontColorMuted: fg, navigationFontColor: fg, linkFontColor: fg, cardBackgroundColor: bg, borderColor: fg,
-  primaryButtonBackgroundColor: fg, primaryButtonFontColor: bg,
+  bodyBackgroundColor: bg,
+  headerBackgroundColor: bg,
+  headerFontColor: fg,
+  titleFontColor: fg,
+  bodyFontColor: fg,
+  bodyFontColorMuted: fg,
+  navigationFontColor: fg,
+  linkFontColor: fg,
+  cardBackgroundColor: bg,
+  borderColor: fg,
+  primaryButtonBackgroundColor: fg,
+  primaryButtonFontColor: bg,
 });
 
-async function seed(dataDir: string, services: number, incidents: number): Promise<{ url: string; accountId: string; serviceId: string }> {
+async function seed(
+  dataDir: string,
+  services: number,
+  incidents: number,
+): Promise<{ url: string; accountId: string; serviceId: string }> {
   const store = await openSqliteStore(dataDir);
   try {
     const { accountId } = await createAccount(store, 'Bench');
     const serviceIds: string[] = [];
-    for (let i = 0; i < services; i++) serviceIds.push((await store.statusPageServices.create(accountId, `Service ${i}`)).id);
-    const cards = Array.from({ length: 5 }, (_, c) => ({ name: `Card ${c}`, serviceIds: serviceIds.filter((_, i) => i % 5 === c) }));
+    for (let i = 0; i < services; i++)
+      serviceIds.push((await store.statusPageServices.create(accountId, `Service ${i}`)).id);
+    const cards = Array.from({ length: 5 }, (_, c) => ({
+      name: `Card ${c}`,
+      serviceIds: serviceIds.filter((_, i) => i % 5 === c),
+    }));
     const page = await store.statusPages.create(accountId, {
-      name: 'Bench status', url: 'bench', customDomain: null, themeColors: { light: palette('#FFFFFF', '#111111'), dark: palette('#111111', '#EEEEEE') },
-      logo: null, logoDark: null, redirectTo: 'https://bench.example/', favicon: null, defaultTheme: 'AUTO', version: null,
-      description: 'A status page with many services and incidents', isPrivate: false, whiteLabel: false, cards,
+      name: 'Bench status',
+      url: 'bench',
+      customDomain: null,
+      themeColors: { light: palette('#FFFFFF', '#111111'), dark: palette('#111111', '#EEEEEE') },
+      logo: null,
+      logoDark: null,
+      redirectTo: 'https://bench.example/',
+      favicon: null,
+      defaultTheme: 'AUTO',
+      version: null,
+      description: 'A status page with many services and incidents',
+      isPrivate: false,
+      whiteLabel: false,
+      cards,
     });
     const now = Date.now();
     const spacing = (730 * DAY_MS) / incidents;
     for (let i = incidents - 1; i >= 0; i--) {
       const start = new Date(now - i * spacing - 60_000);
-      const serviceIdsOf = [serviceIds[i % services] as string, ...(i % 3 === 0 ? [serviceIds[(i + 7) % services] as string] : [])];
-      const update = { description: 'We are investigating elevated error rates.', status: 'INVESTIGATING' as const, publicIncidentUpdateDate: start.toISOString(), notifySubscribers: false };
-      const created = await store.incidents.create(accountId, { name: `Incident ${i}`, severity: INCIDENT_SEVERITIES[i % 4] ?? 'MINOR', serviceIds: serviceIdsOf, update });
+      const serviceIdsOf = [
+        serviceIds[i % services] as string,
+        ...(i % 3 === 0 ? [serviceIds[(i + 7) % services] as string] : []),
+      ];
+      const update = {
+        description: 'We are investigating elevated error rates.',
+        status: 'INVESTIGATING' as const,
+        publicIncidentUpdateDate: start.toISOString(),
+        notifySubscribers: false,
+      };
+      const created = await store.incidents.create(accountId, {
+        name: `Incident ${i}`,
+        severity: INCIDENT_SEVERITIES[i % 4] ?? 'MINOR',
+        serviceIds: serviceIdsOf,
+        update,
+      });
       if (i < OPEN) continue;
       const resolvedAt = new Date(start.getTime() + 45 * 60_000).toISOString();
-      await store.incidents.addUpdate(accountId, created.value.id, { ...update, description: 'Resolved: error rates are back to normal.', status: 'RESOLVED', publicIncidentUpdateDate: resolvedAt });
+      await store.incidents.addUpdate(accountId, created.value.id, {
+        ...update,
+        description: 'Resolved: error rates are back to normal.',
+        status: 'RESOLVED',
+        publicIncidentUpdateDate: resolvedAt,
+      });
     }
     return { url: `/status/${page.url}`, accountId, serviceId: serviceIds[0] as string };
   } finally {
@@ -77,7 +123,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   try {
     const seedStarted = performance.now();
     const status = await seed(dataDir, flags.services, flags.incidents);
-    const service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), { logger: false });
+    const service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), {
+      logger: false,
+    });
     try {
       const board = await seedDashboard(service.store, dataDir, flags.checks);
       const seedSeconds = Math.round((performance.now() - seedStarted) / 100) / 10;
@@ -93,8 +141,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         peerNginx: await nginxServing(service.app, url, flags.seconds),
       });
       const { store } = service;
-      const statusPage = await measure(status.url, (i) => store.statusPageServices.update(status.accountId, status.serviceId, `Service 0 (${i})`).then(() => undefined));
-      const dashboard = await measure(board.url, (i) => storeOneResult(store, board.accountId, board.checkIds[i % board.checkIds.length] as string, i));
+      const statusPage = await measure(status.url, (i) =>
+        store.statusPageServices.update(status.accountId, status.serviceId, `Service 0 (${i})`).then(() => undefined),
+      );
+      const dashboard = await measure(board.url, (i) =>
+        storeOneResult(store, board.accountId, board.checkIds[i % board.checkIds.length] as string, i),
+      );
       return { ...flags, seedSeconds, statusPage, dashboard };
     } finally {
       await service.stop();
@@ -113,7 +165,8 @@ async function nginxServing(app: Awaited<ReturnType<typeof buildService>>['app']
   const zipped = await app.inject({ method: 'GET', url, headers: { accept: 'text/html', 'accept-encoding': 'gzip' } });
   const nginx = await startNginx({
     files: { 'index.html': plain.rawPayload, 'index.html.gz': zipped.rawPayload },
-    location: (root) => `location / { root ${root}; gzip_static on; default_type text/html; try_files /index.html =404; }`,
+    location: (root) =>
+      `location / { root ${root}; gzip_static on; default_type text/html; try_files /index.html =404; }`,
   });
   try {
     return await runWrk({ url: `http://127.0.0.1:${nginx.port}${url}`, lua: PAGE_LUA, connections: 4, seconds });

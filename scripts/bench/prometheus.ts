@@ -29,30 +29,52 @@ interface Flags {
 function positive(flag: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(flag, `${flag} ${JSON.stringify(text)}: use a positive number`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new ConfigError(flag, `${flag} ${JSON.stringify(text)}: use a positive number`);
   return n;
 }
 
 export function parseFlags(args: string[]): Flags {
-  const options = { steps: { type: 'string' }, window: { type: 'string' }, warmup: { type: 'string' }, 'late-bound-ms': { type: 'string' } } as const;
+  const options = {
+    steps: { type: 'string' },
+    window: { type: 'string' },
+    warmup: { type: 'string' },
+    'late-bound-ms': { type: 'string' },
+  } as const;
   const { values } = parseArgs({ args, options, strict: true });
   const steps = (values.steps ?? '1000,2000,4000,8000,16000').split(',').map((s) => Number(s.trim()));
   if (!steps.every((n, i) => Number.isInteger(n) && n > 0 && (i === 0 || n > steps[i - 1]!))) {
-    throw new ConfigError('--steps', `--steps ${JSON.stringify(values.steps)}: use rising positive whole numbers separated by commas, e.g. 1000,2000,4000`);
+    throw new ConfigError(
+      '--steps',
+      `--steps ${JSON.stringify(values.steps)}: use rising positive whole numbers separated by commas, e.g. 1000,2000,4000`,
+    );
   }
   const window = positive('--window', values.window, 60);
-  if (window < INTERVAL_SECONDS * 2) throw new ConfigError('--window', `--window ${window}: use at least ${INTERVAL_SECONDS * 2} s (two intervals)`);
-  return { steps, window, warmup: positive('--warmup', values.warmup, 20), lateBoundMs: positive('--late-bound-ms', values['late-bound-ms'], 1000) };
+  if (window < INTERVAL_SECONDS * 2)
+    throw new ConfigError('--window', `--window ${window}: use at least ${INTERVAL_SECONDS * 2} s (two intervals)`);
+  return {
+    steps,
+    window,
+    warmup: positive('--warmup', values.warmup, 20),
+    lateBoundMs: positive('--late-bound-ms', values['late-bound-ms'], 1000),
+  };
 }
 
 /** Runs the steps in order until one falls behind; each step's figures with its verdict. */
-async function stepUntilBehind<T extends StepFigures>(side: string, steps: number[], c: Criteria, step: (n: number) => Promise<T>): Promise<Array<T & { fellBehind: string | null }>> {
+async function stepUntilBehind<T extends StepFigures>(
+  side: string,
+  steps: number[],
+  c: Criteria,
+  step: (n: number) => Promise<T>,
+): Promise<Array<T & { fellBehind: string | null }>> {
   const done: Array<T & { fellBehind: string | null }> = [];
   for (const n of steps) {
     const figures = await step(n);
     const verdict = fellBehind(figures, c);
     done.push({ ...figures, fellBehind: verdict });
-    process.stderr.write(`bench prometheus: ${side} at ${n}: held ${figures.held} of ${figures.expected}, lateness p99 ${figures.lateP99Ms} ms${verdict ? ` — fell behind (${verdict})` : ''}\n`);
+    process.stderr.write(
+      `bench prometheus: ${side} at ${n}: held ${figures.held} of ${figures.expected}, lateness p99 ${figures.lateP99Ms} ms${verdict ? ` — fell behind (${verdict})` : ''}\n`,
+    );
     if (verdict) break;
   }
   return done;
@@ -69,9 +91,13 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   try {
     const targetBase = `http://127.0.0.1:${nginx.port}`;
     const window = { window: f.window, warmup: f.warmup };
-    const promSteps = await stepUntilBehind('prometheus', f.steps, criteria, (n) => prometheusStep(n, { blackbox, targetBase, ...window }));
+    const promSteps = await stepUntilBehind('prometheus', f.steps, criteria, (n) =>
+      prometheusStep(n, { blackbox, targetBase, ...window }),
+    );
     const fleet = await startOutpost(targetBase);
-    const outSteps = await stepUntilBehind('outpost', f.steps, criteria, (n) => fleet.step(n, window)).finally(() => fleet.stop());
+    const outSteps = await stepUntilBehind('outpost', f.steps, criteria, (n) => fleet.step(n, window)).finally(() =>
+      fleet.stop(),
+    );
     const prometheus = capacityOf(promSteps);
     const outpost = capacityOf(outSteps);
     const { ratio, kind } = capacityRatio(outpost, prometheus);

@@ -46,14 +46,19 @@ function bodiesOf(served: Served, mode: Mode): unknown[] {
   const items = served.jobs.map((job) => ({ leaseId: job.leaseId, result: resultFor(job, served.agentId) }));
   if (mode === 'single') return items.map((item) => ({ agentId: served.agentId, ...item }));
   const batches = [];
-  for (let i = 0; i < items.length; i += 100) batches.push({ agentId: served.agentId, results: items.slice(i, i + 100) });
+  for (let i = 0; i < items.length; i += 100)
+    batches.push({ agentId: served.agentId, results: items.slice(i, i + 100) });
   return batches;
 }
 
 async function measure(mode: Mode, runs: number): Promise<Record<string, number>> {
-  const server = spawn(process.execPath, [new URL('./_result-path-server.ts', import.meta.url).pathname, String(runs)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const server = spawn(
+    process.execPath,
+    [new URL('./_result-path-server.ts', import.meta.url).pathname, String(runs)],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
   const served = JSON.parse(line) as Served;
   const bodies = bodiesOf(served, mode);
@@ -67,7 +72,10 @@ async function measure(mode: Mode, runs: number): Promise<Record<string, number>
   const cpuMs = (cpuSeconds(pid) - cpu0) * 1000;
   server.stdin.end();
   await once(server, 'exit');
-  return { cpuMsPerResult: Math.round((cpuMs / runs) * 1000) / 1000, resultsPerSecond: Math.round(runs / (wallMs / 1000)) };
+  return {
+    cpuMsPerResult: Math.round((cpuMs / runs) * 1000) / 1000,
+    resultsPerSecond: Math.round(runs / (wallMs / 1000)),
+  };
 }
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {

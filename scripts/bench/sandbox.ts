@@ -33,10 +33,15 @@ async function waitWarm(pool: SandboxPool, runtimeId: string, size: number): Pro
 async function inProcess(): Promise<number> {
   const t0 = performance.now();
   const sink = new console.Console(new Writable({ write: (_c, _e, cb) => cb() }));
-  const script = new vm.Script(`(async function (request, console) {\n${SCRIPT}\n})`, { filename: 'setup.js', lineOffset: -1 });
+  const script = new vm.Script(`(async function (request, console) {\n${SCRIPT}\n})`, {
+    filename: 'setup.js',
+    lineOffset: -1,
+  });
   const fn = script.runInThisContext() as (req: unknown, c: Console) => Promise<void>;
   process.env.BENCH_ID = 'b';
-  const request = JSON.parse(JSON.stringify({ method: 'GET', url: 'http://127.0.0.1/x', headers: {}, queryParameters: {}, body: '' }));
+  const request = JSON.parse(
+    JSON.stringify({ method: 'GET', url: 'http://127.0.0.1/x', headers: {}, queryParameters: {}, body: '' }),
+  );
   await fn(request, sink);
   JSON.stringify({ request });
   return performance.now() - t0;
@@ -44,17 +49,26 @@ async function inProcess(): Promise<number> {
 
 function wholeFlag(flag: string, text: string | undefined, fallback: number): number {
   const n = text === undefined ? fallback : Number(text);
-  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(flag, `${flag} ${JSON.stringify(text)}: use a positive whole number`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new ConfigError(flag, `${flag} ${JSON.stringify(text)}: use a positive whole number`);
   return n;
 }
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
-  const { values } = parseArgs({ args, options: { runs: { type: 'string' }, pool: { type: 'string' }, runtime: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { runs: { type: 'string' }, pool: { type: 'string' }, runtime: { type: 'string' } },
+    strict: true,
+  });
   const runs = wholeFlag('--runs', values.runs, 200);
   const size = wholeFlag('--pool', values.pool, 2);
   const found = await discoverRuntimes(process.env.RUNTIMES_DIR ?? defaultRuntimesDir());
   const runtime = found.runtimes.find((r) => r.id === (values.runtime ?? '2026.04'));
-  if (!runtime) throw new ConfigError('--runtime', `runtime ${values.runtime ?? '2026.04'} is not installed; run npm run runtimes:install`);
+  if (!runtime)
+    throw new ConfigError(
+      '--runtime',
+      `runtime ${values.runtime ?? '2026.04'} is not installed; run npm run runtimes:install`,
+    );
   const isolation = await detectIsolation(loadIsolationSettings(process.env));
 
   // Cold start, for reference: what a job would pay without the pool.
@@ -88,14 +102,17 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
           filename: 'setup.js',
           code: SCRIPT,
           env: { BENCH_ID: 'b' },
-          context: { request: { method: 'GET', url: 'http://127.0.0.1/x', headers: {}, queryParameters: {}, body: '' } },
+          context: {
+            request: { method: 'GET', url: 'http://127.0.0.1/x', headers: {}, queryParameters: {}, body: '' },
+          },
         },
         { timeoutMs: 10_000 },
       );
       const t2 = performance.now();
       sandbox.finish();
       const t3 = performance.now();
-      if (outcome.kind !== 'ok' || sandbox.output().lines.length !== 1) throw new Error(`run ${i} failed: ${JSON.stringify(outcome)}`);
+      if (outcome.kind !== 'ok' || sandbox.output().lines.length !== 1)
+        throw new Error(`run ${i} failed: ${JSON.stringify(outcome)}`);
       cleanups.push(sandbox.dispose());
       const base = await inProcess();
       sandboxed.push(t3 - t0);
@@ -117,7 +134,11 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     addedMs: addedStats,
     sandboxMs: summarize(sandboxed),
     inProcessMs: summarize(baseline),
-    breakdownP50Ms: { acquire: summarize(acquireMs).p50, step: summarize(stepMs).p50, processEnd: summarize(endMs).p50 },
+    breakdownP50Ms: {
+      acquire: summarize(acquireMs).p50,
+      step: summarize(stepMs).p50,
+      processEnd: summarize(endMs).p50,
+    },
     coldStartMs: summarize(cold),
     target: 'added p50 <= 5 ms',
     pass: addedStats.p50 <= 5,

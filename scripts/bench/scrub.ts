@@ -24,7 +24,10 @@ function prng(seed: number): () => number {
   };
 }
 
-const WORDS = 'the quick brown fox jumps over lazy dog status ok error request response token session user id value header body json html'.split(' ');
+const WORDS =
+  'the quick brown fox jumps over lazy dog status ok error request response token session user id value header body json html'.split(
+    ' ',
+  );
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 export function makeSecrets(n: number, rand: () => number): string[] {
@@ -32,7 +35,8 @@ export function makeSecrets(n: number, rand: () => number): string[] {
   return Array.from({ length: n }, (_, i) => {
     let s = `sk_${i}_`;
     const len = 12 + Math.floor(rand() * 28);
-    for (let j = 0; j < len; j++) s += rand() < 0.1 ? specials[Math.floor(rand() * specials.length)] : ALNUM[Math.floor(rand() * ALNUM.length)];
+    for (let j = 0; j < len; j++)
+      s += rand() < 0.1 ? specials[Math.floor(rand() * specials.length)] : ALNUM[Math.floor(rand() * ALNUM.length)];
     return s;
   });
 }

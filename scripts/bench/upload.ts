@@ -187,7 +187,13 @@ async function firstRun(dataDir: string): Promise<string> {
   );
 }
 
-function summary(opts: { mb: number; repeat: number }, url: string, rounds: Round[], curl: CurlRound[], load: Record<string, number[]>) {
+function summary(
+  opts: { mb: number; repeat: number },
+  url: string,
+  rounds: Round[],
+  curl: CurlRound[],
+  load: Record<string, number[]>,
+) {
   const agent = median(rounds.map((r) => r.agentMBps));
   const agentTransfer = median(rounds.map((r) => r.agentTransferMBps));
   const curlBest = Math.max(...curl.map((c) => c.curlMBps));
@@ -230,13 +236,22 @@ export async function run_(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { mb: 150, repeat: 5 });
   const size = Math.round(opts.mb * MB);
   const data = await tempDir('bench-upload');
-  const service = await startService({ DATA_DIR: path.join(data.dir, 'service'), LOG_LEVEL: 'INFO', ARTIFACT_MAX_BYTES: String(Math.max(size, 150 * MB)) });
+  const service = await startService({
+    DATA_DIR: path.join(data.dir, 'service'),
+    LOG_LEVEL: 'INFO',
+    ARTIFACT_MAX_BYTES: String(Math.max(size, 150 * MB)),
+  });
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
   let uploader: ArtifactUploader | undefined;
   try {
     const api = new Api(service.url, await createAccount(path.join(data.dir, 'service')));
     const location = await api.createLocation('bench');
-    await api.createApiCheck({ name: 'bench', frequency: 10, privateLocations: ['bench'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } });
+    await api.createApiCheck({
+      name: 'bench',
+      frequency: 10,
+      privateLocations: ['bench'],
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+    });
     const runId = await firstRun(data.dir);
     const file = path.join(data.dir, 'video.webm');
     const sha256 = await writeRandomFile(file, size);

@@ -26,7 +26,11 @@ export interface BackoffOptions {
 export const SERVICE_BACKOFF: BackoffOptions = { baseMs: 1_000, capMs: 60_000, unreachableCapMs: 5_000 };
 
 /** The timing for delivering what runs produced (results, artifacts): sooner, with a shorter cap. */
-export const DELIVERY_BACKOFF: BackoffOptions = { baseMs: 500, capMs: 30_000, unreachableCapMs: SERVICE_BACKOFF.unreachableCapMs };
+export const DELIVERY_BACKOFF: BackoffOptions = {
+  baseMs: 500,
+  capMs: 30_000,
+  unreachableCapMs: SERVICE_BACKOFF.unreachableCapMs,
+};
 
 /** What the retry timing needs to know about a failed call. */
 export type RetryHint = { unreachable: true } | { unreachable: false; retryAfterMs?: number };
@@ -82,10 +86,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
       clearTimeout(timer);
       resolve(false);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(true);
+      },
+      Math.max(0, ms),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

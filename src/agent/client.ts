@@ -42,7 +42,8 @@ export class TransientError extends Error {
 /** How a failed call should be retried: an unreachable service, or one that answered (maybe with Retry-After). */
 export function retryHintOf(err: unknown): RetryHint {
   if (err instanceof TransientError && err.statusCode === undefined) return { unreachable: true };
-  if (err instanceof TransientError && err.retryAfterMs !== undefined) return { unreachable: false, retryAfterMs: err.retryAfterMs };
+  if (err instanceof TransientError && err.retryAfterMs !== undefined)
+    return { unreachable: false, retryAfterMs: err.retryAfterMs };
   return { unreachable: false };
 }
 
@@ -220,7 +221,9 @@ export class ServiceClient implements ServiceApi {
     const message = serviceMessage(text) ?? `HTTP ${status}`;
     if (status === 401) throw new UnauthorizedError(`${path}: ${message}`);
     if (status >= 500 || status === 429 || status === 408) {
-      throw new TransientError(`${path}: ${status} ${message}`, status, { retryAfterMs: parseRetryAfter(res.headers['retry-after']) });
+      throw new TransientError(`${path}: ${status} ${message}`, status, {
+        retryAfterMs: parseRetryAfter(res.headers['retry-after']),
+      });
     }
     throw new PermanentError(`${path}: ${status} ${message}`, status);
   }

@@ -5,7 +5,13 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import { type CheckClass, type CheckType, checkClassOf } from '../shared/checks/types.ts';
 import { EXIT } from '../shared/errors.ts';
-import { type Job, type LeaseRef, PROTOCOL_VERSION, type RegisterResponse, type RunResult } from '../shared/protocol.ts';
+import {
+  type Job,
+  type LeaseRef,
+  PROTOCOL_VERSION,
+  type RegisterResponse,
+  type RunResult,
+} from '../shared/protocol.ts';
 import { VERSION } from '../shared/version.ts';
 import { Backoff, type BackoffOptions, DELIVERY_BACKOFF, SERVICE_BACKOFF, sleep } from './backoff.ts';
 import type { CheckOutcome, CheckRunner } from './checks/runner.ts';
@@ -240,7 +246,10 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     const bound = 2 * maxWaitMs + 30_000 + this.#backoffOptions.capMs;
     const idle = Date.now() - this.#lastLoopProgressAt;
     if (idle > bound) {
-      return { ok: false, reason: `the job loop made no progress for ${Math.round(idle / 1000)} s (bound ${bound / 1000} s)` };
+      return {
+        ok: false,
+        reason: `the job loop made no progress for ${Math.round(idle / 1000)} s (bound ${bound / 1000} s)`,
+      };
     }
     return { ok: true };
   }
@@ -338,11 +347,18 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       const allDone = this.#idle();
       // The grace timer is cancelled once all runs end, so it cannot hold the process open.
       const graceTimer = new AbortController();
-      const inGrace = await Promise.race([allDone.then(() => true), sleep(this.#graceMs, graceTimer.signal).then(() => false)]);
+      const inGrace = await Promise.race([
+        allDone.then(() => true),
+        sleep(this.#graceMs, graceTimer.signal).then(() => false),
+      ]);
       graceTimer.abort();
       if (!inGrace) {
         const leftovers = [...this.#running.values()];
-        const leases = leftovers.map((r) => ({ runId: r.job.runId, leaseId: r.job.leaseId, reason: 'agent shutting down' }));
+        const leases = leftovers.map((r) => ({
+          runId: r.job.runId,
+          leaseId: r.job.leaseId,
+          reason: 'agent shutting down',
+        }));
         for (const r of leftovers) this.#abortRun(r, 'shutdown');
         this.#log.warn({ runs: leases.map((l) => l.runId) }, 'grace period over; releasing unfinished runs');
         if (leases.length > 0) {
@@ -462,7 +478,8 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     const hint = retryHintOf(err);
     const delay = backoff.next(hint);
     const level = err instanceof PermanentError ? 'error' : 'warn';
-    const message = call === 'register' ? 'could not register with the service; retrying' : 'lease request failed; retrying';
+    const message =
+      call === 'register' ? 'could not register with the service; retrying' : 'lease request failed; retrying';
     this.#log[level]({ err, retryInMs: delay, unreachable: hint.unreachable }, message);
     this.emit('retrying', { call, delayMs: delay, unreachable: hint.unreachable });
     return sleep(delay, this.#stopController.signal);
@@ -477,7 +494,9 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     if (this.#spool.size === 0) return;
     this.#waitingForSpool = true;
     try {
-      await once(this.#spool, 'empty', { signal: AbortSignal.any([this.#stopController.signal, AbortSignal.timeout(boundMs)]) });
+      await once(this.#spool, 'empty', {
+        signal: AbortSignal.any([this.#stopController.signal, AbortSignal.timeout(boundMs)]),
+      });
     } catch {
       // Stopped, or the bound passed: lease anyway.
     } finally {
@@ -501,7 +520,9 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     try {
       while (!this.#stopping && this.#deliverer.pending >= bound) {
         // Each of these takes a result off the in-memory list.
-        await Promise.race(['result-delivered', 'result-spooled', 'result-rejected'].map((e) => once(this, e, { signal })));
+        await Promise.race(
+          ['result-delivered', 'result-spooled', 'result-rejected'].map((e) => once(this, e, { signal })),
+        );
       }
     } catch {
       // Stopped.
@@ -585,7 +606,10 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     } else {
       try {
         // `{{VARIABLE}}` references resolved here, once per run (src/agent/checks/variables/).
-        const prepared = substituteVariables(job.check, { runId: job.runId, region: this.#registration?.location.slugName });
+        const prepared = substituteVariables(job.check, {
+          runId: job.runId,
+          region: this.#registration?.location.slugName,
+        });
         const running = runner.run(prepared.check, {
           signal: entry.controller.signal,
           timeoutMs: job.timeoutMs,
@@ -613,13 +637,22 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     }
     // The run's artifacts are referenced from its result (they upload on their own, after it).
     const artifactDetails = runArtifacts?.details() ?? {};
-    if (Object.keys(artifactDetails).length > 0) outcome = { ...outcome, details: { ...outcome.details, ...artifactDetails } };
+    if (Object.keys(artifactDetails).length > 0)
+      outcome = { ...outcome, details: { ...outcome.details, ...artifactDetails } };
     // Every string of the result, secrets scrubbed and sensitive headers redacted, before it leaves.
     const result = scrubber.scrubDeep(this.#result(job, startedAt, outcome, entry.reason));
     // A line per passing run would be most of an INFO log on a busy agent (and a write each): they
     // are DEBUG; a failing run is worth a line at INFO.
     const level = result.hasFailures || result.hasErrors ? 'info' : 'debug';
-    log[level]({ hasFailures: result.hasFailures, hasErrors: result.hasErrors, isCancelled: result.isCancelled, responseTime: result.responseTime }, 'run finished');
+    log[level](
+      {
+        hasFailures: result.hasFailures,
+        hasErrors: result.hasErrors,
+        isCancelled: result.isCancelled,
+        responseTime: result.responseTime,
+      },
+      'run finished',
+    );
     this.emit('job-finished', job, result);
     this.#submit(entry, result);
     releaseSecrets();
@@ -631,7 +664,12 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       const signal = entry.controller.signal;
       const onAbort = () => {
         const t = setTimeout(() => {
-          resolve(this.#failure(startedAt, `the run did not stop within ${this.#abandonMs} ms of being aborted (${entry.reason})`));
+          resolve(
+            this.#failure(
+              startedAt,
+              `the run did not stop within ${this.#abandonMs} ms of being aborted (${entry.reason})`,
+            ),
+          );
         }, this.#abandonMs);
         t.unref();
       };

@@ -229,7 +229,13 @@ export class ResultDeliverer extends EventEmitter {
     const hint = retryHintOf(error);
     const delay = this.#backoff.next(hint);
     this.#log.warn(
-      { err: error, retryInMs: delay, unreachable: hint.unreachable, spooled: this.#spool.size, pending: this.#pending.length },
+      {
+        err: error,
+        retryInMs: delay,
+        unreachable: hint.unreachable,
+        spooled: this.#spool.size,
+        pending: this.#pending.length,
+      },
       'result upload failed; will retry',
     );
     const deadline = Date.now() + delay;
@@ -258,7 +264,10 @@ export class ResultDeliverer extends EventEmitter {
       this.emit('delivered', { runId, status: settled.status });
     } else {
       this.#rejected += 1;
-      this.#log.error({ runId, err: settled.error }, 'the service refused the result for good; it is dropped (not retried)');
+      this.#log.error(
+        { runId, err: settled.error },
+        'the service refused the result for good; it is dropped (not retried)',
+      );
       this.emit('rejected', { runId, message: settled.error.message });
     }
   }

@@ -74,7 +74,11 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 async function sendMetrics(res: ServerResponse, metrics: MetricsSource): Promise<void> {
   try {
     const text = await metrics.text();
-    res.writeHead(200, { 'content-type': metrics.contentType, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+    res.writeHead(200, {
+      'content-type': metrics.contentType,
+      'content-length': Buffer.byteLength(text),
+      'cache-control': 'no-store',
+    });
     res.end(text);
   } catch (err) {
     send(res, 500, { statusCode: 500, error: 'Internal Server Error', message: (err as Error).message });

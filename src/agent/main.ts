@@ -54,7 +54,12 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const handleSignals = options.handleSignals ?? true;
 
-  const client = new ServiceClient({ apiUrl: config.apiUrl, apiKey: config.apiKey, proxy: config.proxy, version: VERSION });
+  const client = new ServiceClient({
+    apiUrl: config.apiUrl,
+    apiKey: config.apiKey,
+    proxy: config.proxy,
+    version: VERSION,
+  });
   const observability = new Observability({ enabled: config.externalObservability, dispatcher: client.dispatcher });
   const log = createAgentLogger({ level: config.logLevel, errorSink: observability });
   observability.setLogger(log);
@@ -83,15 +88,32 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
 
   // User code runs only in runtimes whose Node answers; the agent advertises exactly those.
   const found = await discoverRuntimes(config.runtimesDir);
-  for (const b of found.broken) log.warn({ runtime: b.id, dir: b.dir, reason: b.reason }, 'runtime not usable; not advertised');
+  for (const b of found.broken)
+    log.warn({ runtime: b.id, dir: b.dir, reason: b.reason }, 'runtime not usable; not advertised');
   log.info(
-    { runtimesDir: config.runtimesDir, runtimes: found.runtimes.map((r) => `${r.id} (Node ${r.nodeVersion})`), poolSize: config.sandboxPoolSize },
-    found.runtimes.length > 0 ? 'runtimes for user code' : 'no runtimes for user code: checks with scripts are not leased to this agent',
+    {
+      runtimesDir: config.runtimesDir,
+      runtimes: found.runtimes.map((r) => `${r.id} (Node ${r.nodeVersion})`),
+      poolSize: config.sandboxPoolSize,
+    },
+    found.runtimes.length > 0
+      ? 'runtimes for user code'
+      : 'no runtimes for user code: checks with scripts are not leased to this agent',
   );
   if (isolation.kind === 'uid') {
-    log.info({ isolation: 'uid', uids: `${isolation.uids.base}-${isolation.uids.base + isolation.uids.count - 1}`, launcher: isolation.launcher }, 'user code runs under a uid of its own per sandbox');
+    log.info(
+      {
+        isolation: 'uid',
+        uids: `${isolation.uids.base}-${isolation.uids.base + isolation.uids.count - 1}`,
+        launcher: isolation.launcher,
+      },
+      'user code runs under a uid of its own per sandbox',
+    );
   } else if (found.runtimes.length > 0) {
-    log.warn({ isolation: 'none', reason: isolation.reason }, "user code runs as the agent's own user: a script can signal the agent and other jobs (SANDBOX_ISOLATION, docs/sandbox.md)");
+    log.warn(
+      { isolation: 'none', reason: isolation.reason },
+      "user code runs as the agent's own user: a script can signal the agent and other jobs (SANDBOX_ISOLATION, docs/sandbox.md)",
+    );
   }
   // Heavy check types are advertised only when this machine can run them (no Chromium in the uptime image).
   const { runners, omitted } = selectRunners(RUNNERS, {
@@ -99,7 +121,8 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     runtimes: found.runtimes.length > 0,
     suiteEngines: existsSync(path.join(suiteEnginesDir, 'node_modules')),
   });
-  for (const o of omitted) log.info({ checkType: o.checkType, reason: o.reason }, 'check type not offered by this agent');
+  for (const o of omitted)
+    log.info({ checkType: o.checkType, reason: o.reason }, 'check type not offered by this agent');
 
   const sandboxes = new SandboxPool({
     isolation,
@@ -142,7 +165,9 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
     artifacts,
   });
 
-  const memory = new IdleMemoryRelease({ released: (runs, ms) => log.debug({ runs, ms }, 'quiet after a burst: heap collected and compacted') });
+  const memory = new IdleMemoryRelease({
+    released: (runs, ms) => log.debug({ runs, ms }, 'quiet after a burst: heap collected and compacted'),
+  });
   daemon.on('slot-freed', () => memory.runFinished());
 
   // Hooked before start(): the deliverer's first events (results an earlier process spooled) count too.
@@ -151,7 +176,10 @@ export async function runAgent(env: Env = process.env, options: RunAgentOptions 
   try {
     health = await startHealthServer({ host: config.healthHost, port: config.healthPort, source: daemon, metrics });
   } catch (err) {
-    log.fatal({ err }, `cannot listen on ${config.healthHost}:${config.healthPort} (AGENT_HEALTH_HOST/AGENT_HEALTH_PORT)`);
+    log.fatal(
+      { err },
+      `cannot listen on ${config.healthHost}:${config.healthPort} (AGENT_HEALTH_HOST/AGENT_HEALTH_PORT)`,
+    );
     await client.close();
     await sandboxes.close();
     await artifacts.close();

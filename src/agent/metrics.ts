@@ -78,7 +78,11 @@ function poolMetrics(registry: Registry, daemon: Pick<AgentDaemon, 'poolState' |
   perClass('outpost_agent_jobs_queued', 'Jobs leased and waiting for a slot in their pool.', (s) => s.queued);
   perClass('outpost_agent_jobs_running', 'Jobs running.', (s) => s.running);
   perClass('outpost_agent_slots', 'Concurrency of the pool (UPTIME_CONCURRENCY, JOB_CONCURRENCY).', (s) => s.slots);
-  perClass('outpost_agent_free_slots', 'Slots not taken by a leased, unfinished job: what the next lease asks for.', (s) => s.free);
+  perClass(
+    'outpost_agent_free_slots',
+    'Slots not taken by a leased, unfinished job: what the next lease asks for.',
+    (s) => s.free,
+  );
   // 0 until the first lease answers; alert on time() minus this, as for any *_timestamp_seconds.
   liveGauge(
     registry,
@@ -96,8 +100,16 @@ function resultMetrics(registry: Registry, daemon: Pick<AgentDaemon, 'on'>): voi
     registers: [registry],
   });
   for (const status of ['stored', 'duplicate']) sent.inc({ status }, 0);
-  const spooled = counter(registry, 'outpost_agent_results_spooled_total', 'Results written to the spool because the service could not take them yet.');
-  const rejected = counter(registry, 'outpost_agent_results_rejected_total', 'Results the service refused for good (a 4xx other than 401); they are dropped.');
+  const spooled = counter(
+    registry,
+    'outpost_agent_results_spooled_total',
+    'Results written to the spool because the service could not take them yet.',
+  );
+  const rejected = counter(
+    registry,
+    'outpost_agent_results_rejected_total',
+    'Results the service refused for good (a 4xx other than 401); they are dropped.',
+  );
   daemon.on('result-delivered', ({ status }) => sent.inc({ status }));
   daemon.on('result-spooled', () => spooled.inc());
   daemon.on('result-rejected', () => rejected.inc());
@@ -124,7 +136,12 @@ function checkDurations(registry: Registry, daemon: Pick<AgentDaemon, 'on'>): vo
 
 function spoolMetrics(registry: Registry, spool: Pick<ResultSpool, 'size' | 'bytes' | 'droppedTotal'>): void {
   liveGauge(registry, 'outpost_agent_spool_results', 'Results waiting in the spool.', () => spool.size);
-  liveGauge(registry, 'outpost_agent_spool_bytes', 'Bytes of the results waiting in the spool (bounded by SPOOL_MAX_BYTES).', () => spool.bytes);
+  liveGauge(
+    registry,
+    'outpost_agent_spool_bytes',
+    'Bytes of the results waiting in the spool (bounded by SPOOL_MAX_BYTES).',
+    () => spool.bytes,
+  );
   followingCounter(
     registry,
     'outpost_agent_results_dropped_total',
@@ -134,7 +151,11 @@ function spoolMetrics(registry: Registry, spool: Pick<ResultSpool, 'size' | 'byt
 }
 
 function artifactMetrics(registry: Registry, artifacts: Pick<ArtifactUploader, 'on' | 'droppedTotal' | 'queue'>): void {
-  const failures = counter(registry, 'outpost_agent_artifact_upload_failures_total', 'Artifact upload attempts that failed (each retry counts).');
+  const failures = counter(
+    registry,
+    'outpost_agent_artifact_upload_failures_total',
+    'Artifact upload attempts that failed (each retry counts).',
+  );
   const uploaded = counter(registry, 'outpost_agent_artifacts_uploaded_total', 'Artifacts uploaded completely.');
   artifacts.on('attempt-failed', () => failures.inc());
   artifacts.on('uploaded', () => uploaded.inc());
@@ -145,7 +166,12 @@ function artifactMetrics(registry: Registry, artifacts: Pick<ArtifactUploader, '
     () => artifacts.droppedTotal,
   );
   liveGauge(registry, 'outpost_agent_artifacts_queued', 'Artifacts waiting for upload.', () => artifacts.queue.size);
-  liveGauge(registry, 'outpost_agent_artifact_queue_bytes', 'Bytes of the artifacts waiting for upload.', () => artifacts.queue.bytes);
+  liveGauge(
+    registry,
+    'outpost_agent_artifact_queue_bytes',
+    'Bytes of the artifacts waiting for upload.',
+    () => artifacts.queue.bytes,
+  );
 }
 
 function sandboxMetrics(registry: Registry, pool: Pick<SandboxPool, 'counts'>): void {

@@ -222,7 +222,10 @@ export class Observability implements ErrorSink {
       void this.flush(2_000).finally(() => exit(1));
     };
     const onRejection = (reason: unknown) => {
-      this.#log?.error({ err: reason instanceof Error ? reason : new Error(String(reason)) }, 'unhandled promise rejection');
+      this.#log?.error(
+        { err: reason instanceof Error ? reason : new Error(String(reason)) },
+        'unhandled promise rejection',
+      );
     };
     process.on('uncaughtException', onException);
     process.on('unhandledRejection', onRejection);

@@ -37,7 +37,8 @@ export class ResultSender {
 
   /** From the registration answer's `resultBatchMax`; undefined keeps single calls. */
   useBatches(resultBatchMax: number | undefined): void {
-    this.#batchMax = resultBatchMax !== undefined && Number.isInteger(resultBatchMax) && resultBatchMax > 1 ? resultBatchMax : 1;
+    this.#batchMax =
+      resultBatchMax !== undefined && Number.isInteger(resultBatchMax) && resultBatchMax > 1 ? resultBatchMax : 1;
   }
 
   /**
@@ -55,7 +56,10 @@ export class ResultSender {
     if (this.#batchMax === 1) return this.#sendSingly(items, signal);
     try {
       const res = await this.#client.submitResultBatch(
-        { agentId: (items[0] as SubmitResultRequest).agentId, results: items.map(({ leaseId, result }) => ({ leaseId, result })) },
+        {
+          agentId: (items[0] as SubmitResultRequest).agentId,
+          results: items.map(({ leaseId, result }) => ({ leaseId, result })),
+        },
         signal,
       );
       return settleOutcomes(items, res?.outcomes);
@@ -95,7 +99,11 @@ function settleOutcomes(items: SubmitResultRequest[], outcomes: ResultOutcome[] 
       settled.push({ item, ok: true, status: outcome.status });
     } else if (outcome?.status === 'unknown') {
       // What a single `results` call answers with 404: final, the result is dropped.
-      settled.push({ item, ok: false, error: new PermanentError(`result-batches: run ${runId} is unknown to the service`, 404) });
+      settled.push({
+        item,
+        ok: false,
+        error: new PermanentError(`result-batches: run ${runId} is unknown to the service`, 404),
+      });
     } else {
       return { settled, retry: new TransientError(`result-batches: the answer has no outcome for run ${runId}`, 200) };
     }

@@ -60,13 +60,18 @@ export function byNewest(a: { id: string }, b: { id: string }): number {
  */
 function askVersion(nodePath: string): Promise<{ version: string } | { reason: string }> {
   return new Promise((resolve) => {
-    execFile(nodePath, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeout: 15_000, encoding: 'utf8' }, (err, stdout) => {
-      const version = stdout.trim();
-      if (!err && /^v\d+\.\d+\.\d+/.test(version)) return resolve({ version });
-      if (!err) return resolve({ reason: `printed ${JSON.stringify(version.slice(0, 80))}` });
-      if (err.killed) return resolve({ reason: 'timed out' });
-      resolve({ reason: typeof err.code === 'number' ? `exited with code ${err.code}` : err.message });
-    });
+    execFile(
+      nodePath,
+      ['--version'],
+      { env: { PATH: '/usr/bin:/bin' }, timeout: 15_000, encoding: 'utf8' },
+      (err, stdout) => {
+        const version = stdout.trim();
+        if (!err && /^v\d+\.\d+\.\d+/.test(version)) return resolve({ version });
+        if (!err) return resolve({ reason: `printed ${JSON.stringify(version.slice(0, 80))}` });
+        if (err.killed) return resolve({ reason: 'timed out' });
+        resolve({ reason: typeof err.code === 'number' ? `exited with code ${err.code}` : err.message });
+      },
+    );
   });
 }
 
@@ -89,11 +94,15 @@ async function probe(id: string, dir: string): Promise<Runtime | BrokenRuntime> 
 export async function discoverRuntimes(dir: string): Promise<RuntimeDiscovery> {
   let names: string[];
   try {
-    names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory() || e.isSymbolicLink()).map((e) => e.name);
+    names = (await readdir(dir, { withFileTypes: true }))
+      .filter((e) => e.isDirectory() || e.isSymbolicLink())
+      .map((e) => e.name);
   } catch {
     return { runtimes: [], broken: [] };
   }
-  const found = await Promise.all(names.filter((n) => RUNTIME_ID_PATTERN.test(n)).map((n) => probe(n, path.join(dir, n))));
+  const found = await Promise.all(
+    names.filter((n) => RUNTIME_ID_PATTERN.test(n)).map((n) => probe(n, path.join(dir, n))),
+  );
   return {
     runtimes: found.filter((r): r is Runtime => 'nodePath' in r).sort(byNewest),
     broken: found.filter((r): r is BrokenRuntime => 'reason' in r).sort(byNewest),

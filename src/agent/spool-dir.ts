@@ -22,7 +22,10 @@ class SpoolDirProblem extends Error {}
 /** Creates SPOOL_DIR if needed and proves it takes a synced write; throws ConfigError('SPOOL_DIR') if not. */
 export async function prepareSpoolDir(dir: string, timeoutMs = SPOOL_DIR_PROBE_TIMEOUT_MS): Promise<void> {
   const fail = (reason: string) =>
-    new ConfigError('SPOOL_DIR', `SPOOL_DIR=${JSON.stringify(dir)} cannot be used: ${reason}; point it at a writable directory on a disk`);
+    new ConfigError(
+      'SPOOL_DIR',
+      `SPOOL_DIR=${JSON.stringify(dir)} cannot be used: ${reason}; point it at a writable directory on a disk`,
+    );
   try {
     refuseKernelFs(dir);
     refuseKernelFs(await realpathOfExisting(dir));
@@ -75,7 +78,10 @@ async function createAndProbe(dir: string): Promise<void> {
 async function makeDirectories(dir: string): Promise<void> {
   const missing: string[] = [];
   for (let p = path.resolve(dir); ; p = path.dirname(p)) {
-    const exists = await stat(p).then(() => true, (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? false : Promise.reject(err)));
+    const exists = await stat(p).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? false : Promise.reject(err)),
+    );
     if (exists || path.dirname(p) === p) break;
     missing.unshift(p);
   }
@@ -85,7 +91,10 @@ async function makeDirectories(dir: string): Promise<void> {
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new SpoolDirProblem(`it did not answer within ${ms} ms (a hung network mount?)`)), ms);
+    timer = setTimeout(
+      () => reject(new SpoolDirProblem(`it did not answer within ${ms} ms (a hung network mount?)`)),
+      ms,
+    );
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

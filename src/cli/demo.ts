@@ -27,7 +27,10 @@ interface DemoOptions {
 async function startTarget(): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     if (req.url === '/slow') {
-      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","slow":true}'), 300);
+      setTimeout(
+        () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","slow":true}'),
+        300,
+      );
       return;
     }
     if (req.url === '/broken') {
@@ -65,12 +68,20 @@ function sampleChecks(target: string, location: string) {
       name: 'Demo: slow endpoint (degraded)',
       degradedResponseTime: 100,
       maxResponseTime: 5000,
-      request: { method: 'GET', url: `${target}/slow`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+      request: {
+        method: 'GET',
+        url: `${target}/slow`,
+        assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+      },
     },
     {
       ...common,
       name: 'Demo: broken endpoint (fails)',
-      request: { method: 'GET', url: `${target}/broken`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+      request: {
+        method: 'GET',
+        url: `${target}/broken`,
+        assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+      },
     },
   ];
 }
@@ -85,16 +96,28 @@ export async function runDemo(env: Env, options: DemoOptions): Promise<number> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
 
   const { accountId, apiKey } = await createAccount(service.store, `demo ${new Date().toISOString()}`);
-  const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
+  const headers = {
+    authorization: `Bearer ${apiKey}`,
+    'x-service-account': accountId,
+    'content-type': 'application/json',
+  };
   const api = async <T>(method: 'GET' | 'POST', pathname: string, body?: unknown): Promise<T> => {
-    const res = await request(`${base}${pathname}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await request(`${base}${pathname}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const json = (await res.body.json()) as T;
-    if (res.statusCode >= 300) throw new Error(`${method} ${pathname} answered ${res.statusCode}: ${JSON.stringify(json)}`);
+    if (res.statusCode >= 300)
+      throw new Error(`${method} ${pathname} answered ${res.statusCode}: ${JSON.stringify(json)}`);
     return json;
   };
 
   const slug = `demo-${Date.now().toString(36)}`;
-  const location = await api<{ id: string; keys: Array<{ rawKey: string }> }>('POST', '/v1/private-locations', { name: 'Demo location', slugName: slug });
+  const location = await api<{ id: string; keys: Array<{ rawKey: string }> }>('POST', '/v1/private-locations', {
+    name: 'Demo location',
+    slugName: slug,
+  });
   const locationKey = location.keys[0]?.rawKey;
   if (!locationKey) throw new Error('the service created a private location without a key');
   const checks: Array<{ id: string; name: string }> = [];
@@ -104,10 +127,14 @@ export async function runDemo(env: Env, options: DemoOptions): Promise<number> {
   const agent = startAgentProcess(env, { API_KEY: locationKey, API_URL: base }, agentLog);
 
   out(`Outpost demo: service at ${base}, data in ${config.dataDir}, agent log in ${agentLog}`);
-  out(`Account ${accountId}; private location "${slug}"; ${checks.length} sample checks every 10 s against ${target.url}`);
+  out(
+    `Account ${accountId}; private location "${slug}"; ${checks.length} sample checks every 10 s against ${target.url}`,
+  );
   out('Read the results yourself with:');
   for (const check of checks) {
-    out(`  curl -s -H 'Authorization: Bearer ${apiKey}' -H 'x-service-account: ${accountId}' ${base}/v2/check-results/${check.id}`);
+    out(
+      `  curl -s -H 'Authorization: Bearer ${apiKey}' -H 'x-service-account: ${accountId}' ${base}/v2/check-results/${check.id}`,
+    );
   }
   out(options.durationSeconds ? `Running for ${options.durationSeconds} s...` : 'Running until Ctrl-C...');
 
@@ -115,14 +142,19 @@ export async function runDemo(env: Env, options: DemoOptions): Promise<number> {
   const withResults = new Set<string>();
   const printNewResults = async () => {
     for (const check of checks) {
-      const page = await api<{ entries: Array<Record<string, unknown>> }>('GET', `/v2/check-results/${check.id}?limit=10`);
+      const page = await api<{ entries: Array<Record<string, unknown>> }>(
+        'GET',
+        `/v2/check-results/${check.id}?limit=10`,
+      );
       for (const r of page.entries.reverse()) {
         if (seen.has(String(r.id))) continue;
         seen.add(String(r.id));
         withResults.add(check.id);
         const status = (r.apiCheckResult as { response?: { status?: number } } | null)?.response?.status ?? '-';
         const verdict = r.hasFailures ? 'FAIL    ' : r.isDegraded ? 'DEGRADED' : 'PASS    ';
-        out(`${verdict} ${check.name.padEnd(32)} status ${status}  ${Math.round(Number(r.responseTime))} ms  at ${r.runLocation}  ${r.startedAt}`);
+        out(
+          `${verdict} ${check.name.padEnd(32)} status ${status}  ${Math.round(Number(r.responseTime))} ms  at ${r.runLocation}  ${r.startedAt}`,
+        );
       }
     }
   };
@@ -150,7 +182,9 @@ export async function runDemo(env: Env, options: DemoOptions): Promise<number> {
   await service.stop();
   await target.close();
   const complete = withResults.size === checks.length;
-  out(`Stopped (${reason}). ${seen.size} results stored; ${withResults.size} of ${checks.length} sample checks have results.`);
+  out(
+    `Stopped (${reason}). ${seen.size} results stored; ${withResults.size} of ${checks.length} sample checks have results.`,
+  );
   return complete ? EXIT.ok : EXIT.failure;
 }
 
@@ -158,7 +192,12 @@ function startAgentProcess(env: Env, extra: Record<string, string>, logFile: str
   const cli = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './main.ts' : './main.js', import.meta.url));
   const log = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(process.execPath, [cli, 'agent'], {
-    env: { ...env, AGENT_HEALTH_PORT: env.AGENT_HEALTH_PORT ?? '0', EXTERNAL_OBSERVABILITY: env.EXTERNAL_OBSERVABILITY ?? 'on', ...extra },
+    env: {
+      ...env,
+      AGENT_HEALTH_PORT: env.AGENT_HEALTH_PORT ?? '0',
+      EXTERNAL_OBSERVABILITY: env.EXTERNAL_OBSERVABILITY ?? 'on',
+      ...extra,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.pipe(log);

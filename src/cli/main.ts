@@ -37,7 +37,10 @@ const COMMANDS: Record<string, Command> = {
   async account(args) {
     const [sub, ...rest] = args;
     if (sub !== 'create') {
-      throw new ConfigError('account', `unknown account command ${JSON.stringify(sub ?? '')}; use: outpost account create --name NAME`);
+      throw new ConfigError(
+        'account',
+        `unknown account command ${JSON.stringify(sub ?? '')}; use: outpost account create --name NAME`,
+      );
     }
     const { values } = parse('account create', rest, { name: { type: 'string' } });
     if (!values.name) throw new ConfigError('--name', 'account create needs --name NAME (1 to 255 characters)');
@@ -49,7 +52,10 @@ const COMMANDS: Record<string, Command> = {
     let durationSeconds: number | undefined;
     if (values.duration !== undefined) {
       if (!/^\d+$/.test(values.duration) || Number(values.duration) < 1) {
-        throw new ConfigError('--duration', `--duration ${JSON.stringify(values.duration)} is not allowed; use a whole number of seconds, at least 1`);
+        throw new ConfigError(
+          '--duration',
+          `--duration ${JSON.stringify(values.duration)} is not allowed; use a whole number of seconds, at least 1`,
+        );
       }
       durationSeconds = Number(values.duration);
     }
@@ -59,16 +65,26 @@ const COMMANDS: Record<string, Command> = {
   async backup(args) {
     const { values, positionals } = parse('backup', args, { force: { type: 'boolean' } }, true);
     const usage = 'outpost backup FILE [--force]';
-    if (positionals.length === 0) throw new ConfigError('FILE', `FILE is missing: ${usage} (the file to write the copy to)`);
-    if (positionals.length > 1) throw new ConfigError('FILE', `backup takes one FILE, got also ${JSON.stringify(positionals[1])}: ${usage}`);
+    if (positionals.length === 0)
+      throw new ConfigError('FILE', `FILE is missing: ${usage} (the file to write the copy to)`);
+    if (positionals.length > 1)
+      throw new ConfigError('FILE', `backup takes one FILE, got also ${JSON.stringify(positionals[1])}: ${usage}`);
     const { runBackup } = await import('./backup.ts');
     return runBackup(process.env, positionals[0]!, values.force === true);
   },
   async run(args) {
     const { values, positionals } = parse('run', args, { wait: { type: 'boolean' } }, true);
-    if (positionals.length === 0) throw new ConfigError('CHECK_ID', 'CHECK_ID is missing: outpost run CHECK_ID... [--wait] (the ids of the checks to run)');
+    if (positionals.length === 0)
+      throw new ConfigError(
+        'CHECK_ID',
+        'CHECK_ID is missing: outpost run CHECK_ID... [--wait] (the ids of the checks to run)',
+      );
     const bad = positionals.find((id) => !UUID.test(id));
-    if (bad !== undefined) throw new ConfigError('CHECK_ID', `CHECK_ID ${JSON.stringify(bad)} is not a check id; use the check's UUID (GET /v1/checks lists them)`);
+    if (bad !== undefined)
+      throw new ConfigError(
+        'CHECK_ID',
+        `CHECK_ID ${JSON.stringify(bad)} is not a check id; use the check's UUID (GET /v1/checks lists them)`,
+      );
     const { runChecks } = await import('./run.ts');
     return runChecks(process.env, { checkIds: positionals, wait: values.wait === true });
   },
@@ -76,7 +92,12 @@ const COMMANDS: Record<string, Command> = {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(command: string, args: string[], options: T, allowPositionals = false) {
+function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(
+  command: string,
+  args: string[],
+  options: T,
+  allowPositionals = false,
+) {
   try {
     return parseArgs({ args, options, strict: true, allowPositionals });
   } catch (err) {
@@ -88,7 +109,10 @@ function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(command
 
 function rejectArgs(command: string, args: string[]): void {
   if (args.length > 0) {
-    throw new ConfigError(command, `"outpost ${command}" takes no arguments (got ${JSON.stringify(args[0])}); it is configured by environment variables, see README.md`);
+    throw new ConfigError(
+      command,
+      `"outpost ${command}" takes no arguments (got ${JSON.stringify(args[0])}); it is configured by environment variables, see README.md`,
+    );
   }
 }
 
@@ -104,7 +128,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = COMMANDS[first];
   if (!command) {
-    process.stderr.write(`outpost: unknown command ${JSON.stringify(first)}; use one of ${Object.keys(COMMANDS).join(', ')} (see outpost --help)\n`);
+    process.stderr.write(
+      `outpost: unknown command ${JSON.stringify(first)}; use one of ${Object.keys(COMMANDS).join(', ')} (see outpost --help)\n`,
+    );
     return EXIT.config;
   }
   try {

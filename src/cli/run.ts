@@ -59,7 +59,11 @@ export async function runChecks(env: Env, cmd: RunCommand): Promise<number> {
 
 function clientOf(env: Env): Client {
   const base = readUrl(env, 'OUTPOST_URL', 'http://localhost:8080');
-  const apiKey = readRequiredString(env, 'OUTPOST_API_KEY', 'set it to a user API key (op_…; `outpost account create` prints one)');
+  const apiKey = readRequiredString(
+    env,
+    'OUTPOST_API_KEY',
+    'set it to a user API key (op_…; `outpost account create` prints one)',
+  );
   const accountId = readRequiredString(env, 'OUTPOST_ACCOUNT_ID', "set it to the key's account id");
   return { base, headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId } };
 }
@@ -85,10 +89,12 @@ async function follow(client: Client, session: Session, out: (line: string) => v
       print(final);
       // A location whose run ended without a result (expired unleased, cancelled) gets a line too.
       const reported = new Set((final.results ?? []).map((r) => r.runLocation));
-      for (const loc of final.runLocations) if (!reported.has(loc)) out(lineOf(final.name ?? '', loc, final.status.toLowerCase(), null));
+      for (const loc of final.runLocations)
+        if (!reported.has(loc)) out(lineOf(final.name ?? '', loc, final.status.toLowerCase(), null));
       return final.status === 'PASSED' || final.status === 'DEGRADED';
     }
-    if (done.status !== 408) throw new Error(`awaiting check session ${session.checkSessionId} failed: ${messageOf(done)}`);
+    if (done.status !== 408)
+      throw new Error(`awaiting check session ${session.checkSessionId} failed: ${messageOf(done)}`);
     const now = await call(client, 'GET', `/v2/check-sessions/${id}`);
     if (now.status === 200) print(now.body as Session);
   }
@@ -103,7 +109,12 @@ function verdictOf(r: SessionResult): string {
 const lineOf = (name: string, location: string, verdict: string, ms: number | null) =>
   [name, location, verdict, ms === null ? '-' : `${Math.round(ms)} ms`].join('\t');
 
-async function call(client: Client, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+async function call(
+  client: Client,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> {
   let res: Response;
   try {
     res = await fetch(new URL(path, client.base), {
@@ -113,17 +124,24 @@ async function call(client: Client, method: 'GET' | 'POST', path: string, body?:
     });
   } catch (err) {
     const reason = ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
-    throw new ConfigError('OUTPOST_URL', `OUTPOST_URL=${client.base.href} could not be reached (${reason}); is the service running there?`);
+    throw new ConfigError(
+      'OUTPOST_URL',
+      `OUTPOST_URL=${client.base.href} could not be reached (${reason}); is the service running there?`,
+    );
   }
   const text = await res.text();
   const parsed: unknown = text ? JSON.parse(text) : null;
   if (res.status === 401) {
-    throw new ConfigError('OUTPOST_API_KEY', `the service refused OUTPOST_API_KEY for OUTPOST_ACCOUNT_ID (${messageOf({ status: 401, body: parsed })})`);
+    throw new ConfigError(
+      'OUTPOST_API_KEY',
+      `the service refused OUTPOST_API_KEY for OUTPOST_ACCOUNT_ID (${messageOf({ status: 401, body: parsed })})`,
+    );
   }
   return { status: res.status, body: parsed };
 }
 
-const messageOf = (res: { status: number; body: unknown }) => `${res.status} ${(res.body as { message?: string } | null)?.message ?? ''}`.trim();
+const messageOf = (res: { status: number; body: unknown }) =>
+  `${res.status} ${(res.body as { message?: string } | null)?.message ?? ''}`.trim();
 
 function failed(message: string): number {
   process.stderr.write(`outpost run: ${message}\n`);

@@ -14,7 +14,10 @@ export async function runServe(env: Env): Promise<number> {
   const config = loadServiceConfig(env);
   const service = await buildService(config);
   const address = await service.start();
-  service.app.log.info({ address, dataDir: config.dataDir, publicUrl: config.publicUrl.href }, 'outpost service listening');
+  service.app.log.info(
+    { address, dataDir: config.dataDir, publicUrl: config.publicUrl.href },
+    'outpost service listening',
+  );
   const signal = await nextSignal();
   service.app.log.info({ signal }, 'shutting down');
   await drain(service, config.shutdownDrainSeconds ?? 0);
@@ -23,7 +26,10 @@ export async function runServe(env: Env): Promise<number> {
 }
 
 async function nextSignal(abort?: AbortSignal): Promise<NodeJS.Signals> {
-  const [signal] = (await Promise.race([once(process, 'SIGTERM', { signal: abort }), once(process, 'SIGINT', { signal: abort })])) as [NodeJS.Signals];
+  const [signal] = (await Promise.race([
+    once(process, 'SIGTERM', { signal: abort }),
+    once(process, 'SIGINT', { signal: abort }),
+  ])) as [NodeJS.Signals];
   return signal;
 }
 

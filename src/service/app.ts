@@ -134,7 +134,8 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     onCheckpointError: (message) => warn?.(message),
   });
   const app = Fastify({
-    logger: opts.logger === false ? false : { level: PINO_LEVEL[config.logLevel], redact: ['req.headers.authorization'] },
+    logger:
+      opts.logger === false ? false : { level: PINO_LEVEL[config.logLevel], redact: ['req.headers.authorization'] },
     // Agents make several requests a second each (leases, heartbeats, results): a line per request
     // drowns what operators need at INFO. LOG_LEVEL=DEBUG brings the access log back.
     logController: new LogController({ disableRequestLogging: config.logLevel !== 'DEBUG' }),
@@ -144,13 +145,23 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     // The client address that per-address rate limits use: X-Forwarded-For only from trusted proxies.
     trustProxy: fastifyTrustProxy(config.trustProxy ?? false),
   });
-  warn = (message) => app.log.warn({ message }, 'background checkpoint of the SQLite write-ahead log failed; the next one tries again');
+  warn = (message) =>
+    app.log.warn({ message }, 'background checkpoint of the SQLite write-ahead log failed; the next one tries again');
   const metrics = new ServiceMetrics({ store });
   // Group and check triggers and retries enqueue through the dispatcher, which asks them about each result.
   const triggers = new GroupTriggerRunner({ store, log: app.log, enqueue: (c, l, d) => dispatcher.enqueue(c, l, d) });
-  const checkTriggers = new CheckTriggerRunner({ store, log: app.log, enqueue: (c, l, d) => dispatcher.enqueue(c, l, d) });
+  const checkTriggers = new CheckTriggerRunner({
+    store,
+    log: app.log,
+    enqueue: (c, l, d) => dispatcher.enqueue(c, l, d),
+  });
   const watcher = anyWatcher(triggers, checkTriggers);
-  const retries = new RetryCoordinator({ store, log: app.log, watcher, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) });
+  const retries = new RetryCoordinator({
+    store,
+    log: app.log,
+    watcher,
+    enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r),
+  });
   const outbound = buildOutbound(config);
   const alerts = buildAlerting(store, config, outbound, opts.alerting ?? {}, app.log);
   // Replicas on one database: leader work once, run announcements to every replica (coordination/).
@@ -160,8 +171,22 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     alerts.fanOut.poke();
     coordination.signals.workQueued('alerts');
   };
-  const dispatcher = new Dispatcher({ store, config, log: app.log, resultPolicy: retries, alertsRaised, signals: coordination.signals, counters: metrics });
-  const scheduler = new Scheduler({ store, config, dispatcher, log: app.log, placement: (check) => placementOf(store, check) });
+  const dispatcher = new Dispatcher({
+    store,
+    config,
+    log: app.log,
+    resultPolicy: retries,
+    alertsRaised,
+    signals: coordination.signals,
+    counters: metrics,
+  });
+  const scheduler = new Scheduler({
+    store,
+    config,
+    dispatcher,
+    log: app.log,
+    placement: (check) => placementOf(store, check),
+  });
   const notifier = new OutboxWorker({
     store,
     config: outbound.notify,
@@ -173,11 +198,30 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   const subscriptionExpiry = new SubscriptionExpirySweeper({ subscriptions: store.subscriptions, log: app.log });
   const heartbeats = new HeartbeatMonitor({ heartbeats: store.heartbeats, log: app.log });
   const reminders = new ReminderSweeper({ store, log: app.log, onAlertsRaised: alertsRaised });
-  const locationSampler = new LocationMetricsSampler({ runs: store.runs, samples: store.locationMetrics, log: app.log });
-  const retention = new RetentionSweeper({ repo: store.retention, config: config.retention ?? DEFAULT_RETENTION, log: app.log });
+  const locationSampler = new LocationMetricsSampler({
+    runs: store.runs,
+    samples: store.locationMetrics,
+    log: app.log,
+  });
+  const retention = new RetentionSweeper({
+    repo: store.retention,
+    config: config.retention ?? DEFAULT_RETENTION,
+    log: app.log,
+  });
   runWhileLeading(
     coordination.leadership,
-    leaderTasksOf({ dispatcher, scheduler, heartbeats, reminders, notifier, subscriptionExpiry, alertFanOut: alerts.fanOut, alertDelivery: alerts.delivery, locationSampler, retention }),
+    leaderTasksOf({
+      dispatcher,
+      scheduler,
+      heartbeats,
+      reminders,
+      notifier,
+      subscriptionExpiry,
+      alertFanOut: alerts.fanOut,
+      alertDelivery: alerts.delivery,
+      locationSampler,
+      retention,
+    }),
     app.log,
   );
   followOtherReplicas(coordination.signals, { store, scheduler, notifier, alertFanOut: alerts.fanOut }, app.log);
@@ -219,7 +263,10 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
   await app.register(agentApi, { store, config, dispatcher });
   await app.register(metricsRoute, { metrics, token: config.metricsToken });
   // Suite archives for agents (location key), beside the agent API.
-  await app.register(suiteBundleAgentRoutes, { store, bundles: new SuiteBundleStore((config.suites ?? loadSuiteServiceConfig({}, config.dataDir)).dir) });
+  await app.register(suiteBundleAgentRoutes, {
+    store,
+    bundles: new SuiteBundleStore((config.suites ?? loadSuiteServiceConfig({}, config.dataDir)).dir),
+  });
   const artifacts = createArtifactService(store, config.artifacts ?? loadArtifactConfig({}, config.dataDir), app.log);
   await app.register(artifactApi, { store, artifacts, publicUrl: config.publicUrl });
   // Status pages, dashboards and the console: HTML from the same store (src/service/web/).
@@ -267,8 +314,12 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
  */
 function buildOutbound(config: ServiceConfig) {
   const notify = config.notify ?? loadNotifyConfig({});
-  const http = createOutboundDispatcher(new OutboundPolicy(config.outbound ?? loadOutboundConfig({})), { connectTimeoutMs: notify.timeoutMs });
-  const mail = notify.smtpUrl ? createMailTransport({ smtpUrl: notify.smtpUrl, from: notify.smtpFrom, timeoutMs: notify.timeoutMs }) : null;
+  const http = createOutboundDispatcher(new OutboundPolicy(config.outbound ?? loadOutboundConfig({})), {
+    connectTimeoutMs: notify.timeoutMs,
+  });
+  const mail = notify.smtpUrl
+    ? createMailTransport({ smtpUrl: notify.smtpUrl, from: notify.smtpFrom, timeoutMs: notify.timeoutMs })
+    : null;
   return {
     notify,
     http,
@@ -281,7 +332,13 @@ function buildOutbound(config: ServiceConfig) {
 }
 
 /** The alert fan-out and the delivery worker it pokes. */
-function buildAlerting(store: Store, config: ServiceConfig, outbound: ReturnType<typeof buildOutbound>, sending: AlertSendingOptions, log: FastifyInstance['log']) {
+function buildAlerting(
+  store: Store,
+  config: ServiceConfig,
+  outbound: ReturnType<typeof buildOutbound>,
+  sending: AlertSendingOptions,
+  log: FastifyInstance['log'],
+) {
   const { notify } = outbound;
   const delivery = new AlertDeliveryWorker({
     store,
@@ -294,6 +351,12 @@ function buildAlerting(store: Store, config: ServiceConfig, outbound: ReturnType
     },
     log,
   });
-  const fanOut = new AlertFanOut({ store, publicUrl: config.publicUrl, pollMs: notify.pollMs, log, onQueued: () => delivery.poke() });
+  const fanOut = new AlertFanOut({
+    store,
+    publicUrl: config.publicUrl,
+    pollMs: notify.pollMs,
+    log,
+    onQueued: () => delivery.poke(),
+  });
   return { fanOut, delivery };
 }

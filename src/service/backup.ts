@@ -12,7 +12,17 @@
  * then moved into place, so FILE is never a half-written database.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, linkSync, openSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { ConfigError } from '../shared/errors.ts';
@@ -60,19 +70,24 @@ export function backupSqlite(request: SqliteBackupRequest): SqliteBackup {
 function liveDatabase(dataDir: string): string {
   const source = path.join(dataDir, DB_FILE);
   if (!existsSync(source)) {
-    throw new ConfigError('DATA_DIR', `DATA_DIR=${dataDir} has no ${DB_FILE} to back up; set DATA_DIR to the service's data folder`);
+    throw new ConfigError(
+      'DATA_DIR',
+      `DATA_DIR=${dataDir} has no ${DB_FILE} to back up; set DATA_DIR to the service's data folder`,
+    );
   }
   return source;
 }
 
 function checkDestination({ file, overwrite }: SqliteBackupRequest, source: string): void {
   const folder = path.dirname(file);
-  if (!existsSync(folder)) throw new ConfigError('FILE', `FILE ${file}: the folder ${folder} does not exist; create it first`);
+  if (!existsSync(folder))
+    throw new ConfigError('FILE', `FILE ${file}: the folder ${folder} does not exist; create it first`);
   if (!existsSync(file)) return;
   if (realpathSync(file) === realpathSync(source)) {
     throw new ConfigError('FILE', `FILE ${file} is the live database itself; write the backup to another file`);
   }
-  if (!statSync(file).isFile()) throw new ConfigError('FILE', `FILE ${file} exists and is not a file; choose a file name`);
+  if (!statSync(file).isFile())
+    throw new ConfigError('FILE', `FILE ${file} exists and is not a file; choose a file name`);
   if (!overwrite) throw alreadyExists(file);
 }
 
@@ -96,7 +111,8 @@ function verifyIntegrity(file: string): void {
   try {
     const rows = db.prepare('PRAGMA integrity_check').all() as Array<{ integrity_check: string }>;
     const problems = rows.map((row) => row.integrity_check).filter((line) => line !== 'ok');
-    if (problems.length > 0) throw new BackupIntegrityError(`the copy failed PRAGMA integrity_check: ${problems.slice(0, 5).join('; ')}`);
+    if (problems.length > 0)
+      throw new BackupIntegrityError(`the copy failed PRAGMA integrity_check: ${problems.slice(0, 5).join('; ')}`);
   } finally {
     db.close();
   }

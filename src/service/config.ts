@@ -77,10 +77,15 @@ export function loadServiceConfig(env: Env, cwd: string = process.cwd()): Servic
     publicUrl,
     logLevel: readEnum(env, 'LOG_LEVEL', 'INFO', LOG_LEVELS),
     leaseSeconds,
-    heartbeatSeconds: readInteger(env, 'JOB_HEARTBEAT_SECONDS', Math.max(1, Math.min(3, Math.floor(leaseSeconds / 3))), {
-      min: 1,
-      max: Math.max(1, Math.floor(leaseSeconds / 2)),
-    }),
+    heartbeatSeconds: readInteger(
+      env,
+      'JOB_HEARTBEAT_SECONDS',
+      Math.max(1, Math.min(3, Math.floor(leaseSeconds / 3))),
+      {
+        min: 1,
+        max: Math.max(1, Math.floor(leaseSeconds / 2)),
+      },
+    ),
     queueTtlSeconds: readInteger(env, 'JOB_QUEUE_TTL_SECONDS', 360, { min: 5, max: 86400 }),
     maxLeaseWaitSeconds: readInteger(env, 'JOB_LEASE_MAX_WAIT_SECONDS', 25, { min: 1, max: 300 }),
     rateLimits: loadRateLimitConfig(env),
@@ -105,8 +110,10 @@ const METRICS_TOKEN_MIN_LENGTH = 16;
 function readMetricsToken(env: Env): string | undefined {
   const token = readOptionalString(env, 'METRICS_TOKEN');
   if (token !== undefined && (token.length < METRICS_TOKEN_MIN_LENGTH || /\s/.test(token))) {
-    throw new ConfigError('METRICS_TOKEN', `METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters without spaces (e.g. openssl rand -hex 32), or unset to serve /metrics without a token`);
+    throw new ConfigError(
+      'METRICS_TOKEN',
+      `METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} characters without spaces (e.g. openssl rand -hex 32), or unset to serve /metrics without a token`,
+    );
   }
   return token;
 }
-

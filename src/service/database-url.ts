@@ -23,7 +23,10 @@ export function loadDatabaseConfig(env: Env): DatabaseConfig {
     throw new ConfigError(DATABASE_URL, `${DATABASE_URL} is not a URL; use ${ALLOWED}`);
   }
   if (!POSTGRES_SCHEMES.has(url.protocol)) {
-    throw new ConfigError(DATABASE_URL, `${DATABASE_URL} has the scheme "${url.protocol}", which is not supported; use ${ALLOWED}`);
+    throw new ConfigError(
+      DATABASE_URL,
+      `${DATABASE_URL} has the scheme "${url.protocol}", which is not supported; use ${ALLOWED}`,
+    );
   }
   return { kind: 'postgres', url: value };
 }

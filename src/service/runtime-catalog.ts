@@ -77,12 +77,18 @@ async function describe(dir: string, id: string): Promise<RuntimeInfo | undefine
 export async function listRuntimes(dir = packageRuntimesDir()): Promise<RuntimeInfo[]> {
   let names: string[];
   try {
-    names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory() || e.isSymbolicLink()).map((e) => e.name);
+    names = (await readdir(dir, { withFileTypes: true }))
+      .filter((e) => e.isDirectory() || e.isSymbolicLink())
+      .map((e) => e.name);
   } catch {
     return [];
   }
-  const found = await Promise.all(names.filter((n) => RUNTIME_ID_PATTERN.test(n)).map((n) => describe(path.join(dir, n), n)));
-  return found.filter((r): r is RuntimeInfo => r !== undefined).sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+  const found = await Promise.all(
+    names.filter((n) => RUNTIME_ID_PATTERN.test(n)).map((n) => describe(path.join(dir, n), n)),
+  );
+  return found
+    .filter((r): r is RuntimeInfo => r !== undefined)
+    .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
 }
 
 /** Where the catalog the service serves is kept, next to this module (src/ or dist/). */

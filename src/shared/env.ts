@@ -35,7 +35,10 @@ export function readInteger(
   const value = raw(env, name);
   if (value === undefined) return fallback;
   if (!/^-?\d+$/.test(value)) {
-    throw new ConfigError(name, `${name}=${JSON.stringify(value)} is not a whole number; use an integer from ${min} to ${max}`);
+    throw new ConfigError(
+      name,
+      `${name}=${JSON.stringify(value)} is not a whole number; use an integer from ${min} to ${max}`,
+    );
   }
   const n = Number(value);
   if (n < min || n > max) {
@@ -61,7 +64,10 @@ export function readBoolean(env: Env, name: string, fallback: boolean): boolean 
   const v = value.toLowerCase();
   if (['true', '1', 'on', 'yes'].includes(v)) return true;
   if (['false', '0', 'off', 'no'].includes(v)) return false;
-  throw new ConfigError(name, `${name}=${JSON.stringify(value)} is not a boolean; use true or false (also on/off, 1/0)`);
+  throw new ConfigError(
+    name,
+    `${name}=${JSON.stringify(value)} is not a boolean; use true or false (also on/off, 1/0)`,
+  );
 }
 
 export function readUrl(env: Env, name: string, fallback: string): URL {
@@ -70,7 +76,10 @@ export function readUrl(env: Env, name: string, fallback: string): URL {
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigError(name, `${name}=${JSON.stringify(value)} is not a URL; use a full URL such as http://localhost:8080`);
+    throw new ConfigError(
+      name,
+      `${name}=${JSON.stringify(value)} is not a URL; use a full URL such as http://localhost:8080`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ConfigError(name, `${name}=${JSON.stringify(value)} must start with http:// or https://`);

@@ -10,7 +10,9 @@ const USER_CODE_TYPES = new Set(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']);
 const hasCode = (s: string | null | undefined): boolean => typeof s === 'string' && s.trim() !== '';
 
 /** Whether the check runs user code on the agent (setup or teardown scripts, or a scripted type). */
-export function runsUserCode(check: Pick<CheckDefinition, 'checkType' | 'localSetupScript' | 'localTearDownScript'>): boolean {
+export function runsUserCode(
+  check: Pick<CheckDefinition, 'checkType' | 'localSetupScript' | 'localTearDownScript'>,
+): boolean {
   return USER_CODE_TYPES.has(check.checkType) || hasCode(check.localSetupScript) || hasCode(check.localTearDownScript);
 }
 

@@ -74,7 +74,8 @@ export function detectArchiveFormat(buf: Uint8Array): SuiteArchiveFormat | undef
 function safeRelative(raw: string): string {
   if (raw.includes('\0')) throw new SuiteArchiveError(`entry ${JSON.stringify(raw)}: the name contains a NUL byte`);
   const name = raw.replace(/\\/g, '/');
-  if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) throw new SuiteArchiveError(`entry ${JSON.stringify(raw)}: absolute paths are not allowed`);
+  if (name.startsWith('/') || /^[A-Za-z]:/.test(name))
+    throw new SuiteArchiveError(`entry ${JSON.stringify(raw)}: absolute paths are not allowed`);
   const parts = name.split('/').filter((p) => p !== '' && p !== '.');
   if (parts.includes('..')) throw new SuiteArchiveError(`entry ${JSON.stringify(raw)}: ".." is not allowed in paths`);
   return parts.join('/');
@@ -104,7 +105,9 @@ class CapCounter {
     this.bytes += entry.size;
     if (this.entries.length > this.limits.maxEntries) throw tooManyEntries(this.limits);
     if (this.bytes > this.limits.unpackedMaxBytes) {
-      throw new SuiteArchiveError(`the archive unpacks to more than ${this.limits.unpackedMaxBytes} bytes (SUITE_UNPACKED_MAX_BYTES); leave node_modules out of it`);
+      throw new SuiteArchiveError(
+        `the archive unpacks to more than ${this.limits.unpackedMaxBytes} bytes (SUITE_UNPACKED_MAX_BYTES); leave node_modules out of it`,
+      );
     }
   }
 }
@@ -144,12 +147,16 @@ function tarEntry(entry: tar.ReadEntry): RawEntry {
   // Extended headers (PAX, long names) are folded into the entry by node-tar already.
   if (type === 'Directory') return { name: safeRelative(entry.path), dir: true, size: 0 };
   if (TAR_FILE_TYPES.has(type)) return { name: safeRelative(entry.path), dir: false, size: entry.size ?? 0 };
-  throw new SuiteArchiveError(`entry ${JSON.stringify(entry.path)}: ${type} entries are not allowed (only files and folders)`);
+  throw new SuiteArchiveError(
+    `entry ${JSON.stringify(entry.path)}: ${type} entries are not allowed (only files and folders)`,
+  );
 }
 
 function tarProblem(message: string | Error): SuiteArchiveError {
   if (message instanceof SuiteArchiveError) return message;
-  return new SuiteArchiveError(`not a readable tar.gz archive: ${typeof message === 'string' ? message : message.message}`);
+  return new SuiteArchiveError(
+    `not a readable tar.gz archive: ${typeof message === 'string' ? message : message.message}`,
+  );
 }
 
 /**
@@ -168,7 +175,11 @@ function tarSink(parser: tar.Parser, doneEvent: 'end' | 'close'): Writable {
         return;
       }
       trailer += chunk.length;
-      done(trailer > TAR_TRAILER_MAX_BYTES ? new SuiteArchiveError(`more than ${TAR_TRAILER_MAX_BYTES} bytes follow the end of the tar archive`) : null);
+      done(
+        trailer > TAR_TRAILER_MAX_BYTES
+          ? new SuiteArchiveError(`more than ${TAR_TRAILER_MAX_BYTES} bytes follow the end of the tar archive`)
+          : null,
+      );
     },
     final(done) {
       parser.once(doneEvent, () => done());
@@ -188,11 +199,27 @@ function tarSink(parser: tar.Parser, doneEvent: 'end' | 'close'): Writable {
  * (the reason it aborts `signal` with, which destroys the streams so nothing more is inflated) or
  * the stream's.
  */
-async function runTar(buf: Uint8Array, limits: SuiteArchiveLimits, parser: tar.Parser, doneEvent: 'end' | 'close', signal: AbortSignal): Promise<void> {
-  const streamMax = limits.unpackedMaxBytes + (limits.maxEntries + 1) * TAR_HEADER_ALLOWANCE_BYTES + TAR_TRAILER_MAX_BYTES;
-  const tooLong = () => new SuiteArchiveError(`the archive unpacks to more than ${limits.unpackedMaxBytes} bytes (SUITE_UNPACKED_MAX_BYTES) plus its tar headers`);
+async function runTar(
+  buf: Uint8Array,
+  limits: SuiteArchiveLimits,
+  parser: tar.Parser,
+  doneEvent: 'end' | 'close',
+  signal: AbortSignal,
+): Promise<void> {
+  const streamMax =
+    limits.unpackedMaxBytes + (limits.maxEntries + 1) * TAR_HEADER_ALLOWANCE_BYTES + TAR_TRAILER_MAX_BYTES;
+  const tooLong = () =>
+    new SuiteArchiveError(
+      `the archive unpacks to more than ${limits.unpackedMaxBytes} bytes (SUITE_UNPACKED_MAX_BYTES) plus its tar headers`,
+    );
   try {
-    await pipeline(Readable.from([asBuffer(buf)], { objectMode: false }), createGunzip({ chunkSize: INFLATE_CHUNK_BYTES }), byteCap(streamMax, tooLong), tarSink(parser, doneEvent), { signal });
+    await pipeline(
+      Readable.from([asBuffer(buf)], { objectMode: false }),
+      createGunzip({ chunkSize: INFLATE_CHUNK_BYTES }),
+      byteCap(streamMax, tooLong),
+      tarSink(parser, doneEvent),
+      { signal },
+    );
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     if (err instanceof SuiteArchiveError) throw err;
@@ -222,11 +249,17 @@ async function listTar(buf: Uint8Array, limits: SuiteArchiveLimits): Promise<Cap
 /** Where `rel` lands under `root`, refusing anything that would leave it. */
 function inside(root: string, rel: string): string {
   const target = path.resolve(root, rel);
-  if (target !== root && !target.startsWith(`${root}${path.sep}`)) throw new SuiteArchiveError(`entry ${JSON.stringify(rel)} would leave the project folder`);
+  if (target !== root && !target.startsWith(`${root}${path.sep}`))
+    throw new SuiteArchiveError(`entry ${JSON.stringify(rel)} would leave the project folder`);
   return target;
 }
 
-async function extractTar(buf: Uint8Array, root: string, listing: SuiteArchiveListing, limits: SuiteArchiveLimits): Promise<void> {
+async function extractTar(
+  buf: Uint8Array,
+  root: string,
+  listing: SuiteArchiveListing,
+  limits: SuiteArchiveLimits,
+): Promise<void> {
   const counter = new CapCounter(limits);
   const stop = new AbortController();
   const unpack = new tar.Unpack({
@@ -258,13 +291,20 @@ async function extractTar(buf: Uint8Array, root: string, listing: SuiteArchiveLi
 
 function openZip(buf: Uint8Array): Promise<yauzl.ZipFile> {
   // Names are decoded here rather than by yauzl, so an unsafe one gets this module's message.
-  return yauzl.fromBufferPromise(asBuffer(buf), { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }).catch((err: Error) => {
-    throw new SuiteArchiveError(`not a readable zip archive: ${err.message}`);
-  });
+  return yauzl
+    .fromBufferPromise(asBuffer(buf), { lazyEntries: true, decodeStrings: false, validateEntrySizes: true })
+    .catch((err: Error) => {
+      throw new SuiteArchiveError(`not a readable zip archive: ${err.message}`);
+    });
 }
 
 function zipEntry(entry: yauzl.Entry): RawEntry {
-  const raw = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileName as unknown as Buffer, entry.extraFields, false);
+  const raw = yauzl.getFileNameLowLevel(
+    entry.generalPurposeBitFlag,
+    entry.fileName as unknown as Buffer,
+    entry.extraFields,
+    false,
+  );
   const dir = raw.endsWith('/');
   return { name: safeRelative(raw), dir, size: dir ? 0 : entry.uncompressedSize };
 }
@@ -274,7 +314,10 @@ function zipEntry(entry: yauzl.Entry): RawEntry {
  * caps were checked against that size), so a lying entry is cut off rather than inflated.
  */
 async function inflateZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, raw: RawEntry, sink: Writable): Promise<void> {
-  const tooBig = () => new SuiteArchiveError(`entry ${JSON.stringify(raw.name)} unpacks to more than the ${raw.size} bytes its header declares`);
+  const tooBig = () =>
+    new SuiteArchiveError(
+      `entry ${JSON.stringify(raw.name)} unpacks to more than the ${raw.size} bytes its header declares`,
+    );
   try {
     const body = await zip.openReadStreamPromise(entry);
     await pipeline(body, byteCap(raw.size, tooBig), sink);
@@ -287,7 +330,11 @@ async function inflateZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, raw: RawE
 }
 
 /** Walks every entry of a zip in order, counting it against the caps before `each` inflates it. */
-async function walkZip(buf: Uint8Array, limits: SuiteArchiveLimits, each: (entry: yauzl.Entry, raw: RawEntry, zip: yauzl.ZipFile) => Promise<void>): Promise<CapCounter> {
+async function walkZip(
+  buf: Uint8Array,
+  limits: SuiteArchiveLimits,
+  each: (entry: yauzl.Entry, raw: RawEntry, zip: yauzl.ZipFile) => Promise<void>,
+): Promise<CapCounter> {
   const zip = await openZip(buf);
   const counter = new CapCounter(limits);
   try {
@@ -312,7 +359,12 @@ function listZip(buf: Uint8Array, limits: SuiteArchiveLimits): Promise<CapCounte
 }
 
 /** Files are written 0644 and never over an existing file. */
-async function extractZip(buf: Uint8Array, root: string, listing: SuiteArchiveListing, limits: SuiteArchiveLimits): Promise<void> {
+async function extractZip(
+  buf: Uint8Array,
+  root: string,
+  listing: SuiteArchiveListing,
+  limits: SuiteArchiveLimits,
+): Promise<void> {
   await walkZip(buf, limits, async (entry, raw, zip) => {
     const rel = listing.strip ? raw.name.slice(raw.name.indexOf('/') + 1) : raw.name;
     if (rel === '') return;
@@ -336,7 +388,11 @@ export async function listSuiteArchive(buf: Uint8Array, limits: SuiteArchiveLimi
  * Unpacks `buf` into `dest` (which must exist and be empty) after listing it; returns the listing.
  * Files are written 0644 and folders 0755 whatever the archive says.
  */
-export async function extractSuiteArchive(buf: Uint8Array, dest: string, limits: SuiteArchiveLimits): Promise<SuiteArchiveListing> {
+export async function extractSuiteArchive(
+  buf: Uint8Array,
+  dest: string,
+  limits: SuiteArchiveLimits,
+): Promise<SuiteArchiveListing> {
   const listing = await listSuiteArchive(buf, limits);
   const root = path.resolve(dest);
   if (listing.format === 'tar.gz') await extractTar(buf, root, listing, limits);
@@ -378,7 +434,8 @@ export function projectProblems(files: readonly string[], workingDir: string | n
   const layout = projectLayout(files, workingDir);
   const where = layout.workingDir ? `in ${layout.workingDir}/` : 'at the root of the archive';
   const problems: string[] = [];
-  if (!files.includes(layout.workingDir ? `${layout.workingDir}/package.json` : 'package.json')) problems.push(`no package.json ${where}`);
+  if (!files.includes(layout.workingDir ? `${layout.workingDir}/package.json` : 'package.json'))
+    problems.push(`no package.json ${where}`);
   if (!layout.lockfile) problems.push(`no lockfile (${LOCKFILES.join(', ')}) ${where} or above it`);
   if (!layout.configFile) problems.push(`no Playwright config (${PLAYWRIGHT_CONFIG_NAMES.join(', ')}) ${where}`);
   return problems;

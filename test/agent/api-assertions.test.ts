@@ -35,7 +35,11 @@ const response: AssertableResponse = {
   responseTime: 123.4,
 };
 
-const textResponse: AssertableResponse = { ...response, body: 'Hello, Outpost! build 42 ok', headers: { 'content-type': 'text/plain' } };
+const textResponse: AssertableResponse = {
+  ...response,
+  body: 'Hello, Outpost! build 42 ok',
+  headers: { 'content-type': 'text/plain' },
+};
 
 type Row = [AssertionSource, string, AssertionComparison, string, boolean, string?];
 
@@ -125,7 +129,13 @@ const rows: Row[] = [
   ['TEXT_BODY', '', 'IS_NULL', '', true, 'no such text'],
 ];
 
-function assertion(source: AssertionSource, property: string, comparison: AssertionComparison, target: string, regex?: string): Assertion {
+function assertion(
+  source: AssertionSource,
+  property: string,
+  comparison: AssertionComparison,
+  target: string,
+  regex?: string,
+): Assertion {
   return { source, property, comparison, target, regex: regex ?? null };
 }
 
@@ -142,7 +152,10 @@ describe('evaluateAssertions: every source and comparison', () => {
   });
 
   it('results carry the assertion, actual and passed, in order', () => {
-    const list = [assertion('STATUS_CODE', '', 'EQUALS', '201'), assertion('JSON_BODY', '$.data[0].name', 'EQUALS', 'x')];
+    const list = [
+      assertion('STATUS_CODE', '', 'EQUALS', '201'),
+      assertion('JSON_BODY', '$.data[0].name', 'EQUALS', 'x'),
+    ];
     expect(evaluateAssertions(list, response)).toEqual([
       { ...list[0], actual: 201, passed: true },
       { ...list[1], actual: 'first', passed: false },
@@ -161,20 +174,77 @@ describe('evaluateAssertions: every source and comparison', () => {
 });
 
 describe('evaluateAssertions: property and regex per source, as the reference reads them', () => {
-  const html: AssertableResponse = { ...textResponse, body: '<!doctype html><html lang="en"><body>The quick brown fox</body></html>' };
+  const html: AssertableResponse = {
+    ...textResponse,
+    body: '<!doctype html><html lang="en"><body>The quick brown fox</body></html>',
+  };
   const cases: Array<[string, Assertion, AssertableResponse, unknown, boolean]> = [
     // The reference's CLI (textBody(property)) puts the regular expression in property.
-    ['TEXT_BODY: property is a regex, its first capture group is the value', assertion('TEXT_BODY', '<!doctype (.{4})', 'EQUALS', 'html'), html, 'html', true],
-    ['TEXT_BODY: property as /regex/flags', assertion('TEXT_BODY', '/LANG="(.{2})"/i', 'EQUALS', 'en'), html, 'en', true],
-    ['TEXT_BODY: property without a capture group gives the whole match', assertion('TEXT_BODY', 'quick \\w+ fox', 'EQUALS', 'quick brown fox'), html, 'quick brown fox', true],
-    ['TEXT_BODY: property that does not match gives nothing', assertion('TEXT_BODY', '<!doctype (xml)', 'IS_NULL', ''), html, null, true],
-    ['TEXT_BODY: property then regex narrows what property picked', assertion('TEXT_BODY', 'quick (\\w+ \\w+)', 'EQUALS', 'fox', ' (\\w+)$'), html, 'fox', true],
-    ['TEXT_BODY: empty property with regex (older clients) still works', assertion('TEXT_BODY', '', 'EQUALS', 'brown', 'quick (\\w+)'), html, 'brown', true],
+    [
+      'TEXT_BODY: property is a regex, its first capture group is the value',
+      assertion('TEXT_BODY', '<!doctype (.{4})', 'EQUALS', 'html'),
+      html,
+      'html',
+      true,
+    ],
+    [
+      'TEXT_BODY: property as /regex/flags',
+      assertion('TEXT_BODY', '/LANG="(.{2})"/i', 'EQUALS', 'en'),
+      html,
+      'en',
+      true,
+    ],
+    [
+      'TEXT_BODY: property without a capture group gives the whole match',
+      assertion('TEXT_BODY', 'quick \\w+ fox', 'EQUALS', 'quick brown fox'),
+      html,
+      'quick brown fox',
+      true,
+    ],
+    [
+      'TEXT_BODY: property that does not match gives nothing',
+      assertion('TEXT_BODY', '<!doctype (xml)', 'IS_NULL', ''),
+      html,
+      null,
+      true,
+    ],
+    [
+      'TEXT_BODY: property then regex narrows what property picked',
+      assertion('TEXT_BODY', 'quick (\\w+ \\w+)', 'EQUALS', 'fox', ' (\\w+)$'),
+      html,
+      'fox',
+      true,
+    ],
+    [
+      'TEXT_BODY: empty property with regex (older clients) still works',
+      assertion('TEXT_BODY', '', 'EQUALS', 'brown', 'quick (\\w+)'),
+      html,
+      'brown',
+      true,
+    ],
     // HEADERS: the header name in property, the regex on its value (the CLI's headers(name, regex)).
-    ['HEADERS: property names the header, regex picks from its value', assertion('HEADERS', 'Content-Type', 'EQUALS', 'plain', 'text/(\\w+)'), textResponse, 'plain', true],
+    [
+      'HEADERS: property names the header, regex picks from its value',
+      assertion('HEADERS', 'Content-Type', 'EQUALS', 'plain', 'text/(\\w+)'),
+      textResponse,
+      'plain',
+      true,
+    ],
     // STATUS_CODE and RESPONSE_TIME take neither (the reference's numeric builders send '' and null).
-    ['STATUS_CODE: property and regex are not used', assertion('STATUS_CODE', 'ignored', 'EQUALS', '201', '(\\d)'), response, 201, true],
-    ['RESPONSE_TIME: property and regex are not used', assertion('RESPONSE_TIME', 'ignored', 'EQUALS', '123.4', '(\\d)'), response, 123.4, true],
+    [
+      'STATUS_CODE: property and regex are not used',
+      assertion('STATUS_CODE', 'ignored', 'EQUALS', '201', '(\\d)'),
+      response,
+      201,
+      true,
+    ],
+    [
+      'RESPONSE_TIME: property and regex are not used',
+      assertion('RESPONSE_TIME', 'ignored', 'EQUALS', '123.4', '(\\d)'),
+      response,
+      123.4,
+      true,
+    ],
   ];
   it.each(cases)('%s', (_, a, res, actual, passed) => {
     const [r] = evaluateAssertions([a], res);
@@ -184,20 +254,58 @@ describe('evaluateAssertions: property and regex per source, as the reference re
 
   it('an invalid regex in property fails the assertion, naming the field', () => {
     const [r] = evaluateAssertions([assertion('TEXT_BODY', '<!doctype (', 'EQUALS', 'html')], textResponse);
-    expect(r).toMatchObject({ passed: false, error: expect.stringMatching(/^property: invalid regular expression "<!doctype \(":/) });
+    expect(r).toMatchObject({
+      passed: false,
+      error: expect.stringMatching(/^property: invalid regular expression "<!doctype \(":/),
+    });
   });
 });
 
 describe('evaluateAssertions: what cannot be evaluated fails with an error', () => {
   const cases: Array<[string, Assertion, AssertableResponse, RegExp]> = [
-    ['JSON_BODY on a non-JSON body', assertion('JSON_BODY', '$.a', 'EQUALS', '1'), textResponse, /^the response body is not valid JSON/],
-    ['an invalid regex', assertion('TEXT_BODY', '', 'EQUALS', '1', '(unclosed'), response, /^regex: invalid regular expression "\(unclosed"/],
-    ['an invalid JSONPath filter', assertion('JSON_BODY', '$.data[?(process.exit())]', 'EQUALS', '1'), response, /^invalid JSON path/],
+    [
+      'JSON_BODY on a non-JSON body',
+      assertion('JSON_BODY', '$.a', 'EQUALS', '1'),
+      textResponse,
+      /^the response body is not valid JSON/,
+    ],
+    [
+      'an invalid regex',
+      assertion('TEXT_BODY', '', 'EQUALS', '1', '(unclosed'),
+      response,
+      /^regex: invalid regular expression "\(unclosed"/,
+    ],
+    [
+      'an invalid JSONPath filter',
+      assertion('JSON_BODY', '$.data[?(process.exit())]', 'EQUALS', '1'),
+      response,
+      /^invalid JSON path/,
+    ],
     ['GREATER_THAN on text', assertion('JSON_BODY', '$.data[0].name', 'GREATER_THAN', '1'), response, /needs a number/],
-    ['GREATER_THAN with a non-numeric target', assertion('STATUS_CODE', '', 'GREATER_THAN', 'abc'), response, /numeric target/],
-    ['HAS_KEY on an array', assertion('JSON_BODY', '$.data', 'HAS_KEY', 'id'), response, /needs an object, the value is an array/],
-    ['HAS_VALUE on a string', assertion('JSON_BODY', '$.price', 'HAS_VALUE', '19.90'), response, /needs an array or object/],
-    ['LESS_THAN when the regex did not match', assertion('HEADERS', 'x-request-id', 'LESS_THAN', '1', 'nomatch(\\d+)'), response, /needs a number, the value is nothing/],
+    [
+      'GREATER_THAN with a non-numeric target',
+      assertion('STATUS_CODE', '', 'GREATER_THAN', 'abc'),
+      response,
+      /numeric target/,
+    ],
+    [
+      'HAS_KEY on an array',
+      assertion('JSON_BODY', '$.data', 'HAS_KEY', 'id'),
+      response,
+      /needs an object, the value is an array/,
+    ],
+    [
+      'HAS_VALUE on a string',
+      assertion('JSON_BODY', '$.price', 'HAS_VALUE', '19.90'),
+      response,
+      /needs an array or object/,
+    ],
+    [
+      'LESS_THAN when the regex did not match',
+      assertion('HEADERS', 'x-request-id', 'LESS_THAN', '1', 'nomatch(\\d+)'),
+      response,
+      /needs a number, the value is nothing/,
+    ],
     ['NOT_HAS_KEY on nothing', assertion('JSON_BODY', '$.missing', 'NOT_HAS_KEY', 'a'), response, /not found/],
   ];
   it.each(cases)('%s', (_name, a, res, message) => {
@@ -238,7 +346,10 @@ describe('evaluateAssertions: property test', () => {
     fc.constant('{"truncated": [1, 2'),
     fc.string({ unit: 'binary' }),
   );
-  const headerName = fc.oneof(fc.constantFrom('content-type', 'x-id', 'set-cookie', 'location'), fc.string({ maxLength: 12 }));
+  const headerName = fc.oneof(
+    fc.constantFrom('content-type', 'x-id', 'set-cookie', 'location'),
+    fc.string({ maxLength: 12 }),
+  );
   const headers = fc.dictionary(
     headerName.map((n) => n.toLowerCase()),
     fc.string({ maxLength: 40 }),
@@ -253,11 +364,30 @@ describe('evaluateAssertions: property test', () => {
   const property = fc.oneof(
     fc.constant(''),
     fc.constant('$'),
-    fc.constantFrom('$.a', '$.data[0].id', '$..id', '$[*]', '$.a.b.c', 'a.b', '[0]', '$.x[?(@.y > 1)]', '$[', '$.[', '$..', 'content-type', 'X-ID'),
+    fc.constantFrom(
+      '$.a',
+      '$.data[0].id',
+      '$..id',
+      '$[*]',
+      '$.a.b.c',
+      'a.b',
+      '[0]',
+      '$.x[?(@.y > 1)]',
+      '$[',
+      '$.[',
+      '$..',
+      'content-type',
+      'X-ID',
+    ),
     fc.string({ maxLength: 20 }),
     fc.string({ maxLength: 10 }).map((s) => `$.${s}`),
   );
-  const target = fc.oneof(fc.string({ maxLength: 20 }), fc.integer().map(String), fc.double().map(String), fc.constantFrom('null', 'true', '[]', '{}', ''));
+  const target = fc.oneof(
+    fc.string({ maxLength: 20 }),
+    fc.integer().map(String),
+    fc.double().map(String),
+    fc.constantFrom('null', 'true', '[]', '{}', ''),
+  );
   const regex = fc.oneof(
     fc.constant(null),
     fc.constant(''),
@@ -302,7 +432,13 @@ describe('evaluateAssertions: property test', () => {
     ];
     fc.assert(
       fc.property(assertionArb, res, fc.constantFrom(...pairs), (a, response, [yes, no]) => {
-        const [r1, r2] = evaluateAssertions([{ ...a, comparison: yes }, { ...a, comparison: no }], response);
+        const [r1, r2] = evaluateAssertions(
+          [
+            { ...a, comparison: yes },
+            { ...a, comparison: no },
+          ],
+          response,
+        );
         if (r1?.error === undefined && r2?.error === undefined) expect(r1?.passed).toBe(!r2?.passed);
       }),
       { numRuns: 1000 },

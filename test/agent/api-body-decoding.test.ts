@@ -36,7 +36,8 @@ afterAll(async () => {
 });
 
 const status200: Assertion = { source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' };
-const gzipError = 'the response body could not be decoded as gzip (Content-Encoding: gzip): incorrect header check (Z_DATA_ERROR)';
+const gzipError =
+  'the response body could not be decoded as gzip (Content-Encoding: gzip): incorrect header check (Z_DATA_ERROR)';
 
 describe('a body that cannot be decoded', () => {
   it('keeps status and headers, says why, and a STATUS_CODE assertion passes', async () => {
@@ -53,7 +54,10 @@ describe('a body that cannot be decoded', () => {
   });
 
   it('fails a TEXT_BODY assertion with that reason', async () => {
-    const assertions: Assertion[] = [status200, { source: 'TEXT_BODY', comparison: 'CONTAINS', property: '', target: 'hello' }];
+    const assertions: Assertion[] = [
+      status200,
+      { source: 'TEXT_BODY', comparison: 'CONTAINS', property: '', target: 'hello' },
+    ];
     const r = await apiCheckRunner.run(apiCheck({ url: `${origin}/lie/gzip`, assertions }), context());
     expect(r.hasFailures).toBe(true);
     expect(r.error).toBe(`Assertion failed: TEXT_BODY CONTAINS "hello": ${gzipError}`);
@@ -64,10 +68,14 @@ describe('a body that cannot be decoded', () => {
   it('fails a JSON_BODY assertion too, and names deflate and br as such', async () => {
     const json: Assertion = { source: 'JSON_BODY', comparison: 'NOT_NULL', property: '$.a', target: '' };
     const deflate = await apiCheckRunner.run(apiCheck({ url: `${origin}/lie/deflate`, assertions: [json] }), context());
-    expect(deflate.error).toMatch(/^Assertion failed: JSON_BODY \$\.a NOT_NULL: the response body could not be decoded as deflate \(Content-Encoding: deflate\): /);
+    expect(deflate.error).toMatch(
+      /^Assertion failed: JSON_BODY \$\.a NOT_NULL: the response body could not be decoded as deflate \(Content-Encoding: deflate\): /,
+    );
     const br = await apiCheckRunner.run(apiCheck({ url: `${origin}/lie/br` }), context());
     expect(br.hasFailures).toBe(false);
-    expect(br.apiCheckResult?.response?.bodyError).toMatch(/^the response body could not be decoded as br \(Content-Encoding: br\): /);
+    expect(br.apiCheckResult?.response?.bodyError).toMatch(
+      /^the response body could not be decoded as br \(Content-Encoding: br\): /,
+    );
   });
 
   it('a gzip body cut short is undecodable too, not a lost response', async () => {

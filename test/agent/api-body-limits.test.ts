@@ -14,7 +14,11 @@ import type { Assertion } from '../../src/shared/checks/types.ts';
 import { apiCheck, context } from './api-fixtures.ts';
 
 const DOC = JSON.stringify({ service: 'orders', ok: true, items: Array.from({ length: 50 }, (_, i) => ({ id: i })) });
-const ENCODERS: Record<string, (b: Buffer) => Buffer> = { br: brotliCompressSync, gzip: gzipSync, deflate: deflateSync };
+const ENCODERS: Record<string, (b: Buffer) => Buffer> = {
+  br: brotliCompressSync,
+  gzip: gzipSync,
+  deflate: deflateSync,
+};
 
 let server: http.Server;
 let origin: string;
@@ -61,7 +65,10 @@ describe('Accept-Encoding and decoding', () => {
   });
 
   it.each(['gzip', 'deflate', 'br'])('decodes a %s body before a JSON assertion', async (encoding) => {
-    const r = await apiCheckRunner.run(apiCheck({ url: `${origin}/json`, headers: header(encoding), assertions: [jsonOk] }), context());
+    const r = await apiCheckRunner.run(
+      apiCheck({ url: `${origin}/json`, headers: header(encoding), assertions: [jsonOk] }),
+      context(),
+    );
     expect(seenEncodings.at(-1)).toBe(encoding);
     expect(r.apiCheckResult?.response?.headers?.['content-encoding']).toBe(encoding);
     expect(r.hasFailures).toBe(false);
@@ -71,7 +78,11 @@ describe('Accept-Encoding and decoding', () => {
 
   it("the check's own Accept-Encoding wins (any case), and is sent once", async () => {
     const r = await apiCheckRunner.run(
-      apiCheck({ url: `${origin}/json`, headers: [{ key: 'accept-encoding', value: 'identity' }], assertions: [jsonOk] }),
+      apiCheck({
+        url: `${origin}/json`,
+        headers: [{ key: 'accept-encoding', value: 'identity' }],
+        assertions: [jsonOk],
+      }),
       context(),
     );
     expect(seenEncodings.at(-1)).toBe('identity');
@@ -83,10 +94,14 @@ describe('Accept-Encoding and decoding', () => {
 
 describe('maxResponseBytes', () => {
   it('fails a run whose body is larger, naming the limit, and keeps the response', async () => {
-    const r = await apiCheckRunner.run(apiCheck({ url: `${origin}/big/5000`, headers: header('identity'), maxResponseBytes: 1024 }), context());
+    const r = await apiCheckRunner.run(
+      apiCheck({ url: `${origin}/big/5000`, headers: header('identity'), maxResponseBytes: 1024 }),
+      context(),
+    );
     expect(r.hasFailures).toBe(true);
     expect(r.hasErrors).toBe(false);
-    const message = 'Response body larger than maxResponseBytes (1024 bytes, counted after decoding): the agent stopped reading it';
+    const message =
+      'Response body larger than maxResponseBytes (1024 bytes, counted after decoding): the agent stopped reading it';
     expect(r.error).toBe(message);
     expect(r.apiCheckResult?.requestError).toBe(message);
     expect(r.apiCheckResult?.response?.status).toBe(200);
@@ -106,7 +121,10 @@ describe('maxResponseBytes', () => {
   it('counts decoded bytes: a small gzip body that inflates past the limit fails', async () => {
     const compressed = gzipSync(Buffer.alloc(200_000, 'a')).length;
     expect(compressed).toBeLessThan(10_000);
-    const r = await apiCheckRunner.run(apiCheck({ url: `${origin}/big/200000`, headers: header('gzip'), maxResponseBytes: 100_000 }), context());
+    const r = await apiCheckRunner.run(
+      apiCheck({ url: `${origin}/big/200000`, headers: header('gzip'), maxResponseBytes: 100_000 }),
+      context(),
+    );
     expect(r.apiCheckResult?.response?.headers?.['content-encoding']).toBe('gzip');
     expect(r.hasFailures).toBe(true);
     expect(r.error).toMatch(/maxResponseBytes \(100000 bytes, counted after decoding\)/);
@@ -114,7 +132,10 @@ describe('maxResponseBytes', () => {
 
   it('fails even when an assertion on the kept part passes', async () => {
     const starts: Assertion = { source: 'TEXT_BODY', comparison: 'CONTAINS', property: '', target: 'aaa' };
-    const r = await apiCheckRunner.run(apiCheck({ url: `${origin}/big/3000`, maxResponseBytes: 2000, assertions: [starts] }), context());
+    const r = await apiCheckRunner.run(
+      apiCheck({ url: `${origin}/big/3000`, maxResponseBytes: 2000, assertions: [starts] }),
+      context(),
+    );
     expect(r.apiCheckResult?.assertions[0]?.passed).toBe(true);
     expect(r.hasFailures).toBe(true);
     expect(r.error).toMatch(/^Response body larger than maxResponseBytes \(2000 bytes/);

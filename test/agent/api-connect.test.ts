@@ -54,8 +54,14 @@ describe('address order', () => {
 
   it('IP literals are not resolved', async () => {
     const signal = new AbortController().signal;
-    expect(await resolveHost('::1', 4, false, signal)).toEqual({ addresses: [{ address: '::1', family: 6 }], via: 'literal' });
-    expect(await resolveHost('127.0.0.1', 6, true, signal)).toEqual({ addresses: [{ address: '127.0.0.1', family: 4 }], via: 'literal' });
+    expect(await resolveHost('::1', 4, false, signal)).toEqual({
+      addresses: [{ address: '::1', family: 6 }],
+      via: 'literal',
+    });
+    expect(await resolveHost('127.0.0.1', 6, true, signal)).toEqual({
+      addresses: [{ address: '127.0.0.1', family: 4 }],
+      via: 'literal',
+    });
   });
 });
 

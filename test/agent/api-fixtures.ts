@@ -26,9 +26,23 @@ export function makeSelfSigned(): SelfSigned {
     execFileSync(
       'openssl',
       [
-        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '30',
-        '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '30',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
       ],
       { stdio: 'ignore' },
     );
@@ -79,7 +93,12 @@ function handler(seen: SeenRequest[], waiters: Map<string, Array<() => void>>): 
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://x');
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       for (const w of waiters.get(url.pathname) ?? []) w();
       waiters.delete(url.pathname);
       const parts = url.pathname.split('/').filter(Boolean);
@@ -87,7 +106,14 @@ function handler(seen: SeenRequest[], waiters: Map<string, Array<() => void>>): 
       switch (parts[0]) {
         case 'echo':
           res.setHeader('content-type', 'application/json');
-          res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }));
+          res.end(
+            JSON.stringify({
+              method: req.method,
+              url: req.url,
+              headers: req.headers,
+              body: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
           return;
         case 'status':
           res.statusCode = arg;
@@ -115,7 +141,10 @@ function handler(seen: SeenRequest[], waiters: Map<string, Array<() => void>>): 
           res.setHeader('content-type', 'application/json; charset=utf-8');
           res.end(
             JSON.stringify({
-              data: [{ id: 7, name: 'first', tags: ['x', 'y'] }, { id: 8, name: 'second', tags: [] }],
+              data: [
+                { id: 7, name: 'first', tags: ['x', 'y'] },
+                { id: 8, name: 'second', tags: [] },
+              ],
               count: 2,
               empty: '',
               nothing: null,
@@ -192,7 +221,10 @@ export async function startServer(opts: { tls?: SelfSigned; host?: string } = {}
   };
 }
 
-export function apiCheck(request: Partial<ApiRequest> & { url: string }, extra: Partial<ApiCheckDefinition> = {}): ApiCheckDefinition {
+export function apiCheck(
+  request: Partial<ApiRequest> & { url: string },
+  extra: Partial<ApiCheckDefinition> = {},
+): ApiCheckDefinition {
   return {
     id: 'chk_test',
     accountId: 'acc_test',

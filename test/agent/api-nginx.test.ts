@@ -64,7 +64,11 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'throttled.bin'), Buffer.alloc(THROTTLED_BYTES, 0x61));
 
   upstream = http.createServer((req, res) => {
-    setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ slow: true, path: req.url })), SLOW_UPSTREAM_MS);
+    setTimeout(
+      () =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ slow: true, path: req.url })),
+      SLOW_UPSTREAM_MS,
+    );
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const upstreamPort = (upstream.address() as net.AddressInfo).port;
@@ -104,7 +108,11 @@ beforeAll(async () => {
       }
     }`;
   writeFileSync(join(dir, 'nginx.conf'), conf);
-  nginx = spawn(nginxBin, ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });
+  nginx = spawn(
+    nginxBin,
+    ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'],
+    { stdio: 'ignore' },
+  );
   await waitForPort(httpPort, nginx, join(dir, 'error.log'));
   await waitForPort(httpsPort, nginx, join(dir, 'error.log'));
 });
@@ -120,7 +128,13 @@ afterAll(async () => {
 });
 
 const run = (...args: Parameters<typeof apiCheckRunner.run>) => apiCheckRunner.run(...args);
-const a = (source: Assertion['source'], comparison: Assertion['comparison'], property: string, target: string, regex?: string): Assertion => ({
+const a = (
+  source: Assertion['source'],
+  comparison: Assertion['comparison'],
+  property: string,
+  target: string,
+  regex?: string,
+): Assertion => ({
   source,
   comparison,
   property,
@@ -157,7 +171,10 @@ describe('HTTP through nginx', () => {
   });
 
   it('a failing JSON_BODY assertion fails the run with the actual value', async () => {
-    const r = await run(apiCheck({ url: `${httpOrigin}/json`, assertions: [a('JSON_BODY', 'EQUALS', '$.nested.count', '8')] }), context());
+    const r = await run(
+      apiCheck({ url: `${httpOrigin}/json`, assertions: [a('JSON_BODY', 'EQUALS', '$.nested.count', '8')] }),
+      context(),
+    );
     expect(r.hasFailures).toBe(true);
     expect(r.error).toBe('Assertion failed: JSON_BODY $.nested.count EQUALS "8" (actual: 7)');
   });
@@ -187,9 +204,21 @@ describe('HTTP through nginx', () => {
     expect(none.hasFailures).toBe(true);
     expect(none.error).toBe('HTTP 404 Not Found: a 4xx or 5xx status fails the check unless it has shouldFail');
     expect(none.apiCheckResult?.response?.status).toBe(404);
-    const expected = await run(apiCheck({ url: `${httpOrigin}/missing`, assertions: [a('STATUS_CODE', 'EQUALS', '', '404')] }, { shouldFail: true }), context());
+    const expected = await run(
+      apiCheck(
+        { url: `${httpOrigin}/missing`, assertions: [a('STATUS_CODE', 'EQUALS', '', '404')] },
+        { shouldFail: true },
+      ),
+      context(),
+    );
     expect(expected.hasFailures).toBe(false);
-    const asserted = await run(apiCheck({ url: `${httpOrigin}/missing`, assertions: [a('STATUS_CODE', 'LESS_THAN', '', '400')] }, { shouldFail: true }), context());
+    const asserted = await run(
+      apiCheck(
+        { url: `${httpOrigin}/missing`, assertions: [a('STATUS_CODE', 'LESS_THAN', '', '400')] },
+        { shouldFail: true },
+      ),
+      context(),
+    );
     expect(asserted.hasFailures).toBe(true);
     expect(asserted.error).toBe('Assertion failed: STATUS_CODE LESS_THAN "400" (actual: 404)');
   });
@@ -249,7 +278,11 @@ describe('HTTPS through nginx with a self-signed certificate', () => {
 
   it('skipSSL on: the response, TLS details (subject, issuer, expiry, days left) and a tls phase', async () => {
     const r = await run(
-      apiCheck({ url: `${httpsOrigin}/json`, skipSSL: true, assertions: [a('JSON_BODY', 'EQUALS', '$.nested.ok', 'true')] }),
+      apiCheck({
+        url: `${httpsOrigin}/json`,
+        skipSSL: true,
+        assertions: [a('JSON_BODY', 'EQUALS', '$.nested.ok', 'true')],
+      }),
       context(),
     );
     expect(r.error).toBeNull();

@@ -40,7 +40,12 @@ afterAll(async () => {
   await new Promise((r) => h2?.close(r));
 });
 
-const a = (source: AssertionSource, comparison: AssertionComparison, target = ''): Assertion => ({ source, comparison, property: '', target });
+const a = (source: AssertionSource, comparison: AssertionComparison, target = ''): Assertion => ({
+  source,
+  comparison,
+  property: '',
+  target,
+});
 
 async function run(url: string, assertions: Assertion[]) {
   const r = await apiCheckRunner.run(apiCheck({ url, skipSSL: true, assertions }), context());
@@ -61,7 +66,10 @@ describe('HTTP_VERSION', () => {
   });
 
   it('is 1.1 over HTTP/1.1, and an h2 expectation fails with the actual value', async () => {
-    const { r, results } = await run(`${h1secure.origin}/json`, [a('HTTP_VERSION', 'EQUALS', '1.1'), a('HTTP_VERSION', 'EQUALS', '2')]);
+    const { r, results } = await run(`${h1secure.origin}/json`, [
+      a('HTTP_VERSION', 'EQUALS', '1.1'),
+      a('HTTP_VERSION', 'EQUALS', '2'),
+    ]);
     expect(results.map((x) => x.passed)).toEqual([true, false]);
     expect(r.error).toBe('Assertion failed: HTTP_VERSION EQUALS "2" (actual: "1.1")');
   });
@@ -81,7 +89,10 @@ describe('TLS_VERSION', () => {
   });
 
   it('a server that stops at TLS 1.2 fails a GREATER_THAN TLS1.2 assertion', async () => {
-    const { r, results } = await run(`${tls12origin}/`, [a('TLS_VERSION', 'LESS_THAN', '1.3'), a('TLS_VERSION', 'GREATER_THAN', 'TLS1.2')]);
+    const { r, results } = await run(`${tls12origin}/`, [
+      a('TLS_VERSION', 'LESS_THAN', '1.3'),
+      a('TLS_VERSION', 'GREATER_THAN', 'TLS1.2'),
+    ]);
     expect(results.map((x) => [x.actual, x.passed])).toEqual([
       ['TLSv1.2', true],
       ['TLSv1.2', false],
@@ -90,7 +101,10 @@ describe('TLS_VERSION', () => {
   });
 
   it('is null over plain http: IS_NULL passes, a comparison fails saying why', async () => {
-    const { r, results } = await run(`${plain.origin}/json`, [a('TLS_VERSION', 'IS_NULL'), a('TLS_VERSION', 'GREATER_THAN', 'TLS1.2')]);
+    const { r, results } = await run(`${plain.origin}/json`, [
+      a('TLS_VERSION', 'IS_NULL'),
+      a('TLS_VERSION', 'GREATER_THAN', 'TLS1.2'),
+    ]);
     expect(results.map((x) => x.passed)).toEqual([true, false]);
     expect(results[1]?.error).toBe('the response came over plain HTTP: there is no TLS session or certificate');
     expect(r.hasFailures).toBe(true);
@@ -117,7 +131,10 @@ describe('SSL_CERTIFICATE_DAYS_REMAINING', () => {
   it('works over h2 too, and is null over plain http', async () => {
     const secure = await run(`${h2origin}/`, [a('SSL_CERTIFICATE_DAYS_REMAINING', 'EQUALS', '29')]);
     expect(secure.results[0]?.passed).toBe(true);
-    const { results } = await run(`${plain.origin}/json`, [a('SSL_CERTIFICATE_DAYS_REMAINING', 'IS_NULL'), a('SSL_CERTIFICATE_DAYS_REMAINING', 'LESS_THAN', '7')]);
+    const { results } = await run(`${plain.origin}/json`, [
+      a('SSL_CERTIFICATE_DAYS_REMAINING', 'IS_NULL'),
+      a('SSL_CERTIFICATE_DAYS_REMAINING', 'LESS_THAN', '7'),
+    ]);
     expect(results.map((x) => [x.actual, x.passed])).toEqual([
       [null, true],
       [null, false],
@@ -126,7 +143,9 @@ describe('SSL_CERTIFICATE_DAYS_REMAINING', () => {
 
   it('after a redirect from https to http there is no certificate', async () => {
     const to = encodeURIComponent(`${plain.origin}/json`);
-    const { r, results } = await run(`${h1secure.origin}/goto/302?to=${to}`, [a('SSL_CERTIFICATE_DAYS_REMAINING', 'IS_NULL')]);
+    const { r, results } = await run(`${h1secure.origin}/goto/302?to=${to}`, [
+      a('SSL_CERTIFICATE_DAYS_REMAINING', 'IS_NULL'),
+    ]);
     expect(r.details?.finalUrl).toBe(`${plain.origin}/json`);
     expect(r.apiCheckResult?.response?.tls).toBeUndefined();
     expect(results[0]?.passed).toBe(true);
@@ -135,7 +154,14 @@ describe('SSL_CERTIFICATE_DAYS_REMAINING', () => {
 
 describe('the engine', () => {
   it('ignores property and regex for the protocol sources, and never throws on odd targets', () => {
-    const res = { status: 200, headers: {}, body: '', responseTime: 1, httpVersion: '1.1', tls: { protocol: 'TLSv1', daysRemaining: -3 } };
+    const res = {
+      status: 200,
+      headers: {},
+      body: '',
+      responseTime: 1,
+      httpVersion: '1.1',
+      tls: { protocol: 'TLSv1', daysRemaining: -3 },
+    };
     const results = evaluateAssertions(
       [
         { ...a('HTTP_VERSION', 'EQUALS', '1.1'), property: 'x', regex: '(9)' },

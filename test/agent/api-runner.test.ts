@@ -25,13 +25,21 @@ afterAll(async () => {
 
 const run = (...args: Parameters<typeof apiCheckRunner.run>) => apiCheckRunner.run(...args);
 
-function echoed(result: Awaited<ReturnType<typeof run>>): { method: string; url: string; headers: Record<string, string>; body: string } {
+function echoed(result: Awaited<ReturnType<typeof run>>): {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+} {
   return JSON.parse(result.apiCheckResult?.response?.body ?? 'null');
 }
 
 describe('request', () => {
   it('GET: status, statusText, lower-case headers, recorded request', async () => {
-    const r = await run(apiCheck({ url: `${plain.origin}/text`, headers: [{ key: 'X-Trace', value: 'abc' }] }), context());
+    const r = await run(
+      apiCheck({ url: `${plain.origin}/text`, headers: [{ key: 'X-Trace', value: 'abc' }] }),
+      context(),
+    );
     expect(r.hasFailures).toBe(false);
     expect(r.hasErrors).toBe(false);
     expect(r.error).toBeNull();
@@ -43,7 +51,12 @@ describe('request', () => {
     expect(res?.headers?.['x-request-id']).toBe('req-12345');
     // repeated headers are joined with ', '
     expect(res?.headers?.['set-cookie']).toBe('a=1, b=2');
-    expect(r.apiCheckResult?.request).toMatchObject({ method: 'GET', url: `${plain.origin}/text`, data: '', headers: { 'X-Trace': 'abc' } });
+    expect(r.apiCheckResult?.request).toMatchObject({
+      method: 'GET',
+      url: `${plain.origin}/text`,
+      data: '',
+      headers: { 'X-Trace': 'abc' },
+    });
     expect(r.responseTime).toBe(res?.timingPhases?.total);
     expect(Date.parse(r.stoppedAt)).toBeGreaterThanOrEqual(Date.parse(r.startedAt));
   });
@@ -66,15 +79,28 @@ describe('request', () => {
 
   const bodyCases = [
     { bodyType: 'JSON', body: '{"a":1}', contentType: 'application/json', arrives: '{"a":1}' },
-    { bodyType: 'GRAPHQL', body: '{"query":"{ me { id } }"}', contentType: 'application/json', arrives: '{"query":"{ me { id } }"}' },
+    {
+      bodyType: 'GRAPHQL',
+      body: '{"query":"{ me { id } }"}',
+      contentType: 'application/json',
+      arrives: '{"query":"{ me { id } }"}',
+    },
     { bodyType: 'FORM', body: 'a=1&b=x+y', contentType: 'application/x-www-form-urlencoded', arrives: 'a=1&b=x+y' },
-    { bodyType: 'FORM', body: '{"a":"1","b":"x y"}', contentType: 'application/x-www-form-urlencoded', arrives: 'a=1&b=x+y' },
+    {
+      bodyType: 'FORM',
+      body: '{"a":"1","b":"x y"}',
+      contentType: 'application/x-www-form-urlencoded',
+      arrives: 'a=1&b=x+y',
+    },
     { bodyType: 'RAW', body: 'just <raw> text', contentType: undefined, arrives: 'just <raw> text' },
     { bodyType: 'NONE', body: 'ignored', contentType: undefined, arrives: '' },
   ] as const;
   for (const c of bodyCases) {
     it(`POST with bodyType ${c.bodyType} (${c.body}) arrives as sent`, async () => {
-      const r = await run(apiCheck({ url: `${plain.origin}/echo`, method: 'POST', bodyType: c.bodyType, body: c.body }), context());
+      const r = await run(
+        apiCheck({ url: `${plain.origin}/echo`, method: 'POST', bodyType: c.bodyType, body: c.body }),
+        context(),
+      );
       const e = echoed(r);
       expect(e.method).toBe('POST');
       expect(e.body).toBe(c.arrives);
@@ -99,12 +125,18 @@ describe('request', () => {
   });
 
   it('basicAuth becomes an Authorization: Basic header', async () => {
-    const r = await run(apiCheck({ url: `${plain.origin}/echo`, basicAuth: { username: 'user', password: 'pa:ss' } }), context());
+    const r = await run(
+      apiCheck({ url: `${plain.origin}/echo`, basicAuth: { username: 'user', password: 'pa:ss' } }),
+      context(),
+    );
     expect(echoed(r).headers['authorization']).toBe(`Basic ${Buffer.from('user:pa:ss').toString('base64')}`);
   });
 
   it('HEAD sends no body and reads none', async () => {
-    const r = await run(apiCheck({ url: `${plain.origin}/text`, method: 'HEAD', bodyType: 'RAW', body: 'x' }), context());
+    const r = await run(
+      apiCheck({ url: `${plain.origin}/text`, method: 'HEAD', bodyType: 'RAW', body: 'x' }),
+      context(),
+    );
     expect(r.apiCheckResult?.response?.status).toBe(200);
     expect(r.apiCheckResult?.response?.body).toBe('');
     expect(r.hasFailures).toBe(false);
@@ -213,7 +245,8 @@ describe('timings and connections', () => {
       expect(p?.[k]).toBeGreaterThanOrEqual(0);
     }
     expect(p?.tls).toBe(0); // plain http
-    const sum = (p?.wait ?? 0) + (p?.dns ?? 0) + (p?.tcp ?? 0) + (p?.tls ?? 0) + (p?.firstByte ?? 0) + (p?.download ?? 0);
+    const sum =
+      (p?.wait ?? 0) + (p?.dns ?? 0) + (p?.tcp ?? 0) + (p?.tls ?? 0) + (p?.firstByte ?? 0) + (p?.download ?? 0);
     expect(Math.abs(sum - (p?.total ?? 0))).toBeLessThan(0.01);
     const t = r.apiCheckResult?.response?.timings ?? {};
     // cumulative: each event at or after the one before
@@ -257,7 +290,10 @@ describe('response limits', () => {
   });
 
   it('degraded: slower than degradedResponseTime, below max', async () => {
-    const r = await run(apiCheck({ url: `${plain.origin}/delay/300` }, { degradedResponseTime: 100, maxResponseTime: 20_000 }), context());
+    const r = await run(
+      apiCheck({ url: `${plain.origin}/delay/300` }, { degradedResponseTime: 100, maxResponseTime: 20_000 }),
+      context(),
+    );
     expect(r.responseTime).toBeGreaterThanOrEqual(300);
     expect(r.isDegraded).toBe(true);
     expect(r.overMaxResponseTime).toBe(false);
@@ -265,7 +301,10 @@ describe('response limits', () => {
   });
 
   it('over max: fails, not degraded', async () => {
-    const r = await run(apiCheck({ url: `${plain.origin}/delay/300` }, { degradedResponseTime: 50, maxResponseTime: 100 }), context());
+    const r = await run(
+      apiCheck({ url: `${plain.origin}/delay/300` }, { degradedResponseTime: 50, maxResponseTime: 100 }),
+      context(),
+    );
     expect(r.overMaxResponseTime).toBe(true);
     expect(r.isDegraded).toBe(false);
     expect(r.hasFailures).toBe(true);
@@ -286,7 +325,9 @@ describe('verdict', () => {
     expect(r.apiCheckResult?.response?.statusText).toBe('Internal Server Error');
     expect(r.hasFailures).toBe(true);
     expect(r.hasErrors).toBe(false);
-    expect(r.error).toBe('HTTP 500 Internal Server Error: a 4xx or 5xx status fails the check unless it has shouldFail');
+    expect(r.error).toBe(
+      'HTTP 500 Internal Server Error: a 4xx or 5xx status fails the check unless it has shouldFail',
+    );
   });
 
   it('a failed assertion fails the run and says which', async () => {
@@ -298,14 +339,41 @@ describe('verdict', () => {
     expect(r.apiCheckResult?.assertions[0]).toMatchObject({ actual: 500, passed: false });
   });
 
-  const status = (target: string): Assertion[] => [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target }];
+  const status = (target: string): Assertion[] => [
+    { source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target },
+  ];
   // The reference: shouldFail treats 4xx and 5xx as passed; successful responses still pass; only
   // failed assertions fail the check. Without shouldFail a 4xx/5xx fails whatever is asserted.
-  const shouldFailCases: Array<{ name: string; path: string; assertions: Assertion[]; shouldFail: boolean; fails: boolean; error?: string }> = [
+  const shouldFailCases: Array<{
+    name: string;
+    path: string;
+    assertions: Assertion[];
+    shouldFail: boolean;
+    fails: boolean;
+    error?: string;
+  }> = [
     { name: 'a 200 with shouldFail passes', path: '/status/200', assertions: [], shouldFail: true, fails: false },
-    { name: 'a 200 with shouldFail asserting 200 passes', path: '/status/200', assertions: status('200'), shouldFail: true, fails: false },
-    { name: 'a 404 with shouldFail asserting 404 passes', path: '/status/404', assertions: status('404'), shouldFail: true, fails: false },
-    { name: 'a 500 with shouldFail and no assertions passes', path: '/status/500', assertions: [], shouldFail: true, fails: false },
+    {
+      name: 'a 200 with shouldFail asserting 200 passes',
+      path: '/status/200',
+      assertions: status('200'),
+      shouldFail: true,
+      fails: false,
+    },
+    {
+      name: 'a 404 with shouldFail asserting 404 passes',
+      path: '/status/404',
+      assertions: status('404'),
+      shouldFail: true,
+      fails: false,
+    },
+    {
+      name: 'a 500 with shouldFail and no assertions passes',
+      path: '/status/500',
+      assertions: [],
+      shouldFail: true,
+      fails: false,
+    },
     {
       name: 'a 404 with shouldFail asserting 200 fails on the assertion',
       path: '/status/404',
@@ -333,7 +401,10 @@ describe('verdict', () => {
   ];
   for (const c of shouldFailCases) {
     it(`shouldFail: ${c.name}`, async () => {
-      const r = await run(apiCheck({ url: `${plain.origin}${c.path}`, assertions: c.assertions }, { shouldFail: c.shouldFail }), context());
+      const r = await run(
+        apiCheck({ url: `${plain.origin}${c.path}`, assertions: c.assertions }, { shouldFail: c.shouldFail }),
+        context(),
+      );
       expect(r.hasFailures).toBe(c.fails);
       expect(r.hasErrors).toBe(false);
       expect(r.error).toBe(c.error ?? null);
@@ -342,7 +413,9 @@ describe('verdict', () => {
 
   it('shouldFail: the status it excused is in details; a network failure is not excused', async () => {
     const excused = await run(apiCheck({ url: `${plain.origin}/status/503` }, { shouldFail: true }), context());
-    expect(excused.details?.shouldFail).toEqual({ excused: 'HTTP 503 Service Unavailable: a 4xx or 5xx status fails the check unless it has shouldFail' });
+    expect(excused.details?.shouldFail).toEqual({
+      excused: 'HTTP 503 Service Unavailable: a 4xx or 5xx status fails the check unless it has shouldFail',
+    });
     const refused = await run(apiCheck({ url: 'http://127.0.0.1:1/' }, { shouldFail: true }), context());
     expect(refused.hasFailures).toBe(true);
     expect(refused.error).toMatch(/^Connection refused/);
@@ -405,7 +478,9 @@ describe('network failures are named check failures', () => {
     const r = await run(apiCheck({ url: `https://127.0.0.1:${plain.port}/text` }), context());
     expect(r.hasFailures).toBe(true);
     // the code depends on the OpenSSL build (ERR_SSL_WRONG_VERSION_NUMBER with Node 24's)
-    expect(r.error).toMatch(/^TLS error: wrong version number — the server does not seem to speak TLS on this port \((ERR_SSL_WRONG_VERSION_NUMBER|EPROTO)\)$/);
+    expect(r.error).toMatch(
+      /^TLS error: wrong version number — the server does not seem to speak TLS on this port \((ERR_SSL_WRONG_VERSION_NUMBER|EPROTO)\)$/,
+    );
   });
 
   it('timeout: a server that never answers', async () => {
@@ -418,14 +493,20 @@ describe('network failures are named check failures', () => {
   });
 
   it('timeout signalled by the daemon through ctx.signal (AbortSignal.timeout) is a timeout, not a cancel', async () => {
-    const r = await run(apiCheck({ url: `${plain.origin}/hang` }), context({ timeoutMs: 60_000, signal: AbortSignal.timeout(300) }));
+    const r = await run(
+      apiCheck({ url: `${plain.origin}/hang` }),
+      context({ timeoutMs: 60_000, signal: AbortSignal.timeout(300) }),
+    );
     expect(r.error).toBe('Timed out after 60000 ms while waiting for the response');
   });
 
   it('cancel via ctx.signal returns promptly with requestError "cancelled"', async () => {
     const controller = new AbortController();
     const arrived = plain.nextRequest('/hang');
-    const pending = run(apiCheck({ url: `${plain.origin}/hang` }), context({ signal: controller.signal, timeoutMs: 60_000 }));
+    const pending = run(
+      apiCheck({ url: `${plain.origin}/hang` }),
+      context({ signal: controller.signal, timeoutMs: 60_000 }),
+    );
     await arrived; // the request is at the server and waiting: cancel now
     const t = performance.now();
     controller.abort();
@@ -467,7 +548,10 @@ describe('DNS and IP family', () => {
   it('IPv6 preferred but the name has only IPv4: falls back to IPv4', async () => {
     // /etc/hosts may map localhost to ::1 too; then the preference picks it, and the server (on
     // 127.0.0.1 only) refuses — a refusal is an answer and not a reason to switch families.
-    const r = await run(apiCheck({ url: `http://localhost:${plain.port}/text`, ipFamily: 'IPv6' }), context({ useOsDnsResolver: true }));
+    const r = await run(
+      apiCheck({ url: `http://localhost:${plain.port}/text`, ipFamily: 'IPv6' }),
+      context({ useOsDnsResolver: true }),
+    );
     if (r.details?.['ipFamily'] === 'IPv6') {
       expect(r.error).toMatch(/^Connection refused by \[::1\]:/);
     } else {
@@ -488,7 +572,9 @@ async function hasIpv6Loopback(): Promise<boolean> {
 
 describe('IPv6', async () => {
   const v6 = await hasIpv6Loopback();
-  const title = v6 ? 'requests an IPv6 literal on ::1' : 'IPv6 literal on ::1: skipped, this machine has no IPv6 loopback';
+  const title = v6
+    ? 'requests an IPv6 literal on ::1'
+    : 'IPv6 literal on ::1: skipped, this machine has no IPv6 loopback';
   it.skipIf(!v6)(title, async () => {
     const server = await startServer({ host: '::1' });
     try {
@@ -507,26 +593,43 @@ describe('IPv6', async () => {
 describe('more request handling', () => {
   it('302 after POST continues with GET and no body; 307 repeats the POST with its body', async () => {
     const to = encodeURIComponent('/echo');
-    const r302 = await run(apiCheck({ url: `${plain.origin}/goto/302?to=${to}`, method: 'POST', bodyType: 'JSON', body: '{"a":1}' }), context());
+    const r302 = await run(
+      apiCheck({ url: `${plain.origin}/goto/302?to=${to}`, method: 'POST', bodyType: 'JSON', body: '{"a":1}' }),
+      context(),
+    );
     expect(echoed(r302)).toMatchObject({ method: 'GET', body: '' });
     expect(echoed(r302).headers['content-type']).toBeUndefined();
-    const r307 = await run(apiCheck({ url: `${plain.origin}/goto/307?to=${to}`, method: 'POST', bodyType: 'JSON', body: '{"a":1}' }), context());
+    const r307 = await run(
+      apiCheck({ url: `${plain.origin}/goto/307?to=${to}`, method: 'POST', bodyType: 'JSON', body: '{"a":1}' }),
+      context(),
+    );
     expect(echoed(r307)).toMatchObject({ method: 'POST', body: '{"a":1}' });
   });
 
   it('credentials are not sent on to another origin after a redirect', async () => {
     const basicAuth = { username: 'u', password: 'p' };
-    const same = await run(apiCheck({ url: `${plain.origin}/goto/302?to=${encodeURIComponent('/echo')}`, basicAuth }), context());
+    const same = await run(
+      apiCheck({ url: `${plain.origin}/goto/302?to=${encodeURIComponent('/echo')}`, basicAuth }),
+      context(),
+    );
     expect(echoed(same).headers['authorization']).toMatch(/^Basic /);
     const other = `http://localhost:${plain.port}/echo`; // same server, different origin
-    const cross = await run(apiCheck({ url: `${plain.origin}/goto/302?to=${encodeURIComponent(other)}`, basicAuth }), context());
+    const cross = await run(
+      apiCheck({ url: `${plain.origin}/goto/302?to=${encodeURIComponent(other)}`, basicAuth }),
+      context(),
+    );
     expect(cross.details?.['finalUrl']).toBe(other);
     expect(echoed(cross).headers['authorization']).toBeUndefined();
   });
 
   it('a gzip body the user asked for is decompressed for assertions', async () => {
-    const assertions: Assertion[] = [{ source: 'JSON_BODY', comparison: 'EQUALS', property: '$.zipped', target: 'true' }];
-    const r = await run(apiCheck({ url: `${plain.origin}/gzip`, headers: [{ key: 'Accept-Encoding', value: 'gzip' }], assertions }), context());
+    const assertions: Assertion[] = [
+      { source: 'JSON_BODY', comparison: 'EQUALS', property: '$.zipped', target: 'true' },
+    ];
+    const r = await run(
+      apiCheck({ url: `${plain.origin}/gzip`, headers: [{ key: 'Accept-Encoding', value: 'gzip' }], assertions }),
+      context(),
+    );
     expect(r.apiCheckResult?.response?.body).toBe('{"zipped":true}');
     expect(r.hasFailures).toBe(false);
   });
@@ -538,7 +641,10 @@ describe('more request handling', () => {
   });
 
   it('an invalid header in the definition is a failed run, not an agent error', async () => {
-    const r = await run(apiCheck({ url: `${plain.origin}/text`, headers: [{ key: 'bad header', value: 'x' }] }), context());
+    const r = await run(
+      apiCheck({ url: `${plain.origin}/text`, headers: [{ key: 'bad header', value: 'x' }] }),
+      context(),
+    );
     expect(r.hasFailures).toBe(true);
     expect(r.hasErrors).toBe(false);
     expect(r.error).toMatch(/^Invalid request: /);

@@ -23,7 +23,10 @@ let server: JsonServer;
 
 beforeAll(async () => {
   const found = await discoverRuntimes(defaultRuntimesDir());
-  expect(found.runtimes.map((r) => r.id), 'run npm run runtimes:install').toEqual(['2026.04', '2025.04']);
+  expect(
+    found.runtimes.map((r) => r.id),
+    'run npm run runtimes:install',
+  ).toEqual(['2026.04', '2025.04']);
   pool = new SandboxPool({ runtimes: found.runtimes, size: 2 });
   await pool.fill();
   server = await startServer((req, body, res) => {
@@ -37,14 +40,19 @@ afterAll(async () => {
   await server?.close();
 });
 
-function scripted(extra: Partial<ApiCheckDefinition>, request: Partial<ApiCheckDefinition['request']> = {}): ApiCheckDefinition {
+function scripted(
+  extra: Partial<ApiCheckDefinition>,
+  request: Partial<ApiCheckDefinition['request']> = {},
+): ApiCheckDefinition {
   return apiCheck({ url: `${server.url}/items`, ...request }, { runtimeId: '2026.04', ...extra });
 }
 
-const setupLog = (outcome: { apiCheckResult: { jobLog: Record<string, unknown> | null } | null }): Array<{ msg: string }> =>
-  (outcome.apiCheckResult?.jobLog?.setup ?? []) as Array<{ msg: string }>;
+const setupLog = (outcome: {
+  apiCheckResult: { jobLog: Record<string, unknown> | null } | null;
+}): Array<{ msg: string }> => (outcome.apiCheckResult?.jobLog?.setup ?? []) as Array<{ msg: string }>;
 
-const run = (check: ApiCheckDefinition, over: Parameters<typeof context>[0] = {}) => apiCheckRunner.run(check, context({ sandboxes: pool, ...over }));
+const run = (check: ApiCheckDefinition, over: Parameters<typeof context>[0] = {}) =>
+  apiCheckRunner.run(check, context({ sandboxes: pool, ...over }));
 
 describe('API checks with setup and teardown scripts', () => {
   it('setup changes the request (header, query, method, body) and the change reaches the server', async () => {
@@ -68,7 +76,10 @@ console.log('signed', request.url);`,
     expect(got.headers['x-signed']).toMatch(/^k-123:[0-9a-f]{8}$/);
     expect(got.body).toBe('{"hello":"world"}');
     expect(outcome.apiCheckResult?.request.headers['X-Signed']).toMatch(/^k-123:/);
-    const jobLog = outcome.apiCheckResult?.jobLog as { setup: Array<{ stream: string; msg: string; time: string }>; teardown: unknown[] };
+    const jobLog = outcome.apiCheckResult?.jobLog as {
+      setup: Array<{ stream: string; msg: string; time: string }>;
+      teardown: unknown[];
+    };
     expect(jobLog.setup).toEqual([{ stream: 'stdout', msg: `signed ${server.url}/items`, time: expect.any(String) }]);
     expect(Number.isNaN(Date.parse(jobLog.setup[0]!.time))).toBe(false);
     expect(jobLog.teardown).toEqual([]);
@@ -90,7 +101,10 @@ response.body = JSON.stringify({ normalized: body.status });`,
     expect(outcome.error).toBeNull();
     expect(outcome.hasFailures).toBe(false);
     expect(outcome.apiCheckResult?.response?.body).toBe('{"normalized":"up"}');
-    const jobLog = outcome.apiCheckResult?.jobLog as { setup: unknown[]; teardown: Array<{ stream: string; msg: string }> };
+    const jobLog = outcome.apiCheckResult?.jobLog as {
+      setup: unknown[];
+      teardown: Array<{ stream: string; msg: string }>;
+    };
     expect(jobLog.setup).toEqual([]);
     expect(jobLog.teardown.map((l) => [l.stream, l.msg])).toEqual([
       ['stdout', 'status 200 200 loopback number'],
@@ -100,18 +114,26 @@ response.body = JSON.stringify({ normalized: body.status });`,
 
   it('a setup error fails the check with the message and line, and the request is not sent', async () => {
     const before = server.requests.length;
-    const outcome = await run(scripted({ localSetupScript: `console.log('starting');\nconst token = undefined;\ntoken.split('.');` }));
+    const outcome = await run(
+      scripted({ localSetupScript: `console.log('starting');\nconst token = undefined;\ntoken.split('.');` }),
+    );
     expect(outcome.hasFailures).toBe(true);
     expect(outcome.hasErrors).toBe(false);
-    expect(outcome.error).toBe("Setup script failed: TypeError: Cannot read properties of undefined (reading 'split') (setup.js line 3, column 7)");
+    expect(outcome.error).toBe(
+      "Setup script failed: TypeError: Cannot read properties of undefined (reading 'split') (setup.js line 3, column 7)",
+    );
     expect(server.requests.length).toBe(before);
     expect(setupLog(outcome).map((l) => l.msg)).toEqual(['starting']);
   });
 
   it('a failing assertion in the teardown (expect) fails the check with its message', async () => {
-    const outcome = await run(scripted({ localTearDownScript: `const { expect } = require('expect');\nexpect(response.status).toBe(404);` }));
+    const outcome = await run(
+      scripted({ localTearDownScript: `const { expect } = require('expect');\nexpect(response.status).toBe(404);` }),
+    );
     expect(outcome.hasFailures).toBe(true);
-    expect(outcome.error).toMatch(/^Teardown script failed: .*expect\(received\)\.toBe\(expected\)[\s\S]*\(teardown\.js line 2/);
+    expect(outcome.error).toMatch(
+      /^Teardown script failed: .*expect\(received\)\.toBe\(expected\)[\s\S]*\(teardown\.js line 2/,
+    );
   });
 
   it('process.exit in a setup script is a clear failed result', async () => {
@@ -131,8 +153,13 @@ response.body = JSON.stringify({ normalized: body.status });`,
   });
 
   it('runs on the runtime the check names: 2025.04 is Node 22, 2026.04 is Node 24', async () => {
-    for (const [runtimeId, major] of [['2025.04', '22'], ['2026.04', '24']] as const) {
-      const outcome = await run(scripted({ runtimeId, localSetupScript: 'console.log(process.versions.node.split(".")[0])' }));
+    for (const [runtimeId, major] of [
+      ['2025.04', '22'],
+      ['2026.04', '24'],
+    ] as const) {
+      const outcome = await run(
+        scripted({ runtimeId, localSetupScript: 'console.log(process.versions.node.split(".")[0])' }),
+      );
       expect(outcome.hasFailures).toBe(false);
       expect(setupLog(outcome)[0]?.msg).toBe(major);
     }
@@ -150,17 +177,25 @@ response.body = JSON.stringify({ normalized: body.status });`,
     const rt = path.join(dir, '2026.04', 'node_modules', '.bin');
     mkdirSync(rt, { recursive: true });
     // Answers --version (so it is advertised) but dies on anything else: broken after discovery.
-    writeFileSync(path.join(rt, 'node'), '#!/bin/sh\n[ "$1" = "--version" ] && echo v24.0.0 && exit 0\necho "broken runtime" >&2\nexit 1\n');
+    writeFileSync(
+      path.join(rt, 'node'),
+      '#!/bin/sh\n[ "$1" = "--version" ] && echo v24.0.0 && exit 0\necho "broken runtime" >&2\nexit 1\n',
+    );
     chmodSync(path.join(rt, 'node'), 0o755);
     const found = await discoverRuntimes(dir);
     expect(found.runtimes.map((r) => r.id)).toEqual(['2026.04']);
     const broken = new SandboxPool({ runtimes: found.runtimes, size: 1 });
     await broken.fill();
     try {
-      const outcome = await apiCheckRunner.run(scripted({ localSetupScript: 'console.log(1)' }), context({ sandboxes: broken }));
+      const outcome = await apiCheckRunner.run(
+        scripted({ localSetupScript: 'console.log(1)' }),
+        context({ sandboxes: broken }),
+      );
       expect(outcome.hasErrors).toBe(true);
       expect(outcome.hasFailures).toBe(false);
-      expect(outcome.error).toMatch(/^agent error: the sandbox for runtime 2026\.04 .* could not start: it exited before it was ready \(exit code 1\): broken runtime$/);
+      expect(outcome.error).toMatch(
+        /^agent error: the sandbox for runtime 2026\.04 .* could not start: it exited before it was ready \(exit code 1\): broken runtime$/,
+      );
     } finally {
       await broken.close();
     }
@@ -168,7 +203,9 @@ response.body = JSON.stringify({ normalized: body.status });`,
 
   it('reports values a script put into process.env.OUTPOST_SECRET_* for scrubbing', async () => {
     const seen: string[] = [];
-    const outcome = await run(scripted({ localSetupScript: `process.env.OUTPOST_SECRET_TOKEN = 'tok-' + 'abcdef';` }), { onSecret: (v) => seen.push(v) });
+    const outcome = await run(scripted({ localSetupScript: `process.env.OUTPOST_SECRET_TOKEN = 'tok-' + 'abcdef';` }), {
+      onSecret: (v) => seen.push(v),
+    });
     expect(outcome.hasFailures).toBe(false);
     expect(seen).toEqual(['tok-abcdef']);
   });
@@ -195,11 +232,17 @@ describe('the agent with scripted checks', () => {
     });
     try {
       const hostile = makeJob({ timeoutMs: 20_000 });
-      hostile.check = scripted({ id: 'hostile', localSetupScript: 'const k = []; for (let i = 0; i < 640; i++) k.push(Buffer.alloc(16 << 20, 1));' });
+      hostile.check = scripted({
+        id: 'hostile',
+        localSetupScript: 'const k = []; for (let i = 0; i < 640; i++) k.push(Buffer.alloc(16 << 20, 1));',
+      });
       const loop = makeJob({ timeoutMs: 3_000 });
       loop.check = scripted({ id: 'loop', localSetupScript: 'while (true) {}' });
       const normal = makeJob();
-      normal.check = scripted({ id: 'normal', localSetupScript: `request.headers['x-signed'] = 'ok'; console.log('normal ran');` });
+      normal.check = scripted({
+        id: 'normal',
+        localSetupScript: `request.headers['x-signed'] = 'ok'; console.log('normal ran');`,
+      });
       for (const job of [hostile, loop, normal]) stub.addJob(job);
       await daemon.start();
       await stub.until(() => stub.stored.length === 3);
@@ -208,7 +251,9 @@ describe('the agent with scripted checks', () => {
       const byCheck = new Map(stub.stored.map((r) => [r.checkId, r]));
       expect(byCheck.get('normal')).toMatchObject({ hasFailures: false, hasErrors: false, error: null });
       expect(byCheck.get('hostile')).toMatchObject({ hasFailures: true, hasErrors: false });
-      expect(byCheck.get('hostile')?.error).toMatch(/^Setup script used too much memory and was stopped: resident memory reached/);
+      expect(byCheck.get('hostile')?.error).toMatch(
+        /^Setup script used too much memory and was stopped: resident memory reached/,
+      );
       expect(byCheck.get('loop')?.hasFailures).toBe(true);
       expect(byCheck.get('loop')?.error).toMatch(/^Setup script (timed out|was stopped)/);
       expect(daemon.isReady()).toBe(true);

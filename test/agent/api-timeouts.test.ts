@@ -43,7 +43,10 @@ describe('a timeout is charged to the phase that was running', () => {
   it('connect: a SYN nobody answers is tcp time', async () => {
     const full = await fullBacklog();
     try {
-      const r = await apiCheckRunner.run(apiCheck({ url: `http://127.0.0.1:${full.port}/` }), context({ timeoutMs: TIMEOUT_MS }));
+      const r = await apiCheckRunner.run(
+        apiCheck({ url: `http://127.0.0.1:${full.port}/` }),
+        context({ timeoutMs: TIMEOUT_MS }),
+      );
       expect(r.error).toBe(`Timed out after ${TIMEOUT_MS} ms while connecting`);
       expectTimeIn(phasesOf(r), 'tcp');
     } finally {
@@ -57,7 +60,10 @@ describe('a timeout is charged to the phase that was running', () => {
     await new Promise<void>((r) => mute.listen(0, '127.0.0.1', r));
     const { port } = mute.address() as net.AddressInfo;
     try {
-      const r = await apiCheckRunner.run(apiCheck({ url: `https://127.0.0.1:${port}/` }), context({ timeoutMs: TIMEOUT_MS }));
+      const r = await apiCheckRunner.run(
+        apiCheck({ url: `https://127.0.0.1:${port}/` }),
+        context({ timeoutMs: TIMEOUT_MS }),
+      );
       expect(r.error).toBe(`Timed out after ${TIMEOUT_MS} ms while in the TLS handshake`);
       expectTimeIn(phasesOf(r), 'tls');
     } finally {
@@ -72,7 +78,10 @@ describe('a timeout is charged to the phase that was running', () => {
   });
 
   it('body: headers and part of the body, then silence, is download time', async () => {
-    const r = await apiCheckRunner.run(apiCheck({ url: `${plain.origin}/partial` }), context({ timeoutMs: TIMEOUT_MS }));
+    const r = await apiCheckRunner.run(
+      apiCheck({ url: `${plain.origin}/partial` }),
+      context({ timeoutMs: TIMEOUT_MS }),
+    );
     expect(r.error).toBe(`Timed out after ${TIMEOUT_MS} ms while reading the response body`);
     expectTimeIn(phasesOf(r), 'download');
   });

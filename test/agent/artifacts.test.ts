@@ -17,7 +17,13 @@ import { ArtifactHttp } from '../../src/agent/artifacts/http.ts';
 import { LineScrubber } from '../../src/agent/artifacts/scrub.ts';
 import { ArtifactUploader } from '../../src/agent/artifacts/uploader.ts';
 import type { BackoffOptions } from '../../src/agent/backoff.ts';
-import { type ArtifactServiceHarness, type ArtifactTenant, startArtifactService, startRelay, writeRandomFile } from '../helpers/artifact-service.ts';
+import {
+  type ArtifactServiceHarness,
+  type ArtifactTenant,
+  startArtifactService,
+  startRelay,
+  writeRandomFile,
+} from '../helpers/artifact-service.ts';
 
 const MiB = 1024 * 1024;
 
@@ -41,7 +47,8 @@ function captureLog() {
     { level: 'debug' },
     new Writable({
       write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
+        for (const l of chunk.toString().split('\n').filter(Boolean))
+          lines.push(JSON.parse(l) as Record<string, unknown>);
         done();
       },
     }),
@@ -109,17 +116,31 @@ describe('uploads to a real service', () => {
     const sha = await writeRandomFile(file, 150 * MiB);
     const uploader = await openUploader({ apiUrl: h.url, key: t.key });
     const done = uploaded(uploader, 'video.webm');
-    const added = await uploader.add(runId, { name: 'video.webm', kind: 'video', path: file, contentType: 'video/webm' });
-    expect(added).toEqual({ ok: true, ref: { name: 'video.webm', kind: 'video', contentType: 'video/webm', size: 150 * MiB, sha256: sha } });
+    const added = await uploader.add(runId, {
+      name: 'video.webm',
+      kind: 'video',
+      path: file,
+      contentType: 'video/webm',
+    });
+    expect(added).toEqual({
+      ok: true,
+      ref: { name: 'video.webm', kind: 'video', contentType: 'video/webm', size: 150 * MiB, sha256: sha },
+    });
     await done;
     expect(await storedSha(t, runId, 'video.webm')).toBe(sha);
-    expect(await h.service.store.artifacts.get(t.accountId, runId, 'video.webm')).toMatchObject({ complete: true, size: 150 * MiB, sha256: sha });
+    expect(await h.service.store.artifacts.get(t.accountId, runId, 'video.webm')).toMatchObject({
+      complete: true,
+      size: 150 * MiB,
+      sha256: sha,
+    });
     expect(h.service.artifacts.bytesReceived).toBe(150 * MiB);
     // Uploaded means gone from the queue, data and metadata.
     expect(await readdir(path.join(work, 'spool', 'artifacts'))).toEqual([]);
   });
 
-  it('resumes an upload cut mid-way from the offset the service holds, sending each byte once', { timeout: 60_000 }, async () => {
+  it('resumes an upload cut mid-way from the offset the service holds, sending each byte once', {
+    timeout: 60_000,
+  }, async () => {
     const t = await h.tenant();
     const runId = await h.run(t);
     const size = 40 * MiB;
@@ -147,7 +168,9 @@ describe('uploads to a real service', () => {
     expect(String(failure?.reason)).toMatch(/PUT \/agent\/v1\/runs\/.+\/artifacts\/trace\.zip/);
   });
 
-  it('ends each request at segmentMs with reads still in flight, and continues with PATCH: every byte arrives once', { timeout: 60_000 }, async () => {
+  it('ends each request at segmentMs with reads still in flight, and continues with PATCH: every byte arrives once', {
+    timeout: 60_000,
+  }, async () => {
     const t = await h.tenant();
     const runId = await h.run(t);
     const size = 3 * MiB + 12_345;
@@ -156,7 +179,12 @@ describe('uploads to a real service', () => {
     // segmentMs 0: every request carries one chunk and stops while the next chunks are being read ahead.
     const uploader = await openUploader({ apiUrl: h.url, key: t.key, segmentMs: 0, chunkBytes: 256 * 1024 });
     const done = uploaded(uploader, 'report.bin');
-    await uploader.add(runId, { name: 'report.bin', kind: 'other', path: file, contentType: 'application/octet-stream' });
+    await uploader.add(runId, {
+      name: 'report.bin',
+      kind: 'other',
+      path: file,
+      contentType: 'application/octet-stream',
+    });
     await done;
 
     expect(await storedSha(t, runId, 'report.bin')).toBe(sha);
@@ -176,7 +204,9 @@ describe('uploads to a real service', () => {
     const run = uploader.forRun(runId);
     const done = uploaded(uploader, 'shot.png');
     expect((await run.add({ name: 'video.webm', kind: 'video', path: big, contentType: 'video/webm' })).ok).toBe(false);
-    expect((await run.add({ name: 'shot.png', kind: 'screenshot', path: small, contentType: 'image/png' })).ok).toBe(true);
+    expect((await run.add({ name: 'shot.png', kind: 'screenshot', path: small, contentType: 'image/png' })).ok).toBe(
+      true,
+    );
     const details = run.details();
     expect(details.artifactNotes).toEqual([
       {
@@ -187,16 +217,25 @@ describe('uploads to a real service', () => {
       },
     ]);
     expect(details.artifacts?.map((a) => a.name)).toEqual(['shot.png']);
-    expect(lines.find((l) => l.msg === 'artifact left out of the result')).toMatchObject({ runId, artifact: 'video.webm' });
+    expect(lines.find((l) => l.msg === 'artifact left out of the result')).toMatchObject({
+      runId,
+      artifact: 'video.webm',
+    });
 
     const resultId = await h.submitResult(t, runId, details, { hasFailures: false });
     await done;
     const page = await h.service.store.results.list(t.accountId, t.check.id, { limit: 10 });
     const stored = page.entries.find((r) => r.id === resultId);
-    expect(stored?.payload).toMatchObject({ hasFailures: false, hasErrors: false, details: { artifactNotes: details.artifactNotes } });
+    expect(stored?.payload).toMatchObject({
+      hasFailures: false,
+      hasErrors: false,
+      details: { artifactNotes: details.artifactNotes },
+    });
     expect(await h.service.store.artifacts.get(t.accountId, runId, 'video.webm')).toBeUndefined();
     const manifest = await fetch(`${h.url}/v1/check-results/${t.check.id}/${resultId}/assets`, { headers: t.headers });
-    expect(((await manifest.json()) as { assets: Array<{ name: string }> }).assets.map((a) => a.name)).toEqual(['shot.png']);
+    expect(((await manifest.json()) as { assets: Array<{ name: string }> }).assets.map((a) => a.name)).toEqual([
+      'shot.png',
+    ]);
   });
 
   it('scrubs the job\u2019s secrets out of a text artifact before it leaves the agent; binaries pass untouched', async () => {
@@ -204,7 +243,10 @@ describe('uploads to a real service', () => {
     const runId = await h.run(t);
     const secret = 'hunter2-very-secret';
     const log = path.join(work, 'console.log');
-    await writeFile(log, `login as admin\npassword=${secret}\nauthorization: Bearer ${Buffer.from(secret).toString('base64')}\n`);
+    await writeFile(
+      log,
+      `login as admin\npassword=${secret}\nauthorization: Bearer ${Buffer.from(secret).toString('base64')}\n`,
+    );
     const bin = path.join(work, 'raw.bin');
     await writeFile(bin, `binary ${secret}`);
     const uploader = await openUploader({ apiUrl: h.url, key: t.key });
@@ -216,7 +258,9 @@ describe('uploads to a real service', () => {
     expect(stored).toContain('login as admin\n');
     expect(stored).not.toContain(secret);
     expect(stored).not.toContain(Buffer.from(secret).toString('base64'));
-    expect(await readFile(path.join(h.dataDir, 'artifacts', t.accountId, runId, 'raw.bin'), 'utf8')).toBe(`binary ${secret}`);
+    expect(await readFile(path.join(h.dataDir, 'artifacts', t.accountId, runId, 'raw.bin'), 'utf8')).toBe(
+      `binary ${secret}`,
+    );
   });
 
   it('drops an artifact the service refuses for good, logging why', async () => {
@@ -229,12 +273,17 @@ describe('uploads to a real service', () => {
     await uploader.add(crypto.randomUUID(), { name: 'log.txt', kind: 'log', path: file, contentType: 'text/plain' });
     expect((await dropped).reason).toMatch(/404 Run .* not found for this location/);
     expect(uploader.droppedTotal).toBe(1);
-    expect(lines.find((l) => String(l.msg).startsWith('ARTIFACT DROPPED'))).toMatchObject({ artifact: 'log.txt', level: 50 });
+    expect(lines.find((l) => String(l.msg).startsWith('ARTIFACT DROPPED'))).toMatchObject({
+      artifact: 'log.txt',
+      level: 50,
+    });
   });
 });
 
 describe('outages', () => {
-  it('keeps uploads queued on disk through an outage and a restart of the agent, then completes them', { timeout: 60_000 }, async () => {
+  it('keeps uploads queued on disk through an outage and a restart of the agent, then completes them', {
+    timeout: 60_000,
+  }, async () => {
     h = await startArtifactService();
     const t = await h.tenant();
     const runId = await h.run(t);
@@ -252,9 +301,15 @@ describe('outages', () => {
         if (++n === 2) resolve();
       });
     });
-    expect(await first.add(runId, { name: 'report.html', kind: 'report', path: file, contentType: 'text/html' })).toMatchObject({ ok: true });
+    expect(
+      await first.add(runId, { name: 'report.html', kind: 'report', path: file, contentType: 'text/html' }),
+    ).toMatchObject({ ok: true });
     await failing;
-    expect(lines.filter((l) => l.msg === 'artifact upload failed; will retry').every((l) => /ECONNREFUSED/.test(String(l.reason)))).toBe(true);
+    expect(
+      lines
+        .filter((l) => l.msg === 'artifact upload failed; will retry')
+        .every((l) => /ECONNREFUSED/.test(String(l.reason))),
+    ).toBe(true);
     // The agent stops while the service is down: the artifact stays on disk.
     await closers.pop()?.();
     await rmSync(file);
@@ -276,7 +331,12 @@ describe('outages', () => {
     await h.stop();
     const { log, lines } = captureLog();
     // A long cap for answers, a short one for no answer: only the short one may apply here.
-    const uploader = await openUploader({ apiUrl: h.url, key: t.key, log, backoff: { baseMs: 1_000, capMs: 60_000, unreachableCapMs: 100 } });
+    const uploader = await openUploader({
+      apiUrl: h.url,
+      key: t.key,
+      log,
+      backoff: { baseMs: 1_000, capMs: 60_000, unreachableCapMs: 100 },
+    });
     const failed = new Promise<void>((resolve) => {
       let n = 0;
       uploader.on('attempt-failed', () => {
@@ -304,7 +364,10 @@ describe('outages', () => {
     }
     expect(uploader.queue.size).toBe(2);
     expect(uploader.droppedTotal).toBe(1);
-    expect(lines.find((l) => String(l.msg).startsWith('ARTIFACT DROPPED: the artifact queue is full'))).toMatchObject({ name: 'a.bin', level: 50 });
+    expect(lines.find((l) => String(l.msg).startsWith('ARTIFACT DROPPED: the artifact queue is full'))).toMatchObject({
+      name: 'a.bin',
+      level: 50,
+    });
   });
 });
 

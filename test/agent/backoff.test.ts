@@ -37,7 +37,9 @@ describe('retryDelay: the cap follows why the call failed', () => {
 
   it('after any number of connection failures the next delay is at most the short cap, with full jitter', () => {
     for (let attempt = 0; attempt < 60; attempt++) {
-      expect(retryDelay(attempt, unreachable, { ...SERVICE_BACKOFF, random: top })).toBeLessThanOrEqual(SERVICE_BACKOFF.unreachableCapMs as number);
+      expect(retryDelay(attempt, unreachable, { ...SERVICE_BACKOFF, random: top })).toBeLessThanOrEqual(
+        SERVICE_BACKOFF.unreachableCapMs as number,
+      );
       expect(retryDelay(attempt, unreachable, { ...SERVICE_BACKOFF, random: () => 0 })).toBe(0);
     }
     expect(SERVICE_BACKOFF.unreachableCapMs).toBeLessThanOrEqual(5_000);
@@ -60,7 +62,10 @@ describe('retryDelay: the cap follows why the call failed', () => {
     const cap = SERVICE_BACKOFF.unreachableCapMs as number;
     // 1000 agents, each after its fifth connection failure (the exponent has reached the short cap).
     const delays = Array.from({ length: 1_000 }, () => retryDelay(5, unreachable, SERVICE_BACKOFF));
-    const perSecond = Array.from({ length: cap / 1000 }, (_, s) => delays.filter((d) => d >= s * 1000 && d < (s + 1) * 1000).length);
+    const perSecond = Array.from(
+      { length: cap / 1000 },
+      (_, s) => delays.filter((d) => d >= s * 1000 && d < (s + 1) * 1000).length,
+    );
     // Uniform over 5 s is 200 a second; no second gets even twice that (a far bound: this is chance).
     for (const n of perSecond) expect(n).toBeLessThan(400);
     expect(perSecond.reduce((a, b) => a + b, 0)).toBe(1_000);

@@ -32,7 +32,13 @@ async function traceZip(file: string): Promise<Buffer> {
   return whole;
 }
 
-const ctx = (sink?: KeepingSink) => ({ signal: new AbortController().signal, timeoutMs: 1000, log: quietLog, useOsDnsResolver: false, ...(sink ? { artifacts: sink } : {}) });
+const ctx = (sink?: KeepingSink) => ({
+  signal: new AbortController().signal,
+  timeoutMs: 1000,
+  log: quietLog,
+  useOsDnsResolver: false,
+  ...(sink ? { artifacts: sink } : {}),
+});
 
 it('leaves a truncated trace out with a note, and scrubs and keeps a whole one', async () => {
   const whole = await traceZip(path.join(dir, 'trace-a.zip'));
@@ -46,7 +52,9 @@ it('leaves a truncated trace out with a note, and scrubs and keeps a whole one',
   const { text } = await zipText(sink.file('trace-1.zip'));
   expect(text).toContain(REDACTED);
   expect(text).not.toContain(SECRET);
-  expect(sink.notes).toEqual([{ name: 'trace-2.zip', kind: 'trace', message: expect.stringMatching(/incomplete.*could not be scrubbed/) }]);
+  expect(sink.notes).toEqual([
+    { name: 'trace-2.zip', kind: 'trace', message: expect.stringMatching(/incomplete.*could not be scrubbed/) },
+  ]);
 });
 
 it('without a collector, a truncated trace is still a note of the result', async () => {

@@ -9,7 +9,16 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runPlaywrightCheck } from '../../src/agent/browser/engine.ts';
 import { defaultRuntimesDir, discoverRuntimes } from '../../src/agent/runtimes.ts';
 import { SandboxPool } from '../../src/agent/sandbox/pool.ts';
-import { browserCheck, CHROMIUM, chromiumProcessCount, type PageServer, processesUnder, quietLog, startPageServer, tempFolders } from './browser-fixtures.ts';
+import {
+  browserCheck,
+  CHROMIUM,
+  chromiumProcessCount,
+  type PageServer,
+  processesUnder,
+  quietLog,
+  startPageServer,
+  tempFolders,
+} from './browser-fixtures.ts';
 
 const RUNS = 200;
 let server: PageServer;
@@ -70,7 +79,9 @@ async function withinHungLimit<T>(run: Promise<T>): Promise<T | 'hung'> {
 
 // 200 Chromium launches take minutes, and several times as long beside other test files on a busy
 // 2-core CI machine (the last CI run passed 420 s); what is asserted is the cleanup, not the pace.
-it(`${RUNS} browser checks that time out, crash or are cancelled leave no process and no folder`, { timeout: 1_200_000 }, async () => {
+it(`${RUNS} browser checks that time out, crash or are cancelled leave no process and no folder`, {
+  timeout: 1_200_000,
+}, async () => {
   const chromiumBefore = chromiumProcessCount();
   const tmpBefore = new Set(tempFolders(jobsRoot));
   const queue = new PQueue({ concurrency: 4 });
@@ -80,9 +91,13 @@ it(`${RUNS} browser checks that time out, crash or are cancelled leave no proces
     const kind = KINDS[i % KINDS.length] as Kind;
     void queue.add(async () => {
       const controller = new AbortController();
-      if (kind === 'cancel-running') void server.waitFor(`/hang-c${i}`).then(() => controller.abort(new DOMException('run cancelled', 'AbortError')));
+      if (kind === 'cancel-running')
+        void server
+          .waitFor(`/hang-c${i}`)
+          .then(() => controller.abort(new DOMException('run cancelled', 'AbortError')));
       // Early cancels land anywhere from the sandbox's start to Chromium's launch.
-      if (kind === 'cancel-early') setTimeout(() => controller.abort(new DOMException('run cancelled', 'AbortError')), (i * 37) % 1500);
+      if (kind === 'cancel-early')
+        setTimeout(() => controller.abort(new DOMException('run cancelled', 'AbortError')), (i * 37) % 1500);
       const out = await withinHungLimit(
         runPlaywrightCheck(browserCheck(scriptOf(kind, i)), {
           signal: controller.signal,
@@ -93,8 +108,13 @@ it(`${RUNS} browser checks that time out, crash or are cancelled leave no proces
           jobsRoot,
         }),
       );
-      outcomes.push(out === 'hung' ? { kind, error: `run ${i} hung for ${HUNG_MS} ms`, hasFailures: false } : { kind, error: out.error, hasFailures: out.hasFailures });
-      if (outcomes.length % 50 === 0) console.log(`${outcomes.length} of ${RUNS} runs ended after ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      outcomes.push(
+        out === 'hung'
+          ? { kind, error: `run ${i} hung for ${HUNG_MS} ms`, hasFailures: false }
+          : { kind, error: out.error, hasFailures: out.hasFailures },
+      );
+      if (outcomes.length % 50 === 0)
+        console.log(`${outcomes.length} of ${RUNS} runs ended after ${((Date.now() - started) / 1000).toFixed(0)} s`);
     });
   }
   await queue.onIdle();
@@ -107,7 +127,9 @@ it(`${RUNS} browser checks that time out, crash or are cancelled leave no proces
     expect(o.hasFailures, `${o.kind}: ${o.error}`).toBe(true);
     expect(o.error, o.kind).toBeTruthy();
   }
-  expect(outcomes.filter((o) => o.kind === 'timeout').every((o) => /time limit|timed out/i.test(o.error ?? ''))).toBe(true);
+  expect(outcomes.filter((o) => o.kind === 'timeout').every((o) => /time limit|timed out/i.test(o.error ?? ''))).toBe(
+    true,
+  );
   expect(outcomes.filter((o) => o.kind === 'cancel-running').every((o) => /cancelled/.test(o.error ?? ''))).toBe(true);
 
   // Nothing of the runs is left: no process, no job folder, no Playwright or Chromium temp folder.

@@ -42,7 +42,14 @@ export async function startPageServer(pageSecret = ''): Promise<PageServer> {
     }
     if (p === '/api/items') {
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ items: [{ id: 1, name: 'one' }, { id: 2, name: 'two' }] }));
+      res.end(
+        JSON.stringify({
+          items: [
+            { id: 1, name: 'one' },
+            { id: 2, name: 'two' },
+          ],
+        }),
+      );
       return;
     }
     if (p === '/api/echo' && req.method === 'POST') {
@@ -101,7 +108,13 @@ export class KeepingSink implements RunArtifactSink {
   async add(spec: ArtifactSpec) {
     copyFileSync(spec.path, path.join(this.dir, spec.name));
     this.added.push(spec);
-    const ref: ArtifactRef = { name: spec.name, kind: spec.kind, contentType: spec.contentType ?? '', size: 0, sha256: '' };
+    const ref: ArtifactRef = {
+      name: spec.name,
+      kind: spec.kind,
+      contentType: spec.contentType ?? '',
+      size: 0,
+      sha256: '',
+    };
     this.#refs.push(ref);
     return { ok: true as const, ref };
   }
@@ -118,16 +131,41 @@ export class KeepingSink implements RunArtifactSink {
 }
 
 export function browserCheck(script: string, extra: Partial<BrowserCheckDefinition> = {}): BrowserCheckDefinition {
-  return { id: 'check-1', accountId: 'acct-1', name: 'browser', checkType: 'BROWSER', shouldFail: false, runtimeId: '2026.04', script, dependencies: [], ...extra };
+  return {
+    id: 'check-1',
+    accountId: 'acct-1',
+    name: 'browser',
+    checkType: 'BROWSER',
+    shouldFail: false,
+    runtimeId: '2026.04',
+    script,
+    dependencies: [],
+    ...extra,
+  };
 }
 
-export function multiStepCheck(script: string, extra: Partial<MultiStepCheckDefinition> = {}): MultiStepCheckDefinition {
-  return { id: 'check-2', accountId: 'acct-1', name: 'multistep', checkType: 'MULTI_STEP', shouldFail: false, runtimeId: '2026.04', script, dependencies: [], ...extra };
+export function multiStepCheck(
+  script: string,
+  extra: Partial<MultiStepCheckDefinition> = {},
+): MultiStepCheckDefinition {
+  return {
+    id: 'check-2',
+    accountId: 'acct-1',
+    name: 'multistep',
+    checkType: 'MULTI_STEP',
+    shouldFail: false,
+    runtimeId: '2026.04',
+    script,
+    dependencies: [],
+    ...extra,
+  };
 }
 
 /** Every text entry of a zip, concatenated (what a trace viewer would show as text). */
 export async function zipText(file: string): Promise<{ names: string[]; text: string }> {
-  const zip = await new Promise<yauzl.ZipFile>((res, rej) => yauzl.open(file, { lazyEntries: true }, (e, z) => (e || !z ? rej(e) : res(z))));
+  const zip = await new Promise<yauzl.ZipFile>((res, rej) =>
+    yauzl.open(file, { lazyEntries: true }, (e, z) => (e || !z ? rej(e) : res(z))),
+  );
   const names: string[] = [];
   let text = '';
   await new Promise<void>((resolve, reject) => {
@@ -155,7 +193,10 @@ export async function zipText(file: string): Promise<{ names: string[]; text: st
  * that points into it (every process a run starts inherits PLAYWRIGHT_BROWSERS_PATH=<job folder>/…);
  * with browserOnly, only the latter.
  */
-export function processesUnder(jobsRoot: string, opts: { browserOnly?: boolean } = {}): Array<{ pid: number; comm: string }> {
+export function processesUnder(
+  jobsRoot: string,
+  opts: { browserOnly?: boolean } = {},
+): Array<{ pid: number; comm: string }> {
   const out: Array<{ pid: number; comm: string }> = [];
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
@@ -204,7 +245,10 @@ export function chromiumProcessCount(): number {
 export function tempFolders(jobsRoot: string): string[] {
   const inRoot = existsSync(jobsRoot) ? readdirSync(jobsRoot).map((n) => path.join(jobsRoot, n)) : [];
   const inTmp = readdirSync('/tmp')
-    .filter((n) => n.startsWith('playwright') || n.startsWith('.org.chromium') || n.startsWith('playwright_chromiumdev_profile'))
+    .filter(
+      (n) =>
+        n.startsWith('playwright') || n.startsWith('.org.chromium') || n.startsWith('playwright_chromiumdev_profile'),
+    )
     .map((n) => path.join('/tmp', n));
   return [...inRoot, ...inTmp];
 }

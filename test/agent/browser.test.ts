@@ -38,7 +38,10 @@ beforeAll(async () => {
   // Not skips: CI installs Chromium and the runtimes, so their absence is a failure.
   expect(existsSync(CHROMIUM), `Chromium at ${CHROMIUM} (apt-get install chromium)`).toBe(true);
   const { runtimes } = await discoverRuntimes(defaultRuntimesDir());
-  expect(runtimes.map((r) => r.id), 'run npm run runtimes:install').toEqual(['2026.04', '2025.04']);
+  expect(
+    runtimes.map((r) => r.id),
+    'run npm run runtimes:install',
+  ).toEqual(['2026.04', '2025.04']);
   pool = new SandboxPool({ runtimes, size: 0 });
   server = await startPageServer(PAGE_SECRET);
   work = mkdtempSync(path.join(os.tmpdir(), 'outpost-browser-test-'));
@@ -70,7 +73,8 @@ function context(extra: Partial<BrowserCheckContext> = {}): BrowserCheckContext 
 }
 
 const browserResult = (o: { details?: Record<string, unknown> }) => o.details?.browserCheckResult as BrowserCheckResult;
-const multiResult = (o: { details?: Record<string, unknown> }) => o.details?.multiStepCheckResult as MultiStepCheckResult;
+const multiResult = (o: { details?: Record<string, unknown> }) =>
+  o.details?.multiStepCheckResult as MultiStepCheckResult;
 
 function expectCleanedUp(): void {
   expect(processesUnder(jobsRoot)).toEqual([]);
@@ -106,7 +110,9 @@ describe('browser checks', { timeout: 90_000 }, () => {
     ]);
     const home = r.pages[0]!;
     expect(home.consoleErrors.some((e) => e.text.includes('boom from page'))).toBe(true);
-    expect(home.failedRequests).toContainEqual(expect.objectContaining({ url: `${server.url}/missing.png`, status: 404 }));
+    expect(home.failedRequests).toContainEqual(
+      expect.objectContaining({ url: `${server.url}/missing.png`, status: 404 }),
+    );
     expect(r.traceSummary.consoleErrors).toBeGreaterThanOrEqual(1);
     expect(r.traceSummary.networkErrors).toBeGreaterThanOrEqual(1);
     // A passing test still has its trace and video (trace and video are always on).
@@ -187,9 +193,22 @@ describe('browser checks', { timeout: 90_000 }, () => {
 
   it('maps an error thrown in a plain script and in a dependency to their lines', async () => {
     const out = await runPlaywrightCheck(
-      browserCheck(["const { check } = require('./lib/check.js');", `await page.goto('${server.url}/');`, 'await check(page);'].join('\n'), {
-        dependencies: [{ path: 'lib/check.js', content: "exports.check = async (page) => {\n  const t = await page.title();\n  throw new Error('title was ' + t);\n};\n" }],
-      }),
+      browserCheck(
+        [
+          "const { check } = require('./lib/check.js');",
+          `await page.goto('${server.url}/');`,
+          'await check(page);',
+        ].join('\n'),
+        {
+          dependencies: [
+            {
+              path: 'lib/check.js',
+              content:
+                "exports.check = async (page) => {\n  const t = await page.title();\n  throw new Error('title was ' + t);\n};\n",
+            },
+          ],
+        },
+      ),
       context(),
     );
     expect(out.hasFailures).toBe(true);
@@ -202,7 +221,10 @@ describe('browser checks', { timeout: 90_000 }, () => {
 
   it('stops a script at its time limit with a clear reason and keeps its trace', async () => {
     const started = Date.now();
-    const out = await runPlaywrightCheck(browserCheck(`await page.goto('${server.url}/');\nawait page.goto('${server.url}/hang-timeout');`), context({ timeoutMs: 20_000 }));
+    const out = await runPlaywrightCheck(
+      browserCheck(`await page.goto('${server.url}/');\nawait page.goto('${server.url}/hang-timeout');`),
+      context({ timeoutMs: 20_000 }),
+    );
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(out.hasFailures).toBe(true);
     expect(out.error).toMatch(/time limit|Timeout/i);
@@ -212,7 +234,10 @@ describe('browser checks', { timeout: 90_000 }, () => {
   });
 
   it('fails a run whose page crashes, and one whose browser is killed, without leftovers', async () => {
-    const crash = await runPlaywrightCheck(browserCheck(`await page.goto('${server.url}/');\nawait page.goto('chrome://crash');`), context());
+    const crash = await runPlaywrightCheck(
+      browserCheck(`await page.goto('${server.url}/');\nawait page.goto('chrome://crash');`),
+      context(),
+    );
     expect(crash.hasFailures).toBe(true);
     expect(crash.hasErrors).toBe(false);
     expect(crash.error).toMatch(/^script\.js:2:\d+: .*(crash|closed)/i);
@@ -238,7 +263,10 @@ describe('browser checks', { timeout: 90_000 }, () => {
   it('stops a cancelled run at once and leaves nothing behind', async () => {
     const controller = new AbortController();
     const reached = server.waitFor('/hang-cancel');
-    const running = runPlaywrightCheck(browserCheck(`await page.goto('${server.url}/hang-cancel');`), context({ signal: controller.signal }));
+    const running = runPlaywrightCheck(
+      browserCheck(`await page.goto('${server.url}/hang-cancel');`),
+      context({ signal: controller.signal }),
+    );
     await reached;
     const t = Date.now();
     controller.abort(new DOMException('run cancelled', 'AbortError'));
@@ -293,9 +321,15 @@ describe('browser checks', { timeout: 90_000 }, () => {
   });
 
   it('reports a runtime the agent does not carry, and a missing Chromium as an agent error', async () => {
-    const missingRuntime = await runPlaywrightCheck(browserCheck('await page.goto("about:blank")', { runtimeId: '2022.10' }), context());
+    const missingRuntime = await runPlaywrightCheck(
+      browserCheck('await page.goto("about:blank")', { runtimeId: '2022.10' }),
+      context(),
+    );
     expect(missingRuntime.error).toMatch(/runtime 2022\.10 is not available.*2026\.04, 2025\.04/);
-    const noChromium = await runPlaywrightCheck(browserCheck('await page.goto("about:blank")'), context({ browser: { chromiumPath: '/nonexistent/chromium' } }));
+    const noChromium = await runPlaywrightCheck(
+      browserCheck('await page.goto("about:blank")'),
+      context({ browser: { chromiumPath: '/nonexistent/chromium' } }),
+    );
     expect(noChromium).toMatchObject({ hasErrors: true, hasFailures: false });
     expect(noChromium.error).toMatch(/Chromium was not found at \/nonexistent\/chromium.*CHROMIUM_PATH/);
   });
@@ -303,7 +337,13 @@ describe('browser checks', { timeout: 90_000 }, () => {
   it('runs on runtime 2025.04 (Playwright 1.51) too', async () => {
     const out = await runPlaywrightCheck(
       browserCheck(
-        ["const { test, expect } = require('@playwright/test');", "test('home', async ({ page }) => {", `  await page.goto('${server.url}/');`, "  await expect(page).toHaveTitle('Home page');", '});'].join('\n'),
+        [
+          "const { test, expect } = require('@playwright/test');",
+          "test('home', async ({ page }) => {",
+          `  await page.goto('${server.url}/');`,
+          "  await expect(page).toHaveTitle('Home page');",
+          '});',
+        ].join('\n'),
         { runtimeId: '2025.04' },
       ),
       context(),

@@ -2,7 +2,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PermanentError, parseRetryAfter, retryHintOf, ServiceClient, TransientError, UnauthorizedError } from '../../src/agent/client.ts';
+import {
+  PermanentError,
+  parseRetryAfter,
+  retryHintOf,
+  ServiceClient,
+  TransientError,
+  UnauthorizedError,
+} from '../../src/agent/client.ts';
 import { loadAgentConfig } from '../../src/agent/config.ts';
 import { AGENT_PATHS } from '../../src/shared/protocol.ts';
 import { type JsonServer, json, startServer } from './helpers.ts';
@@ -52,15 +59,21 @@ describe('ServiceClient', () => {
     const s = await stub((_req, _body, res) =>
       json(res, 401, { statusCode: 401, error: 'Unauthorized', message: 'unknown or revoked key' }),
     );
-    const err = await client(s.url).deregister(deregister).catch((e: unknown) => e);
+    const err = await client(s.url)
+      .deregister(deregister)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnauthorizedError);
     expect(String((err as Error).message)).not.toContain(KEY);
   });
 
   for (const status of [500, 502, 503, 429, 408]) {
     it(`${status} → TransientError`, async () => {
-      const s = await stub((_req, _body, res) => json(res, status, { statusCode: status, error: 'x', message: 'busy' }));
-      const err = await client(s.url).deregister(deregister).catch((e: unknown) => e);
+      const s = await stub((_req, _body, res) =>
+        json(res, status, { statusCode: status, error: 'x', message: 'busy' }),
+      );
+      const err = await client(s.url)
+        .deregister(deregister)
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TransientError);
       expect((err as TransientError).statusCode).toBe(status);
     });
@@ -75,7 +88,9 @@ describe('ServiceClient', () => {
         res.setHeader('retry-after', header);
         json(res, status, { statusCode: status, error: 'x', message: 'slow down' });
       });
-      const err = await client(s.url).deregister(deregister).catch((e: unknown) => e);
+      const err = await client(s.url)
+        .deregister(deregister)
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TransientError);
       // An HTTP date has one-second resolution and the clock moved on: allow that much.
       expect((err as TransientError).retryAfterMs).toBeGreaterThan(ms - 2_000);
@@ -104,7 +119,9 @@ describe('ServiceClient', () => {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const { port } = probe.address() as AddressInfo;
     await new Promise<void>((r) => probe.close(() => r()));
-    const err = await client(`http://127.0.0.1:${port}`).deregister(deregister).catch((e: unknown) => e);
+    const err = await client(`http://127.0.0.1:${port}`)
+      .deregister(deregister)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransientError);
     expect((err as TransientError).statusCode).toBeUndefined();
     expect((err as Error).message).toMatch(/ECONNREFUSED/);
@@ -152,7 +169,9 @@ describe('ServiceClient', () => {
       setTimeout(() => json(res, 200, { jobs: [] }), 400);
     });
     const c = client(s.url, { requestTimeoutMs: 100 });
-    await expect(c.lease({ agentId: 'a', slots: { uptime: 1, heavy: 1 }, waitSeconds: 1 })).resolves.toEqual({ jobs: [] });
+    await expect(c.lease({ agentId: 'a', slots: { uptime: 1, heavy: 1 }, waitSeconds: 1 })).resolves.toEqual({
+      jobs: [],
+    });
   });
 });
 
@@ -163,7 +182,13 @@ async function startProxy(): Promise<{ url: string; seen: string[]; close(): Pro
     seen.push(`${req.method} ${req.url}`);
     const target = new URL(req.url ?? '');
     const upstream = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname + target.search, method: req.method, headers: req.headers },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method: req.method,
+        headers: req.headers,
+      },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
@@ -205,7 +230,9 @@ describe('ServiceClient through a proxy', () => {
       closers.push(() => proxy.close());
       const config = loadAgentConfig({ API_KEY: KEY, API_URL: s.url, [variable]: proxy.url });
       const c = client(s.url, { proxy: config.proxy });
-      await expect(c.lease({ agentId: 'a', slots: { uptime: 1, heavy: 0 }, waitSeconds: 1 })).resolves.toEqual({ jobs: [] });
+      await expect(c.lease({ agentId: 'a', slots: { uptime: 1, heavy: 0 }, waitSeconds: 1 })).resolves.toEqual({
+        jobs: [],
+      });
       expect(proxy.seen.length).toBeGreaterThan(0);
       expect(proxy.seen[0]).toContain(`127.0.0.1:${s.port}`);
       // The service still saw the request with our key (end to end through the tunnel).
@@ -219,7 +246,11 @@ describe('ServiceClient through a proxy', () => {
     closers.push(() => proxy.close());
     const config = loadAgentConfig({ API_KEY: KEY, API_URL: s.url, HTTPS_PROXY: proxy.url });
     expect(config.proxy.httpsProxy).toBe(`${proxy.url}/`);
-    await client(s.url, { proxy: config.proxy }).lease({ agentId: 'a', slots: { uptime: 1, heavy: 0 }, waitSeconds: 1 });
+    await client(s.url, { proxy: config.proxy }).lease({
+      agentId: 'a',
+      slots: { uptime: 1, heavy: 0 },
+      waitSeconds: 1,
+    });
     expect(proxy.seen).toEqual([]);
   });
 
@@ -228,7 +259,11 @@ describe('ServiceClient through a proxy', () => {
     const proxy = await startProxy();
     closers.push(() => proxy.close());
     const config = loadAgentConfig({ API_KEY: KEY, API_URL: s.url, HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1' });
-    await client(s.url, { proxy: config.proxy }).lease({ agentId: 'a', slots: { uptime: 1, heavy: 0 }, waitSeconds: 1 });
+    await client(s.url, { proxy: config.proxy }).lease({
+      agentId: 'a',
+      slots: { uptime: 1, heavy: 0 },
+      waitSeconds: 1,
+    });
     expect(proxy.seen).toEqual([]);
     expect(s.requests).toHaveLength(1);
   });

@@ -34,15 +34,34 @@ it('uploads what a runner adds and references it from the run result', async () 
     checkType: 'API',
     async run(_check, ctx) {
       writeFileSync(report, content);
-      const added = await ctx.artifacts?.add({ name: 'report.txt', kind: 'report', path: report, contentType: 'text/plain' });
+      const added = await ctx.artifacts?.add({
+        name: 'report.txt',
+        kind: 'report',
+        path: report,
+        contentType: 'text/plain',
+      });
       expect(added).toBeDefined();
       const now = new Date().toISOString();
-      return { startedAt: now, stoppedAt: now, responseTime: 1, hasFailures: false, hasErrors: false, isDegraded: false, overMaxResponseTime: false, error: null, apiCheckResult: null };
+      return {
+        startedAt: now,
+        stoppedAt: now,
+        responseTime: 1,
+        hasFailures: false,
+        hasErrors: false,
+        isDegraded: false,
+        overMaxResponseTime: false,
+        error: null,
+        apiCheckResult: null,
+      };
     },
   };
 
   const { log } = recordingLogger();
-  const client = new ServiceClient({ apiUrl: new URL(h.url), apiKey: t.key, proxy: { httpProxy: undefined, httpsProxy: undefined, noProxy: undefined } });
+  const client = new ServiceClient({
+    apiUrl: new URL(h.url),
+    apiKey: t.key,
+    proxy: { httpProxy: undefined, httpsProxy: undefined, noProxy: undefined },
+  });
   cleanups.push(() => client.close());
   const spool = await ResultSpool.open({ dir: path.join(dir, 'spool'), maxBytes: 1 << 20, log });
   const artifacts = await openArtifactUploader({
@@ -72,13 +91,19 @@ it('uploads what a runner adds and references it from the run result', async () 
   await Promise.all([uploaded, delivered]);
 
   const results = await fetch(`${h.url}/v2/check-results/${t.check.id}`, { headers: t.headers });
-  const [result] = ((await results.json()) as { entries: Array<{ id: string; details?: { artifacts?: Array<{ name: string }> } }> }).entries;
+  const [result] = (
+    (await results.json()) as { entries: Array<{ id: string; details?: { artifacts?: Array<{ name: string }> } }> }
+  ).entries;
   expect(result?.details?.artifacts?.map((a) => a.name)).toEqual(['report.txt']);
-  const manifest = (await (await fetch(`${h.url}/v1/check-results/${t.check.id}/${result!.id}/assets`, { headers: t.headers })).json()) as {
+  const manifest = (await (
+    await fetch(`${h.url}/v1/check-results/${t.check.id}/${result!.id}/assets`, { headers: t.headers })
+  ).json()) as {
     assets: Array<{ name: string; url: string }>;
   };
   expect(manifest.assets.map((a) => a.name)).toEqual(['report.txt']);
-  const download = await fetch(`${h.url}/v1/check-results/${t.check.id}/${result!.id}/assets/report.txt`, { headers: t.headers });
+  const download = await fetch(`${h.url}/v1/check-results/${t.check.id}/${result!.id}/assets/report.txt`, {
+    headers: t.headers,
+  });
   expect(download.status).toBe(200);
   expect(await download.text()).toBe(content);
 });

@@ -69,7 +69,11 @@ afterEach(async () => {
 });
 
 async function setup(
-  opts: { runner?: CheckRunner; stub?: ConstructorParameters<typeof ProtocolStub>[0]; spoolDir?: string } & Partial<AgentDaemonOptions> = {},
+  opts: {
+    runner?: CheckRunner;
+    stub?: ConstructorParameters<typeof ProtocolStub>[0];
+    spoolDir?: string;
+  } & Partial<AgentDaemonOptions> = {},
 ) {
   const stub = await ProtocolStub.start(opts.stub);
   cleanups.push(() => stub.close());
@@ -148,7 +152,12 @@ describe('AgentDaemon', () => {
 
   it('asks for free slots only, and waits for a slot (not polling) when all are busy', async () => {
     const runner = new ControlledRunner(false);
-    const { stub, daemon } = await setup({ runner, runners: bothClasses(runner), uptimeConcurrency: 1, jobConcurrency: 1 });
+    const { stub, daemon } = await setup({
+      runner,
+      runners: bothClasses(runner),
+      uptimeConcurrency: 1,
+      jobConcurrency: 1,
+    });
     await daemon.start();
     const a = makeJob();
     const b = makeJob({ checkType: 'BROWSER' });
@@ -194,7 +203,12 @@ describe('AgentDaemon', () => {
 
   it('re-asks at once when a slot frees while the long-poll in flight asked none of that class', async () => {
     const runner = new ControlledRunner(false);
-    const { stub, daemon } = await setup({ runner, runners: bothClasses(runner), jobConcurrency: 1, stub: { maxWaitSeconds: 60 } });
+    const { stub, daemon } = await setup({
+      runner,
+      runners: bothClasses(runner),
+      jobConcurrency: 1,
+      stub: { maxWaitSeconds: 60 },
+    });
     await daemon.start();
     const h1 = makeJob({ checkType: 'BROWSER' });
     const h2 = makeJob({ checkType: 'BROWSER' });
@@ -256,7 +270,9 @@ describe('AgentDaemon', () => {
     await got;
     const perRun = info.lines.filter((l) => typeof l.runId === 'string');
     expect(perRun.filter((l) => l.runId === passing.runId)).toEqual([]);
-    expect(perRun.filter((l) => l.runId === failing.runId).map((l) => [l.msg, l.hasFailures])).toEqual([['run finished', true]]);
+    expect(perRun.filter((l) => l.runId === failing.runId).map((l) => [l.msg, l.hasFailures])).toEqual([
+      ['run finished', true],
+    ]);
   });
 
   it('times a run out at job.timeoutMs', async () => {
@@ -366,7 +382,10 @@ describe('AgentDaemon through an outage of the service', () => {
     // At the top of every jitter. Under one long cap these waits double (0.2, 0.4, … 6.4 s, then 12.7 s):
     // the slow return the short cap for an unreachable service exists to prevent.
     const shortCap = 400;
-    const { stub, daemon, spool } = await setup({ runner, backoff: { baseMs: 200, capMs: 60_000, unreachableCapMs: shortCap, random: () => 0.99 } });
+    const { stub, daemon, spool } = await setup({
+      runner,
+      backoff: { baseMs: 200, capMs: 60_000, unreachableCapMs: shortCap, random: () => 0.99 },
+    });
     await daemon.start();
     const job = makeJob();
     const started = once(daemon, 'job-started');

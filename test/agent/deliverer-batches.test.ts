@@ -151,9 +151,29 @@ describe('AgentDaemon and result batches', () => {
     const spool = await ResultSpool.open({ dir: tempDir('batches'), maxBytes: 1 << 20, log });
     const runner = {
       checkType: 'API' as const,
-      run: async () => ({ startedAt: new Date().toISOString(), stoppedAt: new Date().toISOString(), responseTime: 0, hasFailures: false, hasErrors: false, isDegraded: false, overMaxResponseTime: false, error: null, apiCheckResult: null }),
+      run: async () => ({
+        startedAt: new Date().toISOString(),
+        stoppedAt: new Date().toISOString(),
+        responseTime: 0,
+        hasFailures: false,
+        hasErrors: false,
+        isDegraded: false,
+        overMaxResponseTime: false,
+        error: null,
+        apiCheckResult: null,
+      }),
     };
-    const daemon = new AgentDaemon({ client, spool, log, runners: new Map([['API', runner]]), uptimeConcurrency: 5, jobConcurrency: 1, shutdownGraceSeconds: 5, useOsDnsResolver: false, apiUrl: stub.url });
+    const daemon = new AgentDaemon({
+      client,
+      spool,
+      log,
+      runners: new Map([['API', runner]]),
+      uptimeConcurrency: 5,
+      jobConcurrency: 1,
+      shutdownGraceSeconds: 5,
+      useOsDnsResolver: false,
+      apiUrl: stub.url,
+    });
     cleanups.push(() => daemon.stop('test cleanup'));
     await daemon.start();
     expect(lines.find((l) => l.msg === 'registered; taking work')?.resultBatchMax).toBe(25);

@@ -60,7 +60,12 @@ describe('ResultDeliverer', () => {
     const dir = await tempDir('deliverer');
     const spool = await ResultSpool.open({ dir, maxBytes: 1 << 20, log: recordingLogger().log });
     const svc = controllableClient();
-    const deliverer = new ResultDeliverer({ client: svc.client, spool, log: recordingLogger().log, backoff: { baseMs: 1, capMs: 1 } });
+    const deliverer = new ResultDeliverer({
+      client: svc.client,
+      spool,
+      log: recordingLogger().log,
+      backoff: { baseMs: 1, capMs: 1 },
+    });
     deliverer.deliver(item('first'));
     await svc.waitForCalls(1);
     svc.calls[0]!.reject(new TransientError('service away'));

@@ -11,7 +11,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
 import { hasNetRaw } from '../../src/agent/diagnostics/capabilities.ts';
-import { diagnoseNetworkFailure, isNetworkFailure, MAX_CONCURRENT_DIAGNOSTICS } from '../../src/agent/diagnostics/index.ts';
+import {
+  diagnoseNetworkFailure,
+  isNetworkFailure,
+  MAX_CONCURRENT_DIAGNOSTICS,
+} from '../../src/agent/diagnostics/index.ts';
 import type { PcapCaptured } from '../../src/agent/diagnostics/pcap.ts';
 import { parseTraceroute, type TracerouteResult, traceroute } from '../../src/agent/diagnostics/traceroute.ts';
 import { apiCheck, context, startServer, type TestServer } from './api-fixtures.ts';
@@ -62,7 +66,12 @@ describe('an API check refused on 127.0.0.1', () => {
     expect(trace.totalHops).toBeGreaterThanOrEqual(1);
     expect(trace.hops[0]!.addresses).toEqual(['127.0.0.1']);
     expect(trace.hops[0]!.latency?.avg).toBeGreaterThanOrEqual(0);
-    expect(trace).toMatchObject({ destinationReached: true, resolvedIp: '127.0.0.1', protocol: 'IPv4', probeProtocol: 'UDP' });
+    expect(trace).toMatchObject({
+      destinationReached: true,
+      resolvedIp: '127.0.0.1',
+      protocol: 'IPv4',
+      probeProtocol: 'UDP',
+    });
     expect(trace.durationMs).toBeLessThan(5000);
   });
 
@@ -85,7 +94,15 @@ describe('an API check refused on 127.0.0.1', () => {
   it('without CAP_NET_RAW the result says so plainly', async () => {
     const port = await closedPort();
     const d = await diagnoseNetworkFailure(
-      { code: 'ECONNREFUSED', timedOut: false, phase: 'connect', hostname: '127.0.0.1', address: '127.0.0.1', family: 4, port },
+      {
+        code: 'ECONNREFUSED',
+        timedOut: false,
+        phase: 'connect',
+        hostname: '127.0.0.1',
+        address: '127.0.0.1',
+        family: 4,
+        port,
+      },
       { netRaw: false },
     );
     expect(d?.pcap).toEqual({ captured: false, reason: 'the agent lacks CAP_NET_RAW' });
@@ -96,7 +113,10 @@ describe('an API check refused on 127.0.0.1', () => {
 describe('only network failures, and only when on', () => {
   it('an HTTP error or a failed assertion is not diagnosed', async () => {
     const r = await apiCheckRunner.run(
-      apiCheck({ url: `${server.origin}/status/500`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] }),
+      apiCheck({
+        url: `${server.origin}/status/500`,
+        assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+      }),
       context(),
     );
     expect(r.hasFailures).toBe(true);
@@ -111,7 +131,15 @@ describe('only network failures, and only when on', () => {
   });
 
   it('classifies failures', () => {
-    const base = { code: null, timedOut: false, phase: 'connect', hostname: 'h', address: '192.0.2.9', family: 4 as const, port: 80 };
+    const base = {
+      code: null,
+      timedOut: false,
+      phase: 'connect',
+      hostname: 'h',
+      address: '192.0.2.9',
+      family: 4 as const,
+      port: 80,
+    };
     expect(isNetworkFailure({ ...base, code: 'ECONNREFUSED' })).toBe(true);
     expect(isNetworkFailure({ ...base, timedOut: true })).toBe(true);
     expect(isNetworkFailure({ ...base, timedOut: true, phase: 'response' })).toBe(false);
@@ -135,10 +163,22 @@ describe('only network failures, and only when on', () => {
 describe('bounds', () => {
   it(`at most ${MAX_CONCURRENT_DIAGNOSTICS} at once; the others are skipped, saying why`, async () => {
     const port = await closedPort();
-    const f = { code: 'ECONNREFUSED', timedOut: false, phase: 'connect', hostname: '127.0.0.1', address: '127.0.0.1', family: 4 as const, port };
-    const all = await Promise.all(Array.from({ length: MAX_CONCURRENT_DIAGNOSTICS + 2 }, () => diagnoseNetworkFailure(f, { netRaw: false })));
+    const f = {
+      code: 'ECONNREFUSED',
+      timedOut: false,
+      phase: 'connect',
+      hostname: '127.0.0.1',
+      address: '127.0.0.1',
+      family: 4 as const,
+      port,
+    };
+    const all = await Promise.all(
+      Array.from({ length: MAX_CONCURRENT_DIAGNOSTICS + 2 }, () => diagnoseNetworkFailure(f, { netRaw: false })),
+    );
     expect(all.filter((d) => d?.traceroute.ran === true)).toHaveLength(MAX_CONCURRENT_DIAGNOSTICS);
-    expect(all.filter((d) => d?.traceroute.ran === false).map((d) => (d!.traceroute as { reason: string }).reason)).toEqual([
+    expect(
+      all.filter((d) => d?.traceroute.ran === false).map((d) => (d!.traceroute as { reason: string }).reason),
+    ).toEqual([
       `skipped: ${MAX_CONCURRENT_DIAGNOSTICS} network diagnostics were already running`,
       `skipped: ${MAX_CONCURRENT_DIAGNOSTICS} network diagnostics were already running`,
     ]);
@@ -162,7 +202,15 @@ describe('bounds', () => {
 
   it('a cancelled run stops its diagnosis; a timed-out one does not', async () => {
     const port = await closedPort();
-    const f = { code: 'ECONNREFUSED', timedOut: false, phase: 'connect', hostname: '127.0.0.1', address: '127.0.0.1', family: 4 as const, port };
+    const f = {
+      code: 'ECONNREFUSED',
+      timedOut: false,
+      phase: 'connect',
+      hostname: '127.0.0.1',
+      address: '127.0.0.1',
+      family: 4 as const,
+      port,
+    };
     const cancelled = new AbortController();
     cancelled.abort(new DOMException('run cancelled', 'AbortError'));
     const d1 = await diagnoseNetworkFailure(f, { signal: cancelled.signal, netRaw: false });

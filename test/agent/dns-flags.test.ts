@@ -25,7 +25,12 @@ interface Recorder {
 /** Answers every A query with 192.0.2.1, echoing an OPT record (with DO when the query had it). */
 async function startRecorder(): Promise<Recorder> {
   const socket = dgram.createSocket('udp4');
-  const r: Recorder = { port: 0, queries: [], answerFlags: 0, close: () => new Promise((resolve) => socket.close(() => resolve())) };
+  const r: Recorder = {
+    port: 0,
+    queries: [],
+    answerFlags: 0,
+    close: () => new Promise((resolve) => socket.close(() => resolve())),
+  };
   socket.on('message', (msg, from) => {
     const q = dnsPacket.decode(msg);
     r.queries.push(q);
@@ -37,7 +42,18 @@ async function startRecorder(): Promise<Recorder> {
       flags: r.answerFlags | (q.flag_rd ? dnsPacket.RECURSION_DESIRED : 0),
       questions: q.questions,
       answers: [{ type: 'A', name: q.questions?.[0]?.name ?? '', ttl: 60, data: '192.0.2.1' }],
-      ...(opt ? { additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, flags: opt.flags & dnsPacket.DNSSEC_OK } as unknown as Answer] } : {}),
+      ...(opt
+        ? {
+            additionals: [
+              {
+                type: 'OPT',
+                name: '.',
+                udpPayloadSize: 1232,
+                flags: opt.flags & dnsPacket.DNSSEC_OK,
+              } as unknown as Answer,
+            ],
+          }
+        : {}),
     });
     socket.send(answer, from.port, from.address);
   });
@@ -82,7 +98,15 @@ function dnsCheck(port: number, request: Partial<DnsRequest> = {}): DnsCheckDefi
     runtimeId: null,
     degradedResponseTime: 500,
     maxResponseTime: 2000,
-    request: { query: 'www.example.test', recordType: 'A', nameServer: '127.0.0.1', port, protocol: 'UDP', assertions: [], ...request },
+    request: {
+      query: 'www.example.test',
+      recordType: 'A',
+      nameServer: '127.0.0.1',
+      port,
+      protocol: 'UDP',
+      assertions: [],
+      ...request,
+    },
   };
 }
 
@@ -124,12 +148,24 @@ describe('DNS query switches, as the server receives them', () => {
     const { outcome, result } = await run(
       dnsCheck(recorder.port, {
         dnssecOk: true,
-        assertions: [{ source: 'JSON_ANSWER', comparison: 'EQUALS', property: '$.flags.authenticData', target: 'true', regex: null }],
+        assertions: [
+          {
+            source: 'JSON_ANSWER',
+            comparison: 'EQUALS',
+            property: '$.flags.authenticData',
+            target: 'true',
+            regex: null,
+          },
+        ],
       }),
     );
     expect(outcome.hasFailures).toBe(false);
     expect(result.request).toMatchObject({ edns: true, dnssecOk: true });
-    expect(result.response?.flags).toMatchObject({ authenticData: true, recursionAvailable: true, checkingDisabled: false });
+    expect(result.response?.flags).toMatchObject({
+      authenticData: true,
+      recursionAvailable: true,
+      checkingDisabled: false,
+    });
     expect(result.response?.edns).toEqual({ udpPayloadSize: 1232, version: 0, dnssecOk: true });
   });
 

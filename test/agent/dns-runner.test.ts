@@ -36,7 +36,10 @@ afterAll(async () => {
   await server?.stop();
 });
 
-function dnsCheck(request: Partial<DnsRequest> & Pick<DnsRequest, 'query' | 'recordType'>, extra: Partial<DnsCheckDefinition> = {}): DnsCheckDefinition {
+function dnsCheck(
+  request: Partial<DnsRequest> & Pick<DnsRequest, 'query' | 'recordType'>,
+  extra: Partial<DnsCheckDefinition> = {},
+): DnsCheckDefinition {
   return {
     id: 'check-1',
     accountId: 'acct-1',
@@ -57,7 +60,12 @@ async function run(check: DnsCheckDefinition, timeoutMs = 5000) {
   return { outcome, result, response: result.response };
 }
 
-const a = (source: DnsAssertion['source'], comparison: DnsAssertion['comparison'], target: string, property = ''): DnsAssertion => ({
+const a = (
+  source: DnsAssertion['source'],
+  comparison: DnsAssertion['comparison'],
+  target: string,
+  property = '',
+): DnsAssertion => ({
   source,
   comparison,
   property,
@@ -79,25 +87,46 @@ describe('DNS check runner against dnsmasq', () => {
     ['_sip._tcp.example.test', 'SRV', 'SRV', '10 20 5060 sip.example.test.'],
     ['example.test', 'CAA', 'CAA', '0 issue "letsencrypt.org"'],
   ] as const)('answers %s %s with the record in presentation form', async (query, recordType, type, data) => {
-    const { outcome, response } = await run(dnsCheck({ query, recordType, assertions: [a('RESPONSE_CODE', 'EQUALS', 'NOERROR')] }));
+    const { outcome, response } = await run(
+      dnsCheck({ query, recordType, assertions: [a('RESPONSE_CODE', 'EQUALS', 'NOERROR')] }),
+    );
     expect(outcome.error).toBeNull();
     expect(outcome.hasFailures).toBe(false);
     expect(response?.rcode).toBe('NOERROR');
-    expect(response?.answers).toContainEqual({ name: expect.stringMatching(/\.$/), type, ttl: expect.any(Number), data });
-    expect(response).toMatchObject({ protocol: 'UDP', fellBackToTcp: false, server: { address: '127.0.0.1', port: server.port } });
+    expect(response?.answers).toContainEqual({
+      name: expect.stringMatching(/\.$/),
+      type,
+      ttl: expect.any(Number),
+      data,
+    });
+    expect(response).toMatchObject({
+      protocol: 'UDP',
+      fellBackToTcp: false,
+      server: { address: '127.0.0.1', port: server.port },
+    });
   });
 
   it('reports NXDOMAIN for a name the zone lacks, and a RESPONSE_CODE assertion decides', async () => {
-    const pass = await run(dnsCheck({ query: 'nope.example.test', recordType: 'A', assertions: [a('RESPONSE_CODE', 'EQUALS', 'NXDOMAIN')] }));
+    const pass = await run(
+      dnsCheck({ query: 'nope.example.test', recordType: 'A', assertions: [a('RESPONSE_CODE', 'EQUALS', 'NXDOMAIN')] }),
+    );
     expect(pass.response?.rcode).toBe('NXDOMAIN');
     expect(pass.outcome.hasFailures).toBe(false);
-    const fail = await run(dnsCheck({ query: 'nope.example.test', recordType: 'A', assertions: [a('RESPONSE_CODE', 'EQUALS', 'NOERROR')] }));
+    const fail = await run(
+      dnsCheck({ query: 'nope.example.test', recordType: 'A', assertions: [a('RESPONSE_CODE', 'EQUALS', 'NOERROR')] }),
+    );
     expect(fail.outcome.hasFailures).toBe(true);
     expect(fail.outcome.error).toBe('Assertion failed: RESPONSE_CODE EQUALS "NOERROR" (actual: "NXDOMAIN")');
   });
 
   it('reports REFUSED for a name it has no server for', async () => {
-    const { response, outcome } = await run(dnsCheck({ query: 'elsewhere.invalid', recordType: 'A', assertions: [a('RESPONSE_CODE', 'NOT_EQUALS', 'NOERROR')] }));
+    const { response, outcome } = await run(
+      dnsCheck({
+        query: 'elsewhere.invalid',
+        recordType: 'A',
+        assertions: [a('RESPONSE_CODE', 'NOT_EQUALS', 'NOERROR')],
+      }),
+    );
     expect(response?.rcode).toBe('REFUSED');
     expect(outcome.hasFailures).toBe(false);
   });
@@ -146,13 +175,23 @@ describe('DNS check runner against dnsmasq', () => {
   });
 
   it('fails a TEXT_ANSWER assertion that does not hold, naming the actual answer', async () => {
-    const { outcome } = await run(dnsCheck({ query: 'www.example.test', recordType: 'A', assertions: [a('TEXT_ANSWER', 'CONTAINS', '192.0.2.99')] }));
+    const { outcome } = await run(
+      dnsCheck({
+        query: 'www.example.test',
+        recordType: 'A',
+        assertions: [a('TEXT_ANSWER', 'CONTAINS', '192.0.2.99')],
+      }),
+    );
     expect(outcome.hasFailures).toBe(true);
-    expect(outcome.error).toMatch(/^Assertion failed: TEXT_ANSWER CONTAINS "192.0.2.99" \(actual: "www.example.test.\\t600\\tIN\\tA\\t192.0.2.10"\)$/);
+    expect(outcome.error).toMatch(
+      /^Assertion failed: TEXT_ANSWER CONTAINS "192.0.2.99" \(actual: "www.example.test.\\t600\\tIN\\tA\\t192.0.2.10"\)$/,
+    );
   });
 
   it('marks a slow answer degraded (an answer later than the maximum is not waited for: see below)', async () => {
-    const degraded = await run(dnsCheck({ query: 'www.example.test', recordType: 'A' }, { degradedResponseTime: 0.001, maxResponseTime: 1000 }));
+    const degraded = await run(
+      dnsCheck({ query: 'www.example.test', recordType: 'A' }, { degradedResponseTime: 0.001, maxResponseTime: 1000 }),
+    );
     expect([degraded.outcome.isDegraded, degraded.outcome.hasFailures]).toEqual([true, false]);
   });
 
@@ -182,11 +221,16 @@ describe('DNS check runner against dnsmasq', () => {
     try {
       const { port } = silent.address();
       const t = performance.now();
-      const { outcome } = await run(dnsCheck({ query: 'www.example.test', recordType: 'A', port }, { maxResponseTime: 600 }), 30_000);
+      const { outcome } = await run(
+        dnsCheck({ query: 'www.example.test', recordType: 'A', port }, { maxResponseTime: 600 }),
+        30_000,
+      );
       await arrived;
       expect(performance.now() - t).toBeLessThan(600 + 400);
       expect(outcome.hasFailures).toBe(true);
-      expect(outcome.error).toBe(`No answer from 127.0.0.1:${port} over UDP within the check's maxResponseTime (600 ms)`);
+      expect(outcome.error).toBe(
+        `No answer from 127.0.0.1:${port} over UDP within the check's maxResponseTime (600 ms)`,
+      );
       // The time went into the query, the phase that was running.
       const phases = outcome.details?.timingPhases as { dns: number; query: number; total: number };
       expect(phases.query).toBeGreaterThanOrEqual(600 - phases.dns - 5);
@@ -220,9 +264,15 @@ describe('DNS check runner against dnsmasq', () => {
     const good = await run(dnsCheck({ query: 'www.example.test', recordType: 'A' }, { shouldFail: true }));
     expect([good.outcome.hasFailures, good.outcome.error]).toEqual([false, null]);
     const asserted = await run(
-      dnsCheck({ query: 'nope.example.test', recordType: 'A', assertions: [a('RESPONSE_CODE', 'EQUALS', 'NOERROR')] }, { shouldFail: true }),
+      dnsCheck(
+        { query: 'nope.example.test', recordType: 'A', assertions: [a('RESPONSE_CODE', 'EQUALS', 'NOERROR')] },
+        { shouldFail: true },
+      ),
     );
-    expect([asserted.outcome.hasFailures, asserted.outcome.error]).toEqual([true, 'Assertion failed: RESPONSE_CODE EQUALS "NOERROR" (actual: "NXDOMAIN")']);
+    expect([asserted.outcome.hasFailures, asserted.outcome.error]).toEqual([
+      true,
+      'Assertion failed: RESPONSE_CODE EQUALS "NOERROR" (actual: "NXDOMAIN")',
+    ]);
   });
 });
 

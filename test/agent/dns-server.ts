@@ -60,7 +60,9 @@ export async function startDnsmasq(lines: string[]): Promise<DnsmasqServer> {
       '',
     ].join('\n'),
   );
-  const child: ChildProcess = spawn(binary, ['--keep-in-foreground', `--conf-file=${conf}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(binary, ['--keep-in-foreground', `--conf-file=${conf}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer): void => {

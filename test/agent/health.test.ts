@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type HealthServer, type HealthSnapshot, type HealthSource, startHealthServer } from '../../src/agent/health.ts';
+import {
+  type HealthServer,
+  type HealthSnapshot,
+  type HealthSource,
+  startHealthServer,
+} from '../../src/agent/health.ts';
 
 class FakeSource implements HealthSource {
   ready = false;
@@ -103,7 +108,10 @@ describe('health server', () => {
   });
 
   it('/metrics serves the metrics text with its content type, and 404 on an agent without metrics', async () => {
-    const metrics = { contentType: 'text/plain; version=0.0.4; charset=utf-8', text: async () => 'outpost_agent_spool_results 3\n' };
+    const metrics = {
+      contentType: 'text/plain; version=0.0.4; charset=utf-8',
+      text: async () => 'outpost_agent_spool_results 3\n',
+    };
     server = await startHealthServer({ host: '127.0.0.1', port: 0, source: new FakeSource(), metrics });
     const res = await fetch(`http://127.0.0.1:${server.port}/metrics`);
     expect(res.status).toBe(200);
@@ -115,7 +123,10 @@ describe('health server', () => {
   });
 
   it('/metrics answers 500 naming the cause when collecting fails', async () => {
-    const metrics = { contentType: 'text/plain', text: () => Promise.reject(new Error('collect failed: spool unreadable')) };
+    const metrics = {
+      contentType: 'text/plain',
+      text: () => Promise.reject(new Error('collect failed: spool unreadable')),
+    };
     server = await startHealthServer({ host: '127.0.0.1', port: 0, source: new FakeSource(), metrics });
     expect(await get('/metrics')).toEqual({
       status: 500,

@@ -3,7 +3,10 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import type { Spawn } from '../../src/agent/checks/icmp/fping.ts';
 import type { IcmpCheckDefinition, IcmpRequest } from '../../src/shared/checks/types.ts';
 
-export function icmpCheck(request: Partial<IcmpRequest> & { hostname: string }, extra: Partial<IcmpCheckDefinition> = {}): IcmpCheckDefinition {
+export function icmpCheck(
+  request: Partial<IcmpRequest> & { hostname: string },
+  extra: Partial<IcmpCheckDefinition> = {},
+): IcmpCheckDefinition {
   return {
     id: 'chk_icmp',
     accountId: 'acc_test',
@@ -21,7 +24,9 @@ export function icmpCheck(request: Partial<IcmpRequest> & { hostname: string }, 
 }
 
 /** A spawn that records every process it starts (the seam the process-count claim is proven through). */
-export function countingSpawn(wrap?: (file: string, args: readonly string[]) => [string, string[]]): Spawn & { calls: string[][] } {
+export function countingSpawn(
+  wrap?: (file: string, args: readonly string[]) => [string, string[]],
+): Spawn & { calls: string[][] } {
   const calls: string[][] = [];
   const fn = ((file: string, args: readonly string[]): ChildProcess => {
     const [f, a] = wrap ? wrap(file, args) : [file, [...args]];

@@ -59,7 +59,9 @@ describe('the agent picks its pinger from the environment', () => {
     const r = createIcmpCheckRunner({ batcher: new IcmpHelper({ path: join(dir, 'missing') }) });
     const o = await r.run(icmpCheck({ hostname: '127.0.0.1', pingCount: 1 }, { shouldFail: true }), context());
     expect(o.hasFailures).toBe(true);
-    expect(o.error).toBe(`ICMP is not available on this agent: the ICMP helper ${join(dir, 'missing')} (ICMP_HELPER_PATH) does not exist`);
+    expect(o.error).toBe(
+      `ICMP is not available on this agent: the ICMP helper ${join(dir, 'missing')} (ICMP_HELPER_PATH) does not exist`,
+    );
   });
 });
 
@@ -68,7 +70,9 @@ describe('on loopback', () => {
     const spawnFn = keepingSpawn();
     const r = createIcmpCheckRunner({ batcher: new IcmpHelper({ path: helperPath, spawn: spawnFn, periodMs: 20 }) });
     const addresses = Array.from({ length: 300 }, (_, i) => `127.0.0.${(i % 50) + 1}`);
-    const outcomes = await Promise.all(addresses.map((hostname) => r.run(icmpCheck({ hostname, pingCount: 3 }), context())));
+    const outcomes = await Promise.all(
+      addresses.map((hostname) => r.run(icmpCheck({ hostname, pingCount: 3 }), context())),
+    );
     r.batcher.close();
     expect(outcomes.filter((o) => o.hasFailures).map((o) => o.error)).toEqual([]);
     expect(outcomes.map((o) => icmpResult(o).response?.resolvedIp)).toEqual(addresses);
@@ -101,7 +105,7 @@ describe('on loopback', () => {
       check();
     });
 
-  it('a helper killed during a run fails that run as the agent\'s fault; the next run starts a new one', async () => {
+  it("a helper killed during a run fails that run as the agent's fault; the next run starts a new one", async () => {
     const spawnFn = keepingSpawn();
     const r = createIcmpCheckRunner({ batcher: new IcmpHelper({ path: helperPath, spawn: spawnFn, periodMs: 200 }) });
     const first = r.run(icmpCheck({ hostname: '127.0.0.1', pingCount: 10 }, { shouldFail: true }), context());
@@ -145,14 +149,21 @@ describe('on loopback', () => {
   });
 
   it('an agent whose helper is idle exits by itself: the helper holds the event loop only while echo requests are out', () => {
-    const out = execFileSync(process.execPath, [join(import.meta.dirname, 'icmp-helper-exit.ts'), helperPath], { encoding: 'utf8', timeout: 20_000 });
+    const out = execFileSync(process.execPath, [join(import.meta.dirname, 'icmp-helper-exit.ts'), helperPath], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(JSON.parse(out)).toEqual([expect.any(Number)]);
   });
 
   it('a malformed request line stops the helper with exit code 2 and says why', () => {
     const out = (() => {
       try {
-        return execFileSync(helperPath, ['500'], { input: '1 5 127.0.0.1\n', encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+        return execFileSync(helperPath, ['500'], {
+          input: '1 5 127.0.0.1\n',
+          encoding: 'utf8',
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
       } catch (err) {
         return err as { status: number; stderr: string };
       }
@@ -176,7 +187,8 @@ describe('in network namespaces', () => {
       file,
       ...args,
     ]);
-  const pingGroupRange = (range: string) => sh('ip', ['netns', 'exec', ns.a, 'sysctl', '-qw', `net.ipv4.ping_group_range=${range}`]);
+  const pingGroupRange = (range: string) =>
+    sh('ip', ['netns', 'exec', ns.a, 'sysctl', '-qw', `net.ipv4.ping_group_range=${range}`]);
 
   beforeAll(() => {
     if (reason) return;
@@ -194,9 +206,14 @@ describe('in network namespaces', () => {
     if (reason) t.skip(reason);
     const helper = new IcmpHelper({ path: helperPath, spawn: inNs(false), periodMs: 20, replyTimeoutMs: 300 });
     try {
-      expect(await helper.ping({ address: '192.0.2.2', family: 4, count: 2 })).toEqual([expect.any(Number), expect.any(Number)]);
+      expect(await helper.ping({ address: '192.0.2.2', family: 4, count: 2 })).toEqual([
+        expect.any(Number),
+        expect.any(Number),
+      ]);
       sh('ip', ['netns', 'exec', ns.b, 'sysctl', '-qw', 'net.ipv4.icmp_echo_ignore_all=1']);
-      const targets = Array.from({ length: 60 }, (_, i) => (i % 3 === 0 ? '192.0.2.2' : i % 3 === 1 ? '192.0.2.1' : '127.0.0.1'));
+      const targets = Array.from({ length: 60 }, (_, i) =>
+        i % 3 === 0 ? '192.0.2.2' : i % 3 === 1 ? '192.0.2.1' : '127.0.0.1',
+      );
       const t0 = performance.now();
       const results = await Promise.all(targets.map((address) => helper.ping({ address, family: 4, count: 3 })));
       results.forEach((rtts, i) => {

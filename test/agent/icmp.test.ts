@@ -31,7 +31,13 @@ describe('loopback', () => {
     expect(o.hasFailures).toBe(false);
     expect(o.isDegraded).toBe(false);
     const res = icmpResult(o).response!;
-    expect(res).toMatchObject({ resolvedIp: '127.0.0.1', family: 'IPv4', packetsSent: 4, packetsReceived: 4, packetLoss: 0 });
+    expect(res).toMatchObject({
+      resolvedIp: '127.0.0.1',
+      family: 'IPv4',
+      packetsSent: 4,
+      packetsReceived: 4,
+      packetLoss: 0,
+    });
     expect(res.pings.map((p) => p.sequence)).toEqual([0, 1, 2, 3]);
     const lat = res.latency!;
     expect(lat.min).toBeGreaterThan(0);
@@ -81,7 +87,11 @@ describe('assertions', () => {
 
   it('a LATENCY property that is not a statistic is a failed assertion with a reason', async () => {
     const o = await runner.run(
-      icmpCheck({ hostname: '127.0.0.1', pingCount: 1, assertions: [{ source: 'LATENCY', comparison: 'LESS_THAN', property: 'median', target: '5', regex: '' }] }),
+      icmpCheck({
+        hostname: '127.0.0.1',
+        pingCount: 1,
+        assertions: [{ source: 'LATENCY', comparison: 'LESS_THAN', property: 'median', target: '5', regex: '' }],
+      }),
       context(),
     );
     expect(o.hasFailures).toBe(true);
@@ -124,9 +134,20 @@ describe('bad definitions and names', () => {
 describe('packet loss', () => {
   const reason = netnsUnavailableReason();
   const ns = { a: `opicmpA${process.pid}`, b: `opicmpB${process.pid}` };
-  const run = (def: object, osResolver = false): Record<string, unknown> & { details: Record<string, unknown> & { icmpCheckResult: IcmpCheckResult } } =>
+  const run = (
+    def: object,
+    osResolver = false,
+  ): Record<string, unknown> & { details: Record<string, unknown> & { icmpCheckResult: IcmpCheckResult } } =>
     JSON.parse(
-      sh('ip', ['netns', 'exec', ns.a, process.execPath, join(import.meta.dirname, 'icmp-netns-run.ts'), JSON.stringify(def), String(osResolver)]),
+      sh('ip', [
+        'netns',
+        'exec',
+        ns.a,
+        process.execPath,
+        join(import.meta.dirname, 'icmp-netns-run.ts'),
+        JSON.stringify(def),
+        String(osResolver),
+      ]),
     );
 
   beforeAll(() => {
@@ -161,7 +182,9 @@ describe('packet loss', () => {
     if (reason) t.skip(reason);
     const o = run(icmpCheck({ hostname: '198.51.100.7', pingCount: 1 }));
     expect(o.hasFailures).toBe(true);
-    expect(o.error).toBe('Network unreachable: this agent has no route to 198.51.100.7 (198.51.100.7: no route to the network)');
+    expect(o.error).toBe(
+      'Network unreachable: this agent has no route to 198.51.100.7 (198.51.100.7: no route to the network)',
+    );
   });
 
   it('IPv6 asked but unusable falls back to IPv4', async (t) => {
@@ -172,7 +195,11 @@ describe('packet loss', () => {
     sh('ip', ['netns', 'exec', ns.a, 'sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1']);
     const o = run(icmpCheck({ hostname: 'dual.test', ipFamily: 'IPv6', pingCount: 1 }), true);
     expect(o.error).toBeNull();
-    expect(o.details.icmpCheckResult.response).toMatchObject({ resolvedIp: '127.0.0.1', family: 'IPv4', packetsReceived: 1 });
+    expect(o.details.icmpCheckResult.response).toMatchObject({
+      resolvedIp: '127.0.0.1',
+      family: 'IPv4',
+      packetsReceived: 1,
+    });
     expect(o.details.skippedAddresses).toEqual([{ address: '::1', family: 'IPv6', code: expect.stringMatching(/^E/) }]);
   });
 });
@@ -195,7 +222,11 @@ describe('thresholds', () => {
 
   it('loss at or above the degraded threshold (10 %) degrades, at or above the maximum (20 %) fails', async () => {
     expect(await verdictFor([1, 1, 1, 1, 1, 1, 1, 1, 1, 1])).toMatchObject({ hasFailures: false, isDegraded: false });
-    expect(await verdictFor([1, 1, 1, 1, 1, 1, 1, 1, 1, null])).toMatchObject({ hasFailures: false, isDegraded: true, error: null });
+    expect(await verdictFor([1, 1, 1, 1, 1, 1, 1, 1, 1, null])).toMatchObject({
+      hasFailures: false,
+      isDegraded: true,
+      error: null,
+    });
     const failed = await verdictFor([1, 1, 1, 1, 1, 1, 1, 1, null, null]);
     expect(failed).toMatchObject({ hasFailures: true, isDegraded: false });
     expect(failed.error).toBe('Packet loss 20% to 127.0.0.1 is at or above the maximum of 20% (8 of 10 replies)');
@@ -205,7 +236,10 @@ describe('thresholds', () => {
     fixed.rtts = [30, 50];
     const over = await r.run(icmpCheck({ hostname: '127.0.0.1', pingCount: 2 }, { maxResponseTime: 35 }), context());
     expect(over).toMatchObject({ hasFailures: true, overMaxResponseTime: true, responseTime: 40 });
-    const slow = await r.run(icmpCheck({ hostname: '127.0.0.1', pingCount: 2 }, { degradedResponseTime: 35 }), context());
+    const slow = await r.run(
+      icmpCheck({ hostname: '127.0.0.1', pingCount: 2 }, { degradedResponseTime: 35 }),
+      context(),
+    );
     expect(slow).toMatchObject({ hasFailures: false, isDegraded: true });
   });
 });
@@ -214,7 +248,9 @@ describe('process count', () => {
   it('a hundred concurrent checks against 127.0.0.1 start a handful of fping processes', async () => {
     const spawn = countingSpawn();
     const r = createIcmpCheckRunner({ batcher: new FpingBatcher({ spawn, periodMs: 20 }) });
-    const outcomes = await Promise.all(Array.from({ length: 100 }, () => r.run(icmpCheck({ hostname: '127.0.0.1', pingCount: 3 }), context())));
+    const outcomes = await Promise.all(
+      Array.from({ length: 100 }, () => r.run(icmpCheck({ hostname: '127.0.0.1', pingCount: 3 }), context())),
+    );
     r.batcher.close();
     expect(outcomes.filter((o) => o.hasFailures)).toEqual([]);
     expect(outcomes.every((o) => icmpResult(o).response?.packetsReceived === 3)).toBe(true);
@@ -231,7 +267,9 @@ describe('an agent that cannot ping', () => {
     const o = await r.run(icmpCheck({ hostname: '127.0.0.1' }), context());
     expect(o.hasFailures).toBe(true);
     expect(o.hasErrors).toBe(false);
-    expect(o.error).toBe('ICMP is not available on this agent: the fping binary is not installed (Debian package fping)');
+    expect(o.error).toBe(
+      'ICMP is not available on this agent: the fping binary is not installed (Debian package fping)',
+    );
   });
 
   it('fping without cap_net_raw, as an unprivileged user: a failed result naming the capability', async (t) => {
@@ -240,7 +278,10 @@ describe('an agent that cannot ping', () => {
     const copy = join(tmpdir(), `fping-nocap-${process.pid}`);
     copyFileSync(fpingPath, copy);
     try {
-      const spawn = countingSpawn((file, args) => ['setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', file, ...args]]);
+      const spawn = countingSpawn((file, args) => [
+        'setpriv',
+        ['--reuid=65534', '--regid=65534', '--clear-groups', file, ...args],
+      ]);
       const r = createIcmpCheckRunner({ batcher: new FpingBatcher({ binary: copy, spawn }) });
       const o = await r.run(icmpCheck({ hostname: '127.0.0.1', pingCount: 1 }, { shouldFail: true }), context());
       expect(o.hasFailures).toBe(true);

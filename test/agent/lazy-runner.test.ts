@@ -47,7 +47,17 @@ describe('lazyRunner', () => {
   });
 
   it('RUNNERS has every check type, each named for its key', () => {
-    expect([...RUNNERS.keys()].sort()).toEqual(['API', 'BROWSER', 'DNS', 'ICMP', 'MULTI_STEP', 'PLAYWRIGHT', 'SSL', 'TCP', 'URL']);
+    expect([...RUNNERS.keys()].sort()).toEqual([
+      'API',
+      'BROWSER',
+      'DNS',
+      'ICMP',
+      'MULTI_STEP',
+      'PLAYWRIGHT',
+      'SSL',
+      'TCP',
+      'URL',
+    ]);
     for (const [type, runner] of RUNNERS) expect(runner.checkType).toBe(type);
   });
 });

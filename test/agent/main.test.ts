@@ -76,7 +76,11 @@ describe('runAgent', () => {
 async function agentProcess(env: Record<string, string>, wrap: string[] = []) {
   const [file, ...args] = [...wrap, BIN, 'agent'];
   try {
-    await promisify(execFile)(file as string, args, { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000, killSignal: 'SIGKILL' });
+    await promisify(execFile)(file as string, args, {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      timeout: 20_000,
+      killSignal: 'SIGKILL',
+    });
     return { code: 0, stderr: '' };
   } catch (err) {
     const e = err as { code: number | null; stderr: string };
@@ -85,7 +89,12 @@ async function agentProcess(env: Record<string, string>, wrap: string[] = []) {
 }
 
 describe('an unusable SPOOL_DIR', () => {
-  const base = { API_KEY: 'pl_spool_dir_test', API_URL: 'http://127.0.0.1:9', AGENT_HEALTH_PORT: '0', EXTERNAL_OBSERVABILITY: 'off' };
+  const base = {
+    API_KEY: 'pl_spool_dir_test',
+    API_URL: 'http://127.0.0.1:9',
+    AGENT_HEALTH_PORT: '0',
+    EXTERNAL_OBSERVABILITY: 'off',
+  };
   const dir = tempDir();
   writeFileSync(path.join(dir, 'a-file'), 'not a directory');
   symlinkSync('/proc', path.join(dir, 'to-proc'));
@@ -116,7 +125,15 @@ describe('an unusable SPOOL_DIR', () => {
   it.skipIf(!canUnshare)('on a read-only file system: exit 2 naming SPOOL_DIR (needs unshare --mount)', async () => {
     const ro = tempDir();
     const script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"';
-    const { code, stderr } = await agentProcess({ ...base, SPOOL_DIR: path.join(ro, 'spool') }, ['unshare', '--mount', 'sh', '-c', script, 'sh', ro]);
+    const { code, stderr } = await agentProcess({ ...base, SPOOL_DIR: path.join(ro, 'spool') }, [
+      'unshare',
+      '--mount',
+      'sh',
+      '-c',
+      script,
+      'sh',
+      ro,
+    ]);
     expect(code, stderr).toBe(2);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toMatch(/^outpost: SPOOL_DIR=.*read-only file system/);

@@ -33,7 +33,10 @@ export function expectBoundedMetrics(m: Exposition, options: { runtimes: readonl
     const family = familyOf(m, sample.name);
     expect(family, `${sample.name} has a TYPE line`).toBeDefined();
     if (!family) continue;
-    expect(OWN.test(family.name) || DEFAULT.test(family.name), `${family.name} is the agent's or a default process metric`).toBe(true);
+    expect(
+      OWN.test(family.name) || DEFAULT.test(family.name),
+      `${family.name} is the agent's or a default process metric`,
+    ).toBe(true);
     expect(family.help, `${family.name} has help`).not.toBe('');
     if (family.type === 'counter') expect(family.name, 'a counter ends in _total').toMatch(/_total$/);
     for (const [label, value] of Object.entries(sample.labels)) {

@@ -40,7 +40,12 @@ const idleSource: HealthSource = {
 
 /** A health server serving metrics of `sources`; resolves to a scrape function. */
 async function serve(sources: AgentMetricsSources): Promise<() => Promise<Exposition>> {
-  const server = await startHealthServer({ host: '127.0.0.1', port: 0, source: idleSource, metrics: createAgentMetrics(sources) });
+  const server = await startHealthServer({
+    host: '127.0.0.1',
+    port: 0,
+    source: idleSource,
+    metrics: createAgentMetrics(sources),
+  });
   cleanups.push(() => server.close());
   return async () => {
     const res = await fetch(`http://127.0.0.1:${server.port}/metrics`);
@@ -60,7 +65,8 @@ describe('agent metrics from each component', () => {
 
     const empty = await scrape();
     for (const runtime of ids) {
-      for (const state of ['idle', 'busy', 'starting']) expect(sampleValue(empty, 'outpost_agent_sandboxes', { runtime, state })).toBe(0);
+      for (const state of ['idle', 'busy', 'starting'])
+        expect(sampleValue(empty, 'outpost_agent_sandboxes', { runtime, state })).toBe(0);
     }
     await pool.fill();
     const warm = await scrape();
@@ -70,7 +76,9 @@ describe('agent metrics from each component', () => {
     const busy = await scrape();
     expect(sampleValue(busy, 'outpost_agent_sandboxes', { runtime: '2026.04', state: 'busy' })).toBe(1);
     // The pool refills behind the job: its replacement is starting or already idle.
-    const replacing = ['idle', 'starting'].map((state) => sampleValue(busy, 'outpost_agent_sandboxes', { runtime: '2026.04', state }));
+    const replacing = ['idle', 'starting'].map((state) =>
+      sampleValue(busy, 'outpost_agent_sandboxes', { runtime: '2026.04', state }),
+    );
     expect(replacing[0]! + replacing[1]!).toBe(1);
     expect(sampleValue(busy, 'outpost_agent_sandboxes', { runtime: '2025.04', state: 'busy' })).toBe(0);
     expectBoundedMetrics(busy, { runtimes: ids });
@@ -132,7 +140,9 @@ describe('agent metrics from each component', () => {
   });
 
   it("keeps two agents' figures apart, and out of prom-client's global registry", async () => {
-    const [one, two] = await Promise.all([1, 2].map(() => ResultSpool.open({ dir: tempDir(), maxBytes: 1024 * 1024, log: quiet })));
+    const [one, two] = await Promise.all(
+      [1, 2].map(() => ResultSpool.open({ dir: tempDir(), maxBytes: 1024 * 1024, log: quiet })),
+    );
     const scrapeOne = await serve({ spool: one! });
     const scrapeTwo = await serve({ spool: two! });
     await one!.append(result('only-in-one'));

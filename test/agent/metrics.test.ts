@@ -81,7 +81,12 @@ async function startAgainstStub(extraEnv: Record<string, string> = {}) {
 }
 
 function apiJob(url: string, name: string, extra: Parameters<typeof apiCheck>[1] = {}): Job {
-  const job = makeJob({ check: apiCheck({ url, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] }, extra) });
+  const job = makeJob({
+    check: apiCheck(
+      { url, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+      extra,
+    ),
+  });
   return { ...job, check: { ...job.check, id: `chk-${name}-${job.runId}`, name: `secret check name ${name}` } };
 }
 
@@ -92,7 +97,8 @@ async function delivered(agent: Proc, runIds: string[]): Promise<void> {
 
 async function spoolBytesOnDisk(dir: string): Promise<number> {
   let total = 0;
-  for (const name of await readdir(dir)) if (/^\d{16}\.json$/.test(name)) total += (await stat(path.join(dir, name))).size;
+  for (const name of await readdir(dir))
+    if (/^\d{16}\.json$/.test(name)) total += (await stat(path.join(dir, name))).size;
   return total;
 }
 
@@ -116,11 +122,15 @@ describe('GET /metrics on the agent health port', () => {
       browserJob,
     ];
     for (const job of jobs) stub.addJob(job);
-    await delivered(agent, jobs.map((j) => j.runId));
+    await delivered(
+      agent,
+      jobs.map((j) => j.runId),
+    );
     const after = await scrape();
     const m = after.metrics;
 
-    const moved = (name: string, labels: Record<string, string>) => sampleValue(m, name, labels) - sampleValue(before.metrics, name, labels);
+    const moved = (name: string, labels: Record<string, string>) =>
+      sampleValue(m, name, labels) - sampleValue(before.metrics, name, labels);
     expect(moved('outpost_agent_results_sent_total', { status: 'stored' })).toBe(5);
     expect(moved('outpost_agent_results_sent_total', { status: 'duplicate' })).toBe(0);
     expect(moved(`${duration}_count`, { check_type: 'API', verdict: 'passed' })).toBe(2);
@@ -136,7 +146,11 @@ describe('GET /metrics on the agent health port', () => {
     expect(sampleValue(m, `${duration}_bucket`, { check_type: 'API', verdict: 'degraded', le: '+Inf' })).toBe(1);
     expect(sampleValue(m, `${duration}_bucket`, { check_type: 'API', verdict: 'degraded', le: '0.025' })).toBe(0);
 
-    for (const name of ['outpost_agent_results_spooled_total', 'outpost_agent_results_rejected_total', 'outpost_agent_results_dropped_total']) {
+    for (const name of [
+      'outpost_agent_results_spooled_total',
+      'outpost_agent_results_rejected_total',
+      'outpost_agent_results_dropped_total',
+    ]) {
       expect(sampleValue(m, name), name).toBe(0);
     }
     expect(sampleValue(m, 'outpost_agent_spool_results')).toBe(0);

@@ -51,7 +51,12 @@ afterAll(async () => {
 });
 
 const withCa = (): CheckTlsMaterial => ({ ca: [pki.caCert] });
-const withClient = (): CheckTlsMaterial => ({ ca: [pki.caCert], cert: pki.clientCert, key: pki.clientKeyEncrypted, passphrase: pki.passphrase });
+const withClient = (): CheckTlsMaterial => ({
+  ca: [pki.caCert],
+  cert: pki.clientCert,
+  key: pki.clientKeyEncrypted,
+  passphrase: pki.passphrase,
+});
 
 describe('API checks with a client certificate (mTLS)', () => {
   it('fail without the certificate and pass with it', async () => {
@@ -71,7 +76,10 @@ describe('API checks with a client certificate (mTLS)', () => {
 
   it('a key that does not belong to the certificate fails the run (its socket closed), not the agent', async () => {
     const url = `https://localhost:${mtlsPort}/`;
-    const r = await apiCheckRunner.run(apiCheck({ url }, { tls: { ...withClient(), key: pki.strayKey, passphrase: null } }), context());
+    const r = await apiCheckRunner.run(
+      apiCheck({ url }, { tls: { ...withClient(), key: pki.strayKey, passphrase: null } }),
+      context(),
+    );
     expect(r.hasFailures).toBe(true);
     expect(r.apiCheckResult?.requestError).toBeTruthy();
     expect(r.error).toBe('TLS error: key values mismatch (ERR_OSSL_X509_KEY_VALUES_MISMATCH)');
@@ -121,7 +129,10 @@ describe("a check's own CA bundle", () => {
     const withBundle = await apiCheckRunner.run(apiCheck({ url }, { tls: withCa() }), context());
     expect(withBundle.error).toBeNull();
     expect(withBundle.hasFailures).toBe(false);
-    expect(withBundle.apiCheckResult?.response?.tls).toMatchObject({ authorized: true, issuerCN: 'Outpost mTLS Test CA' });
+    expect(withBundle.apiCheckResult?.response?.tls).toMatchObject({
+      authorized: true,
+      issuerCN: 'Outpost mTLS Test CA',
+    });
 
     // The bundle adds to the default roots and stays with its check: the next check without it fails again.
     const again = await apiCheckRunner.run(apiCheck({ url }), context());

@@ -61,13 +61,23 @@ describe('sanitizeEvent', () => {
             value: `boom ${KEY}`,
             mechanism: { type: 'generic', handled: true },
             stacktrace: {
-              frames: [{ filename: 'file.js', function: 'f', lineno: 1, colno: 2, context_line: KEY, vars: { key: KEY } }],
+              frames: [
+                { filename: 'file.js', function: 'f', lineno: 1, colno: 2, context_line: KEY, vars: { key: KEY } },
+              ],
             },
           },
         ],
       },
     });
-    expect(Object.keys(event).sort()).toEqual(['contexts', 'event_id', 'exception', 'level', 'message', 'platform', 'release']);
+    expect(Object.keys(event).sort()).toEqual([
+      'contexts',
+      'event_id',
+      'exception',
+      'level',
+      'message',
+      'platform',
+      'release',
+    ]);
     expect(Object.keys(event.contexts ?? {}).sort()).toEqual(['os', 'runtime']);
     expect(event.exception?.values?.[0]).toEqual({
       type: 'Error',
@@ -86,7 +96,10 @@ describe('Observability', () => {
     obs.init(`http://publicreporttoken@127.0.0.1:${server.port}/1`);
     expect(obs.active).toBe(true);
 
-    log.error({ err: leakyError(), headers: { authorization: `Bearer ${KEY}` } }, `lease failed at https://svc.example/agent/v1/lease with ${KEY}`);
+    log.error(
+      { err: leakyError(), headers: { authorization: `Bearer ${KEY}` } },
+      `lease failed at https://svc.example/agent/v1/lease with ${KEY}`,
+    );
     expect(await obs.flush(5_000)).toBe(true);
 
     expect(server.requests).toHaveLength(1);
@@ -115,7 +128,9 @@ describe('Observability', () => {
     expect(ex.type).toBe('Error');
     expect(ex.value).toContain('[redacted]');
     expect(ex.stacktrace.frames.length).toBeGreaterThan(0);
-    expect(Object.keys(ex.stacktrace.frames[0]).every((k) => ['filename', 'function', 'lineno', 'colno'].includes(k))).toBe(true);
+    expect(
+      Object.keys(ex.stacktrace.frames[0]).every((k) => ['filename', 'function', 'lineno', 'colno'].includes(k)),
+    ).toBe(true);
     expect(event.request).toBeUndefined();
     expect(event.breadcrumbs).toBeUndefined();
     expect(event.extra).toBeUndefined();

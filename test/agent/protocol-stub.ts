@@ -125,7 +125,9 @@ export class ProtocolStub {
       return;
     }
     const outcomes: ResultOutcome[] = batch.results.map(({ result }) =>
-      this.unknownRuns.has(result.runId) ? { runId: result.runId, status: 'unknown' } : { runId: result.runId, ...this.#store(result) },
+      this.unknownRuns.has(result.runId)
+        ? { runId: result.runId, status: 'unknown' }
+        : { runId: result.runId, ...this.#store(result) },
     );
     json(res, 200, { outcomes });
   }
@@ -134,7 +136,8 @@ export class ProtocolStub {
     const path = req.url ?? '';
     const failure = this.failWith.get(path);
     if (path === AGENT_PATHS.results) this.resultAttempts.push((JSON.parse(body) as SubmitResultRequest).result.runId);
-    if (path === AGENT_PATHS.resultBatches) this.batchAttempts.push((JSON.parse(body) as SubmitResultBatchRequest).results.map((r) => r.result.runId));
+    if (path === AGENT_PATHS.resultBatches)
+      this.batchAttempts.push((JSON.parse(body) as SubmitResultBatchRequest).results.map((r) => r.result.runId));
     if (path === AGENT_PATHS.lease) this.leaseRequests.push(JSON.parse(body) as LeaseRequest);
     // After the records above, before any answer: a waiter sees this call in the lists.
     queueMicrotask(() => this.events.emit('call', path));
@@ -227,9 +230,17 @@ export function makeJob(overrides: Partial<Job> & { checkType?: Job['check']['ch
     leaseExpiresAt: new Date(Date.now() + 30_000).toISOString(),
     leaseAttempt: 1,
     dueAt: new Date(Date.now() - 5).toISOString(),
-    checkClass: checkType === 'API' || checkType === 'TCP' || checkType === 'DNS' || checkType === 'ICMP' ? 'uptime' : 'heavy',
+    checkClass:
+      checkType === 'API' || checkType === 'TCP' || checkType === 'DNS' || checkType === 'ICMP' ? 'uptime' : 'heavy',
     timeoutMs: 30_000,
-    check: { id: `check-${runId}`, accountId: 'acc', name: 'a check', checkType, shouldFail: false, runtimeId: null } as Job['check'],
+    check: {
+      id: `check-${runId}`,
+      accountId: 'acc',
+      name: 'a check',
+      checkType,
+      shouldFail: false,
+      runtimeId: null,
+    } as Job['check'],
     ...rest,
   };
 }

@@ -16,7 +16,15 @@ afterEach(async () => {
 });
 
 function definition(id: string, extra: Partial<CheckDefinition> = {}): CheckDefinition {
-  return { id, accountId: 'acc', name: id, checkType: 'API', shouldFail: false, runtimeId: '2026.04', ...extra } as CheckDefinition;
+  return {
+    id,
+    accountId: 'acc',
+    name: id,
+    checkType: 'API',
+    shouldFail: false,
+    runtimeId: '2026.04',
+    ...extra,
+  } as CheckDefinition;
 }
 
 describe('runtimeNeededBy', () => {
@@ -25,7 +33,9 @@ describe('runtimeNeededBy', () => {
     expect(runtimeNeededBy(definition('a', { localSetupScript: '  ' }))).toBeNull();
     expect(runtimeNeededBy(definition('a', { localSetupScript: 'x()', runtimeId: '2025.04' }))).toBe('2025.04');
     expect(runtimeNeededBy(definition('a', { localTearDownScript: 'x()', runtimeId: null }))).toBe('2026.04');
-    expect(runtimeNeededBy(definition('a', { checkType: 'BROWSER', runtimeId: '2025.04' } as Partial<CheckDefinition>))).toBe('2025.04');
+    expect(
+      runtimeNeededBy(definition('a', { checkType: 'BROWSER', runtimeId: '2025.04' } as Partial<CheckDefinition>)),
+    ).toBe('2025.04');
   });
 });
 
@@ -36,7 +46,12 @@ describe('claiming runs by runtime', () => {
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     cleanups.push(() => store.close());
     const { account } = await store.accounts.create('Acme');
-    const location = await store.locations.create(account.id, { name: 'Office', slugName: 'office', icon: 'location', proxyUrl: null });
+    const location = await store.locations.create(account.id, {
+      name: 'Office',
+      slugName: 'office',
+      icon: 'location',
+      proxyUrl: null,
+    });
     const now = new Date().toISOString();
     const enqueue = (id: string, extra: Partial<CheckDefinition>) =>
       store.runs.enqueue(

@@ -39,7 +39,10 @@ let jobsRoot: string;
 beforeAll(async () => {
   expect(process.getuid?.(), 'these tests run as root, as CI does').toBe(0);
   runtimes = (await discoverRuntimes(defaultRuntimesDir())).runtimes;
-  expect(runtimes.map((r) => r.id), 'run npm run runtimes:install').toEqual(['2026.04', '2025.04']);
+  expect(
+    runtimes.map((r) => r.id),
+    'run npm run runtimes:install',
+  ).toEqual(['2026.04', '2025.04']);
   isolation = await detectIsolation({ mode: 'uid', uidBase: UID_BASE });
   // Short: Chromium's singleton socket lives in the job folder and a socket path may not pass 107 bytes.
   jobsRoot = mkdtempSync('/tmp/oi-');
@@ -58,8 +61,11 @@ function scripted(localSetupScript: string, env: Record<string, string> = {}): A
 }
 
 describe('sandbox isolation: signals', { timeout: 60_000 }, () => {
-  it("a setup script that SIGKILLs its parent fails its own run with EPERM; the agent lives and runs the next checks", async () => {
-    const agent = spawn(process.execPath, [STAND_IN], { cwd: ROOT, env: { ...process.env, SANDBOX_ISOLATION: 'uid', SANDBOX_UID_BASE: String(UID_BASE + 100) } });
+  it('a setup script that SIGKILLs its parent fails its own run with EPERM; the agent lives and runs the next checks', async () => {
+    const agent = spawn(process.execPath, [STAND_IN], {
+      cwd: ROOT,
+      env: { ...process.env, SANDBOX_ISOLATION: 'uid', SANDBOX_UID_BASE: String(UID_BASE + 100) },
+    });
     const lines = readline.createInterface({ input: agent.stdout })[Symbol.asyncIterator]();
     const exited = once(agent, 'exit').then(([code, signal]) => ({ code, signal }));
     const next = async (check?: ApiCheckDefinition): Promise<Record<string, unknown>> => {
@@ -91,7 +97,10 @@ describe('sandbox isolation: signals', { timeout: 60_000 }, () => {
   it("a script cannot signal another process of the agent's user", async () => {
     const victim = startVictim();
     try {
-      const outcome = await apiCheckRunner.run(scripted("process.kill(Number(process.env.VICTIM), 'SIGKILL')", { VICTIM: String(victim.pid) }), context({ sandboxes: pool }));
+      const outcome = await apiCheckRunner.run(
+        scripted("process.kill(Number(process.env.VICTIM), 'SIGKILL')", { VICTIM: String(victim.pid) }),
+        context({ sandboxes: pool }),
+      );
       expect(outcome.hasFailures).toBe(true);
       expect(outcome.error).toMatch(/kill EPERM/);
       expect(await victim.alive()).toBe(true);
@@ -107,8 +116,16 @@ describe('sandbox isolation: signals', { timeout: 60_000 }, () => {
       expect(a.uid).toBeGreaterThanOrEqual(UID_BASE);
       expect(b.uid).toBeGreaterThanOrEqual(UID_BASE);
       expect(a.uid).not.toBe(b.uid);
-      const step = (code: string, env: Record<string, string> = {}) => ({ stage: 'setup' as const, filename: 'setup.js', code, env, context: {} });
-      const hit = await b.run(step("process.kill(Number(process.env.TARGET), 'SIGKILL')", { TARGET: String(a.pid) }), { timeoutMs: 10_000 });
+      const step = (code: string, env: Record<string, string> = {}) => ({
+        stage: 'setup' as const,
+        filename: 'setup.js',
+        code,
+        env,
+        context: {},
+      });
+      const hit = await b.run(step("process.kill(Number(process.env.TARGET), 'SIGKILL')", { TARGET: String(a.pid) }), {
+        timeoutMs: 10_000,
+      });
       expect(hit.kind).toBe('script-error');
       expect(hit.kind === 'script-error' && hit.error.message).toMatch(/EPERM/);
       expect((await a.run(step('return 1'), { timeoutMs: 10_000 })).kind).toBe('ok');
@@ -123,19 +140,37 @@ describe('sandbox isolation: files and leftovers', { timeout: 60_000 }, () => {
     const base = mkdtempSync('/tmp/oi-pass-');
     try {
       chmodSync(base, 0o755);
-      const made = await SandboxProcess.start({ runtime: runtimes[0] as Runtime, limits: DEFAULT_SANDBOX_LIMITS, permissions: false, isolation, jobsRoot: `${base}/a/b/jobs` });
+      const made = await SandboxProcess.start({
+        runtime: runtimes[0] as Runtime,
+        limits: DEFAULT_SANDBOX_LIMITS,
+        permissions: false,
+        isolation,
+        jobsRoot: `${base}/a/b/jobs`,
+      });
       await made.ready();
       expect(statSync(`${base}/a`).mode & 0o777).toBe(0o711);
       await made.dispose();
       chmodSync(base, 0o700);
-      const start = SandboxProcess.start({ runtime: runtimes[0] as Runtime, limits: DEFAULT_SANDBOX_LIMITS, permissions: false, isolation, jobsRoot: `${base}/jobs` });
+      const start = SandboxProcess.start({
+        runtime: runtimes[0] as Runtime,
+        limits: DEFAULT_SANDBOX_LIMITS,
+        permissions: false,
+        isolation,
+        jobsRoot: `${base}/jobs`,
+      });
       await expect(start).rejects.toThrow(`its uid cannot pass through ${base} (mode 700)`);
     } finally {
       rmSync(base, { recursive: true, force: true });
     }
   });
   it('a sandbox without the permission model: its 0700 folder is its uid, and everything it left or started is gone after, however hidden', async () => {
-    const sandbox = await SandboxProcess.start({ runtime: runtimes[0] as Runtime, limits: DEFAULT_SANDBOX_LIMITS, permissions: false, isolation, jobsRoot });
+    const sandbox = await SandboxProcess.start({
+      runtime: runtimes[0] as Runtime,
+      limits: DEFAULT_SANDBOX_LIMITS,
+      permissions: false,
+      isolation,
+      jobsRoot,
+    });
     await sandbox.ready();
     const uid = sandbox.uid as number;
     expect(statSync(sandbox.jobDir)).toMatchObject({ uid, gid: uid });
@@ -156,7 +191,10 @@ describe('sandbox isolation: files and leftovers', { timeout: 60_000 }, () => {
       // Leaves the group, the job folder and its environment: only its uid still tells whose it is.
       "spawn('/bin/sh', ['-c', 'cd / && exec env -i /bin/sleep 1000'], { detached: true, stdio: 'ignore' }).unref();",
     ].join('\n');
-    const outcome = await sandbox.run({ stage: 'setup', filename: 'setup.js', code, env: {}, context: {} }, { timeoutMs: 10_000 });
+    const outcome = await sandbox.run(
+      { stage: 'setup', filename: 'setup.js', code, env: {}, context: {} },
+      { timeoutMs: 10_000 },
+    );
     expect(outcome.kind).toBe('ok');
     expect(processesOfUid(uid).length).toBeGreaterThanOrEqual(2);
     await sandbox.dispose();
@@ -179,7 +217,14 @@ function startAgentCli(uid: number, env: Record<string, string>, wrap: string[] 
     uid,
     gid: uid,
     // Nothing listens on port 9: the agent keeps retrying its registration until it is stopped.
-    env: { PATH: process.env.PATH, API_KEY: 'pl_test', API_URL: 'http://127.0.0.1:9', SPOOL_DIR: path.join(spool, 'spool'), AGENT_HEALTH_PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH,
+      API_KEY: 'pl_test',
+      API_URL: 'http://127.0.0.1:9',
+      SPOOL_DIR: path.join(spool, 'spool'),
+      AGENT_HEALTH_PORT: '0',
+      ...env,
+    },
   });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => {
@@ -198,7 +243,9 @@ function startAgentCli(uid: number, env: Record<string, string>, wrap: string[] 
     });
   });
   /** The log line `match` accepts, once the agent is up (its health server listens). */
-  const waitForLine = async (match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown> | undefined> => {
+  const waitForLine = async (
+    match: (line: Record<string, unknown>) => boolean,
+  ): Promise<Record<string, unknown> | undefined> => {
     await Promise.race([up, exited]);
     return lines.find(match);
   };
@@ -216,21 +263,32 @@ describe('sandbox isolation: the agent at start', { timeout: 60_000 }, () => {
   });
 
   // A container without CAP_SYS_ADMIN (Docker's default seccomp profile) cannot make one: nothing to test there.
-  it.skipIf(!USER_NAMESPACES)('SANDBOX_ISOLATION=uid where root cannot take the sandbox uids (a user namespace that maps only root, as rootless containers) is exit 2', async () => {
-    const agent = startAgentCli(0, { SANDBOX_ISOLATION: 'uid' }, ['unshare', '--user', '--map-root-user']);
-    const { code, stderr } = await agent.exited;
-    expect(code).toBe(2);
-    expect(stderr).toMatch(/SANDBOX_ISOLATION=uid cannot be met: a process under the sandbox uid 61000 \(\/usr\/bin\/setpriv\) failed the start-up check: setpriv: setresuid failed/);
-  });
+  it.skipIf(!USER_NAMESPACES)(
+    'SANDBOX_ISOLATION=uid where root cannot take the sandbox uids (a user namespace that maps only root, as rootless containers) is exit 2',
+    async () => {
+      const agent = startAgentCli(0, { SANDBOX_ISOLATION: 'uid' }, ['unshare', '--user', '--map-root-user']);
+      const { code, stderr } = await agent.exited;
+      expect(code).toBe(2);
+      expect(stderr).toMatch(
+        /SANDBOX_ISOLATION=uid cannot be met: a process under the sandbox uid 61000 \(\/usr\/bin\/setpriv\) failed the start-up check: setpriv: setresuid failed/,
+      );
+    },
+  );
 
-  it("a sandbox range that holds a user or group of the machine is a ConfigError naming SANDBOX_UID_BASE", async () => {
+  it('a sandbox range that holds a user or group of the machine is a ConfigError naming SANDBOX_UID_BASE', async () => {
     const dir = mkdtempSync('/tmp/oi-accounts-');
     const passwd = path.join(dir, 'passwd');
-    writeFileSync(passwd, `root:x:0:0:root:/root:/bin/sh\nbuilder:x:${UID_BASE + 5}:${UID_BASE + 5}::/home/builder:/bin/sh\n`);
+    writeFileSync(
+      passwd,
+      `root:x:0:0:root:/root:/bin/sh\nbuilder:x:${UID_BASE + 5}:${UID_BASE + 5}::/home/builder:/bin/sh\n`,
+    );
     try {
       const detecting = detectIsolation({ mode: 'auto', uidBase: UID_BASE }, undefined, [passwd]);
       await expect(detecting).rejects.toBeInstanceOf(ConfigError);
-      await expect(detecting).rejects.toMatchObject({ setting: 'SANDBOX_UID_BASE', message: expect.stringMatching(/builder \(62005, .*passwd\) use them/) });
+      await expect(detecting).rejects.toMatchObject({
+        setting: 'SANDBOX_UID_BASE',
+        message: expect.stringMatching(/builder \(62005, .*passwd\) use them/),
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -240,14 +298,20 @@ describe('sandbox isolation: the agent at start', { timeout: 60_000 }, () => {
     const root = startAgentCli(0, { SANDBOX_UID_BASE: String(UID_BASE + 200) });
     const rootLine = await root.waitForLine((l) => l.isolation !== undefined);
     root.child.kill('SIGKILL');
-    expect(rootLine).toMatchObject({ isolation: 'uid', uids: `${UID_BASE + 200}-${UID_BASE + 200 + 1023}`, msg: 'user code runs under a uid of its own per sandbox' });
+    expect(rootLine).toMatchObject({
+      isolation: 'uid',
+      uids: `${UID_BASE + 200}-${UID_BASE + 200 + 1023}`,
+      msg: 'user code runs under a uid of its own per sandbox',
+    });
     await root.exited;
 
     const plain = startAgentCli(10001, {});
     const plainLine = await plain.waitForLine((l) => l.isolation !== undefined);
     plain.child.kill('SIGKILL');
     expect(plainLine).toMatchObject({ isolation: 'none', level: 40 });
-    expect(String(plainLine?.reason)).toMatch(/the agent \(uid 10001\) lacks CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_KILL, CAP_SETGID, CAP_SETUID/);
+    expect(String(plainLine?.reason)).toMatch(
+      /the agent \(uid 10001\) lacks CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_KILL, CAP_SETGID, CAP_SETUID/,
+    );
     expect(String(plainLine?.msg)).toMatch(/user code runs as the agent's own user/);
     await plain.exited;
   });
@@ -259,10 +323,13 @@ describe('sandbox isolation: browser checks', { timeout: 90_000 }, () => {
     const victim = startVictim();
     try {
       const run = (script: string) =>
-        runPlaywrightCheck(browserCheck(script, { environmentVariables: [{ key: 'VICTIM', value: String(victim.pid), secret: false }] }), {
-          ...context({ sandboxes: pool, timeoutMs: 60_000 }),
-          jobsRoot,
-        });
+        runPlaywrightCheck(
+          browserCheck(script, { environmentVariables: [{ key: 'VICTIM', value: String(victim.pid), secret: false }] }),
+          {
+            ...context({ sandboxes: pool, timeoutMs: 60_000 }),
+            jobsRoot,
+          },
+        );
       const parent = await run("process.kill(process.ppid, 0);\nawait page.goto('about:blank');");
       expect(parent.hasFailures).toBe(true);
       expect(parent.hasErrors).toBe(false);
@@ -277,7 +344,7 @@ describe('sandbox isolation: browser checks', { timeout: 90_000 }, () => {
           "const fs = require('node:fs');",
           "await page.goto('about:blank');",
           "const stat = (pid) => fs.readFileSync('/proc/' + pid + '/stat', 'utf8').split(') ')[1].split(' ');",
-          "const isMine = (pid) => { for (let p = pid; p > 1; p = Number(stat(p)[1])) if (p === process.pid) return true; return false; };",
+          'const isMine = (pid) => { for (let p = pid; p > 1; p = Number(stat(p)[1])) if (p === process.pid) return true; return false; };',
           "const browsers = fs.readdirSync('/proc').filter((n) => /^\\d+$/.test(n)).map(Number).filter((pid) => { try { return /chrom/.test(fs.readFileSync('/proc/' + pid + '/comm', 'utf8')) && isMine(pid); } catch { return false; } });",
           "const uids = browsers.map((pid) => fs.readFileSync('/proc/' + pid + '/status', 'utf8').match(/^Uid:\\s+(\\d+)/m)[1]);",
           "if (browsers.length === 0 || process.getuid() === 0 || uids.some((u) => Number(u) !== process.getuid())) throw new Error('Chromium uids ' + uids + ', the sandbox ' + process.getuid());",

@@ -33,7 +33,10 @@ beforeAll(async () => {
   const found = await discoverRuntimes(defaultRuntimesDir());
   runtimes = found.runtimes;
   // Not a skip: CI installs the runtimes (npm run runtimes:install), so their absence is a failure.
-  expect(runtimes.map((r) => r.id), 'run npm run runtimes:install').toEqual(['2026.04', '2025.04']);
+  expect(
+    runtimes.map((r) => r.id),
+    'run npm run runtimes:install',
+  ).toEqual(['2026.04', '2025.04']);
   pool = new SandboxPool({ runtimes, size: 2, limits: { rssMb: 256, heapMb: 128 } });
   await pool.fill();
 });
@@ -52,15 +55,27 @@ interface Ran {
   sandbox: SandboxProcess;
 }
 
-async function runScript(code: string, opts: { runtime?: string; timeoutMs?: number; env?: Record<string, string>; sandbox?: SandboxProcess } = {}): Promise<Ran> {
+async function runScript(
+  code: string,
+  opts: { runtime?: string; timeoutMs?: number; env?: Record<string, string>; sandbox?: SandboxProcess } = {},
+): Promise<Ran> {
   const sandbox = opts.sandbox ?? (await pool.acquire(opts.runtime ?? '2026.04'));
   try {
     const outcome = await sandbox.run(
-      { stage: 'setup', filename: 'setup.js', code, env: opts.env ?? {}, context: { request: { method: 'GET', url: 'http://x/', headers: {}, queryParameters: {}, body: '' } } },
+      {
+        stage: 'setup',
+        filename: 'setup.js',
+        code,
+        env: opts.env ?? {},
+        context: { request: { method: 'GET', url: 'http://x/', headers: {}, queryParameters: {}, body: '' } },
+      },
       { timeoutMs: opts.timeoutMs ?? 10_000 },
     );
     sandbox.finish();
-    const log = sandbox.output().lines.map((l) => `${l.stream}: ${l.msg}`).join('\n');
+    const log = sandbox
+      .output()
+      .lines.map((l) => `${l.stream}: ${l.msg}`)
+      .join('\n');
     return { outcome, log, sandbox };
   } finally {
     await sandbox.dispose();
@@ -69,7 +84,11 @@ async function runScript(code: string, opts: { runtime?: string; timeoutMs?: num
 
 /** Processes still alive that belong to the sandbox (by tree, job folder or marker). */
 function leftovers(sandbox: SandboxProcess): number[] {
-  return findSandboxProcesses({ rootPid: undefined, jobDir: sandbox.jobDir, envMarker: `${SANDBOX_MARKER_VAR}=${sandbox.id}` });
+  return findSandboxProcesses({
+    rootPid: undefined,
+    jobDir: sandbox.jobDir,
+    envMarker: `${SANDBOX_MARKER_VAR}=${sandbox.id}`,
+  });
 }
 
 describe('sandbox: environment, folder and runtimes', () => {
@@ -89,7 +108,9 @@ describe('sandbox: environment, folder and runtimes', () => {
     expect(seen.env.HOME).toBe(sandbox.jobDir);
     expect(seen.env.TMPDIR).toBe(sandbox.jobDir);
     expect(seen.env.MY_VAR).toBe('from-the-check');
-    expect(Object.keys(seen.env).sort()).toEqual(['HOME', 'LANG', 'MY_VAR', 'NODE_OPTIONS', SANDBOX_MARKER_VAR, 'PATH', 'TMPDIR', 'TZ'].sort());
+    expect(Object.keys(seen.env).sort()).toEqual(
+      ['HOME', 'LANG', 'MY_VAR', 'NODE_OPTIONS', SANDBOX_MARKER_VAR, 'PATH', 'TMPDIR', 'TZ'].sort(),
+    );
     expect(seen.env.NODE_OPTIONS).toBe('');
     // Nothing of the agent's environment: not its key, not its proxy or the proxy's password.
     expect(log).not.toContain(AGENT_KEY);
@@ -128,7 +149,9 @@ describe('sandbox: environment, folder and runtimes', () => {
     expect(outcome.kind).toBe('ok');
     const out = sandbox.output();
     expect(out.truncated).toBe(true);
-    expect(out.lines.at(-1)?.msg).toMatch(/^\[output truncated: \d+ more bytes were dropped past the 262144-byte cap\]$/);
+    expect(out.lines.at(-1)?.msg).toMatch(
+      /^\[output truncated: \d+ more bytes were dropped past the 262144-byte cap\]$/,
+    );
     expect(out.lines.reduce((n, l) => n + l.msg.length + 1, 0)).toBeLessThan(DEFAULT_SANDBOX_LIMITS.outputBytes + 200);
   });
 });
@@ -143,15 +166,20 @@ describe('sandbox: hostile scripts', () => {
   });
 
   it('allocating 10 GB on the heap hits the V8 heap cap', async () => {
-    const { outcome } = await runScript('const keep = []; for (let i = 0; i < 10 * 1024; i++) keep.push(new Array(128 * 1024).fill(i + 0.5));');
+    const { outcome } = await runScript(
+      'const keep = []; for (let i = 0; i < 10 * 1024; i++) keep.push(new Array(128 * 1024).fill(i + 0.5));',
+    );
     expect(outcome.kind).toBe('memory');
     if (outcome.kind === 'memory') expect(outcome.detail).toContain('heap limit of 128 MB');
   });
 
   it('allocating 10 GB outside the heap is stopped by the RSS watchdog', async () => {
-    const { outcome } = await runScript('const keep = []; for (let i = 0; i < 10 * 1024; i++) keep.push(Buffer.alloc(1024 * 1024, 1));');
+    const { outcome } = await runScript(
+      'const keep = []; for (let i = 0; i < 10 * 1024; i++) keep.push(Buffer.alloc(1024 * 1024, 1));',
+    );
     expect(outcome.kind).toBe('memory');
-    if (outcome.kind === 'memory') expect(outcome.detail).toMatch(/resident memory reached \d+ MB, over the limit of 256 MB/);
+    if (outcome.kind === 'memory')
+      expect(outcome.detail).toMatch(/resident memory reached \d+ MB, over the limit of 256 MB/);
   });
 
   it('a fork bomb cannot start: no child processes under the permission model', async () => {
@@ -168,13 +196,20 @@ describe('sandbox: hostile scripts', () => {
     ]) {
       const { outcome } = await runScript(code);
       expect(outcome.kind, code).toBe('script-error');
-      if (outcome.kind === 'script-error') expect(outcome.error.message, code).toMatch(/Access to this API has been restricted|loading addons is disabled/);
+      if (outcome.kind === 'script-error')
+        expect(outcome.error.message, code).toMatch(
+          /Access to this API has been restricted|loading addons is disabled/,
+        );
     }
   });
 
   it('with the permission model off, a fork bomb that leaves the process group is still killed to the last process', async () => {
     const runtime = runtimes[0]!;
-    const sandbox = await SandboxProcess.start({ runtime, limits: { ...DEFAULT_SANDBOX_LIMITS, rssMb: 2048 }, permissions: false });
+    const sandbox = await SandboxProcess.start({
+      runtime,
+      limits: { ...DEFAULT_SANDBOX_LIMITS, rssMb: 2048 },
+      permissions: false,
+    });
     await sandbox.ready();
     // Children in new sessions (detached: setsid), grandchildren of a shell loop, all sleeping.
     const code = `const { spawn } = require('child_process');
@@ -205,7 +240,16 @@ describe('sandbox: hostile scripts', () => {
     const { outcome, log } = await runScript(code);
     expect(outcome.kind).toBe('ok');
     const results = JSON.parse(log.replace(/^stdout: /, '')) as Record<string, string>;
-    for (const k of ['selfEnviron', 'parentEnviron', 'parentCmdline', 'agentPackage', 'agentSource', 'etcPasswd', 'writeOutside', 'writeTmp']) {
+    for (const k of [
+      'selfEnviron',
+      'parentEnviron',
+      'parentCmdline',
+      'agentPackage',
+      'agentSource',
+      'etcPasswd',
+      'writeOutside',
+      'writeTmp',
+    ]) {
       expect(results[k], k).toBe('DENIED ERR_ACCESS_DENIED');
     }
     expect(results.writeInside).toBe('undefined');
@@ -254,10 +298,14 @@ describe('sandbox: hostile scripts', () => {
   });
 
   it('a normal job passes while hostile ones run beside it', async () => {
-    const hostile = [runScript('while (true) {}', { timeoutMs: 2_000 }), runScript('const k = []; while (true) k.push(Buffer.alloc(1 << 20, 1));')];
+    const hostile = [
+      runScript('while (true) {}', { timeoutMs: 2_000 }),
+      runScript('const k = []; while (true) k.push(Buffer.alloc(1 << 20, 1));'),
+    ];
     const normal = await runScript(`request.headers['x-ok'] = 'yes'; console.log('fine');`);
     expect(normal.outcome.kind).toBe('ok');
-    if (normal.outcome.kind === 'ok') expect(normal.outcome.context).toMatchObject({ request: { headers: { 'x-ok': 'yes' } } });
+    if (normal.outcome.kind === 'ok')
+      expect(normal.outcome.context).toMatchObject({ request: { headers: { 'x-ok': 'yes' } } });
     const [loop, memory] = await Promise.all(hostile);
     expect(loop?.outcome.kind).toBe('timeout');
     expect(memory?.outcome.kind).toBe('memory');
@@ -298,7 +346,13 @@ describe('sandbox: warm pool', () => {
 describe('sandbox: agent faults', () => {
   it('a runtime whose Node cannot start is a SandboxStartError after one retry, not a script failure', async () => {
     const dir = tempDir('outpost-broken-runtime-');
-    const broken: Runtime = { id: '2026.04', dir, nodePath: path.join(dir, 'missing-node'), binDir: dir, nodeVersion: 'v0' };
+    const broken: Runtime = {
+      id: '2026.04',
+      dir,
+      nodePath: path.join(dir, 'missing-node'),
+      binDir: dir,
+      nodeVersion: 'v0',
+    };
     const brokenPool = new SandboxPool({ runtimes: [broken], size: 0 });
     const err = await brokenPool.acquire('2026.04').catch((e: unknown) => e);
     await brokenPool.close();

@@ -38,7 +38,10 @@ describe('Scrubber: forms', () => {
     ['JSON with \\u escapes', JSON.stringify(SECRET).slice(1, -1).replace('é', '\\u00e9')],
     ['JSON with escaped slash', JSON.stringify(SECRET).slice(1, -1).replace('/', '\\/')],
     ['HTML-escaped', SECRET.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')],
-    ['HTML with numeric quote', SECRET.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;')],
+    [
+      'HTML with numeric quote',
+      SECRET.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;'),
+    ],
     ['base64', Buffer.from(SECRET).toString('base64')],
     ['base64url', Buffer.from(SECRET).toString('base64url')],
     ['URL parser, query', new URL(`http://h.test/?${SECRET}`).search.slice(1)],
@@ -56,14 +59,17 @@ describe('Scrubber: forms', () => {
     expect(new Scrubber([secret]).scrubText(url)).toBe(`http://h.test/${REDACTED}/x?q=${REDACTED}`);
   });
 
-  it.each([0, 1, 2, 3, 4, 5])('scrubs a value base64-encoded inside a longer text at offset %i (e.g. a Basic credential)', (pad) => {
-    const encoded = Buffer.from(`${'x'.repeat(pad)}user:${SECRET}:tail`).toString('base64');
-    const out = scrubber.scrubText(`Authorization: Basic ${encoded}`);
-    // What remains must not decode back to the value.
-    expect(out).toContain(REDACTED);
-    const survivors = out.replace('Authorization: Basic ', '').split(REDACTED);
-    for (const part of survivors) expect(Buffer.from(part, 'base64').toString('latin1')).not.toContain('w/rd');
-  });
+  it.each([0, 1, 2, 3, 4, 5])(
+    'scrubs a value base64-encoded inside a longer text at offset %i (e.g. a Basic credential)',
+    (pad) => {
+      const encoded = Buffer.from(`${'x'.repeat(pad)}user:${SECRET}:tail`).toString('base64');
+      const out = scrubber.scrubText(`Authorization: Basic ${encoded}`);
+      // What remains must not decode back to the value.
+      expect(out).toContain(REDACTED);
+      const survivors = out.replace('Authorization: Basic ', '').split(REDACTED);
+      for (const part of survivors) expect(Buffer.from(part, 'base64').toString('latin1')).not.toContain('w/rd');
+    },
+  );
 
   it('scrubs JSON that a serializer wrote, and keeps the JSON valid', () => {
     const json = JSON.stringify({ token: SECRET, nested: { list: [`x${SECRET}y`] } });
@@ -100,13 +106,42 @@ describe('Scrubber: forms', () => {
 describe('Scrubber: headers and nested results', () => {
   it('redacts sensitive header values whatever they are, in every header shape', () => {
     expect(
-      redactHeaders({ Authorization: 'Bearer x', 'content-type': 'text/plain', 'Set-Cookie': ['a=1', 'b=2'], 'X-API-Key': 'k', 'x-auth-token': 't', Cookie: 'c', 'Proxy-Authorization': 'p' }),
-    ).toEqual({ Authorization: REDACTED, 'content-type': 'text/plain', 'Set-Cookie': [REDACTED, REDACTED], 'X-API-Key': REDACTED, 'x-auth-token': REDACTED, Cookie: REDACTED, 'Proxy-Authorization': REDACTED });
-    expect(redactHeaders([{ key: 'authorization', value: 'x' }, { key: 'Accept', value: '*/*' }])).toEqual([
+      redactHeaders({
+        Authorization: 'Bearer x',
+        'content-type': 'text/plain',
+        'Set-Cookie': ['a=1', 'b=2'],
+        'X-API-Key': 'k',
+        'x-auth-token': 't',
+        Cookie: 'c',
+        'Proxy-Authorization': 'p',
+      }),
+    ).toEqual({
+      Authorization: REDACTED,
+      'content-type': 'text/plain',
+      'Set-Cookie': [REDACTED, REDACTED],
+      'X-API-Key': REDACTED,
+      'x-auth-token': REDACTED,
+      Cookie: REDACTED,
+      'Proxy-Authorization': REDACTED,
+    });
+    expect(
+      redactHeaders([
+        { key: 'authorization', value: 'x' },
+        { key: 'Accept', value: '*/*' },
+      ]),
+    ).toEqual([
       { key: 'authorization', value: REDACTED },
       { key: 'Accept', value: '*/*' },
     ]);
-    expect(redactHeaders([['COOKIE', 'x'], ['Accept', 'y']])).toEqual([['COOKIE', REDACTED], ['Accept', 'y']]);
+    expect(
+      redactHeaders([
+        ['COOKIE', 'x'],
+        ['Accept', 'y'],
+      ]),
+    ).toEqual([
+      ['COOKIE', REDACTED],
+      ['Accept', 'y'],
+    ]);
     expect(redactHeaders(['set-cookie', 'x', 'accept', 'y'])).toEqual(['set-cookie', REDACTED, 'accept', 'y']);
   });
 
@@ -115,7 +150,10 @@ describe('Scrubber: headers and nested results', () => {
     const result = {
       error: 'failed with top-secret-value',
       apiCheckResult: {
-        request: { url: `https://x.test/?k=${encodeURIComponent('top-secret-value')}`, headers: { authorization: 'Basic abc', accept: 'top-secret-value' } },
+        request: {
+          url: `https://x.test/?k=${encodeURIComponent('top-secret-value')}`,
+          headers: { authorization: 'Basic abc', accept: 'top-secret-value' },
+        },
         response: { body: '{"t":"top-secret-value"}', headers: { 'set-cookie': 'sid=1' }, status: 200 },
         jobLog: { lines: [{ msg: ['deep', ['deeper top-secret-value']] }] },
       },
@@ -146,8 +184,14 @@ describe('Scrubber: headers and nested results', () => {
       ],
     });
     s.add('runtime-secret');
-    expect(s.scrubText('not-a-secret variable-secret prefixed-secret runtime-secret')).toBe(`not-a-secret ${REDACTED} ${REDACTED} ${REDACTED}`);
-    expect(scrubText('artifact variable-secret', { environmentVariables: [{ key: 'PW', value: 'variable-secret', secret: true }] })).toBe(`artifact ${REDACTED}`);
+    expect(s.scrubText('not-a-secret variable-secret prefixed-secret runtime-secret')).toBe(
+      `not-a-secret ${REDACTED} ${REDACTED} ${REDACTED}`,
+    );
+    expect(
+      scrubText('artifact variable-secret', {
+        environmentVariables: [{ key: 'PW', value: 'variable-secret', secret: true }],
+      }),
+    ).toBe(`artifact ${REDACTED}`);
   });
 });
 
@@ -157,7 +201,13 @@ describe('Scrubber: shared references are not cycles', () => {
 
   type Child = { ref: number } | { leaf: string | number | boolean | null };
   type NodeSpec = { isArray: boolean; children: Child[] };
-  const leaf = fc.oneof(fc.string({ maxLength: 6 }), fc.constant(`x${SHARED_SECRET}y`), fc.integer(), fc.boolean(), fc.constant(null));
+  const leaf = fc.oneof(
+    fc.string({ maxLength: 6 }),
+    fc.constant(`x${SHARED_SECRET}y`),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+  );
   // Up to 7 objects/arrays whose children are leaves or references to any node (itself, an
   // ancestor, a sibling, a descendant): shared subtrees, cross edges and real cycles.
   const graph = fc.integer({ min: 1, max: 7 }).chain((n) =>
@@ -192,7 +242,8 @@ describe('Scrubber: shared references are not cycles', () => {
     if (ancestors.includes(orig)) return void expect(out).toBe(CYCLE);
     expect(Array.isArray(out)).toBe(Array.isArray(orig));
     expect(Object.keys(out as object)).toEqual(Object.keys(orig));
-    for (const [k, v] of Object.entries(orig)) expectScrubbedCopy(v, (out as Record<string, unknown>)[k], [...ancestors, orig]);
+    for (const [k, v] of Object.entries(orig))
+      expectScrubbedCopy(v, (out as Record<string, unknown>)[k], [...ancestors, orig]);
   }
 
   it('property: without cycles the copy equals the original, scrubbed, at every place a shared subtree occurs', () => {
@@ -235,12 +286,16 @@ describe('Scrubber: shared references are not cycles', () => {
     expect(leafOut).toEqual({ v: REDACTED });
   });
 
-  it('a traceroute result (the last hop\'s latency is also finalHopLatency) keeps both', async () => {
+  it("a traceroute result (the last hop's latency is also finalHopLatency) keeps both", async () => {
     // A stand-in for traceroute that prints what traceroute -n prints for a one-hop path, so the
     // result is built by the agent's own traceroute().
     const dir = mkdtempSync(join(tmpdir(), 'outpost-scrub-trace-'));
     const bin = join(dir, 'traceroute');
-    writeFileSync(bin, "#!/bin/sh\necho 'traceroute to 127.0.0.1 (127.0.0.1), 20 hops max'\necho ' 1  127.0.0.1  0.050 ms  0.030 ms'\n", { mode: 0o755 });
+    writeFileSync(
+      bin,
+      "#!/bin/sh\necho 'traceroute to 127.0.0.1 (127.0.0.1), 20 hops max'\necho ' 1  127.0.0.1  0.050 ms  0.030 ms'\n",
+      { mode: 0o755 },
+    );
     try {
       const trace = await traceroute('localhost', '127.0.0.1', 4, { timeLimitMs: 5000, binary: bin });
       expect(trace.destinationReached).toBe(true);
@@ -269,7 +324,10 @@ describe('active secrets: agent logs and error reports', () => {
     const { lines, log } = capture();
     const scrubber = new Scrubber(['log-secret-42']);
     const release = registerActiveScrubber(scrubber, 0);
-    log.info({ detail: { url: `https://x.test/?q=${encodeURIComponent('log-secret-42')}` } }, 'message with log-secret-42');
+    log.info(
+      { detail: { url: `https://x.test/?q=${encodeURIComponent('log-secret-42')}` } },
+      'message with log-secret-42',
+    );
     log.error({ err: new Error('thrown log-secret-42') }, 'failed');
     // A value added at run time applies at once.
     scrubber.add('added-later-77');
@@ -304,7 +362,15 @@ describe('active secrets: agent logs and error reports', () => {
     const event = sanitizeEvent({
       type: undefined,
       message: 'oops report-secret-9',
-      exception: { values: [{ type: 'Error', value: `bad ${Buffer.from('report-secret-9').toString('base64')}`, stacktrace: { frames: [{ function: 'report-secret-9', filename: 'f.js' }] } }] },
+      exception: {
+        values: [
+          {
+            type: 'Error',
+            value: `bad ${Buffer.from('report-secret-9').toString('base64')}`,
+            stacktrace: { frames: [{ function: 'report-secret-9', filename: 'f.js' }] },
+          },
+        ],
+      },
     });
     expect(JSON.stringify(event)).not.toMatch(/report-secret-9|cmVwb3J0LXNlY3JldC05/);
   });

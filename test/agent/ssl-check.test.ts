@@ -14,7 +14,15 @@ import type { SslAssertion, SslCheckResult } from '../../src/shared/checks/monit
 import { context } from './api-fixtures.ts';
 import { freePort } from './dns-server.ts';
 import { startNetServer } from './tcp-servers.ts';
-import { CA_NAME, makeCa, makeLeaf, makeSelfSignedLeaf, sslCheck, startTlsNginx, type TlsNginx } from './ssl-fixtures.ts';
+import {
+  CA_NAME,
+  makeCa,
+  makeLeaf,
+  makeSelfSignedLeaf,
+  sslCheck,
+  startTlsNginx,
+  type TlsNginx,
+} from './ssl-fixtures.ts';
 
 let dir: string;
 let nginx: TlsNginx;
@@ -41,10 +49,23 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const assertion = (a: Partial<SslAssertion> & Pick<SslAssertion, 'source' | 'comparison'>): SslAssertion => ({ property: '', target: '', regex: null, ...a });
+const assertion = (a: Partial<SslAssertion> & Pick<SslAssertion, 'source' | 'comparison'>): SslAssertion => ({
+  property: '',
+  target: '',
+  regex: null,
+  ...a,
+});
 
-async function run(name: string, serverName: string, over: Parameters<typeof sslCheck>[1] = {}, config: Parameters<typeof sslCheck>[0] | object = {}) {
-  const outcome = await sslCheckRunner.run(sslCheck({ port: nginx.ports[name] as number, serverName, ...config }, over), context());
+async function run(
+  name: string,
+  serverName: string,
+  over: Parameters<typeof sslCheck>[1] = {},
+  config: Parameters<typeof sslCheck>[0] | object = {},
+) {
+  const outcome = await sslCheckRunner.run(
+    sslCheck({ port: nginx.ports[name] as number, serverName, ...config }, over),
+    context(),
+  );
   return { outcome, result: outcome.details?.sslCheckResult as SslCheckResult };
 }
 
@@ -57,7 +78,12 @@ describe('SSL monitors against nginx', () => {
           assertion({ source: 'CERTIFICATE', property: 'issuerCN', comparison: 'EQUALS', target: CA_NAME }),
           assertion({ source: 'CERTIFICATE', property: 'sans', comparison: 'CONTAINS', target: 'valid.test' }),
           assertion({ source: 'CONNECTION', property: 'tlsVersion', comparison: 'GREATER_THAN', target: 'TLS1.2' }),
-          assertion({ source: 'JSON_RESPONSE', property: '$.chain[1].subjectCN', comparison: 'EQUALS', target: CA_NAME }),
+          assertion({
+            source: 'JSON_RESPONSE',
+            property: '$.chain[1].subjectCN',
+            comparison: 'EQUALS',
+            target: CA_NAME,
+          }),
         ],
       } as never,
     });
@@ -73,7 +99,13 @@ describe('SSL monitors against nginx', () => {
       requestError: null,
     });
     expect(result.cipherSuite).toMatch(/^TLS_/);
-    expect(result.response?.certificate).toMatchObject({ subjectCN: 'valid.test', issuerCN: CA_NAME, keyAlgorithm: 'ECDSA', selfSigned: false, isCA: false });
+    expect(result.response?.certificate).toMatchObject({
+      subjectCN: 'valid.test',
+      issuerCN: CA_NAME,
+      keyAlgorithm: 'ECDSA',
+      selfSigned: false,
+      isCA: false,
+    });
     expect(result.response?.chain.map((c) => c.subjectCN)).toEqual(['valid.test', CA_NAME]);
     expect(result.response?.resolvedIp).toBe('127.0.0.1');
     expect(result.assertions.map((a) => a.passed)).toEqual([true, true, true, true, true]);
@@ -89,10 +121,20 @@ describe('SSL monitors against nginx', () => {
   });
 
   it('is degraded when the certificate expires within alertDaysBeforeExpiry, and passes with a smaller window', async () => {
-    const daysLeft = assertion({ source: 'CERTIFICATE', property: 'daysUntilExpiry', comparison: 'LESS_THAN', target: '7' });
+    const daysLeft = assertion({
+      source: 'CERTIFICATE',
+      property: 'daysUntilExpiry',
+      comparison: 'LESS_THAN',
+      target: '7',
+    });
     const soon = await run('soon', 'soon.test', { request: { assertions: [daysLeft] } as never });
     expect(soon.outcome).toMatchObject({ hasFailures: false, isDegraded: true });
-    expect(soon.result).toMatchObject({ daysUntilExpiry: 4, chainTrusted: true, hostnameVerified: true, failureCategory: null });
+    expect(soon.result).toMatchObject({
+      daysUntilExpiry: 4,
+      chainTrusted: true,
+      hostnameVerified: true,
+      failureCategory: null,
+    });
     expect(soon.result.assertions[0]).toMatchObject({ passed: true, actual: 4 });
     const relaxed = await run('soon', 'soon.test', {}, { alertDaysBeforeExpiry: 3 });
     expect(relaxed.outcome).toMatchObject({ hasFailures: false, isDegraded: false });
@@ -103,7 +145,12 @@ describe('SSL monitors against nginx', () => {
     expect(outcome.hasFailures).toBe(true);
     expect(outcome.error).toMatch(/^Certificate expired at \d{4}-\d\d-\d\dT[\d:.]+Z \(daysUntilExpiry -\d+\)$/);
     expect(result.daysUntilExpiry).toBeLessThan(0);
-    expect(result).toMatchObject({ failureCategory: 'expired', chainTrusted: false, hostnameVerified: true, baselineVerdict: null });
+    expect(result).toMatchObject({
+      failureCategory: 'expired',
+      chainTrusted: false,
+      hostnameVerified: true,
+      baselineVerdict: null,
+    });
     expect(result.response?.chainTrustReason).toBe('CERT_HAS_EXPIRED');
   });
 
@@ -111,20 +158,32 @@ describe('SSL monitors against nginx', () => {
     const { outcome, result } = await run('wrongHost', 'valid.test');
     expect(outcome.hasFailures).toBe(true);
     expect(outcome.error).toMatch(/^Certificate does not match the host name "valid.test"/);
-    expect(result).toMatchObject({ failureCategory: 'hostname', hostnameVerified: false, chainTrusted: true, daysUntilExpiry: 89 });
+    expect(result).toMatchObject({
+      failureCategory: 'hostname',
+      hostnameVerified: false,
+      chainTrusted: true,
+      daysUntilExpiry: 89,
+    });
     expect(result.response?.certificate?.subjectCN).toBe('other.test');
   });
 
   it('fails on a self-signed certificate unless skipChainValidation, and reports it either way', async () => {
     const strict = await run('selfSigned', 'valid.test');
     expect(strict.outcome.hasFailures).toBe(true);
-    expect(strict.outcome.error).toBe('Certificate chain is not trusted: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)');
+    expect(strict.outcome.error).toBe(
+      'Certificate chain is not trusted: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)',
+    );
     expect(strict.result).toMatchObject({ failureCategory: 'chain', chainTrusted: false, hostnameVerified: true });
     expect(strict.result.response?.certificate).toMatchObject({ selfSigned: true });
 
     const lenient = await run('selfSigned', 'valid.test', {}, { skipChainValidation: true });
     expect(lenient.outcome).toMatchObject({ hasFailures: false, isDegraded: false });
-    expect(lenient.result).toMatchObject({ chainTrusted: false, hostnameVerified: true, failureCategory: null, baselineVerdict: 'pass' });
+    expect(lenient.result).toMatchObject({
+      chainTrusted: false,
+      hostnameVerified: true,
+      failureCategory: null,
+      baselineVerdict: 'pass',
+    });
   });
 
   it('judges the negotiated version by the security baseline and by a tlsVersion assertion', async () => {
@@ -136,18 +195,32 @@ describe('SSL monitors against nginx', () => {
 
     const fail = { securityBaseline: { ...base, minTLSVersion: { value: 'TLS1.3', severity: 'fail' } } };
     const failed = await run('tls12', 'valid.test', {}, fail);
-    expect(failed.outcome.error).toMatch(/^Security baseline failed: minTLSVersion \(negotiated TLS1.2, minimum TLS1.3\)/);
+    expect(failed.outcome.error).toMatch(
+      /^Security baseline failed: minTLSVersion \(negotiated TLS1.2, minimum TLS1.3\)/,
+    );
     expect(failed.result).toMatchObject({ baselineVerdict: 'fail', baselineGrade: 'F', failureCategory: 'baseline' });
 
-    const version = assertion({ source: 'CONNECTION', property: 'tlsVersion', comparison: 'LESS_THAN', target: 'TLS1.3' });
+    const version = assertion({
+      source: 'CONNECTION',
+      property: 'tlsVersion',
+      comparison: 'LESS_THAN',
+      target: 'TLS1.3',
+    });
     const asserted = await run('tls12', 'valid.test', { request: { assertions: [version] } as never });
     expect(asserted.result.assertions[0]).toMatchObject({ passed: true, actual: 'TLS1.2', target: 'TLS1.3' });
   });
 
   it('fails a CERTIFICATE assertion with its words, and a refused connection as category connect', async () => {
-    const pinned = assertion({ source: 'CERTIFICATE', property: 'issuerCN', comparison: 'EQUALS', target: 'Some Other CA' });
+    const pinned = assertion({
+      source: 'CERTIFICATE',
+      property: 'issuerCN',
+      comparison: 'EQUALS',
+      target: 'Some Other CA',
+    });
     const mismatch = await run('valid', 'valid.test', { request: { assertions: [pinned] } as never });
-    expect(mismatch.outcome.error).toBe(`Assertion failed: CERTIFICATE issuerCN EQUALS "Some Other CA" (actual: "${CA_NAME}")`);
+    expect(mismatch.outcome.error).toBe(
+      `Assertion failed: CERTIFICATE issuerCN EQUALS "Some Other CA" (actual: "${CA_NAME}")`,
+    );
     expect(mismatch.result.failureCategory).toBe('assertion');
 
     const closed = await sslCheckRunner.run(sslCheck({ port: await freePort() }), context());

@@ -23,7 +23,19 @@ const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes
 
 /** A CA whose certificate the test trusts (tls.setDefaultCACertificates), in `dir`. */
 export function makeCa(dir: string): CertFiles & { pem: string } {
-  openssl(dir, ['req', '-x509', ...EC, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '365', '-subj', `/CN=${CA_NAME}`]);
+  openssl(dir, [
+    'req',
+    '-x509',
+    ...EC,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '365',
+    '-subj',
+    `/CN=${CA_NAME}`,
+  ]);
   return { cert: join(dir, 'ca.pem'), key: join(dir, 'ca.key'), pem: readFileSync(join(dir, 'ca.pem'), 'utf8') };
 }
 
@@ -32,13 +44,43 @@ export function makeLeaf(dir: string, name: string, dnsName: string, days: numbe
   const ext = join(dir, `${name}.ext`);
   writeFileSync(ext, `subjectAltName=DNS:${dnsName}\nbasicConstraints=CA:FALSE\n`);
   openssl(dir, ['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${dnsName}`]);
-  openssl(dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', String(days), '-extfile', ext, '-out', `${name}.pem`]);
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    String(days),
+    '-extfile',
+    ext,
+    '-out',
+    `${name}.pem`,
+  ]);
   return { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
 }
 
 /** A self-signed certificate for `dnsName` (no CA vouches for it). */
 export function makeSelfSignedLeaf(dir: string, name: string, dnsName: string): CertFiles {
-  openssl(dir, ['req', '-x509', ...EC, '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '90', '-subj', `/CN=${dnsName}`, '-addext', `subjectAltName=DNS:${dnsName}`]);
+  openssl(dir, [
+    'req',
+    '-x509',
+    ...EC,
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.pem`,
+    '-days',
+    '90',
+    '-subj',
+    `/CN=${dnsName}`,
+    '-addext',
+    `subjectAltName=DNS:${dnsName}`,
+  ]);
   return { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
 }
 
@@ -73,7 +115,10 @@ export async function startTlsNginx(sites: Record<string, TlsSite>): Promise<Tls
 }
 
 /** An SSL monitor's definition with the reference defaults; `config` overrides sslConfig. */
-export function sslCheck(config: Partial<SslConfig> & { port: number }, extra: Partial<SslCheckDefinition> = {}): SslCheckDefinition {
+export function sslCheck(
+  config: Partial<SslConfig> & { port: number },
+  extra: Partial<SslCheckDefinition> = {},
+): SslCheckDefinition {
   return {
     id: 'chk_ssl',
     accountId: 'acc_test',

@@ -11,7 +11,15 @@ import { zipSync } from 'fflate';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPlaywrightCheckRunner } from '../../src/agent/checks/playwright.ts';
 import { extractSuiteArchive, type SuiteArchiveLimits } from '../../src/shared/suite-archive.ts';
-import { deflatedZeros, MiB, maximalTarGz, measurePeakRss, tarGzBomb, trailingZerosBomb, zipProject } from './suite-bombs.ts';
+import {
+  deflatedZeros,
+  MiB,
+  maximalTarGz,
+  measurePeakRss,
+  tarGzBomb,
+  trailingZerosBomb,
+  zipProject,
+} from './suite-bombs.ts';
 import { MemoryBundles, runCheck, suiteCheck, suiteConfig } from './suite-helpers.ts';
 
 const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'sa-')));
@@ -49,7 +57,9 @@ describe('unpacking a bomb', () => {
   it('refuses a tar.gz whose entry declares (and carries) 1 GiB, naming the cap, with nothing written', async () => {
     const res = await unpack(tarGzBomb(1024));
     expect(res.error?.name).toBe('SuiteArchiveError');
-    expect(res.error?.message).toMatch(/^the archive unpacks to more than 209715200 bytes \(SUITE_UNPACKED_MAX_BYTES\)/);
+    expect(res.error?.message).toMatch(
+      /^the archive unpacks to more than 209715200 bytes \(SUITE_UNPACKED_MAX_BYTES\)/,
+    );
     expect(res.ms).toBeLessThan(3_000);
     expect(res.rss).toBeLessThan(rssBudget);
     expect(res.written).toBe(0);
@@ -64,7 +74,9 @@ describe('unpacking a bomb', () => {
   });
 
   it('refuses a zip whose entry inflates past the 1 KiB its headers declare, writing at most the cap', async () => {
-    const res = await unpack(zipProject(project, [{ name: 'zeros.bin', declaredBytes: 1024, body: deflatedZeros(1024 * MiB) }]));
+    const res = await unpack(
+      zipProject(project, [{ name: 'zeros.bin', declaredBytes: 1024, body: deflatedZeros(1024 * MiB) }]),
+    );
     expect(res.error?.message).toMatch(/^entry "zeros.bin" unpacks to more than the 1024 bytes its header declares/);
     expect(res.ms).toBeLessThan(3_000);
     expect(res.rss).toBeLessThan(rssBudget);
@@ -92,7 +104,10 @@ describe('unpacking a maximal legal archive', () => {
 
   it('unpacks a zip of exactly the cap whole, in little memory', async () => {
     const zeros = caps.unpackedMaxBytes - projectBytes;
-    const res = await unpack(zipProject(project, [{ name: 'zeros.bin', declaredBytes: zeros, body: deflatedZeros(zeros) }]), caps);
+    const res = await unpack(
+      zipProject(project, [{ name: 'zeros.bin', declaredBytes: zeros, body: deflatedZeros(zeros) }]),
+      caps,
+    );
     expect(res.error).toBeUndefined();
     expect(res.written).toBe(caps.unpackedMaxBytes);
     expect(res.rss).toBeLessThan(rssBudget);
@@ -106,12 +121,20 @@ describe('unpacking a project in one top folder', () => {
     const dest = freshDir();
     const listing = await extractSuiteArchive(maximalTarGz(inTop, 4096, 'my-suite/zeros.bin'), dest, limits);
     expect(listing.strip).toBe(1);
-    expect(readdirSync(dest).sort()).toEqual(['package-lock.json', 'package.json', 'playwright.config.ts', 'zeros.bin']);
+    expect(readdirSync(dest).sort()).toEqual([
+      'package-lock.json',
+      'package.json',
+      'playwright.config.ts',
+      'zeros.bin',
+    ]);
   });
 
   it('unpacks a zip from inside the folder, with its folder entry', async () => {
     const dest = freshDir();
-    const zip = zipSync({ 'my-suite/': new Uint8Array(), ...Object.fromEntries(Object.entries(inTop).map(([k, v]) => [k, new TextEncoder().encode(v)])) });
+    const zip = zipSync({
+      'my-suite/': new Uint8Array(),
+      ...Object.fromEntries(Object.entries(inTop).map(([k, v]) => [k, new TextEncoder().encode(v)])),
+    });
     const listing = await extractSuiteArchive(zip, dest, limits);
     expect(listing.strip).toBe(1);
     expect(readdirSync(dest).sort()).toEqual(['package-lock.json', 'package.json', 'playwright.config.ts']);
@@ -128,7 +151,9 @@ describe('the Playwright check runner', () => {
     const { outcome, pw } = await runCheck(runner, suiteCheck(bundles.add(tarGzBomb(1024))));
     expect(performance.now() - t0).toBeLessThan(3_000);
     expect(pw.status).toBe('setup-error');
-    expect(outcome.error).toMatch(/^setup error: the suite archive cannot be used: the archive unpacks to more than 209715200 bytes \(SUITE_UNPACKED_MAX_BYTES\)/);
+    expect(outcome.error).toMatch(
+      /^setup error: the suite archive cannot be used: the archive unpacks to more than 209715200 bytes \(SUITE_UNPACKED_MAX_BYTES\)/,
+    );
     expect(pw.errors[0]).toMatchObject({ phase: 'unpack' });
     expect(readdirSync(config.jobsRoot)).toEqual([]);
   });

@@ -44,7 +44,11 @@ export function trailingZerosBomb(suite: Buffer, mib: number): Buffer {
  * tar.gz of the project files plus `zerosName`, so that the files add up to exactly `unpackedBytes`.
  * The zeros are written in 1 MiB pieces of the same member, plus one member for the remainder.
  */
-export function maximalTarGz(projectFiles: Record<string, string>, unpackedBytes: number, zerosName = 'zeros.bin'): Buffer {
+export function maximalTarGz(
+  projectFiles: Record<string, string>,
+  unpackedBytes: number,
+  zerosName = 'zeros.bin',
+): Buffer {
   const parts: Buffer[] = [];
   let used = 0;
   for (const [name, text] of Object.entries(projectFiles)) {
@@ -93,29 +97,53 @@ export function zipOf(entries: ZipEntry[]): Buffer {
   for (const e of entries) {
     const name = Buffer.from(e.name);
     // Signature, version needed, method 8 (deflate), compressed and uncompressed sizes, name length.
-    const local = record(30, [[0, 4, 0x04034b50], [4, 2, 20], [8, 2, 8], [18, 4, e.body.length], [22, 4, e.declaredBytes], [26, 2, name.length]]);
+    const local = record(30, [
+      [0, 4, 0x04034b50],
+      [4, 2, 20],
+      [8, 2, 8],
+      [18, 4, e.body.length],
+      [22, 4, e.declaredBytes],
+      [26, 2, name.length],
+    ]);
     const central = record(46, [
-      [0, 4, 0x02014b50], [4, 2, 20], [6, 2, 20], [10, 2, 8],
-      [20, 4, e.body.length], [24, 4, e.declaredBytes], [28, 2, name.length], [42, 4, offset],
+      [0, 4, 0x02014b50],
+      [4, 2, 20],
+      [6, 2, 20],
+      [10, 2, 8],
+      [20, 4, e.body.length],
+      [24, 4, e.declaredBytes],
+      [28, 2, name.length],
+      [42, 4, offset],
     ]);
     locals.push(local, name, e.body);
     centrals.push(central, name);
     offset += local.length + name.length + e.body.length;
   }
   const cd = Buffer.concat(centrals);
-  const end = record(22, [[0, 4, 0x06054b50], [8, 2, entries.length], [10, 2, entries.length], [12, 4, cd.length], [16, 4, offset]]);
+  const end = record(22, [
+    [0, 4, 0x06054b50],
+    [8, 2, entries.length],
+    [10, 2, entries.length],
+    [12, 4, cd.length],
+    [16, 4, offset],
+  ]);
   return Buffer.concat([...locals, cd, end]);
 }
 
 /** Project files as stored zip entries' deflated bodies. */
 export function zipProject(files: Record<string, string>, extra: ZipEntry[]): Buffer {
-  const own = Object.entries(files).map(([name, text]) => ({ name, declaredBytes: Buffer.byteLength(text), body: zlib.deflateRawSync(Buffer.from(text)) }));
+  const own = Object.entries(files).map(([name, text]) => ({
+    name,
+    declaredBytes: Buffer.byteLength(text),
+    body: zlib.deflateRawSync(Buffer.from(text)),
+  }));
   return zipOf([...own, ...extra]);
 }
 
 /** Starts a peak-RSS measurement of this process; the function returned gives the growth in bytes. */
 export function measurePeakRss(): () => number {
-  const kib = (field: string) => Number(readFileSync('/proc/self/status', 'utf8').match(new RegExp(`${field}:\\s+(\\d+) kB`))?.[1]) * 1024;
+  const kib = (field: string) =>
+    Number(readFileSync('/proc/self/status', 'utf8').match(new RegExp(`${field}:\\s+(\\d+) kB`))?.[1]) * 1024;
   // Writing 5 resets the peak (VmHWM) to the current RSS.
   writeFileSync('/proc/self/clear_refs', '5');
   const before = kib('VmRSS');

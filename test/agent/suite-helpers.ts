@@ -96,7 +96,10 @@ export function suiteConfig(root: string, extra: Partial<SuiteRunnerConfig> = {}
   };
 }
 
-export function suiteCheck(bundle: PlaywrightCheckDefinition['codeBundle'], extra: Partial<PlaywrightCheckDefinition> = {}): PlaywrightCheckDefinition {
+export function suiteCheck(
+  bundle: PlaywrightCheckDefinition['codeBundle'],
+  extra: Partial<PlaywrightCheckDefinition> = {},
+): PlaywrightCheckDefinition {
   return {
     id: 'check-suite',
     accountId: 'acc',
@@ -124,14 +127,23 @@ export async function runCheck(
   signal: AbortSignal = new AbortController().signal,
   extra: Partial<CheckContext> = {},
 ): Promise<{ outcome: CheckOutcome; pw: PlaywrightCheckResult; log: string }> {
-  const outcome = await runner.run(check, { signal, timeoutMs: check.globalTimeoutMs + 60_000, log: quietLog, useOsDnsResolver: false, ...extra });
+  const outcome = await runner.run(check, {
+    signal,
+    timeoutMs: check.globalTimeoutMs + 60_000,
+    log: quietLog,
+    useOsDnsResolver: false,
+    ...extra,
+  });
   const pw = outcome.details?.playwrightCheckResult as PlaywrightCheckResult;
   return { outcome, pw, log: pw.jobLog.map((l) => `[${l.phase}/${l.stream}] ${l.msg}`).join('\n') };
 }
 
 /** Engine binaries present here (npm run runtimes:install); a test needing one that is absent fails. */
 export function engineInstalled(engine: SuiteEngine): boolean {
-  const p = engine === 'bun1.3' ? path.join(ENGINES_DIR, 'node_modules', 'bun', 'bin', 'bun.exe') : path.join(ENGINES_DIR, 'node_modules', engine, 'bin', 'node');
+  const p =
+    engine === 'bun1.3'
+      ? path.join(ENGINES_DIR, 'node_modules', 'bun', 'bin', 'bun.exe')
+      : path.join(ENGINES_DIR, 'node_modules', engine, 'bin', 'node');
   return existsSync(p);
 }
 

@@ -6,7 +6,17 @@
  * /tmp file of their uid behind. Real runs (npm ci, the system Chromium), as few as possible; as
  * root, as CI and the standard image run.
  */
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -121,7 +131,7 @@ async function uidReporter(): Promise<{ url: string; uid: Promise<number>; close
 }
 
 describe('a suite run under its own uid', () => {
-  it('cannot signal the agent\'s user or write into the shared caches, fails its own run only, and leaves nothing of its uid', async () => {
+  it("cannot signal the agent's user or write into the shared caches, fails its own run only, and leaves nothing of its uid", async () => {
     // The first run with an artifact collector, to see what the agent takes from the run's folder.
     const artifacts: ArtifactSpec[] = [];
     const collector = {
@@ -132,7 +142,8 @@ describe('a suite run under its own uid', () => {
     };
     const direct: CheckRunner<PlaywrightCheckDefinition> = {
       checkType: 'PLAYWRIGHT',
-      run: (check, ctx) => runSuite(check, { config, bundles, signal: ctx.signal, log: ctx.log, artifacts: collector, isolation }),
+      run: (check, ctx) =>
+        runSuite(check, { config, bundles, signal: ctx.signal, log: ctx.log, artifacts: collector, isolation }),
     };
     // The second as the daemon runs it: the isolation comes with its sandbox pool.
     const runner = createPlaywrightCheckRunner({ config, bundles });
@@ -150,7 +161,10 @@ describe('a suite run under its own uid', () => {
         { key: 'REPORT_URL', value: reporter.url, secret: false },
         { key: 'WRAPPER_TARGET', value: path.join(root, 'written-through-a-link'), secret: false },
       ];
-      const first = await runCheck(direct, suiteCheck(bundles.add(await packSuite(env(SPEC))), { environmentVariables: variables }));
+      const first = await runCheck(
+        direct,
+        suiteCheck(bundles.add(await packSuite(env(SPEC))), { environmentVariables: variables }),
+      );
       for (const m of first.log.matchAll(/leftover pid=(\d+)/g)) leftovers.push(Number(m[1]));
       expect(first.pw.status, first.log).toBe('failed');
       expect(first.outcome.hasErrors).toBe(false);
@@ -178,7 +192,12 @@ describe('a suite run under its own uid', () => {
       expect(readdirSync(config.dependencyCacheDir).filter((n) => /^[0-9a-f]{64}$/.test(n))).toHaveLength(1);
 
       // Killing its own runner fails that run only; the next run of the check restores its own cache entry.
-      const second = await runCheck(runner, suiteCheck(bundles.add(await packSuite(env(KILL_PARENT_SPEC))), { environmentVariables: variables }), undefined, { sandboxes });
+      const second = await runCheck(
+        runner,
+        suiteCheck(bundles.add(await packSuite(env(KILL_PARENT_SPEC))), { environmentVariables: variables }),
+        undefined,
+        { sandboxes },
+      );
       expect(second.outcome.hasFailures, second.log).toBe(true);
       expect(second.pw.status).toBe('setup-error');
       expect(second.outcome.error).toMatch(/Playwright did not produce a report \(exit code SIGKILL\)/);
@@ -196,10 +215,20 @@ describe('a suite run under its own uid', () => {
 });
 
 describe('shared caches', () => {
-  it('keys the dependency cache by the check, so one check\'s install is never restored into another\'s run', () => {
-    const parts = { lockfile: Buffer.from('lock'), packageJson: Buffer.from('{}'), packageManager: 'npm', installArgs: null, engine: 'node24' };
-    expect(dependencyCacheKey({ ...parts, scope: 'acc-a/check-1' })).not.toBe(dependencyCacheKey({ ...parts, scope: 'acc-b/check-2' }));
-    expect(dependencyCacheKey({ ...parts, scope: 'acc-a/check-1' })).toBe(dependencyCacheKey({ ...parts, scope: 'acc-a/check-1' }));
+  it("keys the dependency cache by the check, so one check's install is never restored into another's run", () => {
+    const parts = {
+      lockfile: Buffer.from('lock'),
+      packageJson: Buffer.from('{}'),
+      packageManager: 'npm',
+      installArgs: null,
+      engine: 'node24',
+    };
+    expect(dependencyCacheKey({ ...parts, scope: 'acc-a/check-1' })).not.toBe(
+      dependencyCacheKey({ ...parts, scope: 'acc-b/check-2' }),
+    );
+    expect(dependencyCacheKey({ ...parts, scope: 'acc-a/check-1' })).toBe(
+      dependencyCacheKey({ ...parts, scope: 'acc-a/check-1' }),
+    );
   });
 
   it('refuses a cache folder a sandbox uid made first (or anyone may write to), naming the variable', async () => {
@@ -207,7 +236,9 @@ describe('shared caches', () => {
     mkdirSync(squatted);
     chownSync(squatted, UID_BASE + 1000, UID_BASE + 1000);
     await expect(agentFolder(squatted, 'PLAYWRIGHT_BROWSERS_CACHE_DIR', 0o755)).rejects.toThrow(SharedFolderError);
-    await expect(agentFolder(squatted, 'PLAYWRIGHT_BROWSERS_CACHE_DIR', 0o755)).rejects.toThrow(/^PLAYWRIGHT_BROWSERS_CACHE_DIR: .* owned by uid 65000/);
+    await expect(agentFolder(squatted, 'PLAYWRIGHT_BROWSERS_CACHE_DIR', 0o755)).rejects.toThrow(
+      /^PLAYWRIGHT_BROWSERS_CACHE_DIR: .* owned by uid 65000/,
+    );
     const open = path.join(root, 'open');
     mkdirSync(open);
     chmodSync(open, 0o777);

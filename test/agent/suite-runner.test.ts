@@ -12,7 +12,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPlaywrightCheckRunner } from '../../src/agent/checks/playwright.ts';
-import { CHROMIUM, engineInstalled, MemoryBundles, packSuite, runCheck, suiteCheck, suiteConfig, suiteProcesses } from './suite-helpers.ts';
+import {
+  CHROMIUM,
+  engineInstalled,
+  MemoryBundles,
+  packSuite,
+  runCheck,
+  suiteCheck,
+  suiteConfig,
+  suiteProcesses,
+} from './suite-helpers.ts';
 
 // Short: Chromium's socket path under the job's TMPDIR must stay under 108 bytes.
 const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'sr-')));
@@ -69,7 +78,14 @@ describe('a passing suite', () => {
     expect(pw.engineVersion).toBe('24');
     expect(pw.playwrightVersion).toBe('1.58.2');
     expect(pw.summary).toMatchObject({ total: 1, passed: 1, failed: 0 });
-    expect(pw.tests[0]).toMatchObject({ title: 'home page has a title', status: 'passed', outcome: 'expected', retries: 0, error: null, projectName: 'chromium' });
+    expect(pw.tests[0]).toMatchObject({
+      title: 'home page has a title',
+      status: 'passed',
+      outcome: 'expected',
+      retries: 0,
+      error: null,
+      projectName: 'chromium',
+    });
     // A scheduled run: OUTPOST always, CI never.
     expect(log).toContain('env CI=undefined OUTPOST=true');
     expect(log).toMatch(/installing dependencies with npm \(package-lock.json\)/);
@@ -93,7 +109,9 @@ describe('a passing suite', () => {
     expect(outcome.isDegraded).toBe(true);
     expect(pw.degradedReasons[0]).toMatch(/over the degraded threshold of 1 ms/);
     // The report's header line says so.
-    expect(pw.jobLog[0]?.msg).toMatch(/^Outpost suite run: PASSED — DEGRADED: the run took \d+ ms, over the degraded threshold of 1 ms \(1 test\(s\): 1 passed/);
+    expect(pw.jobLog[0]?.msg).toMatch(
+      /^Outpost suite run: PASSED — DEGRADED: the run took \d+ ms, over the degraded threshold of 1 ms \(1 test\(s\): 1 passed/,
+    );
   });
 });
 
@@ -125,7 +143,10 @@ test.describe('checkout', () => {
 
   it('shows a broken config as a setup error in the log', async () => {
     const bundle = bundles.add(
-      await packSuite({ files: { 'playwright.config.ts': 'export default {{ broken', 'tests/home.spec.ts': passingSpec() }, omit: ['bun.lock'] }),
+      await packSuite({
+        files: { 'playwright.config.ts': 'export default {{ broken', 'tests/home.spec.ts': passingSpec() },
+        omit: ['bun.lock'],
+      }),
     );
     const { outcome, pw, log } = await runCheck(runner, suiteCheck(bundle));
     expect(pw.status, log).toBe('setup-error');
@@ -135,9 +156,16 @@ test.describe('checkout', () => {
     expect(pw.errors[0]).toMatchObject({ phase: 'test' });
   });
 
-  it('shows a failed install (lockfile out of sync) as a setup error with npm\'s words', async () => {
-    const pkg = JSON.stringify({ name: 'suite-basic', private: true, version: '1.0.0', devDependencies: { '@playwright/test': '1.58.2', 'left-pad': '1.3.0' } });
-    const bundle = bundles.add(await packSuite({ files: { 'package.json': pkg, 'tests/home.spec.ts': passingSpec() }, omit: ['bun.lock'] }));
+  it("shows a failed install (lockfile out of sync) as a setup error with npm's words", async () => {
+    const pkg = JSON.stringify({
+      name: 'suite-basic',
+      private: true,
+      version: '1.0.0',
+      devDependencies: { '@playwright/test': '1.58.2', 'left-pad': '1.3.0' },
+    });
+    const bundle = bundles.add(
+      await packSuite({ files: { 'package.json': pkg, 'tests/home.spec.ts': passingSpec() }, omit: ['bun.lock'] }),
+    );
     const { outcome, pw, log } = await runCheck(runner, suiteCheck(bundle));
     expect(pw.status, log).toBe('setup-error');
     expect(outcome.error).toMatch(/^setup error: dependency install failed: npm exited with code \d+/);
@@ -199,7 +227,9 @@ describe('engines', () => {
   for (const engine of ['node22', 'node26'] as const) {
     it(`runs a suite on ${engine}`, async () => {
       expect(engineInstalled(engine), `${engine} is not installed: npm run runtimes:install`).toBe(true);
-      const bundle = bundles.add(await packSuite({ files: { 'tests/home.spec.ts': passingSpec() }, omit: ['bun.lock'] }));
+      const bundle = bundles.add(
+        await packSuite({ files: { 'tests/home.spec.ts': passingSpec() }, omit: ['bun.lock'] }),
+      );
       const { pw, log } = await runCheck(runner, suiteCheck(bundle, { engine }));
       expect(pw.status, log).toBe('passed');
       expect(pw.engineVersion).toBe(engine.slice(4));
@@ -214,7 +244,10 @@ describe('engines', () => {
     it(`installs with ${pm} when the project's lockfile is ${lockfile}`, async () => {
       const lock = readFileSync(path.join(import.meta.dirname, 'suite-lockfiles', lockfile), 'utf8');
       const bundle = bundles.add(
-        await packSuite({ files: { [lockfile]: lock, 'tests/home.spec.ts': passingSpec() }, omit: ['package-lock.json', 'bun.lock'] }),
+        await packSuite({
+          files: { [lockfile]: lock, 'tests/home.spec.ts': passingSpec() },
+          omit: ['package-lock.json', 'bun.lock'],
+        }),
       );
       const { pw, log } = await runCheck(runner, suiteCheck(bundle));
       expect(pw.status, log).toBe('passed');
@@ -225,7 +258,9 @@ describe('engines', () => {
 
   it('runs a suite on Bun 1.3, installed with bun install from bun.lock', async () => {
     expect(engineInstalled('bun1.3'), 'bun is not installed: npm run runtimes:install').toBe(true);
-    const bundle = bundles.add(await packSuite({ files: { 'tests/home.spec.ts': passingSpec() }, omit: ['package-lock.json'] }));
+    const bundle = bundles.add(
+      await packSuite({ files: { 'tests/home.spec.ts': passingSpec() }, omit: ['package-lock.json'] }),
+    );
     const { pw, log } = await runCheck(runner, suiteCheck(bundle, { engine: 'bun1.3' }));
     expect(pw.status, log).toBe('passed');
     expect(pw.packageManager).toBe('bun');
@@ -234,7 +269,7 @@ describe('engines', () => {
 });
 
 describe('videos', () => {
-  it("records a video with the system ffmpeg, linked into the per-version browsers folder (nothing downloaded)", async () => {
+  it('records a video with the system ffmpeg, linked into the per-version browsers folder (nothing downloaded)', async () => {
     const spec = `
 import { test, expect } from '@playwright/test';
 test.use({ video: 'on' });
@@ -257,7 +292,9 @@ describe('proxy variables', () => {
   it('are present during the install only, never in the tests', async () => {
     // NO_PROXY keeps npm off the (absent) proxy for the registry; the preinstall script shows what the install saw.
     const proxied = createPlaywrightCheckRunner({
-      config: suiteConfig(root, { proxy: { httpProxy: 'http://127.0.0.1:9', httpsProxy: 'http://127.0.0.1:9', noProxy: 'registry.npmjs.org' } }),
+      config: suiteConfig(root, {
+        proxy: { httpProxy: 'http://127.0.0.1:9', httpsProxy: 'http://127.0.0.1:9', noProxy: 'registry.npmjs.org' },
+      }),
       bundles,
     });
     const pkg = JSON.stringify({
@@ -267,7 +304,9 @@ describe('proxy variables', () => {
       scripts: { preinstall: 'echo install sees HTTPS_PROXY=$HTTPS_PROXY' },
       devDependencies: { '@playwright/test': '1.58.2' },
     });
-    const bundle = bundles.add(await packSuite({ files: { 'package.json': pkg, 'tests/home.spec.ts': passingSpec() }, omit: ['bun.lock'] }));
+    const bundle = bundles.add(
+      await packSuite({ files: { 'package.json': pkg, 'tests/home.spec.ts': passingSpec() }, omit: ['bun.lock'] }),
+    );
     const { pw, log } = await runCheck(proxied, suiteCheck(bundle));
     expect(pw.status, log).toBe('passed');
     expect(log).toContain('install sees HTTPS_PROXY=http://127.0.0.1:9');

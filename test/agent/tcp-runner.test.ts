@@ -25,7 +25,12 @@ async function run(check: TcpCheckDefinition, ctx: Partial<CheckContext> = {}) {
   return { outcome, result, response: result.response };
 }
 
-const a = (source: TcpAssertion['source'], comparison: TcpAssertion['comparison'], target: string, regex: string | null = null): TcpAssertion => ({
+const a = (
+  source: TcpAssertion['source'],
+  comparison: TcpAssertion['comparison'],
+  target: string,
+  regex: string | null = null,
+): TcpAssertion => ({
   source,
   comparison,
   property: '',
@@ -50,7 +55,12 @@ describe('TCP check runner', () => {
     );
     expect(outcome.error).toBeNull();
     expect(result.assertions.every((x) => x.passed)).toBe(true);
-    expect(response).toMatchObject({ remoteAddress: '127.0.0.1', remotePort: nginx.port, family: 'IPv4', dataTruncated: false });
+    expect(response).toMatchObject({
+      remoteAddress: '127.0.0.1',
+      remotePort: nginx.port,
+      family: 'IPv4',
+      dataTruncated: false,
+    });
     const { dns, connect, data, total } = response!.timingPhases;
     expect(total).toBeGreaterThanOrEqual(dns + connect + data - 0.01);
     expect(connect).toBeGreaterThan(0);
@@ -91,7 +101,9 @@ describe('TCP check runner', () => {
   it('reads a banner the server sends first, ending the data phase at its last byte', async () => {
     const banner = await startNetServer((socket) => socket.write('220 smtp.example.test ESMTP ready\r\n'));
     try {
-      const { outcome, response } = await run(tcpCheck({ port: banner.port, assertions: [a('RESPONSE_DATA', 'CONTAINS', '220 ')] }));
+      const { outcome, response } = await run(
+        tcpCheck({ port: banner.port, assertions: [a('RESPONSE_DATA', 'CONTAINS', '220 ')] }),
+      );
       expect(outcome.error).toBeNull();
       expect(response?.data).toBe('220 smtp.example.test ESMTP ready\r\n');
       expect(response!.timingPhases.data).toBeLessThan(TCP_READ_QUIET_MS);
@@ -120,7 +132,9 @@ describe('TCP check runner', () => {
   it('gives up on a silent server at maxResponseTime and fails on time', async () => {
     const silent = await startNetServer(() => {});
     try {
-      const { outcome, response } = await run(tcpCheck({ port: silent.port, data: 'hello?\n' }, { maxResponseTime: 150, degradedResponseTime: 100 }));
+      const { outcome, response } = await run(
+        tcpCheck({ port: silent.port, data: 'hello?\n' }, { maxResponseTime: 150, degradedResponseTime: 100 }),
+      );
       expect(response?.data).toBe('');
       expect(outcome.overMaxResponseTime).toBe(true);
       expect(outcome.error).toMatch(/^Response time 1\d\d ms is over the maximum of 150 ms$/);
@@ -146,7 +160,9 @@ describe('TCP check runner', () => {
   it('names the run timeout and the step it interrupted', async () => {
     const silent = await startNetServer(() => {});
     try {
-      const { outcome } = await run(tcpCheck({ port: silent.port, data: 'x' }, { maxResponseTime: 0 }), { timeoutMs: 200 });
+      const { outcome } = await run(tcpCheck({ port: silent.port, data: 'x' }, { maxResponseTime: 0 }), {
+        timeoutMs: 200,
+      });
       expect(outcome.error).toBe('Timed out after 200 ms while waiting for the response');
     } finally {
       await silent.close();
@@ -177,14 +193,24 @@ describe('TCP check runner', () => {
   });
 
   it('falls back to IPv4 when the name has no IPv6 address (OS resolver), and connects to ::1 when asked', async () => {
-    const v4 = await run(tcpCheck({ hostname: 'localhost', port: echo.port, ipFamily: 'IPv6' }), { useOsDnsResolver: true });
+    const v4 = await run(tcpCheck({ hostname: 'localhost', port: echo.port, ipFamily: 'IPv6' }), {
+      useOsDnsResolver: true,
+    });
     expect(v4.outcome.error).toBeNull();
     expect(v4.response).toMatchObject({ remoteAddress: '127.0.0.1', family: 'IPv4' });
     expect(v4.outcome.details?.resolvedVia).toBe('lookup');
 
     const echo6 = await startNetServer((socket) => socket.pipe(socket), '::1');
     try {
-      const v6 = await run(tcpCheck({ hostname: '::1', port: echo6.port, ipFamily: 'IPv6', data: 'six', assertions: [a('RESPONSE_DATA', 'EQUALS', 'six')] }));
+      const v6 = await run(
+        tcpCheck({
+          hostname: '::1',
+          port: echo6.port,
+          ipFamily: 'IPv6',
+          data: 'six',
+          assertions: [a('RESPONSE_DATA', 'EQUALS', 'six')],
+        }),
+      );
       expect(v6.outcome.error).toBeNull();
       expect(v6.response).toMatchObject({ remoteAddress: '::1', family: 'IPv6' });
     } finally {
@@ -226,7 +252,15 @@ describe('TCP check runner', () => {
   });
 
   it('shouldFail: a failed assertion on an answer still fails', async () => {
-    const { outcome } = await run(tcpCheck({ port: echo.port, data: 'ping', assertions: [a('RESPONSE_DATA', 'EQUALS', 'pong')] }, { shouldFail: true }));
-    expect([outcome.hasFailures, outcome.error]).toEqual([true, 'Assertion failed: RESPONSE_DATA EQUALS "pong" (actual: "ping")']);
+    const { outcome } = await run(
+      tcpCheck(
+        { port: echo.port, data: 'ping', assertions: [a('RESPONSE_DATA', 'EQUALS', 'pong')] },
+        { shouldFail: true },
+      ),
+    );
+    expect([outcome.hasFailures, outcome.error]).toEqual([
+      true,
+      'Assertion failed: RESPONSE_DATA EQUALS "pong" (actual: "ping")',
+    ]);
   });
 });

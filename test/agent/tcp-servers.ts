@@ -55,7 +55,11 @@ export async function startNginx(locations: (dir: string) => string = () => HELL
  * Debian's nginx in the foreground with prefix `dir` (removed on stop), serving `servers` (server
  * blocks); resolves once every one of `ports` accepts a connection.
  */
-export async function runNginx(dir: string, servers: readonly string[], ports: readonly number[]): Promise<{ stop(): Promise<void> }> {
+export async function runNginx(
+  dir: string,
+  servers: readonly string[],
+  ports: readonly number[],
+): Promise<{ stop(): Promise<void> }> {
   const binary = nginxPath();
   writeFileSync(
     join(dir, 'nginx.conf'),
@@ -109,7 +113,10 @@ export interface NetServer {
 }
 
 /** A node:net server on `host` whose connections `onConnection` handles. */
-export async function startNetServer(onConnection: (socket: net.Socket) => void, host = '127.0.0.1'): Promise<NetServer> {
+export async function startNetServer(
+  onConnection: (socket: net.Socket) => void,
+  host = '127.0.0.1',
+): Promise<NetServer> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
@@ -158,7 +165,10 @@ export async function fullBacklog(): Promise<{ port: number; close(): void }> {
 }
 
 /** A TCP check of 127.0.0.1 (unless the request says otherwise) with the reference's defaults. */
-export function tcpCheck(request: Partial<TcpRequest> & Pick<TcpRequest, 'port'>, extra: Partial<TcpCheckDefinition> = {}): TcpCheckDefinition {
+export function tcpCheck(
+  request: Partial<TcpRequest> & Pick<TcpRequest, 'port'>,
+  extra: Partial<TcpCheckDefinition> = {},
+): TcpCheckDefinition {
   return {
     id: 'check-1',
     accountId: 'acct-1',

@@ -63,10 +63,20 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const contains = (target: string): TcpAssertion => ({ source: 'RESPONSE_DATA', comparison: 'CONTAINS', property: '', target, regex: null });
+const contains = (target: string): TcpAssertion => ({
+  source: 'RESPONSE_DATA',
+  comparison: 'CONTAINS',
+  property: '',
+  target,
+  regex: null,
+});
 const HTTP_GET = 'GET / HTTP/1.0\r\nHost: tcp.test\r\n\r\n';
 
-async function run(request: Partial<TcpRequest> & Pick<TcpRequest, 'port'>, extra: Partial<TcpCheckDefinition> = {}, timeoutMs = 10_000) {
+async function run(
+  request: Partial<TcpRequest> & Pick<TcpRequest, 'port'>,
+  extra: Partial<TcpCheckDefinition> = {},
+  timeoutMs = 10_000,
+) {
   const outcome = await tcpCheckRunner.run(tcpCheck({ tls: true, ...request }, extra), context({ timeoutMs }));
   return { outcome, result: outcome.details?.tcpCheckResult as TcpCheckResult };
 }
@@ -97,15 +107,26 @@ describe('TCP checks over TLS against nginx', () => {
     // The TLS phase is timed apart from connect and data (the total also holds the agent's set-up).
     const t = result.response?.timingPhases;
     expect(t?.tls).toBeGreaterThan(0);
-    expect((t?.dns ?? 0) + (t?.connect ?? 0) + (t?.tls ?? 0) + (t?.data ?? 0)).toBeLessThanOrEqual((t?.total ?? 0) + 0.01);
+    expect((t?.dns ?? 0) + (t?.connect ?? 0) + (t?.tls ?? 0) + (t?.data ?? 0)).toBeLessThanOrEqual(
+      (t?.total ?? 0) + 0.01,
+    );
   });
 
   it('fails on a self-signed certificate, with the certificate in the result and no answer read', async () => {
-    const { outcome, result } = await run({ port: nginx.ports.selfSigned as number, tlsServerName: 'tcp.test', data: HTTP_GET, assertions: [contains('200')] });
+    const { outcome, result } = await run({
+      port: nginx.ports.selfSigned as number,
+      tlsServerName: 'tcp.test',
+      data: HTTP_GET,
+      assertions: [contains('200')],
+    });
     expect(outcome.hasFailures).toBe(true);
     expect(result.requestError).toMatch(/^TLS error: .*self[- ]signed.*\(DEPTH_ZERO_SELF_SIGNED_CERT\)$/i);
     expect(result.response).toBeNull();
-    expect(result.tls).toMatchObject({ chainTrusted: false, chainTrustReason: 'DEPTH_ZERO_SELF_SIGNED_CERT', certificate: { subjectCN: 'tcp.test', selfSigned: true } });
+    expect(result.tls).toMatchObject({
+      chainTrusted: false,
+      chainTrustReason: 'DEPTH_ZERO_SELF_SIGNED_CERT',
+      certificate: { subjectCN: 'tcp.test', selfSigned: true },
+    });
   });
 
   it('passes a self-signed certificate when skipSSL turns verification off, still reporting it', async () => {
@@ -126,13 +147,27 @@ describe('TCP checks over TLS against nginx', () => {
     const failed = await run({ port, tlsServerName: 'tcp.test', data: HTTP_GET });
     expect(failed.outcome.hasFailures).toBe(true);
     expect(failed.result.requestError).toMatch(/^TLS error: certificate does not match the host name "tcp.test": /);
-    expect(failed.result.tls).toMatchObject({ chainTrusted: true, hostnameVerified: false, certificate: { subjectCN: 'other.test' } });
-    const skipped = await run({ port, tlsServerName: 'tcp.test', skipSSL: true, data: HTTP_GET, assertions: [contains('wrongHost')] });
+    expect(failed.result.tls).toMatchObject({
+      chainTrusted: true,
+      hostnameVerified: false,
+      certificate: { subjectCN: 'other.test' },
+    });
+    const skipped = await run({
+      port,
+      tlsServerName: 'tcp.test',
+      skipSSL: true,
+      data: HTTP_GET,
+      assertions: [contains('wrongHost')],
+    });
     expect(skipped.outcome.hasFailures).toBe(false);
   });
 
   it('fails on an expired certificate, showing the days since it expired', async () => {
-    const { outcome, result } = await run({ port: nginx.ports.expired as number, tlsServerName: 'tcp.test', data: HTTP_GET });
+    const { outcome, result } = await run({
+      port: nginx.ports.expired as number,
+      tlsServerName: 'tcp.test',
+      data: HTTP_GET,
+    });
     expect(outcome.hasFailures).toBe(true);
     expect(result.requestError).toBe('TLS error: certificate has expired (CERT_HAS_EXPIRED)');
     expect(result.tls?.certificate?.daysUntilExpiry).toBeLessThan(0);
@@ -148,7 +183,13 @@ describe('TCP checks over TLS against nginx', () => {
 
 describe('TCP checks over TLS against other servers', () => {
   it('echoes over TLS with a self-signed certificate when verification is off', async () => {
-    const { outcome, result } = await run({ port: echo.port, tlsServerName: 'echo.test', skipSSL: true, data: 'ping over tls\n', assertions: [contains('ping over tls')] });
+    const { outcome, result } = await run({
+      port: echo.port,
+      tlsServerName: 'echo.test',
+      skipSSL: true,
+      data: 'ping over tls\n',
+      assertions: [contains('ping over tls')],
+    });
     expect(outcome.hasFailures).toBe(false);
     expect(result.response?.data).toBe('ping over tls\n');
     expect(result.tls?.certificate).toMatchObject({ subjectCN: 'echo.test', selfSigned: true });

@@ -65,7 +65,11 @@ describe('undici lib layout used by src/agent/http/undici.ts', () => {
     const source = readFileSync(require.resolve(UNDICI_LIB_FILES.Client), 'utf8');
     expect(source).toContain("const connectH2 = require('./client-h2.js')");
     const uses = source.match(/\bconnectH2\b[^\n]*/g) ?? [];
-    expect(uses.filter((u) => !u.startsWith("connectH2 = require('./client-h2.js')")).every((u) => u.startsWith('connectH2(client, socket)'))).toBe(true);
+    expect(
+      uses
+        .filter((u) => !u.startsWith("connectH2 = require('./client-h2.js')"))
+        .every((u) => u.startsWith('connectH2(client, socket)')),
+    ).toBe(true);
     expect(typeof require(UNDICI_LIB_FILES.ClientH2)).toBe('function');
   });
 
@@ -89,8 +93,14 @@ describe('undici lib layout used by src/agent/http/undici.ts', () => {
       console.log(JSON.stringify({ afterH1, h2: { status: two.statusCode, body: await two.body.text() } }));
       await agent.close(); plain.close(); h2.close();`;
     // The script loads node:http2 itself for its server, after the first request has been answered.
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, TLS: JSON.stringify(tls) } });
-    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({ afterH1: { body: 'h1', http2: false }, h2: { status: 200, body: 'over 2.0' } });
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      env: { ...process.env, TLS: JSON.stringify(tls) },
+    });
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({
+      afterH1: { body: 'h1', http2: false },
+      h2: { status: 200, body: 'over 2.0' },
+    });
   });
 
   it('an API check offers h2 by ALPN, yet node:http2 loads only once a server chooses it', () => {
@@ -117,7 +127,13 @@ describe('undici lib layout used by src/agent/http/undici.ts', () => {
       console.log(JSON.stringify({ afterH1, h2: { httpVersion: two.apiCheckResult.response.httpVersion, body: two.apiCheckResult.response.body } }));
       h1.close(); h2.close();`;
     // As above, the script loads node:http2 itself for its server, after the h1 check has run.
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, TLS: JSON.stringify(tls) } });
-    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({ afterH1: { httpVersion: '1.1', http2: false }, h2: { httpVersion: '2', body: 'over 2.0' } });
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      env: { ...process.env, TLS: JSON.stringify(tls) },
+    });
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({
+      afterH1: { httpVersion: '1.1', http2: false },
+      h2: { httpVersion: '2', body: 'over 2.0' },
+    });
   });
 });

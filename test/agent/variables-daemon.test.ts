@@ -55,7 +55,10 @@ async function setup(): Promise<{ stub: ProtocolStub; daemon: AgentDaemon; targe
 }
 
 /** Runs one API check through the daemon; `vars(targetUrl)` gives its variables. The target's request and the stored result. */
-async function runThrough(request: Partial<ApiRequest> & { url: string }, vars: (targetUrl: string) => EnvironmentVariable[]) {
+async function runThrough(
+  request: Partial<ApiRequest> & { url: string },
+  vars: (targetUrl: string) => EnvironmentVariable[],
+) {
   const { stub, target } = await setup();
   const job = makeJob({ check: apiCheck(request, { environmentVariables: vars(target.url) }) });
   stub.addJob(job);
@@ -66,7 +69,14 @@ async function runThrough(request: Partial<ApiRequest> & { url: string }, vars: 
 }
 
 /** A POST whose URL (after the target's base), a header value, a query value, body and basic auth each hold a template. */
-function everyField(t: { path: string; header: string; query: string; body: string; username: string; password: string }): Partial<ApiRequest> & {
+function everyField(t: {
+  path: string;
+  header: string;
+  query: string;
+  body: string;
+  username: string;
+  password: string;
+}): Partial<ApiRequest> & {
   url: string;
 } {
   return {
@@ -125,8 +135,16 @@ describe('variables in API checks, through the daemon', () => {
     expect(seen.headers['x-id']).toBe('{{$NOT_A_BUILTIN}}');
     expect(result.hasFailures).toBe(false);
     expect(result.details?.variableNotes).toEqual([
-      { field: 'request.url', reference: '{{{NOPE}}}', message: expect.stringMatching(/no variable NOPE is defined.*sent as written/) },
-      { field: 'request.headers[0].value', reference: '{{$NOT_A_BUILTIN}}', message: expect.stringMatching(/\$NOT_A_BUILTIN is not a built-in variable/) },
+      {
+        field: 'request.url',
+        reference: '{{{NOPE}}}',
+        message: expect.stringMatching(/no variable NOPE is defined.*sent as written/),
+      },
+      {
+        field: 'request.headers[0].value',
+        reference: '{{$NOT_A_BUILTIN}}',
+        message: expect.stringMatching(/\$NOT_A_BUILTIN is not a built-in variable/),
+      },
     ]);
   });
 
@@ -181,7 +199,12 @@ describe('variables in API checks, through the daemon', () => {
     expect(seen.body).toBe(`token=${encodeURIComponent(token)}&raw=${token}`);
     // ... and the stored result has it in no form.
     const stored = JSON.stringify(result);
-    for (const form of [token, encodeURIComponent(token), encodeURI(token), new URLSearchParams({ p: token }).toString().slice(2)]) {
+    for (const form of [
+      token,
+      encodeURIComponent(token),
+      encodeURI(token),
+      new URLSearchParams({ p: token }).toString().slice(2),
+    ]) {
       expect(stored).not.toContain(form);
     }
     expect(stored).toContain('[secret]');
@@ -191,7 +214,10 @@ describe('variables in API checks, through the daemon', () => {
     // The parser encodes a space, quotes, angle brackets and the backtick differently in the path,
     // the query and the fragment, and drops the tab: forms no encoder of the raw value produces.
     const token = `it's a "secret"\t<x>\`{|}^`;
-    const { seen, result } = await runThrough({ url: '{{{BASE}}}/p/{{{TOKEN}}}?q={{{TOKEN}}}' }, (base) => [plain('BASE', base), secret('TOKEN', token)]);
+    const { seen, result } = await runThrough({ url: '{{{BASE}}}/p/{{{TOKEN}}}?q={{{TOKEN}}}' }, (base) => [
+      plain('BASE', base),
+      secret('TOKEN', token),
+    ]);
     const sent = new URL(`http://h/p/${token}?q=${token}`);
     expect(seen.path).toBe(`${sent.pathname}${sent.search}`);
     const recorded = String(result.apiCheckResult?.request.url);

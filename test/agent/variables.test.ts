@@ -15,7 +15,10 @@ const NOW = new Date('2020-08-26T14:03:09.045Z');
 const RUN = { runId: 'run-1', region: 'eu-lab', now: NOW };
 
 function render(text: string, vars: EnvironmentVariable[] = [], check: Partial<CheckDefinition> = {}) {
-  return renderTemplate(text, variableScope(apiCheck({ url: 'http://x' }, { environmentVariables: vars, ...check } as never), RUN));
+  return renderTemplate(
+    text,
+    variableScope(apiCheck({ url: 'http://x' }, { environmentVariables: vars, ...check } as never), RUN),
+  );
 }
 const v = (key: string, value: string): EnvironmentVariable => ({ key, value, secret: false });
 
@@ -53,9 +56,9 @@ describe('variableScope', () => {
   });
 
   it('gives the run variables, which a variable of the same name overrides', () => {
-    expect(render('{{{ACCOUNT_ID}}} {{{CHECK_ID}}} {{{CHECK_NAME}}} {{{CHECK_RUN_ID}}} {{{CHECK_TYPE}}} {{{REGION}}}').text).toBe(
-      'acc_test chk_test api test run-1 API eu-lab',
-    );
+    expect(
+      render('{{{ACCOUNT_ID}}} {{{CHECK_ID}}} {{{CHECK_NAME}}} {{{CHECK_RUN_ID}}} {{{CHECK_TYPE}}} {{{REGION}}}').text,
+    ).toBe('acc_test chk_test api test run-1 API eu-lab');
     expect(render('{{REGION}}', [v('REGION', 'mine')]).text).toBe('mine');
   });
 
@@ -63,7 +66,9 @@ describe('variableScope', () => {
     const uuids = render(Array.from({ length: 20 }, () => '{{$UUID}}').join(' ')).text.split(' ');
     for (const u of uuids) expect(u).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(new Set(uuids).size).toBe(20);
-    const numbers = render(Array.from({ length: 200 }, () => '{{$RANDOM_NUMBER}}').join(' ')).text.split(' ').map(Number);
+    const numbers = render(Array.from({ length: 200 }, () => '{{$RANDOM_NUMBER}}').join(' '))
+      .text.split(' ')
+      .map(Number);
     for (const n of numbers) expect(Number.isInteger(n) && n >= 0 && n <= 10_000).toBe(true);
     expect(new Set(numbers).size).toBeGreaterThan(1);
   });
@@ -72,7 +77,7 @@ describe('variableScope', () => {
     expect(render('{{{moment}}}').text).toBe('2020-08-26T14:03:09+00:00');
     expect(render('{{moment "YYYY-MM-DD"}}').text).toBe('2020-08-26');
     expect(render('{{moment "2 days ago" "YYYY-MM-DD"}}').text).toBe('2020-08-24');
-    expect(render("{{moment 'last week' 'X'}}").text).toBe(String(Date.parse('2020-08-19T14:03:09.045Z') / 1000 | 0));
+    expect(render("{{moment 'last week' 'X'}}").text).toBe(String((Date.parse('2020-08-19T14:03:09.045Z') / 1000) | 0));
     // Double braces encode what the helper returns, as any other value.
     expect(render('{{moment "HH:mm"}}').text).toBe('14%3A03');
   });
@@ -87,7 +92,9 @@ describe('variableScope', () => {
 
 describe('moment formats and dates', () => {
   it('formats moment.js tokens in UTC', () => {
-    expect(formatMoment(NOW, 'YYYY YY Q MMMM MMM MM M DDDD DDD DD Do D')).toBe('2020 20 3 August Aug 08 8 239 239 26 26th 26');
+    expect(formatMoment(NOW, 'YYYY YY Q MMMM MMM MM M DDDD DDD DD Do D')).toBe(
+      '2020 20 3 August Aug 08 8 239 239 26 26th 26',
+    );
     expect(formatMoment(NOW, 'dddd ddd dd d HH H hh h kk k mm m ss s SSS SS S A a X x Z ZZ')).toBe(
       `Wednesday Wed We 3 14 14 02 2 14 14 03 3 09 9 045 04 0 PM pm 1598450589 1598450589045 +00:00 +0000`,
     );
@@ -96,7 +103,19 @@ describe('moment formats and dates', () => {
 
   it('writes ordinals as moment does', () => {
     const day = (d: number) => formatMoment(new Date(Date.UTC(2020, 0, d)), 'Do');
-    expect([1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 31].map(day)).toEqual(['1st', '2nd', '3rd', '4th', '11th', '12th', '13th', '21st', '22nd', '23rd', '31st']);
+    expect([1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 31].map(day)).toEqual([
+      '1st',
+      '2nd',
+      '3rd',
+      '4th',
+      '11th',
+      '12th',
+      '13th',
+      '21st',
+      '22nd',
+      '23rd',
+      '31st',
+    ]);
   });
 
   it('reads relative dates', () => {
@@ -110,7 +129,9 @@ describe('moment formats and dates', () => {
     expect(at('next year')).toBe('2021-08-26T14:03:09.045Z');
     expect(at('last minute')).toBe('2020-08-26T14:02:09.045Z');
     // As moment: a month later than 31 January is the last day of February.
-    expect(relativeDate('1 month from now', new Date('2020-01-31T00:00:00Z'))?.toISOString()).toBe('2020-02-29T00:00:00.000Z');
+    expect(relativeDate('1 month from now', new Date('2020-01-31T00:00:00Z'))?.toISOString()).toBe(
+      '2020-02-29T00:00:00.000Z',
+    );
     expect(relativeDate('next year', new Date('2020-02-29T00:00:00Z'))?.toISOString()).toBe('2021-02-28T00:00:00.000Z');
     expect(at('someday')).toBeUndefined();
     expect(at('2.5 days ago')).toBeUndefined();
@@ -139,7 +160,11 @@ describe('substituteVariables', () => {
 
   it('gives REQUEST_URL, the substituted URL, in the fields after the URL', () => {
     const check = apiCheck(
-      { url: 'http://h/{{{A}}}?q=1', headers: [{ key: 'X-Url', value: '{{{REQUEST_URL}}}' }], body: 'u={{REQUEST_URL}}' },
+      {
+        url: 'http://h/{{{A}}}?q=1',
+        headers: [{ key: 'X-Url', value: '{{{REQUEST_URL}}}' }],
+        body: 'u={{REQUEST_URL}}',
+      },
       { environmentVariables: [v('A', 'x')] },
     );
     const { check: out, notes } = substituteVariables(check, RUN);
@@ -150,7 +175,11 @@ describe('substituteVariables', () => {
   });
 
   it('leaves other check types as they are', () => {
-    const tcp = { ...apiCheck({ url: '' }), checkType: 'TCP', request: { hostname: '{{A}}', port: 1, data: '{{A}}', ipFamily: 'IPv4', assertions: [] } };
+    const tcp = {
+      ...apiCheck({ url: '' }),
+      checkType: 'TCP',
+      request: { hostname: '{{A}}', port: 1, data: '{{A}}', ipFamily: 'IPv4', assertions: [] },
+    };
     const { check, notes } = substituteVariables(tcp as unknown as CheckDefinition, RUN);
     expect(check).toBe(tcp);
     expect(notes).toEqual([]);

@@ -10,9 +10,15 @@ const BENCH = new URL('../../scripts/bench.ts', import.meta.url).pathname;
 const emptyBin = mkdtempSync(join(tmpdir(), 'bench-empty-path-'));
 afterAll(() => rmSync(emptyBin, { recursive: true, force: true }));
 
-async function bench(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function bench(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BENCH, ...args], { env: { ...process.env, ...env }, timeout: 280_000 });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BENCH, ...args], {
+      env: { ...process.env, ...env },
+      timeout: 280_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -21,7 +27,9 @@ async function bench(args: string[], env: Record<string, string> = {}): Promise<
 }
 
 describe('npm run bench', () => {
-  it('stops with exit 2, naming the missing Debian packages and how to install them, before building anything', { timeout: 300_000 }, async () => {
+  it('stops with exit 2, naming the missing Debian packages and how to install them, before building anything', {
+    timeout: 300_000,
+  }, async () => {
     const r = await bench(['api', '--concurrency', '1', '--duration', '1'], { PATH: emptyBin });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('prometheus-blackbox-exporter');
@@ -31,7 +39,7 @@ describe('npm run bench', () => {
     expect(r.stdout).toBe('');
   });
 
-  it('prometheus: stops with exit 2 naming Debian\'s prometheus when it is not installed', async () => {
+  it("prometheus: stops with exit 2 naming Debian's prometheus when it is not installed", async () => {
     const r = await bench(['prometheus', '--steps', '200,400', '--window', '30'], { PATH: emptyBin });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('apt-get install -y prometheus');
@@ -76,7 +84,10 @@ describe('npm run bench', () => {
   it('records the machine and its load average, at start and at end, in every JSON line', async () => {
     const r = await bench(['scrub', '--mb', '1', '--secrets', '2', '--rounds', '1']);
     expect(r.code).toBe(0);
-    const line = JSON.parse(r.stdout) as { bench: string; machine: { cpus: number; node: string; loadAverage: { start: number[]; end: number[] } } };
+    const line = JSON.parse(r.stdout) as {
+      bench: string;
+      machine: { cpus: number; node: string; loadAverage: { start: number[]; end: number[] } };
+    };
     expect(line.bench).toBe('scrub');
     expect(line.machine.cpus).toBeGreaterThan(0);
     expect(line.machine.node).toBe(process.version);

@@ -69,9 +69,12 @@ const covered = new Set<string>();
 
 beforeAll(async () => {
   dataDir = tempDataDir();
-  service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', PUBLIC_URL: 'https://outpost.example.com' }), {
-    logger: false,
-  });
+  service = await buildService(
+    loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', PUBLIC_URL: 'https://outpost.example.com' }),
+    {
+      logger: false,
+    },
+  );
   await service.app.ready();
   const { accountId, apiKey } = await createAccount(service.store, 'Contract');
   headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId };
@@ -83,11 +86,13 @@ afterAll(async () => {
 
 /** `/v1/dashboards/{dashboardId}` with values → the URL. */
 function fill(template: string, params: Record<string, string | number> = {}, query = ''): string {
-  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
-    const value = params[name];
-    if (value === undefined) throw new Error(`no value for {${name}} in ${template}`);
-    return encodeURIComponent(String(value));
-  }) + query;
+  return (
+    template.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = params[name];
+      if (value === undefined) throw new Error(`no value for {${name}} in ${template}`);
+      return encodeURIComponent(String(value));
+    }) + query
+  );
 }
 
 interface Call {
@@ -107,11 +112,19 @@ async function call(method: Method, template: string, c: Call = {}): Promise<Lig
 }
 
 /** Calls, asserts the status, validates the body against the reference, and returns the parsed body. */
-async function expectContract<T = Record<string, unknown>>(method: Method, template: string, status: number, c: Call = {}): Promise<T> {
+async function expectContract<T = Record<string, unknown>>(
+  method: Method,
+  template: string,
+  status: number,
+  c: Call = {},
+): Promise<T> {
   const res = await call(method, template, c);
   expect(res.statusCode, `${method} ${template}: ${res.body.slice(0, 500)}`).toBe(status);
   const problems = reference.check(method, template, status, res.body);
-  expect(problems, `${method} ${template} ${status} does not match the reference:\n${problems}\nbody: ${res.body.slice(0, 800)}`).toBeNull();
+  expect(
+    problems,
+    `${method} ${template} ${status} does not match the reference:\n${problems}\nbody: ${res.body.slice(0, 800)}`,
+  ).toBeNull();
   covered.add(`${method} ${template} ${status}`);
   if (res.body === '') return undefined as T;
   // A badge is an SVG: its body is the value.
@@ -126,32 +139,76 @@ function registered(method: Method, template: string): boolean {
 
 describe('contract: responses match the reference schemas', () => {
   it('private locations and their keys', async () => {
-    const loc = await expectContract<{ id: string }>('POST', '/v1/private-locations', 201, { body: { name: 'Contract DC', slugName: 'contract-dc' } });
+    const loc = await expectContract<{ id: string }>('POST', '/v1/private-locations', 201, {
+      body: { name: 'Contract DC', slugName: 'contract-dc' },
+    });
     await expectContract('GET', '/v1/private-locations', 200);
     await expectContract('GET', '/v1/private-locations/{id}', 200, { params: { id: loc.id } });
-    await expectContract('PUT', '/v1/private-locations/{id}', 200, { params: { id: loc.id }, body: { name: 'Renamed DC' } });
-    const key = await expectContract<{ id: string }>('POST', '/v1/private-locations/{id}/keys', 201, { params: { id: loc.id } });
-    await expectContract('DELETE', '/v1/private-locations/{id}/keys/{keyId}', 204, { params: { id: loc.id, keyId: key.id } });
+    await expectContract('PUT', '/v1/private-locations/{id}', 200, {
+      params: { id: loc.id },
+      body: { name: 'Renamed DC' },
+    });
+    const key = await expectContract<{ id: string }>('POST', '/v1/private-locations/{id}/keys', 201, {
+      params: { id: loc.id },
+    });
+    await expectContract('DELETE', '/v1/private-locations/{id}/keys/{keyId}', 204, {
+      params: { id: loc.id, keyId: key.id },
+    });
     await expectContract('GET', '/v1/private-locations/{id}', 404, { params: { id: UNKNOWN_UUID } });
     const window = `?from=${Math.floor(Date.now() / 1000) - 3600}&to=${Math.floor(Date.now() / 1000)}`;
     await expectContract('GET', '/v1/private-locations/{id}/metrics', 200, { params: { id: loc.id }, query: window });
-    await expectContract('GET', '/v1/private-locations/{id}/metrics', 400, { params: { id: loc.id }, query: '?from=1' });
+    await expectContract('GET', '/v1/private-locations/{id}/metrics', 400, {
+      params: { id: loc.id },
+      query: '?from=1',
+    });
     await expectContract('DELETE', '/v1/private-locations/{id}', 204, { params: { id: loc.id } });
   });
 
   it('checks of every type, listing, reading, deleting and results', async () => {
     await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Checks DC', slugName: 'checks-dc' } });
     const bodies: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
-      ['api', { name: 'API', privateLocations: ['checks-dc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } }, { name: 'API 2' }],
-      ['tcp', { name: 'TCP', privateLocations: ['checks-dc'], request: { hostname: '127.0.0.1', port: 9 } }, { name: 'TCP 2' }],
-      ['dns', { name: 'DNS', privateLocations: ['checks-dc'], request: { query: 'example.com', recordType: 'A' } }, { name: 'DNS 2' }],
-      ['icmp', { name: 'ICMP', privateLocations: ['checks-dc'], request: { hostname: '127.0.0.1' } }, { name: 'ICMP 2' }],
-      ['url', { name: 'URL', privateLocations: ['checks-dc'], request: { url: 'http://127.0.0.1:9/' } }, { name: 'URL 2' }],
-      ['ssl', { name: 'SSL', privateLocations: ['checks-dc'], request: { sslConfig: { hostname: '127.0.0.1', port: 9 } } }, { name: 'SSL 2' }],
-      ['browser', { name: 'Browser', privateLocations: ['checks-dc'], script: "await page.goto('http://127.0.0.1:9/')" }, { name: 'Browser 2' }],
+      [
+        'api',
+        { name: 'API', privateLocations: ['checks-dc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
+        { name: 'API 2' },
+      ],
+      [
+        'tcp',
+        { name: 'TCP', privateLocations: ['checks-dc'], request: { hostname: '127.0.0.1', port: 9 } },
+        { name: 'TCP 2' },
+      ],
+      [
+        'dns',
+        { name: 'DNS', privateLocations: ['checks-dc'], request: { query: 'example.com', recordType: 'A' } },
+        { name: 'DNS 2' },
+      ],
+      [
+        'icmp',
+        { name: 'ICMP', privateLocations: ['checks-dc'], request: { hostname: '127.0.0.1' } },
+        { name: 'ICMP 2' },
+      ],
+      [
+        'url',
+        { name: 'URL', privateLocations: ['checks-dc'], request: { url: 'http://127.0.0.1:9/' } },
+        { name: 'URL 2' },
+      ],
+      [
+        'ssl',
+        { name: 'SSL', privateLocations: ['checks-dc'], request: { sslConfig: { hostname: '127.0.0.1', port: 9 } } },
+        { name: 'SSL 2' },
+      ],
+      [
+        'browser',
+        { name: 'Browser', privateLocations: ['checks-dc'], script: "await page.goto('http://127.0.0.1:9/')" },
+        { name: 'Browser 2' },
+      ],
       [
         'multistep',
-        { name: 'Multistep', privateLocations: ['checks-dc'], script: "test('a', async ({ request }) => { await request.get('http://127.0.0.1:9/') })" },
+        {
+          name: 'Multistep',
+          privateLocations: ['checks-dc'],
+          script: "test('a', async ({ request }) => { await request.get('http://127.0.0.1:9/') })",
+        },
         { name: 'Multistep 2' },
       ],
     ];
@@ -172,41 +229,84 @@ describe('contract: responses match the reference schemas', () => {
     if (!check) throw new Error('the check was not stored');
     const runId = crypto.randomUUID();
     const stored = await service.store.results.insertOnce({
-      accountId: check.accountId, checkId, runId, checkName: check.name, locationId: check.locationIds[0] ?? '', runLocation: 'checks-dc', attempts: 1,
+      accountId: check.accountId,
+      checkId,
+      runId,
+      checkName: check.name,
+      locationId: check.locationIds[0] ?? '',
+      runLocation: 'checks-dc',
+      attempts: 1,
       payload: {
-        runId, checkId, checkType: 'API', startedAt: new Date().toISOString(), stoppedAt: new Date().toISOString(), responseTime: 12, hasFailures: false,
-        hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: null, apiCheckResult: null,
-        agent: { id: 'contract-agent', version: '0.0.0' }, scheduleLagMs: 0,
+        runId,
+        checkId,
+        checkType: 'API',
+        startedAt: new Date().toISOString(),
+        stoppedAt: new Date().toISOString(),
+        responseTime: 12,
+        hasFailures: false,
+        hasErrors: false,
+        isDegraded: false,
+        overMaxResponseTime: false,
+        isCancelled: false,
+        error: null,
+        apiCheckResult: null,
+        agent: { id: 'contract-agent', version: '0.0.0' },
+        scheduleLagMs: 0,
       },
     });
-    await expectContract('GET', '/v1/check-results/{checkId}/{checkResultId}', 200, { params: { checkId, checkResultId: stored.id } });
-    await expectContract('GET', '/v1/check-results/{checkId}/{checkResultId}', 404, { params: { checkId, checkResultId: UNKNOWN_UUID } });
+    await expectContract('GET', '/v1/check-results/{checkId}/{checkResultId}', 200, {
+      params: { checkId, checkResultId: stored.id },
+    });
+    await expectContract('GET', '/v1/check-results/{checkId}/{checkResultId}', 404, {
+      params: { checkId, checkResultId: UNKNOWN_UUID },
+    });
     await expectContract('DELETE', '/v1/checks/{id}', 204, { params: { id: ids[0] ?? '' } });
   });
 
   it('heartbeat checks, events, one event and availability', async () => {
     const timing = { period: 1, periodUnit: 'minutes', grace: 30, graceUnit: 'seconds' };
-    const hb = await expectContract<{ id: string; heartbeat: { pingToken: string } }>('POST', '/v1/checks/heartbeat', 201, {
-      body: { name: 'Cron', heartbeat: timing },
-    });
+    const hb = await expectContract<{ id: string; heartbeat: { pingToken: string } }>(
+      'POST',
+      '/v1/checks/heartbeat',
+      201,
+      {
+        body: { name: 'Cron', heartbeat: timing },
+      },
+    );
     await expectContract('PUT', '/v1/checks/heartbeat/{id}', 200, { params: { id: hb.id }, body: { name: 'Cron 2' } });
     await expectContract('GET', '/v1/checks/{id}', 200, { params: { id: hb.id } });
-    await expectContract('POST', '/v1/checks/heartbeat', 400, { body: { name: 'x', heartbeat: { ...timing, period: 1, periodUnit: 'seconds' } } });
+    await expectContract('POST', '/v1/checks/heartbeat', 400, {
+      body: { name: 'x', heartbeat: { ...timing, period: 1, periodUnit: 'seconds' } },
+    });
     await expectContract('GET', '/v1/checks/heartbeats/{checkId}/availability', 200, { params: { checkId: hb.id } });
     expect((await service.app.inject({ method: 'GET', url: `/ping/${hb.heartbeat.pingToken}` })).statusCode).toBe(200);
     await service.store.heartbeats.failOverdue(Date.now() + 3600_000);
     // The FAILING event is stamped at the (future) deadline, so the window reaches past it.
-    const [page] = await expectContract<Array<{ events: Array<{ id: string }> }>>('GET', '/v1/checks/heartbeats/{checkId}/events', 200, {
-      params: { checkId: hb.id },
-      query: `?endTime=${new Date(Date.now() + 7200_000).toISOString()}`,
-    });
+    const [page] = await expectContract<Array<{ events: Array<{ id: string }> }>>(
+      'GET',
+      '/v1/checks/heartbeats/{checkId}/events',
+      200,
+      {
+        params: { checkId: hb.id },
+        query: `?endTime=${new Date(Date.now() + 7200_000).toISOString()}`,
+      },
+    );
     expect(page?.events.length).toBe(2);
-    await expectContract('GET', '/v1/checks/heartbeats/{checkId}/events/{id}', 200, { params: { checkId: hb.id, id: page?.events[0]?.id ?? '' } });
+    await expectContract('GET', '/v1/checks/heartbeats/{checkId}/events/{id}', 200, {
+      params: { checkId: hb.id, id: page?.events[0]?.id ?? '' },
+    });
     await expectContract('GET', '/v1/checks/heartbeats/{checkId}/availability', 200, { params: { checkId: hb.id } });
-    await expectContract('GET', '/v1/checks/heartbeats/{checkId}/events', 400, { params: { checkId: hb.id }, query: '?limit=11' });
+    await expectContract('GET', '/v1/checks/heartbeats/{checkId}/events', 400, {
+      params: { checkId: hb.id },
+      query: '?limit=11',
+    });
     await expectContract('GET', '/v1/checks/heartbeats/{checkId}/events', 404, { params: { checkId: UNKNOWN_UUID } });
-    await expectContract('GET', '/v1/checks/heartbeats/{checkId}/events/{id}', 404, { params: { checkId: hb.id, id: UNKNOWN_UUID } });
-    await expectContract('GET', '/v1/checks/heartbeats/{checkId}/availability', 404, { params: { checkId: UNKNOWN_UUID } });
+    await expectContract('GET', '/v1/checks/heartbeats/{checkId}/events/{id}', 404, {
+      params: { checkId: hb.id, id: UNKNOWN_UUID },
+    });
+    await expectContract('GET', '/v1/checks/heartbeats/{checkId}/availability', 404, {
+      params: { checkId: UNKNOWN_UUID },
+    });
   });
 
   it('dashboards and dashboard incidents with their updates', async () => {
@@ -217,15 +317,36 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('POST', '/v1/dashboards', 400, { body: { header: 'x', refreshRate: 61 } });
     await expectContract('GET', '/v1/dashboards', 200);
     await expectContract('GET', '/v1/dashboards/{dashboardId}', 200, { params: { dashboardId: d.dashboardId } });
-    await expectContract('PUT', '/v1/dashboards/{dashboardId}', 200, { params: { dashboardId: d.dashboardId }, body: { width: '960PX' } });
+    await expectContract('PUT', '/v1/dashboards/{dashboardId}', 200, {
+      params: { dashboardId: d.dashboardId },
+      body: { width: '960PX' },
+    });
     await expectContract('GET', '/v1/dashboards/{dashboardId}', 404, { params: { dashboardId: '999999' } });
 
-    const incident = await expectContract<{ id: string; incidentUpdates: Array<{ id: string }> }>('POST', '/v1/incidents', 200, {
-      body: { name: 'Outage', impact: 'MAJOR', dashboardId: d.id, incidentUpdates: [{ status: 'INVESTIGATING', description: 'Looking' }] },
+    const incident = await expectContract<{ id: string; incidentUpdates: Array<{ id: string }> }>(
+      'POST',
+      '/v1/incidents',
+      200,
+      {
+        body: {
+          name: 'Outage',
+          impact: 'MAJOR',
+          dashboardId: d.id,
+          incidentUpdates: [{ status: 'INVESTIGATING', description: 'Looking' }],
+        },
+      },
+    );
+    await expectContract('POST', '/v1/incidents', 400, {
+      body: { name: 'x', impact: 'MINOR', dashboardId: d.id, incidentUpdates: [] },
     });
-    await expectContract('POST', '/v1/incidents', 400, { body: { name: 'x', impact: 'MINOR', dashboardId: d.id, incidentUpdates: [] } });
-    await expectContract('GET', '/v1/incidents/{id}', 200, { params: { id: incident.id }, query: '?includeAllIncidentUpdates=true' });
-    await expectContract('PUT', '/v1/incidents/{id}', 200, { params: { id: incident.id }, body: { name: 'Outage (EU)', impact: 'MINOR' } });
+    await expectContract('GET', '/v1/incidents/{id}', 200, {
+      params: { id: incident.id },
+      query: '?includeAllIncidentUpdates=true',
+    });
+    await expectContract('PUT', '/v1/incidents/{id}', 200, {
+      params: { id: incident.id },
+      body: { name: 'Outage (EU)', impact: 'MINOR' },
+    });
     const update = await expectContract<{ id: string }>('POST', '/v1/incidents/{incidentId}/updates', 201, {
       params: { incidentId: incident.id },
       body: { status: 'RESOLVED', description: 'Fixed' },
@@ -234,7 +355,9 @@ describe('contract: responses match the reference schemas', () => {
       params: { incidentId: incident.id, id: update.id },
       body: { description: 'Fixed for good' },
     });
-    await expectContract('DELETE', '/v1/incidents/{incidentId}/updates/{id}', 204, { params: { incidentId: incident.id, id: update.id } });
+    await expectContract('DELETE', '/v1/incidents/{incidentId}/updates/{id}', 204, {
+      params: { incidentId: incident.id, id: update.id },
+    });
     await expectContract('DELETE', '/v1/incidents/{incidentId}/updates/{id}', 400, {
       params: { incidentId: incident.id, id: incident.incidentUpdates[0]?.id ?? '' },
     });
@@ -244,13 +367,20 @@ describe('contract: responses match the reference schemas', () => {
   });
 
   it('status pages, services, incidents and incident updates, subscriptions', async () => {
-    const svc = await expectContract<{ id: string; name: string }>('POST', '/v1/status-pages/services', 200, { body: { name: 'API' } });
+    const svc = await expectContract<{ id: string; name: string }>('POST', '/v1/status-pages/services', 200, {
+      body: { name: 'API' },
+    });
     await expectContract('GET', '/v1/status-pages/services', 200);
     await expectContract('GET', '/v1/status-pages/services/{serviceId}', 200, { params: { serviceId: svc.id } });
-    const put = await expectContract<{ id: string; name: string }>('PUT', '/v1/status-pages/services/{serviceId}', 200, {
-      params: { serviceId: svc.id },
-      body: { name: 'API v2' },
-    });
+    const put = await expectContract<{ id: string; name: string }>(
+      'PUT',
+      '/v1/status-pages/services/{serviceId}',
+      200,
+      {
+        params: { serviceId: svc.id },
+        body: { name: 'API v2' },
+      },
+    );
     Object.assign(svc, put);
     const page = await expectContract<{ id: string }>('POST', '/v1/status-pages', 201, {
       body: { name: 'Status', url: 'contract-status', cards: [{ name: 'Core', services: [{ id: svc.id }] }] },
@@ -262,20 +392,36 @@ describe('contract: responses match the reference schemas', () => {
       body: { name: 'Status 2', url: 'contract-status', cards: [{ name: 'Core', services: [{ id: svc.id }] }] },
     });
     const incident = await expectContract<{ id: string }>('POST', '/v1/status-pages/incidents', 201, {
-      body: { name: 'Slow', severity: 'MAJOR', services: [svc], incidentUpdates: [{ description: 'Looking', status: 'INVESTIGATING' }] },
+      body: {
+        name: 'Slow',
+        severity: 'MAJOR',
+        services: [svc],
+        incidentUpdates: [{ description: 'Looking', status: 'INVESTIGATING' }],
+      },
     });
-    await expectContract('POST', '/v1/status-pages/incidents', 400, { body: { name: 'x', severity: 'MINOR', services: [] } });
+    await expectContract('POST', '/v1/status-pages/incidents', 400, {
+      body: { name: 'x', severity: 'MINOR', services: [] },
+    });
     await expectContract('GET', '/v1/status-pages/incidents', 200);
-    await expectContract('GET', '/v1/status-pages/incidents/{incidentId}', 200, { params: { incidentId: incident.id } });
+    await expectContract('GET', '/v1/status-pages/incidents/{incidentId}', 200, {
+      params: { incidentId: incident.id },
+    });
     await expectContract('PUT', '/v1/status-pages/incidents/{incidentId}', 200, {
       params: { incidentId: incident.id },
       body: { name: 'Slower', severity: 'MINOR', services: [svc] },
     });
-    const iu = await expectContract<{ id: string }>('POST', '/v1/status-pages/incidents/{incidentId}/incident-updates', 200, {
+    const iu = await expectContract<{ id: string }>(
+      'POST',
+      '/v1/status-pages/incidents/{incidentId}/incident-updates',
+      200,
+      {
+        params: { incidentId: incident.id },
+        body: { description: 'Fixed', status: 'RESOLVED' },
+      },
+    );
+    await expectContract('GET', '/v1/status-pages/incidents/{incidentId}/incident-updates', 200, {
       params: { incidentId: incident.id },
-      body: { description: 'Fixed', status: 'RESOLVED' },
     });
-    await expectContract('GET', '/v1/status-pages/incidents/{incidentId}/incident-updates', 200, { params: { incidentId: incident.id } });
     await expectContract('GET', '/v1/status-pages/incidents/{incidentId}/incident-updates/{incidentUpdateId}', 200, {
       params: { incidentId: incident.id, incidentUpdateId: iu.id },
     });
@@ -283,12 +429,16 @@ describe('contract: responses match the reference schemas', () => {
       params: { incidentId: incident.id, incidentUpdateId: iu.id },
       body: { description: 'Fixed (edited)' },
     });
-    await expectContract('GET', '/v1/status-pages/incidents/{incidentId}', 404, { params: { incidentId: UNKNOWN_UUID } });
+    await expectContract('GET', '/v1/status-pages/incidents/{incidentId}', 404, {
+      params: { incidentId: UNKNOWN_UUID },
+    });
     await expectContract('POST', '/v1/status-pages/{statusPageId}/subscriptions/bulk', 201, {
       params: { statusPageId: page.id },
       body: { subscriptions: [{ type: 'EMAIL', config: 'ops@contract.test' }], autoVerify: true },
     });
-    const subs = await expectContract<unknown>('GET', '/v1/status-pages/{statusPageId}/subscriptions', 200, { params: { statusPageId: page.id } });
+    const subs = await expectContract<unknown>('GET', '/v1/status-pages/{statusPageId}/subscriptions', 200, {
+      params: { statusPageId: page.id },
+    });
     const subscriptionId = JSON.stringify(subs).match(/"id":"([^"]+)"/)?.[1] ?? '';
     await expectContract('DELETE', '/v1/status-pages/{statusPageId}/subscriptions/{subscriptionId}', 204, {
       params: { statusPageId: page.id, subscriptionId },
@@ -296,14 +446,23 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('DELETE', '/v1/status-pages/incidents/{incidentId}/incident-updates/{incidentUpdateId}', 204, {
       params: { incidentId: incident.id, incidentUpdateId: iu.id },
     });
-    await expectContract('DELETE', '/v1/status-pages/incidents/{incidentId}', 204, { params: { incidentId: incident.id } });
+    await expectContract('DELETE', '/v1/status-pages/incidents/{incidentId}', 204, {
+      params: { incidentId: incident.id },
+    });
     await expectContract('DELETE', '/v1/status-pages/{statusPageId}', 204, { params: { statusPageId: page.id } });
     await expectContract('DELETE', '/v1/status-pages/services/{serviceId}', 204, { params: { serviceId: svc.id } });
   });
 
   it('check groups (pending: skipped until the routes are registered)', async (ctx) => {
-    if (!pendingLanded('/v2/check-groups') || !pendingLanded('/v1/check-groups') || !pendingLanded('/v1/triggers/check-groups')) ctx.skip();
-    const group = await expectContract<{ id: number }>('POST', '/v2/check-groups', 201, { body: { name: 'Group', concurrency: 2 } });
+    if (
+      !pendingLanded('/v2/check-groups') ||
+      !pendingLanded('/v1/check-groups') ||
+      !pendingLanded('/v1/triggers/check-groups')
+    )
+      ctx.skip();
+    const group = await expectContract<{ id: number }>('POST', '/v2/check-groups', 201, {
+      body: { name: 'Group', concurrency: 2 },
+    });
     await expectContract('PUT', '/v2/check-groups/{id}', 200, { params: { id: group.id }, body: { name: 'Group 2' } });
     await expectContract('GET', '/v1/check-groups', 200);
     await expectContract('GET', '/v1/check-groups/{id}', 200, { params: { id: group.id } });
@@ -322,17 +481,25 @@ describe('contract: responses match the reference schemas', () => {
     await expectContract('POST', '/v1/variables', 409, { body: { key: 'CONTRACT_VAR', value: 'two' } });
     await expectContract('GET', '/v1/variables', 200);
     await expectContract('GET', '/v1/variables/{key}', 200, { params: { key: 'CONTRACT_VAR' } });
-    await expectContract('PUT', '/v1/variables/{key}', 200, { params: { key: 'CONTRACT_VAR' }, body: { value: 'three' } });
+    await expectContract('PUT', '/v1/variables/{key}', 200, {
+      params: { key: 'CONTRACT_VAR' },
+      body: { value: 'three' },
+    });
     await expectContract('GET', '/v1/variables/{key}', 404, { params: { key: 'NO_SUCH_VAR' } });
     await expectContract('DELETE', '/v1/variables/{key}', 204, { params: { key: 'CONTRACT_VAR' } });
   });
 
   it('snippets (pending: skipped until the routes are registered)', async (ctx) => {
     if (!pendingLanded('/v1/snippets')) ctx.skip();
-    const snippet = await expectContract<{ id: number }>('POST', '/v1/snippets', 201, { body: { name: 'Setup', script: 'console.log(1)' } });
+    const snippet = await expectContract<{ id: number }>('POST', '/v1/snippets', 201, {
+      body: { name: 'Setup', script: 'console.log(1)' },
+    });
     await expectContract('GET', '/v1/snippets', 200);
     await expectContract('GET', '/v1/snippets/{id}', 200, { params: { id: snippet.id } });
-    await expectContract('PUT', '/v1/snippets/{id}', 200, { params: { id: snippet.id }, body: { name: 'Setup 2', script: 'console.log(2)' } });
+    await expectContract('PUT', '/v1/snippets/{id}', 200, {
+      params: { id: snippet.id },
+      body: { name: 'Setup 2', script: 'console.log(2)' },
+    });
     await expectContract('GET', '/v1/snippets/{id}', 404, { params: { id: 999999 } });
     await expectContract('DELETE', '/v1/snippets/{id}', 204, { params: { id: snippet.id } });
   });
@@ -343,36 +510,78 @@ describe('contract: responses match the reference schemas', () => {
     if (!check) throw new Error('the check was not stored');
     const nowMs = Date.now();
     const result = {
-      runId: crypto.randomUUID(), checkId, checkType: 'API' as const, startedAt: new Date(nowMs).toISOString(), stoppedAt: new Date(nowMs).toISOString(),
-      responseTime: 25, hasFailures: true, hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: 'status 500',
-      apiCheckResult: null, agent: { id: 'contract-agent', version: '0.0.0' }, scheduleLagMs: 0,
+      runId: crypto.randomUUID(),
+      checkId,
+      checkType: 'API' as const,
+      startedAt: new Date(nowMs).toISOString(),
+      stoppedAt: new Date(nowMs).toISOString(),
+      responseTime: 25,
+      hasFailures: true,
+      hasErrors: false,
+      isDegraded: false,
+      overMaxResponseTime: false,
+      isCancelled: false,
+      error: 'status 500',
+      apiCheckResult: null,
+      agent: { id: 'contract-agent', version: '0.0.0' },
+      scheduleLagMs: 0,
     };
-    const run = { accountId: check.accountId, checkId, dueAt: new Date(nowMs).toISOString(), locationId: check.locationIds[0] ?? '', checkType: 'API' as const };
+    const run = {
+      accountId: check.accountId,
+      checkId,
+      dueAt: new Date(nowMs).toISOString(),
+      locationId: check.locationIds[0] ?? '',
+      checkType: 'API' as const,
+    };
     const stored = await service.store.results.insertOnce({
-      accountId: check.accountId, checkId, runId: result.runId, checkName: check.name, locationId: run.locationId, runLocation, attempts: 1,
-      resultType: 'FINAL', pendingStatus: { dueAt: run.dueAt }, payload: result,
+      accountId: check.accountId,
+      checkId,
+      runId: result.runId,
+      checkName: check.name,
+      locationId: run.locationId,
+      runLocation,
+      attempts: 1,
+      resultType: 'FINAL',
+      pendingStatus: { dueAt: run.dueAt },
+      payload: result,
     });
     const [alert] = await new CheckStatusService({ store: service.store }).resultStored({
-      run, check, resultId: stored.id, resultType: 'FINAL', runLocation, result, atMs: nowMs,
+      run,
+      check,
+      resultId: stored.id,
+      resultType: 'FINAL',
+      runLocation,
+      result,
+      atMs: nowMs,
     });
     return alert;
   }
 
   it('check statuses and the alert history', async () => {
     await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Alerts DC', slugName: 'alerts-dc' } });
-    const body = { name: 'Alerting', privateLocations: ['alerts-dc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
+    const body = {
+      name: 'Alerting',
+      privateLocations: ['alerts-dc'],
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+    };
     const created = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
     const checkId = created.id;
     await expectContract('GET', '/v1/check-statuses/{checkId}', 200, { params: { checkId } });
     // A failed FINAL result, applied as the dispatcher applies each stored one: a status and an alert.
     const alert = await raiseFailureAlert(checkId, 'alerts-dc');
     expect(alert?.alertType).toBe('ALERT_FAILURE');
-    const statuses = await expectContract<Array<{ checkId: string; hasFailures: boolean }>>('GET', '/v1/check-statuses', 200);
+    const statuses = await expectContract<Array<{ checkId: string; hasFailures: boolean }>>(
+      'GET',
+      '/v1/check-statuses',
+      200,
+    );
     expect(statuses.find((s) => s.checkId === checkId)?.hasFailures).toBe(true);
     await expectContract('GET', '/v1/check-statuses/{checkId}', 200, { params: { checkId } });
     await expectContract('GET', '/v1/check-statuses/{checkId}', 404, { params: { checkId: UNKNOWN_UUID } });
     expect(await expectContract('GET', '/v1/check-alerts', 200)).toHaveLength(1);
-    expect(await expectContract('GET', '/v1/check-alerts/{checkId}', 200, { params: { checkId }, query: '?limit=5&page=1' })).toHaveLength(1);
+    expect(
+      await expectContract('GET', '/v1/check-alerts/{checkId}', 200, { params: { checkId }, query: '?limit=5&page=1' }),
+    ).toHaveLength(1);
     await expectContract('GET', '/v1/check-alerts/{checkId}', 404, { params: { checkId: UNKNOWN_UUID } });
     await expectContract('GET', '/v1/check-alerts', 400, { query: '?from=0&to=86400' });
   });
@@ -382,30 +591,58 @@ describe('contract: responses match the reference schemas', () => {
       body: { name: 'Alerted', request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
     });
     const channel = await expectContract<{ id: number }>('POST', '/v1/alert-channels', 201, {
-      body: { type: 'SLACK', config: { url: 'https://hooks.slack.test/services/T0/B0/token0123456789' }, subscriptions: [{ checkId: check.id, activated: true }] },
+      body: {
+        type: 'SLACK',
+        config: { url: 'https://hooks.slack.test/services/T0/B0/token0123456789' },
+        subscriptions: [{ checkId: check.id, activated: true }],
+      },
     });
     await expectContract('GET', '/v1/alert-channels', 200);
     await expectContract('GET', '/v1/alert-channels/{id}', 200, { params: { id: channel.id } });
     await expectContract('PUT', '/v1/alert-channels/{id}', 200, {
       params: { id: channel.id },
-      body: { type: 'WEBHOOK', config: { url: 'https://hooks.example.test/in', webhookSecret: 'whsec-0123456789abcdef' }, sendDegraded: true },
+      body: {
+        type: 'WEBHOOK',
+        config: { url: 'https://hooks.example.test/in', webhookSecret: 'whsec-0123456789abcdef' },
+        sendDegraded: true,
+      },
     });
-    await expectContract('PUT', '/v1/alert-channels/{id}/subscriptions', 200, { params: { id: channel.id }, body: { checkId: check.id, activated: false } });
+    await expectContract('PUT', '/v1/alert-channels/{id}/subscriptions', 200, {
+      params: { id: channel.id },
+      body: { checkId: check.id, activated: false },
+    });
     // The same subscriptions, from the check's and a group's side.
     const subs = [{ alertChannelId: channel.id, activated: true }];
     const tcp = await expectContract<{ id: string }>('POST', '/v1/checks/tcp', 201, {
       query: '?autoAssignAlerts=false',
       body: { name: 'Subscribed', request: { hostname: '127.0.0.1', port: 9 }, alertChannelSubscriptions: subs },
     });
-    await expectContract('PUT', '/v1/checks/tcp/{id}', 200, { params: { id: tcp.id }, body: { alertChannelSubscriptions: [] } });
-    await expectContract('POST', '/v1/checks/tcp', 400, { body: { name: 'x', request: { hostname: '127.0.0.1', port: 9 }, alertChannelSubscriptions: [{ alertChannelId: 999999, activated: true }] } });
+    await expectContract('PUT', '/v1/checks/tcp/{id}', 200, {
+      params: { id: tcp.id },
+      body: { alertChannelSubscriptions: [] },
+    });
+    await expectContract('POST', '/v1/checks/tcp', 400, {
+      body: {
+        name: 'x',
+        request: { hostname: '127.0.0.1', port: 9 },
+        alertChannelSubscriptions: [{ alertChannelId: 999999, activated: true }],
+      },
+    });
     if (pendingLanded('/v2/check-groups')) {
-      const group = await expectContract<{ id: number }>('POST', '/v2/check-groups', 201, { body: { name: 'Subscribed group', alertChannelSubscriptions: subs } });
-      await expectContract('PUT', '/v2/check-groups/{id}', 200, { params: { id: group.id }, body: { name: 'Subscribed group', alertChannelSubscriptions: [] } });
+      const group = await expectContract<{ id: number }>('POST', '/v2/check-groups', 201, {
+        body: { name: 'Subscribed group', alertChannelSubscriptions: subs },
+      });
+      await expectContract('PUT', '/v2/check-groups/{id}', 200, {
+        params: { id: group.id },
+        body: { name: 'Subscribed group', alertChannelSubscriptions: [] },
+      });
       await expectContract('DELETE', '/v1/check-groups/{id}', 204, { params: { id: group.id } });
     }
     await expectContract('GET', '/v1/alert-channels/{id}', 404, { params: { id: 999999 } });
-    await expectContract('PUT', '/v1/alert-channels/{id}/subscriptions', 404, { params: { id: 999999 }, body: { checkId: check.id, activated: true } });
+    await expectContract('PUT', '/v1/alert-channels/{id}/subscriptions', 404, {
+      params: { id: 999999 },
+      body: { checkId: check.id, activated: true },
+    });
     await expectContract('DELETE', '/v1/alert-channels/{id}', 204, { params: { id: channel.id } });
   });
 
@@ -414,7 +651,11 @@ describe('contract: responses match the reference schemas', () => {
       body: { name: 'Notified', request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
     });
     const channel = await expectContract<{ id: number }>('POST', '/v1/alert-channels', 201, {
-      body: { type: 'WEBHOOK', config: { url: 'https://hooks.example.test/in', webhookSecret: 'whsec-0123456789abcdef' }, subscriptions: [{ checkId: check.id, activated: true }] },
+      body: {
+        type: 'WEBHOOK',
+        config: { url: 'https://hooks.example.test/in', webhookSecret: 'whsec-0123456789abcdef' },
+        subscriptions: [{ checkId: check.id, activated: true }],
+      },
     });
     const alert = await raiseFailureAlert(check.id, '');
     if (!alert) throw new Error('no alert raised');
@@ -428,18 +669,34 @@ describe('contract: responses match the reference schemas', () => {
   });
 
   it('maintenance windows', async () => {
-    const body = { name: 'Nightly', tags: ['production'], startsAt: '2026-11-01T23:00:00Z', endsAt: '2026-11-02T01:00:00Z', repeatUnit: 'DAY', repeatInterval: 1 };
+    const body = {
+      name: 'Nightly',
+      tags: ['production'],
+      startsAt: '2026-11-01T23:00:00Z',
+      endsAt: '2026-11-02T01:00:00Z',
+      repeatUnit: 'DAY',
+      repeatInterval: 1,
+    };
     const window = await expectContract<{ id: number }>('POST', '/v1/maintenance-windows', 201, { body });
     await expectContract('GET', '/v1/maintenance-windows', 200);
     await expectContract('GET', '/v1/maintenance-windows/{id}', 200, { params: { id: window.id } });
-    await expectContract('PUT', '/v1/maintenance-windows/{id}', 200, { params: { id: window.id }, body: { name: 'Renamed', repeatUnit: null, repeatInterval: null } });
+    await expectContract('PUT', '/v1/maintenance-windows/{id}', 200, {
+      params: { id: window.id },
+      body: { name: 'Renamed', repeatUnit: null, repeatInterval: null },
+    });
     await expectContract('GET', '/v1/maintenance-windows/{id}', 404, { params: { id: 999999 } });
     await expectContract('DELETE', '/v1/maintenance-windows/{id}', 204, { params: { id: window.id } });
   });
 
   it('check triggers', async () => {
-    await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Trigger DC', slugName: 'trigger-dc' } });
-    const body = { name: 'Triggered', privateLocations: ['trigger-dc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
+    await expectContract('POST', '/v1/private-locations', 201, {
+      body: { name: 'Trigger DC', slugName: 'trigger-dc' },
+    });
+    const body = {
+      name: 'Triggered',
+      privateLocations: ['trigger-dc'],
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+    };
     const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
     await expectContract('POST', '/v1/triggers/checks/{checkId}', 201, { params: { checkId: check.id } });
     await expectContract('GET', '/v1/triggers/checks/{checkId}', 200, { params: { checkId: check.id } });
@@ -452,44 +709,91 @@ describe('contract: responses match the reference schemas', () => {
     const cert = await expectContract<{ id: string }>('POST', '/v1/client-certificates', 201, { body });
     await expectContract('GET', '/v1/client-certificates', 200);
     await expectContract('GET', '/v1/client-certificates/{id}', 200, { params: { id: cert.id } });
-    await expectContract('GET', '/v1/client-certificates/{id}', 404, { params: { id: '00000000-0000-4000-8000-000000000000' } });
+    await expectContract('GET', '/v1/client-certificates/{id}', 404, {
+      params: { id: '00000000-0000-4000-8000-000000000000' },
+    });
     await expectContract('DELETE', '/v1/client-certificates/{id}', 204, { params: { id: cert.id } });
   });
 
   it('check sessions: trigger, read, await (done and timed out) and cancel, v1 and v2', async () => {
-    await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Session DC', slugName: 'session-dc' } });
-    const body = { name: 'On demand', privateLocations: ['session-dc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
+    await expectContract('POST', '/v1/private-locations', 201, {
+      body: { name: 'Session DC', slugName: 'session-dc' },
+    });
+    const body = {
+      name: 'On demand',
+      privateLocations: ['session-dc'],
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+    };
     const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
     const target = { target: { checkId: [check.id] } };
     type Started = { sessions: Array<{ checkSessionId: string }> };
-    const v2 = (await expectContract<Started>('POST', '/v2/check-sessions/trigger', 201, { body: target })).sessions[0]?.checkSessionId ?? '';
-    const v1 = (await expectContract<Started>('POST', '/v1/check-sessions/trigger', 201, { body: target })).sessions[0]?.checkSessionId ?? '';
+    const v2 =
+      (await expectContract<Started>('POST', '/v2/check-sessions/trigger', 201, { body: target })).sessions[0]
+        ?.checkSessionId ?? '';
+    const v1 =
+      (await expectContract<Started>('POST', '/v1/check-sessions/trigger', 201, { body: target })).sessions[0]
+        ?.checkSessionId ?? '';
     await expectContract('POST', '/v2/check-sessions/trigger', 404, { body: { target: { checkId: [UNKNOWN_UUID] } } });
     await expectContract('POST', '/v1/check-sessions/trigger', 404, { body: { target: { checkId: [UNKNOWN_UUID] } } });
     await expectContract('POST', '/v2/check-sessions/trigger', 400, { body: { target: { checkId: ['nope'] } } });
     for (const version of ['v1', 'v2']) {
-      await expectContract('GET', `/${version}/check-sessions/{checkSessionId}`, 200, { params: { checkSessionId: v2 } });
-      await expectContract('GET', `/${version}/check-sessions/{checkSessionId}`, 404, { params: { checkSessionId: UNKNOWN_UUID } });
-      await expectContract('GET', `/${version}/check-sessions/{checkSessionId}/completion`, 408, { params: { checkSessionId: v2 }, query: '?maxWaitSeconds=1' });
+      await expectContract('GET', `/${version}/check-sessions/{checkSessionId}`, 200, {
+        params: { checkSessionId: v2 },
+      });
+      await expectContract('GET', `/${version}/check-sessions/{checkSessionId}`, 404, {
+        params: { checkSessionId: UNKNOWN_UUID },
+      });
+      await expectContract('GET', `/${version}/check-sessions/{checkSessionId}/completion`, 408, {
+        params: { checkSessionId: v2 },
+        query: '?maxWaitSeconds=1',
+      });
     }
     // The v2 session's run gets its result as the dispatcher stores an agent's.
     const [run] = await service.store.checkSessions.runsOf(v2);
     if (!run) throw new Error('the session has no run');
     const now = new Date().toISOString();
     await service.store.results.insertOnce({
-      accountId: headers['x-service-account'] ?? '', checkId: check.id, runId: run.runId, checkName: 'On demand', locationId: run.locationId,
-      runLocation: run.runLocation, attempts: 1, resultType: 'FINAL',
+      accountId: headers['x-service-account'] ?? '',
+      checkId: check.id,
+      runId: run.runId,
+      checkName: 'On demand',
+      locationId: run.locationId,
+      runLocation: run.runLocation,
+      attempts: 1,
+      resultType: 'FINAL',
       payload: {
-        runId: run.runId, checkId: check.id, checkType: 'API', startedAt: now, stoppedAt: now, responseTime: 12, hasFailures: false, hasErrors: false,
-        isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: null, apiCheckResult: null,
-        agent: { id: 'contract-agent', version: '0.0.0' }, scheduleLagMs: 0,
+        runId: run.runId,
+        checkId: check.id,
+        checkType: 'API',
+        startedAt: now,
+        stoppedAt: now,
+        responseTime: 12,
+        hasFailures: false,
+        hasErrors: false,
+        isDegraded: false,
+        overMaxResponseTime: false,
+        isCancelled: false,
+        error: null,
+        apiCheckResult: null,
+        agent: { id: 'contract-agent', version: '0.0.0' },
+        scheduleLagMs: 0,
       },
     });
     await service.store.runs.finish(run.runId, now);
-    await expectContract('GET', '/v2/check-sessions/{checkSessionId}/completion', 200, { params: { checkSessionId: v2 } });
-    await expectContract('POST', '/v1/check-sessions/{checkSessionId}/cancel', 204, { params: { checkSessionId: v1 }, body: {} });
-    await expectContract('POST', '/v1/check-sessions/{checkSessionId}/cancel', 404, { params: { checkSessionId: UNKNOWN_UUID }, body: {} });
-    await expectContract('GET', '/v1/check-sessions/{checkSessionId}/completion', 200, { params: { checkSessionId: v1 } });
+    await expectContract('GET', '/v2/check-sessions/{checkSessionId}/completion', 200, {
+      params: { checkSessionId: v2 },
+    });
+    await expectContract('POST', '/v1/check-sessions/{checkSessionId}/cancel', 204, {
+      params: { checkSessionId: v1 },
+      body: {},
+    });
+    await expectContract('POST', '/v1/check-sessions/{checkSessionId}/cancel', 404, {
+      params: { checkSessionId: UNKNOWN_UUID },
+      body: {},
+    });
+    await expectContract('GET', '/v1/check-sessions/{checkSessionId}/completion', 200, {
+      params: { checkSessionId: v1 },
+    });
   });
 
   it('badges of a check and a group, without a key, once the account enables them', async () => {
@@ -497,29 +801,57 @@ describe('contract: responses match the reference schemas', () => {
     const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, {
       body: { name: 'Badged', request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
     });
-    const group = await expectContract<{ id: number }>('POST', '/v2/check-groups', 201, { body: { name: 'Badged group' } });
+    const group = await expectContract<{ id: number }>('POST', '/v2/check-groups', 201, {
+      body: { name: 'Badged group' },
+    });
     const query = '?style=for-the-badge&theme=dark&responseTime=true';
-    await expectContract('GET', '/v1/badges/checks/{checkId}', 200, { params: { checkId: check.id }, query, auth: false });
-    await expectContract('GET', '/v1/badges/checks/{checkId}', 400, { params: { checkId: check.id }, query: '?style=round', auth: false });
+    await expectContract('GET', '/v1/badges/checks/{checkId}', 200, {
+      params: { checkId: check.id },
+      query,
+      auth: false,
+    });
+    await expectContract('GET', '/v1/badges/checks/{checkId}', 400, {
+      params: { checkId: check.id },
+      query: '?style=round',
+      auth: false,
+    });
     await expectContract('GET', '/v1/badges/checks/{checkId}', 404, { params: { checkId: UNKNOWN_UUID }, auth: false });
-    await expectContract('GET', '/v1/badges/groups/{groupId}', 200, { params: { groupId: group.id }, query, auth: false });
-    await expectContract('GET', '/v1/badges/groups/{groupId}', 400, { params: { groupId: group.id }, query: '?theme=blue', auth: false });
+    await expectContract('GET', '/v1/badges/groups/{groupId}', 200, {
+      params: { groupId: group.id },
+      query,
+      auth: false,
+    });
+    await expectContract('GET', '/v1/badges/groups/{groupId}', 400, {
+      params: { groupId: group.id },
+      query: '?theme=blue',
+      auth: false,
+    });
     await expectContract('GET', '/v1/badges/groups/{groupId}', 404, { params: { groupId: 999999 }, auth: false });
   });
 
   it('reads for tools written for the reference: locations, runtimes and v2 checks', async () => {
     await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Reads DC', slugName: 'reads-dc' } });
     const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, {
-      body: { name: 'Read back', privateLocations: ['reads-dc'], tags: ['reads'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
+      body: {
+        name: 'Read back',
+        privateLocations: ['reads-dc'],
+        tags: ['reads'],
+        request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+      },
     });
     await expectContract('GET', '/v1/locations', 200);
     await expectContract('GET', '/v1/runtimes', 200);
     await expectContract('GET', '/v1/runtimes/{id}', 200, { params: { id: '2026.04' } });
     await expectContract('GET', '/v1/runtimes/{id}', 404, { params: { id: '2022.10' } });
     await expectContract('GET', '/v2/checks', 200);
-    await expectContract('GET', '/v2/checks', 200, { query: '?tag=reads&search=read&checkType=API&applyGroupSettings=true' });
+    await expectContract('GET', '/v2/checks', 200, {
+      query: '?tag=reads&search=read&checkType=API&applyGroupSettings=true',
+    });
     await expectContract('GET', '/v2/checks', 400, { query: '?status=green' });
-    await expectContract('GET', '/v2/checks/{id}', 200, { params: { id: check.id }, query: '?applyGroupSettings=true' });
+    await expectContract('GET', '/v2/checks/{id}', 200, {
+      params: { id: check.id },
+      query: '?applyGroupSettings=true',
+    });
     await expectContract('GET', '/v2/checks/{id}', 404, { params: { id: UNKNOWN_UUID } });
   });
 
@@ -533,11 +865,20 @@ describe('contract: responses match the reference schemas', () => {
       });
       const metric = kind.metrics[0]?.name;
       const metrics = metric ? `${metric}_avg,availability` : 'availability';
-      await expectContract('GET', `/v1/analytics/${kind.path}/{id}`, 200, { params: { id: check.id }, query: `?metrics=${metrics}&quickRange=last7Days` });
-      await expectContract('GET', `/v1/analytics/${kind.path}/{id}`, 404, { params: { id: UNKNOWN_UUID }, query: '?metrics=availability' });
+      await expectContract('GET', `/v1/analytics/${kind.path}/{id}`, 200, {
+        params: { id: check.id },
+        query: `?metrics=${metrics}&quickRange=last7Days`,
+      });
+      await expectContract('GET', `/v1/analytics/${kind.path}/{id}`, 404, {
+        params: { id: UNKNOWN_UUID },
+        query: '?metrics=availability',
+      });
     }
     await expectContract('GET', '/v1/analytics/metrics', 200, { query: '?checkType=API' });
-    await expectContract('POST', '/v1/analytics/checks', 200, { query: '?quickRange=last7Days', body: { checkIds: [UNKNOWN_UUID] } });
+    await expectContract('POST', '/v1/analytics/checks', 200, {
+      query: '?quickRange=last7Days',
+      body: { checkIds: [UNKNOWN_UUID] },
+    });
     await expectContract('GET', '/v1/reporting', 200, { query: '?quickRange=last7Days&filterByTags=analytics' });
   });
 
@@ -550,7 +891,11 @@ describe('contract: responses match the reference schemas', () => {
       for (const [method, op] of Object.entries(ops)) {
         if (!reference.hasOperation(method, template) || (op.security && op.security.length === 0)) continue;
         const params = Object.fromEntries([...template.matchAll(/\{(\w+)\}/g)].map((m) => [m[1] ?? '', '1']));
-        const res = await call(method.toUpperCase() as Method, template, { params, auth: false, ...(method === 'get' || method === 'delete' ? {} : { body: {} }) });
+        const res = await call(method.toUpperCase() as Method, template, {
+          params,
+          auth: false,
+          ...(method === 'get' || method === 'delete' ? {} : { body: {} }),
+        });
         expect(res.statusCode, `${method} ${template}`).toBe(401);
         const problems = reference.check(method, template, 401, res.body);
         expect(problems, `${method} ${template} 401: ${problems}`).toBeNull();
@@ -561,7 +906,9 @@ describe('contract: responses match the reference schemas', () => {
   });
 
   it('covered a success response of every operation we serve that the reference has', async () => {
-    const ours = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
+    const ours = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     const pending = new Set(PENDING_OPERATIONS.map(([m, t]) => `${m} ${t}`));
     const missing: string[] = [];
     for (const [template, ops] of Object.entries(ours.paths)) {

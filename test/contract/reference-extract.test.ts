@@ -5,7 +5,13 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { extractReference, formatExtract, type Json, REFERENCE_EXTRACT, REFERENCE_SOURCE } from '../../scripts/extract-reference.ts';
+import {
+  extractReference,
+  formatExtract,
+  type Json,
+  REFERENCE_EXTRACT,
+  REFERENCE_SOURCE,
+} from '../../scripts/extract-reference.ts';
 
 describe('reference extract', () => {
   it('equals a fresh extraction of ../shared/reference/openapi-subset.json (skipped when the clone has no ../shared)', (ctx) => {
@@ -14,7 +20,10 @@ describe('reference extract', () => {
     }
     const fresh = formatExtract(extractReference(JSON.parse(readFileSync(REFERENCE_SOURCE, 'utf8')) as Json));
     // Compared as text: the file must be byte for byte what `node scripts/extract-reference.ts` writes.
-    expect(readFileSync(REFERENCE_EXTRACT, 'utf8') === fresh, 'the extract is stale: run node scripts/extract-reference.ts').toBe(true);
+    expect(
+      readFileSync(REFERENCE_EXTRACT, 'utf8') === fresh,
+      'the extract is stale: run node scripts/extract-reference.ts',
+    ).toBe(true);
   });
 
   it('drops prose keywords and keeps names, types, enums and defaults, even a property called description', () => {
@@ -25,8 +34,20 @@ describe('reference extract', () => {
           get: {
             summary: 'List things',
             description: 'Lists things.',
-            parameters: [{ name: 'limit', in: 'query', description: 'How many.', schema: { type: 'integer', default: 10, maximum: 100 } }],
-            responses: { '200': { description: 'OK', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' }, example: { id: 1 } } } } },
+            parameters: [
+              {
+                name: 'limit',
+                in: 'query',
+                description: 'How many.',
+                schema: { type: 'integer', default: 10, maximum: 100 },
+              },
+            ],
+            responses: {
+              '200': {
+                description: 'OK',
+                content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' }, example: { id: 1 } } },
+              },
+            },
           },
         },
       },
@@ -50,7 +71,9 @@ describe('reference extract', () => {
         '/v1/things': {
           get: {
             parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', default: 10, maximum: 100 } }],
-            responses: { '200': { content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } } } },
+            responses: {
+              '200': { content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } } },
+            },
           },
         },
       },

@@ -39,7 +39,8 @@ export function toJsonSchema(node: Json): Json {
   const out: Record<string, Json> = {};
   for (const [key, value] of Object.entries(node)) {
     if (key === 'nullable' || key === 'example' || key.startsWith('x-')) continue;
-    out[key] = key === 'properties' || key === 'patternProperties' ? mapValues(value, toJsonSchema) : toJsonSchema(value);
+    out[key] =
+      key === 'properties' || key === 'patternProperties' ? mapValues(value, toJsonSchema) : toJsonSchema(value);
   }
   for (const bound of ['Minimum', 'Maximum'] as const) {
     const flag = out[`exclusive${bound}`];
@@ -125,7 +126,8 @@ export class ReferenceValidator {
   check(method: string, template: string, status: number, body: string): string | null {
     const raw = status === 204 ? undefined : this.rawBodySchema(method, template, status);
     // 204 has no body by definition (RFC 9110), whatever content a reference entry lists for it.
-    const schema = status === 204 ? undefined : raw !== undefined ? rebase(raw) : this.responseSchema(method, template, status);
+    const schema =
+      status === 204 ? undefined : raw !== undefined ? rebase(raw) : this.responseSchema(method, template, status);
     if (schema === undefined) return body === '' ? null : `expected no body for ${status}, got ${body.slice(0, 200)}`;
     const id = `${method} ${template} ${status}`;
     let validate = this.#cache.get(id);
@@ -149,6 +151,9 @@ function rebase(node: Json): Json {
   if (Array.isArray(node)) return node.map(rebase);
   if (node === null || typeof node !== 'object') return node;
   return Object.fromEntries(
-    Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `reference${v}` : rebase(v)]),
+    Object.entries(node).map(([k, v]) => [
+      k,
+      k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `reference${v}` : rebase(v),
+    ]),
   );
 }

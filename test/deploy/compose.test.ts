@@ -9,14 +9,23 @@ import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { loadAgentConfig } from '../../src/agent/config.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
-import { COMPOSE_FILE, parseDockerfile, readmeEnvNames, readYamlDocuments, ROOT, SANDBOX_CAPABILITIES, type Yaml } from './deploy-files.ts';
+import {
+  COMPOSE_FILE,
+  parseDockerfile,
+  readmeEnvNames,
+  readYamlDocuments,
+  ROOT,
+  SANDBOX_CAPABILITIES,
+  type Yaml,
+} from './deploy-files.ts';
 
 const compose = readYamlDocuments(COMPOSE_FILE)[0];
 const { postgres, service, agent } = compose.services as Record<string, Yaml>;
 const COMPOSE_DIR = path.dirname(COMPOSE_FILE);
 
 /** Compose's `${NAME:-default}` and `${NAME:?message}` with nothing set: the default, or the name. */
-const interpolate = (value: string): string => value.replace(/\$\{(\w+)(?::-([^}]*)|:\?[^}]*)?\}/g, (_m, name: string, fallback?: string) => fallback ?? name);
+const interpolate = (value: string): string =>
+  value.replace(/\$\{(\w+)(?::-([^}]*)|:\?[^}]*)?\}/g, (_m, name: string, fallback?: string) => fallback ?? name);
 const seconds = (duration: string): number => {
   const m = /^(\d+)(s|m)$/.exec(duration);
   if (!m) throw new Error(`unexpected duration ${duration}`);
@@ -27,7 +36,9 @@ describe('deploy/compose/compose.yaml', () => {
   it('is valid against the Compose Specification schema (test/deploy/fixtures/compose-spec.json)', () => {
     // draft-07 (its $schema is the https form of the URL, which Ajv knows by the http one), with
     // annotations (deprecated) and formats (duration, expose) that are not JSON Schema's.
-    const { $schema: _draft07, ...schema } = JSON.parse(readFileSync(path.join(import.meta.dirname, 'fixtures/compose-spec.json'), 'utf8'));
+    const { $schema: _draft07, ...schema } = JSON.parse(
+      readFileSync(path.join(import.meta.dirname, 'fixtures/compose-spec.json'), 'utf8'),
+    );
     const validate = new Ajv({ strict: false, validateFormats: false, allErrors: true }).compile(schema);
     expect(validate(compose), JSON.stringify(validate.errors)).toBe(true);
     const withAgent = (a: Yaml) => ({ ...compose, services: { ...compose.services, agent: a } });
@@ -46,7 +57,10 @@ describe('deploy/compose/compose.yaml', () => {
   });
 
   it('every variable set is one README lists for that program', () => {
-    for (const [s, program] of [[service, 'service'], [agent, 'agent']] as const) {
+    for (const [s, program] of [
+      [service, 'service'],
+      [agent, 'agent'],
+    ] as const) {
       const known = readmeEnvNames(program);
       for (const name of Object.keys(s.environment)) expect(known, `${program}: ${name}`).toContain(name);
     }

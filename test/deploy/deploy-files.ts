@@ -18,7 +18,8 @@ export type Yaml = any;
 /** Every document of a YAML file; a syntax error in any of them throws, naming the file. */
 export function readYamlDocuments(file: string): Yaml[] {
   return parseAllDocuments(readFileSync(file, 'utf8')).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`${path.relative(ROOT, file)}: ${doc.errors.map((e) => e.message).join('; ')}`);
+    if (doc.errors.length > 0)
+      throw new Error(`${path.relative(ROOT, file)}: ${doc.errors.map((e) => e.message).join('; ')}`);
     return doc.toJS();
   });
 }
@@ -60,7 +61,10 @@ interface JsonPatchOp {
 export function applyJsonPatch(target: Yaml, ops: JsonPatchOp[]): Yaml {
   const doc = structuredClone(target);
   for (const { op, path: pointer, value } of ops) {
-    const keys = pointer.split('/').slice(1).map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const keys = pointer
+      .split('/')
+      .slice(1)
+      .map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'));
     const last = keys.pop()!;
     const parent = keys.reduce((node: Yaml, key) => {
       if (node?.[key] === undefined) throw new Error(`${op} ${pointer}: ${key} does not exist`);
@@ -112,7 +116,10 @@ export function parseDockerfile(file: string): { args: Map<string, string>; stag
     .replace(/\\\n/g, ' ');
   const args = new Map<string, string>();
   const stages: DockerStage[] = [];
-  for (const line of text.split('\n').map((l) => l.trim()).filter(Boolean)) {
+  for (const line of text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)) {
     const [, keyword = '', rest = ''] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
     const upper = keyword.toUpperCase();
     if (upper === 'FROM') {

@@ -18,7 +18,8 @@ const stage = (name: string): DockerStage => {
   if (!found) throw new Error(`Dockerfile has no stage ${name}`);
   return found;
 };
-const argsOf = (s: DockerStage, keyword: string): string[] => s.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
+const argsOf = (s: DockerStage, keyword: string): string[] =>
+  s.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
 /** `ENV A=1 B=2` instructions of a stage and its parents, as one map (later wins). */
 const envOf = (s: DockerStage): Map<string, string> => {
   const parent = stages.find((p) => p.name === s.from);
@@ -41,7 +42,9 @@ describe('Dockerfile', () => {
     const base = argsOf(stage('base'), 'RUN').join(' ');
     expect(base).toMatch(/groupadd --gid 10001 outpost/);
     expect(base).toMatch(/useradd --uid 10001 --gid 10001 /);
-    expect(effectiveUser(parseDockerfile('Dockerfile.dev').stages, parseDockerfile('Dockerfile.dev').stages.at(-1)!)).toBe('10001:10001');
+    expect(
+      effectiveUser(parseDockerfile('Dockerfile.dev').stages, parseDockerfile('Dockerfile.dev').stages.at(-1)!),
+    ).toBe('10001:10001');
   });
 
   it('every FROM is an earlier stage or the NODE_IMAGE argument: node:<the Node major package.json pins>-bookworm-slim', () => {
@@ -73,7 +76,8 @@ describe('Dockerfile', () => {
 
   it("the agent images: the health port is the code's default, SPOOL_DIR a volume; the standard one sets SANDBOX_ISOLATION=uid", () => {
     const defaults = loadAgentConfig({ API_KEY: 'pl_test' });
-    for (const name of ['uptime', 'standard']) expect(envOf(stage(name)).get('AGENT_HEALTH_PORT')).toBe(String(defaults.healthPort));
+    for (const name of ['uptime', 'standard'])
+      expect(envOf(stage(name)).get('AGENT_HEALTH_PORT')).toBe(String(defaults.healthPort));
     expect(argsOf(stage('uptime'), 'VOLUME')).toEqual([`["${envOf(stage('uptime')).get('SPOOL_DIR')}"]`]);
     expect(argsOf(stage('uptime'), 'HEALTHCHECK').join(' ')).toMatch(/AGENT_HEALTH_PORT\|\|8081\)\+'\/-\/liveness'/);
     expect(envOf(stage('standard')).get('SANDBOX_ISOLATION')).toBe('uid');
@@ -85,7 +89,9 @@ describe('Dockerfile', () => {
     expect(helper).toBe('/usr/local/libexec/outpost-icmp');
     expect(envOf(stage('standard')).get('ICMP_HELPER_PATH')).toBe(helper);
     // The flags the tests build it with, so the image's helper is the tested one.
-    expect(argsOf(stage('build'), 'RUN').join(' ')).toContain(`cc ${HELPER_CFLAGS.join(' ')} -o /src/outpost-icmp src/agent/checks/icmp/helper/outpost-icmp.c`);
+    expect(argsOf(stage('build'), 'RUN').join(' ')).toContain(
+      `cc ${HELPER_CFLAGS.join(' ')} -o /src/outpost-icmp src/agent/checks/icmp/helper/outpost-icmp.c`,
+    );
     expect(argsOf(stage('uptime'), 'COPY')).toContain(`--from=build /src/outpost-icmp ${helper}`);
     expect(argsOf(stage('uptime'), 'RUN').join(' ')).toContain(`setcap cap_net_raw=ep ${helper}`);
   });
@@ -94,7 +100,8 @@ describe('Dockerfile', () => {
     for (const name of ['uptime', 'standard']) {
       const installs = argsOf(stage(name), 'RUN').filter((r) => r.includes('apt-get install'));
       expect(installs.length, name).toBeGreaterThan(0);
-      for (const run of installs) expect(run, name).toMatch(/find \/ -xdev -type f -perm \/6000 -exec chmod ug-s \{\} \+/);
+      for (const run of installs)
+        expect(run, name).toMatch(/find \/ -xdev -type f -perm \/6000 -exec chmod ug-s \{\} \+/);
     }
   });
 });

@@ -36,7 +36,8 @@ import {
 
 const KEDA_CRD = path.join(import.meta.dirname, 'fixtures/keda.sh_scaledobjects.yaml');
 
-const kedaSchema = readYamlDocuments(KEDA_CRD)[0].spec.versions.find((v: Yaml) => v.name === 'v1alpha1').schema.openAPIV3Schema;
+const kedaSchema = readYamlDocuments(KEDA_CRD)[0].spec.versions.find((v: Yaml) => v.name === 'v1alpha1').schema
+  .openAPIV3Schema;
 // OpenAPI v3 as CRDs write it: x-kubernetes-* keywords and int32/int64 formats are not JSON Schema's.
 const validateScaledObject = new Ajv({ strict: false, validateFormats: false, allErrors: true }).compile(kedaSchema);
 
@@ -51,16 +52,20 @@ function validate(obj: Yaml): void {
   };
   const key = `${obj.apiVersion}/${obj.kind}`;
   if (key === 'keda.sh/v1alpha1/ScaledObject') {
-    if (!validateScaledObject(obj)) throw new Error(`ScaledObject ${obj.metadata?.name}: ${JSON.stringify(validateScaledObject.errors)}`);
+    if (!validateScaledObject(obj))
+      throw new Error(`ScaledObject ${obj.metadata?.name}: ${JSON.stringify(validateScaledObject.errors)}`);
     return;
   }
   const Model = models[key];
-  if (!Model) throw new Error(`${key} (${obj.metadata?.name}) has no schema in this test; add its kubernetes-models class`);
+  if (!Model)
+    throw new Error(`${key} (${obj.metadata?.name}) has no schema in this test; add its kubernetes-models class`);
   new Model(obj).validate();
 }
 
 const kustomization = readYamlDocuments(path.join(KUBERNETES_DIR, 'kustomization.yaml'))[0];
-const objects: Yaml[] = kustomization.resources.flatMap((file: string) => readYamlDocuments(path.join(KUBERNETES_DIR, file)));
+const objects: Yaml[] = kustomization.resources.flatMap((file: string) =>
+  readYamlDocuments(path.join(KUBERNETES_DIR, file)),
+);
 const find = (kind: string, name: string): Yaml => {
   const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
   if (!found) throw new Error(`no ${kind} ${name} among the kustomization's resources`);
@@ -71,7 +76,8 @@ const service = find('Deployment', 'outpost-service');
 const component = readYamlDocuments(path.join(KUBERNETES_DIR, 'sandbox-isolation/kustomization.yaml'))[0];
 /** The agent Deployment as `components: [sandbox-isolation]` makes it. */
 const isolatedAgent: Yaml = component.patches.reduce((target: Yaml, p: Yaml) => {
-  if (p.target.kind !== target.kind || p.target.name !== target.metadata.name) throw new Error(`a patch of sandbox-isolation targets ${p.target.kind} ${p.target.name}`);
+  if (p.target.kind !== target.kind || p.target.name !== target.metadata.name)
+    throw new Error(`a patch of sandbox-isolation targets ${p.target.kind} ${p.target.name}`);
   return applyJsonPatch(target, parse(p.patch));
 }, agent);
 
@@ -96,7 +102,8 @@ describe('deploy/kubernetes', () => {
   it('the kustomization lists every manifest beside it, and each resource and component exists', () => {
     const beside = yamlFilesUnder(KUBERNETES_DIR).filter((f) => !f.includes('/') && f !== 'kustomization.yaml');
     expect([...kustomization.resources].sort()).toEqual(beside);
-    for (const name of [...kustomization.resources, 'sandbox-isolation/kustomization.yaml']) expect(existsSync(path.join(KUBERNETES_DIR, name)), name).toBe(true);
+    for (const name of [...kustomization.resources, 'sandbox-isolation/kustomization.yaml'])
+      expect(existsSync(path.join(KUBERNETES_DIR, name)), name).toBe(true);
     expect(component).toMatchObject({ apiVersion: 'kustomize.config.k8s.io/v1alpha1', kind: 'Component' });
   });
 
@@ -107,31 +114,38 @@ describe('deploy/kubernetes', () => {
   // kustomize itself, where kubectl is installed: it renders both variants, and what it renders is
   // exactly what the tests here validated (the base as read, the component as applyJsonPatch makes it).
   const kubectl = ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((p) => existsSync(p));
-  it.skipIf(!kubectl)('kubectl kustomize renders the base and the sandbox-isolation variant to the objects validated here', () => {
-    const render = (dir: string): Yaml[] =>
-      parseAllDocuments(execFileSync(kubectl!, ['kustomize', dir], { encoding: 'utf8' })).map((d) => {
-        const obj = d.toJS();
-        delete obj.metadata.labels['app.kubernetes.io/part-of'];
-        if (Object.keys(obj.metadata.labels).length === 0) delete obj.metadata.labels;
-        return obj;
-      });
-    const byKey = (list: Yaml[]) => new Map(list.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
-    expect(byKey(render(KUBERNETES_DIR))).toEqual(byKey(objects));
-    const dir = mkdtempSync(path.join(tmpdir(), 'outpost-kustomize-'));
-    try {
-      cpSync(KUBERNETES_DIR, dir, { recursive: true });
-      writeFileSync(path.join(dir, 'kustomization.yaml'), stringify({ ...kustomization, components: ['sandbox-isolation'] }));
-      const rendered = byKey(render(dir));
-      expect(rendered.get('Deployment/outpost-agent')).toEqual(isolatedAgent);
-      expect(rendered.size).toBe(objects.length);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it.skipIf(!kubectl)(
+    'kubectl kustomize renders the base and the sandbox-isolation variant to the objects validated here',
+    () => {
+      const render = (dir: string): Yaml[] =>
+        parseAllDocuments(execFileSync(kubectl!, ['kustomize', dir], { encoding: 'utf8' })).map((d) => {
+          const obj = d.toJS();
+          delete obj.metadata.labels['app.kubernetes.io/part-of'];
+          if (Object.keys(obj.metadata.labels).length === 0) delete obj.metadata.labels;
+          return obj;
+        });
+      const byKey = (list: Yaml[]) => new Map(list.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
+      expect(byKey(render(KUBERNETES_DIR))).toEqual(byKey(objects));
+      const dir = mkdtempSync(path.join(tmpdir(), 'outpost-kustomize-'));
+      try {
+        cpSync(KUBERNETES_DIR, dir, { recursive: true });
+        writeFileSync(
+          path.join(dir, 'kustomization.yaml'),
+          stringify({ ...kustomization, components: ['sandbox-isolation'] }),
+        );
+        const rendered = byKey(render(dir));
+        expect(rendered.get('Deployment/outpost-agent')).toEqual(isolatedAgent);
+        expect(rendered.size).toBe(objects.length);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
-  it("every namespaced object is in a namespace the kustomization creates", () => {
+  it('every namespaced object is in a namespace the kustomization creates', () => {
     const namespaces = objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name);
-    for (const o of objects.filter((o) => o.kind !== 'Namespace')) expect(namespaces, `${o.kind} ${o.metadata.name}`).toContain(o.metadata.namespace);
+    for (const o of objects.filter((o) => o.kind !== 'Namespace'))
+      expect(namespaces, `${o.kind} ${o.metadata.name}`).toContain(o.metadata.namespace);
   });
 });
 
@@ -147,7 +161,17 @@ describe('deploy/kubernetes matches the code', () => {
       source: {
         isReady: () => true,
         jobLoopLiveness: () => ({ ok: true }),
-        snapshot: () => ({ status: 'ready', version: 'test', agentId: 'a', jobsRunning: 0, jobsQueued: 0, lastSuccessfulPollAt: null, spooled: 0, droppedResults: 0, uptimeSeconds: 1 }),
+        snapshot: () => ({
+          status: 'ready',
+          version: 'test',
+          agentId: 'a',
+          jobsRunning: 0,
+          jobsQueued: 0,
+          lastSuccessfulPollAt: null,
+          spooled: 0,
+          droppedResults: 0,
+          uptimeSeconds: 1,
+        }),
       },
     });
   });
@@ -207,27 +231,48 @@ describe('deploy/kubernetes matches the code', () => {
     check(container(agent, 'agent'), 'agent');
     check(container(isolatedAgent, 'agent'), 'agent');
     check(container(service, 'service'), 'service');
-    expect(envOf(container(agent, 'agent')).get('API_KEY').valueFrom.secretKeyRef).toEqual({ name: 'outpost-agent', key: 'API_KEY' });
-    expect(envOf(container(service, 'service')).get('DATABASE_URL').valueFrom.secretKeyRef).toEqual({ name: 'outpost-service', key: 'DATABASE_URL' });
-    expect(envOf(container(service, 'service')).get('SECRETS_KEY').valueFrom.secretKeyRef).toEqual({ name: 'outpost-service', key: 'SECRETS_KEY' });
+    expect(envOf(container(agent, 'agent')).get('API_KEY').valueFrom.secretKeyRef).toEqual({
+      name: 'outpost-agent',
+      key: 'API_KEY',
+    });
+    expect(envOf(container(service, 'service')).get('DATABASE_URL').valueFrom.secretKeyRef).toEqual({
+      name: 'outpost-service',
+      key: 'DATABASE_URL',
+    });
+    expect(envOf(container(service, 'service')).get('SECRETS_KEY').valueFrom.secretKeyRef).toEqual({
+      name: 'outpost-service',
+      key: 'SECRETS_KEY',
+    });
   });
 
   it('the kubelet waits longer than the agent drains: terminationGracePeriodSeconds > SHUTDOWN_GRACE_SECONDS + 15', () => {
     for (const d of [agent, isolatedAgent]) {
-      const grace = Number(envOf(container(d, 'agent')).get('SHUTDOWN_GRACE_SECONDS')?.value ?? agentDefaults.shutdownGraceSeconds);
+      const grace = Number(
+        envOf(container(d, 'agent')).get('SHUTDOWN_GRACE_SECONDS')?.value ?? agentDefaults.shutdownGraceSeconds,
+      );
       // After the grace: up to 5 s for aborted runs to settle, 2 s for error reports, the release,
       // spool and deregister calls.
       expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(grace + 15);
     }
     const drain = envOf(container(service, 'service')).get('SHUTDOWN_DRAIN_SECONDS')?.value;
-    if (drain !== undefined) expect(service.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(Number(drain) + 5);
+    if (drain !== undefined)
+      expect(service.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(Number(drain) + 5);
   });
 
   it('every path the programs write is a volume (the root file system is read-only): /tmp, SPOOL_DIR, DATA_DIR', () => {
     const mounts = (d: Yaml, name: string) => container(d, name).volumeMounts.map((m: Yaml) => m.mountPath);
-    for (const d of [agent, isolatedAgent]) expect(mounts(d, 'agent')).toEqual(expect.arrayContaining(['/tmp', envOf(container(d, 'agent')).get('SPOOL_DIR').value]));
-    expect(mounts(service, 'service')).toEqual(expect.arrayContaining(['/tmp', envOf(container(service, 'service')).get('DATA_DIR').value]));
-    for (const [d, name] of [[agent, 'agent'], [isolatedAgent, 'agent'], [service, 'service']] as const) {
+    for (const d of [agent, isolatedAgent])
+      expect(mounts(d, 'agent')).toEqual(
+        expect.arrayContaining(['/tmp', envOf(container(d, 'agent')).get('SPOOL_DIR').value]),
+      );
+    expect(mounts(service, 'service')).toEqual(
+      expect.arrayContaining(['/tmp', envOf(container(service, 'service')).get('DATA_DIR').value]),
+    );
+    for (const [d, name] of [
+      [agent, 'agent'],
+      [isolatedAgent, 'agent'],
+      [service, 'service'],
+    ] as const) {
       const volumes = d.spec.template.spec.volumes.map((v: Yaml) => v.name);
       for (const m of container(d, name).volumeMounts) expect(volumes).toContain(m.name);
       expect(container(d, name).securityContext.readOnlyRootFilesystem).toBe(true);
@@ -239,29 +284,55 @@ describe('deploy/kubernetes keeps user code in its sandbox and the pods unprivil
   const podSecurity = (d: Yaml) => d.spec.template.spec.securityContext;
 
   it('the agent runs as 10001, non-root, seccomp RuntimeDefault, every capability dropped but NET_RAW', () => {
-    expect(podSecurity(agent)).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } });
-    expect(container(agent, 'agent').securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, capabilities: { drop: ['ALL'], add: ['NET_RAW'] } });
+    expect(podSecurity(agent)).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      runAsGroup: 10001,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(container(agent, 'agent').securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      capabilities: { drop: ['ALL'], add: ['NET_RAW'] },
+    });
     // The uptime image carries no runtime for user code, so there is no sandbox to keep.
     expect(container(agent, 'agent').image).toMatch(/^outpost-agent-uptime[:@]/);
   });
 
   it('a non-root agent given NET_RAW leaves allowPrivilegeEscalation on: fping gets NET_RAW from its file capability', () => {
     const sc = container(agent, 'agent').securityContext;
-    if (sc.capabilities.add.includes('NET_RAW') && sc.runAsUser !== 0) expect(sc.allowPrivilegeEscalation).not.toBe(false);
+    if (sc.capabilities.add.includes('NET_RAW') && sc.runAsUser !== 0)
+      expect(sc.allowPrivilegeEscalation).not.toBe(false);
   });
 
   it('the service runs as 10001 under the restricted profile: no privilege escalation, no capability', () => {
-    expect(podSecurity(service)).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(podSecurity(service)).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
     const sc = container(service, 'service').securityContext;
-    expect(sc).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    expect(sc).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
     expect(sc.capabilities.add).toBeUndefined();
-    expect(find('Namespace', service.metadata.namespace).metadata.labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    expect(find('Namespace', service.metadata.namespace).metadata.labels['pod-security.kubernetes.io/enforce']).toBe(
+      'restricted',
+    );
   });
 
   it('with sandbox-isolation: the standard image as root with exactly the capabilities a uid per sandbox needs, SANDBOX_ISOLATION=uid', () => {
     const c = container(isolatedAgent, 'agent');
     expect(c.image).toMatch(/^outpost-agent[:@]/);
-    expect(c.securityContext).toMatchObject({ runAsUser: 0, runAsNonRoot: false, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    expect(c.securityContext).toMatchObject({
+      runAsUser: 0,
+      runAsNonRoot: false,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
     expect([...c.securityContext.capabilities.add].sort()).toEqual([...SANDBOX_CAPABILITIES].sort());
     expect(envOf(c).get('SANDBOX_ISOLATION')?.value).toBe('uid');
     expect(podSecurity(isolatedAgent).runAsNonRoot).toBeUndefined();
@@ -279,7 +350,10 @@ describe('deploy/kubernetes keeps user code in its sandbox and the pods unprivil
     for (const d of [agent, isolatedAgent, service]) {
       const spec = d.spec.template.spec;
       for (const c of [...spec.containers, ...(spec.initContainers ?? [])]) {
-        expect(c.resources.requests, `${d.metadata.name}/${c.name}`).toMatchObject({ cpu: expect.anything(), memory: expect.anything() });
+        expect(c.resources.requests, `${d.metadata.name}/${c.name}`).toMatchObject({
+          cpu: expect.anything(),
+          memory: expect.anything(),
+        });
         expect(c.resources.limits?.memory, `${d.metadata.name}/${c.name}`).toBeDefined();
       }
     }
@@ -287,7 +361,9 @@ describe('deploy/kubernetes keeps user code in its sandbox and the pods unprivil
 
   it('each Deployment has a PodDisruptionBudget over its pods, and two or more replicas', () => {
     for (const d of [agent, service]) {
-      const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.namespace === d.metadata.namespace);
+      const pdb = objects.find(
+        (o) => o.kind === 'PodDisruptionBudget' && o.metadata.namespace === d.metadata.namespace,
+      );
       expect(pdb?.spec.selector.matchLabels, d.metadata.name).toEqual(d.spec.selector.matchLabels);
       expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
     }
@@ -307,7 +383,9 @@ describe('deploy/kubernetes keeps user code in its sandbox and the pods unprivil
       expect(new URL(t.metadata.serverAddress).protocol).toMatch(/^https?:$/);
       expect(Number(t.metadata.threshold)).toBeGreaterThan(0);
     }
-    expect(so.spec.triggers.map((t: Yaml) => t.metadata.query).join('\n')).toMatch(/outpost_service_queue_depth\{location="LOCATION_ID"\}/);
+    expect(so.spec.triggers.map((t: Yaml) => t.metadata.query).join('\n')).toMatch(
+      /outpost_service_queue_depth\{location="LOCATION_ID"\}/,
+    );
   });
 });
 
@@ -315,10 +393,19 @@ describe('why the agent leaves allowPrivilegeEscalation on (the kernel, not the 
   const canTest = process.getuid?.() === 0 && existsSync('/usr/bin/fping') && existsSync('/usr/bin/setpriv');
   /** Runs fping once as uid 10001 with only NET_RAW in the bounding set, through a shell as the agent does. */
   const fpingAsAgent = (noNewPrivs: boolean): number => {
-    const args = ['--reuid=10001', '--regid=10001', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all,+net_raw'];
+    const args = [
+      '--reuid=10001',
+      '--regid=10001',
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all,+net_raw',
+    ];
     if (noNewPrivs) args.push('--no-new-privs');
     try {
-      execFileSync('/usr/bin/setpriv', [...args, '/bin/sh', '-c', 'fping -C1 -q -t 500 127.0.0.1'], { stdio: 'ignore', cwd: '/' });
+      execFileSync('/usr/bin/setpriv', [...args, '/bin/sh', '-c', 'fping -C1 -q -t 500 127.0.0.1'], {
+        stdio: 'ignore',
+        cwd: '/',
+      });
       return 0;
     } catch (err) {
       return (err as { status: number }).status;

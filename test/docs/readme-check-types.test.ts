@@ -26,7 +26,9 @@ function listedInReadme(): string[] {
   const text = readFileSync(new URL('../../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
   const match = /the service for jobs, runs (.+?) checks(?:,? and (.+?) monitors)? \(/.exec(text);
   expect(match, 'README names what the agent runs: "the service for jobs, runs … checks (…"').not.toBeNull();
-  return [match?.[1], match?.[2]].filter((part): part is string => part !== undefined).flatMap((part) => part.split(/, | and /));
+  return [match?.[1], match?.[2]]
+    .filter((part): part is string => part !== undefined)
+    .flatMap((part) => part.split(/, | and /));
 }
 
 it("README's list of check types is the agent's runners", () => {

@@ -49,7 +49,11 @@ describe('agent metrics against the real service', () => {
       frequency: 0,
       frequencyOffset: 10,
       privateLocations: ['e2e-metrics'],
-      request: { method: 'GET', url: `${target.url}/`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+      request: {
+        method: 'GET',
+        url: `${target.url}/`,
+        assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+      },
     });
     await until(async () => ((await api.results(check.id)).length > 0 ? true : undefined), { what: 'a stored result' });
     await api.ok('PUT', `/v1/checks/api/${check.id}`, { activated: false });
@@ -60,14 +64,22 @@ describe('agent metrics against the real service', () => {
       async () => {
         const { text, m } = await scrape();
         const stored = (await api.results(check.id)).length;
-        const busy = sampleValue(m, 'outpost_agent_jobs_running', { check_class: 'uptime' }) + sampleValue(m, 'outpost_agent_jobs_queued', { check_class: 'uptime' });
-        return busy === 0 && sampleValue(m, 'outpost_agent_results_sent_total', { status: 'stored' }) === stored ? { text, m, stored } : undefined;
+        const busy =
+          sampleValue(m, 'outpost_agent_jobs_running', { check_class: 'uptime' }) +
+          sampleValue(m, 'outpost_agent_jobs_queued', { check_class: 'uptime' });
+        return busy === 0 && sampleValue(m, 'outpost_agent_results_sent_total', { status: 'stored' }) === stored
+          ? { text, m, stored }
+          : undefined;
       },
       { what: 'the agent idle with every result stored' },
     );
     expect(stored).toBeGreaterThan(0);
-    expect(sampleValue(m, 'outpost_agent_check_duration_seconds_count', { check_type: 'API', verdict: 'passed' })).toBe(stored);
-    const counted = m.samples.filter((s) => s.name === 'outpost_agent_check_duration_seconds_count').reduce((n, s) => n + s.value, 0);
+    expect(sampleValue(m, 'outpost_agent_check_duration_seconds_count', { check_type: 'API', verdict: 'passed' })).toBe(
+      stored,
+    );
+    const counted = m.samples
+      .filter((s) => s.name === 'outpost_agent_check_duration_seconds_count')
+      .reduce((n, s) => n + s.value, 0);
     expect(counted).toBe(stored);
     expect(sampleValue(m, 'outpost_agent_results_spooled_total')).toBe(0);
     expectBoundedMetrics(m, { runtimes: ['2026.04', '2025.04'] });

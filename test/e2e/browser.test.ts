@@ -45,10 +45,17 @@ describe('service and agent run browser and multistep checks end to end', () => 
       { what: `a result of check ${checkId}`, timeoutMs: 120_000 },
     );
 
-  it('runs a passing and a failing browser check, a multistep check, and cancels a running one', { timeout: 240_000 }, async () => {
+  it('runs a passing and a failing browser check, a multistep check, and cancels a running one', {
+    timeout: 240_000,
+  }, async () => {
     const location = await api.createLocation('e2e-pw');
     // TMPDIR short: job folders (and Chromium's socket inside them) live under it.
-    agent = startAgent({ API_KEY: location.key, API_URL: service.url, SPOOL_DIR: `${data.dir}/spool`, TMPDIR: jobsTmp });
+    agent = startAgent({
+      API_KEY: location.key,
+      API_URL: service.url,
+      SPOOL_DIR: `${data.dir}/spool`,
+      TMPDIR: jobsTmp,
+    });
     const common = { frequency: 1440, privateLocations: ['e2e-pw'] };
     const pass = await api.ok<{ id: string }>('POST', '/v1/checks/browser', {
       ...common,
@@ -68,9 +75,15 @@ describe('service and agent run browser and multistep checks end to end', () => 
 
     const passed = await firstResult(pass.id);
     expect(passed).toMatchObject({ hasFailures: false, hasErrors: false, error: null, runLocation: 'e2e-pw' });
-    expect((passed?.browserCheckResult as { pages: Array<{ title: string }> } | undefined)?.pages[0]?.title).toBe('Home page');
+    expect((passed?.browserCheckResult as { pages: Array<{ title: string }> } | undefined)?.pages[0]?.title).toBe(
+      'Home page',
+    );
     const failed = await firstResult(fail.id);
-    expect(failed).toMatchObject({ hasFailures: true, hasErrors: false, error: 'script.js:3:49: Error: not the page we wanted' });
+    expect(failed).toMatchObject({
+      hasFailures: true,
+      hasErrors: false,
+      error: 'script.js:3:49: Error: not the page we wanted',
+    });
     expect((failed?.browserCheckResult as { errors: Array<{ line: number }> } | undefined)?.errors[0]?.line).toBe(3);
     const multiResult = await firstResult(multi.id);
     expect(multiResult).toMatchObject({ hasFailures: false, error: null });
@@ -78,7 +91,11 @@ describe('service and agent run browser and multistep checks end to end', () => 
 
     // A check whose page never answers, cancelled while Chromium waits on it.
     const reached = pages.waitFor('/hang-e2e');
-    const hang = await api.ok<{ id: string }>('POST', '/v1/checks/browser', { ...common, name: 'hangs', script: `await page.goto('${pages.url}/hang-e2e');` });
+    const hang = await api.ok<{ id: string }>('POST', '/v1/checks/browser', {
+      ...common,
+      name: 'hangs',
+      script: `await page.goto('${pages.url}/hang-e2e');`,
+    });
     const started = await agent.waitForLog((l) => l.msg === 'run started' && l.checkId === hang.id);
     await reached;
     const cancel = await api.ok<{ cancelRequested: boolean }>('POST', `/v1/check-runs/${String(started.runId)}/cancel`);
@@ -86,6 +103,9 @@ describe('service and agent run browser and multistep checks end to end', () => 
     const cancelled = await firstResult(hang.id);
     expect(cancelled).toMatchObject({ isCancelled: true });
     // The agent is idle again: no process of any browser run is left under its job folders.
-    await until(async () => (processesUnder(`${jobsTmp}/outpost-jobs`, { browserOnly: true }).length === 0 ? true : undefined), { what: 'no browser processes left' });
+    await until(
+      async () => (processesUnder(`${jobsTmp}/outpost-jobs`, { browserOnly: true }).length === 0 ? true : undefined),
+      { what: 'no browser processes left' },
+    );
   });
 });

@@ -126,7 +126,7 @@ describe('no canary secret leaves the agent', () => {
       localSetupScript: [
         `process.env.OUTPOST_SECRET_RUNTIME = [${JSON.stringify(a)}, ${JSON.stringify(b)}, ${JSON.stringify(c)}].join('-');`,
         "console.log('printed', process.env.PRINTED, 'runtime', process.env.OUTPOST_SECRET_RUNTIME);",
-        "console.error(JSON.stringify({ printed: process.env.PRINTED }));",
+        'console.error(JSON.stringify({ printed: process.env.PRINTED }));',
         "request.headers['X-Runtime'] = process.env.OUTPOST_SECRET_RUNTIME;",
       ].join('\n'),
       localTearDownScript: "throw new Error('teardown failed with ' + process.env.THROWN);",
@@ -158,12 +158,18 @@ describe('no canary secret leaves the agent', () => {
       { what: 'a result of each canary check', timeoutMs: 60_000 },
     );
     // The agent logged the end of both runs (so its log lines about them are in).
-    await until(async () => (agent.lines.filter((l) => l.msg === 'run finished').length >= 3 ? true : undefined), { what: 'three runs finished' });
+    await until(async () => (agent.lines.filter((l) => l.msg === 'run finished').length >= 3 ? true : undefined), {
+      what: 'three runs finished',
+    });
 
     // Positive controls: the secrets really were in play, so a missing scrub would show.
     const atTarget = received.join('\n');
-    for (const c of [CANARY.accountVariable, CANARY.header, CANARY.url, CANARY.runtimeSecret]) expect(atTarget).toContain(c);
-    const scripted = results.find((r) => r.name === 'scripted') as { hasFailures: boolean; apiCheckResult: { jobLog: unknown } };
+    for (const c of [CANARY.accountVariable, CANARY.header, CANARY.url, CANARY.runtimeSecret])
+      expect(atTarget).toContain(c);
+    const scripted = results.find((r) => r.name === 'scripted') as {
+      hasFailures: boolean;
+      apiCheckResult: { jobLog: unknown };
+    };
     // The teardown threw: a failed check, with the scripts' output as its check log.
     expect(scripted.hasFailures).toBe(true);
     expect(JSON.stringify(scripted.apiCheckResult.jobLog)).toContain('printed');
@@ -182,14 +188,19 @@ describe('no canary secret leaves the agent', () => {
     const leaks: string[] = [];
     for (const [name, value] of Object.entries(CANARY)) {
       for (const form of formsOf(value)) {
-        for (const [where, text] of Object.entries(everything)) if (text.includes(form)) leaks.push(`${name} as ${JSON.stringify(form)} in ${where}`);
+        for (const [where, text] of Object.entries(everything))
+          if (text.includes(form)) leaks.push(`${name} as ${JSON.stringify(form)} in ${where}`);
       }
     }
     expect(leaks).toEqual([]);
 
     // Sensitive headers are redacted by name in the stored result.
-    const echo = results.find((r) => r.name === 'echo') as { apiCheckResult: { request: { headers: Record<string, string> }; response: { headers: Record<string, string> } } };
-    const requestHeaders = Object.fromEntries(Object.entries(echo.apiCheckResult.request.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    const echo = results.find((r) => r.name === 'echo') as {
+      apiCheckResult: { request: { headers: Record<string, string> }; response: { headers: Record<string, string> } };
+    };
+    const requestHeaders = Object.fromEntries(
+      Object.entries(echo.apiCheckResult.request.headers).map(([k, v]) => [k.toLowerCase(), v]),
+    );
     expect(requestHeaders.authorization).toBe(REDACTED);
     expect(echo.apiCheckResult.response.headers['set-cookie']).toBe(REDACTED);
   }, 120_000);

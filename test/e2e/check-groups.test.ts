@@ -10,7 +10,11 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, createAccount, type Proc, startAgent, startService, startTarget, tempDir, until } from './harness.ts';
 
-type Result = Record<string, unknown> & { resultType: string; attempts: number; apiCheckResult: { requestError: string | null } | null };
+type Result = Record<string, unknown> & {
+  resultType: string;
+  attempts: number;
+  apiCheckResult: { requestError: string | null } | null;
+};
 
 /** A loopback port nothing listens on: bound once to get a free number, then closed. */
 async function refusedPort(): Promise<number> {
@@ -31,7 +35,8 @@ describe('check groups end to end', () => {
   const slow = { active: 0, max: 0 };
 
   const resultsOf = async (checkId: string, resultType = 'FINAL') =>
-    (await api.ok<{ entries: Result[] }>('GET', `/v2/check-results/${checkId}?limit=100&resultType=${resultType}`)).entries;
+    (await api.ok<{ entries: Result[] }>('GET', `/v2/check-results/${checkId}?limit=100&resultType=${resultType}`))
+      .entries;
 
   const waitResults = (checkId: string, n: number, resultType = 'FINAL') =>
     until(
@@ -96,15 +101,24 @@ describe('check groups end to end', () => {
     expect(hit?.path).toBe('/base/hello?env=prod');
     expect(hit?.headers['x-group']).toBe('from-group');
     expect(hit?.headers.authorization).toBe(`Basic ${Buffer.from('grp:secret').toString('base64')}`);
-    const assertions = (result!.apiCheckResult as unknown as { assertions: Array<{ source: string; passed: boolean }> }).assertions;
+    const assertions = (result!.apiCheckResult as unknown as { assertions: Array<{ source: string; passed: boolean }> })
+      .assertions;
     expect(assertions).toEqual([expect.objectContaining({ source: 'STATUS_CODE', passed: true })]);
   });
 
   it('runs none of the checks of a deactivated group until it is activated', async () => {
     const g = await group({ name: 'paused', activated: false, privateLocations: ['grp-loc'] });
-    const paused = await check({ name: 'paused member', groupId: g.id, request: { method: 'GET', url: `${target.url}/paused` } });
+    const paused = await check({
+      name: 'paused member',
+      groupId: g.id,
+      request: { method: 'GET', url: `${target.url}/paused` },
+    });
     // A check created at the same moment in an active group runs; by its result the other would have run too.
-    const sentinel = await check({ name: 'sentinel', privateLocations: ['grp-loc'], request: { method: 'GET', url: `${target.url}/sentinel` } });
+    const sentinel = await check({
+      name: 'sentinel',
+      privateLocations: ['grp-loc'],
+      request: { method: 'GET', url: `${target.url}/sentinel` },
+    });
     await waitResults(sentinel.id, 1);
     expect(await resultsOf(paused.id, 'ALL')).toEqual([]);
     expect(seen.some((s) => s.path === '/paused')).toBe(false);
@@ -119,9 +133,19 @@ describe('check groups end to end', () => {
     const g = await group({
       name: 'retrying',
       privateLocations: ['grp-loc'],
-      retryStrategy: { type: 'FIXED', baseBackoffSeconds: 1, maxRetries: 2, maxDurationSeconds: 60, onlyOn: ['NETWORK_ERROR'] },
+      retryStrategy: {
+        type: 'FIXED',
+        baseBackoffSeconds: 1,
+        maxRetries: 2,
+        maxDurationSeconds: 60,
+        onlyOn: ['NETWORK_ERROR'],
+      },
     });
-    const c = await check({ name: 'refused', groupId: g.id, request: { method: 'GET', url: `http://127.0.0.1:${port}/` } });
+    const c = await check({
+      name: 'refused',
+      groupId: g.id,
+      request: { method: 'GET', url: `http://127.0.0.1:${port}/` },
+    });
     const [final] = await waitResults(c.id, 1);
     expect(final).toMatchObject({ hasFailures: true, resultType: 'FINAL', attempts: 3 });
     const all = await resultsOf(c.id, 'ALL');
@@ -142,7 +166,14 @@ describe('check groups end to end', () => {
     const g = await group({ name: 'triggered', concurrency: 2, privateLocations: ['grp-loc'] });
     const members = [];
     for (let i = 0; i < 5; i++) {
-      members.push(await check({ name: `slow ${i}`, groupId: g.id, groupOrder: i, request: { method: 'GET', url: `${target.url}/slow/${i}` } }));
+      members.push(
+        await check({
+          name: `slow ${i}`,
+          groupId: g.id,
+          groupOrder: i,
+          request: { method: 'GET', url: `${target.url}/slow/${i}` },
+        }),
+      );
     }
     // The run each new check gets right away is not the trigger's: let those finish first.
     for (const m of members) await waitResults(m.id, 1);

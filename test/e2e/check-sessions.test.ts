@@ -40,7 +40,9 @@ describe('check sessions run by a real agent', () => {
   /** Triggers a session of `checkId` and waits for its completion (408s are asked again). */
   async function runNow(checkId: string): Promise<{ triggeredAt: number; session: Session }> {
     const triggeredAt = Date.now();
-    const started = await api.ok<{ sessions: Session[] }>('POST', '/v2/check-sessions/trigger', { target: { checkId: [checkId] } });
+    const started = await api.ok<{ sessions: Session[] }>('POST', '/v2/check-sessions/trigger', {
+      target: { checkId: [checkId] },
+    });
     const id = started.sessions[0]?.checkSessionId ?? '';
     const session = await until(
       async () => {
@@ -54,7 +56,12 @@ describe('check sessions run by a real agent', () => {
 
   it('starts on the idle agent at once and completes with the verdict, passed then failed', async () => {
     // An hourly check: after its first run (on creation) the schedule leaves the agent idle.
-    const check = await api.createApiCheck({ name: 'on demand', frequency: 60, privateLocations: ['e2e-sessions'], request: { method: 'GET', url: target.url } });
+    const check = await api.createApiCheck({
+      name: 'on demand',
+      frequency: 60,
+      privateLocations: ['e2e-sessions'],
+      request: { method: 'GET', url: target.url },
+    });
     await until(async () => (await api.results(check.id))[0], { what: 'the first scheduled result' });
 
     const passed = await runNow(check.id);

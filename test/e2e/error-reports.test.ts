@@ -30,7 +30,11 @@ beforeAll(async () => {
   config.publicUrl = new URL(base);
   const { accountId, apiKey } = await createAccount(service.store, 'obs');
   headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
-  const res = await request(`${base}/v1/private-locations`, { method: 'POST', headers, body: JSON.stringify({ name: 'obs', slugName: 'obs' }) });
+  const res = await request(`${base}/v1/private-locations`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'obs', slugName: 'obs' }),
+  });
   const body = (await res.body.json()) as { id: string; keys: Array<{ rawKey: string }> };
   location = { id: body.id, key: body.keys[0]!.rawKey };
 });

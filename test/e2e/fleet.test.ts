@@ -27,7 +27,19 @@ import { readInteger } from '../../src/shared/env.ts';
 import { startNginx } from '../agent/tcp-servers.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.ts';
 import { cleanupsAfterAll } from './cleanups.ts';
-import { Api, createAccount, freePort, isLeading, leadsAfter, type Proc, type Replica, startAgent, startService, tempDir, until } from './harness.ts';
+import {
+  Api,
+  createAccount,
+  freePort,
+  isLeading,
+  leadsAfter,
+  type Proc,
+  type Replica,
+  startAgent,
+  startService,
+  tempDir,
+  until,
+} from './harness.ts';
 import { accounting, type Disturbance, warningsOf } from './run-accounting.ts';
 
 const CHECKS = readInteger(process.env, 'FLEET_CHECKS', 100, { min: 1, max: 5000 });
@@ -103,7 +115,11 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
           frequency: 0,
           frequencyOffset: 10,
           privateLocations: ['fleet'],
-          request: { method: 'GET', url: `http://127.0.0.1:${nginx.port}/${i}`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+          request: {
+            method: 'GET',
+            url: `http://127.0.0.1:${nginx.port}/${i}`,
+            assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+          },
         })),
       );
       const startedAt = Date.now();
@@ -121,25 +137,34 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
       if (killedLeader === a) a = restarted;
       else b = restarted;
       await Promise.all([launchAgent(1), launchAgent(4), leads(follower, followerLines)]);
-      disturbances.push({ from: killFrom, to: Date.now(), what: `SIGKILL of leader ${killedLeader.name} and agents 1, 4` });
+      disturbances.push({
+        from: killFrom,
+        to: Date.now(),
+        what: `SIGKILL of leader ${killedLeader.name} and agents 1, 4`,
+      });
 
       // 2. SIGTERM the replica that leads now, restart it; the other takes over.
       await waitUntil(SECONDS * 550);
       if (SIGTERM_STEP) await rollingRestartStep();
       async function rollingRestartStep(): Promise<void> {
-      const stopped = leading(a) ? a : b;
-      const other = stopped === a ? b : a;
-      const otherLines = other.proc.lines.length;
-      const termFrom = Date.now();
-      const code = await stopped.proc.stop('SIGTERM');
-      // On failure, what ended it: a signal, its last words.
-      const ending = { code, signal: stopped.proc.child.signalCode, stderr: stopped.proc.stderr.slice(-5), last: stopped.proc.lines.slice(-5) };
-      expect(ending).toMatchObject({ code: 0 });
-      const back = await startReplica(stopped.name, stopped.port, stopped.dataDir);
-      if (stopped === a) a = back;
-      else b = back;
-      await leads(other, otherLines);
-      disturbances.push({ from: termFrom, to: Date.now(), what: `SIGTERM of leader ${stopped.name}` });
+        const stopped = leading(a) ? a : b;
+        const other = stopped === a ? b : a;
+        const otherLines = other.proc.lines.length;
+        const termFrom = Date.now();
+        const code = await stopped.proc.stop('SIGTERM');
+        // On failure, what ended it: a signal, its last words.
+        const ending = {
+          code,
+          signal: stopped.proc.child.signalCode,
+          stderr: stopped.proc.stderr.slice(-5),
+          last: stopped.proc.lines.slice(-5),
+        };
+        expect(ending).toMatchObject({ code: 0 });
+        const back = await startReplica(stopped.name, stopped.port, stopped.dataDir);
+        if (stopped === a) a = back;
+        else b = back;
+        await leads(other, otherLines);
+        disturbances.push({ from: termFrom, to: Date.now(), what: `SIGTERM of leader ${stopped.name}` });
       }
 
       // 3. The cutoff: every run due before it must end up final.
@@ -149,13 +174,37 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
       await db.connect();
       cleanups.push(() => db.end());
       const open = async () =>
-        Number((await db.query("SELECT count(*) AS n FROM runs WHERE due_at < $1 AND state IN ('queued', 'leased')", [cutoff])).rows[0].n);
-      await until(async () => ((await open()) === 0 ? true : undefined), { timeoutMs: 120_000, everyMs: 500, what: 'every run due before the cutoff to be final' });
+        Number(
+          (
+            await db.query("SELECT count(*) AS n FROM runs WHERE due_at < $1 AND state IN ('queued', 'leased')", [
+              cutoff,
+            ])
+          ).rows[0].n,
+        );
+      await until(async () => ((await open()) === 0 ? true : undefined), {
+        timeoutMs: 120_000,
+        everyMs: 500,
+        what: 'every run due before the cutoff to be final',
+      });
 
       const report = await accounting(db, cutoff, startedAt, disturbances);
       const iso = (ms: number) => new Date(ms).toISOString();
       const spans = disturbances.map((d) => ({ what: d.what, from: iso(d.from), to: iso(d.to) }));
-      console.log(JSON.stringify({ checks: CHECKS, seconds: SECONDS, measuredFrom: iso(startedAt), cutoff, disturbances: spans, warnings: warningsOf(everyProc), ...report }, null, 1));
+      console.log(
+        JSON.stringify(
+          {
+            checks: CHECKS,
+            seconds: SECONDS,
+            measuredFrom: iso(startedAt),
+            cutoff,
+            disturbances: spans,
+            warnings: warningsOf(everyProc),
+            ...report,
+          },
+          null,
+          1,
+        ),
+      );
       expect(report.byState.queued ?? 0).toBe(0);
       expect(report.byState.leased ?? 0).toBe(0);
       expect(report.completedWithoutOneResult).toEqual([]);
@@ -173,4 +222,3 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
     (SECONDS + 240) * 1000,
   );
 });
-

@@ -29,7 +29,10 @@ export class Proc {
 
   /** `nodeFlags` go before the CLI path: V8 flags such as the agent's are not allowed in NODE_OPTIONS. */
   constructor(args: string[], env: Record<string, string>, nodeFlags: string[] = []) {
-    this.child = spawn(process.execPath, [...nodeFlags, CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [...nodeFlags, CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     readline.createInterface({ input: this.child.stdout! }).on('line', (raw) => {
       let line: LogLine;
       try {
@@ -56,8 +59,22 @@ export class Proc {
     const seen = this.lines.find(match);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no matching log line within ${timeoutMs} ms; stderr: ${this.stderr.join('\n')}\nlast lines: ${JSON.stringify(this.lines.slice(-5))}`)), timeoutMs);
-      this.#waiters.push({ match, resolve: (l) => { clearTimeout(timer); resolve(l); } });
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `no matching log line within ${timeoutMs} ms; stderr: ${this.stderr.join('\n')}\nlast lines: ${JSON.stringify(this.lines.slice(-5))}`,
+            ),
+          ),
+        timeoutMs,
+      );
+      this.#waiters.push({
+        match,
+        resolve: (l) => {
+          clearTimeout(timer);
+          resolve(l);
+        },
+      });
     });
   }
 
@@ -68,7 +85,10 @@ export class Proc {
 }
 
 /** Polls `fn` until it returns a value other than undefined (for state behind an API, not time). */
-export async function until<T>(fn: () => Promise<T | undefined>, { timeoutMs = 30_000, everyMs = 100, what = 'condition' } = {}): Promise<T> {
+export async function until<T>(
+  fn: () => Promise<T | undefined>,
+  { timeoutMs = 30_000, everyMs = 100, what = 'condition' } = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await fn();
@@ -99,7 +119,10 @@ export function freePort(): Promise<number> {
 }
 
 /** Starts `outpost serve` on a free port (or env.PORT); resolves once it listens. */
-export async function startService(env: Record<string, string>, nodeFlags: string[] = []): Promise<{ proc: Proc; url: string }> {
+export async function startService(
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): Promise<{ proc: Proc; url: string }> {
   const proc = new Proc(['serve'], { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'INFO', ...env }, nodeFlags);
   const line = await proc.waitForLog((l) => l.msg === 'outpost service listening');
   return { proc, url: String(line.address) };
@@ -120,11 +143,24 @@ export function leadsAfter(proc: Proc, from = proc.lines.length, timeoutMs = 30_
 
 /** Whether replica `proc`'s latest word on the leadership is that it leads. */
 export function isLeading(proc: Proc): boolean {
-  return proc.lines.findLast((l) => l.msg === 'this replica leads' || l.msg === 'this replica no longer leads')?.msg === 'this replica leads';
+  return (
+    proc.lines.findLast((l) => l.msg === 'this replica leads' || l.msg === 'this replica no longer leads')?.msg ===
+    'this replica leads'
+  );
 }
 
 export function startAgent(env: Record<string, string>, nodeFlags: string[] = []): Proc {
-  return new Proc(['agent'], { AGENT_HEALTH_PORT: '0', AGENT_HEALTH_HOST: '127.0.0.1', EXTERNAL_OBSERVABILITY: 'off', LOG_LEVEL: 'DEBUG', ...env }, nodeFlags);
+  return new Proc(
+    ['agent'],
+    {
+      AGENT_HEALTH_PORT: '0',
+      AGENT_HEALTH_HOST: '127.0.0.1',
+      EXTERNAL_OBSERVABILITY: 'off',
+      LOG_LEVEL: 'DEBUG',
+      ...env,
+    },
+    nodeFlags,
+  );
 }
 
 /**
@@ -132,7 +168,10 @@ export function startAgent(env: Record<string, string>, nodeFlags: string[] = []
  * carries what else the service is configured with (DATABASE_URL, SECRETS_KEY), so the CLI opens the
  * same store.
  */
-export async function createAccount(dataDir: string, env: Record<string, string> = {}): Promise<{ accountId: string; apiKey: string }> {
+export async function createAccount(
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<{ accountId: string; apiKey: string }> {
   const proc = new Proc(['account', 'create', '--name', 'e2e'], { DATA_DIR: dataDir, ...env });
   const line = await proc.waitForLog((l) => typeof l.accountId === 'string');
   await proc.exited;
@@ -147,7 +186,11 @@ export class Api {
     this.auth = auth;
   }
 
-  async call<T = unknown>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', pathname: string, body?: unknown): Promise<{ status: number; body: T }> {
+  async call<T = unknown>(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    pathname: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }> {
     const res = await request(`${this.base}${pathname}`, {
       method,
       headers: {
@@ -169,7 +212,10 @@ export class Api {
 
   /** A private location and its raw key. */
   async createLocation(slugName: string): Promise<{ id: string; key: string }> {
-    const loc = await this.ok<{ id: string; keys: Array<{ rawKey: string }> }>('POST', '/v1/private-locations', { name: slugName, slugName });
+    const loc = await this.ok<{ id: string; keys: Array<{ rawKey: string }> }>('POST', '/v1/private-locations', {
+      name: slugName,
+      slugName,
+    });
     return { id: loc.id, key: loc.keys[0]!.rawKey };
   }
 
@@ -180,18 +226,24 @@ export class Api {
   /** Many checks, `batch` requests at a time (the way a fleet's worth is created in tests and benchmarks). */
   async createApiChecks(bodies: Array<Record<string, unknown>>, batch = 25): Promise<Array<{ id: string }>> {
     const created: Array<{ id: string }> = [];
-    for (let i = 0; i < bodies.length; i += batch) created.push(...(await Promise.all(bodies.slice(i, i + batch).map((b) => this.createApiCheck(b)))));
+    for (let i = 0; i < bodies.length; i += batch)
+      created.push(...(await Promise.all(bodies.slice(i, i + batch).map((b) => this.createApiCheck(b)))));
     return created;
   }
 
   async results(checkId: string, limit = 100): Promise<Array<Record<string, unknown>>> {
-    const page = await this.ok<{ entries: Array<Record<string, unknown>> }>('GET', `/v2/check-results/${checkId}?limit=${limit}`);
+    const page = await this.ok<{ entries: Array<Record<string, unknown>> }>(
+      'GET',
+      `/v2/check-results/${checkId}?limit=${limit}`,
+    );
     return page.entries;
   }
 }
 
 /** A real HTTP target on loopback whose handler the test controls. */
-export async function startTarget(handler: http.RequestListener): Promise<{ url: string; requests: number; close(): Promise<void> }> {
+export async function startTarget(
+  handler: http.RequestListener,
+): Promise<{ url: string; requests: number; close(): Promise<void> }> {
   const state = { requests: 0 };
   const server = http.createServer((req, res) => {
     state.requests++;

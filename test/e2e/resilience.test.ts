@@ -117,10 +117,13 @@ describe('agent shutdown', () => {
     const second = agent({ SPOOL_DIR: `${data.dir}/spool-b` });
     await target.seen(2);
     target.release();
-    const [result] = await until(async () => {
-      const r = await api.results(check.id);
-      return r.length > 0 ? r : undefined;
-    }, { what: 'the handed-back run to finish on the second agent' });
+    const [result] = await until(
+      async () => {
+        const r = await api.results(check.id);
+        return r.length > 0 ? r : undefined;
+      },
+      { what: 'the handed-back run to finish on the second agent' },
+    );
     expect(result).toMatchObject({ hasFailures: false, attempts: 2 });
     await second.stop();
   });
@@ -139,10 +142,13 @@ describe('an agent killed mid-job', () => {
     const survivor = agent({ SPOOL_DIR: `${data.dir}/spool-b` });
     await target.seen(2);
     target.release();
-    const results = await until(async () => {
-      const r = await api.results(check.id);
-      return r.length > 0 ? r : undefined;
-    }, { what: 'the re-leased run to finish' });
+    const results = await until(
+      async () => {
+        const r = await api.results(check.id);
+        return r.length > 0 ? r : undefined;
+      },
+      { what: 'the re-leased run to finish' },
+    );
     expect(results).toHaveLength(1);
     expect(results[0]).toMatchObject({ hasFailures: false, attempts: 2 });
     // Once more, not more: the dead agent's attempt and the survivor's, nothing else.
@@ -171,30 +177,41 @@ describe('the service away for a while', () => {
     await agent.waitForLog((l) => l.msg === 'registered; taking work');
 
     const checks = [];
-    for (const name of ['outage a', 'outage b', 'outage c']) checks.push(await api.createApiCheck(onceCheck(name, `${target.url}/${name}`, 'edge')));
+    for (const name of ['outage a', 'outage b', 'outage c'])
+      checks.push(await api.createApiCheck(onceCheck(name, `${target.url}/${name}`, 'edge')));
     await target.seen(3);
 
     expect(await service.proc.stop()).toBe(0);
     target.release();
     // All three results are on disk while the service is away.
-    await until(async () => ((await probe(health, '/health')).body.spooled === 3 ? true : undefined), { what: 'three spooled results' });
+    await until(async () => ((await probe(health, '/health')).body.spooled === 3 ? true : undefined), {
+      what: 'three spooled results',
+    });
 
     service = await startService({ DATA_DIR: data.dir, PORT: port });
     const backAt = Date.now();
     cleanups.push(() => service.proc.stop());
     for (const check of checks) {
-      await until(async () => ((await api.results(check.id)).length > 0 ? true : undefined), { what: `the result of ${check.id}` });
+      await until(async () => ((await api.results(check.id)).length > 0 ? true : undefined), {
+        what: `the result of ${check.id}`,
+      });
     }
-    await until(async () => ((await probe(health, '/health')).body.spooled === 0 ? true : undefined), { what: 'an empty spool' });
+    await until(async () => ((await probe(health, '/health')).body.spooled === 0 ? true : undefined), {
+      what: 'an empty spool',
+    });
     // Back within the short cap for an unreachable service (5 s), plus room for a loaded machine.
     expect(Date.now() - backAt).toBeLessThan(5_000 + 3_000);
-    const retries = agent.lines.filter((l) => l.msg === 'lease request failed; retrying' || l.msg === 'result upload failed; will retry');
+    const retries = agent.lines.filter(
+      (l) => l.msg === 'lease request failed; retrying' || l.msg === 'result upload failed; will retry',
+    );
     expect(retries.some((l) => l.unreachable === true)).toBe(true);
     for (const r of retries.filter((l) => l.unreachable)) expect(r.retryInMs).toBeLessThanOrEqual(5_000);
     for (const check of checks) expect(await api.results(check.id)).toHaveLength(1);
 
     const db = new DatabaseSync(`${data.dir}/outpost.db`, { readOnly: true });
-    const perRun = db.prepare('SELECT run_id, count(*) AS n FROM results GROUP BY run_id').all() as Array<{ n: number }>;
+    const perRun = db.prepare('SELECT run_id, count(*) AS n FROM results GROUP BY run_id').all() as Array<{
+      n: number;
+    }>;
     db.close();
     expect(perRun).toHaveLength(3);
     expect(perRun.every((r) => r.n === 1)).toBe(true);

@@ -51,10 +51,18 @@ function p99(values: number[]): number {
  * `measuredFrom` on: before it, each new check ran once at its creation, and the checks were created
  * in bursts of API calls, which measures the bursts rather than the scheduler.
  */
-export async function accounting(db: pg.Client, cutoff: string, measuredFrom: number, disturbances: Disturbance[], window: ExclusionWindow = FLEET_WINDOW) {
+export async function accounting(
+  db: pg.Client,
+  cutoff: string,
+  measuredFrom: number,
+  disturbances: Disturbance[],
+  window: ExclusionWindow = FLEET_WINDOW,
+) {
   const q = async <T>(text: string): Promise<T[]> => (await db.query(text, [cutoff])).rows as T[];
   const byState = Object.fromEntries(
-    (await q<{ state: string; n: string }>('SELECT state, count(*) AS n FROM runs WHERE due_at < $1 GROUP BY state')).map((r) => [r.state, Number(r.n)]),
+    (
+      await q<{ state: string; n: string }>('SELECT state, count(*) AS n FROM runs WHERE due_at < $1 GROUP BY state')
+    ).map((r) => [r.state, Number(r.n)]),
   ) as Record<string, number>;
   const completedWithoutOneResult = await q(
     `SELECT r.run_id, count(x.run_id) AS results FROM runs r LEFT JOIN results x ON x.run_id = r.run_id
@@ -72,8 +80,11 @@ export async function accounting(db: pg.Client, cutoff: string, measuredFrom: nu
   const runs = await q<{ check_id: string; location_id: string; due_at: string }>(
     'SELECT check_id, location_id, due_at FROM runs WHERE due_at < $1 ORDER BY check_id, location_id, due_at',
   );
-  const lags = await q<{ due_at: string; payload: string }>('SELECT r.due_at, x.payload FROM runs r JOIN results x ON x.run_id = r.run_id WHERE r.due_at < $1');
-  const excluded = (due: number) => disturbances.some((d) => due >= d.from - window.beforeMs && due <= d.to + window.afterMs);
+  const lags = await q<{ due_at: string; payload: string }>(
+    'SELECT r.due_at, x.payload FROM runs r JOIN results x ON x.run_id = r.run_id WHERE r.due_at < $1',
+  );
+  const excluded = (due: number) =>
+    disturbances.some((d) => due >= d.from - window.beforeMs && due <= d.to + window.afterMs);
   // A hand-over may leave a run unrun (a new leader's catch-up run superseded by the pair's next slot
   // before an agent took it); nothing should end so in quiet times.
   const endedOutsideDisturbances = ended.filter((r) => !excluded(Date.parse(r.due_at)));

@@ -52,13 +52,20 @@ describe('service and agent run API checks end to end', () => {
       frequency: 0,
       frequencyOffset: 10,
       privateLocations: ['e2e-main'],
-      request: { method: 'GET', url: `${target.url}/broken`, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+      request: {
+        method: 'GET',
+        url: `${target.url}/broken`,
+        assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+      },
     });
 
-    const [pass] = await until(async () => {
-      const r = await api.results(passing.id);
-      return r.length > 0 ? r : undefined;
-    }, { what: 'a result of the passing check' });
+    const [pass] = await until(
+      async () => {
+        const r = await api.results(passing.id);
+        return r.length > 0 ? r : undefined;
+      },
+      { what: 'a result of the passing check' },
+    );
     expect(pass).toMatchObject({
       checkId: passing.id,
       name: 'target up',
@@ -73,20 +80,24 @@ describe('service and agent run API checks end to end', () => {
     expect(apiResult.response.status).toBe(200);
     expect(apiResult.assertions.every((a) => a.passed)).toBe(true);
 
-    const [fail] = await until(async () => {
-      const r = await api.results(failing.id);
-      return r.length > 0 ? r : undefined;
-    }, { what: 'a result of the failing check' });
+    const [fail] = await until(
+      async () => {
+        const r = await api.results(failing.id);
+        return r.length > 0 ? r : undefined;
+      },
+      { what: 'a result of the failing check' },
+    );
     expect(fail).toMatchObject({ checkId: failing.id, hasFailures: true, hasErrors: false });
     expect((fail!.apiCheckResult as { response: { status: number } }).response.status).toBe(503);
   });
 
   it('shows the running agent on its private location', async () => {
     await agent.waitForLog((l) => l.msg === 'registered; taking work');
-    const view = await api.ok<{ agentCount: number; lastSeen: string; runningAgents: Array<{ version: string; count: number; agents: Array<{ id: string }> }> }>(
-      'GET',
-      `/v1/private-locations/${location.id}`,
-    );
+    const view = await api.ok<{
+      agentCount: number;
+      lastSeen: string;
+      runningAgents: Array<{ version: string; count: number; agents: Array<{ id: string }> }>;
+    }>('GET', `/v1/private-locations/${location.id}`);
     expect(view.agentCount).toBe(1);
     expect(Date.parse(view.lastSeen)).toBeGreaterThan(Date.now() - 60_000);
     expect(view.runningAgents).toHaveLength(1);
@@ -117,7 +128,9 @@ describe('an agent without Chromium or runtimes (the uptime image)', () => {
     try {
       const registered = await agent.waitForLog((l) => l.msg === 'registered; taking work');
       expect(registered.checkTypes).toEqual(['API', 'TCP', 'DNS', 'ICMP', 'URL', 'SSL']);
-      const omitted = agent.lines.filter((l) => l.msg === 'check type not offered by this agent').map((l) => l.checkType);
+      const omitted = agent.lines
+        .filter((l) => l.msg === 'check type not offered by this agent')
+        .map((l) => l.checkType);
       expect(omitted.sort()).toEqual(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']);
     } finally {
       await agent.stop();

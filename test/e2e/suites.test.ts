@@ -18,7 +18,9 @@ beforeAll(async () => {
   data = await tempDir('e2e-suite');
   target = await startTarget((req, res) => {
     if (req.url === '/started') started.emit('started');
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Outpost suite</title></head><body>hi</body></html>');
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<html><head><title>Outpost suite</title></head><body>hi</body></html>');
   });
   service = await startService({ DATA_DIR: data.dir });
   api = new Api(service.url, await createAccount(data.dir));
@@ -58,19 +60,27 @@ test('waits for a long time', async ({ page, request }) => {
     codeBundle: archive.toString('base64'),
   });
   // Install, start Chromium, reach the test's long wait: then cancel.
-  await Promise.race([running, new Promise((_, reject) => setTimeout(() => reject(new Error('the suite never started its test')), 240_000))]);
+  await Promise.race([
+    running,
+    new Promise((_, reject) => setTimeout(() => reject(new Error('the suite never started its test')), 240_000)),
+  ]);
   const runLine = await agent.waitForLog((l) => l.msg === 'run started' && l.checkId === check.id);
   const runId = String(runLine.runId);
   const cancelledAt = Date.now();
   const cancel = await api.ok<{ state: string }>('POST', `/v1/check-runs/${runId}/cancel`);
   expect(['cancelled', 'leased']).toContain(cancel.state);
 
-  const [result] = await until(async () => {
-    const r = await api.results(check.id);
-    return r.length > 0 ? r : undefined;
-  }, { timeoutMs: 60_000, what: 'the cancelled suite result' });
+  const [result] = await until(
+    async () => {
+      const r = await api.results(check.id);
+      return r.length > 0 ? r : undefined;
+    },
+    { timeoutMs: 60_000, what: 'the cancelled suite result' },
+  );
   expect(Date.now() - cancelledAt).toBeLessThan(30_000);
   expect(result).toMatchObject({ isCancelled: true });
   const pw = result!.playwrightCheckResult as { tests: Array<{ title: string; status: string }> };
-  expect(pw.tests).toEqual(expect.arrayContaining([expect.objectContaining({ title: 'waits for a long time', status: 'interrupted' })]));
+  expect(pw.tests).toEqual(
+    expect.arrayContaining([expect.objectContaining({ title: 'waits for a long time', status: 'interrupted' })]),
+  );
 }, 300_000);

@@ -58,9 +58,20 @@ describe('service and agent run TCP and DNS checks end to end', () => {
         assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: 'hello e2e' }],
       },
     });
-    const down = await api.ok<{ id: string }>('POST', '/v1/checks/tcp', { ...common, name: 'closed', request: { hostname: '127.0.0.1', port: closedPort } });
+    const down = await api.ok<{ id: string }>('POST', '/v1/checks/tcp', {
+      ...common,
+      name: 'closed',
+      request: { hostname: '127.0.0.1', port: closedPort },
+    });
     const upResult = await firstResult(up.id);
-    expect(upResult).toMatchObject({ checkId: up.id, name: 'echo', hasFailures: false, hasErrors: false, runLocation: 'e2e-net', error: null });
+    expect(upResult).toMatchObject({
+      checkId: up.id,
+      name: 'echo',
+      hasFailures: false,
+      hasErrors: false,
+      runLocation: 'e2e-net',
+      error: null,
+    });
     // What the agent measured reaches the user through the public API.
     expect(upResult?.tcpCheckResult).toBeTypeOf('object');
     expect(JSON.stringify(upResult?.tcpCheckResult)).toContain('hello e2e');

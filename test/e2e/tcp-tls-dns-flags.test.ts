@@ -35,7 +35,12 @@ describe('service and agent run TCP checks over TLS and DNS checks with query sw
     echo.on('tlsClientError', () => {});
     await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
     echoPort = (echo.address() as { port: number }).port;
-    dns = await startDnsmasq(['local=/example.test/', 'auth-zone=example.test', 'auth-server=ns1.example.test,127.0.0.1', 'host-record=www.example.test,192.0.2.10']);
+    dns = await startDnsmasq([
+      'local=/example.test/',
+      'auth-zone=example.test',
+      'auth-server=ns1.example.test,127.0.0.1',
+      'host-record=www.example.test,192.0.2.10',
+    ]);
     service = await startService({ DATA_DIR: data.dir });
     api = new Api(service.url, await createAccount(data.dir));
     const location = await api.createLocation('e2e-tls');
@@ -67,9 +72,17 @@ describe('service and agent run TCP checks over TLS and DNS checks with query sw
     const skipped = await api.ok<{ id: string }>('POST', '/v1/checks/tcp', {
       ...common,
       name: 'tls echo, skipSSL',
-      request: { ...request, skipSSL: true, assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: 'hello tls' }] },
+      request: {
+        ...request,
+        skipSSL: true,
+        assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', target: 'hello tls' }],
+      },
     });
-    const verified = await api.ok<{ id: string }>('POST', '/v1/checks/tcp', { ...common, name: 'tls echo, verified', request });
+    const verified = await api.ok<{ id: string }>('POST', '/v1/checks/tcp', {
+      ...common,
+      name: 'tls echo, verified',
+      request,
+    });
     const ok = await firstResult(skipped.id);
     expect(ok).toMatchObject({ hasFailures: false, hasErrors: false, error: null });
     expect(ok?.tcpCheckResult).toMatchObject({
@@ -85,7 +98,14 @@ describe('service and agent run TCP checks over TLS and DNS checks with query sw
     const check = await api.ok<{ id: string }>('POST', '/v1/checks/dns', {
       ...common,
       name: 'www A, switches',
-      request: { query: 'www.example.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port, recursionDesired: false, dnssecOk: true },
+      request: {
+        query: 'www.example.test',
+        recordType: 'A',
+        nameServer: '127.0.0.1',
+        port: dns.port,
+        recursionDesired: false,
+        dnssecOk: true,
+      },
     });
     const result = await firstResult(check.id);
     expect(result).toMatchObject({ hasFailures: false, hasErrors: false });

@@ -42,10 +42,51 @@ async function listening(port: number): Promise<void> {
 function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
   const f = (name: string) => path.join(dir, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=Outpost Test CA');
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=localhost');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Outpost Test CA',
+  );
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    f('server.key'),
+    '-out',
+    f('server.csr'),
+    '-subj',
+    '/CN=localhost',
+  );
   writeFileSync(f('san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  openssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('server.pem'), '-days', '2', '-extfile', f('san.ext'));
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.pem'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('server.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    f('san.ext'),
+  );
   return { ca: f('ca.pem'), cert: f('server.pem'), key: f('server.key') };
 }
 
@@ -138,14 +179,24 @@ LogFile "${data.dir}/tinyproxy.log"
       });
       agents.push(agent);
       await agent.waitForLog((l) => l.msg === 'registered; taking work');
-      const check = await api.createApiCheck({ name: 'via proxy', frequency: 1440, privateLocations: ['behind-proxy'], request: { method: 'GET', url: target.url } });
-      const [result] = await until(async () => {
-        const r = await api.results(check.id);
-        return r.length > 0 ? r : undefined;
-      }, { what: 'a result delivered through the proxy' });
+      const check = await api.createApiCheck({
+        name: 'via proxy',
+        frequency: 1440,
+        privateLocations: ['behind-proxy'],
+        request: { method: 'GET', url: target.url },
+      });
+      const [result] = await until(
+        async () => {
+          const r = await api.results(check.id);
+          return r.length > 0 ? r : undefined;
+        },
+        { what: 'a result delivered through the proxy' },
+      );
       expect(result).toMatchObject({ hasFailures: false });
       // The agent's calls went through tinyproxy as CONNECT tunnels to nginx.
-      expect(readFileSync(path.join(data.dir, 'tinyproxy.log'), 'utf8')).toMatch(new RegExp(`CONNECT localhost:${tlsPort}`));
+      expect(readFileSync(path.join(data.dir, 'tinyproxy.log'), 'utf8')).toMatch(
+        new RegExp(`CONNECT localhost:${tlsPort}`),
+      );
       const logs = JSON.stringify(agent.lines) + agent.stderr.join('\n');
       expect(logs).not.toContain(PROXY_PASS);
       expect(logs).not.toContain(locationKey);

@@ -21,7 +21,9 @@ describe('variables end to end', () => {
 
   const finalResult = (checkId: string) =>
     until(
-      async () => (await api.ok<{ entries: Array<Record<string, unknown>> }>('GET', `/v2/check-results/${checkId}?limit=1`)).entries[0],
+      async () =>
+        (await api.ok<{ entries: Array<Record<string, unknown>> }>('GET', `/v2/check-results/${checkId}?limit=1`))
+          .entries[0],
       { what: `a result of ${checkId}` },
     );
   const hit = (prefix: string) => seen.find((s) => s.path.startsWith(prefix));
@@ -34,7 +36,11 @@ describe('variables end to end', () => {
     });
     service = await startService({ DATA_DIR: data.dir });
     api = new Api(service.url, await createAccount(data.dir));
-    agent = startAgent({ API_KEY: (await api.createLocation('vars-agent')).key, API_URL: service.url, SPOOL_DIR: `${data.dir}/spool` });
+    agent = startAgent({
+      API_KEY: (await api.createLocation('vars-agent')).key,
+      API_URL: service.url,
+      SPOOL_DIR: `${data.dir}/spool`,
+    });
     for (const v of [
       { key: 'LEVEL', value: 'account' },
       { key: 'ACCOUNT_ONLY', value: 'acct' },
@@ -66,10 +72,24 @@ describe('variables end to end', () => {
       frequency: 1440,
       groupId: group.id,
       environmentVariables: [{ key: 'LEVEL', value: 'check' }],
-      request: { method: 'GET', url: url('/own/{{LEVEL}}/{{GROUP_ONLY}}/{{ACCOUNT_ONLY}}?t={{{TOKEN}}}'), headers: [{ key: 'X-Missing', value: '{{NOPE}}' }] },
+      request: {
+        method: 'GET',
+        url: url('/own/{{LEVEL}}/{{GROUP_ONLY}}/{{ACCOUNT_ONLY}}?t={{{TOKEN}}}'),
+        headers: [{ key: 'X-Missing', value: '{{NOPE}}' }],
+      },
     });
-    const member = await api.createApiCheck({ name: 'member', frequency: 1440, groupId: group.id, request: { method: 'GET', url: url('/member/{{LEVEL}}') } });
-    const alone = await api.createApiCheck({ name: 'alone', frequency: 1440, privateLocations: ['vars-agent'], request: { method: 'GET', url: url('/alone/{{LEVEL}}') } });
+    const member = await api.createApiCheck({
+      name: 'member',
+      frequency: 1440,
+      groupId: group.id,
+      request: { method: 'GET', url: url('/member/{{LEVEL}}') },
+    });
+    const alone = await api.createApiCheck({
+      name: 'alone',
+      frequency: 1440,
+      privateLocations: ['vars-agent'],
+      request: { method: 'GET', url: url('/alone/{{LEVEL}}') },
+    });
 
     const [ownResult] = await Promise.all([finalResult(own.id), finalResult(member.id), finalResult(alone.id)]);
     expect(hit('/own/')?.path).toBe(`/own/check/grp/acct?t=${TOKEN}`);
@@ -79,7 +99,11 @@ describe('variables end to end', () => {
 
     expect(ownResult).toMatchObject({
       hasFailures: false,
-      details: { variableNotes: [{ field: 'request.headers[0].value', reference: '{{NOPE}}', message: expect.stringMatching(/NOPE/) }] },
+      details: {
+        variableNotes: [
+          { field: 'request.headers[0].value', reference: '{{NOPE}}', message: expect.stringMatching(/NOPE/) },
+        ],
+      },
     });
     expect(JSON.stringify(ownResult)).not.toContain(TOKEN);
     expect(JSON.stringify(ownResult)).toContain('t=[secret]');

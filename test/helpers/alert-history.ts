@@ -5,7 +5,12 @@ import type { RunResult } from '../../src/shared/protocol.ts';
 import type { Harness, TestAgent } from './dispatch-harness.ts';
 
 /** Enqueues a run of `check` at the agent's location now (the harness clock), leases it and submits `result`. */
-export async function answerRun(h: Harness, agent: TestAgent, check: StoredCheck, result: Partial<RunResult>): Promise<void> {
+export async function answerRun(
+  h: Harness,
+  agent: TestAgent,
+  check: StoredCheck,
+  result: Partial<RunResult>,
+): Promise<void> {
   await h.dispatcher.enqueue(check, agent.registration.location.id, h.clock.now);
   const [job] = await agent.lease();
   if (!job) throw new Error('no job to answer');
@@ -15,6 +20,12 @@ export async function answerRun(h: Harness, agent: TestAgent, check: StoredCheck
 
 /** Every alert of the check, oldest first. */
 export async function alertHistory(store: Store, accountId: string, checkId: string): Promise<CheckAlertRecord[]> {
-  const all = await store.checkAlerts.list(accountId, { checkId, from: new Date(0).toISOString(), to: '9999-01-01T00:00:00.000Z', limit: 100, page: 1 });
+  const all = await store.checkAlerts.list(accountId, {
+    checkId,
+    from: new Date(0).toISOString(),
+    to: '9999-01-01T00:00:00.000Z',
+    limit: 100,
+    page: 1,
+  });
   return all.reverse();
 }

@@ -42,7 +42,11 @@ export interface ArtifactServiceHarness {
     fields?: Partial<RunResult>,
   ): Promise<string>;
   /** Uploads a whole artifact of the run with one PUT, as the agent's uploader does; throws unless it completed. */
-  upload(t: ArtifactTenant, runId: string, artifact: { name: string; kind: ArtifactKind; contentType: string; bytes: Buffer }): Promise<void>;
+  upload(
+    t: ArtifactTenant,
+    runId: string,
+    artifact: { name: string; kind: ArtifactKind; contentType: string; bytes: Buffer },
+  ): Promise<void>;
   /** Stops the service (an outage); restart() brings it back on the same port and DATA_DIR. */
   stop(): Promise<void>;
   restart(): Promise<void>;
@@ -55,7 +59,13 @@ export async function startArtifactService(env: Record<string, string> = {}): Pr
   let running = true;
   const boot = async () => {
     const service = await buildService(
-      loadServiceConfig({ DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1', PUBLIC_URL: 'http://127.0.0.1:1/', ...env }),
+      loadServiceConfig({
+        DATA_DIR: dataDir,
+        PORT: port,
+        HOST: '127.0.0.1',
+        PUBLIC_URL: 'http://127.0.0.1:1/',
+        ...env,
+      }),
       { logger: false },
     );
     const url = await service.start();
@@ -76,7 +86,12 @@ export async function startArtifactService(env: Record<string, string> = {}): Pr
       tenants += 1;
       const store = current.service.store;
       const { accountId, apiKey } = await createAccount(store, name);
-      const location = await store.locations.create(accountId, { name: `Office ${tenants}`, slugName: `office-${tenants}`, icon: 'location', proxyUrl: null });
+      const location = await store.locations.create(accountId, {
+        name: `Office ${tenants}`,
+        slugName: `office-${tenants}`,
+        icon: 'location',
+        proxyUrl: null,
+      });
       const { rawKey } = await store.locations.createKey(accountId, location.id);
       // Not activated: the scheduler leaves it alone, the test makes its runs.
       const check = await store.checks.create({
@@ -90,7 +105,13 @@ export async function startArtifactService(env: Record<string, string> = {}): Pr
         locationIds: [location.id],
         body: { name: 'Login flow', request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
       });
-      return { accountId, headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId }, location, key: rawKey, check };
+      return {
+        accountId,
+        headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId },
+        location,
+        key: rawKey,
+        check,
+      };
     },
     async run(t) {
       return (await current.service.dispatcher.enqueue(t.check, t.location.id, Date.now())).runId;
@@ -140,7 +161,8 @@ export async function startArtifactService(env: Record<string, string> = {}): Pr
         body: new Uint8Array(bytes),
       });
       const status = (await res.json()) as { complete?: boolean };
-      if (!res.ok || !status.complete) throw new Error(`artifact upload of ${name} failed: ${res.status} ${JSON.stringify(status)}`);
+      if (!res.ok || !status.complete)
+        throw new Error(`artifact upload of ${name} failed: ${res.status} ${JSON.stringify(status)}`);
     },
     async stop() {
       if (!running) return;

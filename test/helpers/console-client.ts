@@ -24,11 +24,20 @@ export function consoleClient(baseUrl: string): ConsoleClient {
     lastSetCookies: [],
     csrfToken: '',
     async get(path) {
-      return remember(await fetch(`${baseUrl}${path}`, { headers: { accept: 'text/html', cookie: cookieHeader() }, redirect: 'manual' }));
+      return remember(
+        await fetch(`${baseUrl}${path}`, {
+          headers: { accept: 'text/html', cookie: cookieHeader() },
+          redirect: 'manual',
+        }),
+      );
     },
     async post(path, fields, opts = {}) {
       const body = new URLSearchParams({ ...fields, ...(opts.csrf === false ? {} : { _csrf: client.csrfToken }) });
-      const headers = { accept: 'text/html', cookie: cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' };
+      const headers = {
+        accept: 'text/html',
+        cookie: cookieHeader(),
+        'content-type': 'application/x-www-form-urlencoded',
+      };
       return remember(await fetch(`${baseUrl}${path}`, { method: 'POST', headers, body, redirect: 'manual' }));
     },
   };
@@ -55,6 +64,7 @@ export async function signedInClient(baseUrl: string, account: TestAccount): Pro
   const client = consoleClient(baseUrl);
   await client.get('/app/sign-in');
   const res = await client.post('/app/sign-in', { accountId: account.accountId, apiKey: account.apiKey });
-  if (res.status !== 303 || res.headers.get('location') !== '/app/checks') throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+  if (res.status !== 303 || res.headers.get('location') !== '/app/checks')
+    throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
   return client;
 }

@@ -27,10 +27,15 @@ async function agentPost<T>(web: WebService, tenant: ConsoleTenant, path: string
 
 export async function consoleTenant(web: WebService, name: string, slugName: string): Promise<ConsoleTenant> {
   const account = await web.newAccount(name);
-  const location = await web.api<ConsoleTenant['location'] & { keys: { rawKey?: string }[] }>(account, 'POST', '/v1/private-locations', {
-    name: `${name} office`,
-    slugName,
-  });
+  const location = await web.api<ConsoleTenant['location'] & { keys: { rawKey?: string }[] }>(
+    account,
+    'POST',
+    '/v1/private-locations',
+    {
+      name: `${name} office`,
+      slugName,
+    },
+  );
   const locationKey = location.keys[0]?.rawKey;
   if (!locationKey) throw new Error('the location was created without its key');
   const tenant = { account, location, locationKey, agentId: crypto.randomUUID() };
@@ -61,7 +66,12 @@ export async function createApiCheck(
 }
 
 /** Runs the check once more now: enqueued, leased and answered with `result` by the tenant's agent. */
-export async function runCheck(web: WebService, tenant: ConsoleTenant, checkId: string, result: Partial<RunResult> = {}): Promise<void> {
+export async function runCheck(
+  web: WebService,
+  tenant: ConsoleTenant,
+  checkId: string,
+  result: Partial<RunResult> = {},
+): Promise<void> {
   const check = await web.service.store.checks.get(tenant.account.accountId, checkId);
   if (!check) throw new Error(`no check ${checkId}`);
   await web.service.dispatcher.enqueue(check, tenant.location.id, Date.now());
@@ -76,8 +86,17 @@ export async function leaseNextRun(web: WebService, tenant: ConsoleTenant): Prom
 }
 
 /** Leases the next run and answers it; it must be a run of `checkId`. */
-async function answerNextRun(web: WebService, tenant: ConsoleTenant, checkId: string, result: Partial<RunResult>): Promise<void> {
+async function answerNextRun(
+  web: WebService,
+  tenant: ConsoleTenant,
+  checkId: string,
+  result: Partial<RunResult>,
+): Promise<void> {
   const job = await leaseNextRun(web, tenant);
   if (job?.check.id !== checkId) throw new Error(`expected a run of ${checkId}, leased ${job?.check.id ?? 'nothing'}`);
-  await agentPost(web, tenant, AGENT_PATHS.results, { agentId: tenant.agentId, leaseId: job.leaseId, result: resultFor(job, tenant.agentId, result) });
+  await agentPost(web, tenant, AGENT_PATHS.results, {
+    agentId: tenant.agentId,
+    leaseId: job.leaseId,
+    result: resultFor(job, tenant.agentId, result),
+  });
 }

@@ -17,8 +17,15 @@ function apiKeyOf(account: KeyedAccount): string {
 }
 
 /** The session's cookies as a browser context takes them. */
-export async function consoleSessionCookies(serviceUrl: string, account: KeyedAccount): Promise<{ name: string; value: string; url: string }[]> {
-  const client = await signedInClient(serviceUrl, { accountId: account.accountId, apiKey: apiKeyOf(account), headers: account.headers });
+export async function consoleSessionCookies(
+  serviceUrl: string,
+  account: KeyedAccount,
+): Promise<{ name: string; value: string; url: string }[]> {
+  const client = await signedInClient(serviceUrl, {
+    accountId: account.accountId,
+    apiKey: apiKeyOf(account),
+    headers: account.headers,
+  });
   return [...client.cookies].map(([name, value]) => ({ name, value, url: `${serviceUrl}/app` }));
 }
 

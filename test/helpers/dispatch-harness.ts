@@ -19,7 +19,13 @@ import { ServiceMetrics } from '../../src/service/metrics/service-metrics.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { PrivateLocation, Store, StoredCheck } from '../../src/service/store/store.ts';
 import type { CheckClass, CheckType } from '../../src/shared/checks/types.ts';
-import { AGENT_PATHS, type Job, PROTOCOL_VERSION, type RegisterResponse, type RunResult } from '../../src/shared/protocol.ts';
+import {
+  AGENT_PATHS,
+  type Job,
+  PROTOCOL_VERSION,
+  type RegisterResponse,
+  type RunResult,
+} from '../../src/shared/protocol.ts';
 
 function tempDataDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'outpost-dispatch-'));
@@ -52,7 +58,10 @@ export interface Harness {
   metrics: ServiceMetrics | undefined;
   tenant(name?: string): Promise<TestTenant>;
   check(tenant: TestTenant, opts?: Partial<StoredCheck>): Promise<StoredCheck>;
-  agent(tenant: TestTenant, opts?: { checkTypes?: CheckType[]; agentId?: string; runtimes?: string[] }): Promise<TestAgent>;
+  agent(
+    tenant: TestTenant,
+    opts?: { checkTypes?: CheckType[]; agentId?: string; runtimes?: string[] },
+  ): Promise<TestAgent>;
   close(): Promise<void>;
 }
 
@@ -61,7 +70,9 @@ export interface TestAgent {
   registration: RegisterResponse;
   post(path: string, body: unknown): Promise<LightMyRequestResponse>;
   lease(opts?: { slots?: Partial<Record<CheckClass, number>>; waitSeconds?: number }): Promise<Job[]>;
-  heartbeat(leases: Array<{ runId: string; leaseId: string }>): Promise<Array<{ runId: string; state: string; leaseExpiresAt: string | null }>>;
+  heartbeat(
+    leases: Array<{ runId: string; leaseId: string }>,
+  ): Promise<Array<{ runId: string; state: string; leaseExpiresAt: string | null }>>;
   submit(job: Job, overrides?: Partial<RunResult>): Promise<LightMyRequestResponse>;
 }
 
@@ -129,7 +140,12 @@ export async function startHarness(
         proxyUrl: null,
       });
       const { rawKey } = await store.locations.createKey(accountId, location.id);
-      return { accountId, headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId }, location, key: rawKey };
+      return {
+        accountId,
+        headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId },
+        location,
+        key: rawKey,
+      };
     },
     async check(tenant, overrides = {}) {
       return store.checks.create({
@@ -148,7 +164,12 @@ export async function startHarness(
     async agent(tenant, agentOpts = {}) {
       const agentId = agentOpts.agentId ?? crypto.randomUUID();
       const post = (path: string, body: unknown) =>
-        app.inject({ method: 'POST', url: path, headers: { authorization: `Bearer ${tenant.key}` }, payload: body as object });
+        app.inject({
+          method: 'POST',
+          url: path,
+          headers: { authorization: `Bearer ${tenant.key}` },
+          payload: body as object,
+        });
       const res = await post(AGENT_PATHS.register, registrationBody(agentId, agentOpts));
       if (res.statusCode !== 200) throw new Error(`register failed: ${res.statusCode} ${res.body}`);
       return {
@@ -163,10 +184,15 @@ export async function startHarness(
         async heartbeat(leases) {
           const r = await post(AGENT_PATHS.heartbeat, { agentId, leases });
           if (r.statusCode !== 200) throw new Error(`heartbeat failed: ${r.statusCode} ${r.body}`);
-          return (r.json() as { leases: Array<{ runId: string; state: string; leaseExpiresAt: string | null }> }).leases;
+          return (r.json() as { leases: Array<{ runId: string; state: string; leaseExpiresAt: string | null }> })
+            .leases;
         },
         submit(job, overrides = {}) {
-          return post(AGENT_PATHS.results, { agentId, leaseId: job.leaseId, result: resultFor(job, agentId, overrides) });
+          return post(AGENT_PATHS.results, {
+            agentId,
+            leaseId: job.leaseId,
+            result: resultFor(job, agentId, overrides),
+          });
         },
       };
     },

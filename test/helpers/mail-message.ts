@@ -11,10 +11,15 @@ export function mailHeader(mail: ReceivedMail, name: string): string | undefined
 }
 
 export function mailText(mail: ReceivedMail): string {
-  const body = mail.raw.split(/\r?\n\r?\n/).slice(1).join('\n\n');
+  const body = mail.raw
+    .split(/\r?\n\r?\n/)
+    .slice(1)
+    .join('\n\n');
   const quotedPrintable = /content-transfer-encoding: quoted-printable/i.test(mail.raw);
   if (!quotedPrintable) return body;
-  const bytes = body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  const bytes = body
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
   return Buffer.from(bytes, 'latin1').toString('utf8');
 }
 

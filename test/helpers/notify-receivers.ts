@@ -37,7 +37,12 @@ export class Arrivals<T> {
   }
 
   /** Resolves with the first `count` accepted items once that many have arrived. */
-  waitFor(count: number, accept: (item: T) => boolean = () => true, timeoutMs?: number, what = `${count} arrivals`): Promise<T[]> {
+  waitFor(
+    count: number,
+    accept: (item: T) => boolean = () => true,
+    timeoutMs?: number,
+    what = `${count} arrivals`,
+  ): Promise<T[]> {
     const matched = () => this.items.filter(accept);
     if (matched().length >= count) return Promise.resolve(matched().slice(0, count));
     return new Promise((resolve, reject) => {
@@ -46,7 +51,11 @@ export class Arrivals<T> {
           ? undefined
           : setTimeout(() => {
               this.#waiters = this.#waiters.filter((w) => w !== waiter);
-              reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${matched().length} of ${count} so far, ${this.items.length} received)`));
+              reject(
+                new Error(
+                  `timed out after ${timeoutMs} ms waiting for ${what} (${matched().length} of ${count} so far, ${this.items.length} received)`,
+                ),
+              );
             }, timeoutMs);
       const waiter = {
         check: () => {
@@ -103,7 +112,10 @@ export async function listenSmtp(opts: SmtpBehaviour): Promise<{ url: string; cl
   server.listen(0, '127.0.0.1');
   await once(server.server, 'listening');
   const { port } = server.server.address() as AddressInfo;
-  return { url: `smtp://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 export async function startSmtpSink(opts: Pick<SmtpBehaviour, 'rejectRecipient'> = {}): Promise<SmtpSink> {
@@ -147,7 +159,12 @@ export async function startWebhookReceiver(path = '/hook'): Promise<WebhookRecei
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const answer = receiver.script.shift() ?? 204;
-      const received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const received = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       if (answer === 'hang') {
         hooks.push({ ...received, answered: 0 });
         return;

@@ -85,7 +85,8 @@ export function familyOf(exposition: Exposition, sampleName: string): Family | u
 export function sampleValue(exposition: Exposition, name: string, want: Record<string, string> = {}): number {
   const keys = Object.keys(want);
   const found = exposition.samples.filter(
-    (s) => s.name === name && Object.keys(s.labels).length === keys.length && keys.every((k) => s.labels[k] === want[k]),
+    (s) =>
+      s.name === name && Object.keys(s.labels).length === keys.length && keys.every((k) => s.labels[k] === want[k]),
   );
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} with labels ${JSON.stringify(want)}`);
   return found[0]?.value ?? 0;
@@ -97,7 +98,11 @@ export function parsePromText(text: string): Sample[] {
 }
 
 /** The value of the one sample with this name and at least these labels; undefined when there is none. */
-export function valueWithLabels(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+export function valueWithLabels(
+  samples: readonly Sample[],
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} match ${JSON.stringify(labels)}`);
   return found[0]?.value;

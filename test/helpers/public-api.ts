@@ -39,7 +39,12 @@ export interface TestApi {
   hookCalls: HookCall[];
   newAccount(name?: string): Promise<TestAccount>;
   /** A request to the public API as `account` (its key and account headers), through app.inject. */
-  request(account: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object): Promise<LightMyRequestResponse>;
+  request(
+    account: TestAccount,
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    payload?: object,
+  ): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 

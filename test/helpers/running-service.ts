@@ -17,7 +17,9 @@ export interface RunningService {
 
 export async function startRunningService(env: Record<string, string> = {}): Promise<RunningService> {
   const dataDir = tempDataDir();
-  const service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env }), { logger: false });
+  const service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env }), {
+    logger: false,
+  });
   const baseUrl = await service.start();
   return {
     service,

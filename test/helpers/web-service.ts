@@ -21,7 +21,9 @@ export interface WebService {
 
 export async function startWebService(env: Record<string, string> = {}): Promise<WebService> {
   const dataDir = tempDataDir();
-  const service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env }), { logger: false });
+  const service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env }), {
+    logger: false,
+  });
   const url = await service.start();
   return {
     service,

@@ -31,7 +31,10 @@ async function createChannel(body: object, who = acme): Promise<ChannelView> {
 }
 
 async function createCheck(who = acme): Promise<string> {
-  const res = await api.request(who, 'POST', '/v1/checks/api', { name: 'home', request: { method: 'GET', url: 'https://example.test/' } });
+  const res = await api.request(who, 'POST', '/v1/checks/api', {
+    name: 'home',
+    request: { method: 'GET', url: 'https://example.test/' },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return json<{ id: string }>(res).id;
 }
@@ -64,7 +67,12 @@ describe('/v1/alert-channels CRUD', () => {
       sslExpiryThreshold: 7,
     });
     expect(put.statusCode, put.body).toBe(200);
-    expect(json<ChannelView>(put)).toMatchObject({ config: { address: 'oncall@example.test' }, sendDegraded: true, sslExpiry: true, sslExpiryThreshold: 7 });
+    expect(json<ChannelView>(put)).toMatchObject({
+      config: { address: 'oncall@example.test' },
+      sendDegraded: true,
+      sslExpiry: true,
+      sslExpiryThreshold: 7,
+    });
     expect(json<ChannelView>(put).updated_at).not.toBeNull();
 
     expect((await api.request(acme, 'DELETE', `/v1/alert-channels/${created.id}`)).statusCode).toBe(204);
@@ -88,16 +96,30 @@ describe('/v1/alert-channels CRUD', () => {
       { type: 'CALL', config: { number: '+14155550100' } },
     ];
     for (const body of bodies) expect((await createChannel(body)).type).toBe(body.type);
-    const webhook = json<ChannelView[]>(await api.request(acme, 'GET', '/v1/alert-channels')).find((c) => c.type === 'WEBHOOK');
-    expect(webhook?.config).toEqual({ name: 'hook', url: 'https://hooks.example.test/in', method: 'POST', headers: [], queryParameters: [] });
+    const webhook = json<ChannelView[]>(await api.request(acme, 'GET', '/v1/alert-channels')).find(
+      (c) => c.type === 'WEBHOOK',
+    );
+    expect(webhook?.config).toEqual({
+      name: 'hook',
+      url: 'https://hooks.example.test/in',
+      method: 'POST',
+      headers: [],
+      queryParameters: [],
+    });
   });
 
   it('refuses bad configs with a 400 naming the field', async () => {
     const cases: Array<[object, RegExp]> = [
       [{ type: 'EMAIL', config: { address: 'not-an-address' } }, /body\/config\/address/],
       [{ type: 'EMAIL', config: {} }, /body\/config\/address is required for EMAIL/],
-      [{ type: 'EMAIL', config: { address: 'a@b.test', url: 'x' } }, /body\/config\/url is not a EMAIL channel setting/],
-      [{ type: 'WEBHOOK', config: { url: 'ftp://hooks.example.test/' } }, /body\/config\/url must be an http:\/\/ or https:\/\/ URL/],
+      [
+        { type: 'EMAIL', config: { address: 'a@b.test', url: 'x' } },
+        /body\/config\/url is not a EMAIL channel setting/,
+      ],
+      [
+        { type: 'WEBHOOK', config: { url: 'ftp://hooks.example.test/' } },
+        /body\/config\/url must be an http:\/\/ or https:\/\/ URL/,
+      ],
       [{ type: 'WEBHOOK', config: { url: 'javascript:alert(1)' } }, /body\/config\/url/],
       [{ type: 'WEBHOOK', config: { url: 'https://a.test/', method: 'FETCH' } }, /body\/config\/method/],
       [{ type: 'SLACK', config: { url: 'file:///etc/passwd' } }, /body\/config\/url must be an http/],
@@ -119,35 +141,62 @@ describe('/v1/alert-channels CRUD', () => {
     expect(created.config).toEqual({ url: '********1234', channel: '#ops' });
     const og = await createChannel({ type: 'OPSGENIE', config: { apiKey: 'short', region: 'US', priority: 'P3' } });
     expect(og.config.apiKey).toBe('********');
-    const hook = await createChannel({ type: 'WEBHOOK', config: { url: 'https://h.test/', webhookSecret: 'whsec-0123456789abcdef' } });
+    const hook = await createChannel({
+      type: 'WEBHOOK',
+      config: { url: 'https://h.test/', webhookSecret: 'whsec-0123456789abcdef' },
+    });
     expect(hook.config.webhookSecret).toBe('********cdef');
     const list = await api.request(acme, 'GET', '/v1/alert-channels');
     for (const secret of [SLACK_URL, 'short', 'whsec-0123456789abcdef']) expect(list.body).not.toContain(secret);
 
     // GET then PUT the same body back: the stored URL stays, not its mask.
-    await api.request(acme, 'PUT', `/v1/alert-channels/${created.id}`, { type: 'SLACK', config: created.config, sendDegraded: true });
-    expect((await api.store.alertChannels.get(acme.accountId, created.id))?.definition.config).toEqual({ url: SLACK_URL, channel: '#ops' });
+    await api.request(acme, 'PUT', `/v1/alert-channels/${created.id}`, {
+      type: 'SLACK',
+      config: created.config,
+      sendDegraded: true,
+    });
+    expect((await api.store.alertChannels.get(acme.accountId, created.id))?.definition.config).toEqual({
+      url: SLACK_URL,
+      channel: '#ops',
+    });
   });
 
   it('masks the header and query parameter values of a webhook (they carry tokens), and keeps them when sent back masked', async () => {
     const token = 'Bearer tok-0123456789abcdef';
-    const config = { url: 'https://h.test/', headers: [{ key: 'Authorization', value: token }, { key: 'X-Team', value: 'ops' }], queryParameters: [{ key: 'key', value: 'k-0123456789abcdef' }] };
+    const config = {
+      url: 'https://h.test/',
+      headers: [
+        { key: 'Authorization', value: token },
+        { key: 'X-Team', value: 'ops' },
+      ],
+      queryParameters: [{ key: 'key', value: 'k-0123456789abcdef' }],
+    };
     const hook = await createChannel({ type: 'WEBHOOK', config });
-    expect(hook.config.headers).toEqual([{ key: 'Authorization', value: '********cdef' }, { key: 'X-Team', value: '********' }]);
+    expect(hook.config.headers).toEqual([
+      { key: 'Authorization', value: '********cdef' },
+      { key: 'X-Team', value: '********' },
+    ]);
     expect(hook.config.queryParameters).toEqual([{ key: 'key', value: '********cdef' }]);
-    const edited = { ...hook.config, headers: [...(hook.config.headers as object[]), { key: 'X-New', value: 'fresh' }] };
+    const edited = {
+      ...hook.config,
+      headers: [...(hook.config.headers as object[]), { key: 'X-New', value: 'fresh' }],
+    };
     await api.request(acme, 'PUT', `/v1/alert-channels/${hook.id}`, { type: 'WEBHOOK', config: edited });
     const stored = (await api.store.alertChannels.get(acme.accountId, hook.id))?.definition.config as typeof config;
     expect(stored.headers).toEqual([...config.headers, { key: 'X-New', value: 'fresh' }]);
     expect(stored.queryParameters).toEqual(config.queryParameters);
   });
 
-  it('treats another account\'s channel as absent', async () => {
+  it("treats another account's channel as absent", async () => {
     const created = await createChannel({ type: 'EMAIL', config: { address: 'ops@example.test' } });
     const path = `/v1/alert-channels/${created.id}`;
     expect((await api.request(other, 'GET', path)).statusCode).toBe(404);
-    expect((await api.request(other, 'PUT', path, { type: 'EMAIL', config: { address: 'x@y.test' } })).statusCode).toBe(404);
-    expect((await api.request(other, 'PUT', `${path}/subscriptions`, { groupId: 1, activated: true })).statusCode).toBe(404);
+    expect((await api.request(other, 'PUT', path, { type: 'EMAIL', config: { address: 'x@y.test' } })).statusCode).toBe(
+      404,
+    );
+    expect((await api.request(other, 'PUT', `${path}/subscriptions`, { groupId: 1, activated: true })).statusCode).toBe(
+      404,
+    );
     expect((await api.request(other, 'DELETE', path)).statusCode).toBe(404);
     expect(json(await api.request(other, 'GET', '/v1/alert-channels'))).toEqual([]);
     expect((await api.request(acme, 'GET', path)).statusCode).toBe(200);
@@ -158,10 +207,16 @@ describe('SMS and CALL channels without a gateway', () => {
   beforeEach(() => start());
 
   it('are refused with a 400 naming the missing setting', async () => {
-    const sms = await api.request(acme, 'POST', '/v1/alert-channels', { type: 'SMS', config: { number: '+4915112345678' } });
+    const sms = await api.request(acme, 'POST', '/v1/alert-channels', {
+      type: 'SMS',
+      config: { number: '+4915112345678' },
+    });
     expect(sms.statusCode).toBe(400);
     expect(json(sms).message).toMatch(/body\/type: SMS channels need an SMS gateway.*ALERT_SMS_GATEWAY_URL/);
-    const call = await api.request(acme, 'POST', '/v1/alert-channels', { type: 'CALL', config: { number: '+4915112345678' } });
+    const call = await api.request(acme, 'POST', '/v1/alert-channels', {
+      type: 'CALL',
+      config: { number: '+4915112345678' },
+    });
     expect(call.statusCode).toBe(400);
     expect(json(call).message).toMatch(/ALERT_VOICE_GATEWAY_URL/);
   });
@@ -188,7 +243,10 @@ describe('alert channel subscriptions', () => {
     expect(json(first)).toMatchObject({ checkId, groupId: null, activated: true });
     const again = json<{ id: number }>(await api.request(acme, 'PUT', path, { checkId, activated: false }));
     expect(again.id).toBe(json<{ id: number }>(first).id);
-    expect(json(await api.request(acme, 'PUT', path, { groupId: group.id, activated: true }))).toMatchObject({ checkId: null, groupId: group.id });
+    expect(json(await api.request(acme, 'PUT', path, { groupId: group.id, activated: true }))).toMatchObject({
+      checkId: null,
+      groupId: group.id,
+    });
 
     const read = json<ChannelView>(await api.request(acme, 'GET', `/v1/alert-channels/${channel.id}`));
     expect(read.subscriptions.map(({ checkId: c, groupId: g, activated }) => ({ c, g, activated }))).toEqual([
@@ -211,13 +269,19 @@ describe('alert channel subscriptions', () => {
 
     // Deleting the check removes its subscription.
     expect((await api.request(acme, 'DELETE', `/v1/checks/${checkId}`)).statusCode).toBe(204);
-    expect(json<ChannelView>(await api.request(acme, 'GET', `/v1/alert-channels/${channel.id}`)).subscriptions).toHaveLength(1);
+    expect(
+      json<ChannelView>(await api.request(acme, 'GET', `/v1/alert-channels/${channel.id}`)).subscriptions,
+    ).toHaveLength(1);
   });
 
   it('takes subscriptions on the channel body, replacing them on update', async () => {
     const a = await createCheck();
     const b = await createCheck();
-    const channel = await createChannel({ type: 'EMAIL', config: { address: 'o@e.test' }, subscriptions: [{ checkId: a, activated: true }] });
+    const channel = await createChannel({
+      type: 'EMAIL',
+      config: { address: 'o@e.test' },
+      subscriptions: [{ checkId: a, activated: true }],
+    });
     expect(channel.subscriptions).toMatchObject([{ checkId: a, activated: true }]);
     const put = await api.request(acme, 'PUT', `/v1/alert-channels/${channel.id}`, {
       type: 'EMAIL',
@@ -236,7 +300,8 @@ describe('alert channel subscriptions', () => {
     const timing = { period: 1, periodUnit: 'minutes', grace: 30, graceUnit: 'seconds' };
     const heartbeat = await api.request(acme, 'POST', '/v1/checks/heartbeat', { name: 'cron', heartbeat: timing });
     expect(heartbeat.statusCode, heartbeat.body).toBe(201);
-    const read = async (id: number) => json<ChannelView>(await api.request(acme, 'GET', `/v1/alert-channels/${id}`)).subscriptions;
+    const read = async (id: number) =>
+      json<ChannelView>(await api.request(acme, 'GET', `/v1/alert-channels/${id}`)).subscriptions;
     expect(await read(auto.id)).toMatchObject([
       { checkId, groupId: null, activated: true },
       { checkId: json<{ id: string }>(heartbeat).id, groupId: null, activated: true },

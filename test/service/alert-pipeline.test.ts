@@ -22,7 +22,12 @@ import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { AlertDeliveryWorker } from '../../src/service/notify/alert-delivery.ts';
 import { createChannelSenders } from '../../src/service/notify/channels/index.ts';
-import type { AlertMessage, ChannelSender, ChannelSenders, SendContext } from '../../src/service/notify/channels/types.ts';
+import type {
+  AlertMessage,
+  ChannelSender,
+  ChannelSenders,
+  SendContext,
+} from '../../src/service/notify/channels/types.ts';
 import { loadNotifyConfig, type NotifyConfig } from '../../src/service/notify/config.ts';
 import { loadOutboundConfig } from '../../src/service/outbound/config.ts';
 import { createOutboundDispatcher } from '../../src/service/outbound/dispatcher.ts';
@@ -48,7 +53,9 @@ beforeEach(async () => {
   api = await startTestApi({ OUTBOUND_ALLOW: '127.0.0.1', PUBLIC_URL });
   acme = await api.newAccount('Acme');
   other = await api.newAccount('Other');
-  http = createOutboundDispatcher(new OutboundPolicy(loadOutboundConfig({ OUTBOUND_ALLOW: '127.0.0.1' })), { connectTimeoutMs: 1_000 });
+  http = createOutboundDispatcher(new OutboundPolicy(loadOutboundConfig({ OUTBOUND_ALLOW: '127.0.0.1' })), {
+    connectTimeoutMs: 1_000,
+  });
 });
 
 afterEach(async () => {
@@ -79,13 +86,22 @@ const postMessage: ChannelSender<'WEBHOOK'> = async (message, channel, ctx) => {
 const senders: ChannelSenders = { ...createChannelSenders(), WEBHOOK: postMessage };
 
 function notifyConfig(env: Record<string, string> = {}): NotifyConfig {
-  return loadNotifyConfig({ NOTIFY_BACKOFF_BASE_MS: '100', NOTIFY_BACKOFF_MAX_MS: '400', NOTIFY_MAX_ATTEMPTS: '3', NOTIFY_POLL_MS: '60000', ...env });
+  return loadNotifyConfig({
+    NOTIFY_BACKOFF_BASE_MS: '100',
+    NOTIFY_BACKOFF_MAX_MS: '400',
+    NOTIFY_MAX_ATTEMPTS: '3',
+    NOTIFY_POLL_MS: '60000',
+    ...env,
+  });
 }
 
 function context(): Omit<SendContext, 'timeoutMs' | 'now'> {
   return { dispatcher: http, providers: UNAVAILABLE_PROVIDERS, mail: null };
 }
-const UNAVAILABLE_PROVIDERS = { pagerDutyEventsUrl: 'http://127.0.0.1:9/pd', opsgenieApiUrl: { US: 'http://127.0.0.1:9/us', EU: 'http://127.0.0.1:9/eu' } };
+const UNAVAILABLE_PROVIDERS = {
+  pagerDutyEventsUrl: 'http://127.0.0.1:9/pd',
+  opsgenieApiUrl: { US: 'http://127.0.0.1:9/us', EU: 'http://127.0.0.1:9/eu' },
+};
 
 function deliveryWorker(config = notifyConfig()): AlertDeliveryWorker {
   const worker = new AlertDeliveryWorker({ store: api.store, config, senders, context: context(), log });
@@ -94,7 +110,13 @@ function deliveryWorker(config = notifyConfig()): AlertDeliveryWorker {
 }
 
 function fanOutTo(delivery?: AlertDeliveryWorker): AlertFanOut {
-  return new AlertFanOut({ store: api.store, publicUrl: new URL(PUBLIC_URL), pollMs: 60_000, log, onQueued: () => delivery?.poke() });
+  return new AlertFanOut({
+    store: api.store,
+    publicUrl: new URL(PUBLIC_URL),
+    pollMs: 60_000,
+    log,
+    onQueued: () => delivery?.poke(),
+  });
 }
 
 async function receiver(): Promise<WebhookReceiver> {
@@ -104,7 +126,12 @@ async function receiver(): Promise<WebhookReceiver> {
 }
 
 async function createCheck(body: object = {}, who = acme): Promise<string> {
-  const res = await api.request(who, 'POST', '/v1/checks/api', { name: 'Homepage', tags: ['web'], request: { method: 'GET', url: 'https://example.test/' }, ...body });
+  const res = await api.request(who, 'POST', '/v1/checks/api', {
+    name: 'Homepage',
+    tags: ['web'],
+    request: { method: 'GET', url: 'https://example.test/' },
+    ...body,
+  });
   expect(res.statusCode, res.body).toBe(201);
   return json<{ id: string }>(res).id;
 }
@@ -128,29 +155,60 @@ async function createChannel(url: string, subscriptions: object[], flags: object
 }
 
 /** Records an alert the way the status transaction does (check_alerts row, check status). */
-async function raise(checkId: string, alertType: AlertType, opts: { sslDaysRemaining?: number; at?: Date; who?: TestAccount } = {}): Promise<CheckAlertRecord> {
+async function raise(
+  checkId: string,
+  alertType: AlertType,
+  opts: { sslDaysRemaining?: number; at?: Date; who?: TestAccount } = {},
+): Promise<CheckAlertRecord> {
   const at = (opts.at ?? new Date()).toISOString();
   const who = opts.who ?? acme;
   // A stored result pending its status update, as the dispatcher leaves it before applying it.
   const { id: resultId } = await api.store.results.insertOnce({
-    accountId: who.accountId, checkId, runId: randomUUID(), checkName: 'Homepage', locationId: '', runLocation: 'office-1', attempts: 1,
-    resultType: 'FINAL', pendingStatus: { dueAt: at }, payload: {} as never,
+    accountId: who.accountId,
+    checkId,
+    runId: randomUUID(),
+    checkName: 'Homepage',
+    locationId: '',
+    runLocation: 'office-1',
+    attempts: 1,
+    resultType: 'FINAL',
+    pendingStatus: { dueAt: at },
+    payload: {} as never,
   });
-  const applied = await api.store.checkStatuses.applyResult((opts.who ?? acme).accountId, checkId, resultId, at, () => ({
-    status: {
-      hasFailures: true,
-      hasErrors: false,
-      isDegraded: false,
-      longestRun: 40,
-      shortestRun: 40,
-      lastRunLocation: 'office-1',
-      lastCheckRunId: resultId,
-      sslDaysRemaining: opts.sslDaysRemaining ?? null,
-      alert: INITIAL_STATE,
-    },
-    nextReminderAt: null,
-    alerts: [{ name: 'Homepage', checkType: 'API', alertType, runLocation: 'office-1', responseTime: 40, error: 'status 500', statusCode: '500', resultId, startedAt: at, sslDaysRemaining: opts.sslDaysRemaining ?? null }],
-  }));
+  const applied = await api.store.checkStatuses.applyResult(
+    (opts.who ?? acme).accountId,
+    checkId,
+    resultId,
+    at,
+    () => ({
+      status: {
+        hasFailures: true,
+        hasErrors: false,
+        isDegraded: false,
+        longestRun: 40,
+        shortestRun: 40,
+        lastRunLocation: 'office-1',
+        lastCheckRunId: resultId,
+        sslDaysRemaining: opts.sslDaysRemaining ?? null,
+        alert: INITIAL_STATE,
+      },
+      nextReminderAt: null,
+      alerts: [
+        {
+          name: 'Homepage',
+          checkType: 'API',
+          alertType,
+          runLocation: 'office-1',
+          responseTime: 40,
+          error: 'status 500',
+          statusCode: '500',
+          resultId,
+          startedAt: at,
+          sslDaysRemaining: opts.sslDaysRemaining ?? null,
+        },
+      ],
+    }),
+  );
   const alert = applied?.alerts[0];
   if (!alert) throw new Error('no alert recorded');
   return alert;
@@ -166,8 +224,17 @@ describe('fan-out: who is told', () => {
   it('tells each channel what its flags ask for: failures, recoveries, degradations, reminders like what they remind of, SSL under the threshold', async () => {
     const checkId = await createCheck();
     const failures = await createChannel('http://127.0.0.1:9/a', [sub(checkId)]);
-    const degraded = await createChannel('http://127.0.0.1:9/b', [sub(checkId)], { sendFailure: false, sendRecovery: false, sendDegraded: true });
-    const ssl = await createChannel('http://127.0.0.1:9/c', [sub(checkId)], { sendFailure: false, sendRecovery: false, sslExpiry: true, sslExpiryThreshold: 10 });
+    const degraded = await createChannel('http://127.0.0.1:9/b', [sub(checkId)], {
+      sendFailure: false,
+      sendRecovery: false,
+      sendDegraded: true,
+    });
+    const ssl = await createChannel('http://127.0.0.1:9/c', [sub(checkId)], {
+      sendFailure: false,
+      sendRecovery: false,
+      sslExpiry: true,
+      sslExpiryThreshold: 10,
+    });
     const fanOut = fanOutTo();
     const told = async (type: AlertType, sslDaysRemaining?: number) => {
       const alert = await raise(checkId, type, { sslDaysRemaining });
@@ -297,14 +364,20 @@ describe('fan-out: who is told', () => {
     expect(hook.hooks.items.map((h) => h.headers['x-notification-id'])).toEqual([n.id]);
   });
 
-  it("does not hold other alerts behind one that cannot be fanned out, and fans that one out once it can", async () => {
+  it('does not hold other alerts behind one that cannot be fanned out, and fans that one out once it can', async () => {
     const brokenCheck = await createCheck();
     const hook = await receiver();
     await createChannel(hook.url, [sub(brokenCheck)]);
     const otherCheck = await createCheck({}, other);
     const otherChannel = await createChannel(hook.url, [sub(otherCheck)], {}, other);
     // A maintenance window row its repository cannot read: Acme's alerts cannot be fanned out.
-    const windowRes = await api.request(acme, 'POST', '/v1/maintenance-windows', { name: 'W', tags: ['x'], startsAt: '2026-01-01T00:00:00Z', endsAt: '2026-01-01T01:00:00Z', repeatUnit: null });
+    const windowRes = await api.request(acme, 'POST', '/v1/maintenance-windows', {
+      name: 'W',
+      tags: ['x'],
+      startsAt: '2026-01-01T00:00:00Z',
+      endsAt: '2026-01-01T01:00:00Z',
+      repeatUnit: null,
+    });
     expect(windowRes.statusCode, windowRes.body).toBe(201);
     const db = new DatabaseSync(path.join(api.dataDir, DB_FILE));
     db.exec(`UPDATE maintenance_windows SET tags = 'not json'`);
@@ -312,7 +385,13 @@ describe('fan-out: who is told', () => {
     const later = await raise(otherCheck, 'ALERT_FAILURE', { who: other });
     const delivery = deliveryWorker();
     delivery.start();
-    const fanOut = new AlertFanOut({ store: api.store, publicUrl: new URL(PUBLIC_URL), pollMs: 200, log, onQueued: () => delivery.poke() });
+    const fanOut = new AlertFanOut({
+      store: api.store,
+      publicUrl: new URL(PUBLIC_URL),
+      pollMs: 200,
+      log,
+      onQueued: () => delivery.poke(),
+    });
     fanOut.start();
     const [first] = (await once(delivery, 'delivered')) as [{ alertChannelId: number }];
     expect(first.alertChannelId).toBe(otherChannel);
@@ -328,7 +407,10 @@ describe('fan-out: who is told', () => {
 });
 
 /** Fans the alert out and starts a delivery worker on it; returns the notifications queued. */
-async function queueAndDeliver(checkId: string, config?: NotifyConfig): Promise<{ delivery: AlertDeliveryWorker; ids: string[] }> {
+async function queueAndDeliver(
+  checkId: string,
+  config?: NotifyConfig,
+): Promise<{ delivery: AlertDeliveryWorker; ids: string[] }> {
   const delivery = deliveryWorker(config);
   delivery.start();
   const alert = await raise(checkId, 'ALERT_FAILURE');
@@ -354,7 +436,15 @@ describe('delivery', () => {
     expect(retries[0]).toBeGreaterThanOrEqual(50);
     expect(retries[1]).toBeGreaterThanOrEqual(100);
     const [listed] = json<Array<Record<string, unknown>>>(await api.request(acme, 'GET', '/v1/alert-notifications'));
-    expect(listed).toMatchObject({ id: ids[0], status: 'SUCCESS', notificationResult: '204', checkId, type: 'WEBHOOK', attempts: 3, lastError: null });
+    expect(listed).toMatchObject({
+      id: ids[0],
+      status: 'SUCCESS',
+      notificationResult: '204',
+      checkId,
+      type: 'WEBHOOK',
+      attempts: 3,
+      lastError: null,
+    });
   });
 
   it('gives up at once on a permanent error, and after NOTIFY_MAX_ATTEMPTS on transient ones, saying why', async () => {
@@ -395,11 +485,13 @@ describe('delivery', () => {
     delivery.start();
     const [, reason] = (await once(delivery, 'failed')) as [unknown, string];
     expect(reason).toBe('the alert channel was deleted before the notification was sent');
-    const [listed] = json<Array<Record<string, unknown>>>(await api.request(acme, 'GET', `/v1/alert-notifications?alertChannelId=${channel}`));
+    const [listed] = json<Array<Record<string, unknown>>>(
+      await api.request(acme, 'GET', `/v1/alert-notifications?alertChannelId=${channel}`),
+    );
     expect(listed).toMatchObject({ status: 'FAILURE', alertChannelId: channel, notificationResult: reason });
   });
 
-  it("does not hold a later notification to another channel behind a send to a receiver that never answers", async () => {
+  it('does not hold a later notification to another channel behind a send to a receiver that never answers', async () => {
     const stuck = await receiver();
     stuck.script.push('hang');
     const healthy = await receiver();
@@ -435,7 +527,9 @@ describe('delivery', () => {
     if (!claimed) throw new Error('nothing claimed');
     const stored = await api.store.alertChannels.get(acme.accountId, channel);
     if (stored?.definition.type !== 'WEBHOOK') throw new Error('no webhook channel');
-    expect(await postMessage(claimed.message, stored.definition, { ...context(), timeoutMs: 1_000, now: Date.now })).toMatchObject({ ok: true });
+    expect(
+      await postMessage(claimed.message, stored.definition, { ...context(), timeoutMs: 1_000, now: Date.now }),
+    ).toMatchObject({ ok: true });
     const delivery = deliveryWorker();
     delivery.start();
     const [n] = (await once(delivery, 'delivered')) as [{ id: string; attempts: number }];
@@ -452,19 +546,29 @@ describe('GET /v1/alert-notifications', () => {
     const a = await createChannel('http://127.0.0.1:9/a', [sub(checkId)]);
     const b = await createChannel('http://127.0.0.1:9/b', [sub(checkId)]);
     const fanOut = fanOutTo();
-    for (let i = 0; i < 3; i++) await fanOut.fanOut(await raise(checkId, i % 2 === 0 ? 'ALERT_FAILURE' : 'ALERT_RECOVERY'));
+    for (let i = 0; i < 3; i++)
+      await fanOut.fanOut(await raise(checkId, i % 2 === 0 ? 'ALERT_FAILURE' : 'ALERT_RECOVERY'));
     return { checkId, a, b };
   }
 
   it('lists newest first in pages, by channel and by failure, in the shape of the reference', async () => {
     const { checkId, a, b } = await seed();
-    const all = json<Array<Record<string, unknown>>>(await api.request(acme, 'GET', '/v1/alert-notifications?limit=100'));
+    const all = json<Array<Record<string, unknown>>>(
+      await api.request(acme, 'GET', '/v1/alert-notifications?limit=100'),
+    );
     expect(all).toHaveLength(6);
     expect(all[0]).toEqual({
       id: expect.any(String),
       type: 'WEBHOOK',
       status: 'IN_PROGRESS',
-      alertConfig: { name: undefined, url: 'http://127.0.0.1:9/b', method: 'POST', headers: [], queryParameters: [], webhookSecret: '********1234' },
+      alertConfig: {
+        name: undefined,
+        url: 'http://127.0.0.1:9/b',
+        method: 'POST',
+        headers: [],
+        queryParameters: [],
+        webhookSecret: '********1234',
+      },
       notificationResult: null,
       timestamp: null,
       checkType: 'API',
@@ -477,13 +581,21 @@ describe('GET /v1/alert-notifications', () => {
     });
     const page2 = json<Array<{ id: string }>>(await api.request(acme, 'GET', '/v1/alert-notifications?limit=2&page=2'));
     expect(page2.map((n) => n.id)).toEqual(all.slice(2, 4).map((n) => n.id));
-    const onA = json<Array<{ alertChannelId: number }>>(await api.request(acme, 'GET', `/v1/alert-notifications?alertChannelId=${a}`));
+    const onA = json<Array<{ alertChannelId: number }>>(
+      await api.request(acme, 'GET', `/v1/alert-notifications?alertChannelId=${a}`),
+    );
     expect(onA.map((n) => n.alertChannelId)).toEqual([a, a, a]);
     const [failing] = all;
     await api.store.alertNotifications.markFailed(String(failing?.id), 'HTTP 410', 'gone');
-    const failed = json<Array<{ id: string; notificationResult: string }>>(await api.request(acme, 'GET', '/v1/alert-notifications?hasFailures=true'));
-    expect(failed).toEqual([expect.objectContaining({ id: failing?.id, status: 'FAILURE', notificationResult: 'gone' })]);
-    expect(json<unknown[]>(await api.request(acme, 'GET', '/v1/alert-notifications?hasFailures=false&limit=100'))).toHaveLength(5);
+    const failed = json<Array<{ id: string; notificationResult: string }>>(
+      await api.request(acme, 'GET', '/v1/alert-notifications?hasFailures=true'),
+    );
+    expect(failed).toEqual([
+      expect.objectContaining({ id: failing?.id, status: 'FAILURE', notificationResult: 'gone' }),
+    ]);
+    expect(
+      json<unknown[]>(await api.request(acme, 'GET', '/v1/alert-notifications?hasFailures=false&limit=100')),
+    ).toHaveLength(5);
   });
 
   it("windows by UNIX seconds of at most 24 hours, and shows nothing of another account's", async () => {
@@ -513,11 +625,22 @@ describe('wired in the service', () => {
 
   it('sends a failing result stored through the agent API to the subscribed channel, once', async () => {
     dataDir = tempDataDir();
-    const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', OUTBOUND_ALLOW: '127.0.0.1', NOTIFY_POLL_MS: '60000' };
+    const env = {
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      OUTBOUND_ALLOW: '127.0.0.1',
+      NOTIFY_POLL_MS: '60000',
+    };
     service = await buildService(loadServiceConfig(env), { logger: false, alerting: { senders } });
     await service.start();
     const { accountId, apiKey } = await createAccount(service.store, 'Acme');
-    const location = await service.store.locations.create(accountId, { name: 'Office', slugName: 'office', icon: 'location', proxyUrl: null });
+    const location = await service.store.locations.create(accountId, {
+      name: 'Office',
+      slugName: 'office',
+      icon: 'location',
+      proxyUrl: null,
+    });
     const { rawKey } = await service.store.locations.createKey(accountId, location.id);
     const hook = await receiver();
     const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId };
@@ -544,20 +667,28 @@ describe('wired in the service', () => {
     });
     expect(channel.statusCode, channel.body).toBe(201);
 
-    const agent = (path: string, payload: object) => service.app.inject({ method: 'POST', url: path, headers: { authorization: `Bearer ${rawKey}` }, payload });
+    const agent = (path: string, payload: object) =>
+      service.app.inject({ method: 'POST', url: path, headers: { authorization: `Bearer ${rawKey}` }, payload });
     const agentId = randomUUID();
     const registration = await agent(AGENT_PATHS.register, registrationBody(agentId));
     expect(registration.statusCode, registration.body).toBe(200);
     await service.dispatcher.enqueue(check, location.id, Date.now());
-    const [job] = (await agent(AGENT_PATHS.lease, { agentId, slots: { uptime: 1, heavy: 1 }, waitSeconds: 0 })).json().jobs as Job[];
+    const [job] = (await agent(AGENT_PATHS.lease, { agentId, slots: { uptime: 1, heavy: 1 }, waitSeconds: 0 })).json()
+      .jobs as Job[];
     if (!job) throw new Error('no job leased');
     const delivered = once(service.alertDelivery, 'delivered');
     const failed = resultFor(job, agentId, { hasFailures: true, error: 'status 500' });
     expect((await agent(AGENT_PATHS.results, { agentId, leaseId: job.leaseId, result: failed })).statusCode).toBe(200);
     await delivered;
-    const listed = (await service.app.inject({ method: 'GET', url: '/v1/alert-notifications', headers })).json() as Array<{ id: string; status: string }>;
+    const listed = (
+      await service.app.inject({ method: 'GET', url: '/v1/alert-notifications', headers })
+    ).json() as Array<{ id: string; status: string }>;
     expect(listed).toEqual([expect.objectContaining({ status: 'SUCCESS', checkId: check.id })]);
     expect(notificationIds(hook.hooks.items)).toEqual([listed[0]?.id]);
-    expect(JSON.parse(hook.hooks.items[0]?.body ?? '{}')).toMatchObject({ alertType: 'ALERT_FAILURE', checkId: check.id, error: 'status 500' });
+    expect(JSON.parse(hook.hooks.items[0]?.body ?? '{}')).toMatchObject({
+      alertType: 'ALERT_FAILURE',
+      checkId: check.id,
+      error: 'status 500',
+    });
   });
 });

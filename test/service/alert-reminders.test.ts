@@ -24,7 +24,12 @@ const degraded: Partial<RunResult> = { isDegraded: true, responseTime: 900 };
 const passed: Partial<RunResult> = { responseTime: 7 };
 
 const sweeperOn = (store: Store) =>
-  new ReminderSweeper({ store, log: silentLog, now: () => h.clock.now, onAlertsRaised: (alerts) => raised.push(alerts) });
+  new ReminderSweeper({
+    store,
+    log: silentLog,
+    now: () => h.clock.now,
+    onAlertsRaised: (alerts) => raised.push(alerts),
+  });
 
 beforeEach(async () => {
   h = await startHarness();
@@ -47,7 +52,11 @@ const checkWithReminders = (amount: number, interval: number) =>
     body: {
       name: 'Homepage',
       request: { method: 'GET', url: 'http://127.0.0.1:9/' },
-      alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount, interval } },
+      alertSettings: {
+        escalationType: 'RUN_BASED',
+        runBasedEscalation: { failedRunThreshold: 1 },
+        reminders: { amount, interval },
+      },
       useGlobalAlertSettings: false,
     },
   });
@@ -79,7 +88,11 @@ describe('reminders', () => {
     expect((await sweeper.sweep()).map((a) => a.alertType)).toEqual(['ALERT_FAILURE_REMAIN']);
     h.clock.now = alertedAt + 60 * MIN;
     expect(await sweeper.sweep()).toEqual([]);
-    expect((await alerts(check.id)).map((a) => a.alertType)).toEqual(['ALERT_FAILURE', 'ALERT_FAILURE_REMAIN', 'ALERT_FAILURE_REMAIN']);
+    expect((await alerts(check.id)).map((a) => a.alertType)).toEqual([
+      'ALERT_FAILURE',
+      'ALERT_FAILURE_REMAIN',
+      'ALERT_FAILURE_REMAIN',
+    ]);
     expect((await h.store.checkStatuses.get(tenant.accountId, check.id))?.alert.remindersSent).toBe(2);
   });
 
@@ -118,7 +131,10 @@ describe('reminders', () => {
     const turnedOff = await checkWithReminders(3, 5);
     await runOnce(turnedOff, failed);
     const { id: _id, accountId: _a, createdAt: _c, updatedAt: _u, ...rest } = turnedOff;
-    await h.store.checks.update(tenant.accountId, turnedOff.id, { ...rest, body: { ...rest.body, alertSettings: { reminders: { amount: 0, interval: 5 } } } });
+    await h.store.checks.update(tenant.accountId, turnedOff.id, {
+      ...rest,
+      body: { ...rest.body, alertSettings: { reminders: { amount: 0, interval: 5 } } },
+    });
     h.clock.now += 30 * MIN;
     expect(await sweeper.sweep()).toEqual([]);
     expect(raised).toEqual([]);
@@ -146,7 +162,12 @@ describe('reminders', () => {
     await runOnce(check, failed);
     h.clock.now += 5 * MIN;
     const sent = new Promise<CheckAlertRecord[]>((resolve) => {
-      sweeper = new ReminderSweeper({ store: h.store, log: silentLog, now: () => h.clock.now, onAlertsRaised: resolve });
+      sweeper = new ReminderSweeper({
+        store: h.store,
+        log: silentLog,
+        now: () => h.clock.now,
+        onAlertsRaised: resolve,
+      });
     });
     sweeper.start();
     expect((await sent).map((a) => a.alertType)).toEqual(['ALERT_FAILURE_REMAIN']);

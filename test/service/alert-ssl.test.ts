@@ -27,12 +27,23 @@ afterEach(async () => {
 
 /** An API result whose response came over https with a certificate `daysRemaining` days from expiry. */
 function withCert(daysRemaining: number, fingerprint256: string, over: Partial<RunResult> = {}): Partial<RunResult> {
-  const tls: ApiTlsDetails = { subjectCN: 'example.test', issuerCN: 'Test CA', validFrom: null, validTo: null, daysRemaining, fingerprint256 };
+  const tls: ApiTlsDetails = {
+    subjectCN: 'example.test',
+    issuerCN: 'Test CA',
+    validFrom: null,
+    validTo: null,
+    daysRemaining,
+    fingerprint256,
+  };
   const status = over.hasFailures ? 500 : 200;
-  return { apiCheckResult: { requestError: null, response: { status, tls }, assertions: [] } as unknown as ApiCheckResult, ...over };
+  return {
+    apiCheckResult: { requestError: null, response: { status, tls }, assertions: [] } as unknown as ApiCheckResult,
+    ...over,
+  };
 }
 
-const runOnce = (check: StoredCheck, result: Partial<RunResult>, who: TestAgent = agent) => answerRun(h, who, check, result);
+const runOnce = (check: StoredCheck, result: Partial<RunResult>, who: TestAgent = agent) =>
+  answerRun(h, who, check, result);
 const alerts = (checkId: string) => alertHistory(h.store, tenant.accountId, checkId);
 
 describe('SSL certificate expiry', () => {
@@ -55,7 +66,11 @@ describe('SSL certificate expiry', () => {
     h.clock.now += 6 * HOUR;
     await runOnce(check, withCert(29, 'AA:01'));
     await runOnce(check, withCert(29, 'AA:01'));
-    expect((await alerts(check.id)).map((a) => `${a.alertType} ${a.sslDaysRemaining}`)).toEqual(['ALERT_SSL 30', 'ALERT_SSL 12', 'ALERT_SSL 29']);
+    expect((await alerts(check.id)).map((a) => `${a.alertType} ${a.sslDaysRemaining}`)).toEqual([
+      'ALERT_SSL 30',
+      'ALERT_SSL 12',
+      'ALERT_SSL 29',
+    ]);
   });
 
   it('a failing result raises its failure alert and the SSL alert together', async () => {
@@ -68,7 +83,12 @@ describe('SSL certificate expiry', () => {
   });
 
   it('the results of one run at several locations seeing the same certificate raise one alert', async () => {
-    const second = await h.store.locations.create(tenant.accountId, { name: 'Office B', slugName: 'office-b', icon: 'location', proxyUrl: null });
+    const second = await h.store.locations.create(tenant.accountId, {
+      name: 'Office B',
+      slugName: 'office-b',
+      icon: 'location',
+      proxyUrl: null,
+    });
     const { rawKey } = await h.store.locations.createKey(tenant.accountId, second.id);
     const agentB = await h.agent({ ...tenant, location: second, key: rawKey });
     const check = await h.check(tenant, { locationIds: [tenant.location.id, second.id] });
@@ -79,11 +99,28 @@ describe('SSL certificate expiry', () => {
 
   it("an SSL monitor's leaf certificate feeds the same alert and the status's days remaining", async () => {
     const sslAgent = await h.agent(tenant, { checkTypes: ['SSL'] });
-    const check = await h.check(tenant, { checkType: 'SSL', body: { name: 'Edge', request: { sslConfig: { hostname: 'edge.test' } } } });
-    const sslCheckResult = (days: number) => ({ requestError: null, response: { certificate: { daysUntilExpiry: days, fingerprintSha256: 'CC:03' } } });
-    await runOnce(check, { checkType: 'SSL', isDegraded: true, details: { sslCheckResult: sslCheckResult(12) } } as unknown as Partial<RunResult>, sslAgent);
+    const check = await h.check(tenant, {
+      checkType: 'SSL',
+      body: { name: 'Edge', request: { sslConfig: { hostname: 'edge.test' } } },
+    });
+    const sslCheckResult = (days: number) => ({
+      requestError: null,
+      response: { certificate: { daysUntilExpiry: days, fingerprintSha256: 'CC:03' } },
+    });
+    await runOnce(
+      check,
+      {
+        checkType: 'SSL',
+        isDegraded: true,
+        details: { sslCheckResult: sslCheckResult(12) },
+      } as unknown as Partial<RunResult>,
+      sslAgent,
+    );
     // Degraded (fewer than alertDaysBeforeExpiry left) raises its own alert beside the SSL one.
-    expect((await alerts(check.id)).map((a) => `${a.alertType} ${a.sslDaysRemaining}`)).toEqual(['ALERT_DEGRADED null', 'ALERT_SSL 12']);
+    expect((await alerts(check.id)).map((a) => `${a.alertType} ${a.sslDaysRemaining}`)).toEqual([
+      'ALERT_DEGRADED null',
+      'ALERT_SSL 12',
+    ]);
     expect(await h.store.checkStatuses.get(tenant.accountId, check.id)).toMatchObject({ sslDaysRemaining: 12 });
   });
 

@@ -31,29 +31,40 @@ async function channel(opts: { autoSubscribe?: boolean; who?: TestAccount } = {}
 
 async function channelSubs(id: number): Promise<ChannelSub[]> {
   const res = await t.api.request(t.acme, 'GET', `/v1/alert-channels/${id}`);
-  return json<{ subscriptions: ChannelSub[] }>(res).subscriptions.map(({ checkId, groupId, activated }) => ({ checkId, groupId, activated }));
+  return json<{ subscriptions: ChannelSub[] }>(res).subscriptions.map(({ checkId, groupId, activated }) => ({
+    checkId,
+    groupId,
+    activated,
+  }));
 }
 
 async function subsOfCheck(id: string): Promise<Sub[]> {
-  return json<{ alertChannelSubscriptions: Sub[] }>(await t.api.request(t.acme, 'GET', `/v1/checks/${id}`)).alertChannelSubscriptions;
+  return json<{ alertChannelSubscriptions: Sub[] }>(await t.api.request(t.acme, 'GET', `/v1/checks/${id}`))
+    .alertChannelSubscriptions;
 }
 
 async function subsOfGroup(id: number): Promise<Sub[]> {
-  return json<{ alertChannelSubscriptions: Sub[] }>(await t.api.request(t.acme, 'GET', `/v1/check-groups/${id}`)).alertChannelSubscriptions;
+  return json<{ alertChannelSubscriptions: Sub[] }>(await t.api.request(t.acme, 'GET', `/v1/check-groups/${id}`))
+    .alertChannelSubscriptions;
 }
 
 const timing = { period: 1, periodUnit: 'minutes', grace: 30, graceUnit: 'seconds' };
 
 /** A create body of each check type, by the path segment of its POST. */
 async function bodies(): Promise<Array<[string, Record<string, unknown>]>> {
-  const suite = await packSuite({ files: { 'tests/a.spec.ts': "import { test } from '@playwright/test'; test('a', () => {});" } });
+  const suite = await packSuite({
+    files: { 'tests/a.spec.ts': "import { test } from '@playwright/test'; test('a', () => {});" },
+  });
   return [
     ['api', { name: 'API', request: { method: 'GET', url: 'http://127.0.0.1:9/' } }],
     ['tcp', { name: 'TCP', request: { hostname: '127.0.0.1', port: 9 } }],
     ['dns', { name: 'DNS', request: { query: 'example.com', recordType: 'A' } }],
     ['icmp', { name: 'ICMP', request: { hostname: '127.0.0.1' } }],
     ['browser', { name: 'Browser', script: "await page.goto('http://127.0.0.1:9/')" }],
-    ['multistep', { name: 'Multistep', script: "test('a', async ({ request }) => { await request.get('http://127.0.0.1:9/') })" }],
+    [
+      'multistep',
+      { name: 'Multistep', script: "test('a', async ({ request }) => { await request.get('http://127.0.0.1:9/') })" },
+    ],
     ['heartbeat', { name: 'Cron', heartbeat: timing }],
     ['playwright', { name: 'Suite', codeBundle: suite.toString('base64') }],
   ];
@@ -64,29 +75,50 @@ describe('alertChannelSubscriptions on checks', () => {
     const a = await channel();
     const b = await channel();
     for (const [type, body] of await bodies()) {
-      const res = await t.api.request(t.acme, 'POST', `/v1/checks/${type}`, { ...body, alertChannelSubscriptions: [{ alertChannelId: a, activated: true }] });
+      const res = await t.api.request(t.acme, 'POST', `/v1/checks/${type}`, {
+        ...body,
+        alertChannelSubscriptions: [{ alertChannelId: a, activated: true }],
+      });
       expect(res.statusCode, `${type}: ${res.body}`).toBe(201);
       const id = json<{ id: string }>(res).id;
-      expect(json<{ alertChannelSubscriptions: Sub[] }>(res).alertChannelSubscriptions, type).toEqual([{ alertChannelId: a, activated: true }]);
+      expect(json<{ alertChannelSubscriptions: Sub[] }>(res).alertChannelSubscriptions, type).toEqual([
+        { alertChannelId: a, activated: true },
+      ]);
       expect(await channelSubs(a), type).toContainEqual({ checkId: id, groupId: null, activated: true });
 
       // The channel side changes what the check shows.
-      const put = await t.api.request(t.acme, 'PUT', `/v1/alert-channels/${a}/subscriptions`, { checkId: id, activated: false });
+      const put = await t.api.request(t.acme, 'PUT', `/v1/alert-channels/${a}/subscriptions`, {
+        checkId: id,
+        activated: false,
+      });
       expect(put.statusCode, put.body).toBe(200);
       expect(await subsOfCheck(id), type).toEqual([{ alertChannelId: a, activated: false }]);
 
       // PUT without the property keeps them; with it, replaces them.
       const keep = await t.api.request(t.acme, 'PUT', `/v1/checks/${type}/${id}`, { name: `${type} renamed` });
       expect(keep.statusCode, keep.body).toBe(200);
-      expect(json<{ alertChannelSubscriptions: Sub[] }>(keep).alertChannelSubscriptions, type).toEqual([{ alertChannelId: a, activated: false }]);
-      const replace = await t.api.request(t.acme, 'PUT', `/v1/checks/${type}/${id}`, { alertChannelSubscriptions: [{ alertChannelId: b, activated: true }] });
+      expect(json<{ alertChannelSubscriptions: Sub[] }>(keep).alertChannelSubscriptions, type).toEqual([
+        { alertChannelId: a, activated: false },
+      ]);
+      const replace = await t.api.request(t.acme, 'PUT', `/v1/checks/${type}/${id}`, {
+        alertChannelSubscriptions: [{ alertChannelId: b, activated: true }],
+      });
       expect(replace.statusCode, replace.body).toBe(200);
-      expect(json<{ alertChannelSubscriptions: Sub[] }>(replace).alertChannelSubscriptions, type).toEqual([{ alertChannelId: b, activated: true }]);
-      expect((await channelSubs(a)).some((s) => s.checkId === id), type).toBe(false);
+      expect(json<{ alertChannelSubscriptions: Sub[] }>(replace).alertChannelSubscriptions, type).toEqual([
+        { alertChannelId: b, activated: true },
+      ]);
+      expect(
+        (await channelSubs(a)).some((s) => s.checkId === id),
+        type,
+      ).toBe(false);
       expect(await channelSubs(b), type).toContainEqual({ checkId: id, groupId: null, activated: true });
       // The list shows them too.
-      const listed = json<Array<{ id: string; alertChannelSubscriptions: Sub[] }>>(await t.api.request(t.acme, 'GET', '/v1/checks?limit=100'));
-      expect(listed.find((c) => c.id === id)?.alertChannelSubscriptions, type).toEqual([{ alertChannelId: b, activated: true }]);
+      const listed = json<Array<{ id: string; alertChannelSubscriptions: Sub[] }>>(
+        await t.api.request(t.acme, 'GET', '/v1/checks?limit=100'),
+      );
+      expect(listed.find((c) => c.id === id)?.alertChannelSubscriptions, type).toEqual([
+        { alertChannelId: b, activated: true },
+      ]);
     }
   });
 
@@ -101,7 +133,7 @@ describe('alertChannelSubscriptions on checks', () => {
     expect(stored?.body).not.toHaveProperty('alertChannelSubscriptions');
   });
 
-  it('refuses a channel that is not one of the account\'s with a 400 naming the field, the same for another account\'s and a missing one', async () => {
+  it("refuses a channel that is not one of the account's with a 400 naming the field, the same for another account's and a missing one", async () => {
     const mine = await channel();
     const theirs = await channel({ who: t.other });
     const messages: string[] = [];
@@ -120,24 +152,41 @@ describe('alertChannelSubscriptions on checks', () => {
     expect(await channelSubs(mine)).toEqual([]);
     expect(json<unknown[]>(await t.api.request(t.acme, 'GET', '/v1/checks'))).toEqual([]);
 
-    const hb = await t.api.request(t.acme, 'POST', '/v1/checks/heartbeat', { name: 'Cron', heartbeat: timing, alertChannelSubscriptions: [{ alertChannelId: mine, activated: true }, { alertChannelId: theirs, activated: true }] });
+    const hb = await t.api.request(t.acme, 'POST', '/v1/checks/heartbeat', {
+      name: 'Cron',
+      heartbeat: timing,
+      alertChannelSubscriptions: [
+        { alertChannelId: mine, activated: true },
+        { alertChannelId: theirs, activated: true },
+      ],
+    });
     expect(hb.statusCode).toBe(400);
     expect(json(hb).message).toMatch(/^body\/alertChannelSubscriptions\/1\/alertChannelId/);
     const twice = await t.api.request(t.acme, 'POST', '/v1/checks/tcp', {
       name: 'TCP',
       request: { hostname: '127.0.0.1', port: 9 },
-      alertChannelSubscriptions: [{ alertChannelId: mine, activated: true }, { alertChannelId: mine, activated: false }],
+      alertChannelSubscriptions: [
+        { alertChannelId: mine, activated: true },
+        { alertChannelId: mine, activated: false },
+      ],
     });
     expect(twice.statusCode).toBe(400);
     expect(json(twice).message).toMatch(/^body\/alertChannelSubscriptions\/1\/alertChannelId.*more than once/);
   });
 
-  it('a PUT naming another account\'s channel changes nothing', async () => {
+  it("a PUT naming another account's channel changes nothing", async () => {
     const mine = await channel();
     const theirs = await channel({ who: t.other });
-    const res = await t.api.request(t.acme, 'POST', '/v1/checks/dns', { name: 'DNS', request: { query: 'example.com', recordType: 'A' }, alertChannelSubscriptions: [{ alertChannelId: mine, activated: true }] });
+    const res = await t.api.request(t.acme, 'POST', '/v1/checks/dns', {
+      name: 'DNS',
+      request: { query: 'example.com', recordType: 'A' },
+      alertChannelSubscriptions: [{ alertChannelId: mine, activated: true }],
+    });
     const id = json<{ id: string }>(res).id;
-    const put = await t.api.request(t.acme, 'PUT', `/v1/checks/dns/${id}`, { name: 'changed', alertChannelSubscriptions: [{ alertChannelId: theirs, activated: true }] });
+    const put = await t.api.request(t.acme, 'PUT', `/v1/checks/dns/${id}`, {
+      name: 'changed',
+      alertChannelSubscriptions: [{ alertChannelId: theirs, activated: true }],
+    });
     expect(put.statusCode).toBe(400);
     expect(json(put).message).toMatch(/^body\/alertChannelSubscriptions\/0\/alertChannelId/);
     expect(await subsOfCheck(id)).toEqual([{ alertChannelId: mine, activated: true }]);
@@ -147,9 +196,20 @@ describe('alertChannelSubscriptions on checks', () => {
   it('deleting a channel removes it from check and group bodies', async () => {
     const a = await channel();
     const b = await channel();
-    const subs = [{ alertChannelId: a, activated: true }, { alertChannelId: b, activated: true }];
-    const check = json<{ id: string }>(await t.api.request(t.acme, 'POST', '/v1/checks/icmp', { name: 'ICMP', request: { hostname: '127.0.0.1' }, alertChannelSubscriptions: subs }));
-    const group = json<{ id: number }>(await t.api.request(t.acme, 'POST', '/v2/check-groups', { name: 'g', alertChannelSubscriptions: subs }));
+    const subs = [
+      { alertChannelId: a, activated: true },
+      { alertChannelId: b, activated: true },
+    ];
+    const check = json<{ id: string }>(
+      await t.api.request(t.acme, 'POST', '/v1/checks/icmp', {
+        name: 'ICMP',
+        request: { hostname: '127.0.0.1' },
+        alertChannelSubscriptions: subs,
+      }),
+    );
+    const group = json<{ id: number }>(
+      await t.api.request(t.acme, 'POST', '/v2/check-groups', { name: 'g', alertChannelSubscriptions: subs }),
+    );
     expect(await subsOfGroup(group.id)).toEqual(subs);
     expect((await t.api.request(t.acme, 'DELETE', `/v1/alert-channels/${a}`)).statusCode).toBe(204);
     expect(await subsOfCheck(check.id)).toEqual([{ alertChannelId: b, activated: true }]);
@@ -161,23 +221,39 @@ describe('alertChannelSubscriptions on check groups', () => {
   it('are stored in the channel subscriptions, replaced by a PUT that carries them and kept by one that does not', async () => {
     const a = await channel();
     const b = await channel();
-    const res = await t.api.request(t.acme, 'POST', '/v2/check-groups', { name: 'g', alertChannelSubscriptions: [{ alertChannelId: a, activated: false }] });
+    const res = await t.api.request(t.acme, 'POST', '/v2/check-groups', {
+      name: 'g',
+      alertChannelSubscriptions: [{ alertChannelId: a, activated: false }],
+    });
     expect(res.statusCode, res.body).toBe(201);
     const group = json<{ id: number; alertChannelSubscriptions: Sub[] }>(res);
     expect(group.alertChannelSubscriptions).toEqual([{ alertChannelId: a, activated: false }]);
     expect(await channelSubs(a)).toEqual([{ checkId: null, groupId: group.id, activated: false }]);
-    expect((await t.api.store.checkGroups.get(t.acme.accountId, group.id))?.body).not.toHaveProperty('alertChannelSubscriptions');
+    expect((await t.api.store.checkGroups.get(t.acme.accountId, group.id))?.body).not.toHaveProperty(
+      'alertChannelSubscriptions',
+    );
 
     await t.api.request(t.acme, 'PUT', `/v1/alert-channels/${a}/subscriptions`, { groupId: group.id, activated: true });
     expect(await subsOfGroup(group.id)).toEqual([{ alertChannelId: a, activated: true }]);
 
     const keep = await t.api.request(t.acme, 'PUT', `/v2/check-groups/${group.id}`, { name: 'g2' });
-    expect(json<{ alertChannelSubscriptions: Sub[] }>(keep).alertChannelSubscriptions).toEqual([{ alertChannelId: a, activated: true }]);
-    const replace = await t.api.request(t.acme, 'PUT', `/v2/check-groups/${group.id}`, { name: 'g2', alertChannelSubscriptions: [{ alertChannelId: b, activated: true }] });
-    expect(json<{ alertChannelSubscriptions: Sub[] }>(replace).alertChannelSubscriptions).toEqual([{ alertChannelId: b, activated: true }]);
+    expect(json<{ alertChannelSubscriptions: Sub[] }>(keep).alertChannelSubscriptions).toEqual([
+      { alertChannelId: a, activated: true },
+    ]);
+    const replace = await t.api.request(t.acme, 'PUT', `/v2/check-groups/${group.id}`, {
+      name: 'g2',
+      alertChannelSubscriptions: [{ alertChannelId: b, activated: true }],
+    });
+    expect(json<{ alertChannelSubscriptions: Sub[] }>(replace).alertChannelSubscriptions).toEqual([
+      { alertChannelId: b, activated: true },
+    ]);
     expect(await channelSubs(a)).toEqual([]);
-    const listed = json<Array<{ id: number; alertChannelSubscriptions: Sub[] }>>(await t.api.request(t.acme, 'GET', '/v1/check-groups'));
-    expect(listed.find((g) => g.id === group.id)?.alertChannelSubscriptions).toEqual([{ alertChannelId: b, activated: true }]);
+    const listed = json<Array<{ id: number; alertChannelSubscriptions: Sub[] }>>(
+      await t.api.request(t.acme, 'GET', '/v1/check-groups'),
+    );
+    expect(listed.find((g) => g.id === group.id)?.alertChannelSubscriptions).toEqual([
+      { alertChannelId: b, activated: true },
+    ]);
 
     // A member check shows its own subscriptions in the group's checks list, as on GET /v1/checks/{id}.
     const member = await t.api.request(t.acme, 'POST', '/v1/checks/api', {
@@ -187,11 +263,16 @@ describe('alertChannelSubscriptions on check groups', () => {
       alertChannelSubscriptions: [{ alertChannelId: a, activated: true }],
     });
     expect(member.statusCode, member.body).toBe(201);
-    const members = json<Array<{ alertChannelSubscriptions: Sub[] }>>(await t.api.request(t.acme, 'GET', `/v1/check-groups/${group.id}/checks`));
+    const members = json<Array<{ alertChannelSubscriptions: Sub[] }>>(
+      await t.api.request(t.acme, 'GET', `/v1/check-groups/${group.id}/checks`),
+    );
     expect(members.map((m) => m.alertChannelSubscriptions)).toEqual([[{ alertChannelId: a, activated: true }]]);
 
     const theirs = await channel({ who: t.other });
-    const refused = await t.api.request(t.acme, 'PUT', `/v2/check-groups/${group.id}`, { name: 'g3', alertChannelSubscriptions: [{ alertChannelId: theirs, activated: true }] });
+    const refused = await t.api.request(t.acme, 'PUT', `/v2/check-groups/${group.id}`, {
+      name: 'g3',
+      alertChannelSubscriptions: [{ alertChannelId: theirs, activated: true }],
+    });
     expect(refused.statusCode).toBe(400);
     expect(json(refused).message).toMatch(/^body\/alertChannelSubscriptions\/0\/alertChannelId/);
     expect(await subsOfGroup(group.id)).toEqual([{ alertChannelId: b, activated: true }]);
@@ -203,15 +284,22 @@ describe('autoAssignAlerts', () => {
     const auto = await channel({ autoSubscribe: true });
     await channel();
     const api1 = { name: 'API', request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
-    const byDefault = json<{ id: string; alertChannelSubscriptions: Sub[] }>(await t.api.request(t.acme, 'POST', '/v1/checks/api', api1));
+    const byDefault = json<{ id: string; alertChannelSubscriptions: Sub[] }>(
+      await t.api.request(t.acme, 'POST', '/v1/checks/api', api1),
+    );
     expect(byDefault.alertChannelSubscriptions).toEqual([{ alertChannelId: auto, activated: true }]);
     const off = await t.api.request(t.acme, 'POST', '/v1/checks/api?autoAssignAlerts=false', api1);
     expect(off.statusCode, off.body).toBe(201);
     expect(json<{ alertChannelSubscriptions: Sub[] }>(off).alertChannelSubscriptions).toEqual([]);
-    const hbOff = await t.api.request(t.acme, 'POST', '/v1/checks/heartbeat?autoAssignAlerts=false', { name: 'Cron', heartbeat: timing });
+    const hbOff = await t.api.request(t.acme, 'POST', '/v1/checks/heartbeat?autoAssignAlerts=false', {
+      name: 'Cron',
+      heartbeat: timing,
+    });
     expect(json<{ alertChannelSubscriptions: Sub[] }>(hbOff).alertChannelSubscriptions).toEqual([]);
 
-    const group = json<{ id: number; alertChannelSubscriptions: Sub[] }>(await t.api.request(t.acme, 'POST', '/v2/check-groups', { name: 'g' }));
+    const group = json<{ id: number; alertChannelSubscriptions: Sub[] }>(
+      await t.api.request(t.acme, 'POST', '/v2/check-groups', { name: 'g' }),
+    );
     expect(group.alertChannelSubscriptions).toEqual([{ alertChannelId: auto, activated: true }]);
     const groupOff = await t.api.request(t.acme, 'POST', '/v2/check-groups?autoAssignAlerts=false', { name: 'h' });
     expect(json<{ alertChannelSubscriptions: Sub[] }>(groupOff).alertChannelSubscriptions).toEqual([]);
@@ -226,7 +314,9 @@ describe('autoAssignAlerts', () => {
     });
     const check = json<{ id: string; alertChannelSubscriptions: Sub[] }>(res);
     expect(check.alertChannelSubscriptions).toEqual([{ alertChannelId: auto, activated: false }]);
-    const put = await t.api.request(t.acme, 'PUT', `/v1/checks/tcp/${check.id}?autoAssignAlerts=true`, { alertChannelSubscriptions: [] });
+    const put = await t.api.request(t.acme, 'PUT', `/v1/checks/tcp/${check.id}?autoAssignAlerts=true`, {
+      alertChannelSubscriptions: [],
+    });
     expect(put.statusCode, put.body).toBe(200);
     expect(json<{ alertChannelSubscriptions: Sub[] }>(put).alertChannelSubscriptions).toEqual([]);
   });

@@ -13,6 +13,9 @@ describe('alertWindow', () => {
   });
 
   it('a given to stays exclusive and a given from inclusive', () => {
-    expect(alertWindow(1_000, 2_000, nowMs, 86_400)).toEqual({ from: new Date(1_000_000).toISOString(), to: new Date(2_000_000).toISOString() });
+    expect(alertWindow(1_000, 2_000, nowMs, 86_400)).toEqual({
+      from: new Date(1_000_000).toISOString(),
+      to: new Date(2_000_000).toISOString(),
+    });
   });
 });

@@ -22,7 +22,10 @@ describe.each(storeBackends())('migration 032 (analytics rollups) on $name', (ba
     const hour = Math.floor(Date.now() / HOUR) - 1;
     const db = fresh.connect();
     try {
-      await runMigrations(db, MIGRATIONS.filter((m) => m.version < 32));
+      await runMigrations(
+        db,
+        MIGRATIONS.filter((m) => m.version < 32),
+      );
       await db.run("INSERT INTO accounts (id, name, created_at) VALUES ('acc-1', 'Acme', '2026-01-01T00:00:00.000Z')");
       await db.run(
         `INSERT INTO checks (id, account_id, check_type, name, activated, muted, frequency, body, created_at)
@@ -38,7 +41,24 @@ describe.each(storeBackends())('migration 032 (analytics rollups) on $name', (ba
     }
     const store = await fresh.open();
     const [row] = await store.analytics.rollupsOfCheck('acc-1', 'chk-1', hour, hour + 1);
-    expect(row).toMatchObject({ hour, location: '', failed: false, statusCode: 0, runs: 4, failures: 1, totalMs: 400, minMs: 50, maxMs: 200, sqMs: 40_000, retries: 0 });
-    expect((await store.checkStats.forChecks('acc-1', ['chk-1'], Date.now())).get('chk-1')).toMatchObject({ runs: 4, failures: 1, availability: 75, avgMs: 100 });
+    expect(row).toMatchObject({
+      hour,
+      location: '',
+      failed: false,
+      statusCode: 0,
+      runs: 4,
+      failures: 1,
+      totalMs: 400,
+      minMs: 50,
+      maxMs: 200,
+      sqMs: 40_000,
+      retries: 0,
+    });
+    expect((await store.checkStats.forChecks('acc-1', ['chk-1'], Date.now())).get('chk-1')).toMatchObject({
+      runs: 4,
+      failures: 1,
+      availability: 75,
+      avgMs: 100,
+    });
   });
 });

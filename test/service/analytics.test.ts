@@ -35,20 +35,44 @@ function payloadOf(checkType: string, s: Sample): RunResult {
     hasErrors: false,
     isDegraded: false,
     isCancelled: false,
-    apiCheckResult: { response: { status: s.status ?? 200, timingPhases: { wait: 1, dns: phases.dns, tcp: phases.tcp, tls: 0, firstByte: 4, download: 5, total: s.ms } } },
+    apiCheckResult: {
+      response: {
+        status: s.status ?? 200,
+        timingPhases: { wait: 1, dns: phases.dns, tcp: phases.tcp, tls: 0, firstByte: 4, download: 5, total: s.ms },
+      },
+    },
     details: {
       tcpCheckResult: { response: { timingPhases: { dns: phases.dns, connect: phases.tcp, data: 1, total: s.ms } } },
-      icmpCheckResult: { response: { packetLoss: s.loss ?? 0, latency: { min: s.ms / 2, max: s.ms * 2, avg: s.ms, stdDev: 1 } } },
+      icmpCheckResult: {
+        response: { packetLoss: s.loss ?? 0, latency: { min: s.ms / 2, max: s.ms * 2, avg: s.ms, stdDev: 1 } },
+      },
     },
   } as unknown as RunResult;
 }
 
 async function createCheck(store: Store, account: TestAccount, checkType: string, tags: string[] = []) {
-  const settings = { activated: true, muted: false, frequency: 1, frequencyOffset: null, locationIds: [], body: { tags } };
-  return store.checks.create({ accountId: account.accountId, checkType: checkType as 'API', name: `${checkType} check`, ...settings });
+  const settings = {
+    activated: true,
+    muted: false,
+    frequency: 1,
+    frequencyOffset: null,
+    locationIds: [],
+    body: { tags },
+  };
+  return store.checks.create({
+    accountId: account.accountId,
+    checkType: checkType as 'API',
+    name: `${checkType} check`,
+    ...settings,
+  });
 }
 
-async function storeResults(store: Store, account: TestAccount, check: { id: string; checkType: string }, samples: readonly Sample[]) {
+async function storeResults(
+  store: Store,
+  account: TestAccount,
+  check: { id: string; checkType: string },
+  samples: readonly Sample[],
+) {
   for (const s of samples) {
     await store.results.insertOnce({
       accountId: account.accountId,
@@ -97,35 +121,48 @@ const timedMetric = (kind: AnalyticsKind) => kind.metrics.find((m) => m.source =
 describe('GET /v1/analytics/<type>/{id}', () => {
   const kinds = ANALYTICS_KINDS.filter((k) => SERVED_CHECK_TYPES.includes(k.checkType) && k.checkType !== 'HEARTBEAT');
 
-  it.each(kinds.map((k) => [k.path, k] as const))('%s: availability, response time and percentiles match the stored results', async (_path, kind) => {
-    const check = await createCheck(ctx.api.store, ctx.acme, kind.checkType, ['prod']);
-    const samples = samplesOver(Date.now());
-    await storeResults(ctx.api.store, ctx.acme, check, samples);
-    const timed = timedMetric(kind);
-    const aggs = ['avg', 'min', 'max', 'p50', 'p90', 'p95', 'p99', 'sum', 'median', 'stddev'];
-    const metrics = ['availability', 'retries', ...(timed ? aggs.map((a) => `${timed}_${a}`) : [])];
-    const res = await get(ctx.acme, `/v1/analytics/${kind.path}/${check.id}?metrics=${metrics.join(',')}`);
-    expect(res.statusCode, res.body).toBe(200);
-    const body = res.json();
-    expect(body).toMatchObject({ checkId: check.id, checkType: kind.checkType, activated: true, muted: false, frequency: 1, tags: ['prod'] });
-    expect(body.pagination).toEqual({ page: 1, limit: 10 });
-    expect(body.series).toHaveLength(1);
-    const [row] = body.series[0].data;
-    expect(row.availability).toBe(80);
-    expect(row.retries).toBe(4);
-    expect(body.metadata.availability).toEqual({ unit: 'percentage', label: 'Availability' });
-    if (!timed) return;
-    const times = samples.map((s) => s.ms);
-    const mean = times.reduce((a, b) => a + b, 0) / times.length;
-    expect(row[`${timed}_avg`]).toBeCloseTo(mean, 3);
-    expect(row[`${timed}_sum`]).toBe(times.reduce((a, b) => a + b, 0));
-    expect(row[`${timed}_min`]).toBe(10);
-    expect(row[`${timed}_max`]).toBe(400);
-    expect(row[`${timed}_stddev`]).toBeCloseTo(Math.sqrt(times.reduce((a, t) => a + (t - mean) ** 2, 0) / times.length), 2);
-    for (const p of [50, 90, 95, 99]) within(row[`${timed}_p${p}`], exactPercentile(times, p));
-    expect(row[`${timed}_median`]).toBe(row[`${timed}_p50`]);
-    expect(body.metadata[`${timed}_p95`]).toMatchObject({ unit: 'milliseconds', aggregation: 'p95' });
-  });
+  it.each(kinds.map((k) => [k.path, k] as const))(
+    '%s: availability, response time and percentiles match the stored results',
+    async (_path, kind) => {
+      const check = await createCheck(ctx.api.store, ctx.acme, kind.checkType, ['prod']);
+      const samples = samplesOver(Date.now());
+      await storeResults(ctx.api.store, ctx.acme, check, samples);
+      const timed = timedMetric(kind);
+      const aggs = ['avg', 'min', 'max', 'p50', 'p90', 'p95', 'p99', 'sum', 'median', 'stddev'];
+      const metrics = ['availability', 'retries', ...(timed ? aggs.map((a) => `${timed}_${a}`) : [])];
+      const res = await get(ctx.acme, `/v1/analytics/${kind.path}/${check.id}?metrics=${metrics.join(',')}`);
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json();
+      expect(body).toMatchObject({
+        checkId: check.id,
+        checkType: kind.checkType,
+        activated: true,
+        muted: false,
+        frequency: 1,
+        tags: ['prod'],
+      });
+      expect(body.pagination).toEqual({ page: 1, limit: 10 });
+      expect(body.series).toHaveLength(1);
+      const [row] = body.series[0].data;
+      expect(row.availability).toBe(80);
+      expect(row.retries).toBe(4);
+      expect(body.metadata.availability).toEqual({ unit: 'percentage', label: 'Availability' });
+      if (!timed) return;
+      const times = samples.map((s) => s.ms);
+      const mean = times.reduce((a, b) => a + b, 0) / times.length;
+      expect(row[`${timed}_avg`]).toBeCloseTo(mean, 3);
+      expect(row[`${timed}_sum`]).toBe(times.reduce((a, b) => a + b, 0));
+      expect(row[`${timed}_min`]).toBe(10);
+      expect(row[`${timed}_max`]).toBe(400);
+      expect(row[`${timed}_stddev`]).toBeCloseTo(
+        Math.sqrt(times.reduce((a, t) => a + (t - mean) ** 2, 0) / times.length),
+        2,
+      );
+      for (const p of [50, 90, 95, 99]) within(row[`${timed}_p${p}`], exactPercentile(times, p));
+      expect(row[`${timed}_median`]).toBe(row[`${timed}_p50`]);
+      expect(body.metadata[`${timed}_p95`]).toMatchObject({ unit: 'milliseconds', aggregation: 'p95' });
+    },
+  );
 
   it('API checks: timing phases, grouped by location and by status code, filtered by status', async () => {
     const check = await createCheck(ctx.api.store, ctx.acme, 'API');
@@ -136,10 +173,18 @@ describe('GET /v1/analytics/<type>/{id}', () => {
     const [row] = phases.json().series[0].data;
     expect(row.dns_avg).toBeCloseTo(20.5, 3);
     expect(row.tcp_max).toBe(80);
-    within(row.tcp_p95, exactPercentile(samples.map((s) => s.phases?.tcp ?? 0), 95));
+    within(
+      row.tcp_p95,
+      exactPercentile(
+        samples.map((s) => s.phases?.tcp ?? 0),
+        95,
+      ),
+    );
     expect(row.firstByte_avg).toBe(4);
 
-    const byLocation = (await get(ctx.acme, `${base}?metrics=availability,responseTime_avg&groupBy=runLocation`)).json();
+    const byLocation = (
+      await get(ctx.acme, `${base}?metrics=availability,responseTime_avg&groupBy=runLocation`)
+    ).json();
     expect(byLocation.series.map((s: { runLocation: string }) => s.runLocation)).toEqual(['dc-2', 'office']);
     for (const entry of byLocation.series) {
       const mine = samples.filter((s) => s.location === entry.runLocation);
@@ -153,7 +198,9 @@ describe('GET /v1/analytics/<type>/{id}', () => {
       { statusCode: 500, data: [{ statusCode: 500, availability: 0 }] },
     ]);
 
-    const failures = (await get(ctx.acme, `${base}?metrics=responseTime_min,availability&filterByStatus=failure`)).json();
+    const failures = (
+      await get(ctx.acme, `${base}?metrics=responseTime_min,availability&filterByStatus=failure`)
+    ).json();
     expect(failures.series[0].data[0]).toEqual({ responseTime_min: 10, availability: 0 });
     const successes = (await get(ctx.acme, `${base}?metrics=responseTime_min&filterByStatus=success`)).json();
     expect(successes.series[0].data[0].responseTime_min).toBe(20);
@@ -163,13 +210,25 @@ describe('GET /v1/analytics/<type>/{id}', () => {
     const samples = samplesOver(Date.now());
     const tcp = await createCheck(ctx.api.store, ctx.acme, 'TCP');
     await storeResults(ctx.api.store, ctx.acme, tcp, samples);
-    const tcpRow = (await get(ctx.acme, `/v1/analytics/tcp-checks/${tcp.id}?metrics=total_avg,connection_max,dns_min,data_sum`)).json().series[0].data[0];
+    const tcpRow = (
+      await get(ctx.acme, `/v1/analytics/tcp-checks/${tcp.id}?metrics=total_avg,connection_max,dns_min,data_sum`)
+    ).json().series[0].data[0];
     expect(tcpRow).toEqual({ total_avg: 205, connection_max: 80, dns_min: 1, data_sum: 40 });
     const icmp = await createCheck(ctx.api.store, ctx.acme, 'ICMP');
     await storeResults(ctx.api.store, ctx.acme, icmp, samples);
-    const icmpRow = (await get(ctx.acme, `/v1/analytics/icmp/${icmp.id}?metrics=packetLoss_avg,packetLoss_max,latencyAvg_avg,latencyMax_max,latencyMin_min`)).json()
-      .series[0].data[0];
-    expect(icmpRow).toEqual({ packetLoss_avg: 6.25, packetLoss_max: 25, latencyAvg_avg: 205, latencyMax_max: 800, latencyMin_min: 5 });
+    const icmpRow = (
+      await get(
+        ctx.acme,
+        `/v1/analytics/icmp/${icmp.id}?metrics=packetLoss_avg,packetLoss_max,latencyAvg_avg,latencyMax_max,latencyMin_min`,
+      )
+    ).json().series[0].data[0];
+    expect(icmpRow).toEqual({
+      packetLoss_avg: 6.25,
+      packetLoss_max: 25,
+      latencyAvg_avg: 205,
+      latencyMax_max: 800,
+      latencyMin_min: 5,
+    });
   });
 
   it('aggregationInterval splits the window into rows of whole hours; from/to in UNIX seconds or ISO', async () => {
@@ -183,7 +242,12 @@ describe('GET /v1/analytics/<type>/{id}', () => {
     ]);
     const from = h0 / 1000;
     const to = (h0 + 3 * HOUR) / 1000;
-    const hourly = (await get(ctx.acme, `/v1/analytics/dns/${check.id}?metrics=total_avg,availability&aggregationInterval=60&from=${from}&to=${to}`)).json();
+    const hourly = (
+      await get(
+        ctx.acme,
+        `/v1/analytics/dns/${check.id}?metrics=total_avg,availability&aggregationInterval=60&from=${from}&to=${to}`,
+      )
+    ).json();
     expect(hourly.from).toBe(new Date(h0).toISOString());
     expect(hourly.series[0].data).toEqual([
       { timestamp: new Date(h0).toISOString(), total_avg: 20, availability: 50 },
@@ -192,12 +256,22 @@ describe('GET /v1/analytics/<type>/{id}', () => {
     ]);
     // 90 minutes is read as two hours; an ISO `to`.
     const iso = new Date(h0 + 3 * HOUR).toISOString();
-    const twoHourly = (await get(ctx.acme, `/v1/analytics/dns/${check.id}?metrics=total_avg&aggregationInterval=90&from=${from}&to=${iso}`)).json();
+    const twoHourly = (
+      await get(
+        ctx.acme,
+        `/v1/analytics/dns/${check.id}?metrics=total_avg&aggregationInterval=90&from=${from}&to=${iso}`,
+      )
+    ).json();
     expect(twoHourly.series[0].data).toEqual([
       { timestamp: new Date(h0).toISOString(), total_avg: 30 },
       { timestamp: new Date(h0 + 2 * HOUR).toISOString(), total_avg: 70 },
     ]);
-    const empty = (await get(ctx.acme, `/v1/analytics/dns/${check.id}?metrics=total_avg,availability&from=${from - 86_400}&to=${from}`)).json();
+    const empty = (
+      await get(
+        ctx.acme,
+        `/v1/analytics/dns/${check.id}?metrics=total_avg,availability&from=${from - 86_400}&to=${from}`,
+      )
+    ).json();
     expect(empty.series[0].data).toEqual([{ total_avg: null, availability: null }]);
   });
 
@@ -208,7 +282,8 @@ describe('GET /v1/analytics/<type>/{id}', () => {
       { atMs: now - 3 * 24 * HOUR, ms: 100 },
       { atMs: now - HOUR, ms: 300 },
     ]);
-    const url = (range: string) => `/v1/analytics/multistep-checks/${check.id}?metrics=responseTime_avg&quickRange=${range}`;
+    const url = (range: string) =>
+      `/v1/analytics/multistep-checks/${check.id}?metrics=responseTime_avg&quickRange=${range}`;
     expect((await get(ctx.acme, url('last24Hours'))).json().series[0].data[0].responseTime_avg).toBe(300);
     expect((await get(ctx.acme, url('last7Days'))).json().series[0].data[0].responseTime_avg).toBe(200);
     const lastMonth = (await get(ctx.acme, url('lastMonth'))).json();
@@ -226,19 +301,48 @@ describe('GET /v1/analytics/<type>/{id}', () => {
       check,
       [10, 20, 30].map((ms, i) => ({ atMs: start + i * 60_000, ms, phases: { dns: ms / 10, tcp: 1 } })),
     );
-    const page1 = (await get(ctx.acme, `/v1/analytics/api-checks/${check.id}?metrics=responseTime,dns,availability&limit=2`)).json();
+    const page1 = (
+      await get(ctx.acme, `/v1/analytics/api-checks/${check.id}?metrics=responseTime,dns,availability&limit=2`)
+    ).json();
     expect(page1.series[0].data).toEqual([
-      { timestamp: new Date(start + 120_000).toISOString(), runLocation: 'office', statusCode: 200, responseTime: 30, dns: 3, availability: 100 },
-      { timestamp: new Date(start + 60_000).toISOString(), runLocation: 'office', statusCode: 200, responseTime: 20, dns: 2, availability: 100 },
+      {
+        timestamp: new Date(start + 120_000).toISOString(),
+        runLocation: 'office',
+        statusCode: 200,
+        responseTime: 30,
+        dns: 3,
+        availability: 100,
+      },
+      {
+        timestamp: new Date(start + 60_000).toISOString(),
+        runLocation: 'office',
+        statusCode: 200,
+        responseTime: 20,
+        dns: 2,
+        availability: 100,
+      },
     ]);
-    const page2 = (await get(ctx.acme, `/v1/analytics/api-checks/${check.id}?metrics=responseTime&limit=2&page=2`)).json();
+    const page2 = (
+      await get(ctx.acme, `/v1/analytics/api-checks/${check.id}?metrics=responseTime&limit=2&page=2`)
+    ).json();
     expect(page2.series[0].data.map((r: { responseTime: number }) => r.responseTime)).toEqual([10]);
     expect(page2.pagination).toEqual({ page: 2, limit: 2 });
   });
 
   it('heartbeat checks: availability from pings and missed deadlines', async () => {
     const now = Date.now() - 2 * HOUR;
-    const input = { check: { name: 'nightly', activated: true, muted: false, frequency: 1, frequencyOffset: null, body: { tags: [] } }, periodMs: 60_000, graceMs: 0 };
+    const input = {
+      check: {
+        name: 'nightly',
+        activated: true,
+        muted: false,
+        frequency: 1,
+        frequencyOffset: null,
+        body: { tags: [] },
+      },
+      periodMs: 60_000,
+      graceMs: 0,
+    };
     const token = crypto.randomUUID();
     const { check } = await ctx.api.store.heartbeats.create(ctx.acme.accountId, { ...input, pingToken: token }, now);
     await ctx.api.store.heartbeats.recordPing(token, { atMs: now + 1000, source: '127.0.0.1', userAgent: null });
@@ -247,7 +351,9 @@ describe('GET /v1/analytics/<type>/{id}', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().series[0].data[0].availability).toBe(50);
     // The reference gives heartbeats no aggregationInterval or groupBy.
-    expect((await get(ctx.acme, `/v1/analytics/heartbeat-checks/${check.id}?metrics=responseTime_avg`)).statusCode).toBe(400);
+    expect(
+      (await get(ctx.acme, `/v1/analytics/heartbeat-checks/${check.id}?metrics=responseTime_avg`)).statusCode,
+    ).toBe(400);
   });
 
   it('400 naming the parameter for bad input', async () => {
@@ -274,7 +380,10 @@ describe('GET /v1/analytics/<type>/{id}', () => {
       expect(res.json().message, url).toMatch(field);
     }
     const browser = await createCheck(ctx.api.store, ctx.acme, 'BROWSER');
-    expect((await get(ctx.acme, `/v1/analytics/browser-checks/${browser.id}?metrics=TTFB_avg&groupBy=pageIndex`)).json().message).toMatch(/groupBy/);
+    expect(
+      (await get(ctx.acme, `/v1/analytics/browser-checks/${browser.id}?metrics=TTFB_avg&groupBy=pageIndex`)).json()
+        .message,
+    ).toMatch(/groupBy/);
   });
 
   it("another account's check, and a check of another type, are not found", async () => {
@@ -291,8 +400,23 @@ describe('GET /v1/analytics/metrics and POST /v1/analytics/checks', () => {
   it('lists every metric of a type, raw and aggregated', async () => {
     const res = await ctx.api.request(ctx.acme, 'GET', '/v1/analytics/metrics?checkType=API');
     const names = res.json().map((m: { name: string }) => m.name);
-    expect(names).toEqual(expect.arrayContaining(['responseTime', 'responseTime_p99', 'dns_p95', 'download_stddev', 'availability', 'retries']));
-    expect(res.json().find((m: { name: string }) => m.name === 'dns_p95')).toEqual({ name: 'dns_p95', unit: 'milliseconds', label: 'DNS lookup', type: 'Float', aggregated: true });
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'responseTime',
+        'responseTime_p99',
+        'dns_p95',
+        'download_stddev',
+        'availability',
+        'retries',
+      ]),
+    );
+    expect(res.json().find((m: { name: string }) => m.name === 'dns_p95')).toEqual({
+      name: 'dns_p95',
+      unit: 'milliseconds',
+      label: 'DNS lookup',
+      type: 'Float',
+      aggregated: true,
+    });
     expect((await ctx.api.request(ctx.acme, 'GET', '/v1/analytics/metrics?checkType=GRPC')).json()).toEqual([]);
     const bad = await ctx.api.request(ctx.acme, 'GET', '/v1/analytics/metrics?checkType=FTP');
     expect(bad.statusCode).toBe(400);
@@ -306,14 +430,30 @@ describe('GET /v1/analytics/metrics and POST /v1/analytics/checks', () => {
     const idle = await createCheck(ctx.api.store, ctx.acme, 'TCP');
     await storeResults(ctx.api.store, ctx.acme, api, samples);
     await storeResults(ctx.api.store, ctx.acme, icmp, samples);
-    const res = await ctx.api.request(ctx.acme, 'POST', '/v1/analytics/checks?quickRange=last7Days', { checkIds: [api.id, icmp.id, idle.id] });
+    const res = await ctx.api.request(ctx.acme, 'POST', '/v1/analytics/checks?quickRange=last7Days', {
+      checkIds: [api.id, icmp.id, idle.id],
+    });
     expect(res.statusCode, res.body).toBe(200);
     const [a, i, t] = res.json();
     expect(a).toMatchObject({ checkId: api.id, checkType: 'API', availability: 80, responseTime_avg: 205 });
-    within(a.responseTime_p95, exactPercentile(samples.map((s) => s.ms), 95));
+    within(
+      a.responseTime_p95,
+      exactPercentile(
+        samples.map((s) => s.ms),
+        95,
+      ),
+    );
     expect(a.latency_avg).toBeUndefined();
     expect(i).toMatchObject({ checkId: icmp.id, checkType: 'ICMP', latency_avg: 205, packetLoss_avg: 6.25 });
-    expect(t).toEqual({ checkId: idle.id, checkType: 'TCP', availability: null, responseTime_avg: null, responseTime_p50: null, responseTime_p95: null, responseTime_p99: null });
+    expect(t).toEqual({
+      checkId: idle.id,
+      checkType: 'TCP',
+      availability: null,
+      responseTime_avg: null,
+      responseTime_p50: null,
+      responseTime_p95: null,
+      responseTime_p99: null,
+    });
     const bad = await ctx.api.request(ctx.acme, 'POST', '/v1/analytics/checks', { checkIds: [] });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toMatch(/checkIds/);

@@ -41,7 +41,9 @@ describe('maxResponseBytes', () => {
   it('is stored, returned and sent to the agent when set; absent otherwise', async () => {
     const limited = await create({ name: 'Limited', request: { ...request, maxResponseBytes: 1_048_576 } });
     expect(limited.request.maxResponseBytes).toBe(1_048_576);
-    expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${limited.id}`)).request.maxResponseBytes).toBe(1_048_576);
+    expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${limited.id}`)).request.maxResponseBytes).toBe(
+      1_048_576,
+    );
     expect(await definitionOf(limited.id)).toMatchObject({ maxResponseBytes: 1_048_576 });
 
     const plain = await create({ name: 'Plain', request });
@@ -51,14 +53,20 @@ describe('maxResponseBytes', () => {
 
   it('PUT can set it and clear it with null', async () => {
     const check = await create({ name: 'Limited', request });
-    const set = await api.request(acme, 'PUT', `/v1/checks/api/${check.id}`, { request: { ...request, maxResponseBytes: 2048 } });
+    const set = await api.request(acme, 'PUT', `/v1/checks/api/${check.id}`, {
+      request: { ...request, maxResponseBytes: 2048 },
+    });
     expect(set.statusCode, set.body).toBe(200);
     expect(await definitionOf(check.id)).toMatchObject({ maxResponseBytes: 2048 });
     // request is merged one level deep: a PUT that leaves it out keeps it.
-    const kept = await api.request(acme, 'PUT', `/v1/checks/api/${check.id}`, { request: { ...request, followRedirects: false } });
+    const kept = await api.request(acme, 'PUT', `/v1/checks/api/${check.id}`, {
+      request: { ...request, followRedirects: false },
+    });
     expect(kept.statusCode, kept.body).toBe(200);
     expect(await definitionOf(check.id)).toMatchObject({ maxResponseBytes: 2048, followRedirects: false });
-    const cleared = await api.request(acme, 'PUT', `/v1/checks/api/${check.id}`, { request: { ...request, maxResponseBytes: null } });
+    const cleared = await api.request(acme, 'PUT', `/v1/checks/api/${check.id}`, {
+      request: { ...request, maxResponseBytes: null },
+    });
     expect(cleared.statusCode, cleared.body).toBe(200);
     expect(await definitionOf(check.id)).not.toHaveProperty('maxResponseBytes');
   });
@@ -69,7 +77,10 @@ describe('maxResponseBytes', () => {
     [1.5, 'body/request/maxResponseBytes must be integer'],
     ['big', 'body/request/maxResponseBytes must be integer'],
   ])('answers 400 naming the field for %j', async (value, message) => {
-    const res = await api.request(acme, 'POST', '/v1/checks/api', { name: 'x', request: { ...request, maxResponseBytes: value } });
+    const res = await api.request(acme, 'POST', '/v1/checks/api', {
+      name: 'x',
+      request: { ...request, maxResponseBytes: value },
+    });
     expect(res.statusCode).toBe(400);
     expect(json(res).message).toContain(message);
   });
@@ -92,15 +103,39 @@ describe('protocol assertion sources', () => {
   });
 
   it.each([
-    [assertion('HTTP_VERSIONS', 'EQUALS', '2'), /^body\/request\/assertions\/0\/source must be one of .*HTTP_VERSION, TLS_VERSION, SSL_CERTIFICATE_DAYS_REMAINING/],
-    [assertion('HTTP_VERSION', 'CONTAINS', '2'), /^body\/request\/assertions\/0\/comparison must be one of EQUALS, NOT_EQUALS, GREATER_THAN, LESS_THAN, IS_NULL, NOT_NULL for HTTP_VERSION, got CONTAINS$/],
-    [assertion('TLS_VERSION', 'HAS_KEY', 'x'), /^body\/request\/assertions\/0\/comparison .* for TLS_VERSION, got HAS_KEY$/],
-    [assertion('HTTP_VERSION', 'EQUALS', 'h2'), /^body\/request\/assertions\/0\/target must be an HTTP version \(1.0, 1.1, 2 or 3\) for HTTP_VERSION, got "h2"$/],
-    [assertion('TLS_VERSION', 'GREATER_THAN', 'SSLv3'), /^body\/request\/assertions\/0\/target must be a TLS version .* for TLS_VERSION, got "SSLv3"$/],
-    [assertion('SSL_CERTIFICATE_DAYS_REMAINING', 'GREATER_THAN', 'two weeks'), /^body\/request\/assertions\/0\/target must be a whole number of days for SSL_CERTIFICATE_DAYS_REMAINING/],
-    [assertion('SSL_CERTIFICATE_DAYS_REMAINING', 'EQUALS', ''), /^body\/request\/assertions\/0\/target must be a whole number of days/],
+    [
+      assertion('HTTP_VERSIONS', 'EQUALS', '2'),
+      /^body\/request\/assertions\/0\/source must be one of .*HTTP_VERSION, TLS_VERSION, SSL_CERTIFICATE_DAYS_REMAINING/,
+    ],
+    [
+      assertion('HTTP_VERSION', 'CONTAINS', '2'),
+      /^body\/request\/assertions\/0\/comparison must be one of EQUALS, NOT_EQUALS, GREATER_THAN, LESS_THAN, IS_NULL, NOT_NULL for HTTP_VERSION, got CONTAINS$/,
+    ],
+    [
+      assertion('TLS_VERSION', 'HAS_KEY', 'x'),
+      /^body\/request\/assertions\/0\/comparison .* for TLS_VERSION, got HAS_KEY$/,
+    ],
+    [
+      assertion('HTTP_VERSION', 'EQUALS', 'h2'),
+      /^body\/request\/assertions\/0\/target must be an HTTP version \(1.0, 1.1, 2 or 3\) for HTTP_VERSION, got "h2"$/,
+    ],
+    [
+      assertion('TLS_VERSION', 'GREATER_THAN', 'SSLv3'),
+      /^body\/request\/assertions\/0\/target must be a TLS version .* for TLS_VERSION, got "SSLv3"$/,
+    ],
+    [
+      assertion('SSL_CERTIFICATE_DAYS_REMAINING', 'GREATER_THAN', 'two weeks'),
+      /^body\/request\/assertions\/0\/target must be a whole number of days for SSL_CERTIFICATE_DAYS_REMAINING/,
+    ],
+    [
+      assertion('SSL_CERTIFICATE_DAYS_REMAINING', 'EQUALS', ''),
+      /^body\/request\/assertions\/0\/target must be a whole number of days/,
+    ],
   ])('answers 400 naming the field for %j', async (bad, message) => {
-    const res = await api.request(acme, 'POST', '/v1/checks/api', { name: 'x', request: { ...request, assertions: [bad] } });
+    const res = await api.request(acme, 'POST', '/v1/checks/api', {
+      name: 'x',
+      request: { ...request, assertions: [bad] },
+    });
     expect(res.statusCode, res.body).toBe(400);
     expect(json(res).message).toMatch(message);
     expect(api.hookCalls).toEqual([]);
@@ -115,9 +150,14 @@ describe('protocol assertion sources', () => {
   });
 
   it('another account sees neither the check nor its options', async () => {
-    const check = await create({ name: 'Mine', request: { ...request, maxResponseBytes: 4096, assertions: [assertion('HTTP_VERSION', 'EQUALS', '2')] } });
+    const check = await create({
+      name: 'Mine',
+      request: { ...request, maxResponseBytes: 4096, assertions: [assertion('HTTP_VERSION', 'EQUALS', '2')] },
+    });
     expect((await api.request(globex, 'GET', `/v1/checks/${check.id}`)).statusCode).toBe(404);
-    const put = await api.request(globex, 'PUT', `/v1/checks/api/${check.id}`, { request: { ...request, maxResponseBytes: 1 } });
+    const put = await api.request(globex, 'PUT', `/v1/checks/api/${check.id}`, {
+      request: { ...request, maxResponseBytes: 1 },
+    });
     expect(put.statusCode).toBe(404);
     expect(await definitionOf(check.id)).toMatchObject({ maxResponseBytes: 4096 });
   });

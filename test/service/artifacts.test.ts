@@ -54,11 +54,21 @@ describe('uploads', () => {
     const res = await put(t, runId, 'home.png', png);
     expect(res.status).toBe(200);
     expect(res.headers.get('upload-offset')).toBe('5000');
-    expect(await res.json()).toMatchObject({ name: 'home.png', kind: 'screenshot', size: 5000, received: 5000, complete: true, sha256: sha(png) });
+    expect(await res.json()).toMatchObject({
+      name: 'home.png',
+      kind: 'screenshot',
+      size: 5000,
+      received: 5000,
+      complete: true,
+      sha256: sha(png),
+    });
     // On disk where the layout says, nowhere else.
     expect(existsSync(path.join(h.dataDir, 'artifacts', t.accountId, runId, 'home.png'))).toBe(true);
 
-    const head = await fetch(`${h.url}/agent/v1/runs/${runId}/artifacts/home.png`, { method: 'HEAD', headers: { authorization: `Bearer ${t.key}` } });
+    const head = await fetch(`${h.url}/agent/v1/runs/${runId}/artifacts/home.png`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     expect(head.status).toBe(200);
     expect(head.headers.get('upload-offset')).toBe('5000');
     expect(head.headers.get('upload-length')).toBe('5000');
@@ -80,7 +90,9 @@ describe('uploads', () => {
       truncated: false,
     });
 
-    const download = await fetch(`${h.url}/v1/check-results/${t.check.id}/${resultId}/assets/home.png`, { headers: t.headers });
+    const download = await fetch(`${h.url}/v1/check-results/${t.check.id}/${resultId}/assets/home.png`, {
+      headers: t.headers,
+    });
     expect(download.status).toBe(200);
     expect(download.headers.get('content-type')).toBe('image/png');
     expect(download.headers.get('content-security-policy')).toContain('sandbox');
@@ -91,12 +103,19 @@ describe('uploads', () => {
     const t = await h.tenant();
     const runId = await h.run(t);
     await put(t, runId, 'step-1.png', Buffer.from('one'));
-    await put(t, runId, 'trace.zip', Buffer.from('two'), { 'x-artifact-kind': 'trace', 'content-type': 'application/zip' });
+    await put(t, runId, 'trace.zip', Buffer.from('two'), {
+      'x-artifact-kind': 'trace',
+      'content-type': 'application/zip',
+    });
     await put(t, runId, 'dump.bin', Buffer.from('three'), { 'x-artifact-kind': 'other' });
     const resultId = await h.submitResult(t, runId);
     const list = async (query: string) => {
-      const res = await fetch(`${h.url}/v1/check-results/${t.check.id}/${resultId}/assets${query}`, { headers: t.headers });
-      return ((await res.json()) as { assets: Array<{ name: string; type: string }> }).assets.map((a) => `${a.type}:${a.name}`).sort();
+      const res = await fetch(`${h.url}/v1/check-results/${t.check.id}/${resultId}/assets${query}`, {
+        headers: t.headers,
+      });
+      return ((await res.json()) as { assets: Array<{ name: string; type: string }> }).assets
+        .map((a) => `${a.type}:${a.name}`)
+        .sort();
     };
     expect(await list('')).toEqual(['file:dump.bin', 'screenshot:step-1.png', 'trace:trace.zip']);
     expect(await list('?type=trace&type=file')).toEqual(['file:dump.bin', 'trace:trace.zip']);
@@ -119,7 +138,11 @@ describe('uploads', () => {
     const patch = (offset: number, body: Buffer) =>
       fetch(`${h.url}/agent/v1/runs/${runId}/artifacts/video.webm`, {
         method: 'PATCH',
-        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
+        headers: {
+          authorization: `Bearer ${t.key}`,
+          'content-type': 'application/offset+octet-stream',
+          'upload-offset': String(offset),
+        },
         body: new Uint8Array(body),
       });
     const wrong = await patch(5_000, data.subarray(5_000));
@@ -144,7 +167,9 @@ describe('uploads', () => {
   it('discards bytes that do not match the declared SHA-256 (422)', async () => {
     const t = await h.tenant();
     const runId = await h.run(t);
-    const res = await put(t, runId, 'shot.png', Buffer.from('actual bytes'), { 'x-artifact-sha256': sha(Buffer.from('other bytes')) });
+    const res = await put(t, runId, 'shot.png', Buffer.from('actual bytes'), {
+      'x-artifact-sha256': sha(Buffer.from('other bytes')),
+    });
     expect(res.status).toBe(422);
     expect(await h.service.store.artifacts.get(t.accountId, runId, 'shot.png')).toBeUndefined();
     expect(existsSync(path.join(h.dataDir, 'artifacts', t.accountId, runId, 'shot.png'))).toBe(false);
@@ -173,7 +198,9 @@ describe('uploads', () => {
     const runId = await h.run(t);
     const noKind = await put(t, runId, 'a.png', Buffer.from('x'), { 'x-artifact-kind': 'gif' });
     expect(noKind.status).toBe(400);
-    expect(((await noKind.json()) as { message: string }).message).toMatch(/x-artifact-kind must be one of screenshot, video/);
+    expect(((await noKind.json()) as { message: string }).message).toMatch(
+      /x-artifact-kind must be one of screenshot, video/,
+    );
     const noSha = await put(t, runId, 'a.png', Buffer.from('x'), { 'x-artifact-sha256': 'abc' });
     expect(((await noSha.json()) as { message: string }).message).toMatch(/x-artifact-sha256/);
   });
@@ -198,11 +225,19 @@ describe('uploads', () => {
           port,
           path: `/agent/v1/runs/${runId}/artifacts/${encoded}`,
           method: 'PUT',
-          headers: { authorization: `Bearer ${t.key}`, 'content-type': 'text/plain', 'upload-length': '1', 'x-artifact-kind': 'log', 'x-artifact-sha256': sha(Buffer.from('x')) },
+          headers: {
+            authorization: `Bearer ${t.key}`,
+            'content-type': 'text/plain',
+            'upload-length': '1',
+            'x-artifact-kind': 'log',
+            'x-artifact-sha256': sha(Buffer.from('x')),
+          },
         },
         (r) => {
           let body = '';
-          r.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+          r.setEncoding('utf8')
+            .on('data', (c: string) => (body += c))
+            .on('end', () => resolve({ status: r.statusCode ?? 0, body }));
         },
       );
       req.on('error', reject);
@@ -210,7 +245,9 @@ describe('uploads', () => {
     });
     expect(res.status).toBe(400);
     expect((JSON.parse(res.body) as { message: string }).message).toMatch(/params\/name must be/);
-    expect(readdirSync(h.dataDir).includes('artifacts') ? readdirSync(path.join(h.dataDir, 'artifacts')) : []).toEqual([]);
+    expect(readdirSync(h.dataDir).includes('artifacts') ? readdirSync(path.join(h.dataDir, 'artifacts')) : []).toEqual(
+      [],
+    );
   });
 
   it('rejects a run id that is not one (400) and another location\u2019s run (404)', async () => {
@@ -253,7 +290,12 @@ interface RawAnswer {
  * One request written byte for byte on a socket (node:net), so the body can be longer than the
  * headers declare; resolves with the answer once the service has sent it whole.
  */
-function rawRequest(method: string, urlPath: string, headers: Record<string, string>, body: Buffer | string[]): Promise<RawAnswer> {
+function rawRequest(
+  method: string,
+  urlPath: string,
+  headers: Record<string, string>,
+  body: Buffer | string[],
+): Promise<RawAnswer> {
   const { hostname, port } = new URL(h.url);
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), hostname);
@@ -263,19 +305,30 @@ function rawRequest(method: string, urlPath: string, headers: Record<string, str
       if (end === -1) return;
       const [statusLine, ...lines] = received.subarray(0, end).toString('latin1').split('\r\n');
       const head: Record<string, string> = {};
-      for (const line of lines) head[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+      for (const line of lines)
+        head[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
       const length = Number(head['content-length'] ?? 0);
       if (received.length < end + 4 + length) return;
       socket.destroy();
-      resolve({ status: Number(statusLine?.split(' ')[1]), headers: head, body: received.subarray(end + 4, end + 4 + length).toString() });
+      resolve({
+        status: Number(statusLine?.split(' ')[1]),
+        headers: head,
+        body: received.subarray(end + 4, end + 4 + length).toString(),
+      });
     };
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
       tryParse();
     });
     socket.on('error', reject);
-    socket.on('close', () => reject(new Error(`the connection closed before a whole answer: ${JSON.stringify(received.toString())}`)));
-    const headLines = [`${method} ${urlPath} HTTP/1.1`, `host: ${hostname}:${port}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    socket.on('close', () =>
+      reject(new Error(`the connection closed before a whole answer: ${JSON.stringify(received.toString())}`)),
+    );
+    const headLines = [
+      `${method} ${urlPath} HTTP/1.1`,
+      `host: ${hostname}:${port}`,
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ];
     if (Array.isArray(body)) {
       // Chunked: nothing in the head says how long the body is.
       socket.write(`${[...headLines, 'transfer-encoding: chunked'].join('\r\n')}\r\n\r\n`);
@@ -302,21 +355,33 @@ describe('a body longer than upload-length', () => {
     'x-artifact-sha256': sha(declared),
   });
   const head = async (t: ArtifactTenant, runId: string) => {
-    const res = await fetch(`${h.url}/agent/v1/runs/${runId}/artifacts/run.log`, { method: 'HEAD', headers: { authorization: `Bearer ${t.key}` } });
+    const res = await fetch(`${h.url}/agent/v1/runs/${runId}/artifacts/run.log`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     return { offset: res.headers.get('upload-offset'), length: res.headers.get('upload-length') };
   };
-  const stored = (t: ArtifactTenant, runId: string) => readFile(path.join(h.dataDir, 'artifacts', t.accountId, runId, 'run.log'), 'utf8');
+  const stored = (t: ArtifactTenant, runId: string) =>
+    readFile(path.join(h.dataDir, 'artifacts', t.accountId, runId, 'run.log'), 'utf8');
 
   it('PUT with content-length past upload-length: 413 naming upload-length; the declared bytes complete the artifact', async () => {
     const t = await h.tenant();
     const runId = await h.run(t);
-    const res = await rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/run.log`, startHeaders(t), Buffer.concat([declared, Buffer.from(' AND MORE')]));
+    const res = await rawRequest(
+      'PUT',
+      `/agent/v1/runs/${runId}/artifacts/run.log`,
+      startHeaders(t),
+      Buffer.concat([declared, Buffer.from(' AND MORE')]),
+    );
     expect(res.status, res.body).toBe(413);
     expect((JSON.parse(res.body) as { message: string }).message).toMatch(
       new RegExp(`body runs past upload-length ${declared.length}.*artifact is complete`),
     );
     expect(res.headers['upload-offset']).toBe(String(declared.length));
-    expect(await h.service.store.artifacts.get(t.accountId, runId, 'run.log')).toMatchObject({ complete: true, size: declared.length });
+    expect(await h.service.store.artifacts.get(t.accountId, runId, 'run.log')).toMatchObject({
+      complete: true,
+      size: declared.length,
+    });
     expect(await head(t, runId)).toEqual({ offset: String(declared.length), length: String(declared.length) });
     expect(await stored(t, runId)).toBe(declared.toString());
   });
@@ -324,7 +389,10 @@ describe('a body longer than upload-length', () => {
   it('a chunked PUT whose chunks run past upload-length: the same 413, the artifact complete', async () => {
     const t = await h.tenant();
     const runId = await h.run(t);
-    const res = await rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/run.log`, startHeaders(t), [declared.toString(), ...Array.from({ length: 16 }, () => 'x'.repeat(256 * 1024))]);
+    const res = await rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/run.log`, startHeaders(t), [
+      declared.toString(),
+      ...Array.from({ length: 16 }, () => 'x'.repeat(256 * 1024)),
+    ]);
     expect(res.status, res.body).toBe(413);
     expect(await h.service.store.artifacts.get(t.accountId, runId, 'run.log')).toMatchObject({ complete: true });
     expect(await stored(t, runId)).toBe(declared.toString());
@@ -333,7 +401,12 @@ describe('a body longer than upload-length', () => {
   it('a PATCH that runs past upload-length completes the artifact with the bytes up to it', async () => {
     const t = await h.tenant();
     const runId = await h.run(t);
-    const first = await rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/run.log`, startHeaders(t), declared.subarray(0, 10));
+    const first = await rawRequest(
+      'PUT',
+      `/agent/v1/runs/${runId}/artifacts/run.log`,
+      startHeaders(t),
+      declared.subarray(0, 10),
+    );
     expect(JSON.parse(first.body)).toMatchObject({ received: 10, complete: false });
     const res = await rawRequest(
       'PATCH',
@@ -350,9 +423,16 @@ describe('a body longer than upload-length', () => {
     const t = await h.tenant();
     const runId = await h.run(t);
     const wrong = Buffer.from('other bytes, same length as declared').subarray(0, declared.length);
-    const res = await rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/run.log`, startHeaders(t), Buffer.concat([wrong, Buffer.from('!!')]));
+    const res = await rawRequest(
+      'PUT',
+      `/agent/v1/runs/${runId}/artifacts/run.log`,
+      startHeaders(t),
+      Buffer.concat([wrong, Buffer.from('!!')]),
+    );
     expect(res.status, res.body).toBe(413);
-    expect((JSON.parse(res.body) as { message: string }).message).toMatch(/do not match the declared SHA-256.*start it again with PUT/);
+    expect((JSON.parse(res.body) as { message: string }).message).toMatch(
+      /do not match the declared SHA-256.*start it again with PUT/,
+    );
     expect(await h.service.store.artifacts.get(t.accountId, runId, 'run.log')).toBeUndefined();
   });
 });
@@ -365,11 +445,16 @@ describe('retention', () => {
     await put(t, runId, 'kept.png', Buffer.from('kept'));
     await h.submitResult(t, runId);
     const partialRun = await h.run(t);
-    await put(t, partialRun, 'partial.webm', Buffer.from('part'), { 'upload-length': '100', 'x-artifact-kind': 'video' });
+    await put(t, partialRun, 'partial.webm', Buffer.from('part'), {
+      'upload-length': '100',
+      'x-artifact-kind': 'video',
+    });
 
     expect(await h.service.artifacts.sweep()).toBe(0);
     const future = new Date(Date.now() + 120_000);
-    const sweeper = new (h.service.artifacts.constructor as typeof import('../../src/service/artifacts/service.ts').ArtifactService)({
+    const sweeper = new (
+      h.service.artifacts.constructor as typeof import('../../src/service/artifacts/service.ts').ArtifactService
+    )({
       store: h.service.store,
       blobs: h.service.artifacts.blobs,
       config: h.service.artifacts.config,

@@ -12,7 +12,8 @@ afterEach(async () => {
 });
 
 describe('authentication', () => {
-  const get = (headers: Record<string, string>) => api.app.inject({ method: 'GET', url: '/v1/private-locations', headers });
+  const get = (headers: Record<string, string>) =>
+    api.app.inject({ method: 'GET', url: '/v1/private-locations', headers });
 
   it('accepts the key with its own account', async () => {
     const acme = await api.newAccount();
@@ -23,7 +24,11 @@ describe('authentication', () => {
     const acme = await api.newAccount();
     const res = await get({ 'x-service-account': acme.accountId });
     expect(res.statusCode).toBe(401);
-    expect(json(res)).toEqual({ statusCode: 401, error: 'Unauthorized', message: expect.stringContaining('Authorization') });
+    expect(json(res)).toEqual({
+      statusCode: 401,
+      error: 'Unauthorized',
+      message: expect.stringContaining('Authorization'),
+    });
   });
 
   it('refuses a request without the account header', async () => {

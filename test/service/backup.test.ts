@@ -26,7 +26,9 @@ interface CliRun {
 
 async function backupCli(args: string[], env: Record<string, string>): Promise<CliRun> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(BIN, ['backup', ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    const { stdout, stderr } = await promisify(execFile)(BIN, ['backup', ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -49,7 +51,12 @@ function writeLoad(api: Api, agent: ServiceClient, agentId: string) {
   const reached: Array<{ count: number; resolve: () => void }> = [];
   let stopping = false;
   const round = async (n: number) => {
-    await api.createApiCheck({ name: `load ${n}`, frequency: 1440, privateLocations: ['backup-loc'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } });
+    await api.createApiCheck({
+      name: `load ${n}`,
+      frequency: 1440,
+      privateLocations: ['backup-loc'],
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+    });
     const { jobs } = await agent.lease({ agentId, slots: { uptime: 10, heavy: 0 }, waitSeconds: 10 });
     for (const job of jobs) {
       const { resultId } = await agent.submitResult({ agentId, leaseId: job.leaseId, result: resultFor(job, agentId) });
@@ -136,7 +143,9 @@ describe('outpost backup', () => {
     // Without its key the restored database does not start: the marker sealed with the key says so.
     const keyless = new Proc(['serve'], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: restoredDir });
     expect(await keyless.exited).toBe(2);
-    expect(keyless.stderr.join('\n')).toMatch(/the key file .*outpost-secrets\.key .*cannot decrypt the secrets stored in this database/);
+    expect(keyless.stderr.join('\n')).toMatch(
+      /the key file .*outpost-secrets\.key .*cannot decrypt the secrets stored in this database/,
+    );
     // (That start generated a key file of its own: the restored key replaces it.)
     copyFileSync(path.join(liveDir, DEFAULT_KEY_FILE_NAME), path.join(restoredDir, DEFAULT_KEY_FILE_NAME));
     const restored = await startService({ DATA_DIR: restoredDir });
@@ -174,10 +183,30 @@ describe('outpost backup', () => {
     ['no FILE', [], (dir) => ({ DATA_DIR: path.join(dir, 'live') }), /FILE.*outpost backup FILE/],
     ['two files', ['a.db', 'b.db'], (dir) => ({ DATA_DIR: path.join(dir, 'live') }), /one FILE.*b\.db"/],
     ['an unknown flag', ['--forse', 'a.db'], (dir) => ({ DATA_DIR: path.join(dir, 'live') }), /--forse/],
-    ['a folder that does not exist', ['no/such/folder/a.db'], (dir) => ({ DATA_DIR: path.join(dir, 'live') }), /FILE .*no\/such\/folder.*does not exist/],
-    ['the live database itself', ['live/outpost.db', '--force'], (dir) => ({ DATA_DIR: path.join(dir, 'live') }), /FILE .*live database/],
-    ['a PostgreSQL DATABASE_URL', ['a.db'], (dir) => ({ DATA_DIR: path.join(dir, 'live'), DATABASE_URL: 'postgres://outpost@127.0.0.1/outpost' }), /DATABASE_URL.*pg_dump/],
-    ['a DATA_DIR without a database', ['a.db'], (dir) => ({ DATA_DIR: path.join(dir, 'empty') }), /DATA_DIR=.*empty.*no outpost\.db/],
+    [
+      'a folder that does not exist',
+      ['no/such/folder/a.db'],
+      (dir) => ({ DATA_DIR: path.join(dir, 'live') }),
+      /FILE .*no\/such\/folder.*does not exist/,
+    ],
+    [
+      'the live database itself',
+      ['live/outpost.db', '--force'],
+      (dir) => ({ DATA_DIR: path.join(dir, 'live') }),
+      /FILE .*live database/,
+    ],
+    [
+      'a PostgreSQL DATABASE_URL',
+      ['a.db'],
+      (dir) => ({ DATA_DIR: path.join(dir, 'live'), DATABASE_URL: 'postgres://outpost@127.0.0.1/outpost' }),
+      /DATABASE_URL.*pg_dump/,
+    ],
+    [
+      'a DATA_DIR without a database',
+      ['a.db'],
+      (dir) => ({ DATA_DIR: path.join(dir, 'empty') }),
+      /DATA_DIR=.*empty.*no outpost\.db/,
+    ],
   ];
   it.each(usage)('rejects %s with exit 2 and one line naming it', async (_what, args, env, pattern) => {
     const cwd = data.dir;

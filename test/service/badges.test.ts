@@ -4,7 +4,14 @@ import { badgeResponseTime, badgeStatus, checkBadgeStatus } from '../../src/serv
 import { badgeText } from '../../src/service/badges/svg.ts';
 import type { BadgeCheckState } from '../../src/service/store/account-settings-types.ts';
 
-const base: BadgeCheckState = { activated: true, hasResult: true, hasFailures: false, hasErrors: false, isDegraded: false, responseTime: 100 };
+const base: BadgeCheckState = {
+  activated: true,
+  hasResult: true,
+  hasFailures: false,
+  hasErrors: false,
+  isDegraded: false,
+  responseTime: 100,
+};
 const passing = base;
 const degraded = { ...base, isDegraded: true };
 const failing = { ...base, hasFailures: true };
@@ -14,9 +21,9 @@ const off = { ...base, activated: false, hasFailures: true, responseTime: 9000 }
 
 describe('badge status', () => {
   it('of one check: deactivated first, then no data, then failing (errors too), degraded, passing', () => {
-    expect([off, noData, failing, erroring, { ...degraded, hasFailures: true }, degraded, passing].map(checkBadgeStatus)).toEqual([
-      'deactivated', 'no data', 'failing', 'failing', 'failing', 'degraded', 'passing',
-    ]);
+    expect(
+      [off, noData, failing, erroring, { ...degraded, hasFailures: true }, degraded, passing].map(checkBadgeStatus),
+    ).toEqual(['deactivated', 'no data', 'failing', 'failing', 'failing', 'degraded', 'passing']);
   });
 
   it('of a group: the worst of the running checks; deactivated ones count only when nothing runs', () => {
@@ -29,7 +36,9 @@ describe('badge status', () => {
   });
 
   it('response time: the average of the running checks’ latest, rounded; null when none has one', () => {
-    expect(badgeResponseTime([{ ...passing, responseTime: 100 }, { ...degraded, responseTime: 251 }, off, noData])).toBe(176);
+    expect(
+      badgeResponseTime([{ ...passing, responseTime: 100 }, { ...degraded, responseTime: 251 }, off, noData]),
+    ).toBe(176);
     expect(badgeResponseTime([off, noData])).toBeNull();
   });
 });

@@ -98,7 +98,9 @@ describe('base URL', () => {
     expect(resolveGroupUrl('?a=1', 'https://api.example.com/x')).toBe('https://api.example.com/x?a=1');
   });
   it('replaces {{GROUP_BASE_URL}} and leaves absolute URLs alone', () => {
-    expect(resolveGroupUrl('{{GROUP_BASE_URL}}/users', 'https://api.example.com/')).toBe('https://api.example.com/users');
+    expect(resolveGroupUrl('{{GROUP_BASE_URL}}/users', 'https://api.example.com/')).toBe(
+      'https://api.example.com/users',
+    );
     expect(resolveGroupUrl('https://own.example/x', 'https://api.example.com')).toBe('https://own.example/x');
   });
   it('changes nothing without a base URL', () => {
@@ -111,7 +113,12 @@ describe('apiCheckDefaults', () => {
   it("adds the group's headers unless the check sets the same name, in any letter case", () => {
     const merged = mergeApiRequest(
       request({ headers: [{ key: 'X-Env', value: 'check' }] }),
-      defaults({ headers: [{ key: 'x-env', value: 'group', locked: false }, { key: 'X-Team', value: 'ops', locked: false }] }),
+      defaults({
+        headers: [
+          { key: 'x-env', value: 'group', locked: false },
+          { key: 'X-Team', value: 'ops', locked: false },
+        ],
+      }),
     );
     expect(merged.headers).toEqual([
       { key: 'X-Env', value: 'check' },
@@ -121,7 +128,12 @@ describe('apiCheckDefaults', () => {
   it('adds query parameters unless the check sets the same key (case-sensitive)', () => {
     const merged = mergeApiRequest(
       request({ queryParameters: [{ key: 'page', value: '2' }] }),
-      defaults({ queryParameters: [{ key: 'page', value: '1' }, { key: 'Page', value: '9' }] }),
+      defaults({
+        queryParameters: [
+          { key: 'page', value: '1' },
+          { key: 'Page', value: '9' },
+        ],
+      }),
     );
     expect(merged.queryParameters).toEqual([
       { key: 'page', value: '2' },
@@ -129,18 +141,35 @@ describe('apiCheckDefaults', () => {
     ]);
   });
   it("appends the group's assertions after the check's", () => {
-    const own = { source: 'STATUS_CODE' as const, comparison: 'EQUALS' as const, property: '', target: '200', regex: null };
+    const own = {
+      source: 'STATUS_CODE' as const,
+      comparison: 'EQUALS' as const,
+      property: '',
+      target: '200',
+      regex: null,
+    };
     const merged = mergeApiRequest(
       request({ assertions: [own] }),
-      defaults({ assertions: [{ source: 'RESPONSE_TIME', comparison: 'LESS_THAN', property: '', target: '800', regex: '' }] }),
+      defaults({
+        assertions: [{ source: 'RESPONSE_TIME', comparison: 'LESS_THAN', property: '', target: '800', regex: '' }],
+      }),
     );
-    expect(merged.assertions).toEqual([own, { source: 'RESPONSE_TIME', comparison: 'LESS_THAN', property: '', target: '800', regex: null }]);
+    expect(merged.assertions).toEqual([
+      own,
+      { source: 'RESPONSE_TIME', comparison: 'LESS_THAN', property: '', target: '800', regex: null },
+    ]);
   });
   it("uses the group's basic auth only when the check has none", () => {
     const groupAuth = defaults({ basicAuth: { username: 'g', password: 'gp' } });
     expect(mergeApiRequest(request(), groupAuth).basicAuth).toEqual({ username: 'g', password: 'gp' });
-    expect(mergeApiRequest(request({ basicAuth: { username: '', password: '' } }), groupAuth).basicAuth).toEqual({ username: 'g', password: 'gp' });
-    expect(mergeApiRequest(request({ basicAuth: { username: 'c', password: 'cp' } }), groupAuth).basicAuth).toEqual({ username: 'c', password: 'cp' });
+    expect(mergeApiRequest(request({ basicAuth: { username: '', password: '' } }), groupAuth).basicAuth).toEqual({
+      username: 'g',
+      password: 'gp',
+    });
+    expect(mergeApiRequest(request({ basicAuth: { username: 'c', password: 'cp' } }), groupAuth).basicAuth).toEqual({
+      username: 'c',
+      password: 'cp',
+    });
   });
 });
 
@@ -200,8 +229,20 @@ describe('applyGroup', () => {
     expect(merged.scripts).toEqual({ setup: [], tearDown: [{ from: 'group', script: 'cleanup()', snippetId: null }] });
   });
   it('leaves the request of other check types alone but still carries group settings', () => {
-    const tcp = { id: 'c', accountId: 'a', name: 't', checkType: 'TCP', shouldFail: false, runtimeId: null, request: { hostname: 'h', port: 1 } };
-    const merged = applyGroup(tcp as unknown as CheckDefinition, {}, group({ runtimeId: '2024.09' })) as unknown as Record<string, unknown>;
+    const tcp = {
+      id: 'c',
+      accountId: 'a',
+      name: 't',
+      checkType: 'TCP',
+      shouldFail: false,
+      runtimeId: null,
+      request: { hostname: 'h', port: 1 },
+    };
+    const merged = applyGroup(
+      tcp as unknown as CheckDefinition,
+      {},
+      group({ runtimeId: '2024.09' }),
+    ) as unknown as Record<string, unknown>;
     expect(merged.request).toEqual({ hostname: 'h', port: 1 });
     expect(merged.runtimeId).toBe('2024.09');
   });
@@ -213,12 +254,16 @@ describe('effectivePlacement', () => {
     expect(effectivePlacement(check, undefined)).toEqual({ activated: true, muted: false, locationIds: ['own'] });
   });
   it("uses the group's private locations when it has any, else the check's", () => {
-    expect(effectivePlacement(check, { activated: true, muted: false, locationIds: ['g1', 'g2'] }).locationIds).toEqual(['g1', 'g2']);
+    expect(effectivePlacement(check, { activated: true, muted: false, locationIds: ['g1', 'g2'] }).locationIds).toEqual(
+      ['g1', 'g2'],
+    );
     expect(effectivePlacement(check, { activated: true, muted: false, locationIds: [] }).locationIds).toEqual(['own']);
   });
   it('runs nothing of a deactivated group, and either muting mutes', () => {
     expect(effectivePlacement(check, { activated: false, muted: false, locationIds: [] }).activated).toBe(false);
-    expect(effectivePlacement({ ...check, activated: false }, { activated: true, muted: false, locationIds: [] }).activated).toBe(false);
+    expect(
+      effectivePlacement({ ...check, activated: false }, { activated: true, muted: false, locationIds: [] }).activated,
+    ).toBe(false);
     expect(effectivePlacement(check, { activated: true, muted: true, locationIds: [] }).muted).toBe(true);
   });
 });

@@ -47,10 +47,15 @@ async function agentAt(where: { location: PrivateLocation; key: string }) {
   });
   return {
     async lease(): Promise<Job[]> {
-      return (await dispatcher.lease(where.location, { agentId, slots: { uptime: 10, heavy: 0 }, waitSeconds: 0 })).jobs;
+      return (await dispatcher.lease(where.location, { agentId, slots: { uptime: 10, heavy: 0 }, waitSeconds: 0 }))
+        .jobs;
     },
     async submit(job: Job, overrides: Partial<RunResult>) {
-      return dispatcher.submitResult(where.location, { agentId, leaseId: job.leaseId, result: resultFor(job, agentId, overrides) });
+      return dispatcher.submitResult(where.location, {
+        agentId,
+        leaseId: job.leaseId,
+        result: resultFor(job, agentId, overrides),
+      });
     },
   };
 }
@@ -58,7 +63,11 @@ async function agentAt(where: { location: PrivateLocation; key: string }) {
 const refused: Partial<RunResult> = {
   hasFailures: true,
   error: 'connect ECONNREFUSED 127.0.0.1:9',
-  apiCheckResult: { requestError: 'connect ECONNREFUSED 127.0.0.1:9', response: null, assertions: [] } as unknown as ApiCheckResult,
+  apiCheckResult: {
+    requestError: 'connect ECONNREFUSED 127.0.0.1:9',
+    response: null,
+    assertions: [],
+  } as unknown as ApiCheckResult,
 };
 const assertionFailed: Partial<RunResult> = {
   hasFailures: true,
@@ -91,18 +100,38 @@ async function group(body: Partial<CheckGroupBody>, locationIds: string[] = []):
     retryStrategy: 'FALLBACK',
     ...body,
   } as CheckGroupBody;
-  return store.checkGroups.create(accountId, { name: full.name, activated: full.activated, muted: full.muted, concurrency: 3, locationIds, body: full });
+  return store.checkGroups.create(accountId, {
+    name: full.name,
+    activated: full.activated,
+    muted: full.muted,
+    concurrency: 3,
+    locationIds,
+    body: full,
+  });
 }
 
 const types = async (checkId: string, resultType: 'FINAL' | 'ATTEMPT' | 'ALL') =>
-  (await store.results.list(accountId, checkId, { limit: 100, resultType })).entries.map((r) => [r.resultType, r.attempts]).reverse();
+  (await store.results.list(accountId, checkId, { limit: 100, resultType })).entries
+    .map((r) => [r.resultType, r.attempts])
+    .reverse();
 
 beforeEach(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'outpost-retries-'));
   store = await openSqliteStore(dataDir);
   const config = loadServiceConfig({ DATA_DIR: dataDir, PORT: '0' });
-  const retries = new RetryCoordinator({ store, log: silentLog, enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r) });
-  dispatcher = new Dispatcher({ store, config, log: silentLog, now: () => clock.now, sweepIntervalMs: 3_600_000, resultPolicy: retries });
+  const retries = new RetryCoordinator({
+    store,
+    log: silentLog,
+    enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r),
+  });
+  dispatcher = new Dispatcher({
+    store,
+    config,
+    log: silentLog,
+    now: () => clock.now,
+    sweepIntervalMs: 3_600_000,
+    resultPolicy: retries,
+  });
   await dispatcher.start();
   accountId = (await createAccount(store, 'Acme')).accountId;
   office = await location('office');
@@ -124,7 +153,9 @@ describe('retries', () => {
     expect(job?.runId).toBe(first.runId);
     await agent.submit(job!, refused);
     expect(await types(c.id, 'ALL')).toEqual([['ATTEMPT', 1]]);
-    expect((await store.runRetries.pending(accountId, c.id)).map((p) => p.dueAt)).toEqual([new Date(clock.now + 10_000).toISOString()]);
+    expect((await store.runRetries.pending(accountId, c.id)).map((p) => p.dueAt)).toEqual([
+      new Date(clock.now + 10_000).toISOString(),
+    ]);
 
     // Not before its backoff (LINEAR: 10 s, then 20 s).
     clock.now += 9_999;
@@ -134,9 +165,15 @@ describe('retries', () => {
     await dispatcher.sweep();
     [job] = await agent.lease();
     expect(job).toBeDefined();
-    expect(await store.runRetries.linkOf(job!.runId)).toEqual({ retryOf: first.runId, attempt: 2, chainStartedAt: first.dueAt });
+    expect(await store.runRetries.linkOf(job!.runId)).toEqual({
+      retryOf: first.runId,
+      attempt: 2,
+      chainStartedAt: first.dueAt,
+    });
     await agent.submit(job!, refused);
-    expect((await store.runRetries.pending(accountId, c.id))[0]?.dueAt).toBe(new Date(clock.now + 20_000).toISOString());
+    expect((await store.runRetries.pending(accountId, c.id))[0]?.dueAt).toBe(
+      new Date(clock.now + 20_000).toISOString(),
+    );
 
     clock.now += 20_000;
     await dispatcher.sweep();
@@ -199,13 +236,23 @@ describe('retries', () => {
     for (const c of [plain, grouped, fallback]) await dispatcher.enqueue(c, office.location.id, clock.now);
     for (const job of await agent.lease()) await agent.submit(job, refused);
     expect(await types(plain.id, 'ALL')).toEqual([['FINAL', 1]]);
-    expect((await store.runRetries.pending(accountId, grouped.id))[0]?.dueAt).toBe(new Date(clock.now + 30_000).toISOString());
-    expect((await store.runRetries.pending(accountId, fallback.id))[0]?.dueAt).toBe(new Date(clock.now + 7_000).toISOString());
+    expect((await store.runRetries.pending(accountId, grouped.id))[0]?.dueAt).toBe(
+      new Date(clock.now + 30_000).toISOString(),
+    );
+    expect((await store.runRetries.pending(accountId, fallback.id))[0]?.dueAt).toBe(
+      new Date(clock.now + 7_000).toISOString(),
+    );
   });
 
   it('retries at the next location without sameRegion, at the same one with it', async () => {
-    const other = await check({ retryStrategy: { type: 'FIXED', baseBackoffSeconds: 0, sameRegion: false } }, [office.location.id, lab.location.id]);
-    const same = await check({ retryStrategy: { type: 'FIXED', baseBackoffSeconds: 0, sameRegion: true } }, [office.location.id, lab.location.id]);
+    const other = await check({ retryStrategy: { type: 'FIXED', baseBackoffSeconds: 0, sameRegion: false } }, [
+      office.location.id,
+      lab.location.id,
+    ]);
+    const same = await check({ retryStrategy: { type: 'FIXED', baseBackoffSeconds: 0, sameRegion: true } }, [
+      office.location.id,
+      lab.location.id,
+    ]);
     const atOffice = await agentAt(office);
     await dispatcher.enqueue(other, office.location.id, clock.now);
     await dispatcher.enqueue(same, office.location.id, clock.now);
@@ -246,8 +293,16 @@ describe('groups at dispatch time', () => {
     const c = await check({ groupId: g.id, request: { method: 'GET', url: '/status' } });
     const run = await dispatcher.enqueue(c, office.location.id, clock.now);
     const def = run.check as ApiCheckDefinition;
-    expect(def).toMatchObject({ groupId: g.id, runtimeId: '2025.04', environmentVariables: [{ key: 'K', value: 'v', secret: false }] });
-    expect(def.request).toMatchObject({ url: 'http://base.test/api/status', headers: [{ key: 'X-Group', value: 'yes' }], basicAuth: { username: 'u', password: 'p' } });
+    expect(def).toMatchObject({
+      groupId: g.id,
+      runtimeId: '2025.04',
+      environmentVariables: [{ key: 'K', value: 'v', secret: false }],
+    });
+    expect(def.request).toMatchObject({
+      url: 'http://base.test/api/status',
+      headers: [{ key: 'X-Group', value: 'yes' }],
+      basicAuth: { username: 'u', password: 'p' },
+    });
   });
 
   it("schedules members at the group's locations, and none of a deactivated group's", async () => {
@@ -268,7 +323,14 @@ describe('groups at dispatch time', () => {
     expect(scheduler.nextDue(member.id).map((d) => d.locationId)).toEqual([lab.location.id]);
     expect(scheduler.nextDue(loose.id).map((d) => d.locationId)).toEqual([office.location.id]);
 
-    await store.checkGroups.update(accountId, g.id, { name: 'g', activated: false, muted: false, concurrency: 3, locationIds: [lab.location.id], body: g.body });
+    await store.checkGroups.update(accountId, g.id, {
+      name: 'g',
+      activated: false,
+      muted: false,
+      concurrency: 3,
+      locationIds: [lab.location.id],
+      body: g.body,
+    });
     await scheduler.checkChanged(accountId, member.id, member);
     expect(scheduler.nextDue(member.id)).toEqual([]);
 

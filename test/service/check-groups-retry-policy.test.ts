@@ -29,7 +29,12 @@ function schedule(strategy: RetryStrategy, opts: { networkError?: boolean; runMs
   let now = t0 + (opts.runMs ?? 0);
   const delays: number[] = [];
   for (let attempt = 1; attempt < 50; attempt++) {
-    const plan = planRetry(resolved, { attempt, chainStartedAtMs: t0, nowMs: now, networkError: opts.networkError ?? true });
+    const plan = planRetry(resolved, {
+      attempt,
+      chainStartedAtMs: t0,
+      nowMs: now,
+      networkError: opts.networkError ?? true,
+    });
     if (!plan) break;
     delays.push((plan.dueAtMs - now) / 1000);
     now = plan.dueAtMs + (opts.runMs ?? 0);
@@ -48,7 +53,9 @@ describe('backoff schedules', () => {
     expect(schedule({ type: 'EXPONENTIAL', baseBackoffSeconds: 5, maxRetries: 3 })).toEqual([5, 25, 125]);
   });
   it('SINGLE_RETRY retries once whatever maxRetries says, without a duration bound', () => {
-    expect(schedule({ type: 'SINGLE_RETRY', baseBackoffSeconds: 30, maxRetries: 5, maxDurationSeconds: 0 })).toEqual([30]);
+    expect(schedule({ type: 'SINGLE_RETRY', baseBackoffSeconds: 30, maxRetries: 5, maxDurationSeconds: 0 })).toEqual([
+      30,
+    ]);
   });
   it('uses the defaults: base 60 s, 2 retries, 600 s in all', () => {
     expect(resolveStrategy({ type: 'FIXED' })).toEqual({
@@ -66,12 +73,16 @@ describe('backoff schedules', () => {
 describe('maxDurationSeconds', () => {
   it('stops when the next retry would be due later than the bound after the first attempt', () => {
     // 5 + 25 = 30 s fits into 60 s, the third (125 s more) does not.
-    expect(schedule({ type: 'EXPONENTIAL', baseBackoffSeconds: 5, maxRetries: 5, maxDurationSeconds: 60 })).toEqual([5, 25]);
+    expect(schedule({ type: 'EXPONENTIAL', baseBackoffSeconds: 5, maxRetries: 5, maxDurationSeconds: 60 })).toEqual([
+      5, 25,
+    ]);
   });
   it("counts the runs' own time, as the reference does", () => {
     // Each run takes 10 s: retries due 20 s, 40 s and 60 s after the start (60 is within the bound);
     // a fourth would be due at 80 s. Without the run time there would be six.
-    expect(schedule({ type: 'FIXED', baseBackoffSeconds: 10, maxRetries: 10, maxDurationSeconds: 60 }, { runMs: 10_000 })).toEqual([10, 10, 10]);
+    expect(
+      schedule({ type: 'FIXED', baseBackoffSeconds: 10, maxRetries: 10, maxDurationSeconds: 60 }, { runMs: 10_000 }),
+    ).toEqual([10, 10, 10]);
     expect(schedule({ type: 'FIXED', baseBackoffSeconds: 10, maxRetries: 10, maxDurationSeconds: 60 })).toHaveLength(6);
   });
 });
@@ -97,7 +108,11 @@ describe('onlyOn NETWORK_ERROR', () => {
     expect(isNetworkError(refused)).toBe(true);
     const echo = await startNetServer((socket) => socket.end('pong'));
     try {
-      const check = tcpCheck({ port: echo.port, data: 'ping', assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', property: '', target: 'no', regex: null }] });
+      const check = tcpCheck({
+        port: echo.port,
+        data: 'ping',
+        assertions: [{ source: 'RESPONSE_DATA', comparison: 'EQUALS', property: '', target: 'no', regex: null }],
+      });
       const asserted = await tcpCheckRunner.run(check, context());
       expect(asserted.hasFailures).toBe(true);
       expect(isNetworkError(asserted)).toBe(false);
@@ -125,10 +140,15 @@ describe('retryLocation', () => {
 describe('effectiveRetryStrategy', () => {
   const own = { retryStrategy: { type: 'LINEAR', baseBackoffSeconds: 3 } };
   it("takes the group's strategy over the check's", () => {
-    expect(effectiveRetryStrategy(own, { retryStrategy: { type: 'FIXED', baseBackoffSeconds: 7 } })?.type).toBe('FIXED');
+    expect(effectiveRetryStrategy(own, { retryStrategy: { type: 'FIXED', baseBackoffSeconds: 7 } })?.type).toBe(
+      'FIXED',
+    );
   });
   it("FALLBACK, or no group, means the check's own", () => {
-    expect(effectiveRetryStrategy(own, { retryStrategy: 'FALLBACK' })).toMatchObject({ type: 'LINEAR', baseBackoffSeconds: 3 });
+    expect(effectiveRetryStrategy(own, { retryStrategy: 'FALLBACK' })).toMatchObject({
+      type: 'LINEAR',
+      baseBackoffSeconds: 3,
+    });
     expect(effectiveRetryStrategy(own, undefined)?.type).toBe('LINEAR');
   });
   it('null (group or check) means no retries; a check’s doubleCheck is not mapped', () => {
@@ -136,6 +156,11 @@ describe('effectiveRetryStrategy', () => {
     expect(effectiveRetryStrategy({ doubleCheck: true, retryStrategy: null }, undefined)).toBeNull();
   });
   it('maps the deprecated doubleCheck to one immediate retry at another location', () => {
-    expect(resolveStrategy(DOUBLE_CHECK_STRATEGY)).toMatchObject({ type: 'SINGLE_RETRY', baseBackoffSeconds: 0, maxRetries: 1, sameRegion: false });
+    expect(resolveStrategy(DOUBLE_CHECK_STRATEGY)).toMatchObject({
+      type: 'SINGLE_RETRY',
+      baseBackoffSeconds: 0,
+      maxRetries: 1,
+      sameRegion: false,
+    });
   });
 });

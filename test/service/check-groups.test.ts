@@ -11,7 +11,12 @@ let acme: TestAccount;
 
 type Group = Record<string, unknown> & { id: number };
 
-function req(who: TestAccount, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown): Promise<LightMyRequestResponse> {
+function req(
+  who: TestAccount,
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  url: string,
+  payload?: unknown,
+): Promise<LightMyRequestResponse> {
   return api.request(who, method, url, payload as object | undefined);
 }
 
@@ -28,13 +33,19 @@ async function createGroup(body: Record<string, unknown>, who = acme): Promise<G
 }
 
 async function createCheck(body: Record<string, unknown>, who = acme): Promise<LightMyRequestResponse> {
-  return req(who, 'POST', '/v1/checks/api', { name: 'member', request: { method: 'GET', url: 'https://example.test/' }, ...body });
+  return req(who, 'POST', '/v1/checks/api', {
+    name: 'member',
+    request: { method: 'GET', url: 'https://example.test/' },
+    ...body,
+  });
 }
 
 beforeEach(async () => {
   api = await startTestApi();
   acme = await api.newAccount('Acme');
-  expect((await req(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' })).statusCode).toBe(201);
+  expect((await req(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' })).statusCode).toBe(
+    201,
+  );
   expect((await req(acme, 'POST', '/v1/private-locations', { name: 'Lab', slugName: 'lab' })).statusCode).toBe(201);
 });
 
@@ -80,7 +91,10 @@ describe('POST /v2/check-groups', () => {
   it('stores and returns every property, secrets masked', async () => {
     const setupSnippetId = await snippet(acme, 'login');
     const tearDownSnippetId = await snippet(acme, 'cleanup');
-    const channel = await req(acme, 'POST', '/v1/alert-channels', { type: 'EMAIL', config: { address: 'ops@example.test' } });
+    const channel = await req(acme, 'POST', '/v1/alert-channels', {
+      type: 'EMAIL',
+      config: { address: 'ops@example.test' },
+    });
     const alertChannelId = json<{ id: number }>(channel).id;
     const body = {
       name: 'Everything',
@@ -109,7 +123,14 @@ describe('POST /v2/check-groups', () => {
       privateLocations: ['office', 'lab'],
       runParallel: true,
       alertSettings: { escalationType: 'TIME_BASED', timeBasedEscalation: { minutesFailingThreshold: 10 } },
-      retryStrategy: { type: 'LINEAR', baseBackoffSeconds: 5, maxRetries: 3, maxDurationSeconds: 120, sameRegion: false, onlyOn: ['NETWORK_ERROR'] },
+      retryStrategy: {
+        type: 'LINEAR',
+        baseBackoffSeconds: 5,
+        maxRetries: 3,
+        maxDurationSeconds: 120,
+        sameRegion: false,
+        onlyOn: ['NETWORK_ERROR'],
+      },
       useGlobalAlertSettings: false,
       doubleCheck: false,
     };
@@ -129,13 +150,27 @@ describe('POST /v2/check-groups', () => {
   });
 
   it('accepts autoAssignAlerts and maps the deprecated doubleCheck to a retry strategy', async () => {
-    const res = await req(acme, 'POST', '/v2/check-groups?autoAssignAlerts=false', { name: 'Legacy', doubleCheck: true });
+    const res = await req(acme, 'POST', '/v2/check-groups?autoAssignAlerts=false', {
+      name: 'Legacy',
+      doubleCheck: true,
+    });
     expect(res.statusCode).toBe(201);
     expect(json<Group>(res)).toMatchObject({
       doubleCheck: true,
-      retryStrategy: { type: 'SINGLE_RETRY', baseBackoffSeconds: 0, maxRetries: 1, maxDurationSeconds: 600, sameRegion: false, onlyOn: [] },
+      retryStrategy: {
+        type: 'SINGLE_RETRY',
+        baseBackoffSeconds: 0,
+        maxRetries: 1,
+        maxDurationSeconds: 600,
+        sameRegion: false,
+        onlyOn: [],
+      },
     });
-    const explicit = await createGroup({ name: 'Both', doubleCheck: true, retryStrategy: { type: 'FIXED', baseBackoffSeconds: 5 } });
+    const explicit = await createGroup({
+      name: 'Both',
+      doubleCheck: true,
+      retryStrategy: { type: 'FIXED', baseBackoffSeconds: 5 },
+    });
     expect(explicit.retryStrategy).toEqual({ type: 'FIXED', baseBackoffSeconds: 5 });
     expect((await createGroup({ name: 'None', retryStrategy: null })).retryStrategy).toBeNull();
   });
@@ -143,19 +178,46 @@ describe('POST /v2/check-groups', () => {
   it.each([
     [{}, 'body/name is required'],
     [{ name: 'x', concurrency: 0 }, 'body/concurrency must be >= 1'],
-    [{ name: 'x', runtimeId: '2019.01' }, 'body/runtimeId must be one of 2026.04, 2025.04, 2024.09, 2024.02, 2023.09, 2023.02, 2022.10, null'],
-    [{ name: 'x', locations: ['mars-1'] }, 'body/locations/0 must be one of'],
-    [{ name: 'x', privateLocations: ['office', 'attic'] }, 'body/privateLocations: no private location with slugName "attic" in this account'],
-    [{ name: 'x', retryStrategy: { type: 'FIXED', maxRetries: 11 } }, 'body/retryStrategy/maxRetries must be <= 10'],
-    [{ name: 'x', retryStrategy: { type: 'SOMETIMES' } }, 'body/retryStrategy/type must be one of FIXED, LINEAR, EXPONENTIAL, SINGLE_RETRY'],
-    [{ name: 'x', retryStrategy: { type: 'FIXED', onlyOn: ['TIMEOUT'] } }, 'body/retryStrategy/onlyOn/0 must be one of NETWORK_ERROR'],
-    [{ name: 'x', apiCheckDefaults: { assertions: [{ source: 'BODY', comparison: 'EQUALS' }] } }, 'body/apiCheckDefaults/assertions/0/source must be one of'],
     [
-      { name: 'x', environmentVariables: [{ key: 'A', value: '1' }, { key: 'A', value: '2' }] },
+      { name: 'x', runtimeId: '2019.01' },
+      'body/runtimeId must be one of 2026.04, 2025.04, 2024.09, 2024.02, 2023.09, 2023.02, 2022.10, null',
+    ],
+    [{ name: 'x', locations: ['mars-1'] }, 'body/locations/0 must be one of'],
+    [
+      { name: 'x', privateLocations: ['office', 'attic'] },
+      'body/privateLocations: no private location with slugName "attic" in this account',
+    ],
+    [{ name: 'x', retryStrategy: { type: 'FIXED', maxRetries: 11 } }, 'body/retryStrategy/maxRetries must be <= 10'],
+    [
+      { name: 'x', retryStrategy: { type: 'SOMETIMES' } },
+      'body/retryStrategy/type must be one of FIXED, LINEAR, EXPONENTIAL, SINGLE_RETRY',
+    ],
+    [
+      { name: 'x', retryStrategy: { type: 'FIXED', onlyOn: ['TIMEOUT'] } },
+      'body/retryStrategy/onlyOn/0 must be one of NETWORK_ERROR',
+    ],
+    [
+      { name: 'x', apiCheckDefaults: { assertions: [{ source: 'BODY', comparison: 'EQUALS' }] } },
+      'body/apiCheckDefaults/assertions/0/source must be one of',
+    ],
+    [
+      {
+        name: 'x',
+        environmentVariables: [
+          { key: 'A', value: '1' },
+          { key: 'A', value: '2' },
+        ],
+      },
       'body/environmentVariables/1/key: "A" is given more than once',
     ],
-    [{ name: 'x', alertSettings: { reminders: { amount: 7 } } }, 'body/alertSettings/reminders/amount must be one of 0, 1, 2, 3, 4, 5, 100000'],
-    [{ name: 'x', alertChannelSubscriptions: [{ activated: true }] }, 'body/alertChannelSubscriptions/0/alertChannelId is required'],
+    [
+      { name: 'x', alertSettings: { reminders: { amount: 7 } } },
+      'body/alertSettings/reminders/amount must be one of 0, 1, 2, 3, 4, 5, 100000',
+    ],
+    [
+      { name: 'x', alertChannelSubscriptions: [{ activated: true }] },
+      'body/alertChannelSubscriptions/0/alertChannelId is required',
+    ],
   ])('rejects %j with a 400 naming the field', async (body, message) => {
     const res = await req(acme, 'POST', '/v2/check-groups', body);
     expect(res.statusCode).toBe(400);
@@ -183,7 +245,9 @@ describe('PUT /v2/check-groups/{id}', () => {
     const updated = json<Group>(res);
     expect(updated).toMatchObject({ name: 'G2', activated: false, tags: ['a'], concurrency: 3 });
     expect(updated.updated_at).not.toBeNull();
-    expect((await api.store.checkGroups.get(acme.accountId, group.id))?.body.environmentVariables[0]?.value).toBe('keep-me');
+    expect((await api.store.checkGroups.get(acme.accountId, group.id))?.body.environmentVariables[0]?.value).toBe(
+      'keep-me',
+    );
     expect(api.hookCalls.map((c) => c.checkId)).toEqual([member.id]);
   });
 
@@ -197,9 +261,13 @@ describe('PUT /v2/check-groups/{id}', () => {
 
   it('requires name as the reference does, and answers 404 for a missing group', async () => {
     const group = await createGroup({ name: 'G' });
-    expect(json<ApiErrorView>(await req(acme, 'PUT', `/v2/check-groups/${group.id}`, { muted: true })).message).toBe('body/name is required');
+    expect(json<ApiErrorView>(await req(acme, 'PUT', `/v2/check-groups/${group.id}`, { muted: true })).message).toBe(
+      'body/name is required',
+    );
     expect((await req(acme, 'PUT', '/v2/check-groups/999999', { name: 'x' })).statusCode).toBe(404);
-    expect(json<ApiErrorView>(await req(acme, 'GET', '/v1/check-groups/abc')).message).toBe('params/id must be integer');
+    expect(json<ApiErrorView>(await req(acme, 'GET', '/v1/check-groups/abc')).message).toBe(
+      'params/id must be integer',
+    );
   });
 });
 
@@ -245,7 +313,7 @@ describe('another account', () => {
     expect((await req(acme, 'GET', `/v1/check-groups/${group.id}`)).statusCode).toBe(200);
   });
 
-  it("cannot use its snippets: 400 naming the field, like a snippet that does not exist (create and update)", async () => {
+  it('cannot use its snippets: 400 naming the field, like a snippet that does not exist (create and update)', async () => {
     const mine = await snippet(acme, 'login');
     const other = await api.newAccount('Other');
     const group = await createGroup({ name: 'Theirs' }, other);
@@ -262,10 +330,12 @@ describe('another account', () => {
     }
     // Its own snippet is accepted.
     const own = await snippet(other, 'theirs');
-    expect((await req(other, 'PUT', `/v2/check-groups/${group.id}`, { name: 'Theirs', setupSnippetId: own })).statusCode).toBe(200);
+    expect(
+      (await req(other, 'PUT', `/v2/check-groups/${group.id}`, { name: 'Theirs', setupSnippetId: own })).statusCode,
+    ).toBe(200);
   });
 
-  it("cannot put a check into it: 400 naming groupId, like a group that does not exist", async () => {
+  it('cannot put a check into it: 400 naming groupId, like a group that does not exist', async () => {
     const group = await createGroup({ name: 'Mine' });
     const other = await api.newAccount('Other');
     for (const groupId of [group.id, 424242]) {
@@ -296,7 +366,11 @@ describe('member checks', () => {
   it('a check has a retryStrategy of its own, validated like the group’s', async () => {
     const ok = await createCheck({ retryStrategy: { type: 'EXPONENTIAL', baseBackoffSeconds: 2, maxRetries: 3 } });
     expect(ok.statusCode, ok.body).toBe(201);
-    expect(json<{ retryStrategy: unknown }>(ok).retryStrategy).toEqual({ type: 'EXPONENTIAL', baseBackoffSeconds: 2, maxRetries: 3 });
+    expect(json<{ retryStrategy: unknown }>(ok).retryStrategy).toEqual({
+      type: 'EXPONENTIAL',
+      baseBackoffSeconds: 2,
+      maxRetries: 3,
+    });
     const bad = await createCheck({ retryStrategy: { type: 'FIXED', maxDurationSeconds: 601 } });
     expect(json<ApiErrorView>(bad).message).toBe('body/retryStrategy/maxDurationSeconds must be <= 600');
   });
@@ -309,13 +383,22 @@ describe('member checks', () => {
       apiCheckDefaults: { url: 'https://api.example.com', headers: [{ key: 'X-G', value: 'g' }] },
       retryStrategy: { type: 'FIXED', baseBackoffSeconds: 1 },
     });
-    const second = json<{ id: string }>(await createCheck({ name: 'second', groupId: group.id, groupOrder: 5, privateLocations: ['office'] }));
+    const second = json<{ id: string }>(
+      await createCheck({ name: 'second', groupId: group.id, groupOrder: 5, privateLocations: ['office'] }),
+    );
     const first = json<{ id: string }>(
-      await createCheck({ name: 'first', groupId: group.id, groupOrder: 1, request: { method: 'GET', url: '/health' } }),
+      await createCheck({
+        name: 'first',
+        groupId: group.id,
+        groupOrder: 1,
+        request: { method: 'GET', url: '/health' },
+      }),
     );
     await createCheck({ name: 'outside' });
     for (const version of ['v1', 'v2']) {
-      const list = json<Array<Record<string, unknown>>>(await req(acme, 'GET', `/${version}/check-groups/${group.id}/checks`));
+      const list = json<Array<Record<string, unknown>>>(
+        await req(acme, 'GET', `/${version}/check-groups/${group.id}/checks`),
+      );
       expect(list.map((c) => c.id)).toEqual([first.id, second.id]);
       expect(list[0]).toMatchObject({
         checkType: 'API',
@@ -326,7 +409,9 @@ describe('member checks', () => {
       });
       expect(list[1]).toMatchObject({ privateLocations: ['lab'] });
     }
-    expect(json<unknown[]>(await req(acme, 'GET', `/v1/check-groups/${group.id}/checks?limit=1&page=2`))).toHaveLength(1);
+    expect(json<unknown[]>(await req(acme, 'GET', `/v1/check-groups/${group.id}/checks?limit=1&page=2`))).toHaveLength(
+      1,
+    );
   });
 });
 
@@ -337,7 +422,9 @@ describe('group trigger tokens', () => {
     expect((await req(acme, 'GET', url)).statusCode).toBe(404);
     const created = await req(acme, 'POST', url);
     expect(created.statusCode).toBe(201);
-    const trigger = json<{ id: number; token: string; groupId: number; called_at: string | null; created_at: string }>(created);
+    const trigger = json<{ id: number; token: string; groupId: number; called_at: string | null; created_at: string }>(
+      created,
+    );
     expect(trigger).toMatchObject({ groupId: group.id, called_at: null, updated_at: null });
     expect(trigger.token.length).toBeGreaterThanOrEqual(40);
     const again = await req(acme, 'POST', url);

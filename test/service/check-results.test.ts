@@ -160,7 +160,7 @@ describe('GET /v1/check-results/{checkId}/{checkResultId}', () => {
     expect(json<{ responseTime: number }>(res).responseTime).toBe(42);
   });
 
-  it('answers 404 for another account\'s result, a result of another check, and an unknown id', async () => {
+  it("answers 404 for another account's result, a result of another check, and an unknown id", async () => {
     const { id } = await store('run-1');
     const other = await api.newAccount('Other');
     expect((await one(other, checkId, id)).statusCode).toBe(404);

@@ -50,9 +50,19 @@ async function tenant(): Promise<Tenant> {
   tenants += 1;
   const store = svc.service.store;
   const { accountId, apiKey } = await createAccount(store, `Tenant ${tenants}`);
-  const location = await store.locations.create(accountId, { name: `Office ${tenants}`, slugName: `office-${tenants}`, icon: 'location', proxyUrl: null });
+  const location = await store.locations.create(accountId, {
+    name: `Office ${tenants}`,
+    slugName: `office-${tenants}`,
+    icon: 'location',
+    proxyUrl: null,
+  });
   const { rawKey } = await store.locations.createKey(accountId, location.id);
-  return { accountId, headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId }, location, key: rawKey };
+  return {
+    accountId,
+    headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId },
+    location,
+    key: rawKey,
+  };
 }
 
 async function check(t: Tenant, overrides: Partial<StoredCheck> & { tags?: string[] } = {}): Promise<StoredCheck> {
@@ -79,10 +89,15 @@ async function api(t: Tenant, method: 'GET' | 'POST', path: string, body?: unkno
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : null) as Record<string, unknown> };
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: (text ? JSON.parse(text) : null) as Record<string, unknown>,
+  };
 }
 
-const trigger = (t: Tenant, body: unknown, version = 'v2') => api(t, 'POST', `/${version}/check-sessions/trigger`, body);
+const trigger = (t: Tenant, body: unknown, version = 'v2') =>
+  api(t, 'POST', `/${version}/check-sessions/trigger`, body);
 const sessionsOf = (res: { body: Record<string, unknown> }) => res.body.sessions as SessionView[];
 
 /** An agent of the tenant's location speaking the agent protocol over HTTP. */
@@ -102,7 +117,8 @@ async function agent(t: Tenant) {
     async lease(uptime = 10, waitSeconds = 0): Promise<Job[]> {
       return (await post(AGENT_PATHS.lease, { agentId, slots: { uptime, heavy: 0 }, waitSeconds })).jobs as Job[];
     },
-    submit: (job: Job, overrides: Partial<RunResult> = {}) => post(AGENT_PATHS.results, { agentId, leaseId: job.leaseId, result: resultFor(job, agentId, overrides) }),
+    submit: (job: Job, overrides: Partial<RunResult> = {}) =>
+      post(AGENT_PATHS.results, { agentId, leaseId: job.leaseId, result: resultFor(job, agentId, overrides) }),
   };
 }
 
@@ -113,14 +129,26 @@ beforeEach(async () => {
 
 describe('POST /v2/check-sessions/trigger', () => {
   it('starts one session per check named by checkId, at each of its locations', async () => {
-    const second = await svc.service.store.locations.create(acme.accountId, { name: 'Lab', slugName: `lab-${tenants}`, icon: 'location', proxyUrl: null });
+    const second = await svc.service.store.locations.create(acme.accountId, {
+      name: 'Lab',
+      slugName: `lab-${tenants}`,
+      icon: 'location',
+      proxyUrl: null,
+    });
     const a = await check(acme, { name: 'A', locationIds: [acme.location.id, second.id] });
     await check(acme, { name: 'B' });
     const res = await trigger(acme, { target: { checkId: [a.id] } });
     expect(res.status).toBe(201);
     const [session, ...others] = sessionsOf(res);
     expect(others).toEqual([]);
-    expect(session).toMatchObject({ checkId: a.id, checkType: 'API', name: 'A', status: 'STARTED', stoppedAt: null, runSource: 'TRIGGER_API' });
+    expect(session).toMatchObject({
+      checkId: a.id,
+      checkType: 'API',
+      name: 'A',
+      status: 'STARTED',
+      stoppedAt: null,
+      runSource: 'TRIGGER_API',
+    });
     expect(session?.runLocations.sort()).toEqual([acme.location.slugName, second.slugName].sort());
     expect(session?.checkSessionLink).toBe(`https://outpost.example.com/v2/check-sessions/${session?.checkSessionId}`);
   });
@@ -130,9 +158,17 @@ describe('POST /v2/check-sessions/trigger', () => {
     const prodSkip = await check(acme, { name: 'prod-skip', tags: ['production', 'skip-e2e'] });
     const staging = await check(acme, { name: 'staging', tags: ['staging', 'api'] });
     await check(acme, { name: 'untagged' });
-    const ids = async (matchTags: string[][]) => sessionsOf(await trigger(acme, { target: { matchTags } })).map((s) => s.checkId).sort();
+    const ids = async (matchTags: string[][]) =>
+      sessionsOf(await trigger(acme, { target: { matchTags } }))
+        .map((s) => s.checkId)
+        .sort();
     expect(await ids([['production', '!skip-e2e']])).toEqual([prod.id]);
-    expect(await ids([['production', '!skip-e2e'], ['staging', 'api']])).toEqual([prod.id, staging.id].sort());
+    expect(
+      await ids([
+        ['production', '!skip-e2e'],
+        ['staging', 'api'],
+      ]),
+    ).toEqual([prod.id, staging.id].sort());
     expect(await ids([['production']])).toEqual([prod.id, prodSkip.id].sort());
   });
 
@@ -158,7 +194,11 @@ describe('POST /v2/check-sessions/trigger', () => {
   it.each([
     ['a check id that is no uuid', { target: { checkId: ['nope'] } }, /body\/target\/checkId\/0/],
     ['matchTags that are not arrays of tags', { target: { matchTags: [[{}]] } }, /body\/target\/matchTags\/0\/0/],
-    ['a filter the reference does not define', { target: { groupId: 5 } }, /body\/target\/groupId is not a target filter/],
+    [
+      'a filter the reference does not define',
+      { target: { groupId: 5 } },
+      /body\/target\/groupId is not a target filter/,
+    ],
     ['a refreshCache that is no boolean', { refreshCache: 'soon' }, /body\/refreshCache/],
   ])('answers 400 naming the field for %s', async (_what, body, message) => {
     await check(acme);
@@ -185,7 +225,11 @@ describe('reading and awaiting a session', () => {
     await a.submit(jobs[0] as Job, { responseTime: 42 });
     const done = await awaited;
     expect(done.status).toBe(200);
-    expect(done.body).toMatchObject({ checkSessionId: session?.checkSessionId, status: 'PASSED', runLocations: [acme.location.slugName] });
+    expect(done.body).toMatchObject({
+      checkSessionId: session?.checkSessionId,
+      status: 'PASSED',
+      runLocations: [acme.location.slugName],
+    });
     expect(done.body.stoppedAt).toEqual(expect.any(String));
     const [result] = done.body.results as Array<Record<string, unknown>>;
     expect(result).toMatchObject({
@@ -198,14 +242,24 @@ describe('reading and awaiting a session', () => {
       isCancelled: false,
       responseTime: 42,
     });
-    expect(result?.checkResultLink).toBe(`https://outpost.example.com/app/checks/${c.id}/results/${result?.checkResultId}`);
+    expect(result?.checkResultLink).toBe(
+      `https://outpost.example.com/app/checks/${c.id}/results/${result?.checkResultId}`,
+    );
     // GET now gives the same, and the result is a stored check result.
-    expect((await api(acme, 'GET', `/v1/check-sessions/${session?.checkSessionId}`)).body).toMatchObject({ status: 'PASSED', results: [result] });
+    expect((await api(acme, 'GET', `/v1/check-sessions/${session?.checkSessionId}`)).body).toMatchObject({
+      status: 'PASSED',
+      results: [result],
+    });
     expect((await api(acme, 'GET', `/v1/check-results/${c.id}/${result?.checkResultId}`)).status).toBe(200);
   });
 
   it('is PROGRESS_FAILED while one location failed and another still runs; completion then answers 408', async () => {
-    const lab = await svc.service.store.locations.create(acme.accountId, { name: 'Lab', slugName: `lab-f-${tenants}`, icon: 'location', proxyUrl: null });
+    const lab = await svc.service.store.locations.create(acme.accountId, {
+      name: 'Lab',
+      slugName: `lab-f-${tenants}`,
+      icon: 'location',
+      proxyUrl: null,
+    });
     const c = await check(acme, { locationIds: [acme.location.id, lab.id] });
     const a = await agent(acme);
     const [session] = sessionsOf(await trigger(acme, { target: { checkId: [c.id] } }));
@@ -224,7 +278,11 @@ describe('reading and awaiting a session', () => {
     const c = await check(acme);
     const [session] = sessionsOf(await trigger(acme, { target: { checkId: [c.id] } }));
     for (const wait of ['0', '31', 'soon']) {
-      const res = await api(acme, 'GET', `/v2/check-sessions/${session?.checkSessionId}/completion?maxWaitSeconds=${wait}`);
+      const res = await api(
+        acme,
+        'GET',
+        `/v2/check-sessions/${session?.checkSessionId}/completion?maxWaitSeconds=${wait}`,
+      );
       expect(res.status).toBe(400);
       expect(res.body.message).toMatch(/querystring\/maxWaitSeconds/);
     }
@@ -257,7 +315,10 @@ describe('POST /v1/check-sessions/{id}/cancel', () => {
     const id = session?.checkSessionId;
     const res = await api(acme, 'POST', `/v1/check-sessions/${id}/cancel`, {});
     expect(res.status).toBe(204);
-    expect((await api(acme, 'GET', `/v2/check-sessions/${id}/completion`)).body).toMatchObject({ status: 'CANCELLED', results: [] });
+    expect((await api(acme, 'GET', `/v2/check-sessions/${id}/completion`)).body).toMatchObject({
+      status: 'CANCELLED',
+      results: [],
+    });
     expect((await api(acme, 'GET', `/v1/check-sessions/${id}/completion`)).body).toMatchObject({ status: 'TIMED_OUT' });
     // Nothing is left to hand out.
     expect(await (await agent(acme)).lease()).toEqual([]);
@@ -274,7 +335,11 @@ describe('POST /v1/check-sessions/{id}/cancel', () => {
 
 describe('dispatch of session runs', () => {
   it('claims a session run before scheduled runs of the location that were due earlier', async () => {
-    const [first, second, onDemand] = [await check(acme, { name: 'one' }), await check(acme, { name: 'two' }), await check(acme, { name: 'now' })];
+    const [first, second, onDemand] = [
+      await check(acme, { name: 'one' }),
+      await check(acme, { name: 'two' }),
+      await check(acme, { name: 'now' }),
+    ];
     const dispatcher = svc.service.dispatcher;
     await dispatcher.enqueue(first, acme.location.id, Date.now() - 5_000);
     await dispatcher.enqueue(second, acme.location.id, Date.now() - 2_000);
@@ -286,8 +351,16 @@ describe('dispatch of session runs', () => {
   });
 
   it('a failing session run is FINAL and moves the check status as a scheduled one does', async () => {
-    const retryStrategy = { type: 'FIXED', baseBackoffSeconds: 0, maxRetries: 2, maxDurationSeconds: 600, sameRegion: true };
-    const c = await check(acme, { body: { name: 'x', request: { method: 'GET', url: 'http://127.0.0.1:9/' }, retryStrategy } });
+    const retryStrategy = {
+      type: 'FIXED',
+      baseBackoffSeconds: 0,
+      maxRetries: 2,
+      maxDurationSeconds: 600,
+      sameRegion: true,
+    };
+    const c = await check(acme, {
+      body: { name: 'x', request: { method: 'GET', url: 'http://127.0.0.1:9/' }, retryStrategy },
+    });
     const [session] = sessionsOf(await trigger(acme, { target: { checkId: [c.id] } }));
     const a = await agent(acme);
     const [job] = await a.lease();
@@ -316,7 +389,11 @@ describe.each(storeBackends())('check sessions in the store on $name', (backend)
   beforeEach(async () => {
     fresh = await backend.fresh();
     h = await startHarness({ openStore: () => fresh.open(), retries: true });
-    sessions = new CheckSessions({ store: h.store, dispatcher: h.dispatcher, locationSlug: async (id) => (await h.store.locations.getById(id))?.slugName ?? id });
+    sessions = new CheckSessions({
+      store: h.store,
+      dispatcher: h.dispatcher,
+      locationSlug: async (id) => (await h.store.locations.getById(id))?.slugName ?? id,
+    });
   });
   afterEach(async () => {
     await h.close();
@@ -325,7 +402,11 @@ describe.each(storeBackends())('check sessions in the store on $name', (backend)
 
   it('claims session runs first, wakes completion on the result, moves the status, and cancels', async () => {
     const t = await h.tenant();
-    const [early, onDemand, later] = [await h.check(t, { name: 'early' }), await h.check(t, { name: 'now' }), await h.check(t, { name: 'later' })];
+    const [early, onDemand, later] = [
+      await h.check(t, { name: 'early' }),
+      await h.check(t, { name: 'now' }),
+      await h.check(t, { name: 'later' }),
+    ];
     await h.dispatcher.enqueue(early, t.location.id, h.clock.now - 5_000);
     const [started] = await sessions.trigger(t.accountId, { checkId: [onDemand.id] });
     const id = started?.session.id ?? '';

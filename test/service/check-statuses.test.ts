@@ -24,7 +24,11 @@ const failed: Partial<RunResult> = {
 };
 const passed: Partial<RunResult> = { responseTime: 7 };
 /** The agent could not start the check (no sandbox): not the monitored service's fault. */
-const infrastructureError: Partial<RunResult> = { hasErrors: true, responseTime: 0, error: 'the sandbox could not be started' };
+const infrastructureError: Partial<RunResult> = {
+  hasErrors: true,
+  responseTime: 0,
+  error: 'the sandbox could not be started',
+};
 
 beforeEach(async () => {
   h = await startHarness({ retries: true });
@@ -91,7 +95,13 @@ describe('check statuses and alerts through the dispatcher', () => {
     await runOnce(check, infrastructureError);
     expect(await alertTypes(check.id)).toEqual(['ALERT_FAILURE']);
     const failing = (await get(`/v1/check-statuses/${check.id}`)).json();
-    expect(failing).toMatchObject({ checkId: check.id, name: 'Homepage', hasFailures: true, hasErrors: true, lastRunLocation: tenant.location.slugName });
+    expect(failing).toMatchObject({
+      checkId: check.id,
+      name: 'Homepage',
+      hasFailures: true,
+      hasErrors: true,
+      lastRunLocation: tenant.location.slugName,
+    });
 
     await runOnce(check, passed);
     expect(await alertTypes(check.id)).toEqual(['ALERT_FAILURE', 'ALERT_RECOVERY']);
@@ -115,16 +125,41 @@ describe('check statuses and alerts through the dispatcher', () => {
     });
     const from = Math.floor(h.clock.now / 1000) - 3 * 3600;
     const [failure] = (await get(`/v1/check-alerts/${check.id}?from=${from}&to=${from + 6 * 3600}`)).json().slice(-1);
-    expect(failure).toMatchObject({ checkId: check.id, name: 'Homepage', checkType: 'API', statusCode: '500', error: 'status 500', responseTime: 40 });
+    expect(failure).toMatchObject({
+      checkId: check.id,
+      name: 'Homepage',
+      checkType: 'API',
+      statusCode: '500',
+      error: 'status 500',
+      responseTime: 40,
+    });
   });
 
   it('takes alertSettings on a check through the API, returns them, and escalates by them', async () => {
-    const alertSettings = { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 }, reminders: { amount: 1, interval: 10 } };
-    const body = { name: 'Homepage', privateLocations: [tenant.location.slugName], request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
-    const bad = await api.inject({ method: 'POST', url: '/v1/checks/api', headers: tenant.headers, payload: { ...body, alertSettings: { runBasedEscalation: { failedRunThreshold: 7 } } } });
+    const alertSettings = {
+      escalationType: 'RUN_BASED',
+      runBasedEscalation: { failedRunThreshold: 2 },
+      reminders: { amount: 1, interval: 10 },
+    };
+    const body = {
+      name: 'Homepage',
+      privateLocations: [tenant.location.slugName],
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+    };
+    const bad = await api.inject({
+      method: 'POST',
+      url: '/v1/checks/api',
+      headers: tenant.headers,
+      payload: { ...body, alertSettings: { runBasedEscalation: { failedRunThreshold: 7 } } },
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toMatch(/alertSettings\/runBasedEscalation\/failedRunThreshold/);
-    const res = await api.inject({ method: 'POST', url: '/v1/checks/api', headers: tenant.headers, payload: { ...body, alertSettings, useGlobalAlertSettings: false } });
+    const res = await api.inject({
+      method: 'POST',
+      url: '/v1/checks/api',
+      headers: tenant.headers,
+      payload: { ...body, alertSettings, useGlobalAlertSettings: false },
+    });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ alertSettings, useGlobalAlertSettings: false });
     const check = await h.store.checks.get(tenant.accountId, res.json().id);
@@ -158,10 +193,20 @@ describe('check statuses and alerts through the dispatcher', () => {
       muted: false,
       concurrency: 3,
       locationIds: [],
-      body: { name: 'g', alertSettings: { runBasedEscalation: { failedRunThreshold: 1 } }, useGlobalAlertSettings: false } as never,
+      body: {
+        name: 'g',
+        alertSettings: { runBasedEscalation: { failedRunThreshold: 1 } },
+        useGlobalAlertSettings: false,
+      } as never,
     });
     const check = await h.check(tenant, {
-      body: { name: 'Homepage', request: { method: 'GET', url: 'http://127.0.0.1:9/' }, groupId: group.id, alertSettings: { runBasedEscalation: { failedRunThreshold: 5 } }, useGlobalAlertSettings: false },
+      body: {
+        name: 'Homepage',
+        request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+        groupId: group.id,
+        alertSettings: { runBasedEscalation: { failedRunThreshold: 5 } },
+        useGlobalAlertSettings: false,
+      },
     });
     await runOnce(check, failed);
     expect(await alertTypes(check.id)).toEqual(['ALERT_FAILURE']);
@@ -172,11 +217,20 @@ describe('GET /v1/check-statuses and /v1/check-alerts', () => {
   it('lists statuses of the account only; another account reads 404 for the check', async () => {
     const check = await h.check(tenant);
     const fresh = await get(`/v1/check-statuses/${check.id}`);
-    expect(fresh.json()).toMatchObject({ checkId: check.id, hasFailures: false, lastCheckRunId: null, updated_at: null });
+    expect(fresh.json()).toMatchObject({
+      checkId: check.id,
+      hasFailures: false,
+      lastCheckRunId: null,
+      updated_at: null,
+    });
     // Every check of the account is listed, one without results with its empty status.
     expect((await get('/v1/check-statuses')).json()).toEqual([fresh.json()]);
     await runOnce(check, passed);
-    const [listed] = (await get('/v1/check-statuses')).json() as Array<{ checkId: string; updated_at: string | null; shortestRun: number }>;
+    const [listed] = (await get('/v1/check-statuses')).json() as Array<{
+      checkId: string;
+      updated_at: string | null;
+      shortestRun: number;
+    }>;
     expect(listed).toMatchObject({ checkId: check.id, shortestRun: 7, updated_at: expect.any(String) });
 
     const other = await h.tenant('Other');
@@ -206,7 +260,14 @@ describe('GET /v1/check-statuses and /v1/check-alerts', () => {
     }
     const window = `from=${start}&to=${start + 3600}`;
     const all = (await get(`/v1/check-alerts?${window}&limit=100`)).json() as Array<{ id: string; alertType: string }>;
-    expect(all.map((a) => a.alertType)).toEqual(['ALERT_RECOVERY', 'ALERT_FAILURE', 'ALERT_RECOVERY', 'ALERT_FAILURE', 'ALERT_RECOVERY', 'ALERT_FAILURE']);
+    expect(all.map((a) => a.alertType)).toEqual([
+      'ALERT_RECOVERY',
+      'ALERT_FAILURE',
+      'ALERT_RECOVERY',
+      'ALERT_FAILURE',
+      'ALERT_RECOVERY',
+      'ALERT_FAILURE',
+    ]);
     const page2 = (await get(`/v1/check-alerts/${check.id}?${window}&limit=4&page=2`)).json() as Array<{ id: string }>;
     expect(page2.map((a) => a.id)).toEqual(all.slice(4).map((a) => a.id));
     // Alerts after the window's end, or before its start, are left out.

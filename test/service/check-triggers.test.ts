@@ -57,7 +57,8 @@ describe('check triggers on the service', () => {
     await svc.stop();
   });
 
-  const api = <T = Record<string, unknown>>(who: Headers, method: string, path: string, body?: unknown) => send<T>(`${svc.baseUrl}${path}`, method, who, body);
+  const api = <T = Record<string, unknown>>(who: Headers, method: string, path: string, body?: unknown) =>
+    send<T>(`${svc.baseUrl}${path}`, method, who, body);
 
   async function account(): Promise<Headers> {
     tenants += 1;
@@ -68,14 +69,23 @@ describe('check triggers on the service', () => {
   /** A private location (slug made unique) and the raw key of its agents. */
   async function location(who: Headers, name: string): Promise<{ id: string; slugName: string; key: string }> {
     const slugName = `${name}-${tenants}`;
-    const res = await api<{ id: string; keys: Array<{ rawKey: string }> }>(who, 'POST', '/v1/private-locations', { name: slugName, slugName });
+    const res = await api<{ id: string; keys: Array<{ rawKey: string }> }>(who, 'POST', '/v1/private-locations', {
+      name: slugName,
+      slugName,
+    });
     expect(res.status).toBe(201);
     return { id: res.body.id, slugName, key: res.body.keys[0]?.rawKey ?? '' };
   }
 
   /** An API check that runs once a day: after the run a new check gets at once, only triggers make runs. */
   async function apiCheck(who: Headers, slugs: string[], extra: Record<string, unknown> = {}): Promise<string> {
-    const body = { name: 'Triggered', frequency: 1440, privateLocations: slugs, request: { method: 'GET', url: 'http://127.0.0.1:9/' }, ...extra };
+    const body = {
+      name: 'Triggered',
+      frequency: 1440,
+      privateLocations: slugs,
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+      ...extra,
+    };
     const res = await api<{ id: string }>(who, 'POST', '/v1/checks/api', body);
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body.id;
@@ -84,16 +94,25 @@ describe('check triggers on the service', () => {
   /** An agent of the location, over HTTP: registers, leases (long-polling), submits results. */
   async function agent(key: string) {
     const agentId = crypto.randomUUID();
-    const post = <T>(path: string, body: unknown) => send<T>(`${svc.baseUrl}${path}`, 'POST', { authorization: `Bearer ${key}` }, body);
+    const post = <T>(path: string, body: unknown) =>
+      send<T>(`${svc.baseUrl}${path}`, 'POST', { authorization: `Bearer ${key}` }, body);
     expect((await post(AGENT_PATHS.register, registrationBody(agentId))).status).toBe(200);
     return {
       async lease(waitSeconds: number): Promise<Job[]> {
-        const res = await post<{ jobs: Job[] }>(AGENT_PATHS.lease, { agentId, slots: { uptime: 10, heavy: 0 }, waitSeconds });
+        const res = await post<{ jobs: Job[] }>(AGENT_PATHS.lease, {
+          agentId,
+          slots: { uptime: 10, heavy: 0 },
+          waitSeconds,
+        });
         expect(res.status).toBe(200);
         return res.body.jobs;
       },
       async submit(job: Job, hasFailures = false): Promise<void> {
-        const res = await post(AGENT_PATHS.results, { agentId, leaseId: job.leaseId, result: resultFor(job, agentId, { hasFailures, hasErrors: hasFailures }) });
+        const res = await post(AGENT_PATHS.results, {
+          agentId,
+          leaseId: job.leaseId,
+          result: resultFor(job, agentId, { hasFailures, hasErrors: hasFailures }),
+        });
         expect(res.status, JSON.stringify(res.body)).toBe(200);
       },
     };
@@ -120,7 +139,14 @@ describe('check triggers on the service', () => {
 
     const created = await api<TriggerView>(who, 'POST', url);
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.any(Number), token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), created_at: expect.any(String), called_at: null, updated_at: null, checkId });
+    expect(created.body).toEqual({
+      id: expect.any(Number),
+      token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      created_at: expect.any(String),
+      called_at: null,
+      updated_at: null,
+      checkId,
+    });
     expect(Date.parse(created.body.created_at)).not.toBeNaN();
     const again = await api<TriggerView>(who, 'POST', url);
     expect(again).toEqual({ status: 200, body: created.body });
@@ -171,7 +197,10 @@ describe('check triggers on the service', () => {
     const { token } = (await api<TriggerView>(who, 'POST', `/v1/triggers/checks/${checkId}`)).body;
     const wrong = await send<{ message: string }>(triggerUrl(checkId, `${token}x`), 'POST');
     const unknown = await send<{ message: string }>(triggerUrl(UNKNOWN_UUID, token), 'POST');
-    expect(wrong).toEqual({ status: 404, body: { statusCode: 404, error: 'Not Found', message: 'No check trigger with this URL' } });
+    expect(wrong).toEqual({
+      status: 404,
+      body: { statusCode: 404, error: 'Not Found', message: 'No check trigger with this URL' },
+    });
     expect(unknown).toEqual(wrong);
     const malformed = await send<{ message: string }>(triggerUrl('not-a-uuid', token), 'GET');
     expect(malformed.status).toBe(400);
@@ -216,14 +245,24 @@ describe('check triggers on the service', () => {
   it('a triggered run that fails is not retried, where a scheduled one of the same check is', async () => {
     const who = await account();
     const loc = await location(who, 'office');
-    const retryStrategy = { type: 'FIXED', baseBackoffSeconds: 300, maxRetries: 2, maxDurationSeconds: 600, sameRegion: true };
+    const retryStrategy = {
+      type: 'FIXED',
+      baseBackoffSeconds: 300,
+      maxRetries: 2,
+      maxDurationSeconds: 600,
+      sameRegion: true,
+    };
     const checkId = await apiCheck(who, [loc.slugName], { retryStrategy });
     const a = await agent(loc.key);
     await finishFirstRun(a, checkId, true);
     const types = async () =>
-      (await api<{ entries: Array<{ resultType: string }> }>(who, 'GET', `/v2/check-results/${checkId}?limit=100&resultType=ALL`)).body.entries.map(
-        (e) => e.resultType,
-      );
+      (
+        await api<{ entries: Array<{ resultType: string }> }>(
+          who,
+          'GET',
+          `/v2/check-results/${checkId}?limit=100&resultType=ALL`,
+        )
+      ).body.entries.map((e) => e.resultType);
     // The scheduled run's failure is an ATTEMPT: a retry is planned (in 300 s).
     expect(await types()).toEqual(['ATTEMPT']);
 
@@ -240,7 +279,10 @@ describe('check triggers on the service', () => {
     const loc = await location(who, 'office');
     const checkId = await apiCheck(who, [loc.slugName], { activated: false });
     const { token } = (await api<TriggerView>(who, 'POST', `/v1/triggers/checks/${checkId}`)).body;
-    expect(await send<Triggered>(triggerUrl(checkId, token), 'POST')).toEqual({ status: 200, body: { checkId, runs: [] } });
+    expect(await send<Triggered>(triggerUrl(checkId, token), 'POST')).toEqual({
+      status: 200,
+      body: { checkId, runs: [] },
+    });
     const a = await agent(loc.key);
     expect(await a.lease(0)).toEqual([]);
   });
@@ -289,8 +331,19 @@ describe.each(storeBackends())('check trigger tokens on $name', (backend) => {
     const t = await seedTenant(store);
     expect(await store.checkTriggers.get(t.accountId, t.check.id)).toBeUndefined();
     const made = await store.checkTriggers.ensure(t.accountId, t.check.id);
-    expect(made).toMatchObject({ created: true, trigger: { checkId: t.check.id, calledAt: null, updatedAt: null, token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) } });
-    expect(await store.checkTriggers.ensure(t.accountId, t.check.id)).toEqual({ trigger: made.trigger, created: false });
+    expect(made).toMatchObject({
+      created: true,
+      trigger: {
+        checkId: t.check.id,
+        calledAt: null,
+        updatedAt: null,
+        token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      },
+    });
+    expect(await store.checkTriggers.ensure(t.accountId, t.check.id)).toEqual({
+      trigger: made.trigger,
+      created: false,
+    });
 
     const now = '2026-11-28T09:00:00.000Z';
     expect(await store.checkTriggers.call(t.check.id, `${made.trigger.token}x`, now)).toBeUndefined();
@@ -319,7 +372,9 @@ describe.each(storeBackends())('check trigger tokens on $name', (backend) => {
   it("two stores ensuring a check's trigger at the same time create one", async () => {
     const second = await fresh.open();
     const t = await seedTenant(store);
-    const ensured = await Promise.all([store, second, store, second].map((s) => s.checkTriggers.ensure(t.accountId, t.check.id)));
+    const ensured = await Promise.all(
+      [store, second, store, second].map((s) => s.checkTriggers.ensure(t.accountId, t.check.id)),
+    );
     expect(ensured.filter((e) => e.created)).toHaveLength(1);
     expect(new Set(ensured.map((e) => e.trigger.token)).size).toBe(1);
   });

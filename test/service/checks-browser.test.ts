@@ -22,8 +22,8 @@ afterEach(async () => {
 
 type CheckView = Record<string, unknown> & { id: string; checkType: string };
 
-
-const SCRIPT = "const { test, expect } = require('@playwright/test');\ntest('home', async ({ page }) => {\n  await page.goto('https://example.test');\n});\n";
+const SCRIPT =
+  "const { test, expect } = require('@playwright/test');\ntest('home', async ({ page }) => {\n  await page.goto('https://example.test');\n});\n";
 
 const scriptedDefaults = {
   id: expect.any(String),
@@ -39,7 +39,12 @@ const scriptedDefaults = {
   groupId: null,
   groupOrder: null,
   retryStrategy: null,
-  alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, parallelRunFailureThreshold: { enabled: false, percentage: 10 } },
+  alertSettings: {
+    escalationType: 'RUN_BASED',
+    runBasedEscalation: { failedRunThreshold: 1 },
+    reminders: { amount: 0, interval: 5 },
+    parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+  },
   useGlobalAlertSettings: true,
   // From alert_channel_subscriptions: none without channels.
   alertChannelSubscriptions: [],
@@ -90,14 +95,27 @@ describe.each([
   });
 
   it('updates with PUT, keeping what the body leaves out', async () => {
-    const created = json<CheckView>(await api.request(acme, 'POST', path, { name: 'Home', script: SCRIPT, runtimeId: '2025.04' }));
-    const res = await api.request(acme, 'PUT', `${path}/${created.id}`, { frequency: 5, script: 'await page.goto("https://example.test")' });
+    const created = json<CheckView>(
+      await api.request(acme, 'POST', path, { name: 'Home', script: SCRIPT, runtimeId: '2025.04' }),
+    );
+    const res = await api.request(acme, 'PUT', `${path}/${created.id}`, {
+      frequency: 5,
+      script: 'await page.goto("https://example.test")',
+    });
     expect(res.statusCode, res.body).toBe(200);
     const updated = json<CheckView>(res);
-    expect(updated).toMatchObject({ name: 'Home', frequency: 5, runtimeId: '2025.04', script: 'await page.goto("https://example.test")' });
+    expect(updated).toMatchObject({
+      name: 'Home',
+      frequency: 5,
+      runtimeId: '2025.04',
+      script: 'await page.goto("https://example.test")',
+    });
     expect(updated).not.toHaveProperty('request');
     const stored = await api.store.checks.get(acme.accountId, created.id);
-    expect(stored && toCheckDefinition(stored)).toMatchObject({ runtimeId: '2025.04', script: 'await page.goto("https://example.test")' });
+    expect(stored && toCheckDefinition(stored)).toMatchObject({
+      runtimeId: '2025.04',
+      script: 'await page.goto("https://example.test")',
+    });
   });
 
   it.each([
@@ -108,7 +126,17 @@ describe.each([
     [{ name: 'x', script: SCRIPT, runtimeId: '2021.01' }, 'runtimeId'],
     [{ name: 'x', script: SCRIPT, dependencies: [{ path: '../escape.js', content: 'x' }] }, 'dependencies/0/path'],
     [{ name: 'x', script: SCRIPT, dependencies: [{ path: '/abs.js', content: 'x' }] }, 'dependencies/0/path'],
-    [{ name: 'x', script: SCRIPT, dependencies: [{ path: 'a.js', content: 'x' }, { path: 'a.js', content: 'y' }] }, 'body/dependencies/1/path: "a.js" is given more than once'],
+    [
+      {
+        name: 'x',
+        script: SCRIPT,
+        dependencies: [
+          { path: 'a.js', content: 'x' },
+          { path: 'a.js', content: 'y' },
+        ],
+      },
+      'body/dependencies/1/path: "a.js" is given more than once',
+    ],
     [{ name: 'x', script: SCRIPT, privateLocations: ['nowhere'] }, 'no private location with slugName "nowhere"'],
   ])('refuses %j with a 400 naming the field', async (body, message) => {
     const res = await api.request(acme, 'POST', path, body);

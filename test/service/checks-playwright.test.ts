@@ -12,7 +12,15 @@ import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import type { PlaywrightCheckDefinition } from '../../src/shared/checks/types.ts';
 import { AGENT_PATHS, type Job, PROTOCOL_VERSION } from '../../src/shared/protocol.ts';
-import { deflatedZeros, MiB, maximalTarGz, measurePeakRss, tarGzBomb, trailingZerosBomb, zipProject } from '../agent/suite-bombs.ts';
+import {
+  deflatedZeros,
+  MiB,
+  maximalTarGz,
+  measurePeakRss,
+  tarGzBomb,
+  trailingZerosBomb,
+  zipProject,
+} from '../agent/suite-bombs.ts';
 import { packSuite } from '../agent/suite-helpers.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 
@@ -23,7 +31,12 @@ let dataDir: string;
 beforeEach(async () => {
   dataDir = tempDataDir();
   service = await buildService(
-    loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PLAYWRIGHT_MAX_GLOBAL_TIMEOUT_SECONDS: '7200' }),
+    loadServiceConfig({
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      PLAYWRIGHT_MAX_GLOBAL_TIMEOUT_SECONDS: '7200',
+    }),
     { logger: false },
   );
   base = await service.start();
@@ -35,9 +48,17 @@ afterEach(async () => {
 
 async function account(name = 'Acme') {
   const { accountId, apiKey } = await createAccount(service.store, name);
-  const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
+  const headers = {
+    authorization: `Bearer ${apiKey}`,
+    'x-service-account': accountId,
+    'content-type': 'application/json',
+  };
   const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
   const loc = await call('POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
@@ -47,7 +68,11 @@ async function account(name = 'Acme') {
 
 async function agent(key: string) {
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return (await res.json()) as Record<string, unknown>;
   };
   const agentId = crypto.randomUUID();
@@ -60,8 +85,11 @@ async function agent(key: string) {
     concurrency: { uptime: 1, heavy: 4 },
   });
   return {
-    lease: async () => ((await post(AGENT_PATHS.lease, { agentId, slots: { uptime: 0, heavy: 4 }, waitSeconds: 2 })).jobs ?? []) as Job[],
-    bundle: (sha: string, k = key) => fetch(`${base}/agent/v1/suite-bundles/${sha}`, { headers: { authorization: `Bearer ${k}` } }),
+    lease: async () =>
+      ((await post(AGENT_PATHS.lease, { agentId, slots: { uptime: 0, heavy: 4 }, waitSeconds: 2 })).jobs ??
+        []) as Job[],
+    bundle: (sha: string, k = key) =>
+      fetch(`${base}/agent/v1/suite-bundles/${sha}`, { headers: { authorization: `Bearer ${k}` } }),
   };
 }
 
@@ -106,16 +134,27 @@ describe('POST /v1/checks/playwright', () => {
     const { call } = await account();
     const enc = (s: string) => new TextEncoder().encode(s);
     const zip = Buffer.from(
-      zipSync({ 'my-suite/package.json': enc('{}'), 'my-suite/pnpm-lock.yaml': enc('lockfileVersion: 9'), 'my-suite/playwright.config.js': enc('module.exports = {}') }),
+      zipSync({
+        'my-suite/package.json': enc('{}'),
+        'my-suite/pnpm-lock.yaml': enc('lockfileVersion: 9'),
+        'my-suite/playwright.config.js': enc('module.exports = {}'),
+      }),
     );
-    const res = await call('POST', '/v1/checks/playwright', { name: 'Zip', codeBundle: zip.toString('base64'), engine: 'bun1.3' });
+    const res = await call('POST', '/v1/checks/playwright', {
+      name: 'Zip',
+      codeBundle: zip.toString('base64'),
+      engine: 'bun1.3',
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toMatchObject({ engine: 'bun', engineVersion: '1.3', codeBundleFormat: 'zip' });
   });
 
   it.each([
     [{}, /body\/codeBundle is required/],
-    [{ codeBundle: Buffer.from('not an archive').toString('base64') }, /body\/codeBundle: the archive is neither tar.gz nor zip/],
+    [
+      { codeBundle: Buffer.from('not an archive').toString('base64') },
+      /body\/codeBundle: the archive is neither tar.gz nor zip/,
+    ],
     [{ engine: 'node', engineVersion: '20' }, /body\/engineVersion must be one of 22, 24, 26/],
     [{ engine: 'deno' }, /body\/engine/],
     [{ testCommand: 'rm -rf /' }, /body\/testCommand must start with "npx playwright test"/],
@@ -128,7 +167,10 @@ describe('POST /v1/checks/playwright', () => {
   ])('rejects %j with a 400 naming the field', async (patch, message) => {
     const { call } = await account();
     const base64 = (await packSuite({ files: spec })).toString('base64');
-    const body = 'codeBundle' in patch || Object.keys(patch).length === 0 ? { name: 'x', ...patch } : { name: 'x', codeBundle: base64, ...patch };
+    const body =
+      'codeBundle' in patch || Object.keys(patch).length === 0
+        ? { name: 'x', ...patch }
+        : { name: 'x', codeBundle: base64, ...patch };
     const res = await call('POST', '/v1/checks/playwright', body);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
@@ -138,7 +180,9 @@ describe('POST /v1/checks/playwright', () => {
   it('rejects an archive that is not a Playwright project, or that escapes its folder', async () => {
     const { call } = await account();
     const enc = (s: string) => new TextEncoder().encode(s);
-    const noConfig = Buffer.from(zipSync({ 'package.json': enc('{}'), 'package-lock.json': enc('{}') })).toString('base64');
+    const noConfig = Buffer.from(zipSync({ 'package.json': enc('{}'), 'package-lock.json': enc('{}') })).toString(
+      'base64',
+    );
     const r1 = await call('POST', '/v1/checks/playwright', { name: 'x', codeBundle: noConfig });
     expect(r1.status).toBe(400);
     expect(String(r1.body.message)).toMatch(/not a Playwright project: no Playwright config/);
@@ -150,11 +194,17 @@ describe('POST /v1/checks/playwright', () => {
 });
 
 describe('PUT /v1/checks/playwright/{id}', () => {
-  it('changes settings, replaces the archive when one is sent, and hides other accounts\' suites', async () => {
+  it("changes settings, replaces the archive when one is sent, and hides other accounts' suites", async () => {
     const { call } = await account();
-    const created = await call('POST', '/v1/checks/playwright', { name: 's', codeBundle: (await packSuite({ files: spec })).toString('base64') });
+    const created = await call('POST', '/v1/checks/playwright', {
+      name: 's',
+      codeBundle: (await packSuite({ files: spec })).toString('base64'),
+    });
     const first = created.body.cacheHash;
-    const updated = await call('PUT', `/v1/checks/playwright/${created.body.id}`, { globalTimeout: 120, engine: 'node26' });
+    const updated = await call('PUT', `/v1/checks/playwright/${created.body.id}`, {
+      globalTimeout: 120,
+      engine: 'node26',
+    });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ globalTimeout: 120, engine: 'node', engineVersion: '26', cacheHash: first });
     const replaced = await call('PUT', `/v1/checks/playwright/${created.body.id}`, {
@@ -212,7 +262,11 @@ describe('jobs, archive downloads and test sessions', () => {
 
     const trig = await acme.call('POST', `/v1/checks/playwright/${created.body.id}/trigger`, {});
     expect(trig.status).toBe(201);
-    expect(trig.body).toMatchObject({ checkId: created.body.id, testSession: true, runs: [{ locationId: acme.locationId, state: 'queued' }] });
+    expect(trig.body).toMatchObject({
+      checkId: created.body.id,
+      testSession: true,
+      runs: [{ locationId: acme.locationId, state: 'queued' }],
+    });
     const [session] = await a.lease();
     expect(session?.runId).toBe((trig.body.runs as Array<{ runId: string }>)[0]?.runId);
     expect((session?.check as PlaywrightCheckDefinition | undefined)?.testSession).toBe(true);
@@ -241,7 +295,9 @@ describe('archive bombs', () => {
   it('answers a tar.gz whose entry declares 1 GiB (and carries it) with a 400 naming the cap, at once and in little memory', async () => {
     const res = await upload(tarGzBomb(1024));
     expect(res.status).toBe(400);
-    expect(String(res.body.message)).toMatch(/^body\/codeBundle: the archive unpacks to more than 209715200 bytes \(SUITE_UNPACKED_MAX_BYTES\)/);
+    expect(String(res.body.message)).toMatch(
+      /^body\/codeBundle: the archive unpacks to more than 209715200 bytes \(SUITE_UNPACKED_MAX_BYTES\)/,
+    );
     expect(res.ms).toBeLessThan(3_000);
     expect(res.rss).toBeLessThan(rssBudget);
   });
@@ -249,23 +305,33 @@ describe('archive bombs', () => {
   it('answers a real suite followed by 1 GiB of zeros after its end-of-archive marker with a 400, at once and in little memory', async () => {
     const res = await upload(trailingZerosBomb(maximalTarGz(project, 4096), 1024));
     expect(res.status).toBe(400);
-    expect(String(res.body.message)).toMatch(/^body\/codeBundle: more than 1048576 bytes follow the end of the tar archive/);
+    expect(String(res.body.message)).toMatch(
+      /^body\/codeBundle: more than 1048576 bytes follow the end of the tar archive/,
+    );
     expect(res.ms).toBeLessThan(3_000);
     expect(res.rss).toBeLessThan(rssBudget);
   });
 
   it('answers a zip whose entry inflates far past the size its headers declare with a 400', async () => {
-    const res = await upload(zipProject(project, [{ name: 'zeros.bin', declaredBytes: 1024, body: deflatedZeros(1024 * MiB) }]));
+    const res = await upload(
+      zipProject(project, [{ name: 'zeros.bin', declaredBytes: 1024, body: deflatedZeros(1024 * MiB) }]),
+    );
     expect(res.status).toBe(400);
-    expect(String(res.body.message)).toMatch(/^body\/codeBundle: entry "zeros.bin" unpacks to more than the 1024 bytes its header declares/);
+    expect(String(res.body.message)).toMatch(
+      /^body\/codeBundle: entry "zeros.bin" unpacks to more than the 1024 bytes its header declares/,
+    );
     expect(res.ms).toBeLessThan(3_000);
     expect(res.rss).toBeLessThan(rssBudget);
   });
 
   it('answers a zip whose entries declare more than the cap with a 400 naming the cap', async () => {
-    const res = await upload(zipProject(project, [{ name: 'zeros.bin', declaredBytes: cap + 1, body: deflatedZeros(201 * MiB) }]));
+    const res = await upload(
+      zipProject(project, [{ name: 'zeros.bin', declaredBytes: cap + 1, body: deflatedZeros(201 * MiB) }]),
+    );
     expect(res.status).toBe(400);
-    expect(String(res.body.message)).toMatch(/^body\/codeBundle: the archive unpacks to more than 209715200 bytes \(SUITE_UNPACKED_MAX_BYTES\)/);
+    expect(String(res.body.message)).toMatch(
+      /^body\/codeBundle: the archive unpacks to more than 209715200 bytes \(SUITE_UNPACKED_MAX_BYTES\)/,
+    );
   });
 
   it('accepts a maximal legal tar.gz (files adding up to exactly the cap) in little memory', async () => {
@@ -280,7 +346,9 @@ describe('archive bombs', () => {
 
   it('accepts a maximal legal zip in little memory', async () => {
     const rest = cap - Object.values(project).join('').length;
-    const res = await upload(zipProject(project, [{ name: 'zeros.bin', declaredBytes: rest, body: deflatedZeros(rest) }]));
+    const res = await upload(
+      zipProject(project, [{ name: 'zeros.bin', declaredBytes: rest, body: deflatedZeros(rest) }]),
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.rss).toBeLessThan(rssBudget);
   });

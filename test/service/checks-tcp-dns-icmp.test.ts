@@ -16,7 +16,6 @@ afterEach(async () => {
 
 type CheckView = Record<string, unknown> & { id: string; checkType: string; request: Record<string, unknown> };
 
-
 async function create(path: string, body: object, account = acme): Promise<CheckView> {
   const res = await api.request(account, 'POST', path, body);
   expect(res.statusCode, res.body).toBe(201);
@@ -39,7 +38,12 @@ const commonDefaults = {
   groupId: null,
   groupOrder: null,
   retryStrategy: null,
-  alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, parallelRunFailureThreshold: { enabled: false, percentage: 10 } },
+  alertSettings: {
+    escalationType: 'RUN_BASED',
+    runBasedEscalation: { failedRunThreshold: 1 },
+    reminders: { amount: 0, interval: 5 },
+    parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+  },
   useGlobalAlertSettings: true,
   // From alert_channel_subscriptions: none without channels.
   alertChannelSubscriptions: [],
@@ -71,18 +75,39 @@ describe('TCP checks', () => {
   });
 
   it('takes the reference older spellings url and body for hostname and data', async () => {
-    const created = await create('/v1/checks/tcp', { name: 'Old client', request: { url: 'mail.example.test', port: 25, body: 'EHLO x\r\n' } });
+    const created = await create('/v1/checks/tcp', {
+      name: 'Old client',
+      request: { url: 'mail.example.test', port: 25, body: 'EHLO x\r\n' },
+    });
     expect(created.request).toMatchObject({ hostname: 'mail.example.test', data: 'EHLO x\r\n' });
     expect(created.request).not.toHaveProperty('url');
   });
 
   it.each([
-    [{ name: 'x', request: { port: 80 } }, 'body/request/hostname is required: the host name or IP address to connect to'],
+    [
+      { name: 'x', request: { port: 80 } },
+      'body/request/hostname is required: the host name or IP address to connect to',
+    ],
     [{ name: 'x', request: { hostname: 'h' } }, 'body/request/port is required'],
     [{ name: 'x', request: { hostname: 'h', port: 70000 } }, 'body/request/port must be <= 65535'],
-    [{ name: 'x', request: { hostname: 'h', port: 80, ipFamily: 'IPv5' } }, 'body/request/ipFamily must be one of IPv4, IPv6'],
-    [{ name: 'x', request: { hostname: 'h', port: 80, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS' }] } }, 'body/request/assertions/0/source must be one of RESPONSE_DATA, RESPONSE_TIME'],
-    [{ name: 'x', request: { hostname: 'h', port: 80, assertions: [{ source: 'RESPONSE_DATA', comparison: 'HAS_KEY' }] } }, 'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, LESS_THAN, GREATER_THAN, CONTAINS, NOT_CONTAINS'],
+    [
+      { name: 'x', request: { hostname: 'h', port: 80, ipFamily: 'IPv5' } },
+      'body/request/ipFamily must be one of IPv4, IPv6',
+    ],
+    [
+      {
+        name: 'x',
+        request: { hostname: 'h', port: 80, assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS' }] },
+      },
+      'body/request/assertions/0/source must be one of RESPONSE_DATA, RESPONSE_TIME',
+    ],
+    [
+      {
+        name: 'x',
+        request: { hostname: 'h', port: 80, assertions: [{ source: 'RESPONSE_DATA', comparison: 'HAS_KEY' }] },
+      },
+      'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, LESS_THAN, GREATER_THAN, CONTAINS, NOT_CONTAINS',
+    ],
     [{ ...tcpMinimal, maxResponseTime: 45001 }, 'body/maxResponseTime must be <= 45000'],
   ])('answers 400 naming the field for %j', async (body, message) => {
     const res = await api.request(acme, 'POST', '/v1/checks/tcp', body);
@@ -91,11 +116,23 @@ describe('TCP checks', () => {
   });
 
   it('PUT changes only what it carries and merges request one level deep', async () => {
-    const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: { ...tcpMinimal.request, data: 'PING\n' } });
-    const res = await api.request(acme, 'PUT', `/v1/checks/tcp/${created.id}`, { request: { port: 6379 }, degradedResponseTime: 100 });
+    const created = await create('/v1/checks/tcp', {
+      ...tcpMinimal,
+      request: { ...tcpMinimal.request, data: 'PING\n' },
+    });
+    const res = await api.request(acme, 'PUT', `/v1/checks/tcp/${created.id}`, {
+      request: { port: 6379 },
+      degradedResponseTime: 100,
+    });
     expect(res.statusCode, res.body).toBe(200);
     const updated = json<CheckView>(res);
-    expect(updated.request).toEqual({ hostname: 'db.example.test', port: 6379, data: 'PING\n', ipFamily: 'IPv4', assertions: [] });
+    expect(updated.request).toEqual({
+      hostname: 'db.example.test',
+      port: 6379,
+      data: 'PING\n',
+      ipFamily: 'IPv4',
+      assertions: [],
+    });
     expect(updated.degradedResponseTime).toBe(100);
     expect(updated.maxResponseTime).toBe(5000);
   });
@@ -104,7 +141,11 @@ describe('TCP checks', () => {
     const created = await create('/v1/checks/tcp', {
       ...tcpMinimal,
       shouldFail: true,
-      request: { ...tcpMinimal.request, ipFamily: 'IPv6', assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: '+OK' }] },
+      request: {
+        ...tcpMinimal.request,
+        ipFamily: 'IPv6',
+        assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: '+OK' }],
+      },
     });
     const stored = await api.store.checks.get(acme.accountId, created.id);
     expect(stored && toCheckDefinition(stored)).toEqual({
@@ -127,14 +168,24 @@ describe('TCP checks', () => {
   });
 
   describe('TLS (Outpost extension)', () => {
-    const tlsRequest = { ...tcpMinimal.request, port: 465, tls: true, tlsServerName: 'smtp.example.test', skipSSL: true };
+    const tlsRequest = {
+      ...tcpMinimal.request,
+      port: 465,
+      tls: true,
+      tlsServerName: 'smtp.example.test',
+      skipSSL: true,
+    };
 
     it('stores tls, tlsServerName and skipSSL, reads them back and puts them in the job', async () => {
       const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
       expect(created.request).toEqual({ ...tlsRequest, data: null, ipFamily: 'IPv4', assertions: [] });
-      expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${created.id}`)).request).toEqual(created.request);
+      expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${created.id}`)).request).toEqual(
+        created.request,
+      );
       const stored = await api.store.checks.get(acme.accountId, created.id);
-      expect(stored && toCheckDefinition(stored)).toMatchObject({ request: { tls: true, tlsServerName: 'smtp.example.test', skipSSL: true } });
+      expect(stored && toCheckDefinition(stored)).toMatchObject({
+        request: { tls: true, tlsServerName: 'smtp.example.test', skipSSL: true },
+      });
     });
 
     it('leaves a check without them as the reference writes it, and its job without TLS', async () => {
@@ -148,20 +199,33 @@ describe('TCP checks', () => {
       [{ tls: 'yes' }, 'body/request/tls must be boolean'],
       [{ tls: true, skipSSL: 'maybe' }, 'body/request/skipSSL must be boolean'],
       [{ tls: true, tlsServerName: 'not a host' }, 'body/request/tlsServerName must match pattern'],
-      [{ tls: true, tlsServerName: 'x'.repeat(254) }, 'body/request/tlsServerName must NOT have more than 253 characters'],
+      [
+        { tls: true, tlsServerName: 'x'.repeat(254) },
+        'body/request/tlsServerName must NOT have more than 253 characters',
+      ],
       [{ tlsServerName: 'smtp.example.test' }, 'body/request/tlsServerName applies only when request.tls is true'],
       [{ tls: false, skipSSL: true }, 'body/request/skipSSL applies only when request.tls is true'],
     ])('answers 400 naming the field for request %j', async (extra, message) => {
-      const res = await api.request(acme, 'POST', '/v1/checks/tcp', { ...tcpMinimal, request: { ...tcpMinimal.request, ...extra } });
+      const res = await api.request(acme, 'POST', '/v1/checks/tcp', {
+        ...tcpMinimal,
+        request: { ...tcpMinimal.request, ...extra },
+      });
       expect(res.statusCode).toBe(400);
       expect(json<{ message: string }>(res).message).toContain(message);
     });
 
     it('checks the switches after a PUT merged them into the stored request', async () => {
       const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
-      const off = await api.request(acme, 'PUT', `/v1/checks/tcp/${created.id}`, { request: { port: 465, tls: false } });
-      expect([off.statusCode, json<{ message: string }>(off).message]).toEqual([400, 'body/request/tlsServerName applies only when request.tls is true']);
-      const plain = await api.request(acme, 'PUT', `/v1/checks/tcp/${created.id}`, { request: { port: 465, tls: false, tlsServerName: null, skipSSL: false } });
+      const off = await api.request(acme, 'PUT', `/v1/checks/tcp/${created.id}`, {
+        request: { port: 465, tls: false },
+      });
+      expect([off.statusCode, json<{ message: string }>(off).message]).toEqual([
+        400,
+        'body/request/tlsServerName applies only when request.tls is true',
+      ]);
+      const plain = await api.request(acme, 'PUT', `/v1/checks/tcp/${created.id}`, {
+        request: { port: 465, tls: false, tlsServerName: null, skipSSL: false },
+      });
       expect(plain.statusCode, plain.body).toBe(200);
       const stored = await api.store.checks.get(acme.accountId, created.id);
       expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).not.toHaveProperty('tls');
@@ -170,7 +234,9 @@ describe('TCP checks', () => {
     it("does not let another account change a check's TLS switches", async () => {
       const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
       const other = await api.newAccount('Other');
-      const res = await api.request(other, 'PUT', `/v1/checks/tcp/${created.id}`, { request: { port: 465, skipSSL: false } });
+      const res = await api.request(other, 'PUT', `/v1/checks/tcp/${created.id}`, {
+        request: { port: 465, skipSSL: false },
+      });
       expect(res.statusCode).toBe(404);
       expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${created.id}`)).request.skipSSL).toBe(true);
     });
@@ -216,18 +282,32 @@ describe('DNS checks', () => {
         nameServer: '127.0.0.1',
         port: 5353,
         protocol: 'TCP',
-        assertions: [{ source: 'JSON_ANSWER', comparison: 'HAS_KEY', property: '$.answers[0]', target: 'data', regex: null }],
+        assertions: [
+          { source: 'JSON_ANSWER', comparison: 'HAS_KEY', property: '$.answers[0]', target: 'data', regex: null },
+        ],
       },
     });
   });
 
   it.each([
     [{ name: 'x', request: { recordType: 'A' } }, 'body/request/query is required'],
-    [{ name: 'x', request: { query: 'a.test', recordType: 'SPF' } }, 'body/request/recordType must be one of A, AAAA, CNAME, MX, TXT, SOA, NS, HTTPS, PTR, SRV, CAA'],
-    [{ name: 'x', request: { query: 'a.test', recordType: 'A', protocol: 'DOH' } }, 'body/request/protocol must be one of UDP, TCP'],
+    [
+      { name: 'x', request: { query: 'a.test', recordType: 'SPF' } },
+      'body/request/recordType must be one of A, AAAA, CNAME, MX, TXT, SOA, NS, HTTPS, PTR, SRV, CAA',
+    ],
+    [
+      { name: 'x', request: { query: 'a.test', recordType: 'A', protocol: 'DOH' } },
+      'body/request/protocol must be one of UDP, TCP',
+    ],
     [{ name: 'x', request: { query: 'a.test', recordType: 'A', port: 0 } }, 'body/request/port must be >= 1'],
-    [{ name: 'x', request: { query: 'x'.repeat(101), recordType: 'A' } }, 'body/request/query must NOT have more than 100 characters'],
-    [{ name: 'x', request: { ...dnsMinimal.request, assertions: [{ source: 'LATENCY', comparison: 'EQUALS' }] } }, 'body/request/assertions/0/source must be one of RESPONSE_TIME, RESPONSE_CODE, TEXT_ANSWER, JSON_ANSWER'],
+    [
+      { name: 'x', request: { query: 'x'.repeat(101), recordType: 'A' } },
+      'body/request/query must NOT have more than 100 characters',
+    ],
+    [
+      { name: 'x', request: { ...dnsMinimal.request, assertions: [{ source: 'LATENCY', comparison: 'EQUALS' }] } },
+      'body/request/assertions/0/source must be one of RESPONSE_TIME, RESPONSE_CODE, TEXT_ANSWER, JSON_ANSWER',
+    ],
     [{ ...dnsMinimal, degradedResponseTime: 5001 }, 'body/degradedResponseTime must be <= 5000'],
   ])('answers 400 naming the field for %j', async (body, message) => {
     const res = await api.request(acme, 'POST', '/v1/checks/dns', body);
@@ -241,21 +321,35 @@ describe('DNS checks', () => {
       const created = await create('/v1/checks/dns', { ...dnsMinimal, request });
       expect(created.request).toMatchObject({ recursionDesired: false, dnssecOk: true });
       const stored = await api.store.checks.get(acme.accountId, created.id);
-      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).toMatchObject({ recursionDesired: false, edns: true, dnssecOk: true });
+      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).toMatchObject({
+        recursionDesired: false,
+        edns: true,
+        dnssecOk: true,
+      });
     });
 
     it('gives a check without them RD on and no EDNS in its job', async () => {
       const created = await create('/v1/checks/dns', dnsMinimal);
       expect(created.request).not.toHaveProperty('recursionDesired');
       const stored = await api.store.checks.get(acme.accountId, created.id);
-      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).toMatchObject({ recursionDesired: true, edns: false, dnssecOk: false });
+      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).toMatchObject({
+        recursionDesired: true,
+        edns: false,
+        dnssecOk: false,
+      });
     });
 
     it('PUT switches one of them and keeps the rest of the request', async () => {
       const created = await create('/v1/checks/dns', { ...dnsMinimal, request: { ...dnsMinimal.request, edns: true } });
-      const res = await api.request(acme, 'PUT', `/v1/checks/dns/${created.id}`, { request: { recursionDesired: false } });
+      const res = await api.request(acme, 'PUT', `/v1/checks/dns/${created.id}`, {
+        request: { recursionDesired: false },
+      });
       expect(res.statusCode, res.body).toBe(200);
-      expect(json<CheckView>(res).request).toMatchObject({ query: 'example.test', edns: true, recursionDesired: false });
+      expect(json<CheckView>(res).request).toMatchObject({
+        query: 'example.test',
+        edns: true,
+        recursionDesired: false,
+      });
     });
 
     it.each([
@@ -263,7 +357,10 @@ describe('DNS checks', () => {
       [{ edns: 'sometimes' }, 'body/request/edns must be boolean'],
       [{ dnssecOk: { on: true } }, 'body/request/dnssecOk must be boolean'],
     ])('answers 400 naming the field for request %j', async (extra, message) => {
-      const res = await api.request(acme, 'POST', '/v1/checks/dns', { ...dnsMinimal, request: { ...dnsMinimal.request, ...extra } });
+      const res = await api.request(acme, 'POST', '/v1/checks/dns', {
+        ...dnsMinimal,
+        request: { ...dnsMinimal.request, ...extra },
+      });
       expect(res.statusCode).toBe(400);
       expect(json<{ message: string }>(res).message).toBe(message);
     });
@@ -298,7 +395,10 @@ describe('ICMP checks', () => {
     [{ name: 'x', request: { hostname: 'h', pingCount: 51 } }, 'body/request/pingCount must be <= 50'],
     [{ ...icmpMinimal, degradedPacketLossThreshold: 0 }, 'body/degradedPacketLossThreshold must be > 0'],
     [{ ...icmpMinimal, maxPacketLossThreshold: 101 }, 'body/maxPacketLossThreshold must be <= 100'],
-    [{ name: 'x', request: { hostname: 'h', assertions: [{ source: 'LATENCY', comparison: 'HAS_KEY' }] } }, 'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, GREATER_THAN, LESS_THAN, CONTAINS, NOT_CONTAINS, IS_NULL, NOT_NULL'],
+    [
+      { name: 'x', request: { hostname: 'h', assertions: [{ source: 'LATENCY', comparison: 'HAS_KEY' }] } },
+      'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, GREATER_THAN, LESS_THAN, CONTAINS, NOT_CONTAINS, IS_NULL, NOT_NULL',
+    ],
   ])('answers 400 naming the field for %j', async (body, message) => {
     const res = await api.request(acme, 'POST', '/v1/checks/icmp', body);
     expect(res.statusCode).toBe(400);
@@ -307,9 +407,15 @@ describe('ICMP checks', () => {
 
   it('PUT sets pingCount and thresholds', async () => {
     const created = await create('/v1/checks/icmp', icmpMinimal);
-    const res = await api.request(acme, 'PUT', `/v1/checks/icmp/${created.id}`, { request: { pingCount: 3 }, maxPacketLossThreshold: 50 });
+    const res = await api.request(acme, 'PUT', `/v1/checks/icmp/${created.id}`, {
+      request: { pingCount: 3 },
+      maxPacketLossThreshold: 50,
+    });
     expect(res.statusCode, res.body).toBe(200);
-    expect(json<CheckView>(res)).toMatchObject({ maxPacketLossThreshold: 50, request: { hostname: 'gw.example.test', pingCount: 3 } });
+    expect(json<CheckView>(res)).toMatchObject({
+      maxPacketLossThreshold: 50,
+      request: { hostname: 'gw.example.test', pingCount: 3 },
+    });
   });
 });
 
@@ -318,7 +424,10 @@ describe('all types together', () => {
     const tcp = await create('/v1/checks/tcp', tcpMinimal);
     const dns = await create('/v1/checks/dns', dnsMinimal);
     const icmp = await create('/v1/checks/icmp', icmpMinimal);
-    const apiCheck = await create('/v1/checks/api', { name: 'Home', request: { method: 'GET', url: 'https://example.test/' } });
+    const apiCheck = await create('/v1/checks/api', {
+      name: 'Home',
+      request: { method: 'GET', url: 'https://example.test/' },
+    });
     const list = json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks?limit=100'));
     const byId = new Map(list.map((c) => [c.id, c]));
     expect(byId.get(tcp.id)).toEqual(tcp);
@@ -342,7 +451,11 @@ describe('all types together', () => {
     const dns = await create('/v1/checks/dns', dnsMinimal);
     const icmp = await create('/v1/checks/icmp', icmpMinimal);
     const notFound = { statusCode: 404, error: 'Not Found', message: 'Check not found' };
-    for (const [path, id] of [['tcp', tcp.id], ['dns', dns.id], ['icmp', icmp.id]] as const) {
+    for (const [path, id] of [
+      ['tcp', tcp.id],
+      ['dns', dns.id],
+      ['icmp', icmp.id],
+    ] as const) {
       const put = await api.request(other, 'PUT', `/v1/checks/${path}/${id}`, { name: 'stolen' });
       expect([put.statusCode, json(put)]).toEqual([404, notFound]);
       expect((await api.request(other, 'GET', `/v1/checks/${id}`)).statusCode).toBe(404);

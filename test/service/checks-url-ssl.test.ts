@@ -37,7 +37,11 @@ async function rejected(method: 'POST' | 'PUT', path: string, body: object): Pro
 }
 
 const urlMinimal = { name: 'Home page', request: { url: 'https://www.example.test/' }, privateLocations: ['office'] };
-const sslMinimal = { name: 'Edge certificate', request: { sslConfig: { hostname: 'www.example.test' } }, privateLocations: ['office'] };
+const sslMinimal = {
+  name: 'Edge certificate',
+  request: { sslConfig: { hostname: 'www.example.test' } },
+  privateLocations: ['office'],
+};
 
 const BASELINE_DEFAULTS = {
   enabled: true,
@@ -62,7 +66,14 @@ describe('URL monitors', () => {
       degradedResponseTime: 3000,
       maxResponseTime: 5000,
       privateLocations: ['office'],
-      request: { method: 'GET', url: 'https://www.example.test/', followRedirects: true, skipSSL: false, ipFamily: 'IPv4', assertions: [] },
+      request: {
+        method: 'GET',
+        url: 'https://www.example.test/',
+        followRedirects: true,
+        skipSSL: false,
+        ipFamily: 'IPv4',
+        assertions: [],
+      },
     });
     expect(json(await api.request(acme, 'GET', `/v1/checks/${created.id}`))).toEqual(created);
     expect(api.hookCalls.map((c) => c.checkId)).toEqual([created.id]);
@@ -71,17 +82,31 @@ describe('URL monitors', () => {
       checkType: 'URL',
       degradedResponseTime: 3000,
       maxResponseTime: 5000,
-      request: { method: 'GET', url: 'https://www.example.test/', followRedirects: true, skipSSL: false, ipFamily: 'IPv4', assertions: [] },
+      request: {
+        method: 'GET',
+        url: 'https://www.example.test/',
+        followRedirects: true,
+        skipSSL: false,
+        ipFamily: 'IPv4',
+        assertions: [],
+      },
     });
   });
 
   it('takes status-code and response-time assertions and PUT merges the request', async () => {
     const created = await create('/v1/checks/url', {
       ...urlMinimal,
-      request: { ...urlMinimal.request, assertions: [{ source: 'STATUS_CODE', comparison: 'LESS_THAN', target: '400' }] },
+      request: {
+        ...urlMinimal.request,
+        assertions: [{ source: 'STATUS_CODE', comparison: 'LESS_THAN', target: '400' }],
+      },
     });
     const res = await api.request(acme, 'PUT', `/v1/checks/url/${created.id}`, {
-      request: { url: 'http://intranet.example.test/health', followRedirects: false, assertions: [{ source: 'RESPONSE_TIME', comparison: 'LESS_THAN', target: '800' }] },
+      request: {
+        url: 'http://intranet.example.test/health',
+        followRedirects: false,
+        assertions: [{ source: 'RESPONSE_TIME', comparison: 'LESS_THAN', target: '800' }],
+      },
       maxResponseTime: 2000,
     });
     expect(res.statusCode, res.body).toBe(200);
@@ -99,11 +124,32 @@ describe('URL monitors', () => {
 
   it.each([
     [{ name: 'x', request: {} }, 'body/request/url is required'],
-    [{ name: 'x', request: { url: 'ftp://files.example.test/' } }, 'body/request/url must be an http:// or https:// URL, got "ftp://files.example.test/"'],
+    [
+      { name: 'x', request: { url: 'ftp://files.example.test/' } },
+      'body/request/url must be an http:// or https:// URL, got "ftp://files.example.test/"',
+    ],
     [{ name: 'x', request: { url: 'https://x.test', method: 'POST' } }, 'body/request/method must be one of GET'],
-    [{ name: 'x', request: { url: 'https://x.test', assertions: [{ source: 'TEXT_BODY', comparison: 'CONTAINS' }] } }, 'body/request/assertions/0/source must be one of STATUS_CODE, RESPONSE_TIME'],
-    [{ name: 'x', request: { url: 'https://x.test', assertions: [{ source: 'STATUS_CODE', comparison: 'CONTAINS', target: '2' }] } }, 'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, LESS_THAN, GREATER_THAN'],
-    [{ name: 'x', request: { url: 'https://x.test', assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: 'ok' }] } }, 'body/request/assertions/0/target must be a number for STATUS_CODE EQUALS, got "ok"'],
+    [
+      { name: 'x', request: { url: 'https://x.test', assertions: [{ source: 'TEXT_BODY', comparison: 'CONTAINS' }] } },
+      'body/request/assertions/0/source must be one of STATUS_CODE, RESPONSE_TIME',
+    ],
+    [
+      {
+        name: 'x',
+        request: {
+          url: 'https://x.test',
+          assertions: [{ source: 'STATUS_CODE', comparison: 'CONTAINS', target: '2' }],
+        },
+      },
+      'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, LESS_THAN, GREATER_THAN',
+    ],
+    [
+      {
+        name: 'x',
+        request: { url: 'https://x.test', assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', target: 'ok' }] },
+      },
+      'body/request/assertions/0/target must be a number for STATUS_CODE EQUALS, got "ok"',
+    ],
     [{ ...urlMinimal, maxResponseTime: 45001 }, 'body/maxResponseTime must be <= 45000'],
   ])('answers 400 naming the field for %j', async (body, message) => {
     expect(await rejected('POST', '/v1/checks/url', body)).toContain(message);
@@ -135,7 +181,10 @@ describe('SSL monitors', () => {
     const stored = await api.store.checks.get(acme.accountId, created.id);
     expect(stored && toCheckDefinition(stored)).toMatchObject({
       checkType: 'SSL',
-      request: { sslConfig: { hostname: 'www.example.test', port: 443, serverName: null, alertDaysBeforeExpiry: 20 }, assertions: [] },
+      request: {
+        sslConfig: { hostname: 'www.example.test', port: 443, serverName: null, alertDaysBeforeExpiry: 20 },
+        assertions: [],
+      },
     });
   });
 
@@ -143,12 +192,21 @@ describe('SSL monitors', () => {
     const created = await create('/v1/checks/ssl', {
       ...sslMinimal,
       request: {
-        sslConfig: { hostname: '10.0.0.5', port: 8443, serverName: 'api.example.test', securityBaseline: { minTLSVersion: { value: 'TLS1.3' } } },
+        sslConfig: {
+          hostname: '10.0.0.5',
+          port: 8443,
+          serverName: 'api.example.test',
+          securityBaseline: { minTLSVersion: { value: 'TLS1.3' } },
+        },
         assertions: [{ source: 'CERTIFICATE', property: 'daysUntilExpiry', comparison: 'GREATER_THAN', target: '14' }],
       },
     });
     expect(created.request).toMatchObject({
-      sslConfig: { port: 8443, serverName: 'api.example.test', securityBaseline: { ...BASELINE_DEFAULTS, minTLSVersion: { value: 'TLS1.3', severity: 'fail' } } },
+      sslConfig: {
+        port: 8443,
+        serverName: 'api.example.test',
+        securityBaseline: { ...BASELINE_DEFAULTS, minTLSVersion: { value: 'TLS1.3', severity: 'fail' } },
+      },
     });
     const res = await api.request(acme, 'PUT', `/v1/checks/ssl/${created.id}`, {
       request: { sslConfig: { hostname: 'mail.example.test', port: 465, alertDaysBeforeExpiry: 30 } },
@@ -171,16 +229,66 @@ describe('SSL monitors', () => {
   it.each([
     [{ name: 'x', request: {} }, 'body/request/sslConfig is required'],
     [{ name: 'x', request: { sslConfig: { hostname: 'h', port: 0 } } }, 'body/request/sslConfig/port must be >= 1'],
-    [{ name: 'x', request: { sslConfig: { hostname: 'h\u0001' } } }, 'body/request/sslConfig/hostname must match pattern'],
-    [{ name: 'x', request: { sslConfig: { hostname: 'h', alertDaysBeforeExpiry: 400 } } }, 'body/request/sslConfig/alertDaysBeforeExpiry must be <= 365'],
-    [{ name: 'x', request: { sslConfig: { hostname: 'h', handshakeTimeoutMs: 500 } } }, 'body/request/sslConfig/handshakeTimeoutMs must be >= 1000'],
-    [{ name: 'x', request: { sslConfig: { hostname: 'h', securityBaseline: { minTLSVersion: { severity: 'loud' } } } } }, 'body/request/sslConfig/securityBaseline/minTLSVersion/severity must be one of fail, degrade, ignore'],
-    [{ name: 'x', request: { sslConfig: { hostname: 'h', clientCertificateMode: 'explicit' } } }, 'body/request/sslClientCertificateId is required when'],
-    [{ name: 'x', request: { sslConfig: { hostname: 'h' }, sslClientCertificateId: 'none-such' } }, 'body/request/sslClientCertificateId: no client certificate'],
-    [{ name: 'x', frequency: 0, frequencyOffset: 10, request: { sslConfig: { hostname: 'h' } } }, 'body/frequency must be 1 or more'],
-    [{ name: 'x', request: { sslConfig: { hostname: 'h' }, assertions: [{ source: 'CERTIFICATE', property: 'colour', comparison: 'EQUALS', target: 'x' }] } }, 'body/request/assertions/0/property must be one of daysUntilExpiry'],
-    [{ name: 'x', request: { sslConfig: { hostname: 'h' }, assertions: [{ source: 'CERTIFICATE', property: 'daysUntilExpiry', comparison: 'GREATER_THAN', target: 'soon' }] } }, 'body/request/assertions/0/target must be a number'],
-    [{ name: 'x', request: { sslConfig: { hostname: 'h' }, assertions: [{ source: 'HEADERS', comparison: 'EQUALS' }] } }, 'body/request/assertions/0/source must be one of CERTIFICATE, CONNECTION, RESPONSE_TIME, JSON_RESPONSE, TEXT_RESPONSE'],
+    [
+      { name: 'x', request: { sslConfig: { hostname: 'h\u0001' } } },
+      'body/request/sslConfig/hostname must match pattern',
+    ],
+    [
+      { name: 'x', request: { sslConfig: { hostname: 'h', alertDaysBeforeExpiry: 400 } } },
+      'body/request/sslConfig/alertDaysBeforeExpiry must be <= 365',
+    ],
+    [
+      { name: 'x', request: { sslConfig: { hostname: 'h', handshakeTimeoutMs: 500 } } },
+      'body/request/sslConfig/handshakeTimeoutMs must be >= 1000',
+    ],
+    [
+      {
+        name: 'x',
+        request: { sslConfig: { hostname: 'h', securityBaseline: { minTLSVersion: { severity: 'loud' } } } },
+      },
+      'body/request/sslConfig/securityBaseline/minTLSVersion/severity must be one of fail, degrade, ignore',
+    ],
+    [
+      { name: 'x', request: { sslConfig: { hostname: 'h', clientCertificateMode: 'explicit' } } },
+      'body/request/sslClientCertificateId is required when',
+    ],
+    [
+      { name: 'x', request: { sslConfig: { hostname: 'h' }, sslClientCertificateId: 'none-such' } },
+      'body/request/sslClientCertificateId: no client certificate',
+    ],
+    [
+      { name: 'x', frequency: 0, frequencyOffset: 10, request: { sslConfig: { hostname: 'h' } } },
+      'body/frequency must be 1 or more',
+    ],
+    [
+      {
+        name: 'x',
+        request: {
+          sslConfig: { hostname: 'h' },
+          assertions: [{ source: 'CERTIFICATE', property: 'colour', comparison: 'EQUALS', target: 'x' }],
+        },
+      },
+      'body/request/assertions/0/property must be one of daysUntilExpiry',
+    ],
+    [
+      {
+        name: 'x',
+        request: {
+          sslConfig: { hostname: 'h' },
+          assertions: [
+            { source: 'CERTIFICATE', property: 'daysUntilExpiry', comparison: 'GREATER_THAN', target: 'soon' },
+          ],
+        },
+      },
+      'body/request/assertions/0/target must be a number',
+    ],
+    [
+      {
+        name: 'x',
+        request: { sslConfig: { hostname: 'h' }, assertions: [{ source: 'HEADERS', comparison: 'EQUALS' }] },
+      },
+      'body/request/assertions/0/source must be one of CERTIFICATE, CONNECTION, RESPONSE_TIME, JSON_RESPONSE, TEXT_RESPONSE',
+    ],
     [{ ...sslMinimal, maxResponseTime: 30001 }, 'body/maxResponseTime must be <= 30000'],
   ])('answers 400 naming the field for %j', async (body, message) => {
     expect(await rejected('POST', '/v1/checks/ssl', body)).toContain(message);
@@ -189,9 +297,14 @@ describe('SSL monitors', () => {
   it('takes a TLS version as the target of an ordered tlsVersion assertion', async () => {
     const created = await create('/v1/checks/ssl', {
       ...sslMinimal,
-      request: { ...sslMinimal.request, assertions: [{ source: 'CONNECTION', property: 'tlsVersion', comparison: 'GREATER_THAN', target: 'TLS1.1' }] },
+      request: {
+        ...sslMinimal.request,
+        assertions: [{ source: 'CONNECTION', property: 'tlsVersion', comparison: 'GREATER_THAN', target: 'TLS1.1' }],
+      },
     });
-    expect(created.request.assertions).toEqual([{ source: 'CONNECTION', property: 'tlsVersion', comparison: 'GREATER_THAN', target: 'TLS1.1', regex: '' }]);
+    expect(created.request.assertions).toEqual([
+      { source: 'CONNECTION', property: 'tlsVersion', comparison: 'GREATER_THAN', target: 'TLS1.1', regex: '' },
+    ]);
   });
 
   it('a PUT whose sslConfig has no hostname is a 400 naming it', async () => {
@@ -206,20 +319,28 @@ describe('both types beside the others', () => {
     const url = await create('/v1/checks/url', urlMinimal);
     const ssl = await create('/v1/checks/ssl', sslMinimal);
     const listed = json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks'));
-    expect(listed.map((c) => [c.id, c.checkType])).toEqual([[url.id, 'URL'], [ssl.id, 'SSL']]);
+    expect(listed.map((c) => [c.id, c.checkType])).toEqual([
+      [url.id, 'URL'],
+      [ssl.id, 'SSL'],
+    ]);
     expect(listed).toEqual([url, ssl]);
     expect(first(json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks?checkType=SSL'))).id).toBe(ssl.id);
-    expect(json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks?checkType=URL')).map((c) => c.id)).toEqual([url.id]);
+    expect(json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks?checkType=URL')).map((c) => c.id)).toEqual([
+      url.id,
+    ]);
     expect((await api.request(acme, 'DELETE', `/v1/checks/${url.id}`)).statusCode).toBe(204);
     expect(json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks')).map((c) => c.id)).toEqual([ssl.id]);
   });
 
-  it("another account sees none of them, and a check of another type is absent under these paths", async () => {
+  it('another account sees none of them, and a check of another type is absent under these paths', async () => {
     const other = await api.newAccount('Other');
     const url = await create('/v1/checks/url', urlMinimal);
     const ssl = await create('/v1/checks/ssl', sslMinimal);
     const notFound = { statusCode: 404, error: 'Not Found', message: 'Check not found' };
-    for (const [path, id] of [['url', url.id], ['ssl', ssl.id]] as const) {
+    for (const [path, id] of [
+      ['url', url.id],
+      ['ssl', ssl.id],
+    ] as const) {
       const put = await api.request(other, 'PUT', `/v1/checks/${path}/${id}`, { name: 'stolen' });
       expect([put.statusCode, json(put)]).toEqual([404, notFound]);
       expect((await api.request(other, 'GET', `/v1/checks/${id}`)).statusCode).toBe(404);
@@ -230,7 +351,10 @@ describe('both types beside the others', () => {
     expect((await api.request(acme, 'PUT', `/v1/checks/url/${ssl.id}`, { name: 'x' })).statusCode).toBe(404);
     // Another account's private location slug is not this one's.
     const res = await api.request(other, 'POST', '/v1/checks/ssl', sslMinimal);
-    expect([res.statusCode, json(res).message]).toEqual([400, 'body/privateLocations: no private location with slugName "office" in this account']);
+    expect([res.statusCode, json(res).message]).toEqual([
+      400,
+      'body/privateLocations: no private location with slugName "office" in this account',
+    ]);
     expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${ssl.id}`)).name).toBe('Edge certificate');
   });
 });
@@ -238,14 +362,31 @@ describe('both types beside the others', () => {
 describe("the console's result page", () => {
   it("shows an SSL monitor's handshake, chain and assertions", () => {
     const leaf = { subjectCN: 'www.example.test', issuerCN: 'Example CA', daysUntilExpiry: 41 };
-    const assertion = { source: 'CERTIFICATE', property: 'daysUntilExpiry', comparison: 'GREATER_THAN', target: '30', actual: 41, passed: true } as const;
+    const assertion = {
+      source: 'CERTIFICATE',
+      property: 'daysUntilExpiry',
+      comparison: 'GREATER_THAN',
+      target: '30',
+      actual: 41,
+      passed: true,
+    } as const;
     const sslCheckResult = {
       assertions: [assertion],
-      response: { protocol: 'TLS1.3', cipherSuite: 'TLS_AES_128_GCM_SHA256', resolvedIp: '10.0.0.5', daysUntilExpiry: 41, chainTrusted: true, hostnameVerified: true, certificate: leaf, chain: [leaf] },
+      response: {
+        protocol: 'TLS1.3',
+        cipherSuite: 'TLS_AES_128_GCM_SHA256',
+        resolvedIp: '10.0.0.5',
+        daysUntilExpiry: 41,
+        chainTrusted: true,
+        hostnameVerified: true,
+        certificate: leaf,
+        chain: [leaf],
+      },
     } as unknown as SslCheckResult;
     const result = { apiCheckResult: null, details: { sslCheckResult } } as unknown as RunResult;
     expect(responseOf(result)).toEqual({
-      summary: 'TLS1.3 TLS_AES_128_GCM_SHA256 from 10.0.0.5; www.example.test issued by Example CA, 41 days left; chain trusted, host name verified',
+      summary:
+        'TLS1.3 TLS_AES_128_GCM_SHA256 from 10.0.0.5; www.example.test issued by Example CA, 41 days left; chain trusted, host name verified',
       headers: [],
       body: JSON.stringify([leaf], null, 2),
       bodyNote: null,

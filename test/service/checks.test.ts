@@ -16,7 +16,6 @@ afterEach(async () => {
 
 type CheckView = Record<string, unknown> & { id: string; request: Record<string, unknown> };
 
-
 const minimal = { name: 'Home page', request: { method: 'GET', url: 'https://example.test/' } };
 
 async function createCheck(body: object = minimal, account = acme): Promise<CheckView> {
@@ -48,7 +47,12 @@ describe('API checks', () => {
       groupOrder: null,
       retryStrategy: null,
       // Alert settings (docs/api.md "Check statuses and alerts").
-      alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, parallelRunFailureThreshold: { enabled: false, percentage: 10 } },
+      alertSettings: {
+        escalationType: 'RUN_BASED',
+        runBasedEscalation: { failedRunThreshold: 1 },
+        reminders: { amount: 0, interval: 5 },
+        parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+      },
       useGlobalAlertSettings: true,
       frequency: 10,
       degradedResponseTime: 5000,
@@ -79,19 +83,35 @@ describe('API checks', () => {
     // The scheduler hears about it, with the location resolved to its id.
     const location = await api.store.locations.getBySlug(acme.accountId, 'office');
     expect(api.hookCalls).toEqual([
-      { accountId: acme.accountId, checkId: created.id, check: expect.objectContaining({ locationIds: [location?.id] }) },
+      {
+        accountId: acme.accountId,
+        checkId: created.id,
+        check: expect.objectContaining({ locationIds: [location?.id] }),
+      },
     ]);
   });
 
   it.each([
-    [{ ...minimal, request: { ...minimal.request, method: 'FETCH' } }, 'body/request/method must be one of GET, POST, PUT, HEAD, DELETE, PATCH'],
+    [
+      { ...minimal, request: { ...minimal.request, method: 'FETCH' } },
+      'body/request/method must be one of GET, POST, PUT, HEAD, DELETE, PATCH',
+    ],
     [{ name: 'x', request: { method: 'GET' } }, 'body/request/url is required'],
     [{ request: minimal.request }, 'body/name is required'],
-    [{ ...minimal, frequency: 3 }, 'body/frequency must be one of 0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440'],
+    [
+      { ...minimal, frequency: 3 },
+      'body/frequency must be one of 0, 1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440',
+    ],
     [{ ...minimal, maxResponseTime: 45001 }, 'body/maxResponseTime must be <= 45000'],
     [{ ...minimal, frequency: 0 }, 'body/frequencyOffset must be one of 10, 20, 30 (seconds) when frequency is 0'],
-    [{ ...minimal, frequency: 0, frequencyOffset: 15 }, 'body/frequencyOffset must be one of 10, 20, 30 (seconds) when frequency is 0'],
-    [{ ...minimal, privateLocations: ['office', 'attic'] }, 'body/privateLocations: no private location with slugName "attic" in this account'],
+    [
+      { ...minimal, frequency: 0, frequencyOffset: 15 },
+      'body/frequencyOffset must be one of 10, 20, 30 (seconds) when frequency is 0',
+    ],
+    [
+      { ...minimal, privateLocations: ['office', 'attic'] },
+      'body/privateLocations: no private location with slugName "attic" in this account',
+    ],
   ])('answers 400 naming the field for %j', async (body, message) => {
     const res = await api.request(acme, 'POST', '/v1/checks/api', body);
     expect(res.statusCode).toBe(400);

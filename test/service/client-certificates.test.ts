@@ -6,7 +6,13 @@
 import { DatabaseSync } from 'node:sqlite';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { certificatesOncePerBatch, clientTlsOf, hostMatches, openTlsIn, pickCertificate } from '../../src/service/checks/client-tls.ts';
+import {
+  certificatesOncePerBatch,
+  clientTlsOf,
+  hostMatches,
+  openTlsIn,
+  pickCertificate,
+} from '../../src/service/checks/client-tls.ts';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
 import { isSealed } from '../../src/service/secrets/box.ts';
 import { startHarness } from '../helpers/dispatch-harness.ts';
@@ -41,7 +47,12 @@ interface CertView {
 }
 
 async function addCert(account: TestAccount, body: Record<string, unknown> = {}): Promise<CertView> {
-  const res = await api.request(account, 'POST', '/v1/client-certificates', { host: 'localhost', cert: pki.clientCert, key: pki.clientKey, ...body });
+  const res = await api.request(account, 'POST', '/v1/client-certificates', {
+    host: 'localhost',
+    cert: pki.clientCert,
+    key: pki.clientKey,
+    ...body,
+  });
   expect(res.statusCode, res.body).toBe(201);
   return json<CertView>(res);
 }
@@ -52,12 +63,26 @@ async function rejected(account: TestAccount, url: string, body: object): Promis
   return json<{ message: string }>(res).message;
 }
 
-const apiCheck = (request: Record<string, unknown> = {}) => ({ name: 'mtls', request: { method: 'GET', url: 'https://api.acme.test/x', ...request } });
+const apiCheck = (request: Record<string, unknown> = {}) => ({
+  name: 'mtls',
+  request: { method: 'GET', url: 'https://api.acme.test/x', ...request },
+});
 
 describe('/v1/client-certificates', () => {
   it('creates, lists, reads and deletes, never showing the key or passphrase', async () => {
-    const created = await addCert(acme, { host: '*.acme.test', ca: pki.caCert, key: pki.clientKeyEncrypted, passphrase: pki.passphrase });
-    expect(created).toEqual({ id: expect.any(String), host: '*.acme.test', cert: pki.clientCert, ca: pki.caCert, created_at: expect.any(String) });
+    const created = await addCert(acme, {
+      host: '*.acme.test',
+      ca: pki.caCert,
+      key: pki.clientKeyEncrypted,
+      passphrase: pki.passphrase,
+    });
+    expect(created).toEqual({
+      id: expect.any(String),
+      host: '*.acme.test',
+      cert: pki.clientCert,
+      ca: pki.caCert,
+      created_at: expect.any(String),
+    });
     const list = await api.request(acme, 'GET', '/v1/client-certificates');
     expect(json(list)).toEqual([created]);
     const one = await api.request(acme, 'GET', `/v1/client-certificates/${created.id}`);
@@ -77,12 +102,18 @@ describe('/v1/client-certificates', () => {
     expect(await rejected(acme, url, { host: 'localhost', cert: pki.clientCert })).toMatch(/key/);
     expect(await rejected(acme, url, { ...base, host: 'https://localhost/' })).toMatch(/^body\/host/);
     expect(await rejected(acme, url, { ...base, cert: 'not a pem' })).toMatch(/^body\/cert/);
-    expect(await rejected(acme, url, { ...base, cert: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' })).toMatch(/^body\/cert/);
+    expect(
+      await rejected(acme, url, { ...base, cert: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' }),
+    ).toMatch(/^body\/cert/);
     expect(await rejected(acme, url, { ...base, key: 'nope' })).toMatch(/^body\/key/);
     expect(await rejected(acme, url, { ...base, key: pki.strayKey })).toMatch(/^body\/key does not match body\/cert/);
     expect(await rejected(acme, url, { ...base, ca: 'garbage' })).toMatch(/^body\/ca/);
-    expect(await rejected(acme, url, { ...base, key: pki.clientKeyEncrypted })).toMatch(/^body\/passphrase is required/);
-    expect(await rejected(acme, url, { ...base, key: pki.clientKeyEncrypted, passphrase: 'wrong one' })).toMatch(/^body\/passphrase/);
+    expect(await rejected(acme, url, { ...base, key: pki.clientKeyEncrypted })).toMatch(
+      /^body\/passphrase is required/,
+    );
+    expect(await rejected(acme, url, { ...base, key: pki.clientKeyEncrypted, passphrase: 'wrong one' })).toMatch(
+      /^body\/passphrase/,
+    );
     expect(json(await api.request(acme, 'GET', url))).toEqual([]);
   });
 
@@ -92,7 +123,9 @@ describe('/v1/client-certificates', () => {
     expect((await api.request(other, 'GET', `/v1/client-certificates/${mine.id}`)).statusCode).toBe(404);
     expect((await api.request(other, 'DELETE', `/v1/client-certificates/${mine.id}`)).statusCode).toBe(404);
     const message = await rejected(other, '/v1/checks/api', apiCheck({ sslClientCertificateId: mine.id }));
-    expect(message).toBe(`body/request/sslClientCertificateId: no client certificate with id "${mine.id}" in this account`);
+    expect(message).toBe(
+      `body/request/sslClientCertificateId: no client certificate with id "${mine.id}" in this account`,
+    );
     expect((await api.request(acme, 'GET', `/v1/client-certificates/${mine.id}`)).statusCode).toBe(200);
   });
 
@@ -100,7 +133,10 @@ describe('/v1/client-certificates', () => {
     const created = await addCert(acme, { key: pki.clientKeyEncrypted, passphrase: pki.passphrase });
     const db = new DatabaseSync(path.join(api.dataDir, 'outpost.db'), { readOnly: true });
     try {
-      const row = db.prepare('SELECT * FROM client_certificates WHERE id = ?').get(created.id) as Record<string, unknown>;
+      const row = db.prepare('SELECT * FROM client_certificates WHERE id = ?').get(created.id) as Record<
+        string,
+        unknown
+      >;
       expect(isSealed(row.sealed_key)).toBe(true);
       expect(isSealed(row.sealed_passphrase)).toBe(true);
       const text = JSON.stringify(row);
@@ -121,40 +157,72 @@ describe('checks with client certificates and CA bundles', () => {
     const bodies: Array<[string, object]> = [
       ['/v1/checks/api', apiCheck(tls)],
       ['/v1/checks/url', { name: 'u', request: { url: 'https://localhost/', ...tls } }],
-      ['/v1/checks/ssl', { name: 's', request: { sslConfig: { hostname: 'localhost', clientCertificateMode: 'explicit' }, ...tls } }],
+      [
+        '/v1/checks/ssl',
+        { name: 's', request: { sslConfig: { hostname: 'localhost', clientCertificateMode: 'explicit' }, ...tls } },
+      ],
     ];
     for (const [url, body] of bodies) {
       const res = await api.request(acme, 'POST', url, body);
       expect(res.statusCode, res.body).toBe(201);
       expect(json<{ request: Record<string, unknown> }>(res).request).toMatchObject(tls);
     }
-    const auto = await api.request(acme, 'POST', '/v1/checks/ssl', { name: 'a', request: { sslConfig: { hostname: 'localhost', clientCertificateMode: 'auto' } } });
+    const auto = await api.request(acme, 'POST', '/v1/checks/ssl', {
+      name: 'a',
+      request: { sslConfig: { hostname: 'localhost', clientCertificateMode: 'auto' } },
+    });
     expect(auto.statusCode, auto.body).toBe(201);
   });
 
   it('rejects an unknown id, an explicit SSL mode without one, and a CA bundle that does not parse, naming the field', async () => {
-    expect(await rejected(acme, '/v1/checks/api', apiCheck({ sslClientCertificateId: 'no-such-id' }))).toMatch(/^body\/request\/sslClientCertificateId: no client certificate/);
-    expect(await rejected(acme, '/v1/checks/url', { name: 'u', request: { url: 'https://x.test/', sslClientCertificateId: 'nope' } })).toMatch(/^body\/request\/sslClientCertificateId/);
-    expect(await rejected(acme, '/v1/checks/ssl', { name: 's', request: { sslConfig: { hostname: 'x.test', clientCertificateMode: 'explicit' } } })).toMatch(
-      /^body\/request\/sslClientCertificateId is required/,
+    expect(await rejected(acme, '/v1/checks/api', apiCheck({ sslClientCertificateId: 'no-such-id' }))).toMatch(
+      /^body\/request\/sslClientCertificateId: no client certificate/,
     );
-    expect(await rejected(acme, '/v1/checks/api', apiCheck({ sslCaBundle: 'not a certificate' }))).toMatch(/^body\/request\/sslCaBundle/);
+    expect(
+      await rejected(acme, '/v1/checks/url', {
+        name: 'u',
+        request: { url: 'https://x.test/', sslClientCertificateId: 'nope' },
+      }),
+    ).toMatch(/^body\/request\/sslClientCertificateId/);
+    expect(
+      await rejected(acme, '/v1/checks/ssl', {
+        name: 's',
+        request: { sslConfig: { hostname: 'x.test', clientCertificateMode: 'explicit' } },
+      }),
+    ).toMatch(/^body\/request\/sslClientCertificateId is required/);
+    expect(await rejected(acme, '/v1/checks/api', apiCheck({ sslCaBundle: 'not a certificate' }))).toMatch(
+      /^body\/request\/sslCaBundle/,
+    );
   });
 
   it("puts the certificate into the run's definition sealed, opened only for the job; a deleted one is left out", async () => {
     const cert = await addCert(acme, { ca: pki.caCert, key: pki.clientKeyEncrypted, passphrase: pki.passphrase });
-    const res = await api.request(acme, 'POST', '/v1/checks/api', apiCheck({ url: 'https://localhost/', sslClientCertificateId: cert.id, sslCaBundle: pki.serverCert }));
+    const res = await api.request(
+      acme,
+      'POST',
+      '/v1/checks/api',
+      apiCheck({ url: 'https://localhost/', sslClientCertificateId: cert.id, sslCaBundle: pki.serverCert }),
+    );
     const stored = await api.store.checks.get(acme.accountId, json<{ id: string }>(res).id);
     if (!stored) throw new Error('not stored');
     const tls = await clientTlsOf(api.store.clientCertificates, stored, toCheckDefinition(stored));
-    expect(tls).toMatchObject({ cert: pki.clientCert, clientCertificateId: cert.id, ca: [pki.serverCert.trim(), pki.caCert.trim()] });
+    expect(tls).toMatchObject({
+      cert: pki.clientCert,
+      clientCertificateId: cert.id,
+      ca: [pki.serverCert.trim(), pki.caCert.trim()],
+    });
     expect(isSealed(tls?.key)).toBe(true);
     expect(isSealed(tls?.passphrase)).toBe(true);
-    expect(openTlsIn(api.store.secrets, { tls }).tls).toMatchObject({ key: pki.clientKeyEncrypted, passphrase: pki.passphrase });
+    expect(openTlsIn(api.store.secrets, { tls }).tls).toMatchObject({
+      key: pki.clientKeyEncrypted,
+      passphrase: pki.passphrase,
+    });
 
     // Deleting a certificate in use is allowed (as in the reference); the check then runs without it.
     expect((await api.request(acme, 'DELETE', `/v1/client-certificates/${cert.id}`)).statusCode).toBe(204);
-    expect(await clientTlsOf(api.store.clientCertificates, stored, toCheckDefinition(stored))).toEqual({ ca: [pki.serverCert.trim()] });
+    expect(await clientTlsOf(api.store.clientCertificates, stored, toCheckDefinition(stored))).toEqual({
+      ca: [pki.serverCert.trim()],
+    });
   });
 
   it("matches by host when no id is given: an exact host beats a wildcard, the newest wins, never another account's", async () => {
@@ -162,7 +230,8 @@ describe('checks with client certificates and CA bundles', () => {
     const res = await api.request(acme, 'POST', '/v1/checks/api', apiCheck());
     const stored = await api.store.checks.get(acme.accountId, json<{ id: string }>(res).id);
     if (!stored) throw new Error('not stored');
-    const chosen = async () => (await clientTlsOf(api.store.clientCertificates, stored, toCheckDefinition(stored)))?.clientCertificateId;
+    const chosen = async () =>
+      (await clientTlsOf(api.store.clientCertificates, stored, toCheckDefinition(stored)))?.clientCertificateId;
     expect(await chosen()).toBe(wildcard.id);
     await addCert(other, { host: 'api.acme.test' });
     expect(await chosen()).toBe(wildcard.id);
@@ -180,9 +249,20 @@ describe('a run of a check with a client certificate', () => {
     const h = await startHarness();
     try {
       const tenant = await h.tenant();
-      const input = { host: 'localhost', cert: pki.clientCert, ca: null, key: pki.clientKeyEncrypted, passphrase: pki.passphrase };
+      const input = {
+        host: 'localhost',
+        cert: pki.clientCert,
+        ca: null,
+        key: pki.clientKeyEncrypted,
+        passphrase: pki.passphrase,
+      };
       const cert = await h.store.clientCertificates.create(tenant.accountId, input);
-      const check = await h.check(tenant, { body: { name: 'mtls', request: { method: 'GET', url: 'https://localhost:9/', sslClientCertificateId: cert.id } } });
+      const check = await h.check(tenant, {
+        body: {
+          name: 'mtls',
+          request: { method: 'GET', url: 'https://localhost:9/', sslClientCertificateId: cert.id },
+        },
+      });
       const run = await h.dispatcher.enqueue(check, tenant.location.id, h.clock.now);
       const db = new DatabaseSync(path.join(h.config.dataDir, 'outpost.db'), { readOnly: true });
       try {
@@ -195,7 +275,12 @@ describe('a run of a check with a client certificate', () => {
       }
       const agent = await h.agent(tenant);
       const [job] = await agent.lease();
-      expect(job?.check.tls).toEqual({ cert: pki.clientCert, key: pki.clientKeyEncrypted, passphrase: pki.passphrase, clientCertificateId: cert.id });
+      expect(job?.check.tls).toEqual({
+        cert: pki.clientCert,
+        key: pki.clientKeyEncrypted,
+        passphrase: pki.passphrase,
+        clientCertificateId: cert.id,
+      });
     } finally {
       await h.close();
     }
@@ -232,7 +317,9 @@ describe('host patterns', () => {
     expect(hostMatches('*.acme.com', 'www.acme.com.evil.test')).toBe(false);
     expect(hostMatches('www.acme.com', 'WWW.ACME.COM')).toBe(true);
     expect(hostMatches('www.acme.com', 'wwwxacme.com')).toBe(false);
-    expect(pickCertificate([{ host: '*.acme.com' }, { host: 'www.acme.com' }], 'www.acme.com')).toEqual({ host: 'www.acme.com' });
+    expect(pickCertificate([{ host: '*.acme.com' }, { host: 'www.acme.com' }], 'www.acme.com')).toEqual({
+      host: 'www.acme.com',
+    });
   });
 });
 
@@ -240,7 +327,13 @@ describe.each(storeBackends())('client certificate repository on $name', (backen
   const t = freshAccountEachTest(backend);
 
   it('seals the key and passphrase in the row and keeps accounts apart', async () => {
-    const input = { host: 'localhost', cert: pki.clientCert, ca: null, key: pki.clientKeyEncrypted, passphrase: pki.passphrase };
+    const input = {
+      host: 'localhost',
+      cert: pki.clientCert,
+      ca: null,
+      key: pki.clientKeyEncrypted,
+      passphrase: pki.passphrase,
+    };
     const created = await t.store.clientCertificates.create(t.accountId, input);
     const [row] = await t.fresh.query('SELECT * FROM client_certificates WHERE id = ?', [created.id]);
     expect(row).toMatchObject({ account_id: t.accountId, host: 'localhost', cert: pki.clientCert, ca: null });
@@ -248,7 +341,11 @@ describe.each(storeBackends())('client certificate repository on $name', (backen
     expect(JSON.stringify(row)).not.toContain(pki.passphrase);
     expect(t.store.secrets.open(String(row?.sealed_key))).toBe(pki.clientKeyEncrypted);
     const [sealed] = await t.store.clientCertificates.listSealed(t.accountId);
-    expect(sealed).toMatchObject({ id: created.id, sealedKey: row?.sealed_key, sealedPassphrase: row?.sealed_passphrase });
+    expect(sealed).toMatchObject({
+      id: created.id,
+      sealedKey: row?.sealed_key,
+      sealedPassphrase: row?.sealed_passphrase,
+    });
 
     const otherId = (await t.store.accounts.create('Other')).account.id;
     expect(await t.store.clientCertificates.list(otherId)).toEqual([]);

@@ -20,11 +20,23 @@ afterEach(async () => {
 
 async function tenant() {
   const { account } = await store.accounts.create('Acme');
-  const location = await store.locations.create(account.id, { name: 'Office', slugName: `office-${account.id.slice(0, 6)}`, icon: 'location', proxyUrl: null });
+  const location = await store.locations.create(account.id, {
+    name: 'Office',
+    slugName: `office-${account.id.slice(0, 6)}`,
+    icon: 'location',
+    proxyUrl: null,
+  });
   const check = (name: string) =>
     store.checks.create({
-      accountId: account.id, checkType: 'API', name, activated: true, muted: false, frequency: 1, frequencyOffset: null,
-      locationIds: [location.id], body: { name, request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
+      accountId: account.id,
+      checkType: 'API',
+      name,
+      activated: true,
+      muted: false,
+      frequency: 1,
+      frequencyOffset: null,
+      locationIds: [location.id],
+      body: { name, request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
     });
   return { accountId: account.id, location, check };
 }
@@ -32,10 +44,22 @@ async function tenant() {
 let runs = 0;
 async function storeResult(check: StoredCheck, responseTime: number, resultType: 'FINAL' | 'ATTEMPT' = 'FINAL') {
   runs += 1;
-  const payload = { responseTime, hasFailures: resultType === 'ATTEMPT', hasErrors: false, isDegraded: false } as RunResult;
+  const payload = {
+    responseTime,
+    hasFailures: resultType === 'ATTEMPT',
+    hasErrors: false,
+    isDegraded: false,
+  } as RunResult;
   await store.results.insertOnce({
-    accountId: check.accountId, checkId: check.id, runId: `run-${runs}`, checkName: check.name, locationId: check.locationIds[0] ?? '',
-    runLocation: 'office', attempts: 1, resultType, payload,
+    accountId: check.accountId,
+    checkId: check.id,
+    runId: `run-${runs}`,
+    checkName: check.name,
+    locationId: check.locationIds[0] ?? '',
+    runLocation: 'office',
+    attempts: 1,
+    resultType,
+    payload,
   });
 }
 
@@ -64,12 +88,28 @@ describe('console reads', () => {
     const now = new Date().toISOString();
     for (const check of checks) {
       await store.runs.enqueue(
-        { runId: `load-${check.id}`, accountId: acme.accountId, checkId: check.id, locationId: acme.location.id, checkType: 'API', checkClass: 'uptime', dueAt: now, startBy: new Date(Date.now() + 60_000).toISOString(), timeoutMs: 30_000, check: { id: check.id } as never },
+        {
+          runId: `load-${check.id}`,
+          accountId: acme.accountId,
+          checkId: check.id,
+          locationId: acme.location.id,
+          checkType: 'API',
+          checkClass: 'uptime',
+          dueAt: now,
+          startBy: new Date(Date.now() + 60_000).toISOString(),
+          timeoutMs: 30_000,
+          check: { id: check.id } as never,
+        },
         now,
       );
     }
     expect(await store.runs.locationLoad(acme.location.id)).toEqual({ queued: 3, leasedByAgent: {} });
-    const lease = { locationId: acme.location.id, checkTypes: ['API'] as const, now, leaseExpiresAt: new Date(Date.now() + 60_000).toISOString() };
+    const lease = {
+      locationId: acme.location.id,
+      checkTypes: ['API'] as const,
+      now,
+      leaseExpiresAt: new Date(Date.now() + 60_000).toISOString(),
+    };
     await store.runs.claim({ ...lease, agentId: 'agent-1', slots: { uptime: 2, heavy: 0 } });
     expect(await store.runs.locationLoad(acme.location.id)).toEqual({ queued: 1, leasedByAgent: { 'agent-1': 2 } });
   });
@@ -77,8 +117,18 @@ describe('console reads', () => {
   it('finds a session by its token until it idles or expires, and prunes the ended ones', async () => {
     const { accountId } = await tenant();
     const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
-    await store.consoleSessions.create('tok-live', { accountId, createdAt: at(0), lastSeenAt: at(0), expiresAt: at(3_600_000) });
-    await store.consoleSessions.create('tok-idle', { accountId, createdAt: at(0), lastSeenAt: at(-600_000), expiresAt: at(3_600_000) });
+    await store.consoleSessions.create('tok-live', {
+      accountId,
+      createdAt: at(0),
+      lastSeenAt: at(0),
+      expiresAt: at(3_600_000),
+    });
+    await store.consoleSessions.create('tok-idle', {
+      accountId,
+      createdAt: at(0),
+      lastSeenAt: at(-600_000),
+      expiresAt: at(3_600_000),
+    });
     const find = (token: string, now: number) => store.consoleSessions.findActive(token, at(now), at(now - 300_000));
     expect(await find('tok-live', 1000)).toMatchObject({ accountId });
     expect(await find('tok-idle', 1000)).toBeUndefined();

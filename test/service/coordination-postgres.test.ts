@@ -12,7 +12,11 @@ import { createInterface } from 'node:readline';
 import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { leadershipKey, PostgresLeadership, type PostgresLeadershipOptions } from '../../src/service/coordination/postgres-leadership.ts';
+import {
+  leadershipKey,
+  PostgresLeadership,
+  type PostgresLeadershipOptions,
+} from '../../src/service/coordination/postgres-leadership.ts';
 import { PostgresRunSignals } from '../../src/service/coordination/postgres-signals.ts';
 import type { Leadership, RunSignalListener, RunSignals } from '../../src/service/coordination/types.ts';
 import { createAccount } from '../../src/service/accounts.ts';
@@ -43,7 +47,16 @@ async function sql<T extends pg.QueryResultRow>(text: string, values: unknown[] 
 
 /** Quick timings so tests take milliseconds; the SIGKILL test uses the service's defaults. */
 function leadership(name: string, opts: Partial<PostgresLeadershipOptions> = {}): PostgresLeadership {
-  const l = new PostgresLeadership({ url: db.url, name, log: quiet, retryMs: 50, confirmMs: 50, confirmTimeoutMs: 1000, handoverDelayMs: 200, ...opts });
+  const l = new PostgresLeadership({
+    url: db.url,
+    name,
+    log: quiet,
+    retryMs: 50,
+    confirmMs: 50,
+    confirmTimeoutMs: 1000,
+    handoverDelayMs: 200,
+    ...opts,
+  });
   closers.push(() => l.close());
   return l;
 }
@@ -84,7 +97,10 @@ async function leaderThenRefused(a: PostgresLeadership, b: PostgresLeadership): 
   expect(await bRefused).toEqual([false]);
 }
 
-function next<K extends keyof RunSignalListener>(s: RunSignals, event: K): Promise<Parameters<NonNullable<RunSignalListener[K]>>> {
+function next<K extends keyof RunSignalListener>(
+  s: RunSignals,
+  event: K,
+): Promise<Parameters<NonNullable<RunSignalListener[K]>>> {
   return new Promise((resolve) => {
     const off = s.subscribe({
       [event]: (...args: Parameters<NonNullable<RunSignalListener[K]>>) => {
@@ -160,7 +176,9 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
 
     it('hands over within seconds when the leading process is SIGKILLed (service default timings)', async () => {
       const name = `leader-${randomUUID()}`;
-      const child: ChildProcess = spawn(process.execPath, [HOLDER, db.url, name], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child: ChildProcess = spawn(process.execPath, [HOLDER, db.url, name], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       closers.push(() => {
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       });
@@ -230,7 +248,9 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
       // One entry per kind of run: enough to wake the waiters that could take one.
       expect(await onB).toEqual(['loc-a', [API, { checkType: 'BROWSER', checkClass: 'heavy' }]]);
       // Notifications arrive in commit order: a's own (if it were not filtered) would come before b's.
-      const bAnnouncedOnA = new Promise<void>((resolve) => a.subscribe({ announced: (l) => l === 'loc-b' && resolve() }));
+      const bAnnouncedOnA = new Promise<void>((resolve) =>
+        a.subscribe({ announced: (l) => l === 'loc-b' && resolve() }),
+      );
       b.announce('loc-b', [API]);
       await bAnnouncedOnA;
       expect(heardOnA).toEqual(['loc-a', 'loc-b']);
@@ -295,7 +315,11 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
       const agent = await h.agent(tenant);
       const check = await h.check(tenant);
       // The agent's long-poll is held by replica B.
-      const held = b.lease(tenant.location, { agentId: agent.agentId, slots: { uptime: 1, heavy: 0 }, waitSeconds: 20 });
+      const held = b.lease(tenant.location, {
+        agentId: agent.agentId,
+        slots: { uptime: 1, heavy: 0 },
+        waitSeconds: 20,
+      });
       await vi.waitFor(() => expect(b.waitingRequests).toBe(1));
       return { h, b, tenant, check, held };
     }
@@ -314,7 +338,9 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
       // A announces in-process only: B never hears of this run, as if its notification fell into the gap.
       const { h, tenant, check, held } = await twoReplicas();
       const run = await h.dispatcher.enqueue(check, tenant.location.id, Date.now());
-      const terminated = await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'outpost listen' AND datname = current_database()");
+      const terminated = await sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'outpost listen' AND datname = current_database()",
+      );
       expect(terminated).toHaveLength(1);
       const { jobs } = await held;
       expect(jobs.map((j) => j.runId)).toEqual([run.runId]);
@@ -333,13 +359,28 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
       closers.push(() => rmSync(dataDir, { recursive: true, force: true }));
       // The same schedulable check in each service's store, so whose scheduler runs shows.
       const { accountId } = await createAccount(service.store, 'Acme');
-      const location = await service.store.locations.create(accountId, { name: 'Office', slugName: 'office', icon: 'location', proxyUrl: null });
-      const schedulable = { checkType: 'API', name: 'Home', activated: true, muted: false, frequency: 1, frequencyOffset: null, body: {} } as const;
+      const location = await service.store.locations.create(accountId, {
+        name: 'Office',
+        slugName: 'office',
+        icon: 'location',
+        proxyUrl: null,
+      });
+      const schedulable = {
+        checkType: 'API',
+        name: 'Home',
+        activated: true,
+        muted: false,
+        frequency: 1,
+        frequencyOffset: null,
+        body: {},
+      } as const;
       const check = await service.store.checks.create({ ...schedulable, accountId, locationIds: [location.id] });
       return { service, checkId: check.id };
     }
 
-    it("of two services one runs the leader work; stopping it hands the work to the other (the service's timings)", { timeout: 60_000 }, async () => {
+    it("of two services one runs the leader work; stopping it hands the work to the other (the service's timings)", {
+      timeout: 60_000,
+    }, async () => {
       const first = await serviceOnDatabase();
       const second = await serviceOnDatabase();
       let firstStopped = false;

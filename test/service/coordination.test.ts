@@ -58,7 +58,10 @@ describe('leadership transitions', () => {
         order.push(`${name} stop`);
       },
     });
-    runWhileLeading(leadership, [task('scheduler'), task('sweeps', true), task('outbox')], { ...quiet, error: (o: { task?: string }) => errors.push(o.task ?? '') });
+    runWhileLeading(leadership, [task('scheduler'), task('sweeps', true), task('outbox')], {
+      ...quiet,
+      error: (o: { task?: string }) => errors.push(o.task ?? ''),
+    });
     // The in-process service does not start with leader work that cannot.
     await expect(leadership.start()).rejects.toThrow('leader work could not start: sweeps');
     // It leads all the same, so close() stops what did start.
@@ -154,12 +157,18 @@ describe('a database that cannot be reached', () => {
     await leadership.start();
     await twoWarnings;
     await leadership.close();
-    expect(warnings.slice(0, 2)).toEqual(['the database cannot be reached for the leadership; trying again', 'the database cannot be reached for the leadership; trying again']);
+    expect(warnings.slice(0, 2)).toEqual([
+      'the database cannot be reached for the leadership; trying again',
+      'the database cannot be reached for the leadership; trying again',
+    ]);
     expect(leadership.isLeader).toBe(false);
   });
 
   it('run signals refuse to start, so the service does not run deaf to other replicas', async () => {
-    const signals = new PostgresRunSignals({ url: `postgres://postgres@127.0.0.1:${await closedPort()}/postgres`, log: quiet });
+    const signals = new PostgresRunSignals({
+      url: `postgres://postgres@127.0.0.1:${await closedPort()}/postgres`,
+      log: quiet,
+    });
     await expect(signals.start()).rejects.toThrow(/ECONNREFUSED/);
     await signals.close();
   });
@@ -172,16 +181,25 @@ describe('DATABASE_URL', () => {
     expect(createCoordination(config.database, quiet).leadership).toBeInstanceOf(InProcessLeadership);
   });
 
-  it.each(['postgres://outpost:secret@db.internal:5432/outpost', 'postgresql://db.internal/outpost?sslmode=require'])('%s chooses PostgreSQL', (url) => {
-    const config = loadServiceConfig({ DATABASE_URL: url });
-    expect(config.database).toEqual({ kind: 'postgres', url });
-    expect(createCoordination(config.database, quiet).leadership).toBeInstanceOf(PostgresLeadership);
-  });
+  it.each(['postgres://outpost:secret@db.internal:5432/outpost', 'postgresql://db.internal/outpost?sslmode=require'])(
+    '%s chooses PostgreSQL',
+    (url) => {
+      const config = loadServiceConfig({ DATABASE_URL: url });
+      expect(config.database).toEqual({ kind: 'postgres', url });
+      expect(createCoordination(config.database, quiet).leadership).toBeInstanceOf(PostgresLeadership);
+    },
+  );
 
   it.each([
-    ['mysql://db.internal/outpost', 'DATABASE_URL has the scheme "mysql:", which is not supported; use a postgres:// or postgresql:// URL'],
+    [
+      'mysql://db.internal/outpost',
+      'DATABASE_URL has the scheme "mysql:", which is not supported; use a postgres:// or postgresql:// URL',
+    ],
     ['db.internal:5432', 'DATABASE_URL has the scheme "db.internal:"'],
-    ['not a url', 'DATABASE_URL is not a URL; use a postgres:// or postgresql:// URL (PostgreSQL), or unset (SQLite in DATA_DIR)'],
+    [
+      'not a url',
+      'DATABASE_URL is not a URL; use a postgres:// or postgresql:// URL (PostgreSQL), or unset (SQLite in DATA_DIR)',
+    ],
   ])('refuses %s with a ConfigError naming DATABASE_URL and what is allowed', (value, message) => {
     expect(() => loadServiceConfig({ DATABASE_URL: value })).toThrow(ConfigError);
     expect(() => loadServiceConfig({ DATABASE_URL: value })).toThrow(message);

@@ -30,7 +30,12 @@ describe('dashboard incidents (/v1/incidents)', () => {
     api = await startTestApi();
     acme = await api.newAccount('Acme');
     other = await api.newAccount('Other');
-    const d = await api.app.inject({ method: 'POST', url: '/v1/dashboards', headers: acme.headers, payload: { header: 'Acme' } });
+    const d = await api.app.inject({
+      method: 'POST',
+      url: '/v1/dashboards',
+      headers: acme.headers,
+      payload: { header: 'Acme' },
+    });
     dashboardId = json<{ id: number }>(d).id;
   });
   afterEach(async () => {
@@ -41,7 +46,13 @@ describe('dashboard incidents (/v1/incidents)', () => {
   const create = (payload: Record<string, unknown>, account = acme) =>
     api.app.inject({ method: 'POST', url: '/v1/incidents', headers: account.headers, payload });
   const createOk = async (payload: Record<string, unknown> = {}) => {
-    const res = await create({ name: 'Checkout down', impact: 'MAJOR', dashboardId, incidentUpdates: firstUpdate, ...payload });
+    const res = await create({
+      name: 'Checkout down',
+      impact: 'MAJOR',
+      dashboardId,
+      incidentUpdates: firstUpdate,
+      ...payload,
+    });
     expect(res.statusCode, res.body).toBe(200);
     return json<IncidentView>(res);
   };
@@ -49,7 +60,13 @@ describe('dashboard incidents (/v1/incidents)', () => {
   it('creates an incident with exactly one update; startedAt defaults to the time of the request', async () => {
     const before = Date.now();
     const incident = await createOk();
-    expect(incident).toMatchObject({ name: 'Checkout down', impact: 'MAJOR', dashboardId, stoppedAt: null, updated_at: null });
+    expect(incident).toMatchObject({
+      name: 'Checkout down',
+      impact: 'MAJOR',
+      dashboardId,
+      stoppedAt: null,
+      updated_at: null,
+    });
     expect(Date.parse(incident.startedAt ?? '')).toBeGreaterThanOrEqual(before - 1);
     expect(incident.incidentUpdates).toEqual([
       {
@@ -69,7 +86,10 @@ describe('dashboard incidents (/v1/incidents)', () => {
       [{ incidentUpdates: [] }, /body\/incidentUpdates must NOT have fewer than 1 items/],
       [{ incidentUpdates: [...firstUpdate, ...firstUpdate] }, /body\/incidentUpdates must NOT have more than 1 items/],
       [{ impact: 'CRITICAL' }, /body\/impact must be one of MAINTENANCE, MAJOR, MINOR/],
-      [{ incidentUpdates: [{ status: 'DONE', description: 'x' }] }, /body\/incidentUpdates\/0\/status must be one of INVESTIGATING, IDENTIFIED, MONITORING, RESOLVED, MAINTENANCE/],
+      [
+        { incidentUpdates: [{ status: 'DONE', description: 'x' }] },
+        /body\/incidentUpdates\/0\/status must be one of INVESTIGATING, IDENTIFIED, MONITORING, RESOLVED, MAINTENANCE/,
+      ],
       [{ startedAt: '2026-05-02T00:00:00Z', stoppedAt: '2026-05-01T00:00:00Z' }, /stoppedAt must not be before/],
       [{ startedAt: 'yesterday' }, /body\/startedAt/],
       [{ name: undefined }, /body\/name is required/],
@@ -98,11 +118,22 @@ describe('dashboard incidents (/v1/incidents)', () => {
       payload: { status: 'RESOLVED', description: 'Fixed' },
     });
     expect(add.statusCode, add.body).toBe(201);
-    expect(json<UpdateView>(add)).toMatchObject({ incidentId: incident.id, status: 'RESOLVED', description: 'Fixed', updated_at: null });
+    expect(json<UpdateView>(add)).toMatchObject({
+      incidentId: incident.id,
+      status: 'RESOLVED',
+      description: 'Fixed',
+      updated_at: null,
+    });
 
-    const latest = json<IncidentView>(await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers }));
+    const latest = json<IncidentView>(
+      await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers }),
+    );
     expect(latest.incidentUpdates?.map((u) => u.status)).toEqual(['RESOLVED']);
-    const all = await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}?includeAllIncidentUpdates=true`, headers: acme.headers });
+    const all = await api.app.inject({
+      method: 'GET',
+      url: `/v1/incidents/${incident.id}?includeAllIncidentUpdates=true`,
+      headers: acme.headers,
+    });
     expect(json<IncidentView>(all).incidentUpdates?.map((u) => u.status)).toEqual(['RESOLVED', 'INVESTIGATING']);
   });
 
@@ -116,7 +147,12 @@ describe('dashboard incidents (/v1/incidents)', () => {
     });
     expect(put.statusCode, put.body).toBe(200);
     const updated = json<IncidentView>(put);
-    expect(updated).toMatchObject({ name: 'Checkout degraded', impact: 'MINOR', startedAt: incident.startedAt, stoppedAt: '2099-01-01T00:00:00.000Z' });
+    expect(updated).toMatchObject({
+      name: 'Checkout degraded',
+      impact: 'MINOR',
+      startedAt: incident.startedAt,
+      stoppedAt: '2099-01-01T00:00:00.000Z',
+    });
     expect(updated.updated_at).not.toBeNull();
     expect(updated.incidentUpdates).toBeUndefined();
 
@@ -128,16 +164,38 @@ describe('dashboard incidents (/v1/incidents)', () => {
       payload: { description: 'Errors on checkout (EU only)' },
     });
     expect(edit.statusCode, edit.body).toBe(200);
-    expect(json<UpdateView>(edit)).toMatchObject({ id: firstId, status: 'INVESTIGATING', description: 'Errors on checkout (EU only)', updated_at: expect.any(String) });
+    expect(json<UpdateView>(edit)).toMatchObject({
+      id: firstId,
+      status: 'INVESTIGATING',
+      description: 'Errors on checkout (EU only)',
+      updated_at: expect.any(String),
+    });
 
     // The only update cannot go: an incident always has one.
-    const lonely = await api.app.inject({ method: 'DELETE', url: `/v1/incidents/${incident.id}/updates/${firstId}`, headers: acme.headers });
+    const lonely = await api.app.inject({
+      method: 'DELETE',
+      url: `/v1/incidents/${incident.id}/updates/${firstId}`,
+      headers: acme.headers,
+    });
     expect(lonely.statusCode).toBe(400);
     expect(json(lonely).message).toMatch(/at least one update/);
-    await api.app.inject({ method: 'POST', url: `/v1/incidents/${incident.id}/updates`, headers: acme.headers, payload: { status: 'MONITORING', description: 'Watching' } });
-    const del = await api.app.inject({ method: 'DELETE', url: `/v1/incidents/${incident.id}/updates/${firstId}`, headers: acme.headers });
+    await api.app.inject({
+      method: 'POST',
+      url: `/v1/incidents/${incident.id}/updates`,
+      headers: acme.headers,
+      payload: { status: 'MONITORING', description: 'Watching' },
+    });
+    const del = await api.app.inject({
+      method: 'DELETE',
+      url: `/v1/incidents/${incident.id}/updates/${firstId}`,
+      headers: acme.headers,
+    });
     expect(del.statusCode).toBe(204);
-    const again = await api.app.inject({ method: 'DELETE', url: `/v1/incidents/${incident.id}/updates/${firstId}`, headers: acme.headers });
+    const again = await api.app.inject({
+      method: 'DELETE',
+      url: `/v1/incidents/${incident.id}/updates/${firstId}`,
+      headers: acme.headers,
+    });
     expect(again.statusCode).toBe(404);
   });
 
@@ -155,13 +213,20 @@ describe('dashboard incidents (/v1/incidents)', () => {
       const res = await api.app.inject({ method, url, headers: other.headers, ...(payload ? { payload } : {}) });
       expect(res.statusCode, `${method} ${url}`).toBe(404);
     }
-    expect((await api.app.inject({ method: 'DELETE', url: `/v1/incidents/${incident.id}`, headers: acme.headers })).statusCode).toBe(204);
-    expect((await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers })).statusCode).toBe(404);
+    expect(
+      (await api.app.inject({ method: 'DELETE', url: `/v1/incidents/${incident.id}`, headers: acme.headers }))
+        .statusCode,
+    ).toBe(204);
+    expect(
+      (await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers })).statusCode,
+    ).toBe(404);
   });
 
   it('goes with its dashboard when the dashboard is deleted', async () => {
     const incident = await createOk();
     await api.app.inject({ method: 'DELETE', url: `/v1/dashboards/${dashboardId}`, headers: acme.headers });
-    expect((await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers })).statusCode).toBe(404);
+    expect(
+      (await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers })).statusCode,
+    ).toBe(404);
   });
 });

@@ -95,7 +95,11 @@ describe('dashboards', () => {
       showP99: false,
     };
     const created = json<DashboardView>(await create(acme, body));
-    const got = await api.app.inject({ method: 'GET', url: `/v1/dashboards/${created.dashboardId}`, headers: acme.headers });
+    const got = await api.app.inject({
+      method: 'GET',
+      url: `/v1/dashboards/${created.dashboardId}`,
+      headers: acme.headers,
+    });
     expect(got.statusCode).toBe(200);
     expect(json<DashboardView>(got)).toMatchObject(body);
   });
@@ -121,10 +125,16 @@ describe('dashboards', () => {
   });
 
   it('refuses a customUrl or customDomain already used by any account, in any letter case (409)', async () => {
-    expect((await create(acme, { header: 'a', customUrl: 'Acme', customDomain: 'https://Status.Acme.example/' })).statusCode).toBe(201);
+    expect(
+      (await create(acme, { header: 'a', customUrl: 'Acme', customDomain: 'https://Status.Acme.example/' })).statusCode,
+    ).toBe(201);
     const url = await create(other, { header: 'b', customUrl: 'aCME' });
     expect(url.statusCode).toBe(409);
-    expect(json(url)).toEqual({ statusCode: 409, error: 'Conflict', message: 'body/customUrl is already in use by another dashboard' });
+    expect(json(url)).toEqual({
+      statusCode: 409,
+      error: 'Conflict',
+      message: 'body/customUrl is already in use by another dashboard',
+    });
     const domain = await create(other, { header: 'b', customDomain: 'status.acme.EXAMPLE' });
     expect(domain.statusCode).toBe(409);
     expect(json(domain).message).toMatch(/customDomain is already in use/);
@@ -135,7 +145,9 @@ describe('dashboards', () => {
 
   it('lets exactly one of many racing creates take a customUrl', async () => {
     const results = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => create(i % 2 === 0 ? acme : other, { header: `race ${i}`, customUrl: i % 3 === 0 ? 'RACE' : 'race' })),
+      Array.from({ length: 12 }, (_, i) =>
+        create(i % 2 === 0 ? acme : other, { header: `race ${i}`, customUrl: i % 3 === 0 ? 'RACE' : 'race' }),
+      ),
     );
     const codes = results.map((r) => r.statusCode).sort();
     expect(codes.filter((c) => c === 201)).toHaveLength(1);
@@ -145,10 +157,16 @@ describe('dashboards', () => {
   it('PUT changes what it carries, keeps its own address, and 409s on another dashboard’s', async () => {
     const a = json<DashboardView>(await create(acme, { header: 'a', customUrl: 'alpha' }));
     await create(other, { header: 'b', customUrl: 'beta' });
-    const put = (payload: object) => api.app.inject({ method: 'PUT', url: `/v1/dashboards/${a.dashboardId}`, headers: acme.headers, payload });
+    const put = (payload: object) =>
+      api.app.inject({ method: 'PUT', url: `/v1/dashboards/${a.dashboardId}`, headers: acme.headers, payload });
     const same = await put({ customUrl: 'ALPHA', refreshRate: 300 });
     expect(same.statusCode, same.body).toBe(200);
-    expect(json<DashboardView>(same)).toMatchObject({ header: 'a', customUrl: 'ALPHA', refreshRate: 300, updated_at: expect.any(String) });
+    expect(json<DashboardView>(same)).toMatchObject({
+      header: 'a',
+      customUrl: 'ALPHA',
+      refreshRate: 300,
+      updated_at: expect.any(String),
+    });
     expect((await put({ customUrl: 'Beta' })).statusCode).toBe(409);
     // Freed addresses can be taken by others.
     expect((await put({ customUrl: null })).statusCode).toBe(200);
@@ -156,10 +174,16 @@ describe('dashboards', () => {
   });
 
   it('reads a dashboard by id, customUrl or customDomain, and lists the account’s own, paged', async () => {
-    const a = json<DashboardView>(await create(acme, { header: 'a', customUrl: 'alpha', customDomain: 'status.alpha.example' }));
+    const a = json<DashboardView>(
+      await create(acme, { header: 'a', customUrl: 'alpha', customDomain: 'status.alpha.example' }),
+    );
     await create(acme, { header: 'b' });
     await create(other, { header: 'theirs' });
-    for (const url of ['/v1/dashboards/ALPHA?type=customUrl', '/v1/dashboards/status.alpha.example?type=customDomain', `/v1/dashboards/${a.id}`]) {
+    for (const url of [
+      '/v1/dashboards/ALPHA?type=customUrl',
+      '/v1/dashboards/status.alpha.example?type=customDomain',
+      `/v1/dashboards/${a.id}`,
+    ]) {
       const res = await api.app.inject({ method: 'GET', url, headers: acme.headers });
       expect(res.statusCode, url).toBe(200);
       expect(json<DashboardView>(res).id).toBe(a.id);
@@ -177,12 +201,26 @@ describe('dashboards', () => {
     const raw = (d.keys[0] as { rawKey?: string }).rawKey ?? '';
     expect(raw).toMatch(/^da_[0-9a-f]{32}$/);
     expect(d.keys[0]?.maskedKey).toBe(`da_…${raw.slice(-4)}`);
-    const again = json<DashboardView>(await api.app.inject({ method: 'GET', url: `/v1/dashboards/${d.id}`, headers: acme.headers }));
+    const again = json<DashboardView>(
+      await api.app.inject({ method: 'GET', url: `/v1/dashboards/${d.id}`, headers: acme.headers }),
+    );
     expect(Object.keys(again.keys[0] ?? {}).sort()).toEqual(['created_at', 'id', 'maskedKey', 'updated_at']);
-    const pub = await api.app.inject({ method: 'PUT', url: `/v1/dashboards/${d.id}`, headers: acme.headers, payload: { isPrivate: false } });
+    const pub = await api.app.inject({
+      method: 'PUT',
+      url: `/v1/dashboards/${d.id}`,
+      headers: acme.headers,
+      payload: { isPrivate: false },
+    });
     expect(json<DashboardView>(pub).keys).toEqual([]);
     // Made private again: a new key, raw in that PUT's answer only.
-    const priv = json<DashboardView>(await api.app.inject({ method: 'PUT', url: `/v1/dashboards/${d.id}`, headers: acme.headers, payload: { isPrivate: true } }));
+    const priv = json<DashboardView>(
+      await api.app.inject({
+        method: 'PUT',
+        url: `/v1/dashboards/${d.id}`,
+        headers: acme.headers,
+        payload: { isPrivate: true },
+      }),
+    );
     expect((priv.keys[0] as { rawKey?: string }).rawKey).toMatch(/^da_[0-9a-f]{32}$/);
     expect((priv.keys[0] as { rawKey?: string }).rawKey).not.toBe(raw);
   });
@@ -196,13 +234,20 @@ describe('dashboards', () => {
       ['GET', '/v1/dashboards/999999'],
       ['GET', '/v1/dashboards/not-a-number'],
     ] as const) {
-      const res = await api.app.inject({ method, url, headers: other.headers, ...(method === 'PUT' ? { payload: { header: 'x' } } : {}) });
+      const res = await api.app.inject({
+        method,
+        url,
+        headers: other.headers,
+        ...(method === 'PUT' ? { payload: { header: 'x' } } : {}),
+      });
       expect(res.statusCode, `${method} ${url}`).toBe(404);
       expect(json(res)).toEqual({ statusCode: 404, error: 'Not Found', message: 'Dashboard not found' });
     }
     expect((await api.app.inject({ method: 'GET', url: '/v1/dashboards' })).statusCode).toBe(401);
     const del = await api.app.inject({ method: 'DELETE', url: `/v1/dashboards/${d.id}`, headers: acme.headers });
     expect(del.statusCode).toBe(204);
-    expect((await api.app.inject({ method: 'GET', url: `/v1/dashboards/${d.id}`, headers: acme.headers })).statusCode).toBe(404);
+    expect(
+      (await api.app.inject({ method: 'GET', url: `/v1/dashboards/${d.id}`, headers: acme.headers })).statusCode,
+    ).toBe(404);
   });
 });

@@ -56,7 +56,9 @@ describe('error reporting DSN', () => {
     expect(parsed?.publicKey).toMatch(/^ert_[0-9a-f]{40}$/);
     expect(dsn).not.toContain(t.key);
     expect(dsn).not.toContain(t.key.slice(3));
-    expect(sdkEndpoint(dsn)).toBe(`/agent/v1/errors/${t.location.id}/api/1/envelope/?sentry_version=7&sentry_key=${parsed?.publicKey}`);
+    expect(sdkEndpoint(dsn)).toBe(
+      `/agent/v1/errors/${t.location.id}/api/1/envelope/?sentry_version=7&sentry_key=${parsed?.publicKey}`,
+    );
   });
 
   it('stays the same for every agent of the location, and only its hash is stored', async () => {
@@ -85,7 +87,9 @@ describe('envelope endpoint', () => {
     expect(list.statusCode).toBe(200);
     const body = list.json();
     expect(body.length).toBe(1);
-    expect(body.entries[0]).toMatchObject({ event: { message: 'agent crashed\nbadly', release: 'outpost-agent@1.0.0' } });
+    expect(body.entries[0]).toMatchObject({
+      event: { message: 'agent crashed\nbadly', release: 'outpost-agent@1.0.0' },
+    });
     expect(typeof body.entries[0].id).toBe('string');
     expect(Number.isNaN(Date.parse(body.entries[0].receivedAt))).toBe(false);
   });
@@ -98,7 +102,9 @@ describe('envelope endpoint', () => {
     const viaHeader = await h.app.inject({
       method: 'POST',
       url: path,
-      headers: { 'x-sentry-auth': `Sentry sentry_version=7, sentry_client=sentry.javascript.node/10, sentry_key=${token}` },
+      headers: {
+        'x-sentry-auth': `Sentry sentry_version=7, sentry_client=sentry.javascript.node/10, sentry_key=${token}`,
+      },
       payload: Buffer.from(envelope({ message: 'one' })),
     });
     expect(viaHeader.statusCode).toBe(200);
@@ -141,7 +147,11 @@ describe('envelope endpoint', () => {
 
   it('answers 400 for a body that is not an envelope', async () => {
     const t = await h.tenant();
-    const res = await h.app.inject({ method: 'POST', url: sdkEndpoint(await registeredDsn(t)), payload: 'not json at all' });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: sdkEndpoint(await registeredDsn(t)),
+      payload: 'not json at all',
+    });
     expect(res.statusCode).toBe(400);
   });
 });
@@ -160,7 +170,9 @@ describe('reading error reports', () => {
 describe('envelope parsing', () => {
   it('reads length-delimited payloads with newlines and newline-delimited ones', () => {
     const payload = '{"message":"a\\nb"}';
-    const raw = Buffer.from(`{}\n{"type":"event","length":${Buffer.byteLength(payload)}}\n${payload}\n{"type":"event"}\n{"message":"c"}`);
+    const raw = Buffer.from(
+      `{}\n{"type":"event","length":${Buffer.byteLength(payload)}}\n${payload}\n{"type":"event"}\n{"message":"c"}`,
+    );
     const parsed = parseEnvelope(raw);
     expect(parsed.items.map((i) => JSON.parse(i.payload.toString()).message)).toEqual(['a\nb', 'c']);
   });

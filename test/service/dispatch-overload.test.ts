@@ -8,7 +8,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SHED_LATE_REASON } from '../../src/service/store/repos/runs.ts';
 import type { Run, StoredCheck } from '../../src/service/store/store.ts';
 import { AGENT_PATHS, type Job } from '../../src/shared/protocol.ts';
-import { type Harness, registrationBody, resultFor, startHarness, type TestTenant } from '../helpers/dispatch-harness.ts';
+import {
+  type Harness,
+  registrationBody,
+  resultFor,
+  startHarness,
+  type TestTenant,
+} from '../helpers/dispatch-harness.ts';
 import { parsePromText, valueWithLabels } from '../helpers/prometheus-text.ts';
 
 const INTERVAL_MS = 10_000;
@@ -36,7 +42,9 @@ async function loopbackAgent(tenant: TestTenant) {
   return {
     /** Leases what one slot takes and stores its result at once; the job, or undefined when none. */
     async runOne(): Promise<Job | undefined> {
-      const { jobs } = (await post(AGENT_PATHS.lease, { agentId, slots: { uptime: 1, heavy: 0 }, waitSeconds: 0 })) as { jobs: Job[] };
+      const { jobs } = (await post(AGENT_PATHS.lease, { agentId, slots: { uptime: 1, heavy: 0 }, waitSeconds: 0 })) as {
+        jobs: Job[];
+      };
       const job = jobs[0];
       if (job) await post(AGENT_PATHS.results, { agentId, leaseId: job.leaseId, result: resultFor(job, agentId) });
       return job;
@@ -54,7 +62,8 @@ describe('overload', () => {
     h = await startHarness({ listen: true, metrics: true });
     const t = await h.tenant();
     const checks: StoredCheck[] = [];
-    for (let i = 0; i < CHECKS; i++) checks.push(await h.check(t, { name: `c${i}`, frequency: 0, frequencyOffset: INTERVAL_MS / 1000 }));
+    for (let i = 0; i < CHECKS; i++)
+      checks.push(await h.check(t, { name: `c${i}`, frequency: 0, frequencyOffset: INTERVAL_MS / 1000 }));
     const agent = await loopbackAgent(t);
     const t0 = h.clock.now;
     const enqueued: Run[] = [];

@@ -33,7 +33,9 @@ describe('claiming', () => {
     for (let i = 0; i < 30; i++) await h.dispatcher.enqueue(check, t.location.id, h.clock.now - i);
     const agents = await Promise.all(Array.from({ length: 6 }, () => h.agent(t)));
     // 6 agents x 8 requests, each asking for up to 3 runs: far more demand than the 30 runs.
-    const batches = await Promise.all(agents.flatMap((a) => Array.from({ length: 8 }, () => a.lease({ slots: { uptime: 3 } }))));
+    const batches = await Promise.all(
+      agents.flatMap((a) => Array.from({ length: 8 }, () => a.lease({ slots: { uptime: 3 } }))),
+    );
     const runIds = batches.flat().map((j) => j.runId);
     expect(runIds).toHaveLength(30);
     expect(new Set(runIds).size).toBe(30);
@@ -43,7 +45,11 @@ describe('claiming', () => {
   it('hands out the oldest due runs first, up to the free slots of each class', async () => {
     const t = await h.tenant();
     const api = await h.check(t);
-    const browser = await h.check(t, { checkType: 'BROWSER', name: 'Login flow', body: { name: 'Login flow', script: 'await page.goto("http://127.0.0.1:9/")' } });
+    const browser = await h.check(t, {
+      checkType: 'BROWSER',
+      name: 'Login flow',
+      body: { name: 'Login flow', script: 'await page.goto("http://127.0.0.1:9/")' },
+    });
     const base = h.clock.now;
     const late = await h.dispatcher.enqueue(api, t.location.id, base - 1_000);
     const early = await h.dispatcher.enqueue(api, t.location.id, base - 5_000);
@@ -63,7 +69,11 @@ describe('claiming', () => {
 
   it('only hands an agent check types it registered a runner for', async () => {
     const t = await h.tenant();
-    const tcp = await h.check(t, { checkType: 'TCP', name: 'Port', body: { name: 'Port', request: { hostname: '127.0.0.1', port: 9 } } });
+    const tcp = await h.check(t, {
+      checkType: 'TCP',
+      name: 'Port',
+      body: { name: 'Port', request: { hostname: '127.0.0.1', port: 9 } },
+    });
     const run = await h.dispatcher.enqueue(tcp, t.location.id, h.clock.now);
     const apiOnly = await h.agent(t, { checkTypes: ['API'] });
     expect(await apiOnly.lease()).toEqual([]);
@@ -102,7 +112,11 @@ describe('long-poll', () => {
   it('is not woken by a run it cannot take, and returns empty when the wait is over', async () => {
     h = await startHarness({ config: { maxLeaseWaitSeconds: 1 } });
     const t = await h.tenant();
-    const tcp = await h.check(t, { checkType: 'TCP', name: 'Port', body: { name: 'Port', request: { hostname: '127.0.0.1', port: 9 } } });
+    const tcp = await h.check(t, {
+      checkType: 'TCP',
+      name: 'Port',
+      body: { name: 'Port', request: { hostname: '127.0.0.1', port: 9 } },
+    });
     const agent = await h.agent(t, { checkTypes: ['API'] });
     // Asks for 30 s; the service caps the wait at maxLeaseWaitSeconds (1 s).
     const pending = agent.lease({ waitSeconds: 30 });
@@ -161,7 +175,11 @@ describe('leases', () => {
 
     h.clock.now += 20_000;
     const [beat] = await dying.heartbeat([job]);
-    expect(beat).toMatchObject({ runId: run.runId, state: 'active', leaseExpiresAt: new Date(h.clock.now + 30_000).toISOString() });
+    expect(beat).toMatchObject({
+      runId: run.runId,
+      state: 'active',
+      leaseExpiresAt: new Date(h.clock.now + 30_000).toISOString(),
+    });
     h.clock.now += 20_000; // past the first expiry, within the extended one
     await h.dispatcher.sweep();
     expect((await runOf(run.runId)).state).toBe('leased');
@@ -218,7 +236,11 @@ describe('leases', () => {
     expect(await runOf(r2.runId)).toMatchObject({ state: 'queued', leaseAttempt: 2 });
     expect((await h.store.agents.get(leaving.agentId))?.goneAt).not.toBeNull();
 
-    const after = await leaving.post(AGENT_PATHS.lease, { agentId: leaving.agentId, slots: { uptime: 1, heavy: 0 }, waitSeconds: 0 });
+    const after = await leaving.post(AGENT_PATHS.lease, {
+      agentId: leaving.agentId,
+      slots: { uptime: 1, heavy: 0 },
+      waitSeconds: 0,
+    });
     expect(after.statusCode).toBe(409);
     expect(after.json().message).toMatch(/register again/);
 
@@ -248,7 +270,9 @@ describe('queue expiry', () => {
     await h.dispatcher.sweep();
     const expired = await runOf(run.runId);
     expect(expired.state).toBe('expired');
-    expect(expired.endReason).toBe('not leased within 360s: no agent of location "office-1" took it (no agent was connected)');
+    expect(expired.endReason).toBe(
+      'not leased within 360s: no agent of location "office-1" took it (no agent was connected)',
+    );
     expect(expired.finishedAt).not.toBeNull();
   });
 
@@ -258,9 +282,14 @@ describe('queue expiry', () => {
     await h.agent(t, { checkTypes: ['TCP'] });
     h.clock.now += 361_000;
     // Keep the agent "connected" at the moment of the sweep.
-    await h.store.agents.touch((await h.store.agents.listByLocation(t.location.id))[0]!.id, new Date(h.clock.now).toISOString());
+    await h.store.agents.touch(
+      (await h.store.agents.listByLocation(t.location.id))[0]!.id,
+      new Date(h.clock.now).toISOString(),
+    );
     await h.dispatcher.sweep();
-    expect((await runOf(run.runId)).endReason).toMatch(/^not leased within 360s: no agent of location "office-1" took it \(1 agent\(s\) connected, none runs API checks\)$/);
+    expect((await runOf(run.runId)).endReason).toMatch(
+      /^not leased within 360s: no agent of location "office-1" took it \(1 agent\(s\) connected, none runs API checks\)$/,
+    );
   });
 
   it('supersedes a never-leased queued run when the next run of the check comes due', async () => {
@@ -338,7 +367,11 @@ describe('cancel', () => {
   it('cancels a queued run at once and flags a leased one, which its agent learns on the next heartbeat', async () => {
     const t = await h.tenant();
     const queued = await h.dispatcher.enqueue(await h.check(t), t.location.id, h.clock.now);
-    const cancel = await h.app.inject({ method: 'POST', url: `/v1/check-runs/${queued.runId}/cancel`, headers: t.headers });
+    const cancel = await h.app.inject({
+      method: 'POST',
+      url: `/v1/check-runs/${queued.runId}/cancel`,
+      headers: t.headers,
+    });
     expect(cancel.statusCode).toBe(200);
     expect(cancel.json()).toMatchObject({ runId: queued.runId, state: 'cancelled' });
     const agent = await h.agent(t);
@@ -347,13 +380,23 @@ describe('cancel', () => {
     const leasedRun = await h.dispatcher.enqueue(await h.check(t, { name: 'Second' }), t.location.id, h.clock.now);
     const [job] = await agent.lease();
     if (!job) throw new Error('no job');
-    const flagged = await h.app.inject({ method: 'POST', url: `/v1/check-runs/${leasedRun.runId}/cancel`, headers: t.headers });
+    const flagged = await h.app.inject({
+      method: 'POST',
+      url: `/v1/check-runs/${leasedRun.runId}/cancel`,
+      headers: t.headers,
+    });
     expect(flagged.json()).toMatchObject({ runId: leasedRun.runId, state: 'leased', cancelRequested: true });
     expect((await agent.heartbeat([job]))[0]?.state).toBe('cancelled');
 
     await agent.submit(job, { isCancelled: true, error: 'cancelled' });
     const view = await h.app.inject({ method: 'GET', url: `/v1/check-runs/${leasedRun.runId}`, headers: t.headers });
-    expect(view.json()).toMatchObject({ runId: leasedRun.runId, state: 'cancelled', leaseAttempt: 1, agentId: agent.agentId, dueAt: leasedRun.dueAt });
+    expect(view.json()).toMatchObject({
+      runId: leasedRun.runId,
+      state: 'cancelled',
+      leaseAttempt: 1,
+      agentId: agent.agentId,
+      dueAt: leasedRun.dueAt,
+    });
   });
 
   it('answers 404 for another account’s run', async () => {
@@ -379,7 +422,10 @@ describe('cancel', () => {
     const [job] = await agent.lease({ slots: { uptime: 1 } });
     const queued = await h.dispatcher.enqueue(check, t.location.id, h.clock.now);
     await scheduler.checkChanged(t.accountId, check.id, { ...check, activated: false });
-    expect(await runOf(queued.runId)).toMatchObject({ state: 'cancelled', endReason: 'cancelled: the check was deactivated' });
+    expect(await runOf(queued.runId)).toMatchObject({
+      state: 'cancelled',
+      endReason: 'cancelled: the check was deactivated',
+    });
     expect(await runOf(leased.runId)).toMatchObject({ state: 'leased', cancelRequested: true });
     expect((await agent.heartbeat([job!]))[0]?.state).toBe('cancelled');
     await scheduler.stop();
@@ -396,7 +442,12 @@ describe('agent authentication', () => {
     const agent = await h.agent(t);
     const body = { agentId: agent.agentId, slots: { uptime: 1, heavy: 0 }, waitSeconds: 0 };
     for (const authorization of [undefined, 'Bearer pl_0000', `Bearer ${t.headers.authorization?.slice(7)}`]) {
-      const res = await h.app.inject({ method: 'POST', url: AGENT_PATHS.lease, headers: authorization ? { authorization } : {}, payload: body });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: AGENT_PATHS.lease,
+        headers: authorization ? { authorization } : {},
+        payload: body,
+      });
       expect(res.statusCode).toBe(401);
       expect(res.json()).toMatchObject({ statusCode: 401, error: 'Unauthorized' });
       expect(res.json().message).toMatch(/private location key was not accepted/);

@@ -51,7 +51,8 @@ function setup(checks: StoredCheck[], lastDue: Map<string, number> = new Map()) 
   const dispatcher = {
     async enqueueDue(due: readonly DueRun[]) {
       batches.push({ at: Date.now(), size: due.length });
-      for (const { check, locationId, dueAtMs } of due) enqueued.push({ checkId: check.id, locationId, dueAt: dueAtMs, at: Date.now() });
+      for (const { check, locationId, dueAtMs } of due)
+        enqueued.push({ checkId: check.id, locationId, dueAt: dueAtMs, at: Date.now() });
       return [];
     },
     async cancelRunsOfCheck(_accountId: string, checkId: string, reason: string, keep?: readonly string[]) {
@@ -113,7 +114,9 @@ describe('intervals', () => {
 
 describe('spreading', () => {
   it('spreads 300 checks at 10 s over the whole interval instead of firing them together', async () => {
-    const checks = Array.from({ length: 300 }, () => makeCheck(crypto.randomUUID(), { frequency: 0, frequencyOffset: 10 }));
+    const checks = Array.from({ length: 300 }, () =>
+      makeCheck(crypto.randomUUID(), { frequency: 0, frequencyOffset: 10 }),
+    );
     const { scheduler, enqueued } = setup(checks);
     await scheduler.start();
     // One interval, [T0, T0 + 10 s): a check whose phase is 0 is due at T0 and again at T0 + 10 s, so
@@ -132,7 +135,9 @@ describe('spreading', () => {
   });
 
   it('enqueues runs due within a tick (10 ms) of the last batch together, none more than a tick late', async () => {
-    const checks = Array.from({ length: 2000 }, () => makeCheck(crypto.randomUUID(), { frequency: 0, frequencyOffset: 10 }));
+    const checks = Array.from({ length: 2000 }, () =>
+      makeCheck(crypto.randomUUID(), { frequency: 0, frequencyOffset: 10 }),
+    );
     const { scheduler, enqueued, batches } = setup(checks);
     await scheduler.start();
     await vi.advanceTimersByTimeAsync(9_999 + 10);
@@ -184,7 +189,9 @@ describe('changes', () => {
   it("after the immediate first run of a new check, keeps to the pair's phase (checks created together do not fire together), at least half an interval later", async () => {
     const { scheduler, enqueued } = setup([]);
     await scheduler.start();
-    const checks = Array.from({ length: 50 }, () => makeCheck(crypto.randomUUID(), { frequency: 0, frequencyOffset: 10 }));
+    const checks = Array.from({ length: 50 }, () =>
+      makeCheck(crypto.randomUUID(), { frequency: 0, frequencyOffset: 10 }),
+    );
     for (const check of checks) await scheduler.checkChanged('acc-1', check.id, check);
     await vi.advanceTimersByTimeAsync(25_000);
     for (const check of checks) {
@@ -237,7 +244,9 @@ describe('changes', () => {
     const check = makeCheck('c1', { frequency: 0, frequencyOffset: 10 });
     await scheduler.checkChanged('acc-1', 'c1', check);
     expect(scheduler.nextDue('c1')).toEqual([]);
-    expect(cancelled).toEqual([{ checkId: 'c1', reason: 'cancelled: the check no longer runs at this location', keep: ['loc-1'] }]);
+    expect(cancelled).toEqual([
+      { checkId: 'c1', reason: 'cancelled: the check no longer runs at this location', keep: ['loc-1'] },
+    ]);
     await vi.advanceTimersByTimeAsync(30_000);
     expect(enqueued).toHaveLength(0);
     expect(vi.getTimerCount()).toBe(0);
@@ -260,7 +269,10 @@ describe('changes', () => {
   it('a start after the previous slot was enqueued (a clean hand-over), or for a pair that never ran, waits for the next slot', async () => {
     const phase = phaseMsOf('c1', 'loc-1', 10_000);
     const next = slotAtOrAfter(T0, 10_000, phase);
-    const checks = [makeCheck('c1', { frequency: 0, frequencyOffset: 10 }), makeCheck('c2', { frequency: 0, frequencyOffset: 10 })];
+    const checks = [
+      makeCheck('c1', { frequency: 0, frequencyOffset: 10 }),
+      makeCheck('c2', { frequency: 0, frequencyOffset: 10 }),
+    ];
     const { scheduler, enqueued } = setup(checks, new Map([['c1/loc-1', next - 10_000]]));
     await scheduler.start();
     await vi.advanceTimersByTimeAsync(0);

@@ -50,10 +50,14 @@ describe.each(storeBackends())('foreign key indexes on $name', (backend) => {
     await fresh.open();
     const sql = backend.name === 'sqlite' ? SQLITE : POSTGRES;
     const keys = (await fresh.query(sql.foreignKeys)) as unknown as ForeignKey[];
-    const indexed = new Set(((await fresh.query(sql.leading)) as unknown as ForeignKey[]).map((r) => `${r.child}.${r.column}`));
+    const indexed = new Set(
+      ((await fresh.query(sql.leading)) as unknown as ForeignKey[]).map((r) => `${r.child}.${r.column}`),
+    );
     // A sanity check of the query itself: the schema has dozens of cascading keys.
     expect(keys.length).toBeGreaterThan(20);
-    const unindexed = keys.filter((k) => !indexed.has(`${k.child}.${k.column}`)).map((k) => `${k.child}.${k.column} -> ${k.parent}`);
+    const unindexed = keys
+      .filter((k) => !indexed.has(`${k.child}.${k.column}`))
+      .map((k) => `${k.child}.${k.column} -> ${k.parent}`);
     // The one exception: an index of every run by location led SQLite's planner away from the run
     // queue's partial indexes (the queue statistics then read a day of finished runs at each
     // scrape); deleting a location, rare, scans the runs instead.

@@ -81,7 +81,13 @@ function stringFor(schema: Schema, noisy: boolean): fc.Arbitrary<string> {
   const minLength = Number(schema.minLength ?? 0);
   const maxLength = Math.min(Number(schema.maxLength ?? 40), minLength + 40);
   const plain = fc.string({ minLength, maxLength, unit: 'grapheme' });
-  const examples = fc.constantFrom('https://example.com/a?b=1', 'http://127.0.0.1:1/x', 'https://{{HOST}}/p', 'user@example.com', 'a-slug');
+  const examples = fc.constantFrom(
+    'https://example.com/a?b=1',
+    'http://127.0.0.1:1/x',
+    'https://{{HOST}}/p',
+    'user@example.com',
+    'a-slug',
+  );
   if (typeof schema.pattern === 'string') {
     const matching = patternArbitrary(schema.pattern);
     const fitting = matching?.filter((s) => s.length >= minLength && s.length <= maxLength);
@@ -94,12 +100,16 @@ function stringFor(schema: Schema, noisy: boolean): fc.Arbitrary<string> {
 function numberFor(schema: Schema, integer: boolean): fc.Arbitrary<number> {
   const min = typeof schema.minimum === 'number' ? schema.minimum : -1000;
   const max = typeof schema.maximum === 'number' ? schema.maximum : Math.max(min, 0) + 1000;
-  const ordinary = integer ? fc.integer({ min: Math.ceil(min), max: Math.floor(max) }) : fc.double({ min, max, noNaN: true });
+  const ordinary = integer
+    ? fc.integer({ min: Math.ceil(min), max: Math.floor(max) })
+    : fc.double({ min, max, noNaN: true });
   const extremes = [
     ...(schema.maximum === undefined ? [1e20, 2 ** 53, 2 ** 63] : []),
     ...(schema.minimum === undefined ? [-1e20, -(2 ** 63)] : []),
   ];
-  return extremes.length > 0 ? fc.oneof({ weight: 3, arbitrary: ordinary }, { weight: 1, arbitrary: fc.constantFrom(...extremes) }) : ordinary;
+  return extremes.length > 0
+    ? fc.oneof({ weight: 3, arbitrary: ordinary }, { weight: 1, arbitrary: fc.constantFrom(...extremes) })
+    : ordinary;
 }
 
 function objectFor(schema: Schema, depth: number, noisy: boolean): fc.Arbitrary<unknown> {
@@ -125,7 +135,8 @@ function validValue(schema: Schema, depth: number, noisy = false): fc.Arbitrary<
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
   const branches = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
   if (branches) return fc.oneof(...branches.map((b) => childValue(b, depth, noisy)));
-  if (Array.isArray(schema.type)) return fc.oneof(...(schema.type as string[]).map((type) => validValue({ ...schema, type }, depth, noisy)));
+  if (Array.isArray(schema.type))
+    return fc.oneof(...(schema.type as string[]).map((type) => validValue({ ...schema, type }, depth, noisy)));
   switch (schema.type) {
     case 'string':
       return stringFor(schema, noisy);
@@ -139,7 +150,10 @@ function validValue(schema: Schema, depth: number, noisy = false): fc.Arbitrary<
       return fc.constant(null);
     case 'array':
       if (depth > 4) return fc.constant([]);
-      return fc.array(childValue((schema.items ?? {}) as Schema, depth + 1, noisy), { minLength: Number(schema.minItems ?? 0), maxLength: 3 });
+      return fc.array(childValue((schema.items ?? {}) as Schema, depth + 1, noisy), {
+        minLength: Number(schema.minItems ?? 0),
+        maxLength: 3,
+      });
     case 'object':
       return depth > 4 ? fc.constant({}) : objectFor(schema, depth, noisy);
     default:
@@ -155,12 +169,18 @@ function childValue(schema: Schema, depth: number, noisy: boolean): fc.Arbitrary
 
 /** Every value in a JSON tree, each with a setter that replaces it in place. */
 function slotsOf(root: { value: unknown }): Array<(v: unknown) => void> {
-  const slots: Array<(v: unknown) => void> = [(v) => { root.value = v; }];
+  const slots: Array<(v: unknown) => void> = [
+    (v) => {
+      root.value = v;
+    },
+  ];
   const walk = (node: unknown) => {
     if (node === null || typeof node !== 'object') return;
     for (const key of Object.keys(node)) {
       const holder = node as Record<string, unknown>;
-      slots.push((v) => { holder[key] = v; });
+      slots.push((v) => {
+        holder[key] = v;
+      });
       walk(holder[key]);
     }
   };
@@ -188,13 +208,24 @@ function fuzzValue(schema: Schema): fc.Arbitrary<unknown> {
 
 function queryValue(schema: Schema): fc.Arbitrary<string> {
   const valid = validValue(schema, 0).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
-  return fc.oneof({ weight: 2, arbitrary: valid }, { weight: 1, arbitrary: hostileValue().map((v) => (typeof v === 'string' ? v : JSON.stringify(v))) });
+  return fc.oneof(
+    { weight: 2, arbitrary: valid },
+    { weight: 1, arbitrary: hostileValue().map((v) => (typeof v === 'string' ? v : JSON.stringify(v))) },
+  );
 }
 
 /** A path parameter: an id the service handed out earlier (by index into the pool) or a made-up one. */
 const pathValue = fc.oneof(
   { weight: 2, arbitrary: fc.nat().map((i) => ({ fromPool: i })) },
-  { weight: 1, arbitrary: fc.oneof(fc.constantFrom(...HOSTILE_STRINGS.filter((s) => s.length < 1000 && s !== '' && s.isWellFormed())), fc.integer().map(String)).map((s) => ({ literal: s })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .oneof(
+        fc.constantFrom(...HOSTILE_STRINGS.filter((s) => s.length < 1000 && s !== '' && s.isWellFormed())),
+        fc.integer().map(String),
+      )
+      .map((s) => ({ literal: s })),
+  },
 );
 
 interface FuzzRequest {
@@ -212,15 +243,22 @@ function requestArbitrary(op: Operation): fc.Arbitrary<FuzzRequest> {
     if (p.in === 'query') queryModel[p.name] = queryValue(p.schema ?? {});
   }
   const bodySchema = op.requestBody?.content?.['application/json']?.schema;
-  const body = bodySchema ? fc.oneof({ weight: 8, arbitrary: fuzzValue(bodySchema) }, { weight: 1, arbitrary: hostileValue() }) : fc.constant(undefined);
-  return fc.record({ path: fc.record(pathModel), query: fc.record(queryModel, { requiredKeys: [] }), body }) as fc.Arbitrary<FuzzRequest>;
+  const body = bodySchema
+    ? fc.oneof({ weight: 8, arbitrary: fuzzValue(bodySchema) }, { weight: 1, arbitrary: hostileValue() })
+    : fc.constant(undefined);
+  return fc.record({
+    path: fc.record(pathModel),
+    query: fc.record(queryModel, { requiredKeys: [] }),
+    body,
+  }) as fc.Arbitrary<FuzzRequest>;
 }
 
 /** Id-like values in a response (ids, keys, tokens), to aim later requests' path parameters at real rows. */
 function collectIds(value: unknown, into: Set<string>, depth = 0): void {
   if (depth > 4 || value === null || typeof value !== 'object') return;
   for (const [key, v] of Object.entries(value)) {
-    if ((typeof v === 'string' || typeof v === 'number') && /^(id|key|.*Id|.*Token|token)$/.test(key)) into.add(String(v));
+    if ((typeof v === 'string' || typeof v === 'number') && /^(id|key|.*Id|.*Token|token)$/.test(key))
+      into.add(String(v));
     else collectIds(v, into, depth + 1);
   }
 }
@@ -239,19 +277,33 @@ describe('fuzzing every route of /openapi.json', () => {
     dataDir = tempDataDir();
     // Thousands of requests a minute from one address with one key: rate limits off, so each reaches its route.
     const noRateLimits = Object.fromEntries(
-      ['API_PER_KEY', 'API_PER_ADDRESS', 'PING_PER_TOKEN', 'PING_PER_ADDRESS', 'TRIGGER_PER_TOKEN', 'TRIGGER_PER_ADDRESS'].map((n) => [`RATE_LIMIT_${n}`, '0']),
+      [
+        'API_PER_KEY',
+        'API_PER_ADDRESS',
+        'PING_PER_TOKEN',
+        'PING_PER_ADDRESS',
+        'TRIGGER_PER_TOKEN',
+        'TRIGGER_PER_ADDRESS',
+      ].map((n) => [`RATE_LIMIT_${n}`, '0']),
     );
     const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: process.env.FUZZ_DEBUG ? 'ERROR' : 'WARN', ...noRateLimits };
     service = await buildService(loadServiceConfig(env), { logger: Boolean(process.env.FUZZ_DEBUG) });
     const { accountId, apiKey } = await createAccount(service.store, 'Fuzz');
     headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId };
-    const doc = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<Method, Operation>> };
+    const doc = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<Method, Operation>>;
+    };
     for (const method of METHOD_ORDER) {
       for (const [url, ops] of Object.entries(doc.paths)) if (ops[method]) operations.push([url, method, ops[method]]);
     }
     db = new DatabaseSync(path.join(dataDir, DB_FILE), { readOnly: true });
     // The slug the string generator offers, so generated checks and groups can name a real location.
-    const location = await service.app.inject({ method: 'POST', url: '/v1/private-locations', headers, payload: { name: 'Fuzz', slugName: 'a-slug' } });
+    const location = await service.app.inject({
+      method: 'POST',
+      url: '/v1/private-locations',
+      headers,
+      payload: { name: 'Fuzz', slugName: 'a-slug' },
+    });
     expect(location.statusCode).toBe(201);
   });
   afterAll(async () => {
@@ -280,7 +332,9 @@ describe('fuzzing every route of /openapi.json', () => {
       const raw = v && 'fromPool' in v ? (ids[v.fromPool % Math.max(ids.length, 1)] ?? 'none') : (v?.literal ?? 'none');
       return encodeURIComponent(raw);
     });
-    const query = new URLSearchParams(Object.entries(req.query).filter((e): e is [string, string] => e[1] !== undefined));
+    const query = new URLSearchParams(
+      Object.entries(req.query).filter((e): e is [string, string] => e[1] !== undefined),
+    );
     return query.size > 0 ? `${filled}?${query}` : filled;
   }
 
@@ -297,7 +351,8 @@ describe('fuzzing every route of /openapi.json', () => {
         const before = dataVersion();
         let { res, elapsed } = await send(method, url, req.body);
         // A hang repeats; a stall of this shared machine does not. Reads are timed twice before failing.
-        if (elapsed >= SLOW_MS && (method === 'get' || method === 'head')) elapsed = Math.min(elapsed, (await send(method, url, req.body)).elapsed);
+        if (elapsed >= SLOW_MS && (method === 'get' || method === 'head'))
+          elapsed = Math.min(elapsed, (await send(method, url, req.body)).elapsed);
         const what = `${method.toUpperCase()} ${url} → ${res.statusCode} ${res.body.slice(0, 300)}`;
         if (process.env.FUZZ_DEBUG) console.log(what.slice(0, 400));
         expect(res.statusCode, what).toBeLessThan(500);
@@ -306,7 +361,10 @@ describe('fuzzing every route of /openapi.json', () => {
         else if (res.headers['content-type']?.toString().startsWith('application/json')) collectIds(res.json(), pool);
       });
       const outcome = await fc.check(property, { seed: SEED, numRuns: RUNS_PER_OPERATION });
-      if (outcome.failed) failures.push(`${method.toUpperCase()} ${template} (seed ${SEED}, path ${outcome.counterexamplePath}): ${String(outcome.errorInstance)}`);
+      if (outcome.failed)
+        failures.push(
+          `${method.toUpperCase()} ${template} (seed ${SEED}, path ${outcome.counterexamplePath}): ${String(outcome.errorInstance)}`,
+        );
     }
     expect(failures).toEqual([]);
   }, 240_000);

@@ -32,7 +32,14 @@ interface HeartbeatView {
   name: string;
   checkType: string;
   activated: boolean;
-  heartbeat: { period: number; periodUnit: string; grace: number; graceUnit: string; pingToken: string; pingUrl: string };
+  heartbeat: {
+    period: number;
+    periodUnit: string;
+    grace: number;
+    graceUnit: string;
+    pingToken: string;
+    pingUrl: string;
+  };
 }
 interface EventView {
   id: string;
@@ -45,7 +52,10 @@ interface Availability {
   successRatio: { previousPeriod: number; currentPeriod: number };
   totalEntitiesCurrentPeriod: number;
 }
-type EventsResponse = Array<{ events: EventView[]; stats: { last24Hours: Availability | null; last7Days: Availability | null } }>;
+type EventsResponse = Array<{
+  events: EventView[];
+  stats: { last24Hours: Availability | null; last7Days: Availability | null };
+}>;
 
 interface Harness {
   app: FastifyInstance;
@@ -87,7 +97,16 @@ async function startHarness(): Promise<Harness> {
     const { accountId, apiKey } = await createAccount(store, name);
     return { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId };
   };
-  return { app, store, clock, monitor, failing, headers: await header('Acme'), otherHeaders: await header('Other'), dataDir };
+  return {
+    app,
+    store,
+    clock,
+    monitor,
+    failing,
+    headers: await header('Acme'),
+    otherHeaders: await header('Other'),
+    dataDir,
+  };
 }
 
 const timing = { period: 60, periodUnit: 'seconds', grace: 30, graceUnit: 'seconds' };
@@ -115,18 +134,32 @@ describe('heartbeat checks', () => {
     return res.json() as HeartbeatView;
   }
 
-  const ping = (token: string, method: 'GET' | 'POST' | 'HEAD' = 'GET', headers: Record<string, string> = {}, payload?: string) =>
-    h.app.inject({ method, url: `/ping/${token}`, headers, ...(payload === undefined ? {} : { payload }) });
+  const ping = (
+    token: string,
+    method: 'GET' | 'POST' | 'HEAD' = 'GET',
+    headers: Record<string, string> = {},
+    payload?: string,
+  ) => h.app.inject({ method, url: `/ping/${token}`, headers, ...(payload === undefined ? {} : { payload }) });
 
   async function events(id: string, query = ''): Promise<EventsResponse> {
-    const res = await h.app.inject({ method: 'GET', url: `/v1/checks/heartbeats/${id}/events${query}`, headers: h.headers });
+    const res = await h.app.inject({
+      method: 'GET',
+      url: `/v1/checks/heartbeats/${id}/events${query}`,
+      headers: h.headers,
+    });
     expect(res.statusCode, res.body).toBe(200);
     return res.json() as EventsResponse;
   }
 
   it('creates a heartbeat with reference defaults and a ping URL under PUBLIC_URL', async () => {
     const hb = await createHeartbeat();
-    expect(hb).toMatchObject({ name: 'nightly backup', checkType: 'HEARTBEAT', activated: true, muted: false, tags: [] });
+    expect(hb).toMatchObject({
+      name: 'nightly backup',
+      checkType: 'HEARTBEAT',
+      activated: true,
+      muted: false,
+      tags: [],
+    });
     expect(hb.heartbeat).toMatchObject(timing);
     expect(hb.heartbeat.pingToken).toMatch(/^[0-9a-f]{32}$/);
     expect(hb.heartbeat.pingUrl).toBe(`${PUBLIC_URL}/ping/${hb.heartbeat.pingToken}`);
@@ -140,7 +173,12 @@ describe('heartbeat checks', () => {
 
   it('refuses a period or grace outside the reference bounds, naming the field', async () => {
     const bad = async (heartbeat: Record<string, unknown>, field: RegExp) => {
-      const res = await h.app.inject({ method: 'POST', url: '/v1/checks/heartbeat', headers: h.headers, payload: { name: 'x', heartbeat } });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/v1/checks/heartbeat',
+        headers: h.headers,
+        payload: { name: 'x', heartbeat },
+      });
       expect(res.statusCode, res.body).toBe(400);
       expect(res.json().message).toMatch(field);
     };
@@ -148,7 +186,12 @@ describe('heartbeat checks', () => {
     await bad({ ...timing, period: 366, periodUnit: 'days' }, /heartbeat\/period/);
     await bad({ ...timing, grace: 400, graceUnit: 'days' }, /heartbeat\/grace/);
     await bad({ ...timing, periodUnit: 'weeks' }, /heartbeat\/periodUnit must be one of seconds, minutes, hours, days/);
-    const missing = await h.app.inject({ method: 'POST', url: '/v1/checks/heartbeat', headers: h.headers, payload: { name: 'x' } });
+    const missing = await h.app.inject({
+      method: 'POST',
+      url: '/v1/checks/heartbeat',
+      headers: h.headers,
+      payload: { name: 'x' },
+    });
     expect(missing.json().message).toMatch(/heartbeat is required/);
   });
 
@@ -175,8 +218,16 @@ describe('heartbeat checks', () => {
       payload: { name: 'renamed', heartbeat: { ...timing, period: 5, periodUnit: 'minutes' } },
     });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ name: 'renamed', heartbeat: { period: 5, periodUnit: 'minutes', pingToken: hb.heartbeat.pingToken } });
-    const other = await h.app.inject({ method: 'PUT', url: `/v1/checks/heartbeat/${hb.id}`, headers: h.otherHeaders, payload: { name: 'x' } });
+    expect(res.json()).toMatchObject({
+      name: 'renamed',
+      heartbeat: { period: 5, periodUnit: 'minutes', pingToken: hb.heartbeat.pingToken },
+    });
+    const other = await h.app.inject({
+      method: 'PUT',
+      url: `/v1/checks/heartbeat/${hb.id}`,
+      headers: h.otherHeaders,
+      payload: { name: 'x' },
+    });
     expect(other.statusCode).toBe(404);
   });
 
@@ -189,7 +240,12 @@ describe('heartbeat checks', () => {
     expect(get.headers['content-type']).toMatch(/^text\/plain/);
     h.clock.now += S;
     // A body of any type and size is discarded unread.
-    const post = await ping(token, 'POST', { 'content-type': 'application/json', 'user-agent': 'python-requests/2.32' }, '{"not": json'.repeat(100_000));
+    const post = await ping(
+      token,
+      'POST',
+      { 'content-type': 'application/json', 'user-agent': 'python-requests/2.32' },
+      '{"not": json'.repeat(100_000),
+    );
     expect(post.statusCode).toBe(200);
     h.clock.now += S;
     const head = await ping(token, 'HEAD', { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0' });
@@ -256,7 +312,8 @@ describe('heartbeat checks', () => {
 
   it('does not fail a deactivated heartbeat, and starts a fresh wait when it is activated again', async () => {
     const hb = await createHeartbeat();
-    const put = (body: object) => h.app.inject({ method: 'PUT', url: `/v1/checks/heartbeat/${hb.id}`, headers: h.headers, payload: body });
+    const put = (body: object) =>
+      h.app.inject({ method: 'PUT', url: `/v1/checks/heartbeat/${hb.id}`, headers: h.headers, payload: body });
     h.clock.now = T0 + 10 * S;
     expect((await put({ activated: false })).statusCode).toBe(200);
     expect(await h.monitor.sweep(T0 + 3600 * S)).toEqual([]);
@@ -306,7 +363,10 @@ describe('heartbeat checks', () => {
     h.clock.now = T0 + 200 * S;
     expect((await events(hb.id))[0]?.events).toHaveLength(10);
     const two = (await events(hb.id, '?limit=2'))[0]?.events ?? [];
-    expect(two.map((e) => e.timestamp)).toEqual([new Date(T0 + 110 * S).toISOString(), new Date(T0 + 100 * S).toISOString()]);
+    expect(two.map((e) => e.timestamp)).toEqual([
+      new Date(T0 + 110 * S).toISOString(),
+      new Date(T0 + 100 * S).toISOString(),
+    ]);
     const window = await events(
       hb.id,
       `?startTime=${new Date(T0 + 20 * S).toISOString()}&endTime=${new Date(T0 + 40 * S).toISOString()}`,
@@ -322,7 +382,11 @@ describe('heartbeat checks', () => {
       ['?startTime=yesterday', /startTime must be a date/],
       ['?startTime=2026-03-02&endTime=2026-03-01', /startTime must not be after endTime/],
     ] as const) {
-      const res = await h.app.inject({ method: 'GET', url: `/v1/checks/heartbeats/${hb.id}/events${query}`, headers: h.headers });
+      const res = await h.app.inject({
+        method: 'GET',
+        url: `/v1/checks/heartbeats/${hb.id}/events${query}`,
+        headers: h.headers,
+      });
       expect(res.statusCode, query).toBe(400);
       expect(res.json().message).toMatch(message);
     }
@@ -333,7 +397,10 @@ describe('heartbeat checks', () => {
     const now = T0 + 30 * DAY;
     h.clock.now = now - 2 * DAY;
     // Created two days ago with a one-day period and no grace.
-    const hb2 = await createHeartbeat({ name: 'daily', heartbeat: { ...timing, period: 1, periodUnit: 'days', grace: 0, graceUnit: 'hours' } });
+    const hb2 = await createHeartbeat({
+      name: 'daily',
+      heartbeat: { ...timing, period: 1, periodUnit: 'days', grace: 0, graceUnit: 'hours' },
+    });
     const pingAt = async (ms: number) => {
       h.clock.now = ms;
       expect((await ping(hb2.heartbeat.pingToken)).statusCode).toBe(200);
@@ -345,11 +412,21 @@ describe('heartbeat checks', () => {
     h.clock.now = now;
     const [p2] = await events(hb2.id);
     // last24Hours: current [now-24h, now] holds FAILING, LATE, RECEIVED → 2 of 3 pings; previous holds 1 ping of 1.
-    expect(p2?.stats.last24Hours).toEqual({ successRatio: { previousPeriod: 100, currentPeriod: 66.67 }, totalEntitiesCurrentPeriod: 3 });
-    expect(p2?.stats.last7Days).toEqual({ successRatio: { previousPeriod: 0, currentPeriod: 75 }, totalEntitiesCurrentPeriod: 4 });
+    expect(p2?.stats.last24Hours).toEqual({
+      successRatio: { previousPeriod: 100, currentPeriod: 66.67 },
+      totalEntitiesCurrentPeriod: 3,
+    });
+    expect(p2?.stats.last7Days).toEqual({
+      successRatio: { previousPeriod: 0, currentPeriod: 75 },
+      totalEntitiesCurrentPeriod: 4,
+    });
 
     const availability = async (query: string) => {
-      const res = await h.app.inject({ method: 'GET', url: `/v1/checks/heartbeats/${hb2.id}/availability${query}`, headers: h.headers });
+      const res = await h.app.inject({
+        method: 'GET',
+        url: `/v1/checks/heartbeats/${hb2.id}/availability${query}`,
+        headers: h.headers,
+      });
       expect(res.statusCode, res.body).toBe(200);
       return res.json() as Availability | null;
     };
@@ -363,9 +440,16 @@ describe('heartbeat checks', () => {
     await ping(hb.heartbeat.pingToken);
     const [page] = await events(hb.id);
     const eventId = page?.events[0]?.id ?? '';
-    const one = await h.app.inject({ method: 'GET', url: `/v1/checks/heartbeats/${hb.id}/events/${eventId}`, headers: h.headers });
+    const one = await h.app.inject({
+      method: 'GET',
+      url: `/v1/checks/heartbeats/${hb.id}/events/${eventId}`,
+      headers: h.headers,
+    });
     expect(one.statusCode).toBe(200);
-    expect(one.json()).toMatchObject({ event: { id: eventId, state: 'RECEIVED' }, stats: { last24Hours: { totalEntitiesCurrentPeriod: 1 } } });
+    expect(one.json()).toMatchObject({
+      event: { id: eventId, state: 'RECEIVED' },
+      stats: { last24Hours: { totalEntitiesCurrentPeriod: 1 } },
+    });
 
     for (const [url, headers] of [
       [`/v1/checks/heartbeats/${hb.id}/events/${eventId}`, h.otherHeaders],
@@ -393,7 +477,10 @@ describe('heartbeat checks', () => {
       proxyUrl: null,
     });
     const db = new DatabaseSync(path.join(h.dataDir, DB_FILE));
-    db.prepare('INSERT INTO check_locations (check_id, location_id, position) VALUES (?, ?, 0)').run(hb.id, location.id);
+    db.prepare('INSERT INTO check_locations (check_id, location_id, position) VALUES (?, ?, 0)').run(
+      hb.id,
+      location.id,
+    );
     db.close();
     expect((await h.store.checks.get(accountId, hb.id))?.locationIds).toEqual([location.id]);
     expect((await h.store.checks.listSchedulable()).map((c) => c.id)).not.toContain(hb.id);
@@ -407,11 +494,18 @@ describe('heartbeat checks', () => {
 describe('heartbeats in the composed service', () => {
   it('serves pings over real HTTP on loopback and runs the monitor with the service', async () => {
     const dataDir = tempDataDir();
-    const service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PUBLIC_URL }), { logger: false });
+    const service = await buildService(
+      loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PUBLIC_URL }),
+      { logger: false },
+    );
     try {
       const base = await service.start();
       const { accountId, apiKey } = await createAccount(service.store, 'Acme');
-      const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
+      const headers = {
+        authorization: `Bearer ${apiKey}`,
+        'x-service-account': accountId,
+        'content-type': 'application/json',
+      };
       const created = await fetch(`${base}/v1/checks/heartbeat`, {
         method: 'POST',
         headers,

@@ -46,42 +46,72 @@ describe('/v1/maintenance-windows', () => {
       updated_at: null,
     });
     expect(json(await t.api.request(t.acme, 'GET', '/v1/maintenance-windows'))).toEqual([w]);
-    const updated = await t.api.request(t.acme, 'PUT', `/v1/maintenance-windows/${w.id}`, { name: 'Renamed', repeatUnit: null });
-    expect(json(updated)).toMatchObject({ name: 'Renamed', tags: ['production'], repeatUnit: null, repeatInterval: null, repeatEndsAt: null, updated_at: expect.any(String) });
-    expect(json(await t.api.request(t.acme, 'GET', `/v1/maintenance-windows/${w.id}`))).toMatchObject({ name: 'Renamed' });
+    const updated = await t.api.request(t.acme, 'PUT', `/v1/maintenance-windows/${w.id}`, {
+      name: 'Renamed',
+      repeatUnit: null,
+    });
+    expect(json(updated)).toMatchObject({
+      name: 'Renamed',
+      tags: ['production'],
+      repeatUnit: null,
+      repeatInterval: null,
+      repeatEndsAt: null,
+      updated_at: expect.any(String),
+    });
+    expect(json(await t.api.request(t.acme, 'GET', `/v1/maintenance-windows/${w.id}`))).toMatchObject({
+      name: 'Renamed',
+    });
     expect((await t.api.request(t.acme, 'DELETE', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(204);
     expect((await t.api.request(t.acme, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
   });
 
   it('rejects inconsistent windows with a 400 naming the field', async () => {
     const url = '/v1/maintenance-windows';
-    expect(await message('POST', url, { ...nightly, endsAt: nightly.startsAt })).toMatch(/^body\/endsAt: must be after startsAt/);
+    expect(await message('POST', url, { ...nightly, endsAt: nightly.startsAt })).toMatch(
+      /^body\/endsAt: must be after startsAt/,
+    );
     expect(await message('POST', url, { ...nightly, startsAt: 'tomorrow' })).toMatch(/^body\/startsAt/);
     expect(await message('POST', url, { ...nightly, startsAt: '2026-02-31T10:00:00Z' })).toMatch(/^body\/startsAt/);
     expect(await message('POST', url, { ...nightly, repeatEndsAt: '2026-11-31' })).toMatch(/^body\/repeatEndsAt/);
     expect(await message('POST', url, { ...nightly, repeatInterval: null })).toMatch(/^body\/repeatInterval: required/);
-    expect(await message('POST', url, { ...nightly, repeatUnit: null })).toMatch(/^body\/repeatInterval: only allowed with a repeatUnit/);
+    expect(await message('POST', url, { ...nightly, repeatUnit: null })).toMatch(
+      /^body\/repeatInterval: only allowed with a repeatUnit/,
+    );
     expect(await message('POST', url, { ...nightly, repeatUnit: 'YEAR' })).toMatch(/repeatUnit/);
     expect(await message('POST', url, { ...nightly, repeatInterval: 0 })).toMatch(/repeatInterval/);
-    expect(await message('POST', url, { ...nightly, repeatEndsAt: '2026-10-01' })).toMatch(/^body\/repeatEndsAt: must be on or after/);
+    expect(await message('POST', url, { ...nightly, repeatEndsAt: '2026-10-01' })).toMatch(
+      /^body\/repeatEndsAt: must be on or after/,
+    );
     expect(await message('POST', url, { ...nightly, tags: [''] })).toMatch(/tags/);
     expect(await message('POST', url, { ...nightly, timezone: 'Europe/Paris' })).toMatch(/^body\/timezone/);
-    expect(await message('POST', url, { ...nightly, statusPageVisibility: { enabled: true } })).toMatch(/^body\/statusPageVisibility\/enabled/);
+    expect(await message('POST', url, { ...nightly, statusPageVisibility: { enabled: true } })).toMatch(
+      /^body\/statusPageVisibility\/enabled/,
+    );
     const w = await create(t.acme, nightly);
-    expect(await message('PUT', `${url}/${w.id}`, { endsAt: '2026-11-01T22:00:00Z' })).toMatch(/^body\/endsAt: must be after startsAt/);
+    expect(await message('PUT', `${url}/${w.id}`, { endsAt: '2026-11-01T22:00:00Z' })).toMatch(
+      /^body\/endsAt: must be after startsAt/,
+    );
   });
 
   it("answers 404 for another account's window and never lists it", async () => {
     const w = await create(t.acme, nightly);
     expect((await t.api.request(t.other, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
-    expect((await t.api.request(t.other, 'PUT', `/v1/maintenance-windows/${w.id}`, { name: 'x' })).statusCode).toBe(404);
+    expect((await t.api.request(t.other, 'PUT', `/v1/maintenance-windows/${w.id}`, { name: 'x' })).statusCode).toBe(
+      404,
+    );
     expect((await t.api.request(t.other, 'DELETE', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
     expect(json(await t.api.request(t.other, 'GET', '/v1/maintenance-windows'))).toEqual([]);
     expect((await t.api.request(t.acme, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(200);
   });
 });
 
-function schedule(startsAt: string, endsAt: string, repeatUnit: RepeatUnit | null = null, repeatInterval: number | null = null, repeatEndsAt: string | null = null) {
+function schedule(
+  startsAt: string,
+  endsAt: string,
+  repeatUnit: RepeatUnit | null = null,
+  repeatInterval: number | null = null,
+  repeatEndsAt: string | null = null,
+) {
   return { startsAt, endsAt, repeatUnit, repeatInterval, repeatEndsAt };
 }
 const at = (iso: string) => new Date(iso);
@@ -148,7 +178,14 @@ describe('maintenance window activity', () => {
   });
 
   it('inMaintenance needs a window that is both active and covering', () => {
-    const windows = [{ ...schedule('2026-03-01T10:00:00Z', '2026-03-01T12:00:00Z'), tags: ['db'], silenceAlertsTags: [], silenceAllAlerts: false }];
+    const windows = [
+      {
+        ...schedule('2026-03-01T10:00:00Z', '2026-03-01T12:00:00Z'),
+        tags: ['db'],
+        silenceAlertsTags: [],
+        silenceAllAlerts: false,
+      },
+    ];
     expect(inMaintenance(windows, { tags: ['db'] }, at('2026-03-01T11:00:00Z'))).toBe(true);
     expect(inMaintenance(windows, { tags: ['web'] }, at('2026-03-01T11:00:00Z'))).toBe(false);
     expect(inMaintenance(windows, { tags: ['db'] }, at('2026-03-01T13:00:00Z'))).toBe(false);
@@ -169,11 +206,23 @@ describe('maintenance window activity', () => {
         (offset, duration, unit, interval, endDays, tOffset) => {
           const start = base + offset;
           const repeatEndsAt = endDays === null ? null : new Date(start + endDays * DAY_MS).toISOString().slice(0, 10);
-          const w = schedule(new Date(start).toISOString(), new Date(start + duration).toISOString(), unit, interval, repeatEndsAt);
+          const w = schedule(
+            new Date(start).toISOString(),
+            new Date(start + duration).toISOString(),
+            unit,
+            interval,
+            repeatEndsAt,
+          );
           const t = base + tOffset;
           let expected = false;
           for (let k = 0; ; k++) {
-            const s = moment.utc(start).add(k * interval, { DAY: 'days', WEEK: 'weeks', MONTH: 'months' }[unit] as moment.unitOfTime.DurationConstructor).valueOf();
+            const s = moment
+              .utc(start)
+              .add(
+                k * interval,
+                { DAY: 'days', WEEK: 'weeks', MONTH: 'months' }[unit] as moment.unitOfTime.DurationConstructor,
+              )
+              .valueOf();
             if (s > t || (repeatEndsAt !== null && new Date(s).toISOString().slice(0, 10) > repeatEndsAt)) break;
             if (t < s + duration) expected = true;
           }

@@ -13,7 +13,12 @@ import { loadServiceConfig } from '../../src/service/config.ts';
 import { retryDelayMs } from '../../src/service/notify/outbox-worker.ts';
 import { verifyWebhookSignature } from '../../src/service/notify/webhook.ts';
 import type { OutboxEntry } from '../../src/service/store/status-pages-types.ts';
-import { type SmtpSink, startSmtpSink, startWebhookReceiver, type WebhookReceiver } from '../helpers/notify-receivers.ts';
+import {
+  type SmtpSink,
+  startSmtpSink,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../helpers/notify-receivers.ts';
 import { first, tempDataDir } from '../helpers/public-api.ts';
 
 const SECRET = 'whsec-0123456789abcdef';
@@ -60,7 +65,12 @@ async function service(env: Record<string, string> = {}, { start = true } = {}) 
 function client(svc: Service, base: string, headers: Record<string, string>) {
   return async <T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => {
     if (!base) {
-      const res = await svc.app.inject({ method: method as 'GET', url: path, headers, ...(body === undefined ? {} : { payload: body as object }) });
+      const res = await svc.app.inject({
+        method: method as 'GET',
+        url: path,
+        headers,
+        ...(body === undefined ? {} : { payload: body as object }),
+      });
       return { status: res.statusCode, body: (res.body ? res.json() : null) as T };
     }
     const res = await fetch(`${base}${path}`, {
@@ -99,11 +109,19 @@ async function setup(
   });
   const verified = [
     ...(subscribers.email ? [{ type: 'EMAIL', config: subscribers.email }] : []),
-    ...(subscribers.webhook ? [{ type: 'WEBHOOK', config: JSON.stringify({ url: receiver.url, secret: SECRET }) }] : []),
-    ...(subscribers.webhookUrls ?? []).map((url) => ({ type: 'WEBHOOK', config: JSON.stringify({ url, secret: SECRET }) })),
+    ...(subscribers.webhook
+      ? [{ type: 'WEBHOOK', config: JSON.stringify({ url: receiver.url, secret: SECRET }) }]
+      : []),
+    ...(subscribers.webhookUrls ?? []).map((url) => ({
+      type: 'WEBHOOK',
+      config: JSON.stringify({ url, secret: SECRET }),
+    })),
   ];
   if (verified.length > 0) {
-    const bulk = await call('POST', `/v1/status-pages/${page.body.id}/subscriptions/bulk`, { subscriptions: verified, autoVerify: true });
+    const bulk = await call('POST', `/v1/status-pages/${page.body.id}/subscriptions/bulk`, {
+      subscriptions: verified,
+      autoVerify: true,
+    });
     expect(bulk.status).toBe(201);
   }
   if (subscribers.pendingEmail) {
@@ -125,7 +143,11 @@ async function setup(
   return { call, incident, accountId };
 }
 
-function nextEvent(svc: Service, event: 'delivered' | 'undeliverable' | 'retry' | 'failed', accept: (e: OutboxEntry) => boolean = () => true) {
+function nextEvent(
+  svc: Service,
+  event: 'delivered' | 'undeliverable' | 'retry' | 'failed',
+  accept: (e: OutboxEntry) => boolean = () => true,
+) {
   return new Promise<OutboxEntry>((resolve) => {
     const listener = (entry: OutboxEntry) => {
       if (!accept(entry)) return;
@@ -139,8 +161,15 @@ function nextEvent(svc: Service, event: 'delivered' | 'undeliverable' | 'retry' 
 describe('subscriber notifications', () => {
   it('emails and posts a signed webhook to the subscribers of pages showing the incident, once each', async () => {
     const { svc, base } = await service();
-    const { incident, call } = await setup(svc, base, { email: 'ops@acme.test', webhook: true, pendingEmail: 'pending@acme.test' });
-    const delivered = [nextEvent(svc, 'delivered', (e) => e.channel === 'EMAIL' && e.kind === 'incident'), nextEvent(svc, 'delivered', (e) => e.channel === 'WEBHOOK')];
+    const { incident, call } = await setup(svc, base, {
+      email: 'ops@acme.test',
+      webhook: true,
+      pendingEmail: 'pending@acme.test',
+    });
+    const delivered = [
+      nextEvent(svc, 'delivered', (e) => e.channel === 'EMAIL' && e.kind === 'incident'),
+      nextEvent(svc, 'delivered', (e) => e.channel === 'WEBHOOK'),
+    ];
 
     const created = await incident(true);
     expect(created.status).toBe(201);
@@ -167,7 +196,9 @@ describe('subscriber notifications', () => {
     // ... and with it, which also refuses a tampered body or the wrong secret.
     expect(verifyWebhookSignature(SECRET, String(hook.headers['x-outpost-signature']), hook.body)).toBe(true);
     expect(verifyWebhookSignature(SECRET, String(hook.headers['x-outpost-signature']), `${hook.body} `)).toBe(false);
-    expect(verifyWebhookSignature('another-secret-0000', String(hook.headers['x-outpost-signature']), hook.body)).toBe(false);
+    expect(verifyWebhookSignature('another-secret-0000', String(hook.headers['x-outpost-signature']), hook.body)).toBe(
+      false,
+    );
     const payload = JSON.parse(hook.body);
     expect(payload).toMatchObject({
       id: hookEntry?.id,
@@ -253,7 +284,10 @@ describe('subscriber notifications', () => {
     await incident(true);
     const entry = await undeliverable;
     expect(entry.channel).toBe('EMAIL');
-    expect((await svc.store.outbox.get(entry.id))).toMatchObject({ state: 'undeliverable', lastError: expect.stringContaining('SMTP_URL') });
+    expect(await svc.store.outbox.get(entry.id)).toMatchObject({
+      state: 'undeliverable',
+      lastError: expect.stringContaining('SMTP_URL'),
+    });
     expect((await delivered).channel).toBe('WEBHOOK');
     expect(smtp.mails.items).toHaveLength(0);
   });

@@ -42,7 +42,10 @@ const PENDING = new Set(['post /v2/check-groups']);
 
 interface OpenApiDoc {
   openapi: string;
-  paths: Record<string, Record<string, { responses?: Record<string, unknown>; parameters?: unknown[]; requestBody?: unknown }>>;
+  paths: Record<
+    string,
+    Record<string, { responses?: Record<string, unknown>; parameters?: unknown[]; requestBody?: unknown }>
+  >;
 }
 
 describe('/openapi.json', () => {
@@ -51,7 +54,10 @@ describe('/openapi.json', () => {
   let doc: OpenApiDoc;
   beforeAll(async () => {
     dataDir = tempDataDir();
-    service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', PUBLIC_URL: 'https://outpost.example.com' }), { logger: false });
+    service = await buildService(
+      loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', PUBLIC_URL: 'https://outpost.example.com' }),
+      { logger: false },
+    );
     const res = await service.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -69,15 +75,19 @@ describe('/openapi.json', () => {
   });
 
   it('has every operation of the spec, with its methods', () => {
-    const missing = SPEC_OPERATIONS.filter(([method, path]) => !PENDING.has(`${method} ${path}`) && !doc.paths[path]?.[method]).map(
-      ([m, p]) => `${m.toUpperCase()} ${p}`,
-    );
+    const missing = SPEC_OPERATIONS.filter(
+      ([method, path]) => !PENDING.has(`${method} ${path}`) && !doc.paths[path]?.[method],
+    ).map(([m, p]) => `${m.toUpperCase()} ${p}`);
     expect(missing).toEqual([]);
   });
 
   it('has the spec operations still being built (skipped until their routes are registered)', (ctx) => {
     const pending = SPEC_OPERATIONS.filter(([method, path]) => PENDING.has(`${method} ${path}`));
-    if (!pending.every(([method, path]) => service.app.hasRoute({ method: method.toUpperCase() as 'POST', url: path.replace(/\{(\w+)\}/g, ':$1') }))) {
+    if (
+      !pending.every(([method, path]) =>
+        service.app.hasRoute({ method: method.toUpperCase() as 'POST', url: path.replace(/\{(\w+)\}/g, ':$1') }),
+      )
+    ) {
       ctx.skip();
     }
     expect(pending.filter(([method, path]) => !doc.paths[path]?.[method])).toEqual([]);
@@ -98,9 +108,12 @@ describe('/openapi.json', () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         const codes = Object.keys(op.responses ?? {});
-        const open = Array.isArray((op as { security?: unknown[] }).security) && (op as { security: unknown[] }).security.length === 0;
+        const open =
+          Array.isArray((op as { security?: unknown[] }).security) &&
+          (op as { security: unknown[] }).security.length === 0;
         if (KNOWN_UNDECLARED.has(`${method.toUpperCase()} ${path}`)) continue;
-        if (!codes.some((c) => c.startsWith('2')) || (!open && !codes.includes('401'))) without.push(`${method.toUpperCase()} ${path} (${codes.join(',') || 'none'})`);
+        if (!codes.some((c) => c.startsWith('2')) || (!open && !codes.includes('401')))
+          without.push(`${method.toUpperCase()} ${path} (${codes.join(',') || 'none'})`);
       }
     }
     expect(without).toEqual([]);
@@ -113,14 +126,17 @@ describe('/openapi.json', () => {
       const s = schema as Record<string, unknown>;
       const types = Array.isArray(s.type) ? s.type : [s.type];
       const numeric = types.includes('integer') || types.includes('number');
-      const bounded = Array.isArray(s.enum) || (s.maximum !== undefined && (s.minimum !== undefined || s.exclusiveMinimum !== undefined));
+      const bounded =
+        Array.isArray(s.enum) ||
+        (s.maximum !== undefined && (s.minimum !== undefined || s.exclusiveMinimum !== undefined));
       if (numeric && !bounded) unbounded.push(at);
       for (const [key, value] of Object.entries(s)) walk(value, `${at}/${key}`);
     };
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         const where = `${method.toUpperCase()} ${path}`;
-        for (const p of (op.parameters ?? []) as Array<{ in: string; name: string; schema?: unknown }>) walk(p.schema, `${where} ${p.in}:${p.name}`);
+        for (const p of (op.parameters ?? []) as Array<{ in: string; name: string; schema?: unknown }>)
+          walk(p.schema, `${where} ${p.in}:${p.name}`);
         walk(op.requestBody, `${where} body`);
       }
     }

@@ -79,7 +79,10 @@ function resolverOf(table: Record<string, string[][]>): Resolver {
       callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
       return;
     }
-    callback(null, next.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+    callback(
+      null,
+      next.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
   };
 }
 
@@ -88,7 +91,8 @@ describe('outbound guard', () => {
     const target = await serve('127.0.0.1');
     const guarded = dispatcher(undefined);
     const refused: Record<string, RegExp> = {
-      [`http://127.0.0.1:${target.port}/`]: /^refused: 127\.0\.0\.1 is a loopback address; allow it with OUTBOUND_ALLOW$/,
+      [`http://127.0.0.1:${target.port}/`]:
+        /^refused: 127\.0\.0\.1 is a loopback address; allow it with OUTBOUND_ALLOW$/,
       [`http://localhost:${target.port}/`]: /^refused: localhost resolved to (127\.0\.0\.1|::1), a loopback address/,
       [`http://0x7f000001:${target.port}/`]: /127\.0\.0\.1 is a loopback address/,
       [`http://2130706433:${target.port}/`]: /127\.0\.0\.1 is a loopback address/,
@@ -141,12 +145,18 @@ describe('outbound guard', () => {
     expect(await post(`http://127.0.0.1:${target.port}/`, byAddress)).toBe(204);
     expect(await post(`http://0x7f000001:${target.port}/`, byAddress)).toBe(204);
     await expect(post(`http://[::1]:${target.port}/`, byAddress)).rejects.toThrow(OutboundRefusedError);
-    await expect(post(`http://127.0.0.2:${target.port}/`, byAddress)).rejects.toThrow(/127\.0\.0\.2 is a loopback address/);
+    await expect(post(`http://127.0.0.2:${target.port}/`, byAddress)).rejects.toThrow(
+      /127\.0\.0\.2 is a loopback address/,
+    );
     const byRange = dispatcher('10.0.0.0/8, 127.0.0.0/30');
     expect(await post(`http://127.0.0.1:${target.port}/`, byRange)).toBe(204);
-    const byName = dispatcher('*.hooks.test', { resolve: resolverOf({ 'a.hooks.test': [['127.0.0.1']], 'hooks.test': [['127.0.0.1']] }) });
+    const byName = dispatcher('*.hooks.test', {
+      resolve: resolverOf({ 'a.hooks.test': [['127.0.0.1']], 'hooks.test': [['127.0.0.1']] }),
+    });
     expect(await post(`http://a.hooks.test:${target.port}/`, byName)).toBe(204);
-    await expect(post(`http://hooks.test:${target.port}/`, byName)).rejects.toThrow(/hooks\.test resolved to 127\.0\.0\.1/);
+    await expect(post(`http://hooks.test:${target.port}/`, byName)).rejects.toThrow(
+      /hooks\.test resolved to 127\.0\.0\.1/,
+    );
     expect(target.requests).toBe(4);
     await Promise.all([byAddress.close(), byRange.close(), byName.close()]);
   });
@@ -161,14 +171,18 @@ describe('outbound guard', () => {
     );
     // The server closes each connection, so the second request connects (and resolves) anew.
     expect(await post(`http://rebind.test:${target.port}/`, guarded)).toBe(204);
-    await expect(post(`http://rebind.test:${target.port}/`, guarded)).rejects.toThrow(/rebind\.test resolved to 127\.0\.0\.2/);
+    await expect(post(`http://rebind.test:${target.port}/`, guarded)).rejects.toThrow(
+      /rebind\.test resolved to 127\.0\.0\.2/,
+    );
     expect(target.requests).toBe(1);
     await guarded.close();
   });
 
   it('connects only to the permitted addresses of a name that resolves to both kinds', async () => {
     const target = await serve('127.0.0.1');
-    const guarded = dispatcher('127.0.0.1', { resolve: resolverOf({ 'mixed.test': [['127.0.0.2', '::1', '127.0.0.1']] }) });
+    const guarded = dispatcher('127.0.0.1', {
+      resolve: resolverOf({ 'mixed.test': [['127.0.0.2', '::1', '127.0.0.1']] }),
+    });
     expect(await post(`http://mixed.test:${target.port}/`, guarded)).toBe(204);
     await guarded.close();
   });
@@ -177,7 +191,9 @@ describe('outbound guard', () => {
     const blocked = await serve('127.0.0.2');
     const allowed = await serve('127.0.0.1', () => `http://127.0.0.2:${blocked.port}/`);
     const guarded = dispatcher('127.0.0.1', { maxRedirections: 3 });
-    await expect(post(`http://127.0.0.1:${allowed.port}/`, guarded)).rejects.toThrow(/refused: 127\.0\.0\.2 is a loopback address/);
+    await expect(post(`http://127.0.0.1:${allowed.port}/`, guarded)).rejects.toThrow(
+      /refused: 127\.0\.0\.2 is a loopback address/,
+    );
     expect(allowed.requests).toBe(1);
     expect(blocked.connections).toBe(0);
     await guarded.close();
@@ -186,7 +202,11 @@ describe('outbound guard', () => {
 
 describe('OUTBOUND_ALLOW', () => {
   it('reads addresses, ranges and host names', () => {
-    expect(loadOutboundConfig({ OUTBOUND_ALLOW: ' 127.0.0.1, [::1], 10.1.0.0/16,fd00::/8, Hooks.Internal, *.corp.example,' })).toEqual({
+    expect(
+      loadOutboundConfig({
+        OUTBOUND_ALLOW: ' 127.0.0.1, [::1], 10.1.0.0/16,fd00::/8, Hooks.Internal, *.corp.example,',
+      }),
+    ).toEqual({
       allowRanges: ['127.0.0.1/32', '::1/128', '10.1.0.0/16', 'fd00::/8'],
       allowHosts: ['hooks.internal', '*.corp.example'],
     });
@@ -195,7 +215,8 @@ describe('OUTBOUND_ALLOW', () => {
 
   it('rejects a bad entry at start with a ConfigError naming the variable and the entry', () => {
     const bad: Record<string, RegExp> = {
-      '10.0.0.0/33': /OUTBOUND_ALLOW entry "10\.0\.0\.0\/33" is not valid: the prefix length of an IPv4 range is 0 to 32/,
+      '10.0.0.0/33':
+        /OUTBOUND_ALLOW entry "10\.0\.0\.0\/33" is not valid: the prefix length of an IPv4 range is 0 to 32/,
       '::1/129': /"::1\/129".*IPv6 range is 0 to 128/,
       '10.0.0.0/x': /"10\.0\.0\.0\/x"/,
       'hooks.test/24': /"hooks\.test\/24".*use IP addresses, ranges such as 10\.1\.0\.0\/16, or host names/,
@@ -213,7 +234,12 @@ describe('OUTBOUND_ALLOW', () => {
   it('stops `outpost serve` with exit 2 and one line naming the entry', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'outpost-outbound-'));
     const bin = path.resolve(import.meta.dirname, '../../bin/outpost');
-    const env = { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', OUTBOUND_ALLOW: '127.0.0.1, 10.0.0.0/33' };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      DATA_DIR: dataDir,
+      PORT: '0',
+      OUTBOUND_ALLOW: '127.0.0.1, 10.0.0.0/33',
+    };
     // Were the entry accepted, the service would run until the timeout kills it.
     const result = await promisify(execFile)(bin, ['serve'], { env, timeout: 20_000 }).then(
       () => ({ code: 0, stderr: '' }),
@@ -221,6 +247,8 @@ describe('OUTBOUND_ALLOW', () => {
     );
     rmSync(dataDir, { recursive: true, force: true });
     expect(result.code).toBe(2);
-    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^outpost: OUTBOUND_ALLOW entry "10\.0\.0\.0\/33" is not valid/)]);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^outpost: OUTBOUND_ALLOW entry "10\.0\.0\.0\/33" is not valid/),
+    ]);
   });
 });

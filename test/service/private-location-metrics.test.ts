@@ -8,7 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
-import { LOCATION_METRICS_RETENTION_MS, LocationMetricsSampler, SAMPLE_EVERY_MS } from '../../src/service/metrics/location-sampler.ts';
+import {
+  LOCATION_METRICS_RETENTION_MS,
+  LocationMetricsSampler,
+  SAMPLE_EVERY_MS,
+} from '../../src/service/metrics/location-sampler.ts';
 import { ReferenceValidator } from '../contract/reference.ts';
 import { silentLog } from '../helpers/dispatch-harness.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
@@ -33,22 +37,40 @@ async function account(name: string) {
 
 beforeAll(async () => {
   dataDir = tempDataDir();
-  service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), { logger: false });
+  service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), {
+    logger: false,
+  });
   url = await service.start();
   headers = await account('Acme');
   otherHeaders = await account('Other');
-  const res = await fetch(`${url}/v1/private-locations`, { method: 'POST', headers, body: JSON.stringify({ name: 'Office', slugName: 'office' }) });
+  const res = await fetch(`${url}/v1/private-locations`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'Office', slugName: 'office' }),
+  });
   locationId = ((await res.json()) as { id: string }).id;
   const check = await fetch(`${url}/v1/checks/api`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ name: 'Home', activated: false, privateLocations: ['office'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } }),
+    body: JSON.stringify({
+      name: 'Home',
+      activated: false,
+      privateLocations: ['office'],
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+    }),
   });
-  const stored = await service.store.checks.get(headers['x-service-account'] as string, ((await check.json()) as { id: string }).id);
+  const stored = await service.store.checks.get(
+    headers['x-service-account'] as string,
+    ((await check.json()) as { id: string }).id,
+  );
   if (!stored) throw new Error('check missing');
   // One run waiting since 10 minutes before the current one.
   await service.dispatcher.enqueue(stored, locationId, minute - 10 * SAMPLE_EVERY_MS);
-  sampler = new LocationMetricsSampler({ runs: service.store.runs, samples: service.store.locationMetrics, log: silentLog });
+  sampler = new LocationMetricsSampler({
+    runs: service.store.runs,
+    samples: service.store.locationMetrics,
+    log: silentLog,
+  });
 });
 afterAll(async () => {
   await service.stop();
@@ -70,12 +92,17 @@ describe('GET /v1/private-locations/{id}/metrics', () => {
     const res = await get(`?from=${unix(minute - 5 * SAMPLE_EVERY_MS)}&to=${unix(minute)}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      timestamps: [new Date(minute - 3 * SAMPLE_EVERY_MS).toISOString(), new Date(minute - 2 * SAMPLE_EVERY_MS).toISOString()],
+      timestamps: [
+        new Date(minute - 3 * SAMPLE_EVERY_MS).toISOString(),
+        new Date(minute - 2 * SAMPLE_EVERY_MS).toISOString(),
+      ],
       queueSize: [1, 1],
       oldestScheduledCheckRun: [7 * 60, 8 * 60],
     });
     // ISO 8601 bounds name the same window.
-    const iso = await get(`?from=${new Date(minute - 5 * SAMPLE_EVERY_MS).toISOString()}&to=${new Date(minute).toISOString()}`);
+    const iso = await get(
+      `?from=${new Date(minute - 5 * SAMPLE_EVERY_MS).toISOString()}&to=${new Date(minute).toISOString()}`,
+    );
     expect(iso.body).toEqual(res.body);
     // A `to` far in the future (past year 9999) still ends the window after every sample.
     const far = await get(`?from=${unix(minute - 5 * SAMPLE_EVERY_MS)}&to=999999999999`);
@@ -112,7 +139,11 @@ describe('GET /v1/private-locations/{id}/metrics', () => {
     for (const [query, message] of cases) {
       const res = await get(query);
       expect(res.status, query).toBe(400);
-      expect(res.body, query).toMatchObject({ statusCode: 400, error: 'Bad Request', message: expect.stringMatching(message) });
+      expect(res.body, query).toMatchObject({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: expect.stringMatching(message),
+      });
     }
   });
 

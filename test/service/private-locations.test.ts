@@ -1,5 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { first, json, type KeyView, type LocationView, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import {
+  first,
+  json,
+  type KeyView,
+  type LocationView,
+  startTestApi,
+  type TestAccount,
+  type TestApi,
+} from '../helpers/public-api.ts';
 
 let api: TestApi;
 let acme: TestAccount;
@@ -10,7 +18,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await api.close();
 });
-
 
 async function createLocation(account: TestAccount, slugName = 'office') {
   const res = await api.request(account, 'POST', '/v1/private-locations', { name: 'Office', slugName });
@@ -27,7 +34,13 @@ function raw(key: KeyView): string {
 describe('private locations', () => {
   it('creates a location with defaults and a first key shown raw once', async () => {
     const created = await createLocation(acme);
-    expect(created).toMatchObject({ name: 'Office', slugName: 'office', icon: 'location', proxyUrl: null, updated_at: null });
+    expect(created).toMatchObject({
+      name: 'Office',
+      slugName: 'office',
+      icon: 'location',
+      proxyUrl: null,
+      updated_at: null,
+    });
     expect(created.keys).toHaveLength(1);
     const key = first(created.keys);
     expect(raw(key)).toMatch(/^pl_[0-9a-f]{64}$/);
@@ -35,7 +48,9 @@ describe('private locations', () => {
     expect(await api.store.locations.findByKey(raw(key))).toMatchObject({ id: created.id });
 
     const fetched = json<LocationView>(await api.request(acme, 'GET', `/v1/private-locations/${created.id}`));
-    expect(fetched.keys).toEqual([{ id: key.id, maskedKey: key.maskedKey, created_at: key.created_at, updated_at: null }]);
+    expect(fetched.keys).toEqual([
+      { id: key.id, maskedKey: key.maskedKey, created_at: key.created_at, updated_at: null },
+    ]);
     const listed = json<LocationView[]>(await api.request(acme, 'GET', '/v1/private-locations'));
     expect(listed.map((l) => l.id)).toEqual([created.id]);
     expect(JSON.stringify(listed)).not.toContain(raw(key));
@@ -59,11 +74,21 @@ describe('private locations', () => {
 
   it('updates name, keeps icon and proxyUrl when left out', async () => {
     const created = json<LocationView>(
-      await api.request(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office', icon: 'home', proxyUrl: 'http://proxy:3128' }),
+      await api.request(acme, 'POST', '/v1/private-locations', {
+        name: 'Office',
+        slugName: 'office',
+        icon: 'home',
+        proxyUrl: 'http://proxy:3128',
+      }),
     );
     const res = await api.request(acme, 'PUT', `/v1/private-locations/${created.id}`, { name: 'HQ' });
     expect(res.statusCode).toBe(200);
-    expect(json<LocationView>(res)).toMatchObject({ name: 'HQ', slugName: 'office', icon: 'home', proxyUrl: 'http://proxy:3128' });
+    expect(json<LocationView>(res)).toMatchObject({
+      name: 'HQ',
+      slugName: 'office',
+      icon: 'home',
+      proxyUrl: 'http://proxy:3128',
+    });
     expect(json<LocationView>(res).updated_at).toEqual(expect.any(String));
   });
 
@@ -101,12 +126,21 @@ describe('private locations', () => {
     }
     expect(json<LocationView[]>(await api.request(other, 'GET', '/v1/private-locations'))).toEqual([]);
     // Nothing changed for the owner.
-    expect(json(await api.request(acme, 'GET', `/v1/private-locations/${created.id}`))).toMatchObject({ name: 'Office', keys: [{ id: keyId }] });
+    expect(json(await api.request(acme, 'GET', `/v1/private-locations/${created.id}`))).toMatchObject({
+      name: 'Office',
+      keys: [{ id: keyId }],
+    });
   });
 
   it('refuses to delete a location checks still use, and deletes it once unused', async () => {
     const created = await createLocation(acme);
-    const check = json<{ id: string }>(await api.request(acme, 'POST', '/v1/checks/api', { name: 'Home', privateLocations: ['office'], request: { method: 'GET', url: 'http://example.test' } }));
+    const check = json<{ id: string }>(
+      await api.request(acme, 'POST', '/v1/checks/api', {
+        name: 'Home',
+        privateLocations: ['office'],
+        request: { method: 'GET', url: 'http://example.test' },
+      }),
+    );
     expect((await api.request(acme, 'DELETE', `/v1/private-locations/${created.id}`)).statusCode).toBe(409);
     await api.request(acme, 'DELETE', `/v1/checks/${check.id}`);
     expect((await api.request(acme, 'DELETE', `/v1/private-locations/${created.id}`)).statusCode).toBe(204);

@@ -114,7 +114,11 @@ describe('the public API', () => {
   it('limits requests per address, whatever the key; another address is not affected', async () => {
     const base = await startWith({ RATE_LIMIT_API_PER_ADDRESS: '3' });
     const acme = await accountHeaders('Acme');
-    expect(await statuses(3, () => call(`${base}/v1/checks`, { headers: { authorization: `Bearer op_guess${Math.random()}` } }))).toEqual([401, 401, 401]);
+    expect(
+      await statuses(3, () =>
+        call(`${base}/v1/checks`, { headers: { authorization: `Bearer op_guess${Math.random()}` } }),
+      ),
+    ).toEqual([401, 401, 401]);
     expectTooMany(await call(`${base}/v1/checks`, { headers: acme }), /your address.*at most 3 requests per 60 s/);
     expect((await call(`${base}/v1/checks`, { headers: acme, fromSecond: true })).status).toBe(200);
   });
@@ -138,7 +142,10 @@ describe('heartbeat pings', () => {
     const created = await call(`${base}/v1/checks/heartbeat`, {
       method: 'POST',
       headers: await accountHeaders(`Acme ${Math.random()}`),
-      body: { name: 'nightly backup', heartbeat: { period: 60, periodUnit: 'seconds', grace: 30, graceUnit: 'seconds' } },
+      body: {
+        name: 'nightly backup',
+        heartbeat: { period: 60, periodUnit: 'seconds', grace: 30, graceUnit: 'seconds' },
+      },
     });
     expect(created.status).toBe(201);
     return (created.body.heartbeat as { pingToken: string }).pingToken;
@@ -166,7 +173,10 @@ describe('check group trigger URLs', () => {
   it('limit calls per token; another token is not affected', async () => {
     const base = await startWith({ RATE_LIMIT_TRIGGER_PER_TOKEN: '2' });
     expect(await statuses(2, () => call(`${base}/check-groups/1/trigger/token-a`))).toEqual([404, 404]);
-    expectTooMany(await call(`${base}/check-groups/1/trigger/token-a`, { method: 'POST' }), /trigger token.*at most 2 requests per 60 s/);
+    expectTooMany(
+      await call(`${base}/check-groups/1/trigger/token-a`, { method: 'POST' }),
+      /trigger token.*at most 2 requests per 60 s/,
+    );
     expect((await call(`${base}/check-groups/1/trigger/token-b`)).status).toBe(404);
   });
 
@@ -180,7 +190,11 @@ describe('check group trigger URLs', () => {
 
 describe('the agent API', () => {
   async function locationKey(base: string, headers: Record<string, string>, slug: string): Promise<string> {
-    const created = await call(`${base}/v1/private-locations`, { method: 'POST', headers, body: { name: slug, slugName: slug } });
+    const created = await call(`${base}/v1/private-locations`, {
+      method: 'POST',
+      headers,
+      body: { name: slug, slugName: slug },
+    });
     expect(created.status).toBe(201);
     return (created.body.keys as Array<{ rawKey: string }>)[0]!.rawKey;
   }
@@ -188,7 +202,13 @@ describe('the agent API', () => {
     call(`${base}${AGENT_PATHS.register}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}` },
-      body: { agentId: `agent-${key.slice(-8)}`, version: '1.0.0', protocolVersion: PROTOCOL_VERSION, hostname: 'h', capabilities: { checkTypes: ['API'] } },
+      body: {
+        agentId: `agent-${key.slice(-8)}`,
+        version: '1.0.0',
+        protocolVersion: PROTOCOL_VERSION,
+        hostname: 'h',
+        capabilities: { checkTypes: ['API'] },
+      },
     });
 
   it('limits requests per location key, not per address: two keys from one address each get their budget', async () => {
@@ -203,14 +223,19 @@ describe('the agent API', () => {
 
   it('limits error reports per report token (their credential), another token is not affected', async () => {
     const base = await startWith({ RATE_LIMIT_AGENT_PER_KEY: '2' });
-    const report = (token: string) => call(`${base}${ERRORS_PREFIX}/api/some-location/envelope/?sentry_key=${token}`, { method: 'POST', body: {} });
+    const report = (token: string) =>
+      call(`${base}${ERRORS_PREFIX}/api/some-location/envelope/?sentry_key=${token}`, { method: 'POST', body: {} });
     expect(await statuses(2, () => report('token-a'))).toEqual([401, 401]);
     expectTooMany(await report('token-a'), /private location key.*at most 2 requests per 60 s/);
     expect((await report('token-b')).status).toBe(401);
   });
 
   it('does not count agent requests against the per-address limits of the other routes', async () => {
-    const base = await startWith({ RATE_LIMIT_API_PER_ADDRESS: '3', RATE_LIMIT_PING_PER_ADDRESS: '1', RATE_LIMIT_TRIGGER_PER_ADDRESS: '1' });
+    const base = await startWith({
+      RATE_LIMIT_API_PER_ADDRESS: '3',
+      RATE_LIMIT_PING_PER_ADDRESS: '1',
+      RATE_LIMIT_TRIGGER_PER_ADDRESS: '1',
+    });
     const key = await locationKey(base, await accountHeaders('Acme'), 'office');
     // Ten agents of one location behind one address, twenty requests each.
     const seen = await Promise.all(Array.from({ length: 10 }, () => statuses(20, () => register(base, key))));
@@ -221,7 +246,9 @@ describe('the agent API', () => {
 describe('/openapi.json', () => {
   it('lists the 429 answer, in the reference error shape, for the operations that are rate limited', async () => {
     const base = await startWith({});
-    const doc = (await call(`${base}/openapi.json`)).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const doc = (await call(`${base}/openapi.json`)).body as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     const limited: Array<[string, string]> = [
       ['get', '/v1/checks'],
       ['post', '/v1/checks/api'],
@@ -253,7 +280,11 @@ describe('rate limit settings', () => {
   });
 
   it('reads each limit; 0 turns a limit off', () => {
-    const config = loadServiceConfig({ RATE_LIMIT_API_PER_KEY: '0', RATE_LIMIT_PING_PER_ADDRESS: '10', RATE_LIMIT_AGENT_PER_KEY: '99' });
+    const config = loadServiceConfig({
+      RATE_LIMIT_API_PER_KEY: '0',
+      RATE_LIMIT_PING_PER_ADDRESS: '10',
+      RATE_LIMIT_AGENT_PER_KEY: '99',
+    });
     expect(config.rateLimits?.api.perKey).toBe(0);
     expect(config.rateLimits?.ping.perAddress).toBe(10);
     expect(config.rateLimits?.agent.perKey).toBe(99);

@@ -18,7 +18,11 @@ beforeEach(async () => {
   api = await startTestApi();
   acme = await api.newAccount('Acme');
   other = await api.newAccount('Other');
-  for (const [account, slugName] of [[acme, 'office'], [acme, 'lab'], [other, 'elsewhere']] as const) {
+  for (const [account, slugName] of [
+    [acme, 'office'],
+    [acme, 'lab'],
+    [other, 'elsewhere'],
+  ] as const) {
     const res = await api.request(account, 'POST', '/v1/private-locations', { name: `Loc ${slugName}`, slugName });
     expect(res.statusCode, res.body).toBe(201);
   }
@@ -34,14 +38,23 @@ const get = (account: TestAccount, url: string) => api.request(account, 'GET', u
 /** A request with the given headers instead of the account's own. */
 const getWith = (headers: Record<string, string>, url: string) => api.app.inject({ method: 'GET', url, headers });
 
-async function apiCheck(account: TestAccount, name: string, url: string, extra: Record<string, unknown> = {}): Promise<CheckView> {
+async function apiCheck(
+  account: TestAccount,
+  name: string,
+  url: string,
+  extra: Record<string, unknown> = {},
+): Promise<CheckView> {
   const res = await api.request(account, 'POST', '/v1/checks/api', { name, request: { method: 'GET', url }, ...extra });
   expect(res.statusCode, res.body).toBe(201);
   return json<CheckView>(res);
 }
 
 async function tcpCheck(account: TestAccount, name: string, extra: Record<string, unknown> = {}): Promise<CheckView> {
-  const res = await api.request(account, 'POST', '/v1/checks/tcp', { name, request: { hostname: 'db.internal', port: 5432 }, ...extra });
+  const res = await api.request(account, 'POST', '/v1/checks/tcp', {
+    name,
+    request: { hostname: 'db.internal', port: 5432 },
+    ...extra,
+  });
   expect(res.statusCode, res.body).toBe(201);
   return json<CheckView>(res);
 }
@@ -58,7 +71,10 @@ describe('the x-checkly-account header', () => {
     const alone = await getWith({ ...bearer, 'x-checkly-account': acme.accountId }, '/v1/private-locations');
     expect(alone.statusCode, alone.body).toBe(200);
     expect(json<unknown[]>(alone)).toHaveLength(2);
-    const both = await getWith({ ...bearer, 'x-checkly-account': acme.accountId, 'x-service-account': acme.accountId }, '/v1/private-locations');
+    const both = await getWith(
+      { ...bearer, 'x-checkly-account': acme.accountId, 'x-service-account': acme.accountId },
+      '/v1/private-locations',
+    );
     expect(both.statusCode).toBe(200);
   });
 
@@ -72,7 +88,11 @@ describe('the x-checkly-account header', () => {
 
   it('is a 400 naming both headers when the two name different accounts', async () => {
     const res = await getWith(
-      { authorization: `Bearer ${acme.apiKey}`, 'x-service-account': acme.accountId, 'x-checkly-account': other.accountId },
+      {
+        authorization: `Bearer ${acme.apiKey}`,
+        'x-service-account': acme.accountId,
+        'x-checkly-account': other.accountId,
+      },
       '/v1/private-locations',
     );
     expect(res.statusCode).toBe(400);
@@ -86,7 +106,9 @@ describe('GET /next/accounts', () => {
     const res = await get(acme, `/next/accounts/${acme.accountId}`);
     expect(res.statusCode).toBe(200);
     expect(json(res)).toEqual({ id: acme.accountId, name: 'Acme', runtimeId: '2026.04' });
-    expect(json(await get(acme, '/next/accounts'))).toEqual([{ id: acme.accountId, name: 'Acme', runtimeId: '2026.04' }]);
+    expect(json(await get(acme, '/next/accounts'))).toEqual([
+      { id: acme.accountId, name: 'Acme', runtimeId: '2026.04' },
+    ]);
   });
 
   it('is a 404 for another account’s id and for an unknown one', async () => {
@@ -110,13 +132,24 @@ describe('GET /v1/locations', () => {
 
 describe('GET /v1/runtimes', () => {
   const pinnedNode = (id: string) =>
-    (JSON.parse(readFileSync(`${packageRuntimesDir()}/${id}/package.json`, 'utf8')) as { dependencies: Record<string, string> }).dependencies.node;
+    (
+      JSON.parse(readFileSync(`${packageRuntimesDir()}/${id}/package.json`, 'utf8')) as {
+        dependencies: Record<string, string>;
+      }
+    ).dependencies.node;
 
   it('lists every runtime under runtimes/, newest first, with its Node.js and installed libraries', async () => {
-    const runtimes = json<Array<Record<string, unknown> & { name: string; dependencies: Record<string, string> }>>(await get(acme, '/v1/runtimes'));
+    const runtimes = json<Array<Record<string, unknown> & { name: string; dependencies: Record<string, string> }>>(
+      await get(acme, '/v1/runtimes'),
+    );
     expect(runtimes.map((r) => r.name)).toEqual(['2026.04', '2025.04']);
     const [current, older] = runtimes;
-    expect(current).toMatchObject({ name: '2026.04', multiStepSupport: true, nodeJsVersion: pinnedNode('2026.04'), stage: 'CURRENT' });
+    expect(current).toMatchObject({
+      name: '2026.04',
+      multiStepSupport: true,
+      nodeJsVersion: pinnedNode('2026.04'),
+      stage: 'CURRENT',
+    });
     expect(older).toMatchObject({ name: '2025.04', nodeJsVersion: pinnedNode('2025.04'), stage: 'STABLE' });
     // Exact versions from the lockfile, not package.json's ranges; the pinned node is not a library.
     expect(current?.dependencies.playwright).toMatch(/^1\.58\.\d+$/);
@@ -125,9 +158,10 @@ describe('GET /v1/runtimes', () => {
   });
 
   it('serves a catalog that matches the runtimes/ folders (else: node scripts/runtime-catalog.ts)', async () => {
-    expect(readRuntimeCatalog(), 'src/service/runtime-catalog.json is stale: run node scripts/runtime-catalog.ts').toEqual(
-      await listRuntimes(packageRuntimesDir()),
-    );
+    expect(
+      readRuntimeCatalog(),
+      'src/service/runtime-catalog.json is stale: run node scripts/runtime-catalog.ts',
+    ).toEqual(await listRuntimes(packageRuntimesDir()));
   });
 
   it('shows one runtime by id; an unknown one, or one the reference has but this service does not, is a 404', async () => {
@@ -168,11 +202,15 @@ describe('GET /v2/checks', () => {
     expect(await names(acme, '/v2/checks?checkType=TCP')).toEqual(['Database']);
     expect(await names(acme, '/v2/checks?checkType=URL')).toEqual([]);
     expect(await names(acme, '/v2/checks?apiCheckUrlFilterPattern=myapp.example')).toEqual(['Home page']);
-    expect(await names(acme, '/v2/checks?apiCheckUrlFilterPattern=example&tag=prod&search=bill')).toEqual(['Billing API']);
+    expect(await names(acme, '/v2/checks?apiCheckUrlFilterPattern=example&tag=prod&search=bill')).toEqual([
+      'Billing API',
+    ]);
     // No check has run yet, so none has a status.
     expect(await names(acme, '/v2/checks?status=passing')).toEqual([]);
     // v1 takes the same filters, as the reference's v1 does (its CLI filters through /v1/checks).
-    expect(await names(acme, '/v1/checks?apiCheckUrlFilterPattern=example&tag=prod&search=bill')).toEqual(['Billing API']);
+    expect(await names(acme, '/v1/checks?apiCheckUrlFilterPattern=example&tag=prod&search=bill')).toEqual([
+      'Billing API',
+    ]);
     expect(await names(acme, '/v1/checks?tag=db&tag=web&limit=1&page=2')).toEqual(['Database']);
     // Arrays as axios writes them, as the reference's CLI sends --tag.
     expect(await names(acme, '/v1/checks?tag[]=db&tag[]=web')).toEqual(['Home page', 'Database']);
@@ -216,14 +254,25 @@ describe('GET /v2/checks/{id}', () => {
       privateLocations: ['lab'],
       runtimeId: '2025.04',
       environmentVariables: [{ key: 'REGION', value: 'eu' }],
-      apiCheckDefaults: { url: 'https://api.example', headers: [{ key: 'X-Team', value: 'backend' }], queryParameters: [], assertions: [], basicAuth: null },
+      apiCheckDefaults: {
+        url: 'https://api.example',
+        headers: [{ key: 'X-Team', value: 'backend' }],
+        queryParameters: [],
+        assertions: [],
+        basicAuth: null,
+      },
     });
     expect(groupRes.statusCode, groupRes.body).toBe(201);
     const groupId = json<{ id: number }>(groupRes).id;
     const check = await apiCheck(acme, 'Member', '/health', { groupId, privateLocations: ['office'] });
 
     const plain = json<CheckView>(await get(acme, `/v2/checks/${check.id}`));
-    expect(plain).toMatchObject({ activated: true, privateLocations: ['office'], runtimeId: null, request: { url: '/health' } });
+    expect(plain).toMatchObject({
+      activated: true,
+      privateLocations: ['office'],
+      runtimeId: null,
+      request: { url: '/health' },
+    });
     const applied = json<CheckView>(await get(acme, `/v2/checks/${check.id}?applyGroupSettings=true`));
     expect(applied).toMatchObject({
       activated: false,
@@ -242,7 +291,17 @@ describe.each(storeBackends())('check list filters on $name', (backend) => {
   const t = freshAccountEachTest(backend);
 
   const addCheck = (name: string, checkType: 'API' | 'TCP', body: Record<string, unknown>) =>
-    t.store.checks.create({ accountId: t.accountId, checkType, name, activated: true, muted: false, frequency: 10, frequencyOffset: null, locationIds: [], body: { name, ...body } });
+    t.store.checks.create({
+      accountId: t.accountId,
+      checkType,
+      name,
+      activated: true,
+      muted: false,
+      frequency: 10,
+      frequencyOffset: null,
+      locationIds: [],
+      body: { name, ...body },
+    });
 
   const setStatus = (checkId: string, failures: number, degraded: number) =>
     t.fresh.query(
@@ -252,14 +311,18 @@ describe.each(storeBackends())('check list filters on $name', (backend) => {
     );
 
   it('combines tag, search, URL and status filters, then pages', async () => {
-    const home = await addCheck('Home 50%_off', 'API', { tags: ['web', 'prod'], request: { url: 'https://Shop.example/' } });
+    const home = await addCheck('Home 50%_off', 'API', {
+      tags: ['web', 'prod'],
+      request: { url: 'https://Shop.example/' },
+    });
     const billing = await addCheck('Billing', 'API', { tags: ['prod'], request: { url: 'https://billing.example/' } });
     const db = await addCheck('Database', 'TCP', { tags: ['db'], request: { hostname: 'shop.example', port: 1 } });
     await addCheck('Untagged', 'API', { request: { url: 'https://x.example/' } });
     await setStatus(home.id, 0, 0);
     await setStatus(billing.id, 1, 0);
     await setStatus(db.id, 0, 1);
-    const list = async (filter: Parameters<typeof t.store.checks.list>[1]) => (await t.store.checks.list(t.accountId, filter)).map((c) => c.name);
+    const list = async (filter: Parameters<typeof t.store.checks.list>[1]) =>
+      (await t.store.checks.list(t.accountId, filter)).map((c) => c.name);
     const page = { limit: 10, page: 1 };
 
     expect(await list({ ...page, tags: ['prod', 'db'] })).toEqual(['Home 50%_off', 'Billing', 'Database']);

@@ -11,12 +11,25 @@ import { apiPerTest, type TestAccount } from '../helpers/public-api.ts';
 const HOUR = 3_600_000;
 const ctx = apiPerTest(['acme', 'other']);
 
-async function createCheck(store: Store, account: TestAccount, checkType: 'API' | 'TCP' | 'DNS', tags: string[], activated = true) {
+async function createCheck(
+  store: Store,
+  account: TestAccount,
+  checkType: 'API' | 'TCP' | 'DNS',
+  tags: string[],
+  activated = true,
+) {
   const settings = { activated, muted: false, frequency: 1, frequencyOffset: null, locationIds: [], body: { tags } };
   return store.checks.create({ accountId: account.accountId, checkType, name: `${checkType} check`, ...settings });
 }
 
-async function storeResult(store: Store, account: TestAccount, checkId: string, atMs: number, ms: number, failed = false) {
+async function storeResult(
+  store: Store,
+  account: TestAccount,
+  checkId: string,
+  atMs: number,
+  ms: number,
+  failed = false,
+) {
   await store.results.insertOnce({
     accountId: account.accountId,
     checkId,
@@ -27,7 +40,13 @@ async function storeResult(store: Store, account: TestAccount, checkId: string, 
     attempts: 1,
     resultType: 'FINAL',
     createdAt: new Date(atMs).toISOString(),
-    payload: { checkType: 'API', responseTime: ms, hasFailures: failed, hasErrors: false, isCancelled: false } as RunResult,
+    payload: {
+      checkType: 'API',
+      responseTime: ms,
+      hasFailures: failed,
+      hasErrors: false,
+      isCancelled: false,
+    } as RunResult,
   });
 }
 
@@ -82,7 +101,8 @@ describe('GET /v1/reporting', () => {
     const now = Date.now();
     await storeResult(ctx.api.store, ctx.acme, check.id, now - 3 * 24 * HOUR, 100);
     await storeResult(ctx.api.store, ctx.acme, check.id, now - HOUR, 300);
-    const avg = async (query: string) => (((await report(ctx.acme, query))[0]?.aggregate ?? {}) as { avg?: number }).avg;
+    const avg = async (query: string) =>
+      (((await report(ctx.acme, query))[0]?.aggregate ?? {}) as { avg?: number }).avg;
     expect(await avg('')).toBe(300);
     expect(await avg('?quickRange=last24Hrs')).toBe(300);
     expect(await avg('?quickRange=last7Days')).toBe(200);
@@ -99,17 +119,30 @@ describe('GET /v1/reporting', () => {
     const window = '?from=2026-01-08T12:00:00Z&to=2026-01-12T00:00:00Z&granularity=day';
     const [utc] = await report(ctx.acme, window);
     expect(utc?.aggregate).toBeUndefined();
-    expect(utc?.aggregates).toEqual([{ successRatio: 50, avg: 20, p95: 30, p99: 30, from: '2026-01-10T00:00:00.000Z', to: '2026-01-11T00:00:00.000Z' }]);
+    expect(utc?.aggregates).toEqual([
+      { successRatio: 50, avg: 20, p95: 30, p99: 30, from: '2026-01-10T00:00:00.000Z', to: '2026-01-11T00:00:00.000Z' },
+    ]);
     const [ny] = await report(ctx.acme, `${window}&timezone=America/New_York`);
     expect(ny?.aggregates).toEqual([
-      { successRatio: 100, avg: 10, p95: 10, p99: 10, from: '2026-01-09T05:00:00.000Z', to: '2026-01-10T05:00:00.000Z' },
+      {
+        successRatio: 100,
+        avg: 10,
+        p95: 10,
+        p99: 10,
+        from: '2026-01-09T05:00:00.000Z',
+        to: '2026-01-10T05:00:00.000Z',
+      },
       { successRatio: 0, avg: 30, p95: 30, p99: 30, from: '2026-01-10T05:00:00.000Z', to: '2026-01-11T05:00:00.000Z' },
     ]);
     const [month] = await report(ctx.acme, '?from=2025-12-15T00:00:00Z&to=2026-02-10T00:00:00Z&granularity=month');
-    expect(month?.aggregates).toEqual([{ successRatio: 50, avg: 20, p95: 30, p99: 30, from: '2026-01-01T00:00:00.000Z', to: '2026-02-01T00:00:00.000Z' }]);
+    expect(month?.aggregates).toEqual([
+      { successRatio: 50, avg: 20, p95: 30, p99: 30, from: '2026-01-01T00:00:00.000Z', to: '2026-02-01T00:00:00.000Z' },
+    ]);
     const [week] = await report(ctx.acme, '?from=2026-01-01T00:00:00Z&to=2026-01-20T00:00:00Z&granularity=week');
     // January 10, 2026 is a Saturday: its week starts on Monday the 5th.
-    expect(week?.aggregates).toEqual([expect.objectContaining({ from: '2026-01-05T00:00:00.000Z', to: '2026-01-12T00:00:00.000Z' })]);
+    expect(week?.aggregates).toEqual([
+      expect.objectContaining({ from: '2026-01-05T00:00:00.000Z', to: '2026-01-12T00:00:00.000Z' }),
+    ]);
   });
 
   it('400 naming the parameter for bad input', async () => {

@@ -26,14 +26,19 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
 
   /** Leases `n` runs, one per check (a run per check and due time). */
   async function leased(t: TestTenant, agent: TestAgent, n: number): Promise<Job[]> {
-    for (let i = 0; i < n; i++) await h.dispatcher.enqueue(await h.check(t, { name: `check ${i}` }), t.location.id, h.clock.now);
+    for (let i = 0; i < n; i++)
+      await h.dispatcher.enqueue(await h.check(t, { name: `check ${i}` }), t.location.id, h.clock.now);
     const jobs = await agent.lease({ slots: { uptime: n } });
     expect(jobs).toHaveLength(n);
     return jobs;
   }
 
   /** Posts over loopback with the location key, as an agent does. */
-  async function post(key: string, path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  async function post(
+    key: string,
+    path: string,
+    body: unknown,
+  ): Promise<{ status: number; json: Record<string, unknown> }> {
     const res = await fetch(new URL(path, h.url), {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -43,7 +48,10 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
   }
 
   async function batch(t: TestTenant, agent: TestAgent, items: Array<{ job: Job; result?: Partial<RunResult> }>) {
-    const results = items.map(({ job, result }) => ({ leaseId: job.leaseId, result: resultFor(job, agent.agentId, result) }));
+    const results = items.map(({ job, result }) => ({
+      leaseId: job.leaseId,
+      result: resultFor(job, agent.agentId, result),
+    }));
     return post(t.key, AGENT_PATHS.resultBatches, { agentId: agent.agentId, results });
   }
 
@@ -59,7 +67,11 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
   it('stores each result once, finishes its run and applies it to its check status, answering one outcome per result in order', async () => {
     const { t, agent } = await start();
     const jobs = await leased(t, agent, 3);
-    const res = await batch(t, agent, [{ job: jobs[0]! }, { job: jobs[1]!, result: { hasFailures: true } }, { job: jobs[2]! }]);
+    const res = await batch(t, agent, [
+      { job: jobs[0]! },
+      { job: jobs[1]!, result: { hasFailures: true } },
+      { job: jobs[2]! },
+    ]);
     expect(res.status).toBe(200);
     const outcomes = res.json.outcomes as ResultOutcome[];
     expect(outcomes.map((o) => [o.runId, o.status])).toEqual(jobs.map((j) => [j.runId, 'stored']));
@@ -74,11 +86,15 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
   it('answers duplicate with the stored id for a run sent twice in one batch and again in a later batch', async () => {
     const { t, agent } = await start();
     const [a, b] = await leased(t, agent, 2);
-    const first = (await batch(t, agent, [{ job: a! }, { job: a! }])).json.outcomes as Array<ResultOutcome & { resultId: string }>;
+    const first = (await batch(t, agent, [{ job: a! }, { job: a! }])).json.outcomes as Array<
+      ResultOutcome & { resultId: string }
+    >;
     expect(first.map((o) => o.status)).toEqual(['stored', 'duplicate']);
     expect(first[1]?.resultId).toBe(first[0]?.resultId);
 
-    const second = (await batch(t, agent, [{ job: b! }, { job: a! }])).json.outcomes as Array<ResultOutcome & { resultId: string }>;
+    const second = (await batch(t, agent, [{ job: b! }, { job: a! }])).json.outcomes as Array<
+      ResultOutcome & { resultId: string }
+    >;
     expect(second.map((o) => o.status)).toEqual(['stored', 'duplicate']);
     expect(second[1]?.resultId).toBe(first[0]?.resultId);
     expect(await resultsOf(a!.runId)).toHaveLength(1);
@@ -125,7 +141,10 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
     const [job] = await leased(t, agent, 1);
     const item = { leaseId: job!.leaseId, result: resultFor(job!, agent.agentId) };
 
-    const over = await post(t.key, AGENT_PATHS.resultBatches, { agentId: agent.agentId, results: Array.from({ length: 101 }, () => item) });
+    const over = await post(t.key, AGENT_PATHS.resultBatches, {
+      agentId: agent.agentId,
+      results: Array.from({ length: 101 }, () => item),
+    });
     expect(over.status).toBe(400);
     expect(over.json.message).toMatch(/body\/results must NOT have more than 100 items/);
 
@@ -134,7 +153,10 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
     expect(empty.json.message).toMatch(/body\/results must NOT have fewer than 1 items/);
 
     const { responseTime: _, ...noTime } = item.result;
-    const invalid = await post(t.key, AGENT_PATHS.resultBatches, { agentId: agent.agentId, results: [item, { leaseId: job!.leaseId, result: noTime }] });
+    const invalid = await post(t.key, AGENT_PATHS.resultBatches, {
+      agentId: agent.agentId,
+      results: [item, { leaseId: job!.leaseId, result: noTime }],
+    });
     expect(invalid.status).toBe(400);
     expect(invalid.json.message).toMatch(/body\/results\/1\/result\/responseTime is required/);
     expect(await resultsOf(job!.runId)).toEqual([]);
@@ -146,7 +168,11 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
     const failing = jobs[1]!.runId;
     await injectInsertFailure(fresh, backend.name, 'results', 'run_id', failing);
 
-    const failed = await batch(t, agent, jobs.map((job) => ({ job })));
+    const failed = await batch(
+      t,
+      agent,
+      jobs.map((job) => ({ job })),
+    );
     expect(failed.status).toBe(500);
     for (const job of jobs) {
       expect(await resultsOf(job.runId)).toEqual([]);
@@ -154,10 +180,22 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
     }
 
     await removeInsertFailure(fresh, backend.name, 'results');
-    const retried = await batch(t, agent, jobs.map((job) => ({ job })));
+    const retried = await batch(
+      t,
+      agent,
+      jobs.map((job) => ({ job })),
+    );
     expect((retried.json.outcomes as ResultOutcome[]).map((o) => o.status)).toEqual(['stored', 'stored', 'stored']);
-    const again = await batch(t, agent, jobs.map((job) => ({ job })));
-    expect((again.json.outcomes as ResultOutcome[]).map((o) => o.status)).toEqual(['duplicate', 'duplicate', 'duplicate']);
+    const again = await batch(
+      t,
+      agent,
+      jobs.map((job) => ({ job })),
+    );
+    expect((again.json.outcomes as ResultOutcome[]).map((o) => o.status)).toEqual([
+      'duplicate',
+      'duplicate',
+      'duplicate',
+    ]);
     for (const job of jobs) expect(await resultsOf(job.runId)).toHaveLength(1);
   });
 
@@ -167,7 +205,11 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
     const broken = jobs[1]!.check.id;
     await injectInsertFailure(fresh, backend.name, 'check_statuses', 'check_id', broken);
 
-    const res = await batch(t, agent, jobs.map((job) => ({ job, result: { hasFailures: true } })));
+    const res = await batch(
+      t,
+      agent,
+      jobs.map((job) => ({ job, result: { hasFailures: true } })),
+    );
     expect((res.json.outcomes as ResultOutcome[]).map((o) => o.status)).toEqual(['stored', 'stored', 'stored']);
     for (const job of jobs) {
       expect(await resultsOf(job.runId)).toHaveLength(1);
@@ -181,9 +223,17 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
 });
 
 /** A trigger that makes the database refuse rows of `table` whose `column` is `value`: a real failure inside the transaction. */
-async function injectInsertFailure(fresh: FreshStore, backend: 'sqlite' | 'postgres', table: string, column: string, value: string): Promise<void> {
+async function injectInsertFailure(
+  fresh: FreshStore,
+  backend: 'sqlite' | 'postgres',
+  table: string,
+  column: string,
+  value: string,
+): Promise<void> {
   if (backend === 'sqlite') {
-    await fresh.query(`CREATE TRIGGER fail_insert BEFORE INSERT ON ${table} WHEN NEW.${column} = '${value}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+    await fresh.query(
+      `CREATE TRIGGER fail_insert BEFORE INSERT ON ${table} WHEN NEW.${column} = '${value}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`,
+    );
     return;
   }
   await fresh.query(

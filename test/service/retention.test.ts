@@ -40,7 +40,14 @@ describe.each(storeBackends())('retention ($name)', (backend) => {
 
   async function checkWithHistory(store: Store, nowMs: number, oldCount: number) {
     const { accountId } = await createAccount(store, 'Acme');
-    const settings = { activated: true, muted: false, frequency: 1, frequencyOffset: null, locationIds: [], body: { tags: [] } };
+    const settings = {
+      activated: true,
+      muted: false,
+      frequency: 1,
+      frequencyOffset: null,
+      locationIds: [],
+      body: { tags: [] },
+    };
     const check = await store.checks.create({ accountId, checkType: 'API', name: 'Homepage', ...settings });
     const insert = (atMs: number, ms: number) =>
       store.results.insertOnce({
@@ -53,7 +60,13 @@ describe.each(storeBackends())('retention ($name)', (backend) => {
         attempts: 1,
         resultType: 'FINAL',
         createdAt: new Date(atMs).toISOString(),
-        payload: { checkType: 'API', responseTime: ms, hasFailures: false, hasErrors: false, isCancelled: false } as RunResult,
+        payload: {
+          checkType: 'API',
+          responseTime: ms,
+          hasFailures: false,
+          hasErrors: false,
+          isCancelled: false,
+        } as RunResult,
       });
     // Stored in time order, as the service stores them: 14 months old, 40 days old (many), then recent.
     await insert(nowMs - 430 * DAY, 7);
@@ -93,7 +106,11 @@ describe.each(storeBackends())('retention ($name)', (backend) => {
     const store = await fresh.open();
     const now = Date.now();
     const { checkId } = await checkWithHistory(store, now, 2);
-    const sweeper = new RetentionSweeper({ repo: store.retention, config: { resultDays: 1, rollupMonths: 1 }, log: quietLog });
+    const sweeper = new RetentionSweeper({
+      repo: store.retention,
+      config: { resultDays: 1, rollupMonths: 1 },
+      log: quietLog,
+    });
     expect(await sweeper.sweep(now)).toEqual({ results: 3, rollups: 2 });
     const hours = await fresh.query('SELECT hour FROM check_stats_hourly WHERE check_id = ?', [checkId]);
     expect(hours.map((r) => Number(r.hour))).toEqual([Math.floor((now - HOUR) / HOUR)]);
@@ -103,7 +120,9 @@ describe.each(storeBackends())('retention ($name)', (backend) => {
 describe('retention settings', () => {
   it('defaults to 30 days of results and 13 months of rollups', () => {
     expect(loadRetentionConfig({})).toEqual({ resultDays: 30, rollupMonths: 13 });
-    expect(loadServiceConfig({ DATA_DIR: '/tmp/x', RESULT_RETENTION_DAYS: '7', ROLLUP_RETENTION_MONTHS: '24' }).retention).toEqual({ resultDays: 7, rollupMonths: 24 });
+    expect(
+      loadServiceConfig({ DATA_DIR: '/tmp/x', RESULT_RETENTION_DAYS: '7', ROLLUP_RETENTION_MONTHS: '24' }).retention,
+    ).toEqual({ resultDays: 7, rollupMonths: 24 });
   });
 
   it.each([

@@ -35,14 +35,27 @@ const statements = dialectStatements(dialectSql('sqlite'));
 function explain(sql: string): string[] {
   const statement = db.raw.prepare(`EXPLAIN QUERY PLAN ${sql}`);
   statement.setAllowUnknownNamedParameters(true);
-  const params = { locationId: 'l', checkTypes: '[]', runtimes: '[]', now: 'n', checkId: 'c', dueAt: 'd', uptime: 1, heavy: 1, agentId: 'a', leaseExpiresAt: 'x', endReason: 'r' };
+  const params = {
+    locationId: 'l',
+    checkTypes: '[]',
+    runtimes: '[]',
+    now: 'n',
+    checkId: 'c',
+    dueAt: 'd',
+    uptime: 1,
+    heavy: 1,
+    agentId: 'a',
+    leaseExpiresAt: 'x',
+    endReason: 'r',
+  };
   const positional = ['a', 'c', ...(sql.includes('result_type = ?') ? ['FINAL'] : []), 1, 1];
   const rows = sql.includes('?') ? statement.all(...positional) : statement.all(params);
   return (rows as Array<{ detail: string }>).map((r) => r.detail);
 }
 
 /** The plan's steps that read `table`. */
-const plan = (sql: string, table = 'runs'): string[] => explain(sql).filter((d) => new RegExp(` ${table}( |$)`).test(` ${d}`));
+const plan = (sql: string, table = 'runs'): string[] =>
+  explain(sql).filter((d) => new RegExp(` ${table}( |$)`).test(` ${d}`));
 
 it.each([
   ['supersede', 'runs_queued_by_check'],
@@ -52,14 +65,18 @@ it.each([
 ] as const)('%s reads %s', (name, index) => {
   const steps = plan(statements[name]);
   expect(steps.length).toBeGreaterThan(0);
-  for (const step of steps.filter((s) => !s.includes('run_id=?') && !s.includes('LIST SUBQUERY'))) expect(step, name).toContain(`INDEX ${index}`);
+  for (const step of steps.filter((s) => !s.includes('run_id=?') && !s.includes('LIST SUBQUERY')))
+    expect(step, name).toContain(`INDEX ${index}`);
 });
 
-it.each(Object.keys(RUN_QUEUE_READS) as Array<keyof typeof RUN_QUEUE_READS>)('%s reads only the open runs, through their partial indexes', (name) => {
-  const steps = plan(RUN_QUEUE_READS[name]);
-  expect(steps.length).toBeGreaterThan(0);
-  for (const step of steps) expect(step, name).toMatch(/INDEX runs_(claim|lease_expiry)\b/);
-});
+it.each(Object.keys(RUN_QUEUE_READS) as Array<keyof typeof RUN_QUEUE_READS>)(
+  '%s reads only the open runs, through their partial indexes',
+  (name) => {
+    const steps = plan(RUN_QUEUE_READS[name]);
+    expect(steps.length).toBeGreaterThan(0);
+    for (const step of steps) expect(step, name).toMatch(/INDEX runs_(claim|lease_expiry)\b/);
+  },
+);
 
 it.each([
   ['of any type', listOfCheck(false)],
@@ -77,13 +94,17 @@ it.each([false, true])('a page of results (type filter %s) comes newest first fr
 
 // Session runs sort first by their deadline (the moment they were queued), so the index order
 // serves them; claimNewest's one sort merges its two LIMITed halves, at most twice the slots.
-it.each(['claim', 'shedLate'] as const)('%s needs no sort of the queue (session runs go first through the index order)', (name) => {
-  expect(explain(statements[name]).join('\n')).not.toMatch(/TEMP B-TREE/);
-});
+it.each(['claim', 'shedLate'] as const)(
+  '%s needs no sort of the queue (session runs go first through the index order)',
+  (name) => {
+    expect(explain(statements[name]).join('\n')).not.toMatch(/TEMP B-TREE/);
+  },
+);
 it('claimNewest reads each half as a range of the claim index', () => {
   const reads = plan(statements.claimNewest).filter((s) => !s.includes('run_id=?'));
   expect(reads).toHaveLength(4);
-  for (const step of reads) expect(step).toMatch(/SEARCH runs USING INDEX runs_claim \(location_id=\? AND check_class=\? AND start_by[<>]\?\)/);
+  for (const step of reads)
+    expect(step).toMatch(/SEARCH runs USING INDEX runs_claim \(location_id=\? AND check_class=\? AND start_by[<>]\?\)/);
 });
 
 describe('a check session run in the queue', () => {
@@ -101,32 +122,67 @@ describe('a check session run in the queue', () => {
     dueAt: at(dueMs),
     startBy: at(startByMs),
     timeoutMs: 30_000,
-    check: { id: `check-${n}`, accountId: 'acct', name: `c${n}`, checkType: 'API', shouldFail: false, runtimeId: null } as unknown as NewRun['check'],
+    check: {
+      id: `check-${n}`,
+      accountId: 'acct',
+      name: `c${n}`,
+      checkType: 'API',
+      shouldFail: false,
+      runtimeId: null,
+    } as unknown as NewRun['check'],
     ...(sessionId ? { sessionId } : {}),
   });
   const claimOne = (order: 'deadline' | 'newest', nowMs: number) =>
-    runs().claim({ locationId: 'loc', agentId: 'a', checkTypes: ['API'], runtimes: [], slots: { uptime: 1, heavy: 0 }, now: at(nowMs), leaseExpiresAt: at(nowMs + 60_000), order });
+    runs().claim({
+      locationId: 'loc',
+      agentId: 'a',
+      checkTypes: ['API'],
+      runtimes: [],
+      slots: { uptime: 1, heavy: 0 },
+      now: at(nowMs),
+      leaseExpiresAt: at(nowMs + 60_000),
+      order,
+    });
 
   beforeAll(async () => {
     await db.run("INSERT INTO accounts (id, name, created_at) VALUES ('acct', 'a', '2026-01-01T00:00:00Z')");
-    await db.run("INSERT INTO private_locations (id, account_id, name, slug_name, icon, created_at) VALUES ('loc', 'acct', 'l', 'l', 'location', '2026-01-01T00:00:00Z')");
+    await db.run(
+      "INSERT INTO private_locations (id, account_id, name, slug_name, icon, created_at) VALUES ('loc', 'acct', 'l', 'l', 'location', '2026-01-01T00:00:00Z')",
+    );
   });
 
-  it.each(['deadline', 'newest'] as const)('is claimed before scheduled runs due earlier (%s order), and is never shed', async (order) => {
-    // Two scheduled runs due before the session was triggered, their deadlines still ahead.
-    await runs().enqueueMany([queued(t0 - 5_000, t0 + 5_000), queued(t0 - 1_000, t0 + 9_000)], at(t0));
-    const [session] = await runs().enqueueMany([queued(t0, t0, 'session-1')], at(t0));
-    // Later than the session run's own deadline: a scheduled first attempt that late would be shed.
-    const now = t0 + 3_000;
-    const request = { locationId: 'loc', agentId: 'a', checkTypes: ['API'] as const, runtimes: [], slots: { uptime: 1, heavy: 0 } };
-    expect(await runs().shedLate({ ...request, checkTypes: [...request.checkTypes], now: at(now), leaseExpiresAt: at(now), order })).toBe(0);
-    const [first] = await claimOne(order, now);
-    expect(first?.runId).toBe(session?.run.runId);
-    expect(first?.sessionId).toBe('session-1');
-    const [next] = await claimOne(order, now);
-    expect(next?.sessionId).toBeNull();
-    await db.run("DELETE FROM runs WHERE state = 'queued'");
-  });
+  it.each(['deadline', 'newest'] as const)(
+    'is claimed before scheduled runs due earlier (%s order), and is never shed',
+    async (order) => {
+      // Two scheduled runs due before the session was triggered, their deadlines still ahead.
+      await runs().enqueueMany([queued(t0 - 5_000, t0 + 5_000), queued(t0 - 1_000, t0 + 9_000)], at(t0));
+      const [session] = await runs().enqueueMany([queued(t0, t0, 'session-1')], at(t0));
+      // Later than the session run's own deadline: a scheduled first attempt that late would be shed.
+      const now = t0 + 3_000;
+      const request = {
+        locationId: 'loc',
+        agentId: 'a',
+        checkTypes: ['API'] as const,
+        runtimes: [],
+        slots: { uptime: 1, heavy: 0 },
+      };
+      expect(
+        await runs().shedLate({
+          ...request,
+          checkTypes: [...request.checkTypes],
+          now: at(now),
+          leaseExpiresAt: at(now),
+          order,
+        }),
+      ).toBe(0);
+      const [first] = await claimOne(order, now);
+      expect(first?.runId).toBe(session?.run.runId);
+      expect(first?.sessionId).toBe('session-1');
+      const [next] = await claimOne(order, now);
+      expect(next?.sessionId).toBeNull();
+      await db.run("DELETE FROM runs WHERE state = 'queued'");
+    },
+  );
 
   it('is not superseded by a scheduled run of its check and location, nor supersedes one', async () => {
     const session = queued(t0, t0, 'session-2');
@@ -134,7 +190,10 @@ describe('a check session run in the queue', () => {
     const later = { ...queued(t0 + 10_000, t0 + 15_000), checkId: session.checkId };
     const [enqueued] = await runs().enqueueMany([later], at(t0 + 10_000));
     expect(enqueued?.superseded).toEqual([]);
-    const [again] = await runs().enqueueMany([{ ...queued(t0 + 11_000, t0 + 11_000, 'session-3'), checkId: session.checkId }], at(t0 + 11_000));
+    const [again] = await runs().enqueueMany(
+      [{ ...queued(t0 + 11_000, t0 + 11_000, 'session-3'), checkId: session.checkId }],
+      at(t0 + 11_000),
+    );
     expect(again?.superseded).toEqual([]);
     expect((await runs().get(later.runId))?.state).toBe('queued');
   });

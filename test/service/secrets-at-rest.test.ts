@@ -29,7 +29,9 @@ afterEach(async () => {
 
 async function start(env: Record<string, string>, dataDir = tempDataDir()) {
   dirs.push(dataDir);
-  const service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env }), { logger: false });
+  const service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env }), {
+    logger: false,
+  });
   services.push(service);
   const base = await service.start();
   return { service, base, dataDir };
@@ -64,20 +66,22 @@ function databaseBytes(dataDir: string): string {
  * A database as versions before migration 009 left it: webhook secrets in plain text in a
  * subscription and a delivery, and, given `markerKey`, the marker of the key that sealed its secrets.
  */
-async function databaseBeforeSealing(dataDir: string, plain: { subscription: string; outbox: string }, markerKey?: Buffer): Promise<void> {
+async function databaseBeforeSealing(
+  dataDir: string,
+  plain: { subscription: string; outbox: string },
+  markerKey?: Buffer,
+): Promise<void> {
   const db = openDatabase(dataDir);
-  await runMigrations(new SqliteDatabase(db), MIGRATIONS.filter((m) => m.version <= 8));
+  await runMigrations(
+    new SqliteDatabase(db),
+    MIGRATIONS.filter((m) => m.version <= 8),
+  );
   if (markerKey) verifySecretsMarker(db, new SecretBox(markerKey), { setting: 'SECRETS_KEY', description: 'the test' });
   const now = new Date().toISOString();
   db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', now);
-  db.prepare('INSERT INTO status_pages (id, account_id, name, url, default_theme, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-    'page-1',
-    'acc-1',
-    'Acme',
-    'acme',
-    'AUTO',
-    now,
-  );
+  db.prepare(
+    'INSERT INTO status_pages (id, account_id, name, url, default_theme, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+  ).run('page-1', 'acc-1', 'Acme', 'acme', 'AUTO', now);
   db.prepare(
     `INSERT INTO sp_subscriptions (id, status_page_id, type, address, address_key, secret, status, created_at, updated_at)
      VALUES ('sub-1', 'page-1', 'WEBHOOK', 'http://hooks.example/', 'http://hooks.example/', ?, 'VERIFIED', ?, ?)`,
@@ -122,7 +126,11 @@ describe('secrets at rest', () => {
   it('keeps secret values of variables, checks, groups and run snapshots out of the database file', async () => {
     const { service, base, dataDir } = await start({});
     const { accountId, apiKey } = await createAccount(service.store, 'Acme');
-    const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
+    const headers = {
+      authorization: `Bearer ${apiKey}`,
+      'x-service-account': accountId,
+      'content-type': 'application/json',
+    };
     const post = async (url: string, body: object, status = 201) => {
       const res = await fetch(`${base}${url}`, { method: 'POST', headers, body: JSON.stringify(body) });
       expect(res.status, await res.clone().text()).toBe(status);
@@ -138,7 +146,10 @@ describe('secrets at rest', () => {
     // The variables table seals every value, not only secret ones (a job snapshot keeps non-secret
     // values plain, as the API returns them anyway).
     await post('/v1/variables', { key: 'ACC_PLAIN', value: 'plain-value-1b2c' });
-    const group = await post('/v2/check-groups', { name: 'g', environmentVariables: [{ key: 'GRP', value: canaries.group, secret: true }] });
+    const group = await post('/v2/check-groups', {
+      name: 'g',
+      environmentVariables: [{ key: 'GRP', value: canaries.group, secret: true }],
+    });
     const check = await post('/v1/checks/api', {
       name: 'c',
       groupId: group.id,
@@ -156,7 +167,11 @@ describe('secrets at rest', () => {
     // Webhook signing secrets: in the subscriptions and, copied, in the outbox of an incident update.
     const hookSecrets = { subscription: 'CANARY-whsec-4c1e8b77d2', other: 'CANARY-whsec-9a0f3e55c6' };
     const service1 = await post('/v1/status-pages/services', { name: 'API' }, 200);
-    const page = await post('/v1/status-pages', { name: 'Acme', url: 'acme', cards: [{ name: 'Core', services: [{ id: service1.id }] }] });
+    const page = await post('/v1/status-pages', {
+      name: 'Acme',
+      url: 'acme',
+      cards: [{ name: 'Core', services: [{ id: service1.id }] }],
+    });
     await post(`/v1/status-pages/${page.id}/subscriptions/bulk`, {
       subscriptions: Object.values(hookSecrets).map((secret, i) => ({
         type: 'WEBHOOK',
@@ -180,9 +195,14 @@ describe('secrets at rest', () => {
     const raw = databaseBytes(dataDir);
     expect(raw).toContain('enc:v1:');
     const db = new DatabaseSync(path.join(dataDir, 'outpost.db'), { readOnly: true });
-    const values = db.prepare('SELECT sealed_value FROM environment_variables').all() as Array<{ sealed_value: string }>;
+    const values = db.prepare('SELECT sealed_value FROM environment_variables').all() as Array<{
+      sealed_value: string;
+    }>;
     db.close();
-    expect(values.map((v) => v.sealed_value)).toEqual([expect.stringMatching(/^enc:v1:/), expect.stringMatching(/^enc:v1:/)]);
+    expect(values.map((v) => v.sealed_value)).toEqual([
+      expect.stringMatching(/^enc:v1:/),
+      expect.stringMatching(/^enc:v1:/),
+    ]);
 
     // The job an agent gets carries them in plain text (the agent needs them, and scrubs them).
     const job = toJob((await service.store.runs.get(run.runId)) ?? run, service.store.secrets);
@@ -198,7 +218,11 @@ describe('secrets at rest', () => {
   it('keeps the secrets of alert channel configs out of the database file', async () => {
     const { service, base, dataDir } = await start({});
     const { accountId, apiKey } = await createAccount(service.store, 'Acme');
-    const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
+    const headers = {
+      authorization: `Bearer ${apiKey}`,
+      'x-service-account': accountId,
+      'content-type': 'application/json',
+    };
     const canaries = {
       slackUrl: 'https://hooks.slack.test/services/T0/B0/CANARY-slack-6e2d90',
       webhookSecret: 'CANARY-hooksecret-1f7b3c',
@@ -233,7 +257,11 @@ describe('secrets at rest', () => {
     const stored = await service.store.alertChannels.list(accountId, { limit: 10, page: 1 });
     expect(stored.map((c) => c.definition.config)).toMatchObject([
       { url: canaries.slackUrl },
-      { webhookSecret: canaries.webhookSecret, headers: [{ key: 'Authorization', value: canaries.webhookHeader }], queryParameters: [{ key: 'token', value: canaries.webhookQuery }] },
+      {
+        webhookSecret: canaries.webhookSecret,
+        headers: [{ key: 'Authorization', value: canaries.webhookHeader }],
+        queryParameters: [{ key: 'token', value: canaries.webhookQuery }],
+      },
       { serviceKey: canaries.pagerDuty },
       { apiKey: canaries.opsgenie },
     ]);
@@ -247,7 +275,10 @@ describe('secrets at rest', () => {
 
     const { service } = await start({}, dataDir);
     expect((await service.store.outbox.get('out-1'))?.secret).toBe(plain.outbox);
-    expect(storedWebhookSecrets(dataDir)).toEqual([expect.stringMatching(/^enc:v1:/), expect.stringMatching(/^enc:v1:/)]);
+    expect(storedWebhookSecrets(dataDir)).toEqual([
+      expect.stringMatching(/^enc:v1:/),
+      expect.stringMatching(/^enc:v1:/),
+    ]);
     expectNoneStored(dataDir, plain);
   });
 
@@ -273,7 +304,12 @@ describe('secrets at rest', () => {
     const key = readFileSync(keyFile, 'utf8').trim();
     expect(Buffer.from(key, 'base64')).toHaveLength(32);
     const { accountId } = await createAccount(service.store, 'Acme');
-    await service.store.variables.create(accountId, { key: 'K', value: 'v-after-restart', locked: false, secret: true });
+    await service.store.variables.create(accountId, {
+      key: 'K',
+      value: 'v-after-restart',
+      locked: false,
+      secret: true,
+    });
     expect(databaseBytes(dataDir)).not.toContain(key);
     await services.pop()?.stop();
 
@@ -287,7 +323,12 @@ describe('secrets at rest', () => {
     const key = randomBytes(32).toString('base64');
     const { service, dataDir } = await start({ SECRETS_KEY: key });
     const { accountId } = await createAccount(service.store, 'Acme');
-    await service.store.variables.create(accountId, { key: 'K', value: 'sealed-with-first-key', locked: false, secret: true });
+    await service.store.variables.create(accountId, {
+      key: 'K',
+      value: 'sealed-with-first-key',
+      locked: false,
+      secret: true,
+    });
     await services.pop()?.stop();
 
     const wrong = randomBytes(32).toString('base64');
@@ -308,10 +349,16 @@ describe('secrets at rest', () => {
   });
 
   it('rejects a malformed SECRETS_KEY and an unreadable key file with a ConfigError naming the setting', () => {
-    expect(() => loadSecretsKeyConfig({ SECRETS_KEY: 'too-short' }, '/tmp/x')).toThrow(/SECRETS_KEY must be the base64 of 32 bytes/);
-    expect(() => loadSecretsKeyConfig({ SECRETS_KEY: randomBytes(16).toString('base64') }, '/tmp/x')).toThrow(ConfigError);
+    expect(() => loadSecretsKeyConfig({ SECRETS_KEY: 'too-short' }, '/tmp/x')).toThrow(
+      /SECRETS_KEY must be the base64 of 32 bytes/,
+    );
+    expect(() => loadSecretsKeyConfig({ SECRETS_KEY: randomBytes(16).toString('base64') }, '/tmp/x')).toThrow(
+      ConfigError,
+    );
     expect(loadSecretsKeyConfig({}, '/data')).toEqual({ keyFile: '/data/outpost-secrets.key' });
-    expect(loadSecretsKeyConfig({ SECRETS_KEY_FILE: '/run/secrets/k' }, '/data')).toEqual({ keyFile: '/run/secrets/k' });
+    expect(loadSecretsKeyConfig({ SECRETS_KEY_FILE: '/run/secrets/k' }, '/data')).toEqual({
+      keyFile: '/run/secrets/k',
+    });
   });
 
   it('an empty key file is a ConfigError, not a silently generated new key', async () => {

@@ -24,7 +24,10 @@ let dataDir: string;
 async function start(env: Record<string, string> = {}): Promise<{ service: Service; url: string }> {
   dataDir = tempDataDir();
   // Leases of 2 s (the least allowed): the test leaves one to expire.
-  service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', JOB_LEASE_SECONDS: '2', ...env }), { logger: false });
+  service = await buildService(
+    loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', JOB_LEASE_SECONDS: '2', ...env }),
+    { logger: false },
+  );
   return { service, url: await service.start() };
 }
 
@@ -45,7 +48,11 @@ async function scrape(url: string) {
 /** An account with a location (and its agent key) and two deactivated API checks, all made through the API. */
 async function tenant(url: string, svc: Service) {
   const { accountId, apiKey } = await createAccount(svc.store, 'Acme');
-  const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
+  const headers = {
+    authorization: `Bearer ${apiKey}`,
+    'x-service-account': accountId,
+    'content-type': 'application/json',
+  };
   const post = async (path: string, body: object) => {
     const res = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
     expect(res.status, await res.clone().text()).toBe(201);
@@ -53,35 +60,63 @@ async function tenant(url: string, svc: Service) {
   };
   const location = await post('/v1/private-locations', { name: 'Office', slugName: 'office' });
   // Deactivated: the scheduler leaves them alone, so the test decides when runs are due.
-  const checkBody = (name: string) => ({ name, activated: false, privateLocations: ['office'], request: { method: 'GET', url: 'http://127.0.0.1:9/' } });
+  const checkBody = (name: string) => ({
+    name,
+    activated: false,
+    privateLocations: ['office'],
+    request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+  });
   const checks = [await post('/v1/checks/api', checkBody('One')), await post('/v1/checks/api', checkBody('Two'))];
-  return { accountId, locationId: location.id, key: location.keys?.[0]?.rawKey as string, checkIds: checks.map((c) => c.id) };
+  return {
+    accountId,
+    locationId: location.id,
+    key: location.keys?.[0]?.rawKey as string,
+    checkIds: checks.map((c) => c.id),
+  };
 }
 
 /** A status page with a PENDING webhook subscriber, made through the API: its confirmation is queued. */
 async function subscribeWebhook(url: string, svc: Service, hookUrl: string) {
   const { accountId, apiKey } = await createAccount(svc.store, 'Pages');
-  const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
+  const headers = {
+    authorization: `Bearer ${apiKey}`,
+    'x-service-account': accountId,
+    'content-type': 'application/json',
+  };
   const post = async (path: string, body: object) => {
     const res = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
     expect(res.ok, await res.clone().text()).toBe(true);
     return (await res.json()) as { id: string };
   };
   const service = await post('/v1/status-pages/services', { name: 'API' });
-  const page = await post('/v1/status-pages', { name: 'Acme', url: 'acme', cards: [{ name: 'Core', services: [{ id: service.id }] }] });
-  await post(`/v1/status-pages/${page.id}/subscriptions/bulk`, { subscriptions: [{ type: 'WEBHOOK', config: JSON.stringify({ url: hookUrl, secret: 'a-webhook-secret-of-some-length' }) }] });
+  const page = await post('/v1/status-pages', {
+    name: 'Acme',
+    url: 'acme',
+    cards: [{ name: 'Core', services: [{ id: service.id }] }],
+  });
+  await post(`/v1/status-pages/${page.id}/subscriptions/bulk`, {
+    subscriptions: [
+      { type: 'WEBHOOK', config: JSON.stringify({ url: hookUrl, secret: 'a-webhook-secret-of-some-length' }) },
+    ],
+  });
 }
 
 function agentClient(url: string, key: string) {
   const agentId = crypto.randomUUID();
   const post = async (path: string, body: object) => {
-    const res = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(res.status, await res.clone().text()).toBe(200);
     return res.json() as Promise<Record<string, unknown>>;
   };
   return {
     register: () => post(AGENT_PATHS.register, registrationBody(agentId)),
-    lease: async () => ((await post(AGENT_PATHS.lease, { agentId, slots: { uptime: 10, heavy: 0 }, waitSeconds: 0 })) as { jobs: Job[] }).jobs,
+    lease: async () =>
+      ((await post(AGENT_PATHS.lease, { agentId, slots: { uptime: 10, heavy: 0 }, waitSeconds: 0 })) as { jobs: Job[] })
+        .jobs,
     submit: (job: Job) => post(AGENT_PATHS.results, { agentId, leaseId: job.leaseId, result: resultFor(job, agentId) }),
   };
 }
@@ -124,10 +159,13 @@ describe('GET /metrics', () => {
     expect(valueWithLabels(samples, 'outpost_service_runs', { ...location, state: 'leased' })).toBe(1);
 
     // The other lease is never heartbeated: the sweeper (every second) hands its run back after 2 s.
-    await vi.waitFor(async () => expect(valueWithLabels(await scrape(url), 'outpost_service_lease_expiries_total', location)).toBe(1), {
-      timeout: 8_000,
-      interval: 250,
-    });
+    await vi.waitFor(
+      async () => expect(valueWithLabels(await scrape(url), 'outpost_service_lease_expiries_total', location)).toBe(1),
+      {
+        timeout: 8_000,
+        interval: 250,
+      },
+    );
     samples = await scrape(url);
     expect(valueWithLabels(samples, 'outpost_service_runs', { ...location, state: 'queued' })).toBe(1);
     expect(valueWithLabels(samples, 'outpost_service_runs', { ...location, state: 'leased' })).toBe(0);
@@ -156,7 +194,8 @@ describe('GET /metrics', () => {
     await fetch(`${url}/no/such/${t.checkIds[1]}`);
     const text = await (await fetch(`${url}/metrics`)).text();
     const samples = parsePromText(text);
-    const count = (labels: Record<string, string>) => valueWithLabels(samples, 'outpost_service_http_request_duration_seconds_count', labels);
+    const count = (labels: Record<string, string>) =>
+      valueWithLabels(samples, 'outpost_service_http_request_duration_seconds_count', labels);
     expect(count({ route: '/v1/checks/:id', method: 'GET', status_class: '4xx' })).toBe(1);
     expect(count({ route: '/v1/private-locations', method: 'POST', status_class: '2xx' })).toBe(1);
     expect(count({ route: '/v1/checks/api', method: 'POST', status_class: '2xx' })).toBe(2);
@@ -197,7 +236,10 @@ describe('GET /metrics', () => {
     const { url } = await start({ METRICS_TOKEN: TOKEN });
     const anonymous = await fetch(`${url}/metrics`);
     expect(anonymous.status).toBe(401);
-    expect(await anonymous.json()).toMatchObject({ statusCode: 401, message: expect.stringContaining('METRICS_TOKEN') });
+    expect(await anonymous.json()).toMatchObject({
+      statusCode: 401,
+      message: expect.stringContaining('METRICS_TOKEN'),
+    });
     expect((await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}x` } })).status).toBe(401);
     const scraped = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(scraped.status).toBe(200);
@@ -227,7 +269,12 @@ describe('service metrics over the dispatcher (clock moved by the test)', () => 
     }
     let samples = await scrapeRegistry();
     expect(valueWithLabels(samples, 'outpost_service_lease_expiries_total', { location: a.location.id })).toBe(3);
-    expect(valueWithLabels(samples, 'outpost_service_runs_expired_total', { location: a.location.id, reason: 'lease_attempts' })).toBe(1);
+    expect(
+      valueWithLabels(samples, 'outpost_service_runs_expired_total', {
+        location: a.location.id,
+        reason: 'lease_attempts',
+      }),
+    ).toBe(1);
     expect(valueWithLabels(samples, 'outpost_service_queue_depth', { location: a.location.id })).toBe(0);
     expect(valueWithLabels(samples, 'outpost_service_queue_depth', { location: b.location.id })).toBe(0);
 

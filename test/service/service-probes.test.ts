@@ -11,7 +11,10 @@ import { DB_FILE } from '../../src/service/store/sqlite/db.ts';
 import { startService, tempDir } from '../e2e/harness.ts';
 import { type RunningService, startRunningService } from '../helpers/running-service.ts';
 
-async function probe(baseUrl: string, name: 'readiness' | 'liveness'): Promise<{ status: number; body: Record<string, unknown> }> {
+async function probe(
+  baseUrl: string,
+  name: 'readiness' | 'liveness',
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${baseUrl}/-/${name}`);
   expect(res.headers.get('cache-control')).toBe('no-store');
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -81,7 +84,10 @@ describe('outpost serve on SIGTERM', () => {
       expect((await probe(url, 'readiness')).status).toBe(200);
       proc.child.kill('SIGTERM');
       await proc.waitForLog((l) => l.msg === 'draining: readiness fails, requests are still served');
-      expect(await probe(url, 'readiness')).toEqual({ status: 503, body: { status: 'draining', reason: 'the service is shutting down' } });
+      expect(await probe(url, 'readiness')).toEqual({
+        status: 503,
+        body: { status: 'draining', reason: 'the service is shutting down' },
+      });
       expect((await probe(url, 'liveness')).status).toBe(200);
       expect(await proc.stop('SIGTERM')).toBe(0);
     } finally {

@@ -15,7 +15,9 @@ let dataDir: string;
 
 beforeEach(async () => {
   dataDir = tempDataDir();
-  service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), { logger: false });
+  service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }), {
+    logger: false,
+  });
   baseUrl = await service.start();
 });
 afterEach(async () => {
@@ -25,7 +27,11 @@ afterEach(async () => {
 
 it('serves the public API behind account auth with ApiError bodies', async () => {
   const { accountId, apiKey } = await createAccount(service.store, 'Acme');
-  const headers = { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId, 'content-type': 'application/json' };
+  const headers = {
+    authorization: `Bearer ${apiKey}`,
+    'x-service-account': accountId,
+    'content-type': 'application/json',
+  };
 
   const location = await fetch(`${baseUrl}/v1/private-locations`, {
     method: 'POST',
@@ -37,7 +43,11 @@ it('serves the public API behind account auth with ApiError bodies', async () =>
   const check = await fetch(`${baseUrl}/v1/checks/api`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ name: 'Home', privateLocations: ['office'], request: { method: 'GET', url: 'http://127.0.0.1:1/' } }),
+    body: JSON.stringify({
+      name: 'Home',
+      privateLocations: ['office'],
+      request: { method: 'GET', url: 'http://127.0.0.1:1/' },
+    }),
   });
   expect(check.status).toBe(201);
   const { id } = (await check.json()) as { id: string };

@@ -17,7 +17,6 @@ afterEach(async () => {
   await api.close();
 });
 
-
 async function snippet(account: TestAccount, name: string, script: string): Promise<number> {
   const res = await api.request(account, 'POST', '/v1/snippets', { name, script });
   expect(res.statusCode, res.body).toBe(201);
@@ -38,10 +37,24 @@ describe('/v1/snippets', () => {
     const created = await api.request(acme, 'POST', '/v1/snippets', { name: 'login', script: 'console.log(1)' });
     expect(created.statusCode).toBe(201);
     const s = json<{ id: number }>(created);
-    expect(s).toEqual({ id: expect.any(Number), name: 'login', script: 'console.log(1)', created_at: expect.any(String), updated_at: null });
+    expect(s).toEqual({
+      id: expect.any(Number),
+      name: 'login',
+      script: 'console.log(1)',
+      created_at: expect.any(String),
+      updated_at: null,
+    });
     expect(json(await api.request(acme, 'GET', '/v1/snippets'))).toEqual([s]);
-    const updated = await api.request(acme, 'PUT', `/v1/snippets/${s.id}`, { name: 'login2', script: 'console.log(2)' });
-    expect(json(updated)).toMatchObject({ id: s.id, name: 'login2', script: 'console.log(2)', updated_at: expect.any(String) });
+    const updated = await api.request(acme, 'PUT', `/v1/snippets/${s.id}`, {
+      name: 'login2',
+      script: 'console.log(2)',
+    });
+    expect(json(updated)).toMatchObject({
+      id: s.id,
+      name: 'login2',
+      script: 'console.log(2)',
+      updated_at: expect.any(String),
+    });
     expect(json(await api.request(acme, 'GET', `/v1/snippets/${s.id}`))).toMatchObject({ name: 'login2' });
     expect((await api.request(acme, 'DELETE', `/v1/snippets/${s.id}`)).statusCode).toBe(204);
     expect((await api.request(acme, 'GET', `/v1/snippets/${s.id}`)).statusCode).toBe(404);
@@ -68,13 +81,24 @@ describe('snippets and scripts of API checks', () => {
   it("accepts the account's own snippet ids; another account's or an unknown one is a 400 naming the field", async () => {
     const mine = await snippet(acme, 'mine', 'x');
     const theirs = await snippet(other, 'theirs', 'y');
-    const ok = await api.request(acme, 'POST', '/v1/checks/api', { ...apiCheck, setupSnippetId: mine, tearDownSnippetId: mine });
+    const ok = await api.request(acme, 'POST', '/v1/checks/api', {
+      ...apiCheck,
+      setupSnippetId: mine,
+      tearDownSnippetId: mine,
+    });
     expect(ok.statusCode, ok.body).toBe(201);
-    expect(json(ok)).toMatchObject({ setupSnippetId: mine, tearDownSnippetId: mine, localSetupScript: null, localTearDownScript: null });
+    expect(json(ok)).toMatchObject({
+      setupSnippetId: mine,
+      tearDownSnippetId: mine,
+      localSetupScript: null,
+      localTearDownScript: null,
+    });
     const bad = await api.request(acme, 'POST', '/v1/checks/api', { ...apiCheck, setupSnippetId: theirs });
     expect(bad.statusCode).toBe(400);
     expect(json<{ message: string }>(bad).message).toMatch(/^body\/setupSnippetId/);
-    const unknown = await api.request(acme, 'PUT', `/v1/checks/api/${json<{ id: string }>(ok).id}`, { tearDownSnippetId: 999999 });
+    const unknown = await api.request(acme, 'PUT', `/v1/checks/api/${json<{ id: string }>(ok).id}`, {
+      tearDownSnippetId: 999999,
+    });
     expect(unknown.statusCode).toBe(400);
     expect(json<{ message: string }>(unknown).message).toMatch(/^body\/tearDownSnippetId/);
   });
@@ -83,7 +107,12 @@ describe('snippets and scripts of API checks', () => {
     const groupSetup = await snippet(acme, 'gs', 'GROUP_SETUP_SNIPPET()');
     const checkSetup = await snippet(acme, 'cs', 'CHECK_SETUP_SNIPPET()');
     const group = json<{ id: number }>(
-      await api.request(acme, 'POST', '/v2/check-groups', { name: 'g', setupSnippetId: groupSetup, localTearDownScript: 'GROUP_TEARDOWN()', runtimeId: '2025.04' }),
+      await api.request(acme, 'POST', '/v2/check-groups', {
+        name: 'g',
+        setupSnippetId: groupSetup,
+        localTearDownScript: 'GROUP_TEARDOWN()',
+        runtimeId: '2025.04',
+      }),
     );
     const created = json<{ id: string }>(
       await api.request(acme, 'POST', '/v1/checks/api', {
@@ -104,11 +133,15 @@ describe('snippets and scripts of API checks', () => {
     await api.request(acme, 'PUT', `/v1/snippets/${checkSetup}`, { name: 'cs', script: 'EDITED()' });
     expect((await definitionOf(created.id)).localSetupScript).toContain('EDITED()');
     await api.request(acme, 'DELETE', `/v1/snippets/${checkSetup}`);
-    expect((await definitionOf(created.id)).localSetupScript).toContain(`throw new Error("the check's setup snippet ${checkSetup} no longer exists`);
+    expect((await definitionOf(created.id)).localSetupScript).toContain(
+      `throw new Error("the check's setup snippet ${checkSetup} no longer exists`,
+    );
   });
 
   it('a single step is its code as written, and a scripted check without a runtime gets the default', async () => {
-    const created = json<{ id: string }>(await api.request(acme, 'POST', '/v1/checks/api', { ...apiCheck, localSetupScript: 'only()' }));
+    const created = json<{ id: string }>(
+      await api.request(acme, 'POST', '/v1/checks/api', { ...apiCheck, localSetupScript: 'only()' }),
+    );
     const def = await definitionOf(created.id);
     expect(def.localSetupScript).toBe('only()');
     expect(def.localTearDownScript).toBeUndefined();

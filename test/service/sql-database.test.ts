@@ -103,7 +103,9 @@ describe.skipIf(!postgresAvailable())('PostgreSQL transactions', () => {
   beforeEach(async () => {
     database = await createTestDatabase();
     db = new PostgresDatabase(database.url, { maxConnections: 8 });
-    await db.exec('CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL); INSERT INTO counter VALUES (1, 0)');
+    await db.exec(
+      'CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL); INSERT INTO counter VALUES (1, 0)',
+    );
   });
   afterEach(async () => {
     await db.close();
@@ -123,6 +125,10 @@ describe.skipIf(!postgresAvailable())('PostgreSQL transactions', () => {
   });
 
   it('returns integers as numbers, as SQLite does', async () => {
-    expect(await db.get('SELECT COUNT(*) AS c, SUM(n) AS s, 2::bigint AS b FROM counter')).toEqual({ c: 1, s: 0, b: 2 });
+    expect(await db.get('SELECT COUNT(*) AS c, SUM(n) AS s, 2::bigint AS b FROM counter')).toEqual({
+      c: 1,
+      s: 0,
+      b: 2,
+    });
   });
 });

@@ -54,7 +54,12 @@ afterEach(async () => {
 });
 
 async function createService(account: TestAccount, name: string): Promise<ServiceView> {
-  const res = await api.app.inject({ method: 'POST', url: '/v1/status-pages/services', headers: account.headers, payload: { name } });
+  const res = await api.app.inject({
+    method: 'POST',
+    url: '/v1/status-pages/services',
+    headers: account.headers,
+    payload: { name },
+  });
   return json<ServiceView>(res);
 }
 
@@ -69,13 +74,23 @@ function incidentBody(overrides: Record<string, unknown> = {}) {
 }
 
 async function createIncident(overrides: Record<string, unknown> = {}, account = acme): Promise<IncidentView> {
-  const res = await api.app.inject({ method: 'POST', url: INCIDENTS, headers: account.headers, payload: incidentBody(overrides) });
+  const res = await api.app.inject({
+    method: 'POST',
+    url: INCIDENTS,
+    headers: account.headers,
+    payload: incidentBody(overrides),
+  });
   expect(res.statusCode, res.body).toBe(201);
   return json<IncidentView>(res);
 }
 
 async function addUpdate(incidentId: string, payload: Record<string, unknown>): Promise<UpdateView> {
-  const res = await api.app.inject({ method: 'POST', url: `${INCIDENTS}/${incidentId}/incident-updates`, headers: acme.headers, payload });
+  const res = await api.app.inject({
+    method: 'POST',
+    url: `${INCIDENTS}/${incidentId}/incident-updates`,
+    headers: acme.headers,
+    payload,
+  });
   expect(res.statusCode, res.body).toBe(200);
   return json<UpdateView>(res);
 }
@@ -117,7 +132,12 @@ describe('incidents', () => {
       [{ incidentUpdates: [{ description: 'x', publicIncidentUpdateDate: 'yesterday' }] }, 'publicIncidentUpdateDate'],
     ];
     for (const [overrides, mention] of cases) {
-      const res = await api.app.inject({ method: 'POST', url: INCIDENTS, headers: acme.headers, payload: incidentBody(overrides) });
+      const res = await api.app.inject({
+        method: 'POST',
+        url: INCIDENTS,
+        headers: acme.headers,
+        payload: incidentBody(overrides),
+      });
       expect(res.statusCode, JSON.stringify(overrides)).toBe(400);
       expect(json(res)).toMatchObject({ statusCode: 400, error: 'Bad Request' });
       expect(json(res).message).toContain(mention);
@@ -126,7 +146,7 @@ describe('incidents', () => {
     await createIncident({ name: 'x'.repeat(255) });
   });
 
-  it("refuses a service of another account or an unknown one with 400 naming its id", async () => {
+  it('refuses a service of another account or an unknown one with 400 naming its id', async () => {
     const theirs = await createService(other, 'Theirs');
     for (const svc of [theirs, { ...service, id: 'no-such-service' }]) {
       const res = await api.app.inject({
@@ -138,7 +158,9 @@ describe('incidents', () => {
       expect(res.statusCode).toBe(400);
       expect(json(res).message).toContain(svc.id);
     }
-    const list = json<Paged<IncidentView>>(await api.app.inject({ method: 'GET', url: INCIDENTS, headers: acme.headers }));
+    const list = json<Paged<IncidentView>>(
+      await api.app.inject({ method: 'GET', url: INCIDENTS, headers: acme.headers }),
+    );
     expect(list.length).toBe(0);
   });
 
@@ -182,7 +204,9 @@ describe('incidents', () => {
     for (let i = 0; i < 23; i++) created.push((await createIncident({ name: `Incident ${i}` })).id);
     await createIncident({ services: [await createService(other, 'O')], name: 'theirs' }, other);
 
-    const p1 = json<Paged<IncidentView>>(await api.app.inject({ method: 'GET', url: INCIDENTS, headers: acme.headers }));
+    const p1 = json<Paged<IncidentView>>(
+      await api.app.inject({ method: 'GET', url: INCIDENTS, headers: acme.headers }),
+    );
     expect(p1.length).toBe(20);
     expect(p1.entries.map((e) => e.id)).toEqual(created.slice().reverse().slice(0, 20));
     expect(first(p1.entries).incidentUpdates).toHaveLength(1);
@@ -192,9 +216,15 @@ describe('incidents', () => {
     expect(p2.entries.map((e) => e.id)).toEqual(created.slice(0, 3).reverse());
     expect(p2.nextId).toBeNull();
 
-    const exact = json<Paged<IncidentView>>(await api.app.inject({ method: 'GET', url: `${INCIDENTS}?limit=23`, headers: acme.headers }));
+    const exact = json<Paged<IncidentView>>(
+      await api.app.inject({ method: 'GET', url: `${INCIDENTS}?limit=23`, headers: acme.headers }),
+    );
     expect(exact).toMatchObject({ length: 23, nextId: null });
-    expect(json<Paged<IncidentView>>(await api.app.inject({ method: 'GET', url: `${INCIDENTS}?limit=100`, headers: acme.headers })).length).toBe(23);
+    expect(
+      json<Paged<IncidentView>>(
+        await api.app.inject({ method: 'GET', url: `${INCIDENTS}?limit=100`, headers: acme.headers }),
+      ).length,
+    ).toBe(23);
     for (const limit of ['0', '101', 'ten']) {
       const res = await api.app.inject({ method: 'GET', url: `${INCIDENTS}?limit=${limit}`, headers: acme.headers });
       expect(res.statusCode).toBe(400);
@@ -207,7 +237,11 @@ describe('incidents', () => {
     const updateId = first(incident.incidentUpdates).id;
     const requests = [
       { method: 'GET', url: `${INCIDENTS}/${incident.id}` },
-      { method: 'PUT', url: `${INCIDENTS}/${incident.id}`, payload: { name: 'x', severity: 'MINOR', services: [service] } },
+      {
+        method: 'PUT',
+        url: `${INCIDENTS}/${incident.id}`,
+        payload: { name: 'x', severity: 'MINOR', services: [service] },
+      },
       { method: 'DELETE', url: `${INCIDENTS}/${incident.id}` },
       { method: 'GET', url: `${INCIDENTS}/${incident.id}/incident-updates` },
       { method: 'POST', url: `${INCIDENTS}/${incident.id}/incident-updates`, payload: { description: 'x' } },
@@ -220,15 +254,26 @@ describe('incidents', () => {
       expect(res.statusCode, `${r.method} ${r.url}`).toBe(404);
     }
     // The incident is untouched.
-    const got = json<IncidentView>(await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }));
+    const got = json<IncidentView>(
+      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
+    );
     expect(got).toEqual(incident);
   });
 
   it('deletes an incident with its updates', async () => {
     const incident = await createIncident();
-    expect((await api.app.inject({ method: 'DELETE', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers })).statusCode).toBe(204);
-    expect((await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers })).statusCode).toBe(404);
-    const updates = await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}/incident-updates`, headers: acme.headers });
+    expect(
+      (await api.app.inject({ method: 'DELETE', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }))
+        .statusCode,
+    ).toBe(204);
+    expect(
+      (await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers })).statusCode,
+    ).toBe(404);
+    const updates = await api.app.inject({
+      method: 'GET',
+      url: `${INCIDENTS}/${incident.id}/incident-updates`,
+      headers: acme.headers,
+    });
     expect(updates.statusCode).toBe(404);
   });
 });
@@ -236,7 +281,9 @@ describe('incidents', () => {
 describe('incident updates', () => {
   it('adds (7), reads (8), updates (9) and lists (6) updates; lastUpdateStatus and duration follow', async () => {
     const incident = await createIncident({
-      incidentUpdates: [{ description: 'Investigating', status: 'INVESTIGATING', publicIncidentUpdateDate: '2026-03-01T10:00:00Z' }],
+      incidentUpdates: [
+        { description: 'Investigating', status: 'INVESTIGATING', publicIncidentUpdateDate: '2026-03-01T10:00:00Z' },
+      ],
     });
     const identified = await addUpdate(incident.id, {
       description: 'Found it',
@@ -244,7 +291,9 @@ describe('incident updates', () => {
       publicIncidentUpdateDate: '2026-03-01T10:20:00.000Z',
     });
     expect(identified).toMatchObject({ description: 'Found it', status: 'IDENTIFIED', notifySubscribers: false });
-    let now = json<IncidentView>(await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }));
+    let now = json<IncidentView>(
+      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
+    );
     expect(now).toMatchObject({ lastUpdateStatus: 'IDENTIFIED', duration: null });
 
     // An update without a status adds text only; the status stays.
@@ -254,21 +303,39 @@ describe('incident updates', () => {
       status: 'RESOLVED',
       publicIncidentUpdateDate: '2026-03-01T11:35:30Z',
     });
-    now = json<IncidentView>(await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }));
+    now = json<IncidentView>(
+      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
+    );
     // 10:00 to 11:35:30 is 95.5 minutes: whole minutes, rounded down.
     expect(now).toMatchObject({ lastUpdateStatus: 'RESOLVED', duration: 95 });
-    expect(now.incidentUpdates.map((u) => u.description)).toEqual(['Fixed', 'Still on it', 'Found it', 'Investigating']);
+    expect(now.incidentUpdates.map((u) => u.description)).toEqual([
+      'Fixed',
+      'Still on it',
+      'Found it',
+      'Investigating',
+    ]);
 
     // A backdated update does not become the newest one.
-    await addUpdate(incident.id, { description: 'Late note', status: 'MONITORING', publicIncidentUpdateDate: '2026-03-01T10:25:00Z' });
-    now = json<IncidentView>(await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }));
+    await addUpdate(incident.id, {
+      description: 'Late note',
+      status: 'MONITORING',
+      publicIncidentUpdateDate: '2026-03-01T10:25:00Z',
+    });
+    now = json<IncidentView>(
+      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
+    );
     expect(now).toMatchObject({ lastUpdateStatus: 'RESOLVED', duration: 95 });
 
     const url = `${INCIDENTS}/${incident.id}/incident-updates/${resolved.id}`;
     expect(json<UpdateView>(await api.app.inject({ method: 'GET', url, headers: acme.headers }))).toEqual(resolved);
 
     // Reopening: changing the RESOLVED update to MONITORING clears the duration.
-    const put = await api.app.inject({ method: 'PUT', url, headers: acme.headers, payload: { description: 'Fix deployed', status: 'MONITORING' } });
+    const put = await api.app.inject({
+      method: 'PUT',
+      url,
+      headers: acme.headers,
+      payload: { description: 'Fix deployed', status: 'MONITORING' },
+    });
     expect(put.statusCode).toBe(200);
     // Left out, publicIncidentUpdateDate keeps its value.
     expect(json<UpdateView>(put)).toMatchObject({
@@ -277,10 +344,16 @@ describe('incident updates', () => {
       status: 'MONITORING',
       publicIncidentUpdateDate: '2026-03-01T11:35:30.000Z',
     });
-    now = json<IncidentView>(await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }));
+    now = json<IncidentView>(
+      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
+    );
     expect(now).toMatchObject({ lastUpdateStatus: 'MONITORING', duration: null });
 
-    const list = await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}/incident-updates`, headers: acme.headers });
+    const list = await api.app.inject({
+      method: 'GET',
+      url: `${INCIDENTS}/${incident.id}/incident-updates`,
+      headers: acme.headers,
+    });
     expect(list.statusCode).toBe(200);
     expect(json<UpdateView[]>(list).map((u) => u.description)).toEqual([
       'Fix deployed',
@@ -292,7 +365,9 @@ describe('incident updates', () => {
 
     const del = await api.app.inject({ method: 'DELETE', url, headers: acme.headers });
     expect(del.statusCode).toBe(204);
-    now = json<IncidentView>(await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }));
+    now = json<IncidentView>(
+      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
+    );
     expect(now.lastUpdateStatus).toBe('MONITORING'); // the backdated "Late note" is now the newest with a status
   });
 
@@ -302,10 +377,17 @@ describe('incident updates', () => {
     });
     const base = Date.parse('2026-01-01T00:00:00Z');
     for (let i = 1; i <= 105; i++) {
-      await addUpdate(incident.id, { description: `u${i}`, publicIncidentUpdateDate: new Date(base + i * 60_000).toISOString() });
+      await addUpdate(incident.id, {
+        description: `u${i}`,
+        publicIncidentUpdateDate: new Date(base + i * 60_000).toISOString(),
+      });
     }
     const list = json<UpdateView[]>(
-      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}/incident-updates`, headers: acme.headers }),
+      await api.app.inject({
+        method: 'GET',
+        url: `${INCIDENTS}/${incident.id}/incident-updates`,
+        headers: acme.headers,
+      }),
     );
     expect(list).toHaveLength(100);
     expect(first(list).description).toBe('u105');

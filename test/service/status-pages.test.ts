@@ -52,7 +52,12 @@ afterEach(async () => {
 });
 
 async function createService(account: TestAccount, name: string): Promise<ServiceView> {
-  const res = await api.app.inject({ method: 'POST', url: '/v1/status-pages/services', headers: account.headers, payload: { name } });
+  const res = await api.app.inject({
+    method: 'POST',
+    url: '/v1/status-pages/services',
+    headers: account.headers,
+    payload: { name },
+  });
   expect(res.statusCode).toBe(200);
   return json<ServiceView>(res);
 }
@@ -65,7 +70,11 @@ describe('status page services', () => {
   it('creates, reads, lists, renames and deletes a service', async () => {
     const api1 = await createService(acme, 'API');
     expect(api1).toMatchObject({ name: 'API', accountId: acme.accountId, updated_at: null });
-    const got = await api.app.inject({ method: 'GET', url: `/v1/status-pages/services/${api1.id}`, headers: acme.headers });
+    const got = await api.app.inject({
+      method: 'GET',
+      url: `/v1/status-pages/services/${api1.id}`,
+      headers: acme.headers,
+    });
     expect(json<ServiceView>(got)).toEqual(api1);
 
     const put = await api.app.inject({
@@ -78,9 +87,17 @@ describe('status page services', () => {
     expect(json<ServiceView>(put)).toMatchObject({ name: 'Public API' });
     expect(json<ServiceView>(put).updated_at).not.toBeNull();
 
-    const del = await api.app.inject({ method: 'DELETE', url: `/v1/status-pages/services/${api1.id}`, headers: acme.headers });
+    const del = await api.app.inject({
+      method: 'DELETE',
+      url: `/v1/status-pages/services/${api1.id}`,
+      headers: acme.headers,
+    });
     expect(del.statusCode).toBe(204);
-    const gone = await api.app.inject({ method: 'GET', url: `/v1/status-pages/services/${api1.id}`, headers: acme.headers });
+    const gone = await api.app.inject({
+      method: 'GET',
+      url: `/v1/status-pages/services/${api1.id}`,
+      headers: acme.headers,
+    });
     expect(gone.statusCode).toBe(404);
   });
 
@@ -92,11 +109,19 @@ describe('status page services', () => {
     expect(p1.entries.map((s) => s.name)).toEqual(['a', 'b']);
     expect(p1.nextId).toEqual(expect.any(String));
     const p2 = json<Paged<ServiceView>>(
-      await api.app.inject({ method: 'GET', url: `/v1/status-pages/services?limit=2&nextId=${p1.nextId}`, headers: acme.headers }),
+      await api.app.inject({
+        method: 'GET',
+        url: `/v1/status-pages/services?limit=2&nextId=${p1.nextId}`,
+        headers: acme.headers,
+      }),
     );
     expect(p2).toMatchObject({ length: 1, nextId: null });
     const all = json<Paged<ServiceView>>(
-      await api.app.inject({ method: 'GET', url: '/v1/status-pages/services?limit=1&paginated=false', headers: acme.headers }),
+      await api.app.inject({
+        method: 'GET',
+        url: '/v1/status-pages/services?limit=1&paginated=false',
+        headers: acme.headers,
+      }),
     );
     expect(all.length).toBe(3);
   });
@@ -107,7 +132,12 @@ describe('status page services', () => {
       const res = await api.app.inject({ method, url: `/v1/status-pages/services/${mine.id}`, headers: other.headers });
       expect(res.statusCode).toBe(404);
     }
-    const bad = await api.app.inject({ method: 'POST', url: '/v1/status-pages/services', headers: acme.headers, payload: {} });
+    const bad = await api.app.inject({
+      method: 'POST',
+      url: '/v1/status-pages/services',
+      headers: acme.headers,
+      payload: {},
+    });
     expect(bad.statusCode).toBe(400);
     expect(json(bad).message).toContain('name');
   });
@@ -134,7 +164,9 @@ describe('status pages', () => {
     });
     expect(first(page.cards)).toMatchObject({ name: 'Core', services: [{ id: svc.id, name: 'API' }] });
 
-    const got = json<PageView>(await api.app.inject({ method: 'GET', url: `/v1/status-pages/${page.id}`, headers: acme.headers }));
+    const got = json<PageView>(
+      await api.app.inject({ method: 'GET', url: `/v1/status-pages/${page.id}`, headers: acme.headers }),
+    );
     expect(got).toEqual(page);
   });
 
@@ -142,14 +174,22 @@ describe('status pages', () => {
     const a = await createService(acme, 'A');
     const b = await createService(acme, 'B');
     const page = json<PageView>(
-      await createPage(acme, { name: 'P', url: 'p', cards: [{ name: 'One', services: [{ id: a.id }] }, { name: 'Two' }] }),
+      await createPage(acme, {
+        name: 'P',
+        url: 'p',
+        cards: [{ name: 'One', services: [{ id: a.id }] }, { name: 'Two' }],
+      }),
     );
     const one = first(page.cards);
     const res = await api.app.inject({
       method: 'PUT',
       url: `/v1/status-pages/${page.id}`,
       headers: acme.headers,
-      payload: { name: 'P2', url: 'p', cards: [{ id: one.id, name: 'One renamed', services: [{ id: b.id }, { id: a.id }] }] },
+      payload: {
+        name: 'P2',
+        url: 'p',
+        cards: [{ id: one.id, name: 'One renamed', services: [{ id: b.id }, { id: a.id }] }],
+      },
     });
     expect(res.statusCode).toBe(200);
     const updated = json<PageView>(res);
@@ -168,7 +208,9 @@ describe('status pages', () => {
   });
 
   it('answers 409 for a url or custom domain in use by any account, in any letter case', async () => {
-    expect((await createPage(acme, { name: 'P', url: 'taken', customDomain: 'status.acme.com', cards: [] })).statusCode).toBe(201);
+    expect(
+      (await createPage(acme, { name: 'P', url: 'taken', customDomain: 'status.acme.com', cards: [] })).statusCode,
+    ).toBe(201);
     const url = await createPage(other, { name: 'Q', url: 'TAKEN', cards: [] });
     expect(url.statusCode).toBe(409);
     expect(json(url).message).toContain('url');
@@ -194,15 +236,25 @@ describe('status pages', () => {
   it('lists pages with limit bounds and nextId paging to null, with accountId, incidents and keys', async () => {
     for (const n of [1, 2, 3]) await createPage(acme, { name: `P${n}`, url: `p${n}`, cards: [] });
     await createPage(other, { name: 'Theirs', url: 'theirs', cards: [] });
-    const p1 = json<Paged<PageView>>(await api.app.inject({ method: 'GET', url: '/v1/status-pages?limit=2', headers: acme.headers }));
+    const p1 = json<Paged<PageView>>(
+      await api.app.inject({ method: 'GET', url: '/v1/status-pages?limit=2', headers: acme.headers }),
+    );
     expect(p1.entries.map((p) => p.name)).toEqual(['P1', 'P2']);
     expect(first(p1.entries)).toMatchObject({ accountId: acme.accountId, incidents: [], keys: [] });
     const p2 = json<Paged<PageView>>(
-      await api.app.inject({ method: 'GET', url: `/v1/status-pages?limit=2&nextId=${p1.nextId}`, headers: acme.headers }),
+      await api.app.inject({
+        method: 'GET',
+        url: `/v1/status-pages?limit=2&nextId=${p1.nextId}`,
+        headers: acme.headers,
+      }),
     );
     expect(p2).toMatchObject({ length: 1, nextId: null });
     for (const limit of [0, 101]) {
-      const res = await api.app.inject({ method: 'GET', url: `/v1/status-pages?limit=${limit}`, headers: acme.headers });
+      const res = await api.app.inject({
+        method: 'GET',
+        url: `/v1/status-pages?limit=${limit}`,
+        headers: acme.headers,
+      });
       expect(res.statusCode).toBe(400);
       expect(json(res).message).toContain('limit');
     }
@@ -218,7 +270,11 @@ describe('status pages', () => {
       const res = await api.app.inject({ method, url: `/v1/status-pages/${page.id}`, headers: other.headers, payload });
       expect(res.statusCode, method).toBe(404);
     }
-    const sub = await api.app.inject({ method: 'GET', url: `/v1/status-pages/${page.id}/subscriptions`, headers: other.headers });
+    const sub = await api.app.inject({
+      method: 'GET',
+      url: `/v1/status-pages/${page.id}/subscriptions`,
+      headers: other.headers,
+    });
     expect(sub.statusCode).toBe(404);
     expect((await api.app.inject({ method: 'GET', url: '/v1/status-pages' })).statusCode).toBe(401);
     const del = await api.app.inject({ method: 'DELETE', url: `/v1/status-pages/${page.id}`, headers: acme.headers });
@@ -238,7 +294,10 @@ describe('subscriptions', () => {
         subscriptions: [
           { type: 'EMAIL', config: 'ops@example.com' },
           { type: 'EMAIL', config: 'OPS@example.com' },
-          { type: 'WEBHOOK', config: JSON.stringify({ url: 'http://127.0.0.1:9/hook', secret: 'a-secret-of-16+chars' }) },
+          {
+            type: 'WEBHOOK',
+            config: JSON.stringify({ url: 'http://127.0.0.1:9/hook', secret: 'a-secret-of-16+chars' }),
+          },
         ],
       },
     });
@@ -246,7 +305,10 @@ describe('subscriptions', () => {
     expect(json(bulk)).toEqual({ created: 2, skipped: 1, status: 'PENDING' });
 
     const list = await api.app.inject({ method: 'GET', url: base, headers: acme.headers });
-    const subs = json<{ id: string; type: string; address: string; status: string; created_at: string; updated_at: string }[]>(list);
+    const subs =
+      json<{ id: string; type: string; address: string; status: string; created_at: string; updated_at: string }[]>(
+        list,
+      );
     expect(subs.map((s) => [s.type, s.address, s.status])).toEqual([
       ['EMAIL', 'ops@example.com', 'PENDING'],
       ['WEBHOOK', 'http://127.0.0.1:9/hook', 'PENDING'],
@@ -254,7 +316,11 @@ describe('subscriptions', () => {
     // The webhook secret is never returned.
     expect(list.body).not.toContain('a-secret');
 
-    const other404 = await api.app.inject({ method: 'DELETE', url: `${base}/${first(subs).id}`, headers: other.headers });
+    const other404 = await api.app.inject({
+      method: 'DELETE',
+      url: `${base}/${first(subs).id}`,
+      headers: other.headers,
+    });
     expect(other404.statusCode).toBe(404);
     const del = await api.app.inject({ method: 'DELETE', url: `${base}/${first(subs).id}`, headers: acme.headers });
     expect(del.statusCode).toBe(204);

@@ -8,7 +8,14 @@ import { Dispatcher } from '../../src/service/dispatch/dispatcher.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { Store, StoredCheck } from '../../src/service/store/store.ts';
 import { alertHistory, answerRun } from '../helpers/alert-history.ts';
-import { type Harness, resultFor, silentLog, startHarness, type TestAgent, type TestTenant } from '../helpers/dispatch-harness.ts';
+import {
+  type Harness,
+  resultFor,
+  silentLog,
+  startHarness,
+  type TestAgent,
+  type TestTenant,
+} from '../helpers/dispatch-harness.ts';
 
 let h: Harness;
 let tenant: TestTenant;
@@ -41,9 +48,21 @@ async function storeWithoutApplying(check: StoredCheck, atMs: number): Promise<s
     createdAt: dueAt,
     pendingStatus: { dueAt },
     payload: {
-      runId: '', checkId: check.id, checkType: 'API', startedAt: dueAt, stoppedAt: dueAt, responseTime: 30, hasFailures: true, hasErrors: false,
-      isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: 'status 503', apiCheckResult: null,
-      agent: { id: agent.agentId, version: '0' }, scheduleLagMs: 0,
+      runId: '',
+      checkId: check.id,
+      checkType: 'API',
+      startedAt: dueAt,
+      stoppedAt: dueAt,
+      responseTime: 30,
+      hasFailures: true,
+      hasErrors: false,
+      isDegraded: false,
+      overMaxResponseTime: false,
+      isCancelled: false,
+      error: 'status 503',
+      apiCheckResult: null,
+      agent: { id: agent.agentId, version: '0' },
+      scheduleLagMs: 0,
     },
   });
   return stored.id;
@@ -65,15 +84,24 @@ describe('results stored but not applied to their status', () => {
       const raised = await alerts(store, check.id);
       expect(raised.map((a) => a.alertType)).toEqual(['ALERT_FAILURE']);
       // The first stored result is the one that raised it, at the time it was stored.
-      expect(raised[0]).toMatchObject({ resultId: firstId, createdAt: new Date(t0).toISOString(), error: 'status 503' });
-      expect(await store.checkStatuses.get(tenant.accountId, check.id)).toMatchObject({ hasFailures: true, alert: { consecutiveFailedRuns: 2 } });
+      expect(raised[0]).toMatchObject({
+        resultId: firstId,
+        createdAt: new Date(t0).toISOString(),
+        error: 'status 503',
+      });
+      expect(await store.checkStatuses.get(tenant.accountId, check.id)).toMatchObject({
+        hasFailures: true,
+        alert: { consecutiveFailedRuns: 2 },
+      });
 
       // Replayed again (another restart): nothing new.
       const again = new Dispatcher({ store, config: h.config, log: silentLog, sweepIntervalMs: 3_600_000 });
       await again.start();
       await again.stop();
       expect(await alerts(store, check.id)).toHaveLength(1);
-      expect(await store.checkStatuses.get(tenant.accountId, check.id)).toMatchObject({ alert: { consecutiveFailedRuns: 2 } });
+      expect(await store.checkStatuses.get(tenant.accountId, check.id)).toMatchObject({
+        alert: { consecutiveFailedRuns: 2 },
+      });
     } finally {
       await store.close();
     }
@@ -97,7 +125,14 @@ describe('results stored but not applied to their status', () => {
         if (!notifierUp) throw new Error('the notifier is down');
       },
     });
-    const dispatcher = new Dispatcher({ store: h.store, config: h.config, log: silentLog, now: () => h.clock.now, sweepIntervalMs: 3_600_000, statuses });
+    const dispatcher = new Dispatcher({
+      store: h.store,
+      config: h.config,
+      log: silentLog,
+      now: () => h.clock.now,
+      sweepIntervalMs: 3_600_000,
+      statuses,
+    });
     await dispatcher.start();
     try {
       const check = await h.check(tenant);
@@ -105,7 +140,10 @@ describe('results stored but not applied to their status', () => {
       const [job] = await agent.lease();
       if (!job) throw new Error('no job to answer');
       const result = resultFor(job, agent.agentId, { hasFailures: true, error: 'status 500' });
-      expect((await dispatcher.submitResult(tenant.location, { agentId: agent.agentId, leaseId: job.leaseId, result })).status).toBe('stored');
+      expect(
+        (await dispatcher.submitResult(tenant.location, { agentId: agent.agentId, leaseId: job.leaseId, result }))
+          .status,
+      ).toBe('stored');
       expect(await alerts(h.store, check.id)).toEqual([]);
       notifierUp = true;
       // Half a minute on, the result might still be on its way through a live submit: left alone.

@@ -18,11 +18,20 @@ describe.each(storeBackends())('account data on $name', (backend) => {
 
   describe('variables', () => {
     it('creates once per key, stores values sealed, lists in creation order and pages', async () => {
-      const created = await t.store.variables.create(t.accountId, { key: 'A', value: 'plain-a', locked: false, secret: false });
+      const created = await t.store.variables.create(t.accountId, {
+        key: 'A',
+        value: 'plain-a',
+        locked: false,
+        secret: false,
+      });
       expect(created).toMatchObject({ key: 'A', value: 'plain-a', locked: false, secret: false, updatedAt: null });
-      expect(await t.store.variables.create(t.accountId, { key: 'A', value: 'again', locked: false, secret: false })).toBeUndefined();
+      expect(
+        await t.store.variables.create(t.accountId, { key: 'A', value: 'again', locked: false, secret: false }),
+      ).toBeUndefined();
       await t.store.variables.create(t.accountId, { key: 'B', value: 'secret-b', locked: true, secret: true });
-      expect(await t.store.variables.create(otherId, { key: 'A', value: 'theirs', locked: false, secret: false })).toBeDefined();
+      expect(
+        await t.store.variables.create(otherId, { key: 'A', value: 'theirs', locked: false, secret: false }),
+      ).toBeDefined();
 
       const stored = await t.fresh.query('SELECT sealed_value FROM environment_variables');
       expect(stored.map((r) => r.sealed_value).join()).not.toMatch(/plain-a|secret-b|theirs/);
@@ -40,7 +49,9 @@ describe.each(storeBackends())('account data on $name', (backend) => {
       const updated = await t.store.variables.update(t.accountId, 'A', { value: 'two', locked: true, secret: true });
       expect(updated).toMatchObject({ key: 'A', value: 'two', locked: true, secret: true });
       expect(updated?.updatedAt).not.toBeNull();
-      expect(await t.store.variables.update(otherId, 'A', { value: 'x', locked: false, secret: false })).toBeUndefined();
+      expect(
+        await t.store.variables.update(otherId, 'A', { value: 'x', locked: false, secret: false }),
+      ).toBeUndefined();
       expect(await t.store.variables.delete(otherId, 'A')).toBe(false);
       expect(await t.store.variables.delete(t.accountId, 'A')).toBe(true);
       expect(await t.store.variables.get(t.accountId, 'A')).toBeUndefined();
@@ -56,7 +67,11 @@ describe.each(storeBackends())('account data on $name', (backend) => {
       expect(two.id).toBeGreaterThan(one.id);
       expect(await t.store.snippets.get(t.accountId, one.id)).toEqual(one);
       expect(await t.store.snippets.get(t.accountId, theirs.id)).toBeUndefined();
-      expect((await t.store.snippets.getMany(t.accountId, [two.id, one.id, two.id, theirs.id, 9999])).map((s) => s.id).sort()).toEqual([one.id, two.id]);
+      expect(
+        (await t.store.snippets.getMany(t.accountId, [two.id, one.id, two.id, theirs.id, 9999]))
+          .map((s) => s.id)
+          .sort(),
+      ).toEqual([one.id, two.id]);
       expect(await t.store.snippets.getMany(t.accountId, [])).toEqual([]);
       expect((await t.store.snippets.list(t.accountId, { limit: 1, page: 2 })).map((s) => s.id)).toEqual([two.id]);
 
@@ -71,31 +86,60 @@ describe.each(storeBackends())('account data on $name', (backend) => {
   });
 
   describe('console sessions', () => {
-    const session = (createdAt: string, expiresAt: string, lastSeenAt: string) => ({ accountId: t.accountId, createdAt, expiresAt, lastSeenAt });
+    const session = (createdAt: string, expiresAt: string, lastSeenAt: string) => ({
+      accountId: t.accountId,
+      createdAt,
+      expiresAt,
+      lastSeenAt,
+    });
 
     it('keeps only the token hash and finds a session until either expiry', async () => {
       const s = session('2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
       await t.store.consoleSessions.create('token-1', s);
-      expect(await t.fresh.query('SELECT token_hash FROM console_sessions')).toEqual([{ token_hash: hashKey('token-1') }]);
-      expect(await t.store.consoleSessions.findActive('token-1', '2026-01-01T01:00:00.000Z', '2026-01-01T00:00:00.000Z')).toEqual(s);
-      expect(await t.store.consoleSessions.findActive('token-2', '2026-01-01T01:00:00.000Z', '2026-01-01T00:00:00.000Z')).toBeUndefined();
+      expect(await t.fresh.query('SELECT token_hash FROM console_sessions')).toEqual([
+        { token_hash: hashKey('token-1') },
+      ]);
+      expect(
+        await t.store.consoleSessions.findActive('token-1', '2026-01-01T01:00:00.000Z', '2026-01-01T00:00:00.000Z'),
+      ).toEqual(s);
+      expect(
+        await t.store.consoleSessions.findActive('token-2', '2026-01-01T01:00:00.000Z', '2026-01-01T00:00:00.000Z'),
+      ).toBeUndefined();
       // Idle since before idleSince, or past the absolute expiry.
-      expect(await t.store.consoleSessions.findActive('token-1', '2026-01-01T01:00:00.000Z', '2026-01-01T00:00:00.001Z')).toBeUndefined();
-      expect(await t.store.consoleSessions.findActive('token-1', '2026-01-02T00:00:00.000Z', '2026-01-01T00:00:00.000Z')).toBeUndefined();
+      expect(
+        await t.store.consoleSessions.findActive('token-1', '2026-01-01T01:00:00.000Z', '2026-01-01T00:00:00.001Z'),
+      ).toBeUndefined();
+      expect(
+        await t.store.consoleSessions.findActive('token-1', '2026-01-02T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),
+      ).toBeUndefined();
     });
 
     it('touches (never backwards), deletes, and deletes what has expired', async () => {
-      await t.store.consoleSessions.create('token-1', session('2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', '2026-01-01T00:00:00.000Z'));
-      await t.store.consoleSessions.create('token-2', session('2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', '2026-01-01T00:00:00.000Z'));
-      await t.store.consoleSessions.create('token-3', session('2026-01-01T00:00:00.000Z', '2026-01-01T06:00:00.000Z', '2026-01-01T00:00:00.000Z'));
+      await t.store.consoleSessions.create(
+        'token-1',
+        session('2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),
+      );
+      await t.store.consoleSessions.create(
+        'token-2',
+        session('2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),
+      );
+      await t.store.consoleSessions.create(
+        'token-3',
+        session('2026-01-01T00:00:00.000Z', '2026-01-01T06:00:00.000Z', '2026-01-01T00:00:00.000Z'),
+      );
       await t.store.consoleSessions.touch('token-1', '2026-01-01T05:00:00.000Z');
       await t.store.consoleSessions.touch('token-1', '2026-01-01T04:00:00.000Z');
-      expect((await t.store.consoleSessions.findActive('token-1', '2026-01-01T05:00:00.000Z', '2026-01-01T00:00:00.000Z'))?.lastSeenAt).toBe(
-        '2026-01-01T05:00:00.000Z',
-      );
+      expect(
+        (await t.store.consoleSessions.findActive('token-1', '2026-01-01T05:00:00.000Z', '2026-01-01T00:00:00.000Z'))
+          ?.lastSeenAt,
+      ).toBe('2026-01-01T05:00:00.000Z');
       // At 06:00 token-3 is past its absolute expiry and token-2 idle since before 04:00; token-1 stays.
-      expect(await t.store.consoleSessions.deleteExpired('2026-01-01T06:00:00.000Z', '2026-01-01T04:00:00.000Z')).toBe(2);
-      expect(await t.fresh.query('SELECT token_hash FROM console_sessions')).toEqual([{ token_hash: hashKey('token-1') }]);
+      expect(await t.store.consoleSessions.deleteExpired('2026-01-01T06:00:00.000Z', '2026-01-01T04:00:00.000Z')).toBe(
+        2,
+      );
+      expect(await t.fresh.query('SELECT token_hash FROM console_sessions')).toEqual([
+        { token_hash: hashKey('token-1') },
+      ]);
       await t.store.consoleSessions.delete('token-1');
       expect(await t.fresh.query('SELECT token_hash FROM console_sessions')).toEqual([]);
     });
@@ -104,15 +148,35 @@ describe.each(storeBackends())('account data on $name', (backend) => {
   describe('account settings and badges', () => {
     const newCheck = (name: string, body: Record<string, unknown> = {}, activated = true) =>
       t.store.checks.create({
-        accountId: t.accountId, checkType: 'API', name, activated, muted: false, frequency: 1, frequencyOffset: null, locationIds: [], body: { name, ...body },
+        accountId: t.accountId,
+        checkType: 'API',
+        name,
+        activated,
+        muted: false,
+        frequency: 1,
+        frequencyOffset: null,
+        locationIds: [],
+        body: { name, ...body },
       });
 
     async function status(check: StoredCheck, flags: { failing?: boolean; responseTime?: number }) {
       let resultId: string | null = null;
       if (flags.responseTime !== undefined) {
-        const payload = { responseTime: flags.responseTime, hasFailures: !!flags.failing, hasErrors: false, isDegraded: false } as RunResult;
+        const payload = {
+          responseTime: flags.responseTime,
+          hasFailures: !!flags.failing,
+          hasErrors: false,
+          isDegraded: false,
+        } as RunResult;
         const stored = await t.store.results.insertOnce({
-          accountId: t.accountId, checkId: check.id, runId: `run-${check.id}`, checkName: check.name, locationId: '', runLocation: 'office', attempts: 1, payload,
+          accountId: t.accountId,
+          checkId: check.id,
+          runId: `run-${check.id}`,
+          checkName: check.name,
+          locationId: '',
+          runLocation: 'office',
+          attempts: 1,
+          payload,
         });
         resultId = stored.id;
       }
@@ -137,7 +201,9 @@ describe.each(storeBackends())('account data on $name', (backend) => {
     it('settings default to badges off, and a put is read back', async () => {
       expect(await t.store.accountSettings.get(t.accountId)).toEqual({ badgesEnabled: false });
       expect(await t.store.accountSettings.put(t.accountId, { badgesEnabled: true })).toEqual({ badgesEnabled: true });
-      expect(await t.store.accountSettings.put(t.accountId, { badgesEnabled: false })).toEqual({ badgesEnabled: false });
+      expect(await t.store.accountSettings.put(t.accountId, { badgesEnabled: false })).toEqual({
+        badgesEnabled: false,
+      });
       expect(await t.store.accountSettings.put(t.accountId, { badgesEnabled: true })).toEqual({ badgesEnabled: true });
       expect(await t.store.accountSettings.get(otherId)).toEqual({ badgesEnabled: false });
     });
@@ -154,12 +220,32 @@ describe.each(storeBackends())('account data on $name', (backend) => {
       await t.store.accountSettings.put(t.accountId, { badgesEnabled: true });
       expect(await t.store.badges.check(check.id)).toEqual({
         name: 'Home',
-        checks: [{ activated: true, hasResult: true, hasFailures: true, hasErrors: false, isDegraded: false, responseTime: 42 }],
+        checks: [
+          {
+            activated: true,
+            hasResult: true,
+            hasFailures: true,
+            hasErrors: false,
+            isDegraded: false,
+            responseTime: 42,
+          },
+        ],
       });
-      expect((await t.store.badges.check(grouped.id))?.checks).toEqual([expect.objectContaining({ activated: false, hasResult: true, responseTime: 7 })]);
+      expect((await t.store.badges.check(grouped.id))?.checks).toEqual([
+        expect.objectContaining({ activated: false, hasResult: true, responseTime: 7 }),
+      ]);
       expect(await t.store.badges.check(fresh_.id)).toEqual({
         name: 'Never ran',
-        checks: [{ activated: true, hasResult: false, hasFailures: false, hasErrors: false, isDegraded: false, responseTime: null }],
+        checks: [
+          {
+            activated: true,
+            hasResult: false,
+            hasFailures: false,
+            hasErrors: false,
+            isDegraded: false,
+            responseTime: null,
+          },
+        ],
       });
       expect(await t.store.badges.check('no-such-check')).toBeUndefined();
     });
@@ -177,8 +263,22 @@ describe.each(storeBackends())('account data on $name', (backend) => {
       expect(subject?.name).toBe('API');
       expect(subject?.checks).toEqual(
         expect.arrayContaining([
-          { activated: true, hasResult: true, hasFailures: false, hasErrors: false, isDegraded: false, responseTime: 12 },
-          { activated: false, hasResult: false, hasFailures: false, hasErrors: false, isDegraded: false, responseTime: null },
+          {
+            activated: true,
+            hasResult: true,
+            hasFailures: false,
+            hasErrors: false,
+            isDegraded: false,
+            responseTime: 12,
+          },
+          {
+            activated: false,
+            hasResult: false,
+            hasFailures: false,
+            hasErrors: false,
+            isDegraded: false,
+            responseTime: null,
+          },
         ]),
       );
       expect(subject?.checks).toHaveLength(2);

@@ -6,7 +6,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
 import type { MetricSummaries } from '../../src/service/store/metric-summary.ts';
-import { addJsonTo, addTo, DENSE_BUCKETS, densePercentiles, type Histogram, mergeInto, percentiles } from '../../src/service/store/response-histogram.ts';
+import {
+  addJsonTo,
+  addTo,
+  DENSE_BUCKETS,
+  densePercentiles,
+  type Histogram,
+  mergeInto,
+  percentiles,
+} from '../../src/service/store/response-histogram.ts';
 import type { Store } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { type FreshStore, storeBackends } from '../support/store-backends.ts';
@@ -19,12 +27,26 @@ describe.each(storeBackends())('analytics reads ($name)', (backend) => {
 
   async function apiCheck(store: Store, name: string) {
     const { accountId } = await createAccount(store, name);
-    const settings = { activated: true, muted: false, frequency: 1, frequencyOffset: null, locationIds: [], body: { tags: [] } };
+    const settings = {
+      activated: true,
+      muted: false,
+      frequency: 1,
+      frequencyOffset: null,
+      locationIds: [],
+      body: { tags: [] },
+    };
     const check = await store.checks.create({ accountId, checkType: 'API', name, ...settings });
     return { accountId, checkId: check.id };
   }
 
-  const insert = (store: Store, c: { accountId: string; checkId: string }, atMs: number, ms: number, failed: boolean, location: string) =>
+  const insert = (
+    store: Store,
+    c: { accountId: string; checkId: string },
+    atMs: number,
+    ms: number,
+    failed: boolean,
+    location: string,
+  ) =>
     store.results.insertOnce({
       accountId: c.accountId,
       checkId: c.checkId,
@@ -41,7 +63,12 @@ describe.each(storeBackends())('analytics reads ($name)', (backend) => {
         hasFailures: failed,
         hasErrors: false,
         isCancelled: false,
-        apiCheckResult: { response: { status: failed ? 503 : 200, timingPhases: { wait: 1, dns: ms / 10, tcp: 2, tls: 0, firstByte: 3, download: 4, total: ms } } },
+        apiCheckResult: {
+          response: {
+            status: failed ? 503 : 200,
+            timingPhases: { wait: 1, dns: ms / 10, tcp: 2, tls: 0, firstByte: 3, download: 4, total: ms },
+          },
+        },
       } as unknown as RunResult,
     });
 
@@ -59,20 +86,39 @@ describe.each(storeBackends())('analytics reads ($name)', (backend) => {
     const rows = await store.analytics.rollupsOfCheck(acme.accountId, acme.checkId, h, h + 1);
     const byKey = Object.fromEntries(rows.map((r) => [`${r.location}/${r.failed}/${r.statusCode}`, r]));
     expect(Object.keys(byKey).sort()).toEqual(['dc-2/true/503', 'office/false/200']);
-    expect(byKey['office/false/200']).toMatchObject({ runs: 2, failures: 0, totalMs: 400, minMs: 100, maxMs: 300, sqMs: 100_000, retries: 0 });
+    expect(byKey['office/false/200']).toMatchObject({
+      runs: 2,
+      failures: 0,
+      totalMs: 400,
+      minMs: 100,
+      maxMs: 300,
+      sqMs: 100_000,
+      retries: 0,
+    });
     expect(byKey['dc-2/true/503']).toMatchObject({ runs: 1, failures: 1, retries: 1 });
     const dns = (JSON.parse(byKey['office/false/200']?.metrics ?? '{}') as MetricSummaries).dns;
     expect(dns).toMatchObject({ n: 2, s: 40, q: 1000, mn: 10, mx: 30 });
     // Another account's check id names none of this account's rows, and the account's read is its own.
     expect(await store.analytics.rollupsOfCheck(other.accountId, acme.checkId, h, h + 1)).toEqual([]);
-    expect((await store.analytics.rollupsOfAccount(acme.accountId, h, h + 1)).map((r) => r.checkId)).toEqual([acme.checkId, acme.checkId]);
+    expect((await store.analytics.rollupsOfAccount(acme.accountId, h, h + 1)).map((r) => r.checkId)).toEqual([
+      acme.checkId,
+      acme.checkId,
+    ]);
 
     const window = { fromIso: new Date(h * HOUR).toISOString(), toIso: new Date((h + 1) * HOUR).toISOString() };
     const page = await store.analytics.rawResults(acme.accountId, acme.checkId, window, { limit: 2, offset: 0 });
     expect(page.map((r) => (JSON.parse(r.payload) as RunResult).responseTime)).toEqual([50, 300]);
-    const passed = await store.analytics.rawResults(acme.accountId, acme.checkId, window, { limit: 10, offset: 0, failed: false });
+    const passed = await store.analytics.rawResults(acme.accountId, acme.checkId, window, {
+      limit: 10,
+      offset: 0,
+      failed: false,
+    });
     expect(passed.map((r) => r.location)).toEqual(['office', 'office']);
-    const failed = await store.analytics.rawResults(acme.accountId, acme.checkId, window, { limit: 10, offset: 0, failed: true });
+    const failed = await store.analytics.rawResults(acme.accountId, acme.checkId, window, {
+      limit: 10,
+      offset: 0,
+      failed: true,
+    });
     expect(failed.map((r) => [r.location, r.attempts])).toEqual([['dc-2', 2]]);
   });
 
@@ -81,7 +127,18 @@ describe.each(storeBackends())('analytics reads ($name)', (backend) => {
     const store = await fresh.open();
     const { accountId } = await createAccount(store, 'Acme');
     const start = (Math.floor(Date.now() / HOUR) - 3) * HOUR;
-    const input = { check: { name: 'nightly', activated: true, muted: false, frequency: 1, frequencyOffset: null, body: { tags: [] } }, periodMs: 60_000, graceMs: 0 };
+    const input = {
+      check: {
+        name: 'nightly',
+        activated: true,
+        muted: false,
+        frequency: 1,
+        frequencyOffset: null,
+        body: { tags: [] },
+      },
+      periodMs: 60_000,
+      graceMs: 0,
+    };
     const { check } = await store.heartbeats.create(accountId, { ...input, pingToken: 'token-1' }, start);
     await store.heartbeats.recordPing('token-1', { atMs: start + 1000, source: '127.0.0.1', userAgent: null });
     await store.heartbeats.recordPing('token-1', { atMs: start + 2000, source: '127.0.0.1', userAgent: null });

@@ -26,20 +26,37 @@ describe.each(storeBackends())('check groups on $name', (backend) => {
   it('creates, reads and updates a group with its locations in the order given; secret variables are sealed at rest', async () => {
     const t = await seedTenant(store);
     const lab = await secondLocation(t.accountId);
-    const input = groupInput('Shop', { environmentVariables: [{ key: 'TOKEN', value: 'group-secret-value', locked: false, secret: true }] }, [
-      lab.id,
-      t.locationId,
-      lab.id,
-    ]);
+    const input = groupInput(
+      'Shop',
+      { environmentVariables: [{ key: 'TOKEN', value: 'group-secret-value', locked: false, secret: true }] },
+      [lab.id, t.locationId, lab.id],
+    );
     const created = await store.checkGroups.create(t.accountId, input);
-    expect(created).toMatchObject({ id: expect.any(Number), accountId: t.accountId, name: 'Shop', activated: true, concurrency: 1, updatedAt: null });
+    expect(created).toMatchObject({
+      id: expect.any(Number),
+      accountId: t.accountId,
+      name: 'Shop',
+      activated: true,
+      concurrency: 1,
+      updatedAt: null,
+    });
     expect(created.locationIds).toEqual([lab.id, t.locationId]);
     expect(created.body).toEqual(input.body);
     expect(JSON.stringify(await fresh.query('SELECT body FROM check_groups'))).not.toContain('group-secret-value');
     expect(await store.checkGroups.get(t.accountId, created.id)).toEqual(created);
 
-    const changed = await store.checkGroups.update(t.accountId, created.id, { ...groupInput('Shop 2', {}, [t.locationId]), muted: true, concurrency: 3 });
-    expect(changed).toMatchObject({ name: 'Shop 2', muted: true, concurrency: 3, locationIds: [t.locationId], updatedAt: expect.any(String) });
+    const changed = await store.checkGroups.update(t.accountId, created.id, {
+      ...groupInput('Shop 2', {}, [t.locationId]),
+      muted: true,
+      concurrency: 3,
+    });
+    expect(changed).toMatchObject({
+      name: 'Shop 2',
+      muted: true,
+      concurrency: 3,
+      locationIds: [t.locationId],
+      updatedAt: expect.any(String),
+    });
     const other = await seedTenant(store, 'Other');
     expect(await store.checkGroups.get(other.accountId, created.id)).toBeUndefined();
     expect(await store.checkGroups.update(other.accountId, created.id, groupInput('X'))).toBeUndefined();
@@ -86,8 +103,14 @@ describe.each(storeBackends())('check groups on $name', (backend) => {
     const group = await store.checkGroups.create(t.accountId, groupInput('Shop'));
     expect(await store.checkGroups.getTrigger(t.accountId, group.id)).toBeUndefined();
     const made = await store.checkGroups.ensureTrigger(t.accountId, group.id);
-    expect(made).toMatchObject({ created: true, trigger: { groupId: group.id, calledAt: null, token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) } });
-    expect(await store.checkGroups.ensureTrigger(t.accountId, group.id)).toEqual({ trigger: made.trigger, created: false });
+    expect(made).toMatchObject({
+      created: true,
+      trigger: { groupId: group.id, calledAt: null, token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
+    });
+    expect(await store.checkGroups.ensureTrigger(t.accountId, group.id)).toEqual({
+      trigger: made.trigger,
+      created: false,
+    });
 
     const now = '2026-11-23T09:00:00.000Z';
     expect(await store.checkGroups.callTrigger(group.id, `${made.trigger.token}x`, now)).toBeUndefined();
@@ -102,11 +125,13 @@ describe.each(storeBackends())('check groups on $name', (backend) => {
     expect(await store.checkGroups.getTrigger(t.accountId, group.id)).toBeUndefined();
   });
 
-  it('two stores ensuring a group\'s trigger at the same time create one', async () => {
+  it("two stores ensuring a group's trigger at the same time create one", async () => {
     const other = await fresh.open();
     const t = await seedTenant(store);
     const group = await store.checkGroups.create(t.accountId, groupInput('Shop'));
-    const ensured = await Promise.all([store, other, store, other].map((s) => s.checkGroups.ensureTrigger(t.accountId, group.id)));
+    const ensured = await Promise.all(
+      [store, other, store, other].map((s) => s.checkGroups.ensureTrigger(t.accountId, group.id)),
+    );
     expect(ensured.filter((e) => e.created)).toHaveLength(1);
     expect(new Set(ensured.map((e) => e.trigger.token)).size).toBe(1);
   });
@@ -140,20 +165,50 @@ describe.each(storeBackends())('maintenance windows on $name', (backend) => {
 
   it('creates, reads, lists, updates and deletes windows of one account', async () => {
     const t = await seedTenant(store);
-    const weekly = window('Weekly', { repeatUnit: 'WEEK', repeatInterval: 1, repeatEndsAt: '2027-01-31', description: 'patching', pauseAllChecks: true });
+    const weekly = window('Weekly', {
+      repeatUnit: 'WEEK',
+      repeatInterval: 1,
+      repeatEndsAt: '2027-01-31',
+      description: 'patching',
+      pauseAllChecks: true,
+    });
     const created = await store.maintenanceWindows.create(t.accountId, weekly);
-    expect(created).toEqual({ ...weekly, id: expect.any(Number), accountId: t.accountId, createdAt: expect.any(String), updatedAt: null });
+    expect(created).toEqual({
+      ...weekly,
+      id: expect.any(Number),
+      accountId: t.accountId,
+      createdAt: expect.any(String),
+      updatedAt: null,
+    });
     expect(await store.maintenanceWindows.get(t.accountId, created.id)).toEqual(created);
-    const second = await store.maintenanceWindows.create(t.accountId, window('Once', { silenceAlertsTags: ['eu'], silenceAllAlerts: true }));
+    const second = await store.maintenanceWindows.create(
+      t.accountId,
+      window('Once', { silenceAlertsTags: ['eu'], silenceAllAlerts: true }),
+    );
     const other = await seedTenant(store, 'Other');
     await store.maintenanceWindows.create(other.accountId, window('Theirs'));
 
-    expect((await store.maintenanceWindows.list(t.accountId, { limit: 10, page: 1 })).map((w) => w.id)).toEqual([created.id, second.id]);
-    expect((await store.maintenanceWindows.list(t.accountId, { limit: 1, page: 2 })).map((w) => w.id)).toEqual([second.id]);
+    expect((await store.maintenanceWindows.list(t.accountId, { limit: 10, page: 1 })).map((w) => w.id)).toEqual([
+      created.id,
+      second.id,
+    ]);
+    expect((await store.maintenanceWindows.list(t.accountId, { limit: 1, page: 2 })).map((w) => w.id)).toEqual([
+      second.id,
+    ]);
     expect(await store.maintenanceWindows.listAll(t.accountId)).toEqual([created, second]);
 
-    const changed = await store.maintenanceWindows.update(t.accountId, created.id, window('Daily', { repeatUnit: 'DAY', repeatInterval: 2 }));
-    expect(changed).toMatchObject({ name: 'Daily', repeatUnit: 'DAY', repeatInterval: 2, pauseAllChecks: false, updatedAt: expect.any(String) });
+    const changed = await store.maintenanceWindows.update(
+      t.accountId,
+      created.id,
+      window('Daily', { repeatUnit: 'DAY', repeatInterval: 2 }),
+    );
+    expect(changed).toMatchObject({
+      name: 'Daily',
+      repeatUnit: 'DAY',
+      repeatInterval: 2,
+      pauseAllChecks: false,
+      updatedAt: expect.any(String),
+    });
     expect(await store.maintenanceWindows.update(other.accountId, created.id, window('X'))).toBeUndefined();
     expect(await store.maintenanceWindows.get(other.accountId, created.id)).toBeUndefined();
     expect(await store.maintenanceWindows.delete(other.accountId, created.id)).toBe(false);

@@ -16,13 +16,22 @@ describe.each(storeBackends())('hourly check statistics ($name)', (backend) => {
 
   async function checkOf(store: Store): Promise<{ accountId: string; checkId: string }> {
     const { accountId } = await createAccount(store, 'Acme');
-    const settings = { activated: true, muted: false, frequency: 1, frequencyOffset: null, locationIds: [], body: { tags: [] } };
+    const settings = {
+      activated: true,
+      muted: false,
+      frequency: 1,
+      frequencyOffset: null,
+      locationIds: [],
+      body: { tags: [] },
+    };
     const check = await store.checks.create({ accountId, checkType: 'API', name: 'Homepage', ...settings });
     return { accountId, checkId: check.id };
   }
 
   const hoursOf = async (checkId: string) =>
-    (await fresh.query('SELECT hour, runs FROM check_stats_hourly WHERE check_id = ? ORDER BY hour', [checkId])).map((r) => [Number(r.hour), Number(r.runs)]);
+    (await fresh.query('SELECT hour, runs FROM check_stats_hourly WHERE check_id = ? ORDER BY hour', [checkId])).map(
+      (r) => [Number(r.hour), Number(r.runs)],
+    );
 
   it('adds each sample to its hour, and keeps older hours for the retention job', async () => {
     fresh = await backend.fresh();

@@ -5,7 +5,15 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CheckAlertRecord } from '../../src/service/store/check-status-types.ts';
-import { addCheck, failedRun, newAlert, raiseAlert, seedTenant, storePending, type Tenant } from '../support/alerting-fixtures.ts';
+import {
+  addCheck,
+  failedRun,
+  newAlert,
+  raiseAlert,
+  seedTenant,
+  storePending,
+  type Tenant,
+} from '../support/alerting-fixtures.ts';
 import { type FreshStore, storeBackends } from '../support/store-backends.ts';
 
 const T0 = '2026-11-23T09:00:00.000Z';
@@ -39,12 +47,28 @@ describe.each(storeBackends())('check statuses on $name', (backend) => {
           seen.push(alert);
         },
       );
-      expect(applied?.status).toMatchObject({ checkId: t.check.id, name: 'Home', hasFailures: true, createdAt: at(0), updatedAt: at(0) });
+      expect(applied?.status).toMatchObject({
+        checkId: t.check.id,
+        name: 'Home',
+        hasFailures: true,
+        createdAt: at(0),
+        updatedAt: at(0),
+      });
       expect(applied?.alerts).toEqual(seen);
-      expect(seen).toEqual([expect.objectContaining({ id: expect.any(Number), accountId: t.accountId, checkId: t.check.id, alertType: 'ALERT_FAILURE', createdAt: at(0) })]);
+      expect(seen).toEqual([
+        expect.objectContaining({
+          id: expect.any(Number),
+          accountId: t.accountId,
+          checkId: t.check.id,
+          alertType: 'ALERT_FAILURE',
+          createdAt: at(0),
+        }),
+      ]);
       expect(await store.results.listStatusPending({ limit: 10 })).toEqual([]);
 
-      const again = await store.checkStatuses.applyResult(t.accountId, t.check.id, resultId, at(1), (prev) => failedRun(prev, resultId, at(1)));
+      const again = await store.checkStatuses.applyResult(t.accountId, t.check.id, resultId, at(1), (prev) =>
+        failedRun(prev, resultId, at(1)),
+      );
       expect(again).toBeNull();
       expect(await store.checkStatuses.get(t.accountId, t.check.id)).toMatchObject({
         lastCheckRunId: resultId,
@@ -60,7 +84,9 @@ describe.each(storeBackends())('check statuses on $name', (backend) => {
       const t = await seedTenant(store);
       for (const minute of [0, 1, 2]) {
         const resultId = await storePending(store, t, at(minute));
-        await store.checkStatuses.applyResult(t.accountId, t.check.id, resultId, at(minute), (prev) => failedRun(prev, resultId, at(minute)));
+        await store.checkStatuses.applyResult(t.accountId, t.check.id, resultId, at(minute), (prev) =>
+          failedRun(prev, resultId, at(minute)),
+        );
       }
       expect(await store.checkStatuses.get(t.accountId, t.check.id)).toMatchObject({
         alert: { consecutiveFailedRuns: 3, state: 'FAILING' },
@@ -107,7 +133,12 @@ describe.each(storeBackends())('check statuses on $name', (backend) => {
       ['Home', false, null],
       ['Second', true, at(0)],
     ]);
-    expect(list[0]).toMatchObject({ checkId: t.check.id, accountId: t.accountId, lastCheckRunId: null, alert: { state: 'PASSING' } });
+    expect(list[0]).toMatchObject({
+      checkId: t.check.id,
+      accountId: t.accountId,
+      lastCheckRunId: null,
+      alert: { state: 'PASSING' },
+    });
     expect(await store.checkStatuses.get(t.accountId, t.check.id)).toBeUndefined();
     expect(await store.checkStatuses.get(other.accountId, second.id)).toBeUndefined();
   });
@@ -129,8 +160,13 @@ describe.each(storeBackends())('check statuses on $name', (backend) => {
       await standingAlert(later, store, at(20));
       await standingAlert(t, store, at(10));
       expect(await store.checkStatuses.nextReminderDue()).toBe(at(10));
-      expect(await store.checkStatuses.listRemindersDue(at(15), 10)).toEqual([{ accountId: t.accountId, checkId: t.check.id }]);
-      expect((await store.checkStatuses.listRemindersDue(at(30), 10)).map((r) => r.checkId)).toEqual([t.check.id, later.check.id]);
+      expect(await store.checkStatuses.listRemindersDue(at(15), 10)).toEqual([
+        { accountId: t.accountId, checkId: t.check.id },
+      ]);
+      expect((await store.checkStatuses.listRemindersDue(at(30), 10)).map((r) => r.checkId)).toEqual([
+        t.check.id,
+        later.check.id,
+      ]);
       expect(await store.checkStatuses.listRemindersDue(at(30), 1)).toHaveLength(1);
     });
 
@@ -160,7 +196,11 @@ describe.each(storeBackends())('check statuses on $name', (backend) => {
       expect(await store.checkStatuses.get(t.accountId, t.check.id)).toMatchObject({ alert: { remindersSent: 1 } });
       expect(await store.checkStatuses.nextReminderDue()).toBe(at(20));
 
-      const none = await store.checkStatuses.applyReminder(t.accountId, t.check.id, at(20), (status) => ({ alert: status.alert, reminder: null, nextReminderAt: null }));
+      const none = await store.checkStatuses.applyReminder(t.accountId, t.check.id, at(20), (status) => ({
+        alert: status.alert,
+        reminder: null,
+        nextReminderAt: null,
+      }));
       expect(none).toBeNull();
       expect(await store.checkStatuses.nextReminderDue()).toBeNull();
       const missing = await store.checkStatuses.applyReminder(t.accountId, crypto.randomUUID(), at(20), () => {
@@ -201,7 +241,9 @@ describe.each(storeBackends())('check statuses on $name', (backend) => {
     // Each result is offered to both stores, as a live submit and another replica's replay may both try.
     const outcomes = await Promise.all(resultIds.flatMap((id, i) => [apply(a, id, i), apply(b, id, i)]));
     expect(outcomes.filter((o) => o !== null)).toHaveLength(resultIds.length);
-    expect(await b.checkStatuses.get(t.accountId, t.check.id)).toMatchObject({ alert: { consecutiveFailedRuns: resultIds.length } });
+    expect(await b.checkStatuses.get(t.accountId, t.check.id)).toMatchObject({
+      alert: { consecutiveFailedRuns: resultIds.length },
+    });
     const alerts = await b.checkAlerts.list(t.accountId, { from: at(0), to: at(60), limit: 100, page: 1 });
     expect(alerts.map((alert) => alert.alertType)).toEqual(['ALERT_FAILURE']);
     expect(await b.results.listStatusPending({ limit: 100 })).toEqual([]);

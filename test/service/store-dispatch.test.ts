@@ -28,10 +28,21 @@ async function fixture(store: Store): Promise<Fixture> {
 }
 
 /** A run due at `dueSecond`; it may start up to five minutes later unless `startBySecond` says otherwise. */
-function newRun(f: Fixture, dueSecond: number, overrides: { checkType?: CheckType; checkId?: string; runtimeId?: string; startBySecond?: number } = {}): NewRun {
+function newRun(
+  f: Fixture,
+  dueSecond: number,
+  overrides: { checkType?: CheckType; checkId?: string; runtimeId?: string; startBySecond?: number } = {},
+): NewRun {
   const checkType = overrides.checkType ?? 'API';
   const checkId = overrides.checkId ?? f.checkId;
-  const check = { id: checkId, accountId: f.accountId, name: 'Home', checkType, shouldFail: false, runtimeId: overrides.runtimeId ?? null };
+  const check = {
+    id: checkId,
+    accountId: f.accountId,
+    name: 'Home',
+    checkType,
+    shouldFail: false,
+    runtimeId: overrides.runtimeId ?? null,
+  };
   return {
     runId: randomUUID(),
     accountId: f.accountId,
@@ -46,8 +57,22 @@ function newRun(f: Fixture, dueSecond: number, overrides: { checkType?: CheckTyp
   };
 }
 
-const claimAll = (store: Store, f: Fixture, agentId: string, leaseExpiresAt = at(600), slots = { uptime: 100, heavy: 100 }) =>
-  store.runs.claim({ locationId: f.locationId, agentId, checkTypes: ALL_TYPES, runtimes: ['2025.04'], slots, now: at(0), leaseExpiresAt });
+const claimAll = (
+  store: Store,
+  f: Fixture,
+  agentId: string,
+  leaseExpiresAt = at(600),
+  slots = { uptime: 100, heavy: 100 },
+) =>
+  store.runs.claim({
+    locationId: f.locationId,
+    agentId,
+    checkTypes: ALL_TYPES,
+    runtimes: ['2025.04'],
+    slots,
+    now: at(0),
+    leaseExpiresAt,
+  });
 
 describe.each(storeBackends())('on $name', (backend) => {
   let fresh: FreshStore;
@@ -75,14 +100,23 @@ describe.each(storeBackends())('on $name', (backend) => {
       const f = await fixture(store);
       const first = await store.runs.enqueue(newRun(f, 1), at(1));
       expect(first.superseded).toEqual([]);
-      expect(first.run).toMatchObject({ state: 'queued', leaseAttempt: 1, cancelRequested: false, leaseId: null, dueAt: at(1) });
+      expect(first.run).toMatchObject({
+        state: 'queued',
+        leaseAttempt: 1,
+        cancelRequested: false,
+        leaseId: null,
+        dueAt: at(1),
+      });
       expect(await store.runs.get(first.run.runId)).toEqual(first.run);
       expect(await store.runs.getForAccount(f.accountId, first.run.runId)).toEqual(first.run);
       expect(await store.runs.getForAccount('another-account', first.run.runId)).toBeUndefined();
 
       const second = await store.runs.enqueue(newRun(f, 2), at(2));
       expect(second.superseded).toEqual([first.run.runId]);
-      expect(await store.runs.get(first.run.runId)).toMatchObject({ state: 'expired', endReason: 'superseded by a newer run' });
+      expect(await store.runs.get(first.run.runId)).toMatchObject({
+        state: 'expired',
+        endReason: 'superseded by a newer run',
+      });
     });
 
     it('enqueues a batch in one transaction: each run supersedes as alone would, and a failing run leaves none of the batch', async () => {
@@ -96,7 +130,9 @@ describe.each(storeBackends())('on $name', (backend) => {
 
       // The second run reuses the first's id: the primary key fails it, and the first is rolled back.
       const fine = newRun(f, 3, { checkId: 'third' });
-      await expect(store.runs.enqueueMany([fine, { ...newRun(f, 3, { checkId: 'fourth' }), runId: fine.runId }], at(3))).rejects.toThrow();
+      await expect(
+        store.runs.enqueueMany([fine, { ...newRun(f, 3, { checkId: 'fourth' }), runId: fine.runId }], at(3)),
+      ).rejects.toThrow();
       expect(await store.runs.get(fine.runId)).toBeUndefined();
       expect(await store.runs.get(batch[0]!.run.runId)).toMatchObject({ state: 'queued' });
       expect(await store.runs.enqueueMany([], at(4))).toEqual([]);
@@ -106,8 +142,11 @@ describe.each(storeBackends())('on $name', (backend) => {
       const store = await fresh.open();
       const f = await fixture(store);
       const uptime = [];
-      for (let i = 0; i < 4; i++) uptime.push((await store.runs.enqueue(newRun(f, 10 - i, { checkId: `c${i}` }), at(20))).run);
-      const browser = (await store.runs.enqueue(newRun(f, 5, { checkType: 'BROWSER', checkId: 'b', runtimeId: '2025.04' }), at(20))).run;
+      for (let i = 0; i < 4; i++)
+        uptime.push((await store.runs.enqueue(newRun(f, 10 - i, { checkId: `c${i}` }), at(20))).run);
+      const browser = (
+        await store.runs.enqueue(newRun(f, 5, { checkType: 'BROWSER', checkId: 'b', runtimeId: '2025.04' }), at(20))
+      ).run;
 
       const claimed = await claimAll(store, f, 'agent-1', at(600), { uptime: 2, heavy: 1 });
       expect(claimed.map((r) => r.runId)).toEqual([browser.runId, uptime[3]?.runId, uptime[2]?.runId]);
@@ -126,7 +165,15 @@ describe.each(storeBackends())('on $name', (backend) => {
       const fast = (await store.runs.enqueue(newRun(f, 2, { checkId: 'fast', startBySecond: 7 }), at(2))).run;
       const late = (await store.runs.enqueue(newRun(f, 0, { checkId: 'late', startBySecond: 5 }), at(2))).run;
       const claim = (now: string) =>
-        store.runs.claim({ locationId: f.locationId, agentId: 'a1', checkTypes: ALL_TYPES, runtimes: [], slots: { uptime: 1, heavy: 0 }, now, leaseExpiresAt: at(60) });
+        store.runs.claim({
+          locationId: f.locationId,
+          agentId: 'a1',
+          checkTypes: ALL_TYPES,
+          runtimes: [],
+          slots: { uptime: 1, heavy: 0 },
+          now,
+          leaseExpiresAt: at(60),
+        });
 
       expect((await claim(at(6))).map((r) => r.runId)).toEqual([fast.runId]);
       expect((await claim(at(6))).map((r) => r.runId)).toEqual([slow.runId]);
@@ -140,13 +187,26 @@ describe.each(storeBackends())('on $name', (backend) => {
       const other = await fixture(store);
       const late = (await store.runs.enqueue(newRun(f, 1, { checkId: 'late', startBySecond: 6 }), at(1))).run;
       const onTime = (await store.runs.enqueue(newRun(f, 4, { checkId: 'on-time', startBySecond: 9 }), at(4))).run;
-      const lateBrowser = (await store.runs.enqueue(newRun(f, 1, { checkType: 'BROWSER', checkId: 'b', startBySecond: 6 }), at(1))).run;
+      const lateBrowser = (
+        await store.runs.enqueue(newRun(f, 1, { checkType: 'BROWSER', checkId: 'b', startBySecond: 6 }), at(1))
+      ).run;
       const elsewhere = (await store.runs.enqueue(newRun(other, 1, { checkId: 'x', startBySecond: 6 }), at(1))).run;
-      const req = { locationId: f.locationId, agentId: 'a1', checkTypes: ['API'] as CheckType[], runtimes: [], slots: { uptime: 1, heavy: 0 }, leaseExpiresAt: at(60) };
+      const req = {
+        locationId: f.locationId,
+        agentId: 'a1',
+        checkTypes: ['API'] as CheckType[],
+        runtimes: [],
+        slots: { uptime: 1, heavy: 0 },
+        leaseExpiresAt: at(60),
+      };
 
       expect(await store.runs.shedLate({ ...req, now: at(5) })).toBe(0);
       expect(await store.runs.shedLate({ ...req, now: at(6) })).toBe(1);
-      expect(await store.runs.get(late.runId)).toMatchObject({ state: 'expired', endReason: SHED_LATE_REASON, finishedAt: at(6) });
+      expect(await store.runs.get(late.runId)).toMatchObject({
+        state: 'expired',
+        endReason: SHED_LATE_REASON,
+        finishedAt: at(6),
+      });
       // Not this agent's to judge: a type it does not run, another location.
       expect(await store.runs.get(lateBrowser.runId)).toMatchObject({ state: 'queued' });
       expect(await store.runs.get(elsewhere.runId)).toMatchObject({ state: 'queued' });
@@ -157,12 +217,21 @@ describe.each(storeBackends())('on $name', (backend) => {
     it('overloaded (order newest), claims hand-backs first, then the latest deadlines', async () => {
       const store = await fresh.open();
       const f = await fixture(store);
-      const req = { locationId: f.locationId, agentId: 'a1', checkTypes: ['API'] as CheckType[], runtimes: [], leaseExpiresAt: at(60) };
+      const req = {
+        locationId: f.locationId,
+        agentId: 'a1',
+        checkTypes: ['API'] as CheckType[],
+        runtimes: [],
+        leaseExpiresAt: at(60),
+      };
       const back = (await store.runs.enqueue(newRun(f, 1, { checkId: 'back', startBySecond: 6 }), at(1))).run;
       const [leased] = (await store.runs.claim({ ...req, slots: { uptime: 1, heavy: 0 }, now: at(2) })) as [Run];
       await store.runs.release('a1', [{ runId: leased.runId, leaseId: leased.leaseId as string }], at(3));
       const runs = [];
-      for (let i = 0; i < 4; i++) runs.push((await store.runs.enqueue(newRun(f, 4 + i, { checkId: `c${i}`, startBySecond: 9 + i }), at(4 + i))).run);
+      for (let i = 0; i < 4; i++)
+        runs.push(
+          (await store.runs.enqueue(newRun(f, 4 + i, { checkId: `c${i}`, startBySecond: 9 + i }), at(4 + i))).run,
+        );
 
       const newest = await store.runs.claim({ ...req, slots: { uptime: 3, heavy: 0 }, now: at(8), order: 'newest' });
       expect(new Set(newest.map((r) => r.runId))).toEqual(new Set([back.runId, runs[3]?.runId, runs[2]?.runId]));
@@ -176,7 +245,14 @@ describe.each(storeBackends())('on $name', (backend) => {
       const f = await fixture(store);
       const late = (await store.runs.enqueue(newRun(f, 1, { checkId: 'late', startBySecond: 6 }), at(1))).run;
       const onTime = (await store.runs.enqueue(newRun(f, 4, { checkId: 'on-time', startBySecond: 9 }), at(4))).run;
-      const req = { locationId: f.locationId, agentId: 'a1', checkTypes: ['API'] as CheckType[], runtimes: [], slots: { uptime: 5, heavy: 0 }, leaseExpiresAt: at(60) };
+      const req = {
+        locationId: f.locationId,
+        agentId: 'a1',
+        checkTypes: ['API'] as CheckType[],
+        runtimes: [],
+        slots: { uptime: 5, heavy: 0 },
+        leaseExpiresAt: at(60),
+      };
       const { shed, runs } = await store.runs.shedLateAndClaim({ ...req, now: at(7) });
       expect(shed).toBe(1);
       expect(runs.map((r) => r.runId)).toEqual([onTime.runId]);
@@ -187,9 +263,18 @@ describe.each(storeBackends())('on $name', (backend) => {
       const store = await fresh.open();
       const f = await fixture(store);
       const first = (await store.runs.enqueue(newRun(f, 1, { checkId: 'a', startBySecond: 6 }), at(1))).run;
-      const req = { locationId: f.locationId, agentId: 'a1', checkTypes: ['API'] as CheckType[], runtimes: [], slots: { uptime: 1, heavy: 0 }, leaseExpiresAt: at(60) };
+      const req = {
+        locationId: f.locationId,
+        agentId: 'a1',
+        checkTypes: ['API'] as CheckType[],
+        runtimes: [],
+        slots: { uptime: 1, heavy: 0 },
+        leaseExpiresAt: at(60),
+      };
       const [leased] = (await store.runs.claim({ ...req, now: at(2) })) as [Run];
-      expect(await store.runs.release('a1', [{ runId: leased.runId, leaseId: leased.leaseId as string }], at(20))).toHaveLength(1);
+      expect(
+        await store.runs.release('a1', [{ runId: leased.runId, leaseId: leased.leaseId as string }], at(20)),
+      ).toHaveLength(1);
       const waiting = (await store.runs.enqueue(newRun(f, 19, { checkId: 'b', startBySecond: 24 }), at(19))).run;
 
       expect(await store.runs.shedLate({ ...req, now: at(21) })).toBe(0);
@@ -203,13 +288,25 @@ describe.each(storeBackends())('on $name', (backend) => {
       const f = await fixture(store);
       const api = (await store.runs.enqueue(newRun(f, 1, { checkId: 'a' }), at(1))).run;
       await store.runs.enqueue(newRun(f, 1, { checkType: 'TCP', checkId: 't' }), at(1));
-      const browser = (await store.runs.enqueue(newRun(f, 1, { checkType: 'BROWSER', checkId: 'b', runtimeId: '2024.09' }), at(1))).run;
+      const browser = (
+        await store.runs.enqueue(newRun(f, 1, { checkType: 'BROWSER', checkId: 'b', runtimeId: '2024.09' }), at(1))
+      ).run;
       const slots = { uptime: 10, heavy: 10 };
       const base = { locationId: f.locationId, slots, now: at(1), leaseExpiresAt: at(60) };
 
-      const apiOnly = await store.runs.claim({ ...base, agentId: 'a1', checkTypes: ['API', 'BROWSER'], runtimes: ['2025.04'] });
+      const apiOnly = await store.runs.claim({
+        ...base,
+        agentId: 'a1',
+        checkTypes: ['API', 'BROWSER'],
+        runtimes: ['2025.04'],
+      });
       expect(apiOnly.map((r) => r.runId)).toEqual([api.runId]);
-      const withRuntime = await store.runs.claim({ ...base, agentId: 'a2', checkTypes: ['BROWSER'], runtimes: ['2024.09'] });
+      const withRuntime = await store.runs.claim({
+        ...base,
+        agentId: 'a2',
+        checkTypes: ['BROWSER'],
+        runtimes: ['2024.09'],
+      });
       expect(withRuntime.map((r) => r.runId)).toEqual([browser.runId]);
       expect(await store.runs.claim({ ...base, agentId: 'a3', checkTypes: [], runtimes: [] })).toEqual([]);
     });
@@ -218,21 +315,34 @@ describe.each(storeBackends())('on $name', (backend) => {
       const { store, leased: held, cancelled } = await leasedAndCancelRequested();
 
       const leases = [held, cancelled].map((r) => ({ runId: r.runId, leaseId: r.leaseId as string }));
-      const outcomes = await store.runs.heartbeat('agent-1', [...leases, { runId: held.runId, leaseId: 'not-this-one' }], at(900));
+      const outcomes = await store.runs.heartbeat(
+        'agent-1',
+        [...leases, { runId: held.runId, leaseId: 'not-this-one' }],
+        at(900),
+      );
       expect(outcomes).toEqual([
         { ...leases[0], state: 'active', leaseExpiresAt: at(900) },
         { ...leases[1], state: 'cancelled', leaseExpiresAt: at(600) },
         { runId: held.runId, leaseId: 'not-this-one', state: 'lost', leaseExpiresAt: null },
       ]);
-      expect(await store.runs.heartbeat('agent-2', [leases[0] as (typeof leases)[0]], at(900))).toMatchObject([{ state: 'lost' }]);
+      expect(await store.runs.heartbeat('agent-2', [leases[0] as (typeof leases)[0]], at(900))).toMatchObject([
+        { state: 'lost' },
+      ]);
     });
 
     it('finishes a leased run once and completes a cancel-requested one as cancelled', async () => {
       const { store, leased: done, cancelled } = await leasedAndCancelRequested();
 
-      expect(await store.runs.finish(done.runId, at(5))).toMatchObject({ state: 'completed', finishedAt: at(5), leaseExpiresAt: null });
+      expect(await store.runs.finish(done.runId, at(5))).toMatchObject({
+        state: 'completed',
+        finishedAt: at(5),
+        leaseExpiresAt: null,
+      });
       expect(await store.runs.finish(done.runId, at(9))).toMatchObject({ state: 'completed', finishedAt: at(5) });
-      expect(await store.runs.finish(cancelled.runId, at(6))).toMatchObject({ state: 'cancelled', endReason: 'cancelled while running; the agent reported it' });
+      expect(await store.runs.finish(cancelled.runId, at(6))).toMatchObject({
+        state: 'cancelled',
+        endReason: 'cancelled while running; the agent reported it',
+      });
       expect(await store.runs.finish('no-such-run', at(6))).toBeUndefined();
     });
 
@@ -242,8 +352,14 @@ describe.each(storeBackends())('on $name', (backend) => {
       for (const [i, id] of ['a', 'b', 'c'].entries()) await store.runs.enqueue(newRun(f, i, { checkId: id }), at(1));
       const [one, two, three] = (await claimAll(store, f, 'agent-1')) as [Run, Run, Run];
 
-      const released = await store.runs.release('agent-1', [{ runId: one.runId, leaseId: one.leaseId as string }], at(5));
-      expect(released).toMatchObject([{ runId: one.runId, state: 'queued', leaseAttempt: 2, leaseId: null, agentId: 'agent-1' }]);
+      const released = await store.runs.release(
+        'agent-1',
+        [{ runId: one.runId, leaseId: one.leaseId as string }],
+        at(5),
+      );
+      expect(released).toMatchObject([
+        { runId: one.runId, state: 'queued', leaseAttempt: 2, leaseId: null, agentId: 'agent-1' },
+      ]);
       expect(await store.runs.release('agent-2', undefined, at(5))).toEqual([]);
       const rest = await store.runs.release('agent-1', undefined, at(5));
       expect(rest.map((r) => r.runId).sort()).toEqual([two.runId, three.runId].sort());
@@ -258,8 +374,10 @@ describe.each(storeBackends())('on $name', (backend) => {
         expect(leased).toMatchObject({ runId: run.runId, leaseAttempt: attempt });
         expect(await store.runs.requeueExpiredLeases(at(10 * attempt - 1))).toEqual({ requeued: [], abandoned: [] });
         const swept = await store.runs.requeueExpiredLeases(at(10 * attempt));
-        if (attempt < MAX_EXPIRED_LEASES) expect(swept.requeued).toMatchObject([{ runId: run.runId, state: 'queued', leaseAttempt: attempt + 1 }]);
-        else expect(swept.abandoned).toMatchObject([{ runId: run.runId, state: 'expired', finishedAt: at(10 * attempt) }]);
+        if (attempt < MAX_EXPIRED_LEASES)
+          expect(swept.requeued).toMatchObject([{ runId: run.runId, state: 'queued', leaseAttempt: attempt + 1 }]);
+        else
+          expect(swept.abandoned).toMatchObject([{ runId: run.runId, state: 'expired', finishedAt: at(10 * attempt) }]);
       }
       expect(await claimAll(store, f, 'agent-last')).toEqual([]);
     });
@@ -274,17 +392,28 @@ describe.each(storeBackends())('on $name', (backend) => {
       expect(await store.runs.expireQueued(old.runId, 'queue TTL', at(61))).toBe(false);
       expect(await store.runs.get(old.runId)).toMatchObject({ state: 'expired', endReason: 'queue TTL' });
 
-      expect(await store.runs.cancel(f.accountId, fresher.runId, 'by user', at(62))).toMatchObject({ state: 'cancelled', endReason: 'by user' });
+      expect(await store.runs.cancel(f.accountId, fresher.runId, 'by user', at(62))).toMatchObject({
+        state: 'cancelled',
+        endReason: 'by user',
+      });
       const leased = (await store.runs.enqueue(newRun(f, 70, { checkId: 'leased' }), at(70))).run;
       await claimAll(store, f, 'agent-1');
-      expect(await store.runs.cancel(f.accountId, leased.runId, 'by user', at(71))).toMatchObject({ state: 'leased', cancelRequested: true });
+      expect(await store.runs.cancel(f.accountId, leased.runId, 'by user', at(71))).toMatchObject({
+        state: 'leased',
+        cancelRequested: true,
+      });
       expect(await store.runs.cancel('another-account', leased.runId, 'by user', at(71))).toBeUndefined();
     });
 
     it('cancels a check’s open runs except at the locations kept', async () => {
       const store = await fresh.open();
       const f = await fixture(store);
-      const other = await store.locations.create(f.accountId, { name: 'Lab', slugName: 'lab', icon: 'location', proxyUrl: null });
+      const other = await store.locations.create(f.accountId, {
+        name: 'Lab',
+        slugName: 'lab',
+        icon: 'location',
+        proxyUrl: null,
+      });
       const g = { ...f, locationId: other.id };
       await store.runs.enqueue(newRun(f, 1), at(1));
       await claimAll(store, f, 'agent-1');
@@ -300,12 +429,18 @@ describe.each(storeBackends())('on $name', (backend) => {
     it('reports a location’s load and every location’s queue, and prunes finished runs', async () => {
       const store = await fresh.open();
       const f = await fixture(store);
-      for (const [i, id] of ['a', 'b', 'c', 'd'].entries()) await store.runs.enqueue(newRun(f, i, { checkId: id }), at(1));
+      for (const [i, id] of ['a', 'b', 'c', 'd'].entries())
+        await store.runs.enqueue(newRun(f, i, { checkId: id }), at(1));
       const [first] = (await claimAll(store, f, 'agent-1', at(600), { uptime: 2, heavy: 0 })) as [Run];
       await claimAll(store, f, 'agent-2', at(600), { uptime: 1, heavy: 0 });
 
-      expect(await store.runs.locationLoad(f.locationId)).toEqual({ queued: 1, leasedByAgent: { 'agent-1': 2, 'agent-2': 1 } });
-      expect(await store.runs.queueStats()).toEqual([{ locationId: f.locationId, queued: 1, leased: 3, oldestQueuedDueAt: at(3) }]);
+      expect(await store.runs.locationLoad(f.locationId)).toEqual({
+        queued: 1,
+        leasedByAgent: { 'agent-1': 2, 'agent-2': 1 },
+      });
+      expect(await store.runs.queueStats()).toEqual([
+        { locationId: f.locationId, queued: 1, leased: 3, oldestQueuedDueAt: at(3) },
+      ]);
 
       await store.runs.finish(first.runId, at(10));
       expect(await store.runs.pruneFinished(at(10), 10)).toBe(0);
@@ -337,7 +472,8 @@ describe.each(storeBackends())('on $name', (backend) => {
       const rows = await fresh.query("SELECT run_id, agent_id FROM runs WHERE state = 'leased'");
       const holder = new Map(rows.map((r) => [r.run_id, r.agent_id]));
       expect(holder.size).toBe(total);
-      for (const [i, runs] of perAgent.entries()) for (const run of runs) expect(holder.get(run.runId), `agent ${i}`).toBe(run.agentId);
+      for (const [i, runs] of perAgent.entries())
+        for (const run of runs) expect(holder.get(run.runId), `agent ${i}`).toBe(run.agentId);
     });
 
     it('after a lease expires on one store, the other store hands the run to another agent and the first agent has lost it', async () => {
@@ -347,40 +483,54 @@ describe.each(storeBackends())('on $name', (backend) => {
       const [first] = (await claimAll(a, f, 'agent-a', at(30))) as [Run];
       expect(await claimAll(b, f, 'agent-b')).toEqual([]);
 
-      expect((await b.runs.requeueExpiredLeases(at(30))).requeued).toMatchObject([{ runId: run.runId, state: 'queued', leaseAttempt: 2 }]);
+      expect((await b.runs.requeueExpiredLeases(at(30))).requeued).toMatchObject([
+        { runId: run.runId, state: 'queued', leaseAttempt: 2 },
+      ]);
       const [second] = (await claimAll(b, f, 'agent-b')) as [Run];
       expect(second).toMatchObject({ runId: run.runId, agentId: 'agent-b', leaseAttempt: 2 });
       expect(second.leaseId).not.toBe(first.leaseId);
       const lease = { runId: run.runId, leaseId: first.leaseId as string };
-      expect(await a.runs.heartbeat('agent-a', [lease], at(900))).toEqual([{ ...lease, state: 'lost', leaseExpiresAt: null }]);
+      expect(await a.runs.heartbeat('agent-a', [lease], at(900))).toEqual([
+        { ...lease, state: 'lost', leaseExpiresAt: null },
+      ]);
     });
 
-    it.runIf(backend.name === 'postgres')('a claim skips a run another connection holds locked instead of waiting for it', async () => {
-      const [a, b] = [await fresh.open(), await fresh.open()];
-      const f = await fixture(a);
-      const oldest = (await a.runs.enqueue(newRun(f, 1, { checkId: 'x' }), at(1))).run;
-      const next = (await a.runs.enqueue(newRun(f, 2, { checkId: 'y' }), at(1))).run;
+    it.runIf(backend.name === 'postgres')(
+      'a claim skips a run another connection holds locked instead of waiting for it',
+      async () => {
+        const [a, b] = [await fresh.open(), await fresh.open()];
+        const f = await fixture(a);
+        const oldest = (await a.runs.enqueue(newRun(f, 1, { checkId: 'x' }), at(1))).run;
+        const next = (await a.runs.enqueue(newRun(f, 2, { checkId: 'y' }), at(1))).run;
 
-      let claimed: Run[] = [];
-      const rollBack = new Error('roll back');
-      // b's open transaction holds the row lock of the oldest run (its update is never committed).
-      const holding = b.transaction(async () => {
-        expect(await b.runs.expireQueued(oldest.runId, 'held', at(3))).toBe(true);
-        claimed = await claimAll(a, f, 'agent-a');
-        throw rollBack;
-      });
-      await expect(holding).rejects.toBe(rollBack);
-      expect(claimed.map((r) => r.runId)).toEqual([next.runId]);
-      expect(await a.runs.get(oldest.runId)).toMatchObject({ state: 'queued' });
-      expect((await claimAll(a, f, 'agent-a')).map((r) => r.runId)).toEqual([oldest.runId]);
-    });
+        let claimed: Run[] = [];
+        const rollBack = new Error('roll back');
+        // b's open transaction holds the row lock of the oldest run (its update is never committed).
+        const holding = b.transaction(async () => {
+          expect(await b.runs.expireQueued(oldest.runId, 'held', at(3))).toBe(true);
+          claimed = await claimAll(a, f, 'agent-a');
+          throw rollBack;
+        });
+        await expect(holding).rejects.toBe(rollBack);
+        expect(claimed.map((r) => r.runId)).toEqual([next.runId]);
+        expect(await a.runs.get(oldest.runId)).toMatchObject({ state: 'queued' });
+        expect((await claimAll(a, f, 'agent-a')).map((r) => r.runId)).toEqual([oldest.runId]);
+      },
+    );
   });
 
   describe('agents and error reports', () => {
     it('registers, re-registers, touches and marks agents gone', async () => {
       const store = await fresh.open();
       const f = await fixture(store);
-      const registration = { id: 'agent-1', locationId: f.locationId, version: '1.0.0', hostname: 'h1', checkTypes: ALL_TYPES, runtimes: ['2025.04'] };
+      const registration = {
+        id: 'agent-1',
+        locationId: f.locationId,
+        version: '1.0.0',
+        hostname: 'h1',
+        checkTypes: ALL_TYPES,
+        runtimes: ['2025.04'],
+      };
       const first = await store.agents.upsert(registration, at(1));
       expect(first).toEqual({ ...registration, registeredAt: at(1), lastSeenAt: at(1), goneAt: null });
       await store.agents.markGone('agent-1', at(2));
@@ -409,7 +559,11 @@ describe.each(storeBackends())('on $name', (backend) => {
       await store.errorReports.insert(f.locationId, [{ n: 1 }, { n: 2 }], at(1), 3);
       const stored = await store.errorReports.insert(f.locationId, [{ n: 3 }, { n: 4 }], at(2), 3);
       expect(stored.map((r) => r.event)).toEqual([{ n: 3 }, { n: 4 }]);
-      expect((await store.errorReports.list(f.locationId, 10)).map((r) => r.event)).toEqual([{ n: 4 }, { n: 3 }, { n: 2 }]);
+      expect((await store.errorReports.list(f.locationId, 10)).map((r) => r.event)).toEqual([
+        { n: 4 },
+        { n: 3 },
+        { n: 2 },
+      ]);
       expect((await store.errorReports.list(f.locationId, 1)).map((r) => r.receivedAt)).toEqual([at(2)]);
     });
   });
@@ -432,7 +586,12 @@ describe.each(storeBackends())('on $name', (backend) => {
 
       const takers = [a, b, a, b].map(async (store) => {
         const taken = [];
-        for (let got = await store.runRetries.takeDue(at(60), 3); got.length > 0; got = await store.runRetries.takeDue(at(60), 3)) taken.push(...got);
+        for (
+          let got = await store.runRetries.takeDue(at(60), 3);
+          got.length > 0;
+          got = await store.runRetries.takeDue(at(60), 3)
+        )
+          taken.push(...got);
         return taken;
       });
       const taken = (await Promise.all(takers)).flat().map((r) => r.retryOf);
@@ -444,14 +603,33 @@ describe.each(storeBackends())('on $name', (backend) => {
       const store = await fresh.open();
       const f = await fixture(store);
       const { run } = await store.runs.enqueue(newRun(f, 1), at(1));
-      expect(await store.artifacts.runOwner(run.runId)).toEqual({ accountId: f.accountId, locationId: f.locationId, checkId: f.checkId });
+      expect(await store.artifacts.runOwner(run.runId)).toEqual({
+        accountId: f.accountId,
+        locationId: f.locationId,
+        checkId: f.checkId,
+      });
       expect(await store.artifacts.runOwner('nope')).toBeUndefined();
-      const record = { accountId: f.accountId, runId: run.runId, locationId: f.locationId, checkId: f.checkId, kind: 'log' as const, contentType: 'text/plain', size: 3, sha256: 'ab' };
+      const record = {
+        accountId: f.accountId,
+        runId: run.runId,
+        locationId: f.locationId,
+        checkId: f.checkId,
+        kind: 'log' as const,
+        contentType: 'text/plain',
+        size: 3,
+        sha256: 'ab',
+      };
       await store.artifacts.begin({ ...record, name: 'a.log' });
       await store.artifacts.begin({ ...record, name: 'b.log' });
-      expect(await store.artifacts.get(f.accountId, run.runId, 'a.log')).toMatchObject({ complete: false, completedAt: null, size: 3 });
+      expect(await store.artifacts.get(f.accountId, run.runId, 'a.log')).toMatchObject({
+        complete: false,
+        completedAt: null,
+        size: 3,
+      });
       await store.artifacts.markComplete(f.accountId, run.runId, 'a.log');
-      expect((await store.artifacts.listComplete(f.accountId, run.runId)).map((r) => [r.name, r.complete])).toEqual([['a.log', true]]);
+      expect((await store.artifacts.listComplete(f.accountId, run.runId)).map((r) => [r.name, r.complete])).toEqual([
+        ['a.log', true],
+      ]);
       await store.artifacts.begin({ ...record, name: 'a.log', size: 9 });
       expect(await store.artifacts.get(f.accountId, run.runId, 'a.log')).toMatchObject({ complete: false, size: 9 });
 
@@ -465,8 +643,15 @@ describe.each(storeBackends())('on $name', (backend) => {
     it('records one queue sample per location and minute, lists a range and prunes old ones', async () => {
       const store = await fresh.open();
       const f = await fixture(store);
-      const sample = (minute: number, queueSize: number) => ({ locationId: f.locationId, sampledAt: at(60 * minute), queueSize, oldestQueuedSeconds: queueSize * 2 });
-      expect(await store.locationMetrics.record([sample(1, 5), sample(2, 6), { ...sample(2, 1), locationId: 'deleted' }])).toBe(2);
+      const sample = (minute: number, queueSize: number) => ({
+        locationId: f.locationId,
+        sampledAt: at(60 * minute),
+        queueSize,
+        oldestQueuedSeconds: queueSize * 2,
+      });
+      expect(
+        await store.locationMetrics.record([sample(1, 5), sample(2, 6), { ...sample(2, 1), locationId: 'deleted' }]),
+      ).toBe(2);
       expect(await store.locationMetrics.record([sample(2, 9)])).toBe(0);
       expect(await store.locationMetrics.list(f.locationId, at(60), at(120))).toEqual([sample(1, 5), sample(2, 6)]);
       expect(await store.locationMetrics.prune(at(120))).toBe(1);

@@ -24,7 +24,10 @@ describe.each(storeBackends())('subscriptions and outbox on $name', (backend) =>
     store = await fresh.open();
     accountId = (await store.accounts.create('Acme')).account.id;
     serviceId = (await store.statusPageServices.create(accountId, 'API')).id;
-    const created = await store.statusPages.create(accountId, pageInput('acme', [{ name: 'c', serviceIds: [serviceId] }]));
+    const created = await store.statusPages.create(
+      accountId,
+      pageInput('acme', [{ name: 'c', serviceIds: [serviceId] }]),
+    );
     page = { id: created.id, accountId, name: created.name, url: created.url };
   });
   afterEach(async () => {
@@ -75,7 +78,10 @@ describe.each(storeBackends())('subscriptions and outbox on $name', (backend) =>
     expect(await store.subscriptions.subscribe(page, email('A@acme.test'), policyAt(NOW))).toBe('throttled');
     const [confirmation] = await claimAll(NOW);
     expect(confirmation).toMatchObject({ kind: 'confirmation', channel: 'EMAIL', address: 'a@acme.test', attempts: 1 });
-    expect(confirmation?.payload).toEqual({ statusPage: { id: page.id, name: page.name, url: page.url }, expiresAt: policyAt(NOW).expiresAt.toISOString() });
+    expect(confirmation?.payload).toEqual({
+      statusPage: { id: page.id, name: page.name, url: page.url },
+      expiresAt: policyAt(NOW).expiresAt.toISOString(),
+    });
     const confirmToken = confirmation?.confirmToken ?? '';
     const unsubscribeToken = confirmation?.unsubscribeToken ?? '';
     expect(confirmToken).not.toBe('');
@@ -84,15 +90,22 @@ describe.each(storeBackends())('subscriptions and outbox on $name', (backend) =>
     expect(await store.subscriptions.subscribe(page, email('a@acme.test'), policyAt(later))).toBe('resent');
     expect(await store.outbox.pendingCount()).toBe(2);
 
-    expect(await store.subscriptions.findByToken(confirmToken, 'confirm', later)).toMatchObject({ subscription: { status: 'PENDING' }, page });
+    expect(await store.subscriptions.findByToken(confirmToken, 'confirm', later)).toMatchObject({
+      subscription: { status: 'PENDING' },
+      page,
+    });
     expect(await store.subscriptions.findByToken(confirmToken, 'unsubscribe', later)).toBeUndefined();
     const confirmed = await store.subscriptions.confirm(confirmToken, later);
     expect(confirmed).toMatchObject({ subscription: { address: 'a@acme.test', status: 'VERIFIED' }, page });
     expect(await store.subscriptions.confirm(confirmToken, later)).toBeUndefined();
     expect(await store.subscriptions.subscribe(page, email('a@acme.test'), policyAt(later))).toBe('exists');
 
-    expect(await store.subscriptions.findByToken(unsubscribeToken, 'unsubscribe', later)).toMatchObject({ subscription: { status: 'VERIFIED' } });
-    expect(await store.subscriptions.unsubscribe(unsubscribeToken)).toMatchObject({ subscription: { address: 'a@acme.test' } });
+    expect(await store.subscriptions.findByToken(unsubscribeToken, 'unsubscribe', later)).toMatchObject({
+      subscription: { status: 'VERIFIED' },
+    });
+    expect(await store.subscriptions.unsubscribe(unsubscribeToken)).toMatchObject({
+      subscription: { address: 'a@acme.test' },
+    });
     expect(await store.subscriptions.unsubscribe(unsubscribeToken)).toBeUndefined();
     expect(await store.subscriptions.list(accountId, page.id)).toEqual([]);
   });
@@ -114,7 +127,9 @@ describe.each(storeBackends())('subscriptions and outbox on $name', (backend) =>
     await store.subscriptions.subscribe(page, email('late@acme.test'), policyAt(NOW));
     const [confirmation] = await claimAll(NOW);
     const afterExpiry = new Date(policyAt(NOW).expiresAt.getTime() + 1);
-    expect(await store.subscriptions.findByToken(confirmation?.confirmToken ?? '', 'confirm', afterExpiry)).toBeUndefined();
+    expect(
+      await store.subscriptions.findByToken(confirmation?.confirmToken ?? '', 'confirm', afterExpiry),
+    ).toBeUndefined();
     expect(await store.subscriptions.subscribe(page, email('late@acme.test'), policyAt(afterExpiry))).toBe('created');
     expect(await store.subscriptions.deleteExpired(afterExpiry)).toBe(0);
 
@@ -124,7 +139,10 @@ describe.each(storeBackends())('subscriptions and outbox on $name', (backend) =>
   });
 
   it('queues one delivery per verified recipient of every page showing the service, once however often the update is saved', async () => {
-    const second = await store.statusPages.create(accountId, pageInput('second', [{ name: 'c', serviceIds: [serviceId] }]));
+    const second = await store.statusPages.create(
+      accountId,
+      pageInput('second', [{ name: 'c', serviceIds: [serviceId] }]),
+    );
     await store.subscriptions.bulkCreate(
       accountId,
       page.id,
@@ -132,7 +150,13 @@ describe.each(storeBackends())('subscriptions and outbox on $name', (backend) =>
       'VERIFIED',
       policyAt(NOW),
     );
-    await store.subscriptions.bulkCreate(accountId, second.id, [email('ONE@acme.test'), email('two@acme.test')], 'VERIFIED', policyAt(NOW));
+    await store.subscriptions.bulkCreate(
+      accountId,
+      second.id,
+      [email('ONE@acme.test'), email('two@acme.test')],
+      'VERIFIED',
+      policyAt(NOW),
+    );
     await store.subscriptions.subscribe(page, email('pending@acme.test'), policyAt(NOW));
     await claimAll(NOW); // the confirmation
 
@@ -145,7 +169,12 @@ describe.each(storeBackends())('subscriptions and outbox on $name', (backend) =>
       ['WEBHOOK', 'https://hooks.acme.test/x', 'shh'],
       ['EMAIL', 'two@acme.test', null],
     ]);
-    expect(entries[0]).toMatchObject({ kind: 'incident', state: 'pending', attempts: 0, unsubscribeToken: expect.any(String) });
+    expect(entries[0]).toMatchObject({
+      kind: 'incident',
+      state: 'pending',
+      attempts: 0,
+      unsubscribeToken: expect.any(String),
+    });
     expect(entries[0]?.payload).toMatchObject({
       incident: { id: created.value.id, name: 'Outage', services: [{ id: serviceId, name: 'API' }] },
       incidentUpdate: { id: update?.id },
@@ -154,13 +183,24 @@ describe.each(storeBackends())('subscriptions and outbox on $name', (backend) =>
         { id: second.id, name: second.name, url: 'second' },
       ],
     });
-    const again = await store.incidents.replaceUpdate(accountId, created.value.id, update?.id ?? '', updateInput('2026-03-01T11:00:00.000Z', { notifySubscribers: true }));
+    const again = await store.incidents.replaceUpdate(
+      accountId,
+      created.value.id,
+      update?.id ?? '',
+      updateInput('2026-03-01T11:00:00.000Z', { notifySubscribers: true }),
+    );
     expect(again?.queued).toBe(0);
     expect(await store.outbox.listForUpdate(update?.id ?? '')).toHaveLength(3);
   });
 
   it('leases what it claims, and delivers, reschedules and fails entries', async () => {
-    await store.subscriptions.bulkCreate(accountId, page.id, [email('a@acme.test'), email('b@acme.test'), email('c@acme.test')], 'VERIFIED', policyAt(NOW));
+    await store.subscriptions.bulkCreate(
+      accountId,
+      page.id,
+      [email('a@acme.test'), email('b@acme.test'), email('c@acme.test')],
+      'VERIFIED',
+      policyAt(NOW),
+    );
     expect(await store.outbox.nextDueAt()).toBeNull();
     await notifyingIncident();
     expect(await store.outbox.pendingCount()).toBe(3);
@@ -177,18 +217,31 @@ describe.each(storeBackends())('subscriptions and outbox on $name', (backend) =>
     const [delivered, retried] = claimed as [OutboxEntry, OutboxEntry];
 
     await store.outbox.markDelivered(delivered.id, at);
-    expect(await store.outbox.get(delivered.id)).toMatchObject({ state: 'delivered', deliveredAt: at.toISOString(), lastError: null });
+    expect(await store.outbox.get(delivered.id)).toMatchObject({
+      state: 'delivered',
+      deliveredAt: at.toISOString(),
+      lastError: null,
+    });
     const retryAt = new Date(at.getTime() + 5000);
     await store.outbox.reschedule(retried.id, retryAt, 'SMTP 451');
-    expect(await store.outbox.get(retried.id)).toMatchObject({ state: 'pending', nextAttemptAt: retryAt.toISOString(), lastError: 'SMTP 451' });
+    expect(await store.outbox.get(retried.id)).toMatchObject({
+      state: 'pending',
+      nextAttemptAt: retryAt.toISOString(),
+      lastError: 'SMTP 451',
+    });
     await store.outbox.markFinal(third?.id ?? '', 'undeliverable', 'no such mailbox');
-    expect(await store.outbox.get(third?.id ?? '')).toMatchObject({ state: 'undeliverable', lastError: 'no such mailbox' });
+    expect(await store.outbox.get(third?.id ?? '')).toMatchObject({
+      state: 'undeliverable',
+      lastError: 'no such mailbox',
+    });
     await store.outbox.reschedule(delivered.id, retryAt, 'late'); // a delivered entry stays delivered
     expect(await store.outbox.get(delivered.id)).toMatchObject({ state: 'delivered', lastError: null });
 
     expect(await store.outbox.pendingCount()).toBe(1);
     expect(await store.outbox.nextDueAt()).toBe(retryAt.toISOString());
-    expect((await store.outbox.claimDue(retryAt, 10, LEASE_MS)).map((e) => [e.id, e.attempts])).toEqual([[retried.id, 2]]);
+    expect((await store.outbox.claimDue(retryAt, 10, LEASE_MS)).map((e) => [e.id, e.attempts])).toEqual([
+      [retried.id, 2],
+    ]);
     expect(await store.outbox.get('no-such-entry')).toBeUndefined();
   });
 

@@ -27,9 +27,14 @@ const then = '2026-01-01T00:00:00.000Z';
 async function databaseBefore017(): Promise<void> {
   const db = openDatabase(dataDir);
   try {
-    await runMigrations(new SqliteDatabase(db), MIGRATIONS.filter((m) => m.version < 17));
+    await runMigrations(
+      new SqliteDatabase(db),
+      MIGRATIONS.filter((m) => m.version < 17),
+    );
     db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', then);
-    db.prepare(`INSERT INTO status_pages (id, account_id, name, url, default_theme, created_at) VALUES ('page-1', 'acc-1', 'Acme', 'acme', 'AUTO', ?)`).run(then);
+    db.prepare(
+      `INSERT INTO status_pages (id, account_id, name, url, default_theme, created_at) VALUES ('page-1', 'acc-1', 'Acme', 'acme', 'AUTO', ?)`,
+    ).run(then);
     const subscribe = db.prepare(
       `INSERT INTO sp_subscriptions (id, status_page_id, type, address, address_key, status, created_at, updated_at)
        VALUES (?, 'page-1', 'EMAIL', ?, ?, ?, ?, ?)`,
@@ -55,14 +60,23 @@ describe('migration 017 (subscription links)', () => {
     try {
       const [delivery, ...more] = await store.outbox.claimDue(new Date(), 10, 60_000);
       expect(more).toEqual([]);
-      expect(delivery).toMatchObject({ id: 'delivery-1', kind: 'incident', address: 'ops@acme.test', payload: { incident: { name: 'Slow' } }, confirmToken: null });
+      expect(delivery).toMatchObject({
+        id: 'delivery-1',
+        kind: 'incident',
+        address: 'ops@acme.test',
+        payload: { incident: { name: 'Slow' } },
+        confirmToken: null,
+      });
       token = delivery?.unsubscribeToken as string;
       expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
       const hour = 3_600_000;
       expect(await store.subscriptions.deleteExpired(new Date(migratedAt + 47 * hour))).toBe(0);
       expect(await store.subscriptions.deleteExpired(new Date(migratedAt + 49 * hour))).toBe(1);
-      expect((await store.subscriptions.unsubscribe(token))?.subscription).toMatchObject({ id: 'sub-verified', address: 'ops@acme.test' });
+      expect((await store.subscriptions.unsubscribe(token))?.subscription).toMatchObject({
+        id: 'sub-verified',
+        address: 'ops@acme.test',
+      });
       expect(await store.subscriptions.list('acc-1', 'page-1')).toEqual([]);
     } finally {
       await store.close();
@@ -73,8 +87,12 @@ describe('migration 017 (subscription links)', () => {
       const sealed = db.prepare('SELECT sealed_unsubscribe_token AS s FROM notification_outbox').get() as { s: string };
       expect(sealed.s.startsWith(SEALED_PREFIX)).toBe(true);
       expect(sealed.s).not.toContain(token);
-      expect(db.prepare('SELECT COUNT(*) AS n FROM sp_subscription_tokens WHERE token_hash = ?').get(hashLinkToken(token))).toEqual({ n: 0 });
-      expect(db.prepare('SELECT name FROM schema_migrations WHERE version = 17').get()).toEqual({ name: 'subscription-links' });
+      expect(
+        db.prepare('SELECT COUNT(*) AS n FROM sp_subscription_tokens WHERE token_hash = ?').get(hashLinkToken(token)),
+      ).toEqual({ n: 0 });
+      expect(db.prepare('SELECT name FROM schema_migrations WHERE version = 17').get()).toEqual({
+        name: 'subscription-links',
+      });
     } finally {
       db.close();
     }

@@ -17,13 +17,17 @@ afterEach(async () => {
   await api.close();
 });
 
-
 describe('/v1/variables', () => {
   it('creates, lists, reads, updates and deletes by key; a secret value is returned as null', async () => {
     const plain = await api.request(acme, 'POST', '/v1/variables', { key: 'BASE_URL', value: 'https://a.test' });
     expect(plain.statusCode).toBe(201);
     expect(json(plain)).toEqual({ key: 'BASE_URL', value: 'https://a.test', locked: false, secret: false });
-    const secret = await api.request(acme, 'POST', '/v1/variables', { key: 'API_TOKEN', value: 'tok-123456', secret: true, locked: true });
+    const secret = await api.request(acme, 'POST', '/v1/variables', {
+      key: 'API_TOKEN',
+      value: 'tok-123456',
+      secret: true,
+      locked: true,
+    });
     expect(json(secret)).toEqual({ key: 'API_TOKEN', value: null, locked: true, secret: true });
 
     const list = await api.request(acme, 'GET', '/v1/variables');
@@ -31,13 +35,20 @@ describe('/v1/variables', () => {
       { key: 'BASE_URL', value: 'https://a.test', locked: false, secret: false },
       { key: 'API_TOKEN', value: null, locked: true, secret: true },
     ]);
-    expect(json(await api.request(acme, 'GET', '/v1/variables/API_TOKEN'))).toEqual({ key: 'API_TOKEN', value: null, locked: true, secret: true });
+    expect(json(await api.request(acme, 'GET', '/v1/variables/API_TOKEN'))).toEqual({
+      key: 'API_TOKEN',
+      value: null,
+      locked: true,
+      secret: true,
+    });
     expect(list.body).not.toContain('tok-123456');
 
     const updated = await api.request(acme, 'PUT', '/v1/variables/BASE_URL', { value: 'https://b.test', locked: true });
     expect(json(updated)).toEqual({ key: 'BASE_URL', value: 'https://b.test', locked: true, secret: false });
     // Omitted flags keep what is stored.
-    expect(json(await api.request(acme, 'PUT', '/v1/variables/BASE_URL', { value: 'https://c.test' }))).toMatchObject({ locked: true });
+    expect(json(await api.request(acme, 'PUT', '/v1/variables/BASE_URL', { value: 'https://c.test' }))).toMatchObject({
+      locked: true,
+    });
 
     expect((await api.request(acme, 'DELETE', '/v1/variables/BASE_URL')).statusCode).toBe(204);
     expect((await api.request(acme, 'GET', '/v1/variables/BASE_URL')).statusCode).toBe(404);
@@ -52,7 +63,12 @@ describe('/v1/variables', () => {
     const rename = await api.request(acme, 'PUT', '/v1/variables/S', { key: 'T', value: 'x' });
     expect(json<{ message: string }>(rename).message).toMatch(/body\/key/);
     // A new value for a secret stays secret.
-    expect(json(await api.request(acme, 'PUT', '/v1/variables/S', { value: 'hunter33' }))).toEqual({ key: 'S', value: null, locked: false, secret: true });
+    expect(json(await api.request(acme, 'PUT', '/v1/variables/S', { value: 'hunter33' }))).toEqual({
+      key: 'S',
+      value: null,
+      locked: false,
+      secret: true,
+    });
     expect((await api.store.variables.get(acme.accountId, 'S'))?.value).toBe('hunter33');
   });
 
@@ -89,10 +105,22 @@ describe('/v1/variables', () => {
 });
 
 describe('environmentVariables of checks', () => {
-  const check = (vars: object[]) => ({ name: 'c', request: { method: 'GET', url: 'https://x.test/' }, environmentVariables: vars });
+  const check = (vars: object[]) => ({
+    name: 'c',
+    request: { method: 'GET', url: 'https://x.test/' },
+    environmentVariables: vars,
+  });
 
   it('stores them, returns secret values as null and keeps a secret a PUT sends back as null', async () => {
-    const res = await api.request(acme, 'POST', '/v1/checks/api', check([{ key: 'PLAIN', value: 'p' }, { key: 'PW', value: 'pa55word', secret: true }]));
+    const res = await api.request(
+      acme,
+      'POST',
+      '/v1/checks/api',
+      check([
+        { key: 'PLAIN', value: 'p' },
+        { key: 'PW', value: 'pa55word', secret: true },
+      ]),
+    );
     expect(res.statusCode, res.body).toBe(201);
     const created = json<{ id: string; environmentVariables: unknown[] }>(res);
     expect(created.environmentVariables).toEqual([
@@ -104,7 +132,9 @@ describe('environmentVariables of checks', () => {
     expect(got.body).not.toContain('pa55word');
 
     // GET → PUT round trip: the null keeps the stored secret.
-    const put = await api.request(acme, 'PUT', `/v1/checks/api/${created.id}`, { environmentVariables: json<{ environmentVariables: object[] }>(got).environmentVariables });
+    const put = await api.request(acme, 'PUT', `/v1/checks/api/${created.id}`, {
+      environmentVariables: json<{ environmentVariables: object[] }>(got).environmentVariables,
+    });
     expect(put.statusCode, put.body).toBe(200);
     const stored = await api.store.checks.get(acme.accountId, created.id);
     expect(stored?.body.environmentVariables).toEqual([
@@ -114,13 +144,25 @@ describe('environmentVariables of checks', () => {
   });
 
   it('rejects duplicate keys, a null value without a stored secret, and un-secreting', async () => {
-    const dup = await api.request(acme, 'POST', '/v1/checks/api', check([{ key: 'A', value: '1' }, { key: 'A', value: '2' }]));
+    const dup = await api.request(
+      acme,
+      'POST',
+      '/v1/checks/api',
+      check([
+        { key: 'A', value: '1' },
+        { key: 'A', value: '2' },
+      ]),
+    );
     expect(json<{ message: string }>(dup).message).toMatch(/body\/environmentVariables\/1\/key/);
     const nullValue = await api.request(acme, 'POST', '/v1/checks/api', check([{ key: 'A', value: null }]));
     expect(nullValue.statusCode).toBe(400);
     expect(json<{ message: string }>(nullValue).message).toMatch(/body\/environmentVariables\/0\/value/);
-    const created = json<{ id: string }>(await api.request(acme, 'POST', '/v1/checks/api', check([{ key: 'S', value: 'secret-1', secret: true }])));
-    const unset = await api.request(acme, 'PUT', `/v1/checks/api/${created.id}`, { environmentVariables: [{ key: 'S', value: 'x', secret: false }] });
+    const created = json<{ id: string }>(
+      await api.request(acme, 'POST', '/v1/checks/api', check([{ key: 'S', value: 'secret-1', secret: true }])),
+    );
+    const unset = await api.request(acme, 'PUT', `/v1/checks/api/${created.id}`, {
+      environmentVariables: [{ key: 'S', value: 'x', secret: false }],
+    });
     expect(unset.statusCode).toBe(400);
     expect(json<{ message: string }>(unset).message).toMatch(/body\/environmentVariables\/0\/secret/);
   });
@@ -138,7 +180,10 @@ describe('environmentVariables of checks', () => {
     });
     expect(group.statusCode, group.body).toBe(201);
     const groupId = json<{ id: number }>(group).id;
-    const created = await api.request(acme, 'POST', '/v1/checks/api', { ...check([{ key: 'LEVEL', value: 'check', secret: true }]), groupId });
+    const created = await api.request(acme, 'POST', '/v1/checks/api', {
+      ...check([{ key: 'LEVEL', value: 'check', secret: true }]),
+      groupId,
+    });
     expect(created.statusCode, created.body).toBe(201);
     const stored = await api.store.checks.get(acme.accountId, json<{ id: string }>(created).id);
     if (!stored) throw new Error('not stored');

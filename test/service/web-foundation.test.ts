@@ -1,7 +1,13 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webServicePerFile } from '../helpers/web-service.ts';
-import { launchChromium, newContext, saveScreenshot, seriousA11yViolations, underHost } from '../support/web-browser.ts';
+import {
+  launchChromium,
+  newContext,
+  saveScreenshot,
+  seriousA11yViolations,
+  underHost,
+} from '../support/web-browser.ts';
 
 describe('web foundation', () => {
   const t = webServicePerFile();

@@ -23,7 +23,12 @@ afterEach(async () => {
 });
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) {
-  const res = await request(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers }, signal });
+  const res = await request(url, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+    signal,
+  });
   return { status: res.statusCode, body: await res.body.text() };
 }
 
@@ -75,7 +80,9 @@ describe('webhook receiver', () => {
   it('names what it waited for when nothing arrives in time', async () => {
     const hook = await startWebhookReceiver('s');
     closers.push(hook.close);
-    await expect(hook.requests.next(() => true, 50, 'a failure alert')).rejects.toThrow(/timed out after 50 ms waiting for a failure alert/);
+    await expect(hook.requests.next(() => true, 50, 'a failure alert')).rejects.toThrow(
+      /timed out after 50 ms waiting for a failure alert/,
+    );
   });
 });
 
@@ -84,18 +91,32 @@ describe('provider receivers', () => {
     const slack = await startSlackReceiver();
     closers.push(slack.close);
     expect(await post(`${slack.url}/services/T/B/x`, { text: 'down' })).toEqual({ status: 200, body: 'ok' });
-    expect(await post(`${slack.url}/services/T/B/x`, { txt: 'down' })).toEqual({ status: 400, body: 'invalid_payload' });
+    expect(await post(`${slack.url}/services/T/B/x`, { txt: 'down' })).toEqual({
+      status: 400,
+      body: 'invalid_payload',
+    });
   });
 
   it('PagerDuty: a trigger answers 202 with its dedup_key; a resolve without one is an invalid event', async () => {
     const pd = await startPagerDutyReceiver();
     closers.push(pd.close);
-    const trigger = { routing_key: 'rk', event_action: 'trigger', dedup_key: 'outpost-check-1', payload: { summary: 's', source: 'outpost', severity: 'critical' } };
+    const trigger = {
+      routing_key: 'rk',
+      event_action: 'trigger',
+      dedup_key: 'outpost-check-1',
+      payload: { summary: 's', source: 'outpost', severity: 'critical' },
+    };
     const ok = await post(`${pd.url}/v2/enqueue`, trigger);
     expect(ok.status).toBe(202);
-    expect(JSON.parse(ok.body)).toEqual({ status: 'success', message: 'Event processed', dedup_key: 'outpost-check-1' });
+    expect(JSON.parse(ok.body)).toEqual({
+      status: 'success',
+      message: 'Event processed',
+      dedup_key: 'outpost-check-1',
+    });
     expect((await post(`${pd.url}/v2/enqueue`, { routing_key: 'rk', event_action: 'resolve' })).status).toBe(400);
-    expect((await post(`${pd.url}/v2/enqueue`, { ...trigger, payload: { ...trigger.payload, severity: 'bad' } })).status).toBe(400);
+    expect(
+      (await post(`${pd.url}/v2/enqueue`, { ...trigger, payload: { ...trigger.payload, severity: 'bad' } })).status,
+    ).toBe(400);
   });
 
   it('Opsgenie: create and close by alias with a GenieKey; no key is 401', async () => {
@@ -103,7 +124,10 @@ describe('provider receivers', () => {
     closers.push(og.close);
     const auth = { authorization: 'GenieKey abc' };
     expect((await post(`${og.url}/v2/alerts`, { message: 'down', alias: 'outpost-check-1' }, auth)).status).toBe(202);
-    expect((await post(`${og.url}/v2/alerts/outpost-check-1/close?identifierType=alias`, { source: 'outpost' }, auth)).status).toBe(202);
+    expect(
+      (await post(`${og.url}/v2/alerts/outpost-check-1/close?identifierType=alias`, { source: 'outpost' }, auth))
+        .status,
+    ).toBe(202);
     expect((await post(`${og.url}/v2/alerts`, { message: 'down' })).status).toBe(401);
     expect((await post(`${og.url}/v2/alerts`, { alias: 'x' }, auth)).status).toBe(422);
     const [create, close] = await og.requests.waitFor(2, () => true, 2000);
@@ -137,7 +161,13 @@ describe('SMTP receiver', () => {
     await expect(transport.sendMail(mail)).rejects.toMatchObject({ responseCode: 451 });
     await transport.sendMail(mail);
     const got = await smtp.mails.next(() => true, 5000);
-    expect(got).toMatchObject({ subject: mail.subject, text: mail.text, html: mail.html, messageId: mail.messageId, envelopeTo: ['oncall@example.com'] });
+    expect(got).toMatchObject({
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+      messageId: mail.messageId,
+      envelopeTo: ['oncall@example.com'],
+    });
     transport.close();
   });
 });

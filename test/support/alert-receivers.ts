@@ -105,7 +105,13 @@ export async function startHttpReceiver<R extends ReceivedRequest = ReceivedRequ
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const seen: ReceivedRequest = {
-        method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, json: parseJson(body), answered: null, receivedAt: Date.now(),
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body,
+        json: parseJson(body),
+        answered: null,
+        receivedAt: Date.now(),
       };
       arrived.push(read(seen));
       let recorded = false;
@@ -162,10 +168,15 @@ const headerValue = (v: string | string[] | undefined) => (typeof v === 'string'
  * does not match, as a careful receiver would) and records each request's x-outpost-delivery id.
  */
 export async function startWebhookReceiver(secret: string): Promise<WebhookReceiver> {
-  const valid = (req: ReceivedRequest) => verifyWebhookSignature(secret, headerValue(req.headers[SIGNATURE_HEADER]), req.body, { now: req.receivedAt });
+  const valid = (req: ReceivedRequest) =>
+    verifyWebhookSignature(secret, headerValue(req.headers[SIGNATURE_HEADER]), req.body, { now: req.receivedAt });
   const inner = await startHttpReceiver(
     (req) => (valid(req) ? { status: 200, body: 'ok' } : { status: 401, body: 'bad signature' }),
-    (req): ReceivedWebhook => ({ ...req, deliveryId: headerValue(req.headers[DELIVERY_HEADER]), signatureValid: valid(req) }),
+    (req): ReceivedWebhook => ({
+      ...req,
+      deliveryId: headerValue(req.headers[DELIVERY_HEADER]),
+      signatureValid: valid(req),
+    }),
   );
   return {
     ...inner,
@@ -184,7 +195,10 @@ export async function startWebhookReceiver(secret: string): Promise<WebhookRecei
 export function startSlackReceiver(): Promise<HttpReceiver> {
   return startHttpReceiver((req) => {
     const msg = req.json as { text?: unknown; blocks?: unknown; attachments?: unknown } | undefined;
-    const valid = req.method === 'POST' && msg !== undefined && (typeof msg.text === 'string' || Array.isArray(msg.blocks) || Array.isArray(msg.attachments));
+    const valid =
+      req.method === 'POST' &&
+      msg !== undefined &&
+      (typeof msg.text === 'string' || Array.isArray(msg.blocks) || Array.isArray(msg.attachments));
     return valid ? { status: 200, body: 'ok' } : { status: 400, body: 'invalid_payload' };
   });
 }
@@ -203,10 +217,15 @@ const PD_SEVERITIES = ['critical', 'error', 'warning', 'info'];
 /** Why PagerDuty would refuse an event (its 400 answer), or null for a valid one. */
 function pagerDutyError(e: PagerDutyEvent | undefined): string | null {
   if (!e || typeof e.routing_key !== 'string' || e.routing_key.length === 0) return 'routing_key is required';
-  if (!['trigger', 'acknowledge', 'resolve'].includes(e.event_action)) return 'event_action must be trigger, acknowledge or resolve';
-  if (e.event_action !== 'trigger') return typeof e.dedup_key === 'string' && e.dedup_key.length > 0 ? null : 'dedup_key is required to acknowledge or resolve';
+  if (!['trigger', 'acknowledge', 'resolve'].includes(e.event_action))
+    return 'event_action must be trigger, acknowledge or resolve';
+  if (e.event_action !== 'trigger')
+    return typeof e.dedup_key === 'string' && e.dedup_key.length > 0
+      ? null
+      : 'dedup_key is required to acknowledge or resolve';
   const p = e.payload;
-  if (!p || typeof p.summary !== 'string' || typeof p.source !== 'string') return 'payload.summary and payload.source are required';
+  if (!p || typeof p.summary !== 'string' || typeof p.source !== 'string')
+    return 'payload.summary and payload.source are required';
   return PD_SEVERITIES.includes(p.severity) ? null : `payload.severity must be one of ${PD_SEVERITIES.join(', ')}`;
 }
 
@@ -216,7 +235,8 @@ export function startPagerDutyReceiver(): Promise<HttpReceiver> {
   return startHttpReceiver((req) => {
     const event = req.json as PagerDutyEvent | undefined;
     const error = req.method === 'POST' ? pagerDutyError(event) : 'only POST is accepted';
-    if (error) return { status: 400, body: { status: 'invalid event', message: 'Event object is invalid', errors: [error] } };
+    if (error)
+      return { status: 400, body: { status: 'invalid event', message: 'Event object is invalid', errors: [error] } };
     const dedupKey = event?.dedup_key ?? `generated-${++generated}`;
     return { status: 202, body: { status: 'success', message: 'Event processed', dedup_key: dedupKey } };
   });
@@ -235,11 +255,14 @@ export function startOpsgenieReceiver(): Promise<HttpReceiver<OpsgenieRequest>> 
 }
 
 function opsgenieAnswer(req: ReceivedRequest): Answer {
-  if (!/^GenieKey \S+$/.test(String(req.headers.authorization ?? ''))) return { status: 401, body: { message: 'Could not authenticate', took: 0 } };
+  if (!/^GenieKey \S+$/.test(String(req.headers.authorization ?? '')))
+    return { status: 401, body: { message: 'Could not authenticate', took: 0 } };
   const { action } = opsgenieRequest(req);
   const body = req.json as { message?: unknown } | undefined;
-  if (action === 'create' && typeof body?.message !== 'string') return { status: 422, body: { message: 'Message can not be empty.', took: 0 } };
-  if (action === 'unknown') return { status: 404, body: { message: `no such endpoint: ${req.method} ${req.url}`, took: 0 } };
+  if (action === 'create' && typeof body?.message !== 'string')
+    return { status: 422, body: { message: 'Message can not be empty.', took: 0 } };
+  if (action === 'unknown')
+    return { status: 404, body: { message: `no such endpoint: ${req.method} ${req.url}`, took: 0 } };
   return { status: 202, body: { result: 'Request will be processed', took: 0.01, requestId: crypto.randomUUID() } };
 }
 
@@ -259,7 +282,9 @@ export function opsgenieRequest(req: ReceivedRequest): OpsgenieRequest {
 /** An SMS or voice gateway: any JSON POST is accepted (200); the gateway format is the service's (docs/alerting.md). */
 export function startGatewayReceiver(): Promise<HttpReceiver> {
   return startHttpReceiver((req) =>
-    req.method === 'POST' && req.json !== undefined ? { status: 200, body: { status: 'queued' } } : { status: 400, body: { message: 'a JSON POST is expected' } },
+    req.method === 'POST' && req.json !== undefined
+      ? { status: 200, body: { status: 'queued' } }
+      : { status: 400, body: { message: 'a JSON POST is expected' } },
   );
 }
 

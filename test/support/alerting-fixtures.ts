@@ -25,12 +25,23 @@ export interface Tenant {
 
 export async function seedTenant(store: Store, name = 'Acme'): Promise<Tenant> {
   const { account } = await store.accounts.create(name);
-  const location = await store.locations.create(account.id, { name: 'Office', slugName: 'office', icon: 'location', proxyUrl: null });
+  const location = await store.locations.create(account.id, {
+    name: 'Office',
+    slugName: 'office',
+    icon: 'location',
+    proxyUrl: null,
+  });
   const check = await addCheck(store, account.id, location.id, 'Home');
   return { accountId: account.id, locationId: location.id, check };
 }
 
-export function addCheck(store: Store, accountId: string, locationId: string, name: string, body: Record<string, unknown> = {}): Promise<StoredCheck> {
+export function addCheck(
+  store: Store,
+  accountId: string,
+  locationId: string,
+  name: string,
+  body: Record<string, unknown> = {},
+): Promise<StoredCheck> {
   return store.checks.create({
     accountId,
     checkType: 'API',
@@ -64,7 +75,12 @@ export async function storePending(store: Store, t: Tenant, at: string, check: S
 }
 
 /** A status update that counts one more failed run and raises `alertType` (if given). */
-export function failedRun(prev: CheckStatusRecord | undefined, resultId: string, at: string, alertType?: AlertType): StatusUpdate {
+export function failedRun(
+  prev: CheckStatusRecord | undefined,
+  resultId: string,
+  at: string,
+  alertType?: AlertType,
+): StatusUpdate {
   const base = prev ?? emptyCheckStatus({ id: '', accountId: '', name: '', createdAt: at });
   const failed = base.alert.consecutiveFailedRuns + 1;
   return {
@@ -100,9 +116,17 @@ export function newAlert(alertType: AlertType, resultId: string, at: string) {
 }
 
 /** Stores a result and applies it, raising one alert of `alertType`: the alert as the store recorded it. */
-export async function raiseAlert(store: Store, t: Tenant, at: string, alertType: AlertType = 'ALERT_FAILURE', check = t.check): Promise<CheckAlertRecord> {
+export async function raiseAlert(
+  store: Store,
+  t: Tenant,
+  at: string,
+  alertType: AlertType = 'ALERT_FAILURE',
+  check = t.check,
+): Promise<CheckAlertRecord> {
   const resultId = await storePending(store, t, at, check);
-  const applied = await store.checkStatuses.applyResult(t.accountId, check.id, resultId, at, (prev) => failedRun(prev, resultId, at, alertType));
+  const applied = await store.checkStatuses.applyResult(t.accountId, check.id, resultId, at, (prev) =>
+    failedRun(prev, resultId, at, alertType),
+  );
   const alert = applied?.alerts[0];
   if (!alert) throw new Error('the result raised no alert');
   return alert;
@@ -110,7 +134,10 @@ export async function raiseAlert(store: Store, t: Tenant, at: string, alertType:
 
 export function webhookChannel(url: string, overrides: Partial<AlertChannelInput> = {}): AlertChannelInput {
   return {
-    definition: { type: 'WEBHOOK', config: { url, method: 'POST', headers: [], queryParameters: [], webhookSecret: 'hook-secret-value' } },
+    definition: {
+      type: 'WEBHOOK',
+      config: { url, method: 'POST', headers: [], queryParameters: [], webhookSecret: 'hook-secret-value' },
+    },
     sendRecovery: true,
     sendFailure: true,
     sendDegraded: false,
@@ -127,12 +154,21 @@ export function draftFor(check: StoredCheck, alert: CheckAlertRecord, channelId:
     alertChannelId: channelId,
     channelType: 'WEBHOOK',
     alertConfig: { url: 'http://127.0.0.1/hook', method: 'POST', headers: [], queryParameters: [] },
-    message: messageOf(alert, { notificationId: crypto.randomUUID(), check, group: undefined, publicUrl: new URL('http://127.0.0.1/') }),
+    message: messageOf(alert, {
+      notificationId: crypto.randomUUID(),
+      check,
+      group: undefined,
+      publicUrl: new URL('http://127.0.0.1/'),
+    }),
   };
 }
 
 /** A check group as the API would store it, defaults filled. */
-export function groupInput(name: string, overrides: Partial<CheckGroupBody> = {}, locationIds: string[] = []): CheckGroupInput {
+export function groupInput(
+  name: string,
+  overrides: Partial<CheckGroupBody> = {},
+  locationIds: string[] = [],
+): CheckGroupInput {
   const body: CheckGroupBody = {
     name,
     activated: true,

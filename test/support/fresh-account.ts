@@ -26,9 +26,16 @@ export function freshAccountEachTest(backend: StoreBackend): FreshAccount {
 }
 
 /** An account with a private location and one API check running there: what most store tests start from. */
-export async function accountWithCheck(store: Store): Promise<{ accountId: string; location: PrivateLocation; check: StoredCheck }> {
+export async function accountWithCheck(
+  store: Store,
+): Promise<{ accountId: string; location: PrivateLocation; check: StoredCheck }> {
   const { account } = await store.accounts.create('Acme');
-  const location = await store.locations.create(account.id, { name: 'Office', slugName: 'office', icon: 'location', proxyUrl: null });
+  const location = await store.locations.create(account.id, {
+    name: 'Office',
+    slugName: 'office',
+    icon: 'location',
+    proxyUrl: null,
+  });
   const check = await store.checks.create({
     accountId: account.id,
     checkType: 'API',

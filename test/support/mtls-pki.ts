@@ -28,11 +28,39 @@ export function makePki(): Pki {
   const openssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
   const read = (name: string) => readFileSync(join(dir, name), 'utf8');
   try {
-    openssl(['req', '-x509', ...EC, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '30', '-subj', '/CN=Outpost mTLS Test CA']);
+    openssl([
+      'req',
+      '-x509',
+      ...EC,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '30',
+      '-subj',
+      '/CN=Outpost mTLS Test CA',
+    ]);
     const leaf = (name: string, cn: string, ext: string) => {
       writeFileSync(join(dir, `${name}.ext`), `${ext}\nbasicConstraints=CA:FALSE\n`);
       openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`]);
-      openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '30', '-extfile', `${name}.ext`, '-out', `${name}.pem`]);
+      openssl([
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-days',
+        '30',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.pem`,
+      ]);
     };
     leaf('server', 'localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth');
     leaf('client', 'outpost-client', 'extendedKeyUsage=clientAuth');

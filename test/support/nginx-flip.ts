@@ -26,7 +26,8 @@ export async function startFlipTarget(): Promise<FlipTarget> {
   const nginx = await startNginx(flipLocations);
   mkdirSync(path.join(nginx.dir, 'state'));
   const stateFile = (name: string) => {
-    if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`flip target name ${JSON.stringify(name)}: use lower-case letters, digits and dashes`);
+    if (!/^[a-z0-9-]+$/.test(name))
+      throw new Error(`flip target name ${JSON.stringify(name)}: use lower-case letters, digits and dashes`);
     return path.join(nginx.dir, 'state', `fail-${name}`);
   };
   return {
@@ -40,7 +41,13 @@ export async function startFlipTarget(): Promise<FlipTarget> {
 }
 
 /** An API check at `locations` against flip target `target`, with its own alert settings (threshold 1 unless given). */
-export function apiCheck(name: string, target: FlipTarget, locations: string[], alertSettings: Record<string, unknown> = {}, tags: string[] = []) {
+export function apiCheck(
+  name: string,
+  target: FlipTarget,
+  locations: string[],
+  alertSettings: Record<string, unknown> = {},
+  tags: string[] = [],
+) {
   return {
     name,
     frequency: 0,
@@ -50,7 +57,16 @@ export function apiCheck(name: string, target: FlipTarget, locations: string[], 
     privateLocations: locations,
     tags,
     useGlobalAlertSettings: false,
-    alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 1 }, reminders: { amount: 0, interval: 5 }, ...alertSettings },
-    request: { method: 'GET', url: target.url(name), assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }] },
+    alertSettings: {
+      escalationType: 'RUN_BASED',
+      runBasedEscalation: { failedRunThreshold: 1 },
+      reminders: { amount: 0, interval: 5 },
+      ...alertSettings,
+    },
+    request: {
+      method: 'GET',
+      url: target.url(name),
+      assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
+    },
   };
 }

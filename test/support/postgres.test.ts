@@ -14,7 +14,9 @@ describe('the CI rule', () => {
   it('under CI, a missing OUTPOST_TEST_DATABASE_URL fails instead of skipping', () => {
     vi.stubEnv('CI', 'true');
     vi.stubEnv(TEST_DATABASE_URL_VAR, '');
-    expect(() => postgresAvailable()).toThrow('OUTPOST_TEST_DATABASE_URL is not set: under CI the PostgreSQL tests must run');
+    expect(() => postgresAvailable()).toThrow(
+      'OUTPOST_TEST_DATABASE_URL is not set: under CI the PostgreSQL tests must run',
+    );
   });
 
   it('elsewhere, a missing OUTPOST_TEST_DATABASE_URL skips, saying how to start the cluster', () => {

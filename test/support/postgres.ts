@@ -25,9 +25,13 @@ function adminUrl(): string | undefined {
 export function postgresAvailable(): boolean {
   if (adminUrl()) return true;
   if (process.env.CI) {
-    throw new Error(`${TEST_DATABASE_URL_VAR} is not set: under CI the PostgreSQL tests must run (.ci/run starts the cluster)`);
+    throw new Error(
+      `${TEST_DATABASE_URL_VAR} is not set: under CI the PostgreSQL tests must run (.ci/run starts the cluster)`,
+    );
   }
-  console.warn(`PostgreSQL tests skipped: ${TEST_DATABASE_URL_VAR} is not set; start a throwaway cluster with ${HOW_TO_START}`);
+  console.warn(
+    `PostgreSQL tests skipped: ${TEST_DATABASE_URL_VAR} is not set; start a throwaway cluster with ${HOW_TO_START}`,
+  );
   return false;
 }
 

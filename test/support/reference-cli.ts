@@ -19,7 +19,8 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const FILES = ['package.json', 'package-lock.json'];
 
 /** Where the installs are kept: OUTPOST_REFERENCE_CLI_CACHE, else node_modules/.cache (CI caches node_modules). */
-const cacheRoot = () => process.env.OUTPOST_REFERENCE_CLI_CACHE ?? path.join(REPO, 'node_modules', '.cache', 'outpost-reference-cli');
+const cacheRoot = () =>
+  process.env.OUTPOST_REFERENCE_CLI_CACHE ?? path.join(REPO, 'node_modules', '.cache', 'outpost-reference-cli');
 
 /** The CLI's entry point, installing it first when this lockfile's install is not cached yet. */
 export async function installReferenceCli(): Promise<string> {
@@ -33,7 +34,10 @@ export async function installReferenceCli(): Promise<string> {
   const staging = mkdtempSync(path.join(cacheRoot(), 'installing-'));
   try {
     for (const file of FILES) copyFileSync(path.join(FIXTURE, file), path.join(staging, file));
-    await execa('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: staging, timeout: 280_000 });
+    await execa('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: staging,
+      timeout: 280_000,
+    });
     try {
       renameSync(staging, dir);
     } catch (err) {

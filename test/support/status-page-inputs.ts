@@ -6,7 +6,11 @@ import type {
   StatusPageInput,
 } from '../../src/service/store/status-pages-types.ts';
 
-export function pageInput(url: string, cards: StatusPageCardInput[], fields: Partial<StatusPageInput> = {}): StatusPageInput {
+export function pageInput(
+  url: string,
+  cards: StatusPageCardInput[],
+  fields: Partial<StatusPageInput> = {},
+): StatusPageInput {
   return {
     name: `Page ${url}`,
     url,
@@ -26,8 +30,17 @@ export function pageInput(url: string, cards: StatusPageCardInput[], fields: Par
   };
 }
 
-export function updateInput(publicIncidentUpdateDate: string, fields: Partial<IncidentUpdateInput> = {}): IncidentUpdateInput {
-  return { description: 'Looking into it', status: null, publicIncidentUpdateDate, notifySubscribers: false, ...fields };
+export function updateInput(
+  publicIncidentUpdateDate: string,
+  fields: Partial<IncidentUpdateInput> = {},
+): IncidentUpdateInput {
+  return {
+    description: 'Looking into it',
+    status: null,
+    publicIncidentUpdateDate,
+    notifySubscribers: false,
+    ...fields,
+  };
 }
 
 /** A confirmation policy at `now`: links live an hour, a confirmation may be re-sent after ten minutes. */

@@ -35,7 +35,12 @@ const sqlite: StoreBackend = {
   name: 'sqlite',
   async fresh() {
     const dataDir = tempDataDir();
-    return freshStore(dataDir, () => openSqliteStore(dataDir), () => openSqliteDatabase(dataDir), async () => rmSync(dataDir, { recursive: true, force: true }));
+    return freshStore(
+      dataDir,
+      () => openSqliteStore(dataDir),
+      () => openSqliteDatabase(dataDir),
+      async () => rmSync(dataDir, { recursive: true, force: true }),
+    );
   },
 };
 
@@ -56,7 +61,12 @@ const postgres: StoreBackend = {
   },
 };
 
-function freshStore(dataDir: string, openOne: () => Promise<Store>, connect: () => SqlDatabase, remove: () => Promise<void>): FreshStore {
+function freshStore(
+  dataDir: string,
+  openOne: () => Promise<Store>,
+  connect: () => SqlDatabase,
+  remove: () => Promise<void>,
+): FreshStore {
   const opened: Store[] = [];
   return {
     dataDir,

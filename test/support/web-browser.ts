@@ -47,7 +47,11 @@ export function underHost(serviceUrl: string, host: string): string {
 }
 
 /** A context with the colour scheme a page's AUTO theme follows. */
-export async function newContext(browser: Browser, colorScheme: 'light' | 'dark' = 'light', extra: Parameters<Browser['newContext']>[0] = {}): Promise<BrowserContext> {
+export async function newContext(
+  browser: Browser,
+  colorScheme: 'light' | 'dark' = 'light',
+  extra: Parameters<Browser['newContext']>[0] = {},
+): Promise<BrowserContext> {
   return browser.newContext({ colorScheme, ...extra });
 }
 
@@ -63,12 +67,19 @@ export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]>
   // Injected through the DevTools protocol, so the page's Content-Security-Policy does not block it.
   await page.addScriptTag({ content: AXE_SOURCE }).catch(async () => page.evaluate(AXE_SOURCE));
   const result = (await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: AxeViolation[] }> } }
+    ).axe;
     return axe.run(document, { resultTypes: ['violations'] });
   })) as { violations: AxeViolation[] };
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, html: n.html })) }));
+    .map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({ target: n.target, html: n.html })),
+    }));
 }
 
 /** Saves a full-page screenshot as test-artifacts/screenshots/<name>.png and returns its path. */

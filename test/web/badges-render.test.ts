@@ -59,7 +59,9 @@ describe('badges in Chromium', () => {
           // The live document (the badge as navigated to) measures what the font really draws.
           // badge-maker's shadow copies sit in aria-hidden groups; its social style hides its whole
           // text group (the svg's aria-label names it), so there only the copies marked one by one are skipped.
-          const visible = [...document.querySelectorAll('text:not([aria-hidden])')].filter((node) => node.closest('[aria-hidden]')?.querySelector('rect') || !node.closest('[aria-hidden]'));
+          const visible = [...document.querySelectorAll('text:not([aria-hidden])')].filter(
+            (node) => node.closest('[aria-hidden]')?.querySelector('rect') || !node.closest('[aria-hidden]'),
+          );
           const texts = visible.map((node) => {
             const text = node as SVGTextElement;
             const declared = Number(text.getAttribute('textLength'));
@@ -71,11 +73,15 @@ describe('badges in Chromium', () => {
         const where = `${style}/${theme}`;
         expect(parsed.error, where).toBeNull();
         expect(parsed.root, where).toBe('svg');
-        expect(parsed.texts.map((x) => x.text.toLowerCase()), where).toEqual(['überprüfung déjà degraded', 'degraded · 2400 ms']);
+        expect(
+          parsed.texts.map((x) => x.text.toLowerCase()),
+          where,
+        ).toEqual(['überprüfung déjà degraded', 'degraded · 2400 ms']);
         // for-the-badge spaces its letters out through textLength itself (as shields.io does), so only the
         // other styles' boxes are held to the width the font draws.
         if (style === 'for-the-badge') continue;
-        for (const { text, declared, drawn } of parsed.texts) expect(Math.abs(drawn - declared) / declared, `${where} "${text}"`).toBeLessThan(0.08);
+        for (const { text, declared, drawn } of parsed.texts)
+          expect(Math.abs(drawn - declared) / declared, `${where} "${text}"`).toBeLessThan(0.08);
       }
     }
     await context.close();
@@ -88,7 +94,10 @@ describe('badges in Chromium', () => {
       const themes = scheme === 'light' ? ['default', 'light'] : ['default', 'dark'];
       const rows = Object.entries(checks).flatMap(([status, id]) =>
         themes.map((theme) => {
-          const cells = BADGE_STYLES.map((style) => `<td><img alt="${status} ${style} ${theme}" src="${t.web.url}/v1/badges/checks/${id}?style=${style}&theme=${theme}&responseTime=${status === 'passing'}"></td>`);
+          const cells = BADGE_STYLES.map(
+            (style) =>
+              `<td><img alt="${status} ${style} ${theme}" src="${t.web.url}/v1/badges/checks/${id}?style=${style}&theme=${theme}&responseTime=${status === 'passing'}"></td>`,
+          );
           return `<tr><th>${status} (${theme})</th>${cells.join('')}</tr>`;
         }),
       );
@@ -97,7 +106,9 @@ describe('badges in Chromium', () => {
         `<html><body style="${colours};font:13px sans-serif"><table cellpadding="6"><tr><th></th>${BADGE_STYLES.map((s) => `<th>${s}</th>`).join('')}</tr>${rows.join('')}</table></body></html>`,
         { waitUntil: 'load' },
       );
-      const sizes = await page.$$eval('img', (imgs) => imgs.map((img) => [(img as HTMLImageElement).naturalWidth, (img as HTMLImageElement).naturalHeight]));
+      const sizes = await page.$$eval('img', (imgs) =>
+        imgs.map((img) => [(img as HTMLImageElement).naturalWidth, (img as HTMLImageElement).naturalHeight]),
+      );
       expect(sizes).toHaveLength(Object.keys(checks).length * themes.length * BADGE_STYLES.length);
       // Every image loaded and drew at its declared size (a broken SVG has no natural size).
       for (const [width, height] of sizes) {

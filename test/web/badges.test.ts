@@ -17,7 +17,9 @@ async function badge(path: string, headers: Record<string, string> = {}) {
 /** The visible texts of a badge: every <text> that is not a shadow copy (badge-maker groups those as aria-hidden). */
 function texts(svg: string): string[] {
   const withoutShadows = svg.replace(/<g aria-hidden="true"[^>]*>(?:<text[^>]*>[^<]*<\/text>)+<\/g>/g, '');
-  return [...withoutShadows.matchAll(/<text([^>]*)>([^<]*)<\/text>/g)].filter((m) => !m[1]?.includes('aria-hidden')).map((m) => m[2] ?? '');
+  return [...withoutShadows.matchAll(/<text([^>]*)>([^<]*)<\/text>/g)]
+    .filter((m) => !m[1]?.includes('aria-hidden'))
+    .map((m) => m[2] ?? '');
 }
 
 /** The fill of the message box (the second rect in the boxes' group). */
@@ -61,7 +63,10 @@ describe('check badges', () => {
     const id = await createCheck(t.web, acme, 'Timed');
     expect(texts((await badge(`/v1/badges/checks/${id}?responseTime=true`)).body)).toEqual(['Timed', 'no data · n/a']);
     await recordResult(t.web, acme, id, { responseTime: 321.4 });
-    expect(texts((await badge(`/v1/badges/checks/${id}?responseTime=true`)).body)).toEqual(['Timed', 'passing · 321 ms']);
+    expect(texts((await badge(`/v1/badges/checks/${id}?responseTime=true`)).body)).toEqual([
+      'Timed',
+      'passing · 321 ms',
+    ]);
     expect(texts((await badge(`/v1/badges/checks/${id}?responseTime=false`)).body)).toEqual(['Timed', 'passing']);
   });
 
@@ -109,7 +114,9 @@ describe('check badges', () => {
     expect(body).not.toContain('<script');
     expect(body).not.toContain('\u0001');
     expect(texts(body)[0]).toBe('&lt;/text&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;');
-    expect(body).toContain('aria-label="&lt;/text&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;: no data"');
+    expect(body).toContain(
+      'aria-label="&lt;/text&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;: no data"',
+    );
   });
 
   it('shortens a long name with an ellipsis', async () => {
@@ -211,10 +218,16 @@ describe('who sees a badge', () => {
   });
 
   it('needs an API key to change the setting, and refuses a setting that is not a boolean', async () => {
-    const res = await fetch(`${t.web.url}/v1/account/settings`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"badgesEnabled":true}' });
+    const res = await fetch(`${t.web.url}/v1/account/settings`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{"badgesEnabled":true}',
+    });
     expect(res.status).toBe(401);
     const acme = await t.web.newAccount('Acme');
-    await expect(t.web.api(acme, 'PUT', '/v1/account/settings', { badgesEnabled: 'yes' })).rejects.toThrow(/400 .*body\/badgesEnabled must be boolean/);
+    await expect(t.web.api(acme, 'PUT', '/v1/account/settings', { badgesEnabled: 'yes' })).rejects.toThrow(
+      /400 .*body\/badgesEnabled must be boolean/,
+    );
     await expect(t.web.api(acme, 'PUT', '/v1/account/settings', {})).rejects.toThrow(/400 .*badgesEnabled is required/);
   });
 });
@@ -222,7 +235,16 @@ describe('who sees a badge', () => {
 describe('the API document', () => {
   it('lists both badges without credentials, their options optional, answering image/svg+xml', async () => {
     const doc = (await (await fetch(`${t.web.url}/openapi.json`)).json()) as {
-      paths: Record<string, { get: { security: unknown[]; parameters: Array<{ name: string; in: string; required: boolean }>; responses: Record<string, { content: object }> } }>;
+      paths: Record<
+        string,
+        {
+          get: {
+            security: unknown[];
+            parameters: Array<{ name: string; in: string; required: boolean }>;
+            responses: Record<string, { content: object }>;
+          };
+        }
+      >;
     };
     for (const path of ['/v1/badges/checks/{checkId}', '/v1/badges/groups/{groupId}']) {
       const op = doc.paths[path]?.get;
@@ -243,7 +265,10 @@ describe('bad parameters', () => {
     await enableBadges(t.web, acme);
     const id = await createCheck(t.web, acme, 'Params');
     const cases: Array<[string, RegExp]> = [
-      [`/v1/badges/checks/${id}?style=round`, /querystring\/style must be one of flat, plastic, flat-square, for-the-badge, social/],
+      [
+        `/v1/badges/checks/${id}?style=round`,
+        /querystring\/style must be one of flat, plastic, flat-square, for-the-badge, social/,
+      ],
       [`/v1/badges/checks/${id}?theme=blue`, /querystring\/theme must be one of light, dark, default/],
       [`/v1/badges/checks/${id}?responseTime=maybe`, /querystring\/responseTime must be boolean/],
       ['/v1/badges/checks/not-a-uuid', /params\/checkId must match format "uuid"/],

@@ -28,7 +28,9 @@ describe('byte ranges of an artifact', () => {
       })();
       expect(err, header).toBeInstanceOf(RangeNotSatisfiableError);
       expect((err as RangeNotSatisfiableError).statusCode).toBe(416);
-      expect((err as RangeNotSatisfiableError).message).toBe(`range ${header} is outside the 10 bytes of this artifact`);
+      expect((err as RangeNotSatisfiableError).message).toBe(
+        `range ${header} is outside the 10 bytes of this artifact`,
+      );
     }
   });
 });

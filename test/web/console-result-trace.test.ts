@@ -40,7 +40,12 @@ async function startShop(): Promise<Shop> {
     res.writeHead(200, { 'content-type': 'text/html' }).end(SHOP);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const shop: Shop = { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, trace: null, traceRequests: 0 };
+  const shop: Shop = {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    trace: null,
+    traceRequests: 0,
+  };
   return shop;
 }
 
@@ -72,7 +77,8 @@ function failedScript(): BrowserCheckResult {
         file: 'script.js',
         line: 4,
         column: 41,
-        snippet: "  3 | await page.getByLabel('Email').fill('ann@acme.test');\n> 4 | await page.getByRole('button', { name: 'Pay' }).click();",
+        snippet:
+          "  3 | await page.getByLabel('Email').fill('ann@acme.test');\n> 4 | await page.getByRole('button', { name: 'Pay' }).click();",
       },
     ],
     startTime: Date.now() - 6000,
@@ -104,7 +110,13 @@ describe('trace viewer', () => {
     const trace = await recordTrace(browser, shop.url, path.join(tmp, 'trace.zip'));
     await h.upload(owner, run, { name: 'trace.zip', kind: 'trace', contentType: 'application/zip', bytes: trace });
     shop.trace = trace;
-    const resultId = await h.submitResult(owner, run, { browserCheckResult: failedScript() }, { hasFailures: true }, { error: 'locator.click: Timeout 5000ms exceeded' });
+    const resultId = await h.submitResult(
+      owner,
+      run,
+      { browserCheckResult: failedScript() },
+      { hasFailures: true },
+      { error: 'locator.click: Timeout 5000ms exceeded' },
+    );
     resultPage = resultPageUrl(h, owner.check.id, resultId);
   });
 
@@ -115,7 +127,7 @@ describe('trace viewer', () => {
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('opens the result\'s trace in the trace viewer with its actions listed', async () => {
+  it("opens the result's trace in the trace viewer with its actions listed", async () => {
     const context = await newContext(browser, 'light');
     await context.addCookies(await consoleSessionCookies(h.url, owner));
     const page: Page = await context.newPage();
@@ -125,7 +137,9 @@ describe('trace viewer', () => {
     const errors = page.getByRole('region', { name: 'Errors' });
     expect(await errors.locator('strong').textContent()).toBe('TimeoutError: locator.click: Timeout 5000ms exceeded');
     expect(await errors.locator('code').textContent()).toBe('script.js:4:41');
-    expect(await errors.locator('pre').textContent()).toContain("> 4 | await page.getByRole('button', { name: 'Pay' }).click();");
+    expect(await errors.locator('pre').textContent()).toContain(
+      "> 4 | await page.getByRole('button', { name: 'Pay' }).click();",
+    );
     expect(csp).toEqual([]);
     expect(await seriousA11yViolations(page)).toEqual([]);
     // axe's script tag is refused by the strict CSP (web-browser.ts then injects it another way):
@@ -143,11 +157,13 @@ describe('trace viewer', () => {
     const actions = page.getByRole('tabpanel', { name: 'Actions' }).getByRole('treeitem');
     await actions.getByText('Click').first().waitFor();
     const listed = await actions.allTextContents();
-    expect(listed).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^Navigate to "\/"/),
-      expect.stringMatching(/^Fill "ann@acme\.test"\d+msgetByLabel\('Email'\)$/),
-      expect.stringMatching(/^Click\d+msgetByRole\('button', \{ name: 'Buy' \}\)$/),
-    ]));
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^Navigate to "\/"/),
+        expect.stringMatching(/^Fill "ann@acme\.test"\d+msgetByLabel\('Email'\)$/),
+        expect.stringMatching(/^Click\d+msgetByRole\('button', \{ name: 'Buy' \}\)$/),
+      ]),
+    );
     // The selected action's DOM snapshot, served by the viewer's service worker, shows the page.
     expect(await page.frameLocator('iframe.snapshot-visible').locator('h1').textContent()).toBe('Shop');
     await saveScreenshot(page, 'console-trace-viewer-light');
@@ -161,7 +177,10 @@ describe('trace viewer', () => {
     const viewer = await context.newPage();
     await viewer.goto(`${h.url}${traceViewerUrl(new URL(`${resultPage}/artifacts/trace.zip`).pathname)}`);
     await viewer.getByRole('tabpanel', { name: 'Actions' }).getByRole('treeitem').first().waitFor();
-    const [popout] = await Promise.all([context.waitForEvent('page'), viewer.getByTitle('Open snapshot in a new tab').click()]);
+    const [popout] = await Promise.all([
+      context.waitForEvent('page'),
+      viewer.getByTitle('Open snapshot in a new tab').click(),
+    ]);
     const csp = cspViolations(popout);
     await popout.waitForLoadState();
     expect(new URL(popout.url()).pathname).toBe('/app/trace-viewer/snapshot.html');

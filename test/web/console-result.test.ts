@@ -10,7 +10,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiCheckResult, BrowserCheckResult, DnsCheckResult, TcpCheckResult } from '../../src/shared/checks/types.ts';
+import type {
+  ApiCheckResult,
+  BrowserCheckResult,
+  DnsCheckResult,
+  TcpCheckResult,
+} from '../../src/shared/checks/types.ts';
 import type { ArtifactServiceHarness, ArtifactTenant } from '../helpers/artifact-service.ts';
 import { cspViolations, resultPageUrl, startResultPages } from '../helpers/console-results.ts';
 import { consoleCookieHeader, consoleSessionCookies } from '../helpers/console-session-cookies.ts';
@@ -31,10 +36,20 @@ function apiResult(): ApiCheckResult {
     },
     assertions: [
       { source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200', actual: 503, passed: false },
-      { source: 'HEADERS', comparison: 'EQUALS', property: 'x-request-id', target: 'req-42', actual: 'req-42', passed: true },
+      {
+        source: 'HEADERS',
+        comparison: 'EQUALS',
+        property: 'x-request-id',
+        target: 'req-42',
+        actual: 'req-42',
+        passed: true,
+      },
     ],
     requestError: null,
-    jobLog: { setup: [{ time: '2026-11-23T10:00:00.000Z', stream: 'stdout', msg: 'setup: token fetched' }], teardown: [] },
+    jobLog: {
+      setup: [{ time: '2026-11-23T10:00:00.000Z', stream: 'stdout', msg: 'setup: token fetched' }],
+      teardown: [],
+    },
     jobAssets: null,
   };
 }
@@ -59,7 +74,21 @@ function browserResult(): BrowserCheckResult {
 /** A second of a test pattern as VP8 WebM, made by the system's ffmpeg: a video Chromium can play. */
 async function testVideo(dir: string): Promise<Buffer> {
   const file = path.join(dir, 'run.webm');
-  await promisify(execFile)('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=10', '-t', '1', '-c:v', 'libvpx', '-y', file]);
+  await promisify(execFile)('ffmpeg', [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=320x240:rate=10',
+    '-t',
+    '1',
+    '-c:v',
+    'libvpx',
+    '-y',
+    file,
+  ]);
   return readFileSync(file);
 }
 
@@ -95,7 +124,13 @@ describe('console result page', () => {
     browser = await launchChromium();
     owner = await h.tenant('Acme');
     const apiRun = await h.run(owner);
-    const apiResultId = await h.submitResult(owner, apiRun, {}, { hasFailures: true }, { apiCheckResult: apiResult(), error: 'Assertion failed: status code 503 is not 200', responseTime: 195.5 });
+    const apiResultId = await h.submitResult(
+      owner,
+      apiRun,
+      {},
+      { hasFailures: true },
+      { apiCheckResult: apiResult(), error: 'Assertion failed: status code 503 is not 200', responseTime: 195.5 },
+    );
     apiPage = resultPageUrl(h, owner.check.id, apiResultId);
 
     const { accountId, locationIds, frequency } = owner.check;
@@ -114,10 +149,25 @@ describe('console result page', () => {
     const run = await h.run(browserTenant);
     const shotPage = await browser.newPage();
     await shotPage.setContent('<h1>Checkout</h1><p>Order total: 42 EUR</p>');
-    await h.upload(browserTenant, run, { name: 'checkout.png', kind: 'screenshot', contentType: 'image/png', bytes: await shotPage.screenshot() });
+    await h.upload(browserTenant, run, {
+      name: 'checkout.png',
+      kind: 'screenshot',
+      contentType: 'image/png',
+      bytes: await shotPage.screenshot(),
+    });
     await shotPage.close();
-    await h.upload(browserTenant, run, { name: 'run.webm', kind: 'video', contentType: 'video/webm', bytes: await testVideo(tmp) });
-    const resultId = await h.submitResult(browserTenant, run, { browserCheckResult: browserResult() }, { hasFailures: false });
+    await h.upload(browserTenant, run, {
+      name: 'run.webm',
+      kind: 'video',
+      contentType: 'video/webm',
+      bytes: await testVideo(tmp),
+    });
+    const resultId = await h.submitResult(
+      browserTenant,
+      run,
+      { browserCheckResult: browserResult() },
+      { hasFailures: false },
+    );
     browserPage = resultPageUrl(h, browserTenant.check.id, resultId);
     screenshotUrl = `${browserPage}/artifacts/checkout.png`;
   });
@@ -142,8 +192,19 @@ describe('console result page', () => {
     expect(response?.status()).toBe(200);
     expect(response?.headers()['content-security-policy']).toContain("style-src 'self'");
     expect(await textOf(page, 'h1')).toBe('Result of Login flow');
-    const summary = await page.locator('.result-summary > div').evaluateAll((items) => items.map((i) => `${i.querySelector('dt')?.textContent}: ${i.querySelector('dd')?.textContent}`));
-    expect(summary).toEqual(expect.arrayContaining(['Verdict: failed', 'Location: Office 1 (office-1)', 'Agent: test (version 0.0.0)', 'Error: Assertion failed: status code 503 is not 200']));
+    const summary = await page
+      .locator('.result-summary > div')
+      .evaluateAll((items) =>
+        items.map((i) => `${i.querySelector('dt')?.textContent}: ${i.querySelector('dd')?.textContent}`),
+      );
+    expect(summary).toEqual(
+      expect.arrayContaining([
+        'Verdict: failed',
+        'Location: Office 1 (office-1)',
+        'Agent: test (version 0.0.0)',
+        'Error: Assertion failed: status code 503 is not 200',
+      ]),
+    );
 
     // The waterfall: phases in order, each bar starting where the last ended, with its value in text.
     expect(await tableRows(page, '.waterfall')).toEqual([
@@ -155,7 +216,11 @@ describe('console result page', () => {
       'Download | 9 ms',
     ]);
     const bars = await page.$$eval('.waterfall-phase', (rects) =>
-      rects.map((r) => ({ x: Number(r.getAttribute('x')), width: Number(r.getAttribute('width')), fill: getComputedStyle(r).fill })),
+      rects.map((r) => ({
+        x: Number(r.getAttribute('x')),
+        width: Number(r.getAttribute('width')),
+        fill: getComputedStyle(r).fill,
+      })),
     );
     for (let i = 1; i < bars.length; i++) expect(bars[i]!.x).toBeCloseTo(bars[i - 1]!.x + bars[i - 1]!.width, 0);
     expect(bars[4]!.width).toBeGreaterThan(bars[1]!.width);
@@ -255,7 +320,16 @@ describe('console result page', () => {
         family: 'IPv4',
         timingPhases: { dns: 2, connect: 3, data: 40, total: 45 },
       },
-      assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', property: '', target: 'ESMTP', actual: '220 mail.acme.test ESMTP', passed: true }],
+      assertions: [
+        {
+          source: 'RESPONSE_DATA',
+          comparison: 'CONTAINS',
+          property: '',
+          target: 'ESMTP',
+          actual: '220 mail.acme.test ESMTP',
+          passed: true,
+        },
+      ],
       requestError: null,
     };
     const dns: DnsCheckResult = {
@@ -275,11 +349,21 @@ describe('console result page', () => {
       assertions: [],
       requestError: null,
     };
-    const tcpPage = resultPageUrl(h, owner.check.id, await h.submitResult(owner, await h.run(owner), { tcpCheckResult: tcp }));
-    const dnsPage = resultPageUrl(h, owner.check.id, await h.submitResult(owner, await h.run(owner), { dnsCheckResult: dns }));
+    const tcpPage = resultPageUrl(
+      h,
+      owner.check.id,
+      await h.submitResult(owner, await h.run(owner), { tcpCheckResult: tcp }),
+    );
+    const dnsPage = resultPageUrl(
+      h,
+      owner.check.id,
+      await h.submitResult(owner, await h.run(owner), { dnsCheckResult: dns }),
+    );
     const { context, page } = await openAs(owner, tcpPage);
     expect(await tableRows(page, '.waterfall')).toEqual(['DNS lookup | 2 ms', 'TCP connect | 3 ms', 'Data | 40 ms']);
-    expect(await tableRows(page, '.assertions')).toEqual(['Passed | RESPONSE_DATA | contains | ESMTP | 220 mail.acme.test ESMTP']);
+    expect(await tableRows(page, '.assertions')).toEqual([
+      'Passed | RESPONSE_DATA | contains | ESMTP | 220 mail.acme.test ESMTP',
+    ]);
     expect(await textOf(page, '#response-heading + p')).toBe('24 bytes from 127.0.0.1:25');
     expect(await textOf(page, 'pre.response-body')).toBe('220 mail.acme.test ESMTP');
     await page.goto(dnsPage);
@@ -291,7 +375,13 @@ describe('console result page', () => {
 
   it("answers another account's result and artifacts with the plain 404 page", async () => {
     const other = await h.tenant('Globex');
-    for (const url of [apiPage, browserPage, screenshotUrl, `${browserPage}/artifacts/run.webm`, resultPageUrl(h, owner.check.id, '00000000-0000-0000-0000-000000000000')]) {
+    for (const url of [
+      apiPage,
+      browserPage,
+      screenshotUrl,
+      `${browserPage}/artifacts/run.webm`,
+      resultPageUrl(h, owner.check.id, '00000000-0000-0000-0000-000000000000'),
+    ]) {
       const { context, page, response } = await openAs(other, url);
       expect(response?.status(), url).toBe(404);
       expect(await textOf(page, 'h1')).toBe('Not found');

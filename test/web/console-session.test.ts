@@ -25,9 +25,13 @@ describe('console sessions', () => {
     expect(line).not.toMatch(/; Secure/);
     const token = client.cookies.get('outpost_console') ?? '';
     const db = new DatabaseSync(path.join(t.web.dataDir, 'outpost.db'), { readOnly: true });
-    const rows = db.prepare('SELECT token_hash, account_id FROM console_sessions WHERE account_id = ?').all(account.accountId);
+    const rows = db
+      .prepare('SELECT token_hash, account_id FROM console_sessions WHERE account_id = ?')
+      .all(account.accountId);
     db.close();
-    expect(rows).toEqual([{ token_hash: createHash('sha256').update(token).digest('hex'), account_id: account.accountId }]);
+    expect(rows).toEqual([
+      { token_hash: createHash('sha256').update(token).digest('hex'), account_id: account.accountId },
+    ]);
     const page = await client.get('/app/checks');
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(`Account ${account.accountId}`);
@@ -79,7 +83,11 @@ describe('console sessions', () => {
     const account = await t.web.newAccount('Csrf');
     const anonymous = consoleClient(t.web.url);
     await anonymous.get('/app/sign-in');
-    const signIn = await anonymous.post('/app/sign-in', { accountId: account.accountId, apiKey: account.apiKey }, { csrf: false });
+    const signIn = await anonymous.post(
+      '/app/sign-in',
+      { accountId: account.accountId, apiKey: account.apiKey },
+      { csrf: false },
+    );
     expect(signIn.status).toBe(403);
     expect(await signIn.text()).toContain('This form was refused');
     expect(anonymous.cookies.has('outpost_console')).toBe(false);
@@ -113,9 +121,24 @@ describe('console sessions', () => {
     const store = t.web.service.store;
     const now = Date.now();
     const at = (ms: number) => new Date(now + ms).toISOString();
-    await store.consoleSessions.create('idle-token', { accountId: account.accountId, createdAt: at(-3_600_000), lastSeenAt: at(-31 * 60_000), expiresAt: at(3_600_000) });
-    await store.consoleSessions.create('old-token', { accountId: account.accountId, createdAt: at(-13 * 3_600_000), lastSeenAt: at(-1000), expiresAt: at(-1) });
-    await store.consoleSessions.create('live-token', { accountId: account.accountId, createdAt: at(-3_600_000), lastSeenAt: at(-29 * 60_000), expiresAt: at(3_600_000) });
+    await store.consoleSessions.create('idle-token', {
+      accountId: account.accountId,
+      createdAt: at(-3_600_000),
+      lastSeenAt: at(-31 * 60_000),
+      expiresAt: at(3_600_000),
+    });
+    await store.consoleSessions.create('old-token', {
+      accountId: account.accountId,
+      createdAt: at(-13 * 3_600_000),
+      lastSeenAt: at(-1000),
+      expiresAt: at(-1),
+    });
+    await store.consoleSessions.create('live-token', {
+      accountId: account.accountId,
+      createdAt: at(-3_600_000),
+      lastSeenAt: at(-29 * 60_000),
+      expiresAt: at(3_600_000),
+    });
     const statusWith = async (token: string) => {
       const client = consoleClient(t.web.url);
       client.cookies.set('outpost_console', token);
@@ -134,7 +157,14 @@ describe('console sessions', () => {
     expect(page.status).toBe(404);
     expect(await page.text()).not.toContain('Owner secret homepage');
     expect((await stranger.get(`/app/checks/${check.id}/live`)).status).toBe(404);
-    for (const p of ['/app/checks', '/app/checks/live', '/app/locations', '/app/alerts', '/app/locations/live', '/app/alerts/live']) {
+    for (const p of [
+      '/app/checks',
+      '/app/checks/live',
+      '/app/locations',
+      '/app/alerts',
+      '/app/locations/live',
+      '/app/alerts/live',
+    ]) {
       const text = await (await stranger.get(p)).text();
       expect(text, p).not.toMatch(/Owner secret homepage|owner-tag|Owner office|owner-dc/);
     }
@@ -171,7 +201,10 @@ describe('console sessions', () => {
       request: { method: 'GET', url: 'http://127.0.0.1:9/' },
     });
     const client = await signedInClient(t.web.url, tenant.account);
-    const row = /<tr><th scope="row"><a href="\/app\/checks\/[^"]+">Grouped check<\/a>.*?<\/tr>/s.exec(await (await client.get('/app/checks')).text())?.[0] ?? '';
+    const row =
+      /<tr><th scope="row"><a href="\/app\/checks\/[^"]+">Grouped check<\/a>.*?<\/tr>/s.exec(
+        await (await client.get('/app/checks')).text(),
+      )?.[0] ?? '';
     expect(row).toContain('Deactivated');
     expect(row).toContain('<td>Grouped office</td>');
     const page = await (await client.get(`/app/checks/${check.id}`)).text();
@@ -181,7 +214,12 @@ describe('console sessions', () => {
   it("shows a check's definition with its secret values masked, as the API does", async () => {
     const tenant = await consoleTenant(t.web, 'Secrets', 'secrets-dc');
     const check = await createApiCheck(t.web, tenant, 'With a token', {
-      body: { environmentVariables: [{ key: 'TOKEN', value: 'sk-live-do-not-show', secret: true }, { key: 'REGION', value: 'eu-plain', secret: false }] },
+      body: {
+        environmentVariables: [
+          { key: 'TOKEN', value: 'sk-live-do-not-show', secret: true },
+          { key: 'REGION', value: 'eu-plain', secret: false },
+        ],
+      },
     });
     const client = await signedInClient(t.web.url, tenant.account);
     const page = await (await client.get(`/app/checks/${check.id}`)).text();
@@ -189,7 +227,9 @@ describe('console sessions', () => {
     expect(page).toContain('eu-plain');
     const api = await t.web.api<{ environmentVariables: unknown[] }>(tenant.account, 'GET', `/v1/checks/${check.id}`);
     const pre = /<pre[^>]*>([^<]*)<\/pre>/.exec(page)?.[1] ?? '';
-    const definition = JSON.parse(pre.replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as { environmentVariables: unknown[] };
+    const definition = JSON.parse(pre.replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as {
+      environmentVariables: unknown[];
+    };
     expect(definition.environmentVariables).toEqual(api.environmentVariables);
   });
 
@@ -209,7 +249,10 @@ describe('console sign-in limits', () => {
     const target = await t.web.newAccount('Target');
     const client = consoleClient(t.web.url);
     await client.get('/app/sign-in');
-    for (let i = 0; i < 10; i++) expect((await client.post('/app/sign-in', { accountId: target.accountId, apiKey: `op_guess${i}` })).status).toBe(401);
+    for (let i = 0; i < 10; i++)
+      expect((await client.post('/app/sign-in', { accountId: target.accountId, apiKey: `op_guess${i}` })).status).toBe(
+        401,
+      );
     const right = await client.post('/app/sign-in', { accountId: target.accountId, apiKey: target.apiKey });
     expect(right.status).toBe(429);
     expect(await right.text()).toContain('Too many failed sign-ins');
@@ -220,7 +263,8 @@ describe('console sign-in limits', () => {
     const client = consoleClient(t.web.url);
     await client.get('/app/sign-in');
     // 10 failures were counted by the test before, from this same address.
-    for (let i = 0; i < 20; i++) expect((await client.post('/app/sign-in', { accountId: `nobody-${i}`, apiKey: 'op_guess' })).status).toBe(401);
+    for (let i = 0; i < 20; i++)
+      expect((await client.post('/app/sign-in', { accountId: `nobody-${i}`, apiKey: 'op_guess' })).status).toBe(401);
     const fresh = await t.web.newAccount('Fresh');
     expect((await client.post('/app/sign-in', { accountId: fresh.accountId, apiKey: fresh.apiKey })).status).toBe(429);
   });

@@ -5,7 +5,13 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleTenant, consoleTenant, createApiCheck, leaseNextRun, runCheck } from '../helpers/console-fixture.ts';
+import {
+  type ConsoleTenant,
+  consoleTenant,
+  createApiCheck,
+  leaseNextRun,
+  runCheck,
+} from '../helpers/console-fixture.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/notify-receivers.ts';
 import type { TestAccount } from '../helpers/public-api.ts';
 import { webServicePerFile } from '../helpers/web-service.ts';
@@ -23,8 +29,13 @@ describe('operator console in a browser', () => {
     browser = await launchChromium();
     tenant = await consoleTenant(t.web, 'Acme', 'acme-office');
     receiver = await startWebhookReceiver();
-    const channel = await t.web.api<{ id: number }>(tenant.account, 'POST', '/v1/alert-channels', { type: 'WEBHOOK', config: { name: 'ops hook', url: receiver.url } });
-    checks.homepage = (await createApiCheck(t.web, tenant, 'Homepage', { tags: ['web', 'prod'], firstResult: { responseTime: 120 } })).id;
+    const channel = await t.web.api<{ id: number }>(tenant.account, 'POST', '/v1/alert-channels', {
+      type: 'WEBHOOK',
+      config: { name: 'ops hook', url: receiver.url },
+    });
+    checks.homepage = (
+      await createApiCheck(t.web, tenant, 'Homepage', { tags: ['web', 'prod'], firstResult: { responseTime: 120 } })
+    ).id;
     checks.login = (
       await createApiCheck(t.web, tenant, 'Login API', {
         tags: ['prod'],
@@ -32,9 +43,18 @@ describe('operator console in a browser', () => {
         body: { alertChannelSubscriptions: [{ alertChannelId: channel.id, activated: true }] },
       })
     ).id;
-    checks.billing = (await createApiCheck(t.web, tenant, 'Billing', { tags: ['billing'], firstResult: { responseTime: 2400, isDegraded: true } })).id;
+    checks.billing = (
+      await createApiCheck(t.web, tenant, 'Billing', {
+        tags: ['billing'],
+        firstResult: { responseTime: 2400, isDegraded: true },
+      })
+    ).id;
     for (const responseTime of [180, 90, 150]) await runCheck(t.web, tenant, checks.homepage, { responseTime });
-    await runCheck(t.web, tenant, checks.login, { responseTime: 450, hasFailures: true, error: 'Expected status 200, got 503' });
+    await runCheck(t.web, tenant, checks.login, {
+      responseTime: 450,
+      hasFailures: true,
+      error: 'Expected status 200, got 503',
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -65,11 +85,21 @@ describe('operator console in a browser', () => {
     expect(await rowNames(page)).toEqual(['Homepage', 'Login API', 'Billing']);
     const homepage = page.locator('tbody tr', { hasText: 'Homepage' });
     expect(await homepage.locator('td').allTextContents()).toEqual([
-      'Passing', 'API', 'Acme office', expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/), '',
+      'Passing',
+      'API',
+      'Acme office',
+      expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/),
+      '',
     ]);
-    expect(await homepage.locator('svg.sparkline').getAttribute('aria-label')).toBe('Response times of the last 4 runs: 90 to 180 ms, latest 150 ms');
-    expect(await homepage.locator('svg.sparkline polyline').getAttribute('points')).toMatch(/^(\d+\.\d,\d+\.\d ){3}\d+\.\d,\d+\.\d$/);
-    expect(await page.locator('tbody tr', { hasText: 'Login API' }).locator('td').first().textContent()).toBe('Failing');
+    expect(await homepage.locator('svg.sparkline').getAttribute('aria-label')).toBe(
+      'Response times of the last 4 runs: 90 to 180 ms, latest 150 ms',
+    );
+    expect(await homepage.locator('svg.sparkline polyline').getAttribute('points')).toMatch(
+      /^(\d+\.\d,\d+\.\d ){3}\d+\.\d,\d+\.\d$/,
+    );
+    expect(await page.locator('tbody tr', { hasText: 'Login API' }).locator('td').first().textContent()).toBe(
+      'Failing',
+    );
 
     await page.getByLabel('Tag').selectOption('prod');
     await Promise.all([page.waitForURL(/tag=prod/), page.getByRole('button', { name: 'Filter' }).click()]);
@@ -95,16 +125,25 @@ describe('operator console in a browser', () => {
 
   it("opens a check: the settings it runs with and its result history, linking to each result's page", async () => {
     const { context, page } = await signedInPage();
-    await Promise.all([page.waitForURL(url(`/app/checks/${checks.login}`)), page.getByRole('link', { name: 'Login API' }).click()]);
+    await Promise.all([
+      page.waitForURL(url(`/app/checks/${checks.login}`)),
+      page.getByRole('link', { name: 'Login API' }).click(),
+    ]);
     expect(await page.locator('h1').textContent()).toBe('Login API');
     expect(await page.locator('dl.settings').textContent()).toContain('every 1440 minutes');
     const results = page.locator('table.results tbody tr');
     expect(await results.count()).toBe(2);
     expect(await results.first().locator('td').first().textContent()).toBe('Failed Expected status 200, got 503');
     const stored = await t.web.service.store.results.list(tenant.account.accountId, checks.login, { limit: 10 });
-    expect(await results.first().locator('a').getAttribute('href')).toBe(`/app/checks/${checks.login}/results/${stored.entries[0]?.id}`);
+    expect(await results.first().locator('a').getAttribute('href')).toBe(
+      `/app/checks/${checks.login}/results/${stored.entries[0]?.id}`,
+    );
     await page.locator('summary').click();
-    expect(JSON.parse((await page.locator('pre').textContent()) ?? '{}')).toMatchObject({ id: checks.login, name: 'Login API', tags: ['prod'] });
+    expect(JSON.parse((await page.locator('pre').textContent()) ?? '{}')).toMatchObject({
+      id: checks.login,
+      name: 'Login API',
+      tags: ['prod'],
+    });
     await context.close();
   });
 
@@ -121,8 +160,13 @@ describe('operator console in a browser', () => {
     await runCheck(t.web, tenant, checks.billing, { responseTime: 200 });
     await billingState.filter({ hasText: 'Passing' }).waitFor({ timeout: 20_000 });
     await checkTab.locator('table.results tbody tr').nth(1).waitFor({ timeout: 20_000 });
-    expect(await checkTab.locator('table.results tbody tr td:nth-child(2)').allTextContents()).toEqual(['Passed', 'Degraded']);
-    expect(await page.locator('tbody tr', { hasText: 'Billing' }).locator('svg.sparkline').getAttribute('aria-label')).toContain('last 2 runs');
+    expect(await checkTab.locator('table.results tbody tr td:nth-child(2)').allTextContents()).toEqual([
+      'Passed',
+      'Degraded',
+    ]);
+    expect(
+      await page.locator('tbody tr', { hasText: 'Billing' }).locator('svg.sparkline').getAttribute('aria-label'),
+    ).toContain('last 2 runs');
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     await context.close();
   });
@@ -136,7 +180,12 @@ describe('operator console in a browser', () => {
     await t.web.service.dispatcher.enqueue(billing, tenant.location.id, Date.now());
     expect((await leaseNextRun(t.web, tenant))?.check.id).toBe(checks.billing);
     await t.web.service.dispatcher.enqueue(homepage, tenant.location.id, Date.now());
-    await store.errorReports.insert(tenant.location.id, [{ message: 'Chromium crashed while starting', release: 'outpost-agent@0.1.0' }], new Date().toISOString(), 100);
+    await store.errorReports.insert(
+      tenant.location.id,
+      [{ message: 'Chromium crashed while starting', release: 'outpost-agent@0.1.0' }],
+      new Date().toISOString(),
+      100,
+    );
 
     const { context, page } = await signedInPage();
     await page.getByRole('link', { name: 'Private locations' }).click();
@@ -144,9 +193,15 @@ describe('operator console in a browser', () => {
     const section = page.locator('section', { hasText: 'Acme office' });
     expect(await section.textContent()).toContain('Queue depth: 1 run waiting');
     expect(await section.locator('table').first().locator('tbody td').allTextContents()).toEqual([
-      '0.0.0-test', 'APIruntimes 2026.04, 2025.04', '1', expect.stringMatching(/UTC$/),
+      '0.0.0-test',
+      'APIruntimes 2026.04, 2025.04',
+      '1',
+      expect.stringMatching(/UTC$/),
     ]);
-    expect(await section.locator('table').nth(1).locator('tbody td').allTextContents()).toEqual(['Chromium crashed while starting', 'outpost-agent@0.1.0']);
+    expect(await section.locator('table').nth(1).locator('tbody td').allTextContents()).toEqual([
+      'Chromium crashed while starting',
+      'outpost-agent@0.1.0',
+    ]);
     await context.close();
   });
 
@@ -154,11 +209,20 @@ describe('operator console in a browser', () => {
     const { context, page } = await signedInPage();
     await page.goto(url('/app/alerts'));
     const history = page.locator('table').first();
-    expect(await history.locator('tbody tr', { hasText: 'Login API' }).locator('td').nth(1).textContent()).toBe('ALERT_FAILURE');
+    expect(await history.locator('tbody tr', { hasText: 'Login API' }).locator('td').nth(1).textContent()).toBe(
+      'ALERT_FAILURE',
+    );
     await receiver.hooks.next(() => true, 20_000, 'the alert webhook');
     const notification = page.locator('table').nth(1).locator('tbody tr', { hasText: 'Login API' });
     await notification.filter({ hasText: 'delivered' }).waitFor({ timeout: 20_000 });
-    expect(await notification.locator('td').allTextContents()).toEqual(['Login API', 'ALERT_FAILURE', expect.stringMatching(/^WEBHOOK #\d+$/), expect.stringMatching(/^delivered \d{4}-/), '1', '']);
+    expect(await notification.locator('td').allTextContents()).toEqual([
+      'Login API',
+      'ALERT_FAILURE',
+      expect.stringMatching(/^WEBHOOK #\d+$/),
+      expect.stringMatching(/^delivered \d{4}-/),
+      '1',
+      '',
+    ]);
     await context.close();
   });
 
@@ -175,7 +239,10 @@ describe('operator console in a browser', () => {
     await signIn(page, await t.web.newAccount('Other'));
     expect(await page.locator('tbody').textContent()).toContain('No checks yet');
     await page.goto(url('/app/alerts'));
-    expect(await page.locator('p.empty').allTextContents()).toEqual([expect.stringContaining('No alerts yet'), expect.stringContaining('No notifications yet')]);
+    expect(await page.locator('p.empty').allTextContents()).toEqual([
+      expect.stringContaining('No alerts yet'),
+      expect.stringContaining('No notifications yet'),
+    ]);
     const res = await page.goto(url(`/app/checks/${checks.homepage}`));
     expect(res?.status()).toBe(404);
     expect(await page.locator('body').textContent()).not.toContain('Homepage');
@@ -204,7 +271,12 @@ describe('operator console in a browser', () => {
       expect(await seriousA11yViolations(page), `sign-in ${scheme}`).toEqual([]);
       await saveScreenshot(page, `console-sign-in-${scheme}`);
       await signIn(page, tenant.account);
-      const pages = { checks: '/app/checks', check: `/app/checks/${checks.login}`, locations: '/app/locations', alerts: '/app/alerts' };
+      const pages = {
+        checks: '/app/checks',
+        check: `/app/checks/${checks.login}`,
+        locations: '/app/locations',
+        alerts: '/app/alerts',
+      };
       for (const [name, path] of Object.entries(pages)) {
         await page.goto(url(path));
         expect(await seriousA11yViolations(page), `${name} ${scheme}`).toEqual([]);

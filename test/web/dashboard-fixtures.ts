@@ -19,8 +19,20 @@ export function dashboardFixtures(web: () => WebService) {
     await web().api(account, 'POST', '/v1/private-locations', { name: slugName, slugName });
   }
 
-  async function check(account: TestAccount, name: string, tags: string[], extra: Record<string, unknown> = {}): Promise<string> {
-    const body = { name, tags, activated: true, privateLocations: ['office'], request: { url: 'https://example.test/', method: 'GET' }, ...extra };
+  async function check(
+    account: TestAccount,
+    name: string,
+    tags: string[],
+    extra: Record<string, unknown> = {},
+  ): Promise<string> {
+    const body = {
+      name,
+      tags,
+      activated: true,
+      privateLocations: ['office'],
+      request: { url: 'https://example.test/', method: 'GET' },
+      ...extra,
+    };
     return (await web().api<{ id: string }>(account, 'POST', '/v1/checks/api', body)).id;
   }
 
@@ -37,7 +49,11 @@ export function dashboardFixtures(web: () => WebService) {
     const run = await dispatcher.enqueue(stored, loc.id, Date.now());
     // resultFor reads only runId and check (id, checkType), which a queued Run carries as a Job does.
     const payload = resultFor(run as unknown as Job, 'test-agent', { responseTime: 100, ...outcome });
-    const answer = await dispatcher.submitResult(loc, { agentId: 'test-agent', leaseId: 'test-lease', result: payload });
+    const answer = await dispatcher.submitResult(loc, {
+      agentId: 'test-agent',
+      leaseId: 'test-lease',
+      result: payload,
+    });
     if (answer.status !== 'stored') throw new Error(`result not stored: ${answer.status}`);
   }
 

@@ -4,7 +4,13 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestAccount } from '../helpers/public-api.ts';
 import { webServicePerFile } from '../helpers/web-service.ts';
-import { launchChromium, newContext, saveScreenshot, seriousA11yViolations, underHost } from '../support/web-browser.ts';
+import {
+  launchChromium,
+  newContext,
+  saveScreenshot,
+  seriousA11yViolations,
+  underHost,
+} from '../support/web-browser.ts';
 import { dashboardFixtures } from './dashboard-fixtures.ts';
 
 describe('public dashboards', () => {
@@ -34,7 +40,8 @@ describe('public dashboards', () => {
     await browser?.close();
   });
 
-  const page = (path: string, headers: Record<string, string> = {}) => fetch(`${t.web.url}${path}`, { headers: { accept: 'text/html', ...headers }, redirect: 'manual' });
+  const page = (path: string, headers: Record<string, string> = {}) =>
+    fetch(`${t.web.url}${path}`, { headers: { accept: 'text/html', ...headers }, redirect: 'manual' });
 
   it('renders the checks with state, 24-hour figures and the open incident, accessibly, in light and dark', async () => {
     const d = await f.dashboard(acme, {
@@ -64,7 +71,9 @@ describe('public dashboards', () => {
       expect(names).toEqual(['Web shop', 'Nightly batch', 'Public API']);
       const api = p.locator(`details[data-check-id="${ids.api}"]`);
       expect(await api.locator('.check__result').textContent()).toBe('Passing');
-      expect(await api.locator('.check__metrics').textContent()).toMatch(/24h availability\s*100%.*p50\s*1\d\d ms.*p95\s*1\d\d ms.*p99\s*1\d\d ms/);
+      expect(await api.locator('.check__metrics').textContent()).toMatch(
+        /24h availability\s*100%.*p50\s*1\d\d ms.*p95\s*1\d\d ms.*p99\s*1\d\d ms/,
+      );
       expect(await p.locator(`details[data-check-id="${ids.web}"] .check__result`).textContent()).toBe('Failing');
       expect(await p.locator('.active-incident--major').textContent()).toContain('Checkout is slow');
       expect(await p.locator('.status-summary').textContent()).toContain('1 of 3 checks failing');
@@ -75,7 +84,14 @@ describe('public dashboards', () => {
   });
 
   it('refreshes itself at refreshRate with a new result and rotates its pages, without reloading', async () => {
-    await f.dashboard(acme, { header: 'Live', customUrl: 'live', tags: ['prod'], checksPerPage: 1, paginationRate: 300, refreshRate: 60 });
+    await f.dashboard(acme, {
+      header: 'Live',
+      customUrl: 'live',
+      tags: ['prod'],
+      checksPerPage: 1,
+      paginationRate: 300,
+      refreshRate: 60,
+    });
     const context = await newContext(browser);
     const p = await context.newPage();
     await p.clock.install();
@@ -105,7 +121,8 @@ describe('public dashboards', () => {
 
   it('answers a refresh with a result stored a moment ago, though the same region was rendered just before', async () => {
     await f.dashboard(acme, { header: 'Fresh', customUrl: 'fresh', tags: ['api'], paginate: false });
-    const state = async (path: string) => /class="check__result[^"]*">([^<]*)</.exec(await (await page(path)).text())?.[1];
+    const state = async (path: string) =>
+      /class="check__result[^"]*">([^<]*)</.exec(await (await page(path)).text())?.[1];
     for (const path of ['/dashboards/fresh/region', '/dashboards/fresh']) {
       expect(await state(path)).toBe('Passing');
       expect(await state(path)).toBe('Passing');
@@ -121,7 +138,8 @@ describe('public dashboards', () => {
     await f.dashboard(acme, { header: 'Or', customUrl: 'tags-or', tags: ['web', 'staging'] });
     await f.dashboard(acme, { header: 'And', customUrl: 'tags-and', tags: ['prod', 'api'], useTagsAndOperator: true });
     await f.dashboard(acme, { header: 'All', customUrl: 'tags-none', paginate: false });
-    const names = async (url: string) => [...(await (await page(url)).text()).matchAll(/class="check__name">([^<]*)</g)].map((m) => m[1]);
+    const names = async (url: string) =>
+      [...(await (await page(url)).text()).matchAll(/class="check__name">([^<]*)</g)].map((m) => m[1]);
     expect(await names('/dashboards/tags-or')).toEqual(['Web shop', 'Nightly batch']);
     expect(await names('/dashboards/tags-and')).toEqual(['Public API']);
     expect(await names('/dashboards/tags-none')).toEqual(['Public API', 'Web shop', 'Nightly batch']);
@@ -161,14 +179,18 @@ describe('public dashboards', () => {
     const after = await (await page('/dashboards/display-shaped')).text();
     expect(after).toContain('<h1 class="sr-only">Shaped</h1>');
     expect(after).not.toContain('class="dashboard-description"');
-    expect(after).toContain('<a href="https://acme.test/"><img class="logo" src="https://cdn.acme.test/logo.png" alt="Shaped: home"/></a>');
+    expect(after).toContain(
+      '<a href="https://acme.test/"><img class="logo" src="https://cdn.acme.test/logo.png" alt="Shaped: home"/></a>',
+    );
     expect(after).toContain('<link rel="icon" href="https://cdn.acme.test/favicon.ico"/>');
     expect(after).toContain('class="main dashboard-main width-960"');
     expect(after).not.toMatch(/metric__label">p9[59]/);
     expect(after).not.toContain('class="tag"');
     expect(after).not.toContain('Storefront');
     // At the service's PUBLIC_URL: a custom domain does not serve the console.
-    expect(after).toMatch(new RegExp(`href="https://outpost.acme.test/app/checks/${grouped}/results/[0-9a-f-]{36}">Last run of Cart</a>`));
+    expect(after).toMatch(
+      new RegExp(`href="https://outpost.acme.test/app/checks/${grouped}/results/[0-9a-f-]{36}">Last run of Cart</a>`),
+    );
     // Without script: a meta refresh at refreshRate.
     expect(after).toContain('<noscript><meta http-equiv="refresh" content="300"/></noscript>');
   });
@@ -200,7 +222,12 @@ describe('public dashboards', () => {
   it('refuses a private dashboard without its key and reveals nothing; the key once makes a path-scoped cookie', async () => {
     const d = await f.dashboard(acme, { header: 'Board room', customUrl: 'board', isPrivate: true, tags: ['prod'] });
     const key = d.keys[0]?.rawKey ?? '';
-    for (const path of ['/dashboards/board', '/dashboards/board?key=da_wrong', '/dashboards/board/region', '/dashboards/board/custom.css']) {
+    for (const path of [
+      '/dashboards/board',
+      '/dashboards/board?key=da_wrong',
+      '/dashboards/board/region',
+      '/dashboards/board/custom.css',
+    ]) {
       const res = await page(path);
       expect(res.status, path).toBe(401);
       const body = await res.text();
@@ -255,7 +282,12 @@ describe('public dashboards', () => {
   });
 
   it('answers unknown dashboards with the plain 404 page', async () => {
-    for (const path of ['/dashboards/nobody', '/dashboards/nobody/region', '/dashboards/nobody/custom.css', '/dashboards/-bad-']) {
+    for (const path of [
+      '/dashboards/nobody',
+      '/dashboards/nobody/region',
+      '/dashboards/nobody/custom.css',
+      '/dashboards/-bad-',
+    ]) {
       const res = await page(path);
       expect(res.status, path).toBe(404);
       expect(res.headers.get('content-type')).toMatch(/^text\/html/);
@@ -299,13 +331,19 @@ describe('public dashboards', () => {
       // A leading comment names what was dropped, for the dashboard's owner; the rules follow it.
       expect(served).toMatch(/^\/\* outpost dropped: @import; @font-face from another origin; /);
       const rules = served.slice(served.indexOf('*/') + 2);
-      for (const banned of ['@import', '@font-face', 'url(', 'expression(', 'behavior', '</style']) expect(rules).not.toContain(banned);
+      for (const banned of ['@import', '@font-face', 'url(', 'expression(', 'behavior', '</style'])
+        expect(rules).not.toContain(banned);
       expect(rules).toContain('text-transform: uppercase');
 
       const context = await newContext(browser);
       const p: Page = await context.newPage();
       await p.goto(`${t.web.url}/dashboards/styled`);
-      expect(await p.locator('.check__name').first().evaluate((el) => getComputedStyle(el).textTransform)).toBe('uppercase');
+      expect(
+        await p
+          .locator('.check__name')
+          .first()
+          .evaluate((el) => getComputedStyle(el).textTransform),
+      ).toBe('uppercase');
       await context.close();
       expect(hits).toEqual([]);
     });

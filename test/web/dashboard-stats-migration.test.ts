@@ -22,7 +22,10 @@ afterEach(() => {
 async function databaseBefore018(nowMs: number): Promise<void> {
   const db = openDatabase(dataDir);
   try {
-    await runMigrations(new SqliteDatabase(db), MIGRATIONS.filter((m) => m.version < 18));
+    await runMigrations(
+      new SqliteDatabase(db),
+      MIGRATIONS.filter((m) => m.version < 18),
+    );
     const at = (agoMs: number) => new Date(nowMs - agoMs).toISOString();
     db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', at(0));
     db.prepare(

@@ -40,7 +40,13 @@ describe('check statistics over 24 hours (store.checkStats)', () => {
     return check.id;
   }
 
-  async function store_(checkId: string, atMs: number, responseTime: number, outcome: Partial<RunResult> & { resultType?: 'FINAL' | 'ATTEMPT' } = {}, owner = accountId) {
+  async function store_(
+    checkId: string,
+    atMs: number,
+    responseTime: number,
+    outcome: Partial<RunResult> & { resultType?: 'FINAL' | 'ATTEMPT' } = {},
+    owner = accountId,
+  ) {
     const { resultType, ...payload } = outcome;
     const runId = `run-${++seq}`;
     return store.results.insertOnce({
@@ -53,7 +59,24 @@ describe('check statistics over 24 hours (store.checkStats)', () => {
       attempts: 1,
       resultType,
       createdAt: new Date(atMs).toISOString(),
-      payload: { runId, checkId, checkType: 'API', startedAt: '', stoppedAt: '', responseTime, hasFailures: false, hasErrors: false, isDegraded: false, overMaxResponseTime: false, isCancelled: false, error: null, apiCheckResult: null, agent: { id: 'a', version: '0' }, scheduleLagMs: 0, ...payload },
+      payload: {
+        runId,
+        checkId,
+        checkType: 'API',
+        startedAt: '',
+        stoppedAt: '',
+        responseTime,
+        hasFailures: false,
+        hasErrors: false,
+        isDegraded: false,
+        overMaxResponseTime: false,
+        isCancelled: false,
+        error: null,
+        apiCheckResult: null,
+        agent: { id: 'a', version: '0' },
+        scheduleLagMs: 0,
+        ...payload,
+      },
     });
   }
 
@@ -62,14 +85,18 @@ describe('check statistics over 24 hours (store.checkStats)', () => {
     const id = await newCheck();
     // 1..100 ms, one each, spread over the last 20 hours; every tenth run failed or errored.
     for (let ms = 1; ms <= 100; ms++) {
-      await store_(id, now - (ms % 20) * HOUR, ms, { hasFailures: ms % 10 === 0 && ms % 20 !== 0, hasErrors: ms % 20 === 0 });
+      await store_(id, now - (ms % 20) * HOUR, ms, {
+        hasFailures: ms % 10 === 0 && ms % 20 !== 0,
+        hasErrors: ms % 20 === 0,
+      });
     }
     const stats = (await store.checkStats.forChecks(accountId, [id], now)).get(id);
     expect(stats?.runs).toBe(100);
     expect(stats?.failures).toBe(10);
     expect(stats?.availability).toBe(90);
     expect(stats?.avgMs).toBe(51); // 50.5 rounded
-    const close = (actual: number | null | undefined, exact: number) => expect(Math.abs((actual ?? -1) - exact) / exact).toBeLessThanOrEqual(0.05);
+    const close = (actual: number | null | undefined, exact: number) =>
+      expect(Math.abs((actual ?? -1) - exact) / exact).toBeLessThanOrEqual(0.05);
     close(stats?.p50Ms, 50);
     close(stats?.p95Ms, 95);
     close(stats?.p99Ms, 99);
@@ -82,7 +109,11 @@ describe('check statistics over 24 hours (store.checkStats)', () => {
     await store_(id, now - HOUR, 10, { hasFailures: true, resultType: 'ATTEMPT' });
     await store_(id, now - HOUR, 10, { isCancelled: true, hasErrors: true });
     await store_(id, now - HOUR, 10);
-    expect((await store.checkStats.forChecks(accountId, [id], now)).get(id)).toMatchObject({ runs: 1, failures: 0, availability: 100 });
+    expect((await store.checkStats.forChecks(accountId, [id], now)).get(id)).toMatchObject({
+      runs: 1,
+      failures: 0,
+      availability: 100,
+    });
     const idle = await newCheck();
     expect((await store.checkStats.forChecks(accountId, [idle], now)).has(idle)).toBe(false);
   });
@@ -99,7 +130,11 @@ describe('check statistics over 24 hours (store.checkStats)', () => {
     const now = Date.now();
     const id = await newCheck();
     await store_(id, now - 1000, 900);
-    expect((await store.checkStats.forChecks(accountId, [id], now)).get(id)).toMatchObject({ p50Ms: 900, p95Ms: 900, p99Ms: 900 });
+    expect((await store.checkStats.forChecks(accountId, [id], now)).get(id)).toMatchObject({
+      p50Ms: 900,
+      p95Ms: 900,
+      p99Ms: 900,
+    });
   });
 
   it('shows a newly stored result at once, even right after a read was cached', async () => {
@@ -108,7 +143,11 @@ describe('check statistics over 24 hours (store.checkStats)', () => {
     await store_(id, now - 1000, 100);
     expect((await store.checkStats.forChecks(accountId, [id], now)).get(id)?.failures).toBe(0);
     await store_(id, now - 500, 300, { hasFailures: true });
-    expect((await store.checkStats.forChecks(accountId, [id], now)).get(id)).toMatchObject({ runs: 2, failures: 1, availability: 50 });
+    expect((await store.checkStats.forChecks(accountId, [id], now)).get(id)).toMatchObject({
+      runs: 2,
+      failures: 1,
+      availability: 50,
+    });
   });
 
   it("never gives one account's figures to another that names its check", async () => {

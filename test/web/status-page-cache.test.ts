@@ -48,9 +48,16 @@ describe('status page cache', () => {
     const api = await makeService(t.web, acme, 'API');
     await makePage(t.web, acme, { name: 'Zipped', url: 'zipped', cards: [{ name: 'Core', services: [api] }] });
     const get = async (encoding: string) => {
-      const res = await request(`${t.web.url}/status/zipped`, { headers: { accept: 'text/html', 'accept-encoding': encoding } });
+      const res = await request(`${t.web.url}/status/zipped`, {
+        headers: { accept: 'text/html', 'accept-encoding': encoding },
+      });
       const body = Buffer.from(await res.body.arrayBuffer());
-      return { status: res.statusCode, encoding: res.headers['content-encoding'], vary: String(res.headers.vary), body };
+      return {
+        status: res.statusCode,
+        encoding: res.headers['content-encoding'],
+        vary: String(res.headers.vary),
+        body,
+      };
     };
     const plain = await get('identity');
     expect(plain.encoding).toBeUndefined();

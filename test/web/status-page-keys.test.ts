@@ -28,7 +28,8 @@ describe('status page keys', () => {
     return json<{ id: string; isPrivate: boolean; whiteLabel: boolean; description: string | null }>(res);
   }
 
-  const call = (method: 'GET' | 'POST' | 'DELETE', url: string, account = t.acme) => t.api.app.inject({ method, url, headers: account.headers });
+  const call = (method: 'GET' | 'POST' | 'DELETE', url: string, account = t.acme) =>
+    t.api.app.inject({ method, url, headers: account.headers });
 
   it('returns a new key raw once, then lists it masked, and revokes it', async () => {
     const page = await makePage({ isPrivate: true });

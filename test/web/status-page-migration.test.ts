@@ -23,9 +23,17 @@ const created = '2026-11-20T09:00:00.000Z';
 async function databaseBefore016(): Promise<void> {
   const db = openDatabase(dataDir);
   try {
-    await runMigrations(new SqliteDatabase(db), MIGRATIONS.filter((m) => m.version < 16));
+    await runMigrations(
+      new SqliteDatabase(db),
+      MIGRATIONS.filter((m) => m.version < 16),
+    );
     db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', created);
-    db.prepare('INSERT INTO sp_services (id, account_id, name, created_at) VALUES (?, ?, ?, ?)').run('svc-1', 'acc-1', 'API', created);
+    db.prepare('INSERT INTO sp_services (id, account_id, name, created_at) VALUES (?, ?, ?, ?)').run(
+      'svc-1',
+      'acc-1',
+      'API',
+      created,
+    );
     const addIncident = db.prepare(
       `INSERT INTO incidents (id, account_id, name, severity, last_update_status, created_at) VALUES (?, 'acc-1', ?, 'MAJOR', 'RESOLVED', ?)`,
     );
@@ -49,7 +57,10 @@ describe('migration 016 (status page web)', () => {
     await databaseBefore016();
     const store = await openSqliteStore(dataDir);
     try {
-      const since = await store.statusPageReads.startedSince({ accountId: 'acc-1', serviceIds: ['svc-1'] }, '2026-10-01T00:00:00.000Z');
+      const since = await store.statusPageReads.startedSince(
+        { accountId: 'acc-1', serviceIds: ['svc-1'] },
+        '2026-10-01T00:00:00.000Z',
+      );
       expect(since.map((d) => [d.id, d.startedAt])).toEqual([
         ['without-updates', created],
         ['with-updates', '2026-11-01T08:00:00.000Z'],

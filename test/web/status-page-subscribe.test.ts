@@ -10,10 +10,21 @@ import { verifyWebhookSignature } from '../../src/service/notify/webhook.ts';
 import type { SubscribablePage } from '../../src/service/store/status-pages-types.ts';
 import { confirmationPolicy, loadSubscriptionConfig } from '../../src/service/subscriptions/config.ts';
 import { linkIn, mailHeader, mailText } from '../helpers/mail-message.ts';
-import { type SmtpSink, startSmtpSink, startWebhookReceiver, type WebhookReceiver } from '../helpers/notify-receivers.ts';
+import {
+  type SmtpSink,
+  startSmtpSink,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../helpers/notify-receivers.ts';
 import type { TestAccount } from '../helpers/public-api.ts';
 import { startWebService, type WebService } from '../helpers/web-service.ts';
-import { launchChromium, newContext, saveScreenshot, seriousA11yViolations, underHost } from '../support/web-browser.ts';
+import {
+  launchChromium,
+  newContext,
+  saveScreenshot,
+  seriousA11yViolations,
+  underHost,
+} from '../support/web-browser.ts';
 
 const PUBLIC_URL = 'http://status.outpost.test';
 const WAIT_MS = 15_000;
@@ -35,7 +46,12 @@ describe('subscribing from a status page', () => {
   beforeAll(async () => {
     smtp = await startSmtpSink();
     receiver = await startWebhookReceiver();
-    web = await startWebService({ SMTP_URL: smtp.url, SMTP_FROM: 'status@acme.test', PUBLIC_URL, OUTBOUND_ALLOW: '127.0.0.1' });
+    web = await startWebService({
+      SMTP_URL: smtp.url,
+      SMTP_FROM: 'status@acme.test',
+      PUBLIC_URL,
+      OUTBOUND_ALLOW: '127.0.0.1',
+    });
     browser = await launchChromium();
     account = await web.newAccount();
   });
@@ -48,7 +64,9 @@ describe('subscribing from a status page', () => {
 
   /** A status page showing one service; resolves to the page's and the service's ids. */
   async function statusPage(url: string, extra: Record<string, unknown> = {}) {
-    const service = await web.api<{ id: string; name: string }>(account, 'POST', '/v1/status-pages/services', { name: `API of ${url}` });
+    const service = await web.api<{ id: string; name: string }>(account, 'POST', '/v1/status-pages/services', {
+      name: `API of ${url}`,
+    });
     const page = await web.api<{ id: string }>(account, 'POST', '/v1/status-pages', {
       name: `Acme ${url}`,
       url,
@@ -58,11 +76,16 @@ describe('subscribing from a status page', () => {
     return { pageId: page.id, service };
   }
 
-  const subscriptions = (pageId: string) => web.api<Subscription[]>(account, 'GET', `/v1/status-pages/${pageId}/subscriptions`);
+  const subscriptions = (pageId: string) =>
+    web.api<Subscription[]>(account, 'GET', `/v1/status-pages/${pageId}/subscriptions`);
   /** A link of PUBLIC_URL, opened at the service under test (same path, its loopback address). */
   const local = (link: string) => new URL(new URL(link).pathname, web.url).href;
   const mailTo = (address: string, subject: RegExp) =>
-    smtp.mails.next((m) => m.to.includes(address) && subject.test(mailHeader(m, 'Subject') ?? ''), WAIT_MS, `a mail to ${address} with subject ${subject}`);
+    smtp.mails.next(
+      (m) => m.to.includes(address) && subject.test(mailHeader(m, 'Subject') ?? ''),
+      WAIT_MS,
+      `a mail to ${address} with subject ${subject}`,
+    );
 
   async function accessible(page: Page, name: string): Promise<void> {
     expect(await seriousA11yViolations(page), name).toEqual([]);
@@ -96,7 +119,9 @@ describe('subscribing from a status page', () => {
       const confirmation = await mailTo(address, /^Confirm your subscription to Acme acme-/);
       const confirmLink = linkIn(mailText(confirmation), `${PUBLIC_URL}/subscriptions/confirm/`);
       expect(confirmLink).toBeDefined();
-      expect(mailHeader(confirmation, 'List-Unsubscribe')).toMatch(new RegExp(`^<${PUBLIC_URL}/subscriptions/unsubscribe/[A-Za-z0-9_-]{43}>$`));
+      expect(mailHeader(confirmation, 'List-Unsubscribe')).toMatch(
+        new RegExp(`^<${PUBLIC_URL}/subscriptions/unsubscribe/[A-Za-z0-9_-]{43}>$`),
+      );
       expect(mailHeader(confirmation, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
       expect((await subscriptions(pageId)).map((s) => [s.address, s.status])).toEqual([[address, 'PENDING']]);
 
@@ -142,9 +167,14 @@ describe('subscribing from a status page', () => {
       await page.goto(`${web.url}/status/${slug}/subscribe`);
 
       await page.getByLabel('Email address').fill('not-an-address');
-      const [answer] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.getByRole('button', { name: 'Subscribe by email' }).click()]);
+      const [answer] = await Promise.all([
+        page.waitForResponse((r) => r.request().method() === 'POST'),
+        page.getByRole('button', { name: 'Subscribe by email' }).click(),
+      ]);
       expect(answer.status()).toBe(400);
-      await expect.poll(() => page.locator('#email-error').textContent()).toContain('Enter an email address like name@example.com');
+      await expect
+        .poll(() => page.locator('#email-error').textContent())
+        .toContain('Enter an email address like name@example.com');
       expect(await page.getByLabel('Email address').getAttribute('aria-invalid')).toBe('true');
       expect(await page.getByLabel('Email address').inputValue()).toBe('not-an-address');
       expect(await page.title()).toMatch(/^Error: /);
@@ -152,7 +182,9 @@ describe('subscribing from a status page', () => {
 
       await page.getByLabel('Webhook URL').fill('http://10.1.2.3/hook');
       await page.getByRole('button', { name: 'Subscribe by webhook' }).click();
-      await expect.poll(() => page.locator('#url-error').textContent()).toContain('This URL cannot receive notifications: 10.1.2.3 is a private address');
+      await expect
+        .poll(() => page.locator('#url-error').textContent())
+        .toContain('This URL cannot receive notifications: 10.1.2.3 is a private address');
       await page.getByLabel('Webhook URL').fill('ftp://example.com/');
       await page.getByRole('button', { name: 'Subscribe by webhook' }).click();
       await expect.poll(() => page.locator('#url-error').textContent()).toContain('Enter an http:// or https:// URL');
@@ -177,22 +209,35 @@ describe('subscribing from a status page', () => {
       expect(secret).toMatch(/^[A-Za-z0-9_-]{32}$/);
       await context.close();
 
-      const hook = await receiver.hooks.next((h) => h.url.endsWith(`theme=${scheme}`), WAIT_MS, 'the confirmation webhook');
+      const hook = await receiver.hooks.next(
+        (h) => h.url.endsWith(`theme=${scheme}`),
+        WAIT_MS,
+        'the confirmation webhook',
+      );
       expect(verifyWebhookSignature(secret, String(hook.headers['x-outpost-signature']), hook.body)).toBe(true);
-      const body = JSON.parse(hook.body) as { type: string; statusPage: { id: string }; confirmUrl: string; unsubscribeUrl: string };
+      const body = JSON.parse(hook.body) as {
+        type: string;
+        statusPage: { id: string };
+        confirmUrl: string;
+        unsubscribeUrl: string;
+      };
       expect(body).toMatchObject({ type: 'subscription.confirmation', statusPage: { id: pageId } });
       expect(body.confirmUrl.startsWith(`${PUBLIC_URL}/subscriptions/confirm/`)).toBe(true);
       expect((await subscriptions(pageId)).map((s) => [s.type, s.status])).toEqual([['WEBHOOK', 'PENDING']]);
 
       const confirmed = await fetch(local(body.confirmUrl), { method: 'POST' });
       expect(confirmed.status).toBe(200);
-      expect((await subscriptions(pageId)).map((s) => [s.type, s.address, s.status])).toEqual([['WEBHOOK', hookUrl, 'VERIFIED']]);
+      expect((await subscriptions(pageId)).map((s) => [s.type, s.address, s.status])).toEqual([
+        ['WEBHOOK', hookUrl, 'VERIFIED'],
+      ]);
     });
   }
 
   it('removes unconfirmed subscriptions when their period runs out, and their links stop working', async () => {
     const { pageId } = await statusPage('late');
-    await web.api(account, 'POST', `/v1/status-pages/${pageId}/subscriptions/bulk`, { subscriptions: [{ type: 'EMAIL', config: 'late@acme.test' }] });
+    await web.api(account, 'POST', `/v1/status-pages/${pageId}/subscriptions/bulk`, {
+      subscriptions: [{ type: 'EMAIL', config: 'late@acme.test' }],
+    });
     const confirmation = await mailTo('late@acme.test', /^Confirm your subscription/);
     const confirmLink = linkIn(mailText(confirmation), `${PUBLIC_URL}/subscriptions/confirm/`) as string;
     expect(mailText(confirmation)).toMatch(/The link works until \S+Z/);
@@ -218,8 +263,11 @@ describe('subscribing from a status page', () => {
     const input = { type: 'EMAIL' as const, address: 'again@acme.test', secret: null };
     expect(await web.service.store.subscriptions.subscribe(target as SubscribablePage, input, past)).toBe('created');
     const form = `${web.url}/status/again/subscribe`;
-    for (let i = 0; i < 3; i += 1) expect((await submitForm(form, { channel: 'email', email: 'Again@acme.test' })).status).toBe(200);
-    const api = await web.api(account, 'POST', `/v1/status-pages/${pageId}/subscriptions/bulk`, { subscriptions: [{ type: 'EMAIL', config: 'AGAIN@acme.test' }] });
+    for (let i = 0; i < 3; i += 1)
+      expect((await submitForm(form, { channel: 'email', email: 'Again@acme.test' })).status).toBe(200);
+    const api = await web.api(account, 'POST', `/v1/status-pages/${pageId}/subscriptions/bulk`, {
+      subscriptions: [{ type: 'EMAIL', config: 'AGAIN@acme.test' }],
+    });
     expect(api).toMatchObject({ created: 0, skipped: 1, status: 'PENDING' });
     // A sentinel after the repeats: once it arrived and nothing is pending, every queued message went out.
     expect((await submitForm(form, { channel: 'email', email: 'sentinel@acme.test' })).status).toBe(200);
@@ -266,7 +314,9 @@ describe('subscribing from a status page', () => {
       await accessible(page, `subscribe-too-many-${scheme}`);
       // A form on another origin (about:blank: Origin "null") that posts to the page.
       await page.goto('about:blank');
-      await page.setContent(`<form method="post" action="${form}"><input name="email" value="victim@acme.test"><button>Go</button></form>`);
+      await page.setContent(
+        `<form method="post" action="${form}"><input name="email" value="victim@acme.test"><button>Go</button></form>`,
+      );
       await page.getByRole('button', { name: 'Go' }).click();
       await expect.poll(() => page.locator('h1').textContent()).toBe('Form refused');
       await accessible(page, `subscribe-cross-site-${scheme}`);
@@ -292,13 +342,15 @@ describe('subscribing from a status page', () => {
     await context.close();
   });
 
-  it('opens a private page\'s form only to a reader who holds one of its keys, as the page itself', async () => {
+  it("opens a private page's form only to a reader who holds one of its keys, as the page itself", async () => {
     const { pageId } = await statusPage('hidden', { isPrivate: true });
     const { rawKey } = await web.api<{ rawKey: string }>(account, 'POST', `/v1/status-pages/${pageId}/keys`, {});
     const context = await newContext(browser, 'light');
     const page = await context.newPage();
     expect((await page.goto(`${web.url}/status/hidden/subscribe`))?.status()).toBe(404);
-    expect((await submitForm(`${web.url}/status/hidden/subscribe`, { channel: 'email', email: 'eve@acme.test' })).status).toBe(404);
+    expect(
+      (await submitForm(`${web.url}/status/hidden/subscribe`, { channel: 'email', email: 'eve@acme.test' })).status,
+    ).toBe(404);
     // The key opens the page once and stays in a cookie scoped to it, which the form's path is under.
     expect((await page.goto(`${web.url}/status/hidden?key=${encodeURIComponent(rawKey)}`))?.status()).toBe(200);
     expect((await page.goto(`${web.url}/status/hidden/subscribe`))?.status()).toBe(200);
@@ -312,7 +364,10 @@ describe('subscribing from a status page', () => {
   it('unsubscribes with the RFC 8058 one-click POST a mail provider sends, urlencoded or multipart', async () => {
     const { pageId, service } = await statusPage('one-click');
     await web.api(account, 'POST', `/v1/status-pages/${pageId}/subscriptions/bulk`, {
-      subscriptions: [{ type: 'EMAIL', config: 'oneclick@acme.test' }, { type: 'EMAIL', config: 'multipart@acme.test' }],
+      subscriptions: [
+        { type: 'EMAIL', config: 'oneclick@acme.test' },
+        { type: 'EMAIL', config: 'multipart@acme.test' },
+      ],
       autoVerify: true,
     });
     await web.api(account, 'POST', '/v1/status-pages/incidents', {

@@ -7,7 +7,13 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestAccount } from '../helpers/public-api.ts';
 import { webServicePerFile } from '../helpers/web-service.ts';
-import { launchChromium, newContext, saveScreenshot, seriousA11yViolations, underHost } from '../support/web-browser.ts';
+import {
+  launchChromium,
+  newContext,
+  saveScreenshot,
+  seriousA11yViolations,
+  underHost,
+} from '../support/web-browser.ts';
 import { addUpdate, daysAgo, type Made, makeIncident, makePage, makeService } from './status-page-fixture.ts';
 
 const palette = (bg: string, fg: string) => ({
@@ -36,7 +42,11 @@ describe('public status pages', () => {
     browser = await launchChromium();
     acme = await t.web.newAccount('Acme');
     beta = await t.web.newAccount('Beta');
-    const [api, site, db] = [await makeService(t.web, acme, 'API'), await makeService(t.web, acme, 'Website'), await makeService(t.web, acme, 'Database')];
+    const [api, site, db] = [
+      await makeService(t.web, acme, 'API'),
+      await makeService(t.web, acme, 'Website'),
+      await makeService(t.web, acme, 'Database'),
+    ];
     await makePage(t.web, acme, {
       name: 'Acme status',
       url: 'acme',
@@ -48,9 +58,25 @@ describe('public status pages', () => {
         { name: 'Data', services: [db] },
       ],
     });
-    incidents.old = await makeIncident(t.web, acme, { name: 'Old outage', severity: 'CRITICAL', services: [site], status: 'RESOLVED', at: daysAgo(10) });
-    incidents.slow = await makeIncident(t.web, acme, { name: 'Slow queries', severity: 'MINOR', services: [db], at: daysAgo(0, 0) });
-    incidents.down = await makeIncident(t.web, acme, { name: 'Database down', severity: 'CRITICAL', services: [db], at: daysAgo(0, 0) });
+    incidents.old = await makeIncident(t.web, acme, {
+      name: 'Old outage',
+      severity: 'CRITICAL',
+      services: [site],
+      status: 'RESOLVED',
+      at: daysAgo(10),
+    });
+    incidents.slow = await makeIncident(t.web, acme, {
+      name: 'Slow queries',
+      severity: 'MINOR',
+      services: [db],
+      at: daysAgo(0, 0),
+    });
+    incidents.down = await makeIncident(t.web, acme, {
+      name: 'Database down',
+      severity: 'CRITICAL',
+      services: [db],
+      at: daysAgo(0, 0),
+    });
     incidents.api = await makeIncident(t.web, acme, {
       name: 'API errors',
       severity: 'MAJOR',
@@ -58,7 +84,10 @@ describe('public status pages', () => {
       description: 'We see errors on the API.',
       at: new Date(Date.now() - 60_000),
     });
-    await addUpdate(t.web, acme, incidents.api, { description: 'Found the cause: a bad deploy.', status: 'IDENTIFIED' });
+    await addUpdate(t.web, acme, incidents.api, {
+      description: 'Found the cause: a bad deploy.',
+      status: 'IDENTIFIED',
+    });
 
     const betaService = await makeService(t.web, beta, 'Beta API');
     await makePage(t.web, beta, {
@@ -70,7 +99,11 @@ describe('public status pages', () => {
       themeColors: { light: palette('#FFFFEE', '#202020'), dark: palette('#102030', '#F0F0F0') },
       cards: [{ name: 'Beta', services: [betaService] }],
     });
-    incidents.beta = await makeIncident(t.web, beta, { name: 'Beta private trouble', severity: 'MAJOR', services: [betaService] });
+    incidents.beta = await makeIncident(t.web, beta, {
+      name: 'Beta private trouble',
+      severity: 'MAJOR',
+      services: [betaService],
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -90,13 +123,20 @@ describe('public status pages', () => {
       expect(res?.headers()['content-security-policy']).toContain("style-src 'self'");
       await expect(page.locator('h1').textContent()).resolves.toBe('Acme status');
       await expect(page.locator('.sp-description').textContent()).resolves.toBe('How the Acme cloud is doing');
-      const states = await page.locator('.sp-service').evaluateAll((rows) =>
-        rows.map((r) => `${r.querySelector('.sp-service-name')?.textContent}: ${r.querySelector('.state')?.textContent}`),
-      );
+      const states = await page
+        .locator('.sp-service')
+        .evaluateAll((rows) =>
+          rows.map(
+            (r) => `${r.querySelector('.sp-service-name')?.textContent}: ${r.querySelector('.state')?.textContent}`,
+          ),
+        );
       // The highest severity among a service's open incidents decides (CRITICAL over MINOR on Database).
       expect(states).toEqual(['API: Partial outage', 'Website: Operational', 'Database: Major outage']);
       const apiIncident = page.locator('.sp-incident', { hasText: 'API errors' });
-      expect(await apiIncident.locator('.sp-update-text').allInnerTexts()).toEqual(['Found the cause: a bad deploy.', 'We see errors on the API.']);
+      expect(await apiIncident.locator('.sp-update-text').allInnerTexts()).toEqual([
+        'Found the cause: a bad deploy.',
+        'We see errors on the API.',
+      ]);
       // A resolved incident is not open, but its day in the Website bar says what happened, in text.
       expect(await page.locator('.sp-incident', { hasText: 'Old outage' }).count()).toBe(0);
       const websiteDays = page.locator('.sp-service', { hasText: 'Website' }).locator('.sp-bar li');
@@ -108,8 +148,12 @@ describe('public status pages', () => {
       expect((await dayText.boundingBox())?.width).toBeLessThanOrEqual(1);
       await websiteDays.nth(79).locator('a').focus();
       expect((await dayText.boundingBox())?.width).toBeGreaterThan(100);
-      expect(await websiteDays.nth(79).locator('a').getAttribute('href')).toBe(`/status/acme/incidents/${incidents.old?.id}`);
-      expect(await page.locator('a', { hasText: 'Subscribe to updates' }).getAttribute('href')).toBe('/status/acme/subscribe');
+      expect(await websiteDays.nth(79).locator('a').getAttribute('href')).toBe(
+        `/status/acme/incidents/${incidents.old?.id}`,
+      );
+      expect(await page.locator('a', { hasText: 'Subscribe to updates' }).getAttribute('href')).toBe(
+        '/status/acme/subscribe',
+      );
       expect(await page.locator('link[rel=alternate]').getAttribute('href')).toBe('/status/acme/feed.atom');
       expect(await page.locator('footer').textContent()).toContain('Powered by Outpost');
       const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
@@ -122,7 +166,12 @@ describe('public status pages', () => {
       await expectAccessible(page, `status-page-incident-${scheme}`);
 
       await page.locator('nav a', { hasText: 'Incident history' }).click();
-      await expect(page.locator('.sp-history h2').allInnerTexts()).resolves.toEqual(['API errors', 'Database down', 'Slow queries', 'Old outage']);
+      await expect(page.locator('.sp-history h2').allInnerTexts()).resolves.toEqual([
+        'API errors',
+        'Database down',
+        'Slow queries',
+        'Old outage',
+      ]);
       await expectAccessible(page, `status-page-history-${scheme}`);
       await context.close();
     }
@@ -160,8 +209,12 @@ describe('public status pages', () => {
       await page.goto(`${t.web.url}/status/logo`);
       const logo = page.locator('header a picture img');
       expect(await logo.getAttribute('alt')).toBe('Logo status logo');
-      expect(await logo.evaluate((img) => (img as HTMLImageElement).currentSrc)).toBe(`https://assets.acme.test/logo-${scheme}.svg`);
-      expect(await page.locator('header a', { has: page.locator('picture') }).getAttribute('href')).toBe('https://acme.test/home');
+      expect(await logo.evaluate((img) => (img as HTMLImageElement).currentSrc)).toBe(
+        `https://assets.acme.test/logo-${scheme}.svg`,
+      );
+      expect(await page.locator('header a', { has: page.locator('picture') }).getAttribute('href')).toBe(
+        'https://acme.test/home',
+      );
       expect(await page.locator('a.sp-back').textContent()).toBe('Back to acme.test');
       expect(await page.locator('link[rel=icon]').getAttribute('href')).toBe('https://assets.acme.test/favicon.ico');
       await context.close();
@@ -181,7 +234,9 @@ describe('public status pages', () => {
     expect((await page.goto(`${domain}/incidents/${incidents.api?.id}`))?.status()).toBe(200);
     await saveScreenshot(page, 'status-page-custom-domain');
     // Another account's domain does not show this account's incident; unknown hosts have no root sub-pages.
-    expect((await page.goto(`${underHost(t.web.url, 'status.beta.test')}/incidents/${incidents.api?.id}`))?.status()).toBe(404);
+    expect(
+      (await page.goto(`${underHost(t.web.url, 'status.beta.test')}/incidents/${incidents.api?.id}`))?.status(),
+    ).toBe(404);
     expect((await page.goto(`${underHost(t.web.url, 'nobody.test')}/history`))?.status()).toBe(404);
     expect((await page.goto(`${underHost(t.web.url, 'nobody.test')}/`))?.status()).toBe(404);
     expect((await page.goto(`${t.web.url}/history`))?.status()).toBe(404);
@@ -189,7 +244,12 @@ describe('public status pages', () => {
   });
 
   it("answers unknown pages and another account's incidents with the plain 404 page", async () => {
-    for (const path of ['/status/nope', '/status/nope/history', `/status/beta/incidents/${incidents.api?.id}`, `/status/acme/incidents/${incidents.beta?.id}`]) {
+    for (const path of [
+      '/status/nope',
+      '/status/nope/history',
+      `/status/beta/incidents/${incidents.api?.id}`,
+      `/status/acme/incidents/${incidents.beta?.id}`,
+    ]) {
       const res = await fetch(`${t.web.url}${path}`, { headers: { accept: 'text/html' } });
       expect(res.status, path).toBe(404);
       const text = await res.text();
@@ -200,12 +260,22 @@ describe('public status pages', () => {
 
   it('keeps a private page closed without a key and opens it with one, for its links too, until the key is revoked', async () => {
     const service = await makeService(t.web, acme, 'Internal');
-    const hidden = await makePage(t.web, acme, { name: 'Internal status', url: 'internal', isPrivate: true, cards: [{ name: 'All', services: [service] }] });
+    const hidden = await makePage(t.web, acme, {
+      name: 'Internal status',
+      url: 'internal',
+      isPrivate: true,
+      cards: [{ name: 'All', services: [service] }],
+    });
     await makeIncident(t.web, acme, { name: 'Internal hiccup', severity: 'MEDIUM', services: [service] });
     const key = await t.web.api<{ id: string; rawKey: string }>(acme, 'POST', `/v1/status-pages/${hidden.id}/keys`);
     const context = await newContext(browser, 'light');
     const page = await context.newPage();
-    for (const path of ['/status/internal', '/status/internal/history', '/status/internal/feed.atom', '/status/internal?key=sp_wrong']) {
+    for (const path of [
+      '/status/internal',
+      '/status/internal/history',
+      '/status/internal/feed.atom',
+      '/status/internal?key=sp_wrong',
+    ]) {
       const res = await page.goto(`${t.web.url}${path}`);
       expect(res?.status(), path).toBe(404);
       expect(await page.content()).not.toContain('Internal');
@@ -215,27 +285,46 @@ describe('public status pages', () => {
     expect(page.url()).toBe(`${t.web.url}/status/internal`);
     await expect(page.locator('h1').textContent()).resolves.toBe('Internal status');
     const [cookie] = await context.cookies();
-    expect(cookie).toMatchObject({ name: 'outpost_status_key', path: '/status/internal', httpOnly: true, sameSite: 'Lax' });
+    expect(cookie).toMatchObject({
+      name: 'outpost_status_key',
+      path: '/status/internal',
+      httpOnly: true,
+      sameSite: 'Lax',
+    });
     await page.locator('nav a', { hasText: 'Incident history' }).click();
     await expect(page.locator('.sp-history h2').allInnerTexts()).resolves.toEqual(['Internal hiccup']);
     await expectAccessible(page, 'status-page-private-opened');
     // The key opens this page only.
     expect((await page.goto(`${t.web.url}/status/acme?key=${encodeURIComponent(key.rawKey)}`))?.status()).toBe(200);
     // A feed reader keeps no cookie: the feed answers with the key in its address, no redirect.
-    const feed = await fetch(`${t.web.url}/status/internal/feed.atom?key=${encodeURIComponent(key.rawKey)}`, { redirect: 'manual' });
+    const feed = await fetch(`${t.web.url}/status/internal/feed.atom?key=${encodeURIComponent(key.rawKey)}`, {
+      redirect: 'manual',
+    });
     expect(feed.status).toBe(200);
     expect(await feed.text()).toContain('<title>Internal hiccup</title>');
     await t.web.api(acme, 'DELETE', `/v1/status-pages/${hidden.id}/keys/${key.id}`);
     expect((await page.goto(`${t.web.url}/status/internal`))?.status()).toBe(404);
-    expect((await fetch(`${t.web.url}/status/internal/feed.atom?key=${encodeURIComponent(key.rawKey)}`)).status).toBe(404);
+    expect((await fetch(`${t.web.url}/status/internal/feed.atom?key=${encodeURIComponent(key.rawKey)}`)).status).toBe(
+      404,
+    );
     await context.close();
   });
 
   it('pages the incident history, newest first, with links to older and newest', async () => {
     const service = await makeService(t.web, acme, 'Queue');
-    await makePage(t.web, acme, { name: 'Queue status', url: 'queue', cards: [{ name: 'Queue', services: [service] }] });
+    await makePage(t.web, acme, {
+      name: 'Queue status',
+      url: 'queue',
+      cards: [{ name: 'Queue', services: [service] }],
+    });
     for (let i = 0; i < 25; i++) {
-      await makeIncident(t.web, acme, { name: `Queue incident ${i}`, severity: 'MINOR', services: [service], status: 'RESOLVED', at: daysAgo(30 - i) });
+      await makeIncident(t.web, acme, {
+        name: `Queue incident ${i}`,
+        severity: 'MINOR',
+        services: [service],
+        status: 'RESOLVED',
+        at: daysAgo(30 - i),
+      });
     }
     const context = await newContext(browser, 'light');
     const page = await context.newPage();
@@ -243,7 +332,13 @@ describe('public status pages', () => {
     const first = await page.locator('.sp-history h2').allInnerTexts();
     expect(first).toEqual(Array.from({ length: 20 }, (_, i) => `Queue incident ${24 - i}`));
     await page.locator('a', { hasText: 'Older incidents' }).click();
-    expect(await page.locator('.sp-history h2').allInnerTexts()).toEqual(['Queue incident 4', 'Queue incident 3', 'Queue incident 2', 'Queue incident 1', 'Queue incident 0']);
+    expect(await page.locator('.sp-history h2').allInnerTexts()).toEqual([
+      'Queue incident 4',
+      'Queue incident 3',
+      'Queue incident 2',
+      'Queue incident 1',
+      'Queue incident 0',
+    ]);
     expect(await page.locator('a', { hasText: 'Older incidents' }).count()).toBe(0);
     await page.locator('a', { hasText: 'Newest incidents' }).click();
     expect(await page.locator('.sp-history h2').first().textContent()).toBe('Queue incident 24');
@@ -279,7 +374,11 @@ describe('public status pages', () => {
     expect(parsed.feed).toEqual([true, true, true, true]);
     expect(parsed.entries.map((e) => e.title)).toEqual(['API errors', 'Database down', 'Slow queries', 'Old outage']);
     const api = parsed.entries[0];
-    expect(api).toMatchObject({ id: `urn:uuid:${incidents.api?.id}`, updated: false, link: `${t.web.url}/status/acme/incidents/${incidents.api?.id}` });
+    expect(api).toMatchObject({
+      id: `urn:uuid:${incidents.api?.id}`,
+      updated: false,
+      link: `${t.web.url}/status/acme/incidents/${incidents.api?.id}`,
+    });
     expect((await fetch(api?.link ?? '')).status).toBe(200);
   });
 });

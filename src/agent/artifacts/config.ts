@@ -16,7 +16,10 @@ export interface ArtifactUploaderConfig {
 }
 
 export function loadArtifactUploaderConfig(env: Env, spoolDir: string): ArtifactUploaderConfig {
-  const maxBytes = readInteger(env, 'ARTIFACT_MAX_BYTES', DEFAULT_ARTIFACT_MAX_BYTES, { min: 1, max: Number.MAX_SAFE_INTEGER });
+  const maxBytes = readInteger(env, 'ARTIFACT_MAX_BYTES', DEFAULT_ARTIFACT_MAX_BYTES, {
+    min: 1,
+    max: Number.MAX_SAFE_INTEGER,
+  });
   return {
     maxBytes,
     queueDir: path.join(spoolDir, 'artifacts'),

@@ -47,7 +47,12 @@ export class ArtifactHttp {
   }
 
   /** PUT: (re)starts the upload from byte 0 with `body`. */
-  start(runId: string, ref: ArtifactRef, body: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<ArtifactUploadStatus> {
+  start(
+    runId: string,
+    ref: ArtifactRef,
+    body: AsyncIterable<Uint8Array>,
+    signal?: AbortSignal,
+  ): Promise<ArtifactUploadStatus> {
     return this.#call(
       'PUT',
       runId,
@@ -64,7 +69,13 @@ export class ArtifactHttp {
   }
 
   /** PATCH: continues at `offset` (which must be what the service holds). */
-  append(runId: string, name: string, offset: number, body: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<ArtifactUploadStatus> {
+  append(
+    runId: string,
+    name: string,
+    offset: number,
+    body: AsyncIterable<Uint8Array>,
+    signal?: AbortSignal,
+  ): Promise<ArtifactUploadStatus> {
     return this.#call(
       'PATCH',
       runId,
@@ -90,7 +101,12 @@ export class ArtifactHttp {
       res = await request(new URL(path, this.#base), {
         method,
         dispatcher: this.#dispatcher,
-        headers: { ...headers, authorization: `Bearer ${this.#apiKey}`, 'user-agent': `outpost-agent/${VERSION}`, accept: 'application/json' },
+        headers: {
+          ...headers,
+          authorization: `Bearer ${this.#apiKey}`,
+          'user-agent': `outpost-agent/${VERSION}`,
+          accept: 'application/json',
+        },
         // An async iterable, given to undici as is (its types omit iterables; it accepts them): undici
         // then asks for the next chunk only once the last one is written or drained, which is what
         // lets the uploader reuse its buffers (see ArtifactUploader #segment).
@@ -102,14 +118,20 @@ export class ArtifactHttp {
     } catch (err) {
       if (signal?.aborted) throw err;
       const code = (err as { code?: string }).code;
-      throw new TransientError(`${what}: ${code ? `${code} ` : ''}${(err as Error).message || 'request failed'}`, undefined, { cause: err });
+      throw new TransientError(
+        `${what}: ${code ? `${code} ` : ''}${(err as Error).message || 'request failed'}`,
+        undefined,
+        { cause: err },
+      );
     }
     let text: string;
     try {
       text = await res.body.text();
     } catch (err) {
       if (signal?.aborted) throw err;
-      throw new TransientError(`${what}: response body failed: ${(err as Error).message}`, res.statusCode, { cause: err });
+      throw new TransientError(`${what}: response body failed: ${(err as Error).message}`, res.statusCode, {
+        cause: err,
+      });
     }
     const status = res.statusCode;
     if (status >= 200 && status < 300) {

@@ -113,7 +113,13 @@ export class ArtifactQueue {
         await this.#removeEntry(oldest.seq);
         this.#dropped += 1;
         this.#log.error(
-          { runId: oldest.runId, name: oldest.name, size: oldest.size, maxBytes: this.maxBytes, droppedTotal: this.#dropped },
+          {
+            runId: oldest.runId,
+            name: oldest.name,
+            size: oldest.size,
+            maxBytes: this.maxBytes,
+            droppedTotal: this.#dropped,
+          },
           'ARTIFACT DROPPED: the artifact queue is full (ARTIFACT_QUEUE_MAX_BYTES); the oldest waiting artifact was deleted',
         );
       }

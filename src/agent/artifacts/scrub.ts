@@ -69,6 +69,14 @@ export class LineScrubber extends Transform {
     }
     if (whole === '') return;
     // Scrubbed per line so a pattern anchored to a line still matches.
-    this.push(Buffer.from(whole.split('\n').map((line) => this.#scrub(line)).join('\n'), 'utf8'));
+    this.push(
+      Buffer.from(
+        whole
+          .split('\n')
+          .map((line) => this.#scrub(line))
+          .join('\n'),
+        'utf8',
+      ),
+    );
   }
 }

@@ -96,9 +96,15 @@ export class ArtifactUploader extends EventEmitter {
 
   /** Opens the queue directory (finding what an earlier process left) and starts uploading. */
   static async open(options: ArtifactUploaderOptions): Promise<ArtifactUploader> {
-    const queue = await ArtifactQueue.open({ dir: options.config.queueDir, maxBytes: options.config.queueMaxBytes, log: options.log });
+    const queue = await ArtifactQueue.open({
+      dir: options.config.queueDir,
+      maxBytes: options.config.queueMaxBytes,
+      log: options.log,
+    });
     const uploader = new ArtifactUploader(options, queue);
-    uploader.#worker = uploader.#run().catch((err: unknown) => options.log.error({ err }, 'artifact uploader stopped unexpectedly'));
+    uploader.#worker = uploader
+      .#run()
+      .catch((err: unknown) => options.log.error({ err }, 'artifact uploader stopped unexpectedly'));
     return uploader;
   }
 
@@ -132,18 +138,24 @@ export class ArtifactUploader extends EventEmitter {
       return { ok: false, note: { name: spec.name, kind, ...(size === undefined ? {} : { size }), message } };
     };
     if (!isSafeArtifactName(spec.name)) return leaveOut(`left out: the name is not allowed; use ${ARTIFACT_NAME_RULE}`);
-    if (!(ARTIFACT_KINDS as readonly string[]).includes(kind)) return leaveOut(`left out: kind must be one of ${ARTIFACT_KINDS.join(', ')}`);
+    if (!(ARTIFACT_KINDS as readonly string[]).includes(kind))
+      return leaveOut(`left out: kind must be one of ${ARTIFACT_KINDS.join(', ')}`);
     let size: number;
     try {
       const st = await stat(spec.path);
       if (!st.isFile()) return leaveOut('left out: the path is not a file');
       size = st.size;
     } catch (err) {
-      return leaveOut(`left out: the file cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      return leaveOut(
+        `left out: the file cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
     const max = this.#config.maxBytes;
     const overCap = (n: number) =>
-      leaveOut(`left out: ${n} bytes is over the artifact size limit of ${max} bytes (ARTIFACT_MAX_BYTES); the check's verdict is unaffected`, n);
+      leaveOut(
+        `left out: ${n} bytes is over the artifact size limit of ${max} bytes (ARTIFACT_MAX_BYTES); the check's verdict is unaffected`,
+        n,
+      );
     if (size > max) return overCap(size);
 
     // The copy is the agent's own: the runner may delete its temp folder while we wait on the
@@ -172,7 +184,10 @@ export class ArtifactUploader extends EventEmitter {
     }
     const ref: ArtifactRef = { name: spec.name, kind, contentType, size: copied, sha256 };
     const entry = await this.queue.add(temp, { ...ref, runId });
-    this.#log.debug({ runId, artifact: ref.name, size: ref.size, queued: this.queue.size }, 'artifact queued for upload');
+    this.#log.debug(
+      { runId, artifact: ref.name, size: ref.size, queued: this.queue.size },
+      'artifact queued for upload',
+    );
     this.emit('queued', entry);
     this.#wake?.();
     return { ok: true, ref };
@@ -202,7 +217,10 @@ export class ArtifactUploader extends EventEmitter {
     this.#wake?.();
     await this.#worker;
     if (this.queue.size > 0) {
-      this.#log.warn({ artifacts: this.queue.size, bytes: this.queue.bytes }, 'artifacts left waiting for upload; they are sent at the next start');
+      this.#log.warn(
+        { artifacts: this.queue.size, bytes: this.queue.bytes },
+        'artifacts left waiting for upload; they are sent at the next start',
+      );
     }
   }
 
@@ -254,7 +272,10 @@ export class ArtifactUploader extends EventEmitter {
         }
         // An unreachable service gets the short cap, as results do: uploads resume within seconds of its return.
         const delay = this.#backoff.next(retryHintOf(err));
-        this.#log.warn({ ...at, err, reason: (err as Error).message, retryInMs: delay, waiting: this.queue.size }, 'artifact upload failed; will retry');
+        this.#log.warn(
+          { ...at, err, reason: (err as Error).message, retryInMs: delay, waiting: this.queue.size },
+          'artifact upload failed; will retry',
+        );
         await sleep(delay, signal);
       }
     }
@@ -278,11 +299,24 @@ export class ArtifactUploader extends EventEmitter {
     const fh = await open(this.queue.dataPath(entry.seq), 'r');
     try {
       let status: ArtifactUploadStatus = same
-        ? await this.#http.append(entry.runId, entry.name, held.received, this.#segment(fh, held.received, entry.size), signal)
+        ? await this.#http.append(
+            entry.runId,
+            entry.name,
+            held.received,
+            this.#segment(fh, held.received, entry.size),
+            signal,
+          )
         : await this.#http.start(entry.runId, entry, this.#segment(fh, 0, entry.size), signal);
       while (!status.complete) {
-        if (status.received >= entry.size) throw new PermanentError(`the service holds all ${entry.size} bytes but did not complete the artifact`, 500);
-        status = await this.#http.append(entry.runId, entry.name, status.received, this.#segment(fh, status.received, entry.size), signal);
+        if (status.received >= entry.size)
+          throw new PermanentError(`the service holds all ${entry.size} bytes but did not complete the artifact`, 500);
+        status = await this.#http.append(
+          entry.runId,
+          entry.name,
+          status.received,
+          this.#segment(fh, status.received, entry.size),
+          signal,
+        );
       }
     } finally {
       await fh.close();
@@ -306,7 +340,9 @@ export class ArtifactUploader extends EventEmitter {
    */
   async *#segment(fh: FileHandle, start: number, end: number): AsyncGenerator<Uint8Array> {
     const deadline = Date.now() + this.#segmentMs;
-    const ring = Array.from({ length: RING_SLOTS }, () => Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, end - start))));
+    const ring = Array.from({ length: RING_SLOTS }, () =>
+      Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, end - start))),
+    );
     const reads: Array<Promise<Buffer>> = [];
     let slot = 0;
     let position = start;
@@ -384,7 +420,10 @@ export class RunArtifacts {
   }
 
   async add(spec: ArtifactSpec): Promise<ArtifactAddResult> {
-    const result = await this.#uploader.add(this.runId, { ...(this.#scrubber ? { scrubber: this.#scrubber } : {}), ...spec });
+    const result = await this.#uploader.add(this.runId, {
+      ...(this.#scrubber ? { scrubber: this.#scrubber } : {}),
+      ...spec,
+    });
     if (result.ok) this.#refs.push(result.ref);
     else this.#notes.push(result.note);
     return result;

@@ -20,7 +20,13 @@
  */
 import { access, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { BrowserCheckDefinition, BrowserCheckResult, BrowserLogLine, BrowserPageVisit, MultiStepCheckDefinition } from '../../shared/checks/types.ts';
+import type {
+  BrowserCheckDefinition,
+  BrowserCheckResult,
+  BrowserLogLine,
+  BrowserPageVisit,
+  MultiStepCheckDefinition,
+} from '../../shared/checks/types.ts';
 import type { ArtifactKind, ArtifactNote, ArtifactRef } from '../../shared/artifacts.ts';
 import { runtimeNeededBy } from '../../shared/runtimes.ts';
 import type { ArtifactSpec, RunArtifacts } from '../artifacts/uploader.ts';
@@ -29,7 +35,16 @@ import { RuntimeUnavailableError, SandboxStartError } from '../sandbox/errors.ts
 import { SandboxProcess } from '../sandbox/process.ts';
 import { DEFAULT_SANDBOX_LIMITS, type StepOutcome } from '../sandbox/types.ts';
 import { Scrubber } from '../scrub/scrubber.ts';
-import { type HarnessResult, type PlaywrightReport, type RunVerdict, relativize, stripAnsi, summarize, verdictOfReport, verdictOfScript } from './report.ts';
+import {
+  type HarnessResult,
+  type PlaywrightReport,
+  type RunVerdict,
+  relativize,
+  stripAnsi,
+  summarize,
+  verdictOfReport,
+  verdictOfScript,
+} from './report.ts';
 import { type BrowserSettings, loadBrowserSettings } from './settings.ts';
 import { HARNESS_PATH, prepareJobFolder, REPORT_FILE, scriptEngineOf } from './script-files.ts';
 import { scrubTraceZip } from './trace-scrub.ts';
@@ -92,8 +107,15 @@ async function listFiles(dir: string): Promise<string[]> {
     for (const e of entries) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) {
-        if (e.name === 'node_modules' || e.name === 'ms-playwright' || e.name.startsWith('playwright') || e.name.startsWith('.org.chromium')) continue;
-        if (d === dir && (e.name === '.cache' || e.name === '.config' || e.name === '.local' || e.name === '.pki')) continue;
+        if (
+          e.name === 'node_modules' ||
+          e.name === 'ms-playwright' ||
+          e.name.startsWith('playwright') ||
+          e.name.startsWith('.org.chromium')
+        )
+          continue;
+        if (d === dir && (e.name === '.cache' || e.name === '.config' || e.name === '.local' || e.name === '.pki'))
+          continue;
         await walk(p, depth + 1);
       } else if (e.isFile()) out.push(p);
     }
@@ -107,7 +129,8 @@ function kindOf(file: string): { kind: ArtifactKind; contentType: string } | nul
   if (ext === '.png') return { kind: 'screenshot', contentType: 'image/png' };
   if (ext === '.jpg' || ext === '.jpeg') return { kind: 'screenshot', contentType: 'image/jpeg' };
   if (ext === '.webm') return { kind: 'video', contentType: 'video/webm' };
-  if (ext === '.zip' && path.basename(file).startsWith('trace')) return { kind: 'trace', contentType: 'application/zip' };
+  if (ext === '.zip' && path.basename(file).startsWith('trace'))
+    return { kind: 'trace', contentType: 'application/zip' };
   return null;
 }
 
@@ -116,9 +139,15 @@ function describeStep(outcome: Exclude<StepOutcome, { kind: 'ok' }>): { error: s
     case 'script-error':
       return { error: `the browser run broke: ${outcome.error.name}: ${outcome.error.message}`, agentFault: true };
     case 'timeout':
-      return { error: `the script timed out: it ran longer than ${outcome.limitMs} ms and was stopped with its browser`, agentFault: false };
+      return {
+        error: `the script timed out: it ran longer than ${outcome.limitMs} ms and was stopped with its browser`,
+        agentFault: false,
+      };
     case 'memory':
-      return { error: `the script used too much memory and was stopped with its browser: ${outcome.detail}`, agentFault: false };
+      return {
+        error: `the script used too much memory and was stopped with its browser: ${outcome.detail}`,
+        agentFault: false,
+      };
     case 'exited':
       return {
         error: `the script ended its process early (${outcome.signal ? `signal ${outcome.signal}` : `exit code ${outcome.code}`}) before it finished`,
@@ -147,7 +176,10 @@ export async function runPlaywrightCheck(check: ScriptedCheck, ctx: BrowserCheck
   try {
     await access(settings.chromiumPath);
   } catch {
-    return agentError(startedAt, `agent error: Chromium was not found at ${settings.chromiumPath}; install Debian's chromium package or set CHROMIUM_PATH`);
+    return agentError(
+      startedAt,
+      `agent error: Chromium was not found at ${settings.chromiumPath}; install Debian's chromium package or set CHROMIUM_PATH`,
+    );
   }
 
   const engine = scriptEngineOf(check.script);
@@ -158,7 +190,13 @@ export async function runPlaywrightCheck(check: ScriptedCheck, ctx: BrowserCheck
   const start = async (): Promise<SandboxProcess> => {
     const s = await SandboxProcess.start({
       runtime,
-      limits: { ...DEFAULT_SANDBOX_LIMITS, ...pool.limits, rssMb: settings.memoryMb, heapMb: Math.max(256, Math.floor(settings.memoryMb / 2)), outputBytes: 512 * 1024 },
+      limits: {
+        ...DEFAULT_SANDBOX_LIMITS,
+        ...pool.limits,
+        rssMb: settings.memoryMb,
+        heapMb: Math.max(256, Math.floor(settings.memoryMb / 2)),
+        outputBytes: 512 * 1024,
+      },
       permissions: false,
       // Without the permission model, the sandbox's own uid is what keeps the script's hands off the agent.
       isolation: pool.isolation,
@@ -185,7 +223,16 @@ export async function runPlaywrightCheck(check: ScriptedCheck, ctx: BrowserCheck
   }
 
   try {
-    return await runInSandbox(check, ctx, sandbox, { engine, settings, runtimeDir: runtime.dir, hardLimitMs, softLimitMs, startedAt, t0, runtimeId });
+    return await runInSandbox(check, ctx, sandbox, {
+      engine,
+      settings,
+      runtimeDir: runtime.dir,
+      hardLimitMs,
+      softLimitMs,
+      startedAt,
+      t0,
+      runtimeId,
+    });
   } finally {
     await sandbox.dispose().catch((err: unknown) => ctx.log.error({ err }, 'could not clean up a browser sandbox'));
   }
@@ -202,7 +249,12 @@ interface RunPlan {
   runtimeId: string;
 }
 
-async function runInSandbox(check: ScriptedCheck, ctx: BrowserCheckContext, sandbox: SandboxProcess, plan: RunPlan): Promise<CheckOutcome> {
+async function runInSandbox(
+  check: ScriptedCheck,
+  ctx: BrowserCheckContext,
+  sandbox: SandboxProcess,
+  plan: RunPlan,
+): Promise<CheckOutcome> {
   const { jobDir } = sandbox;
   const { settings } = plan;
   const prepared = await prepareJobFolder({
@@ -226,7 +278,11 @@ async function runInSandbox(check: ScriptedCheck, ctx: BrowserCheckContext, sand
   Object.assign(env, {
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1',
     PLAYWRIGHT_BROWSERS_PATH: prepared.browsersPath,
-    OUTPOST_BROWSER_SETTINGS: JSON.stringify({ chromiumPath: settings.chromiumPath, noSandbox: settings.noSandbox, args: settings.args }),
+    OUTPOST_BROWSER_SETTINGS: JSON.stringify({
+      chromiumPath: settings.chromiumPath,
+      noSandbox: settings.noSandbox,
+      args: settings.args,
+    }),
     FORCE_COLOR: '0',
     NO_COLOR: '1',
     CI: '',
@@ -245,7 +301,13 @@ async function runInSandbox(check: ScriptedCheck, ctx: BrowserCheckContext, sand
     finishBy: Date.now() + Math.max(500, plan.hardLimitMs - (performance.now() - plan.t0) - 1500),
   };
   const outcome = await sandbox.run(
-    { stage: 'setup', filename: 'outpost-browser.js', code: `return require(${JSON.stringify(HARNESS_PATH)}).run(request);`, env, context: { request: options } },
+    {
+      stage: 'setup',
+      filename: 'outpost-browser.js',
+      code: `return require(${JSON.stringify(HARNESS_PATH)}).run(request);`,
+      env,
+      context: { request: options },
+    },
     { timeoutMs: Math.max(1, plan.hardLimitMs - (performance.now() - plan.t0)), signal: ctx.signal },
   );
   const endTime = Date.now();
@@ -255,7 +317,8 @@ async function runInSandbox(check: ScriptedCheck, ctx: BrowserCheckContext, sand
   const outDir = path.join(jobDir, '.outpost');
   const runtimeSecrets = new Set<string>(outcome.kind === 'ok' ? outcome.secrets : []);
   for (const f of await listFiles(outDir)) {
-    if (/secrets-\d+\.json$/.test(f)) for (const v of (await readJson<string[]>(f)) ?? []) if (typeof v === 'string') runtimeSecrets.add(v);
+    if (/secrets-\d+\.json$/.test(f))
+      for (const v of (await readJson<string[]>(f)) ?? []) if (typeof v === 'string') runtimeSecrets.add(v);
   }
   for (const s of runtimeSecrets) ctx.onSecret?.(s);
   // The run's own scrubber for what this module scrubs itself (traces, the report, the result); the
@@ -281,9 +344,26 @@ async function runInSandbox(check: ScriptedCheck, ctx: BrowserCheckContext, sand
       const report = await readJson<PlaywrightReport>(path.join(jobDir, REPORT_FILE));
       verdict = report
         ? verdictOfReport(report, jobDir)
-        : { passed: false, errors: [{ name: 'Error', message: 'Playwright Test wrote no report; see the log', stack: null, file: null, line: null, column: null }], attachments: [], timedOut: false };
+        : {
+            passed: false,
+            errors: [
+              {
+                name: 'Error',
+                message: 'Playwright Test wrote no report; see the log',
+                stack: null,
+                file: null,
+                line: null,
+                column: null,
+              },
+            ],
+            attachments: [],
+            timedOut: false,
+          };
     } else {
-      const result = (await readJson<HarnessResult>(path.join(outDir, 'result.json'))) ?? { ok: false, error: { message: 'the script left no result' } };
+      const result = (await readJson<HarnessResult>(path.join(outDir, 'result.json'))) ?? {
+        ok: false,
+        error: { message: 'the script left no result' },
+      };
       if (result.agentError) agentFault = result.agentError;
       verdict = verdictOfScript(result, jobDir);
     }
@@ -292,14 +372,24 @@ async function runInSandbox(check: ScriptedCheck, ctx: BrowserCheckContext, sand
     if (d.agentFault) agentFault = d.error;
     verdict = {
       passed: false,
-      errors: [{ name: outcome.kind === 'timeout' ? 'TimeoutError' : 'Error', message: d.error, stack: null, file: null, line: null, column: null }],
+      errors: [
+        {
+          name: outcome.kind === 'timeout' ? 'TimeoutError' : 'Error',
+          message: d.error,
+          stack: null,
+          file: null,
+          line: null,
+          column: null,
+        },
+      ],
       attachments: [],
       timedOut: outcome.kind === 'timeout',
     };
   }
 
   const pages: BrowserPageVisit[] = [];
-  for (const f of await listFiles(outDir)) if (/pages-\d+\.json$/.test(f)) pages.push(...((await readJson<BrowserPageVisit[]>(f)) ?? []));
+  for (const f of await listFiles(outDir))
+    if (/pages-\d+\.json$/.test(f)) pages.push(...((await readJson<BrowserPageVisit[]>(f)) ?? []));
 
   const collected = await collectArtifacts(jobDir, plan.engine, scrubber, ctx);
   const { lines } = sandbox.output();
@@ -347,7 +437,14 @@ async function runInSandbox(check: ScriptedCheck, ctx: BrowserCheckContext, sand
     hasErrors: agentFault !== null,
     isDegraded: false,
     overMaxResponseTime: false,
-    error: agentFault !== null ? `agent error: ${agentFault}` : verdict.passed ? null : first ? summarize(first) : 'the script failed',
+    error:
+      agentFault !== null
+        ? `agent error: ${agentFault}`
+        : verdict.passed
+          ? null
+          : first
+            ? summarize(first)
+            : 'the script failed',
     apiCheckResult: null,
     details: { ...details, ...collected.details },
   };
@@ -377,7 +474,12 @@ async function traceScrubbed(file: string, scrubber: Scrubber): Promise<boolean>
  * Screenshots, videos and traces the run left (Playwright's test-results, the harness's folders
  * and images the script saved itself), plus the JSON report, scrubbed and handed to the uploader.
  */
-export async function collectArtifacts(jobDir: string, engine: 'test' | 'script', scrubber: Scrubber, ctx: BrowserCheckContext): Promise<Collected> {
+export async function collectArtifacts(
+  jobDir: string,
+  engine: 'test' | 'script',
+  scrubber: Scrubber,
+  ctx: BrowserCheckContext,
+): Promise<Collected> {
   const files = (await listFiles(jobDir)).filter((f) => kindOf(f) !== null).sort();
   const counters: Record<string, number> = {};
   const out: Collected = { names: [], screenshots: [], videos: [], traces: [], report: null, details: {} };
@@ -390,7 +492,12 @@ export async function collectArtifacts(jobDir: string, engine: 'test' | 'script'
     const ext = path.extname(file).toLowerCase();
     const name = `${k.kind}-${counters[k.kind]}${ext}`;
     if (k.kind === 'trace' && !(await traceScrubbed(file, scrubber))) {
-      const note = { name, kind: k.kind, message: 'not uploaded: the trace is incomplete (the browser or the run ended while Playwright wrote it), so it could not be scrubbed' };
+      const note = {
+        name,
+        kind: k.kind,
+        message:
+          'not uploaded: the trace is incomplete (the browser or the run ended while Playwright wrote it), so it could not be scrubbed',
+      };
       if (ctx.artifacts) ctx.artifacts.note(note);
       else notes.push(note);
       continue;
@@ -403,7 +510,10 @@ export async function collectArtifacts(jobDir: string, engine: 'test' | 'script'
     try {
       // Text: scrubbed here with the job's secrets (the uploader's own pass knows only the agent's).
       await writeFile(report, scrubber.scrubText(await readFile(report, 'utf8')));
-      items.push({ spec: { name: 'report.json', kind: 'report', path: report, contentType: 'application/json' }, list: null });
+      items.push({
+        spec: { name: 'report.json', kind: 'report', path: report, contentType: 'application/json' },
+        list: null,
+      });
       out.report = 'report.json';
     } catch {
       // no report
@@ -411,7 +521,11 @@ export async function collectArtifacts(jobDir: string, engine: 'test' | 'script'
   }
   for (const { spec, list } of items) {
     if (!ctx.artifacts) {
-      notes.push({ name: spec.name, kind: spec.kind, message: 'not uploaded: this agent runs without an artifact uploader' });
+      notes.push({
+        name: spec.name,
+        kind: spec.kind,
+        message: 'not uploaded: this agent runs without an artifact uploader',
+      });
       continue;
     }
     const added = await ctx.artifacts.add(spec);

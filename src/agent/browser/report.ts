@@ -29,7 +29,13 @@ export function locate(stack: string, jobDir: string): { file: string; line: num
 }
 
 export function scriptError(
-  e: { name?: string; message?: string; stack?: string | null; location?: { file?: string; line?: number; column?: number }; snippet?: string },
+  e: {
+    name?: string;
+    message?: string;
+    stack?: string | null;
+    location?: { file?: string; line?: number; column?: number };
+    snippet?: string;
+  },
   jobDir: string,
 ): BrowserScriptError {
   const message = stripAnsi(String(e.message ?? 'the script failed'));
@@ -41,8 +47,14 @@ export function scriptError(
         .filter((l) => !/^\s+at /.test(l) || (l.includes(`${jobDir}/`) && !l.includes(`${jobDir}/node_modules/`)))
         .join('\n')
     : null;
-  let where = e.location?.file ? { file: path.relative(jobDir, e.location.file), line: e.location.line ?? 0, column: e.location.column ?? 0 } : null;
-  if (where && (where.file.startsWith('..') || where.file.startsWith('node_modules') || where.file.startsWith('outpost-'))) where = null;
+  let where = e.location?.file
+    ? { file: path.relative(jobDir, e.location.file), line: e.location.line ?? 0, column: e.location.column ?? 0 }
+    : null;
+  if (
+    where &&
+    (where.file.startsWith('..') || where.file.startsWith('node_modules') || where.file.startsWith('outpost-'))
+  )
+    where = null;
   where ??= locate(stack ?? message, jobDir);
   const firstLine = message.split('\n')[0] ?? '';
   const name = e.name ?? /^(\w*Error):/.exec(firstLine)?.[1] ?? 'Error';
@@ -59,8 +71,18 @@ export function scriptError(
 
 interface ReportResult {
   status?: string;
-  errors?: Array<{ message?: string; stack?: string; location?: { file?: string; line?: number; column?: number }; snippet?: string }>;
-  error?: { message?: string; stack?: string; location?: { file?: string; line?: number; column?: number }; snippet?: string };
+  errors?: Array<{
+    message?: string;
+    stack?: string;
+    location?: { file?: string; line?: number; column?: number };
+    snippet?: string;
+  }>;
+  error?: {
+    message?: string;
+    stack?: string;
+    location?: { file?: string; line?: number; column?: number };
+    snippet?: string;
+  };
   attachments?: Array<{ name?: string; contentType?: string; path?: string }>;
 }
 interface ReportTest {
@@ -73,7 +95,12 @@ interface ReportSuite {
 }
 export interface PlaywrightReport {
   suites?: ReportSuite[];
-  errors?: Array<{ message?: string; stack?: string; location?: { file?: string; line?: number; column?: number }; snippet?: string }>;
+  errors?: Array<{
+    message?: string;
+    stack?: string;
+    location?: { file?: string; line?: number; column?: number };
+    snippet?: string;
+  }>;
   stats?: { expected?: number; unexpected?: number; flaky?: number; skipped?: number };
 }
 
@@ -106,7 +133,13 @@ export function verdictOfReport(report: PlaywrightReport, jobDir: string): RunVe
     if (bad) failed += 1;
     for (const r of test.results ?? []) {
       if (r.status === 'timedOut') timedOut = true;
-      for (const a of r.attachments ?? []) if (a.path) attachments.push({ name: a.name ?? 'file', contentType: a.contentType ?? 'application/octet-stream', path: a.path });
+      for (const a of r.attachments ?? [])
+        if (a.path)
+          attachments.push({
+            name: a.name ?? 'file',
+            contentType: a.contentType ?? 'application/octet-stream',
+            path: a.path,
+          });
       if (!bad) continue;
       for (const e of r.errors?.length ? r.errors : r.error ? [r.error] : []) {
         errors.push({ ...scriptError(e, jobDir), ...(title ? { test: title } : {}) });
@@ -115,7 +148,14 @@ export function verdictOfReport(report: PlaywrightReport, jobDir: string): RunVe
   }
   for (const e of report.errors ?? []) errors.push(scriptError(e, jobDir));
   if (ran === 0 && errors.length === 0) {
-    errors.push({ name: 'Error', message: 'the script defines no tests that ran (no test() call, or every test was skipped)', stack: null, file: null, line: null, column: null });
+    errors.push({
+      name: 'Error',
+      message: 'the script defines no tests that ran (no test() call, or every test was skipped)',
+      stack: null,
+      file: null,
+      line: null,
+      column: null,
+    });
   }
   return { passed: failed === 0 && errors.length === 0, errors, attachments, timedOut };
 }
@@ -130,7 +170,12 @@ export interface HarnessResult {
 /** The verdict of a plain script from the harness's result.json. */
 export function verdictOfScript(result: HarnessResult, jobDir: string): RunVerdict {
   const errors = result.error ? [scriptError(result.error, jobDir)] : [];
-  return { passed: result.ok === true && errors.length === 0, errors, attachments: [], timedOut: result.timedOut === true };
+  return {
+    passed: result.ok === true && errors.length === 0,
+    errors,
+    attachments: [],
+    timedOut: result.timedOut === true,
+  };
 }
 
 /** One line for RunResult.error: where and what, e.g. `script.js:7:5: Error: expect(...)...`. */

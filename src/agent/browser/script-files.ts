@@ -27,7 +27,11 @@ export type ScriptEngine = 'test' | 'script';
  */
 export function scriptEngineOf(code: string): ScriptEngine {
   const bare = code.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
-  return /(^|[^.\w$])test(\.(describe|only|skip|fixme|fail|slow|use|beforeEach|beforeAll|afterEach|afterAll)(\.\w+)*)?\s*\(/.test(bare) ? 'test' : 'script';
+  return /(^|[^.\w$])test(\.(describe|only|skip|fixme|fail|slow|use|beforeEach|beforeAll|afterEach|afterAll)(\.\w+)*)?\s*\(/.test(
+    bare,
+  )
+    ? 'test'
+    : 'script';
 }
 
 /**
@@ -35,12 +39,16 @@ export function scriptEngineOf(code: string): ScriptEngine {
  * Only the module name changes, so every line keeps its number.
  */
 export function withRecordingFixtures(code: string): string {
-  return code.replace(/(\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*)(['"])@playwright\/test\2/g, `$1$2./${FIXTURES_FILE}$2`);
+  return code.replace(
+    /(\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*)(['"])@playwright\/test\2/g,
+    `$1$2./${FIXTURES_FILE}$2`,
+  );
 }
 
 /** A dependency path as a path inside the job folder, or null if it would leave it. */
 export function dependencyTarget(jobDir: string, rel: string): string | null {
-  if (rel === '' || path.isAbsolute(rel) || rel.split(/[\\/]/).some((s) => s === '..' || s === '.' || s === '')) return null;
+  if (rel === '' || path.isAbsolute(rel) || rel.split(/[\\/]/).some((s) => s === '..' || s === '.' || s === ''))
+    return null;
   const target = path.resolve(jobDir, rel);
   return target.startsWith(`${jobDir}${path.sep}`) ? target : null;
 }
@@ -48,7 +56,9 @@ export function dependencyTarget(jobDir: string, rel: string): string | null {
 /** Playwright's video encoder revision for the runtime's Playwright (its browsers.json). */
 async function ffmpegRevision(runtimeDir: string): Promise<string | null> {
   try {
-    const json = JSON.parse(await readFile(path.join(runtimeDir, 'node_modules', 'playwright-core', 'browsers.json'), 'utf8')) as {
+    const json = JSON.parse(
+      await readFile(path.join(runtimeDir, 'node_modules', 'playwright-core', 'browsers.json'), 'utf8'),
+    ) as {
       browsers?: Array<{ name?: string; revision?: string }>;
     };
     return json.browsers?.find((b) => b.name === 'ffmpeg')?.revision ?? null;
@@ -103,7 +113,11 @@ export async function prepareJobFolder(o: PrepareOptions): Promise<PreparedJob> 
     await cp(path.join(CHILD_DIR, 'instrument.cjs'), path.join(jobDir, INSTRUMENT_FILE));
     await writeFile(configPath, playwrightConfig(o));
   }
-  return { browsersPath, cliPath: path.join(o.runtimeDir, 'node_modules', '@playwright', 'test', 'cli.js'), configPath };
+  return {
+    browsersPath,
+    cliPath: path.join(o.runtimeDir, 'node_modules', '@playwright', 'test', 'cli.js'),
+    configPath,
+  };
 }
 
 /** The config of a `@playwright/test` run: one file, one worker, no retries, everything recorded. */

@@ -20,7 +20,9 @@ const MAX_SCRUB_ENTRY_BYTES = 64 * 1024 * 1024;
 
 function openZip(file: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
-    yauzl.open(file, { lazyEntries: true, autoClose: true }, (err, zip) => (err || !zip ? reject(err ?? new Error('no zip')) : resolve(zip)));
+    yauzl.open(file, { lazyEntries: true, autoClose: true }, (err, zip) =>
+      err || !zip ? reject(err ?? new Error('no zip')) : resolve(zip),
+    );
   });
 }
 

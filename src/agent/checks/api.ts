@@ -47,7 +47,11 @@ function errorStatus(response: RawResponse): string | null {
  * One API check without scripts. `afterResponse` is the teardown seam (src/agent/sandbox/api-scripts.ts):
  * it sees the response before the assertions and may change it, or fail the run with a reason.
  */
-async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterResponse?: AfterResponse): Promise<CheckOutcome> {
+async function runApiCheck(
+  check: ApiCheckDefinition,
+  ctx: CheckContext,
+  afterResponse?: AfterResponse,
+): Promise<CheckOutcome> {
   const startedAt = new Date();
   const t0 = performance.now();
   const req = check.request;
@@ -127,7 +131,14 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
       timingPhases: { ...timingPhases },
     });
     if ('error' in seen) scriptError = seen.error;
-    else response = { ...response, status: seen.response.status, statusText: seen.response.statusText, headers: seen.response.headers, body: seen.response.body };
+    else
+      response = {
+        ...response,
+        status: seen.response.status,
+        statusText: seen.response.statusText,
+        headers: seen.response.headers,
+        body: seen.response.body,
+      };
   }
 
   // Assertions run only on a response. A 4xx/5xx status fails the run on its own unless the check
@@ -228,7 +239,10 @@ async function runApiCheck(check: ApiCheckDefinition, ctx: CheckContext, afterRe
     }
   }
 
-  ctx.log.debug({ requestError, status: response?.status ?? null, responseTime: round(responseTime), hasFailures }, 'api check done');
+  ctx.log.debug(
+    { requestError, status: response?.status ?? null, responseTime: round(responseTime), hasFailures },
+    'api check done',
+  );
 
   return {
     startedAt: startedAt.toISOString(),

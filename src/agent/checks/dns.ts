@@ -55,10 +55,19 @@ const serverText = (s: { address: string; port: number }): string =>
   s.address.includes(':') ? `[${s.address}]:${s.port}` : `${s.address}:${s.port}`;
 
 /** Words for what went wrong talking to the server; DNS names and refusals as API checks word them. */
-function describeDnsError(err: unknown, server: DnsServer | null, host: string, port: number, phase: RequestPhase, protocol: DnsProtocol): string {
-  if (err instanceof DnsProtocolError) return `Invalid DNS answer from ${server ? serverText(server) : host}: ${err.message}`;
+function describeDnsError(
+  err: unknown,
+  server: DnsServer | null,
+  host: string,
+  port: number,
+  phase: RequestPhase,
+  protocol: DnsProtocol,
+): string {
+  if (err instanceof DnsProtocolError)
+    return `Invalid DNS answer from ${server ? serverText(server) : host}: ${err.message}`;
   const code = (err as { code?: unknown }).code;
-  if (code === 'DNS_TCP_CLOSED') return `DNS server ${server ? serverText(server) : host} closed the TCP connection before answering`;
+  if (code === 'DNS_TCP_CLOSED')
+    return `DNS server ${server ? serverText(server) : host} closed the TCP connection before answering`;
   const text = describeRequestError(err, { host, port, address: server?.address ?? null, phase });
   return phase === 'dns' ? `${text} (the name server's own name)` : `${text} (${protocol})`;
 }
@@ -74,7 +83,11 @@ function errorReturnCode(response: DnsResponse | null, assertions: readonly DnsA
 export const EDNS_UDP_PAYLOAD_SIZE = 4096;
 
 /** The switches of a query as the Outpost extensions set them (absent: RD on, no EDNS). */
-export function querySwitches(req: DnsCheckDefinition['request']): { recursionDesired: boolean; edns: boolean; dnssecOk: boolean } {
+export function querySwitches(req: DnsCheckDefinition['request']): {
+  recursionDesired: boolean;
+  edns: boolean;
+  dnssecOk: boolean;
+} {
   const dnssecOk = req.dnssecOk === true;
   return { recursionDesired: req.recursionDesired !== false, edns: req.edns === true || dnssecOk, dnssecOk };
 }
@@ -85,7 +98,12 @@ function buildQuery(check: DnsCheckDefinition): Packet & { id: number } {
   const literal = net.isIP(query);
   const name = recordType === 'PTR' && literal !== 0 ? reverseName(query, literal === 6 ? 6 : 4) : query;
   // The DO bit lives in the OPT pseudo-record's flags (RFC 3225), so asking for it means sending EDNS.
-  const opt = { type: 'OPT', name: '.', udpPayloadSize: EDNS_UDP_PAYLOAD_SIZE, flags: switches.dnssecOk ? dnsPacket.DNSSEC_OK : 0 };
+  const opt = {
+    type: 'OPT',
+    name: '.',
+    udpPayloadSize: EDNS_UDP_PAYLOAD_SIZE,
+    flags: switches.dnssecOk ? dnsPacket.DNSSEC_OK : 0,
+  };
   return {
     type: 'query',
     id: randomInt(0, 0x10000),
@@ -114,7 +132,13 @@ function waitLimit(check: DnsCheckDefinition, ctx: CheckContext): { timeoutMs: n
   return { timeoutMs: ctx.timeoutMs, byMaxResponseTime: false };
 }
 
-function timeoutText(limit: ReturnType<typeof waitLimit>, phase: RequestPhase, serverHost: string, server: DnsServer | null, protocol: DnsProtocol): string {
+function timeoutText(
+  limit: ReturnType<typeof waitLimit>,
+  phase: RequestPhase,
+  serverHost: string,
+  server: DnsServer | null,
+  protocol: DnsProtocol,
+): string {
   const ms = Math.round(limit.timeoutMs);
   if (limit.byMaxResponseTime) {
     const within = `within the check's maxResponseTime (${ms} ms)`;
@@ -214,12 +238,22 @@ async function runDnsCheck(check: DnsCheckDefinition, ctx: CheckContext): Promis
     shouldFailExcuses: 'errorAnswer',
   });
   const dnsCheckResult: DnsCheckResult = {
-    request: { query: req.query, recordType: req.recordType, nameServer: req.nameServer, port, protocol: req.protocol, ...querySwitches(req) },
+    request: {
+      query: req.query,
+      recordType: req.recordType,
+      nameServer: req.nameServer,
+      port,
+      protocol: req.protocol,
+      ...querySwitches(req),
+    },
     response,
     assertions,
     requestError,
   };
-  ctx.log.debug({ requestError, rcode: response?.rcode ?? null, responseTime, hasFailures: verdict.hasFailures }, 'dns check done');
+  ctx.log.debug(
+    { requestError, rcode: response?.rcode ?? null, responseTime, hasFailures: verdict.hasFailures },
+    'dns check done',
+  );
   return protocolOutcome({
     startedAt,
     stoppedAt,

@@ -65,7 +65,8 @@ async function probe(batcher: Pinger, state: ProbeState, signal: AbortSignal): P
       state.at = performance.now();
     } catch (err) {
       state.ok = false;
-      state.reason = err instanceof IcmpUnavailableError ? err.message : `ICMP is not available on this agent: ${String(err)}`;
+      state.reason =
+        err instanceof IcmpUnavailableError ? err.message : `ICMP is not available on this agent: ${String(err)}`;
       // A helper that died under the probe says nothing lasting: this run fails, the next asks again.
       state.at = err instanceof IcmpHelperStoppedError ? Number.NEGATIVE_INFINITY : performance.now();
     } finally {
@@ -98,7 +99,9 @@ export function defaultPinger(env: NodeJS.ProcessEnv = process.env): Pinger {
 }
 
 /** Builds an ICMP runner around one pinger; the agent uses `icmpCheckRunner` below. */
-export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRunner<IcmpCheckDefinition> & { batcher: Pinger } {
+export function createIcmpCheckRunner(
+  options: IcmpRunnerOptions = {},
+): CheckRunner<IcmpCheckDefinition> & { batcher: Pinger } {
   const batcher = options.batcher ?? defaultPinger();
   const probeState: ProbeState = { ok: false, reason: null, at: 0, pending: null };
 
@@ -123,7 +126,9 @@ export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRun
     try {
       if (hostname === '') throw new RunFailure('The check has no hostname to ping');
       if (!Number.isInteger(pingCount) || pingCount < ICMP_PING_COUNT.min || pingCount > ICMP_PING_COUNT.max) {
-        throw new RunFailure(`pingCount must be a whole number from ${ICMP_PING_COUNT.min} to ${ICMP_PING_COUNT.max}; got ${String(pingCount)}`);
+        throw new RunFailure(
+          `pingCount must be a whole number from ${ICMP_PING_COUNT.min} to ${ICMP_PING_COUNT.max}; got ${String(pingCount)}`,
+        );
       }
       const unavailable = await probe(batcher, probeState, run.signal);
       if (unavailable) throw new IcmpUnavailableError(unavailable);
@@ -139,10 +144,19 @@ export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRun
       details.resolvedVia = resolved.via;
       const picked = await pickRoutable(resolved.addresses);
       if (picked.skipped.length > 0) {
-        details.skippedAddresses = picked.skipped.map((s) => ({ address: s.address, family: familyName(s.family), code: s.code }));
+        details.skippedAddresses = picked.skipped.map((s) => ({
+          address: s.address,
+          family: familyName(s.family),
+          code: s.code,
+        }));
       }
       if (!picked.chosen) {
-        throw new RunFailure(noRouteMessage(hostname, picked.skipped.map((s) => ({ where: s.address, code: s.code }))));
+        throw new RunFailure(
+          noRouteMessage(
+            hostname,
+            picked.skipped.map((s) => ({ where: s.address, code: s.code })),
+          ),
+        );
       }
       const { address, family } = picked.chosen;
       const rtts = await batcher.ping({ address, family, count: pingCount, signal: run.signal });
@@ -166,7 +180,8 @@ export function createIcmpCheckRunner(options: IcmpRunnerOptions = {}): CheckRun
       run.dispose();
     }
     if (run.abortKind !== null && result.response === null) {
-      result.requestError = run.abortKind === 'timeout' ? `Timed out after ${ctx.timeoutMs} ms while pinging ${hostname}` : 'cancelled';
+      result.requestError =
+        run.abortKind === 'timeout' ? `Timed out after ${ctx.timeoutMs} ms while pinging ${hostname}` : 'cancelled';
     }
     const stoppedAt = new Date();
     details.icmpCheckResult = result;
@@ -201,11 +216,14 @@ function verdict(
       ? `Packet loss ${loss}% to ${res.resolvedIp} is at or above the maximum of ${maxLoss}% (${res.packetsReceived} of ${res.packetsSent} replies)`
       : null) ??
     (failedAssertion ? describeFailedIcmpAssertion(failedAssertion) : null) ??
-    (overMaxResponseTime ? `Average latency ${responseTime} ms is over the maximum of ${check.maxResponseTime} ms` : null);
+    (overMaxResponseTime
+      ? `Average latency ${responseTime} ms is over the maximum of ${check.maxResponseTime} ms`
+      : null);
   const isDegraded =
     reason === null &&
     res !== null &&
-    ((degradedLoss > 0 && loss >= degradedLoss) || (check.degradedResponseTime > 0 && responseTime > check.degradedResponseTime));
+    ((degradedLoss > 0 && loss >= degradedLoss) ||
+      (check.degradedResponseTime > 0 && responseTime > check.degradedResponseTime));
 
   const cancelled = result.requestError === 'cancelled';
   let hasFailures = reason !== null;

@@ -32,9 +32,15 @@ export const RUNNERS: ReadonlyMap<CheckType, CheckRunner> = new Map<CheckType, C
   ['TCP', lazyRunner('TCP', async () => (await import('./tcp.ts')).tcpCheckRunner as CheckRunner)],
   ['DNS', lazyRunner('DNS', async () => (await import('./dns.ts')).dnsCheckRunner as CheckRunner)],
   ['ICMP', lazyRunner('ICMP', async () => (await import('./icmp.ts')).icmpCheckRunner as CheckRunner)],
-  ['PLAYWRIGHT', lazyRunner('PLAYWRIGHT', async () => (await import('./playwright.ts')).playwrightCheckRunner as CheckRunner)],
+  [
+    'PLAYWRIGHT',
+    lazyRunner('PLAYWRIGHT', async () => (await import('./playwright.ts')).playwrightCheckRunner as CheckRunner),
+  ],
   ['BROWSER', lazyRunner('BROWSER', async () => (await import('./browser.ts')).browserCheckRunner as CheckRunner)],
-  ['MULTI_STEP', lazyRunner('MULTI_STEP', async () => (await import('./multistep.ts')).multiStepCheckRunner as CheckRunner)],
+  [
+    'MULTI_STEP',
+    lazyRunner('MULTI_STEP', async () => (await import('./multistep.ts')).multiStepCheckRunner as CheckRunner),
+  ],
   ['URL', lazyRunner('URL', async () => (await import('./url.ts')).urlCheckRunner as CheckRunner)],
   ['SSL', lazyRunner('SSL', async () => (await import('./ssl.ts')).sslCheckRunner as CheckRunner)],
 ]);

@@ -21,7 +21,9 @@ export interface PlaywrightRunnerOptions {
 }
 
 /** A runner with its own settings (tests); the agent uses playwrightCheckRunner below. */
-export function createPlaywrightCheckRunner(options: PlaywrightRunnerOptions = {}): CheckRunner<PlaywrightCheckDefinition> {
+export function createPlaywrightCheckRunner(
+  options: PlaywrightRunnerOptions = {},
+): CheckRunner<PlaywrightCheckDefinition> {
   let config = options.config;
   let bundles = options.bundles;
   return {

@@ -58,9 +58,13 @@ function certificateProblem(r: Response, cfg: SslConfig, name: string): { catego
   const leaf = r.certificate;
   if (!leaf) return { category: 'handshake', message: 'The server presented no certificate' };
   if (r.daysUntilExpiry !== null && r.daysUntilExpiry < 0) {
-    return { category: 'expired', message: `Certificate expired at ${leaf.validTo} (daysUntilExpiry ${r.daysUntilExpiry})` };
+    return {
+      category: 'expired',
+      message: `Certificate expired at ${leaf.validTo} (daysUntilExpiry ${r.daysUntilExpiry})`,
+    };
   }
-  if (!r.hostnameVerified) return { category: 'hostname', message: `Certificate does not match the host name "${name}": ${r.hostnameDetail}` };
+  if (!r.hostnameVerified)
+    return { category: 'hostname', message: `Certificate does not match the host name "${name}": ${r.hostnameDetail}` };
   if (!r.chainTrusted && !cfg.skipChainValidation) {
     const code = r.chainTrustReason ?? 'UNKNOWN';
     return { category: 'chain', message: `Certificate chain is not trusted: ${tlsErrorText(code)} (${code})` };
@@ -88,7 +92,15 @@ async function attempt(check: SslCheckDefinition, ctx: CheckContext): Promise<At
   const out: Attempt = { response: null, requestError: null, category: null, resolvedVia: null, elapsedMs: 0 };
   try {
     const { hostname, port, ipFamily } = cfg;
-    raw = await connectTracked({ hostname, port, ipFamily, useOsDnsResolver: ctx.useOsDnsResolver, signal: run.signal, hop, track });
+    raw = await connectTracked({
+      hostname,
+      port,
+      ipFamily,
+      useOsDnsResolver: ctx.useOsDnsResolver,
+      signal: run.signal,
+      hop,
+      track,
+    });
     track.phase = 'tls';
     const tlsStart = performance.now();
     socket = await tlsHandshake(raw, nameOf(cfg), run.signal, cfg.handshakeTimeoutMs, tlsOptionsOf(check.tls));
@@ -101,8 +113,14 @@ async function attempt(check: SslCheckDefinition, ctx: CheckContext): Promise<At
     } else {
       const host = cfg.hostname;
       const { phase } = track;
-      out.requestError = describeRequestError(err, { host, port: cfg.port, address: track.address?.address ?? null, phase });
-      out.category = (err as { code?: string }).code === 'HANDSHAKE_TIMEOUT' ? 'timeout' : phase === 'tls' ? 'handshake' : phase;
+      out.requestError = describeRequestError(err, {
+        host,
+        port: cfg.port,
+        address: track.address?.address ?? null,
+        phase,
+      });
+      out.category =
+        (err as { code?: string }).code === 'HANDSHAKE_TIMEOUT' ? 'timeout' : phase === 'tls' ? 'handshake' : phase;
     }
   } finally {
     socket?.destroy();
@@ -121,9 +139,15 @@ async function runSslCheck(check: SslCheckDefinition, ctx: CheckContext): Promis
   const r = a.response;
   const problem = r ? certificateProblem(r, cfg, nameOf(cfg)) : null;
   // The baseline judges a certificate that is otherwise fine (the reference skips it after a failure).
-  if (r && !problem) r.securityBaseline = evaluateBaseline(cfg.securityBaseline, { protocol: r.protocol, cipher: r.cipherSuite }, r.chain);
+  if (r && !problem)
+    r.securityBaseline = evaluateBaseline(
+      cfg.securityBaseline,
+      { protocol: r.protocol, cipher: r.cipherSuite },
+      r.chain,
+    );
   const baseline = r?.securityBaseline ?? null;
-  const baselineFailure = baseline?.verdict === 'fail' ? `Security baseline failed: ${brokenRules(baseline, 'fail')}` : null;
+  const baselineFailure =
+    baseline?.verdict === 'fail' ? `Security baseline failed: ${brokenRules(baseline, 'fail')}` : null;
   const assertions = r ? evaluateSslAssertions(check.request.assertions, r) : [];
   const responseTime = r ? r.handshakeTimeMs : roundMs(a.elapsedMs);
   const verdict = decideVerdict({
@@ -136,7 +160,8 @@ async function runSslCheck(check: SslCheckDefinition, ctx: CheckContext): Promis
     shouldFailExcuses: 'errorAnswer',
   });
   // Degraded also when expiry is near (alertDaysBeforeExpiry) or a degrade-severity rule is broken.
-  const expirySoon = r?.daysUntilExpiry != null && r.daysUntilExpiry >= 0 && r.daysUntilExpiry < cfg.alertDaysBeforeExpiry;
+  const expirySoon =
+    r?.daysUntilExpiry != null && r.daysUntilExpiry >= 0 && r.daysUntilExpiry < cfg.alertDaysBeforeExpiry;
   const baselineDegraded = baseline?.rules.some((x) => !x.passed && x.severity === 'degrade') === true;
   if (!verdict.hasFailures && r !== null && (expirySoon || baselineDegraded)) verdict.isDegraded = true;
   const sslCheckResult: SslCheckResult = {
@@ -155,7 +180,13 @@ async function runSslCheck(check: SslCheckDefinition, ctx: CheckContext): Promis
     response: r,
   };
   ctx.log.debug({ requestError: a.requestError, responseTime, hasFailures: verdict.hasFailures }, 'ssl check done');
-  return protocolOutcome({ startedAt, stoppedAt: new Date(), responseTime, verdict, details: { sslCheckResult, resolvedVia: a.resolvedVia } });
+  return protocolOutcome({
+    startedAt,
+    stoppedAt: new Date(),
+    responseTime,
+    verdict,
+    details: { sslCheckResult, resolvedVia: a.resolvedVia },
+  });
 }
 
 function brokenRules(b: NonNullable<Response['securityBaseline']>, severity: string): string {

@@ -24,9 +24,22 @@
  */
 import type net from 'node:net';
 import type tls from 'node:tls';
-import type { TcpAssertion, TcpCheckDefinition, TcpCheckResult, TcpRequest, TcpTlsDetails } from '../../shared/checks/types.ts';
+import type {
+  TcpAssertion,
+  TcpCheckDefinition,
+  TcpCheckResult,
+  TcpRequest,
+  TcpTlsDetails,
+} from '../../shared/checks/types.ts';
 import { AssertionError, evaluateAssertionsBy, selectText } from './api/assertions.ts';
-import { CANCELLED, type RequestPhase, describeRequestError, isTargetError, timeoutMessage, tlsErrorText } from './api/errors.ts';
+import {
+  CANCELLED,
+  type RequestPhase,
+  describeRequestError,
+  isTargetError,
+  timeoutMessage,
+  tlsErrorText,
+} from './api/errors.ts';
 import { type HopMarks, cutHop, newHop } from './api/timings.ts';
 import { type ConnectTrack, connectTracked, newTrack } from './net/connect-tracked.ts';
 import { startRunSignal } from './net/run-signal.ts';
@@ -139,7 +152,8 @@ interface Connected {
 /** The failure a certificate makes when it is verified: the host name first, then the chain. */
 function verificationFailure(t: TcpTlsDetails): string | null {
   if (!t.certificate) return 'TLS error: the server presented no certificate';
-  if (!t.hostnameVerified) return `TLS error: certificate does not match the host name "${t.serverName}": ${t.hostnameDetail}`;
+  if (!t.hostnameVerified)
+    return `TLS error: certificate does not match the host name "${t.serverName}": ${t.hostnameDetail}`;
   if (!t.chainTrusted) {
     const code = t.chainTrustReason ?? 'UNKNOWN';
     return `TLS error: ${tlsErrorText(code)} (${code})`;
@@ -148,9 +162,23 @@ function verificationFailure(t: TcpTlsDetails): string | null {
 }
 
 /** Connects, and for `request.tls` shakes hands over the connection and reads the certificate. */
-async function connect(req: TcpRequest, ctx: CheckContext, signal: AbortSignal, hop: HopMarks, track: ConnectTrack): Promise<Connected> {
+async function connect(
+  req: TcpRequest,
+  ctx: CheckContext,
+  signal: AbortSignal,
+  hop: HopMarks,
+  track: ConnectTrack,
+): Promise<Connected> {
   const { hostname, port, ipFamily } = req;
-  const raw = await connectTracked({ hostname, port, ipFamily, useOsDnsResolver: ctx.useOsDnsResolver, signal, hop, track });
+  const raw = await connectTracked({
+    hostname,
+    port,
+    ipFamily,
+    useOsDnsResolver: ctx.useOsDnsResolver,
+    signal,
+    hop,
+    track,
+  });
   if (req.tls !== true) return { socket: raw, raw, tls: null, tlsFailure: null };
   track.phase = 'tls';
   const name = tlsNameOf(hostname, req.tlsServerName);
@@ -175,7 +203,14 @@ async function connect(req: TcpRequest, ctx: CheckContext, signal: AbortSignal, 
 }
 
 /** Phase durations; a run stopped before an answer has its current phase carry the time to the stop. */
-function tcpTimingPhases(hop: HopMarks, t0: number, tEnd: number, answered: boolean, phase: RequestPhase, tls: boolean) {
+function tcpTimingPhases(
+  hop: HopMarks,
+  t0: number,
+  tEnd: number,
+  answered: boolean,
+  phase: RequestPhase,
+  tls: boolean,
+) {
   const marks = answered ? hop : cutHop(hop, phase, tEnd);
   const socketAt = marks.socket ?? t0;
   const lookupAt = marks.lookup ?? socketAt;
@@ -197,11 +232,18 @@ interface Exchange {
 }
 
 /** Connect (and TLS), then send and read; every failure of the target becomes requestError. */
-async function exchange(check: TcpCheckDefinition, ctx: CheckContext, t0: number, hop: HopMarks, track: ConnectTrack): Promise<Exchange> {
+async function exchange(
+  check: TcpCheckDefinition,
+  ctx: CheckContext,
+  t0: number,
+  hop: HopMarks,
+  track: ConnectTrack,
+): Promise<Exchange> {
   const req = check.request;
   const run = startRunSignal(ctx, t0);
   const out: Exchange = { read: null, connected: null, requestError: null };
-  const wantsAnswer = (req.data !== null && req.data !== '') || req.assertions.some((a) => a.source === 'RESPONSE_DATA');
+  const wantsAnswer =
+    (req.data !== null && req.data !== '') || req.assertions.some((a) => a.source === 'RESPONSE_DATA');
   try {
     out.connected = await connect(req, ctx, run.signal, hop, track);
     // A certificate that fails verification ends the run before any data goes over the connection.
@@ -225,7 +267,12 @@ async function exchange(check: TcpCheckDefinition, ctx: CheckContext, t0: number
     if (run.abortKind === null && !isTargetError(err)) throw err;
     if (run.abortKind === null) {
       const { phase, address } = track;
-      out.requestError = describeRequestError(err, { host: req.hostname, port: req.port, address: address?.address ?? null, phase });
+      out.requestError = describeRequestError(err, {
+        host: req.hostname,
+        port: req.port,
+        address: address?.address ?? null,
+        phase,
+      });
     }
   } finally {
     out.connected?.socket.destroy();

@@ -98,7 +98,10 @@ function stopSignal(run: AbortSignal | undefined): AbortSignal | undefined {
  * Diagnoses a failed connection, or returns null when the failure is not a network one or
  * diagnostics are off. Never throws.
  */
-export async function diagnoseNetworkFailure(f: NetworkFailure, opts: DiagnoseOptions = {}): Promise<NetworkDiagnostics | null> {
+export async function diagnoseNetworkFailure(
+  f: NetworkFailure,
+  opts: DiagnoseOptions = {},
+): Promise<NetworkDiagnostics | null> {
   if (!diagnosticsEnabled() || !isNetworkFailure(f) || f.address === null) return null;
   if (running >= MAX_CONCURRENT_DIAGNOSTICS) {
     const reason = `skipped: ${MAX_CONCURRENT_DIAGNOSTICS} network diagnostics were already running`;
@@ -109,10 +112,17 @@ export async function diagnoseNetworkFailure(f: NetworkFailure, opts: DiagnoseOp
     const timeLimitMs = opts.timeLimitMs ?? DIAGNOSTICS_TIME_LIMIT_MS;
     const address = f.address;
     const signal = stopSignal(opts.signal);
-    const trace = traceroute(f.hostname, address, f.family, { timeLimitMs, signal, binary: opts.tracerouteBinary }).catch(
+    const trace = traceroute(f.hostname, address, f.family, {
+      timeLimitMs,
+      signal,
+      binary: opts.tracerouteBinary,
+    }).catch(
       (err: NodeJS.ErrnoException): TracerouteDetails => ({
         ran: false,
-        reason: err.code === 'ENOENT' ? 'traceroute is not installed on this agent (Debian package traceroute)' : `traceroute failed: ${err.message}`,
+        reason:
+          err.code === 'ENOENT'
+            ? 'traceroute is not installed on this agent (Debian package traceroute)'
+            : `traceroute failed: ${err.message}`,
       }),
     );
     const netRaw = opts.netRaw ?? hasNetRaw();

@@ -73,9 +73,26 @@ export function capturePcap(address: string, port: number, opts: PcapOptions): P
   return new Promise((resolve) => {
     // --immediate-mode: libpcap hands each packet over at once (not after its ~1 s buffer timeout)
     // and -U writes it at once, so stopping soon after the retry loses nothing; -c/-s bound size.
-    const child = spawn(opts.binary ?? 'tcpdump', ['-i', 'any', '-n', '-U', '--immediate-mode', '-w', '-', '-s', String(SNAP_LENGTH), '-c', String(MAX_PACKETS), filter], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      opts.binary ?? 'tcpdump',
+      [
+        '-i',
+        'any',
+        '-n',
+        '-U',
+        '--immediate-mode',
+        '-w',
+        '-',
+        '-s',
+        String(SNAP_LENGTH),
+        '-c',
+        String(MAX_PACKETS),
+        filter,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const chunks: Buffer[] = [];
     let bytes = 0;
     let truncated = false;
@@ -121,12 +138,25 @@ export function capturePcap(address: string, port: number, opts: PcapOptions): P
       setTimeout(stop, 150);
     });
     child.on('error', (err: NodeJS.ErrnoException) =>
-      finish({ captured: false, reason: err.code === 'ENOENT' ? 'tcpdump is not installed on this agent (Debian package tcpdump)' : `tcpdump could not start: ${err.message}` }),
+      finish({
+        captured: false,
+        reason:
+          err.code === 'ENOENT'
+            ? 'tcpdump is not installed on this agent (Debian package tcpdump)'
+            : `tcpdump could not start: ${err.message}`,
+      }),
     );
     child.on('close', (code) => {
       if (!listening || bytes === 0) {
-        const said = stderr.trim().split('\n').filter((l) => !l.startsWith('tcpdump: listening') && !l.includes('data link type')).join('; ');
-        finish({ captured: false, reason: `tcpdump did not capture (exit ${code}${said ? `: ${said.slice(0, 300)}` : ''})` });
+        const said = stderr
+          .trim()
+          .split('\n')
+          .filter((l) => !l.startsWith('tcpdump: listening') && !l.includes('data link type'))
+          .join('; ');
+        finish({
+          captured: false,
+          reason: `tcpdump did not capture (exit ${code}${said ? `: ${said.slice(0, 300)}` : ''})`,
+        });
         return;
       }
       const data = Buffer.concat(chunks);

@@ -74,14 +74,23 @@ export function parseTraceroute(text: string, probesPerHop: number): TracerouteH
       latency:
         rtts.length === 0
           ? null
-          : { min: round3(Math.min(...rtts)), avg: round3(rtts.reduce((a, b) => a + b, 0) / rtts.length), max: round3(Math.max(...rtts)) },
+          : {
+              min: round3(Math.min(...rtts)),
+              avg: round3(rtts.reduce((a, b) => a + b, 0) / rtts.length),
+              max: round3(Math.max(...rtts)),
+            },
     });
   }
   return hops;
 }
 
 /** Traces the route to `address`; rejects only when traceroute cannot start (e.g. not installed). */
-export function traceroute(hostname: string, address: string, family: 4 | 6, opts: TracerouteOptions): Promise<TracerouteResult> {
+export function traceroute(
+  hostname: string,
+  address: string,
+  family: 4 | 6,
+  opts: TracerouteOptions,
+): Promise<TracerouteResult> {
   const probesPerHop = opts.probesPerHop ?? 2;
   const args = [
     `-${family}`,

@@ -66,7 +66,9 @@ export const Agent = require(UNDICI_LIB_FILES.Agent) as typeof Undici.Agent;
 export const EnvHttpProxyAgent = require(UNDICI_LIB_FILES.EnvHttpProxyAgent) as typeof Undici.EnvHttpProxyAgent;
 
 /** Options of `request`: undici's, with the dispatcher required (the agent never uses the global one). */
-export type RequestOptions = Omit<Undici.Dispatcher.RequestOptions, 'origin' | 'path'> & { dispatcher: Undici.Dispatcher };
+export type RequestOptions = Omit<Undici.Dispatcher.RequestOptions, 'origin' | 'path'> & {
+  dispatcher: Undici.Dispatcher;
+};
 
 /**
  * undici's top-level `request(url, options)` for a given dispatcher: origin and path from the URL, the

@@ -52,7 +52,11 @@ export interface ScriptResponse {
 export type AfterResponse = (response: ScriptResponse) => Promise<{ response: ScriptResponse } | { error: string }>;
 
 /** The plain API runner with the teardown seam (src/agent/checks/api.ts passes itself in). */
-export type ApiRun = (check: ApiCheckDefinition, ctx: CheckContext, afterResponse?: AfterResponse) => Promise<CheckOutcome>;
+export type ApiRun = (
+  check: ApiCheckDefinition,
+  ctx: CheckContext,
+  afterResponse?: AfterResponse,
+) => Promise<CheckOutcome>;
 
 export interface ScriptDeps {
   pool: SandboxPool | undefined;
@@ -89,9 +93,13 @@ export function applyScriptRequest(check: ApiCheckDefinition, r: Record<string, 
   if (typeof headers === 'string') return `request.headers ${headers}`;
   const queryParameters = fromRecord(r.queryParameters);
   if (typeof queryParameters === 'string') return `request.queryParameters ${queryParameters}`;
-  const body = r.body === undefined || r.body === null ? '' : typeof r.body === 'string' ? r.body : JSON.stringify(r.body);
+  const body =
+    r.body === undefined || r.body === null ? '' : typeof r.body === 'string' ? r.body : JSON.stringify(r.body);
   const bodyType = check.request.bodyType === 'NONE' && body !== '' ? 'RAW' : check.request.bodyType;
-  return { ...check, request: { ...check.request, method: method as HttpMethod, url: r.url, headers, queryParameters, body, bodyType } };
+  return {
+    ...check,
+    request: { ...check.request, method: method as HttpMethod, url: r.url, headers, queryParameters, body, bodyType },
+  };
 }
 
 /**
@@ -102,10 +110,12 @@ export function applyScriptResponse(original: ScriptResponse, changed: unknown):
   if (!changed || typeof changed !== 'object') return 'response is no longer an object';
   const r = changed as Record<string, unknown>;
   const status = r.status !== original.status ? r.status : r.statusCode;
-  if (typeof status !== 'number' || !Number.isInteger(status)) return `response.status must be a whole number, not ${JSON.stringify(status)}`;
+  if (typeof status !== 'number' || !Number.isInteger(status))
+    return `response.status must be a whole number, not ${JSON.stringify(status)}`;
   const headers = fromRecord(r.headers);
   if (typeof headers === 'string') return `response.headers ${headers}`;
-  const body = r.body === undefined || r.body === null ? '' : typeof r.body === 'string' ? r.body : JSON.stringify(r.body);
+  const body =
+    r.body === undefined || r.body === null ? '' : typeof r.body === 'string' ? r.body : JSON.stringify(r.body);
   return {
     ...original,
     status,
@@ -121,7 +131,8 @@ function describeOutcome(stage: 'setup' | 'teardown', outcome: Exclude<StepOutco
   switch (outcome.kind) {
     case 'script-error': {
       const e = outcome.error;
-      const where = e.line !== null ? ` (${stage}.js line ${e.line}${e.column !== null ? `, column ${e.column}` : ''})` : '';
+      const where =
+        e.line !== null ? ` (${stage}.js line ${e.line}${e.column !== null ? `, column ${e.column}` : ''})` : '';
       return `${what} failed: ${e.name}: ${e.message}${where}`;
     }
     case 'timeout':
@@ -153,7 +164,13 @@ function agentError(startedAt: Date, error: string): CheckOutcome {
 }
 
 /** A check that failed before its request was sent (setup failed, or the runtime is missing). */
-function failedBeforeRequest(check: ApiCheckDefinition, startedAt: Date, error: string, jobLog: Record<string, unknown> | null, hasErrors: boolean): CheckOutcome {
+function failedBeforeRequest(
+  check: ApiCheckDefinition,
+  startedAt: Date,
+  error: string,
+  jobLog: Record<string, unknown> | null,
+  hasErrors: boolean,
+): CheckOutcome {
   const stoppedAt = new Date();
   return {
     startedAt: startedAt.toISOString(),
@@ -165,7 +182,13 @@ function failedBeforeRequest(check: ApiCheckDefinition, startedAt: Date, error: 
     overMaxResponseTime: false,
     error,
     apiCheckResult: {
-      request: { method: check.request.method, url: check.request.url, data: check.request.body ?? '', headers: toRecord(check.request.headers), params: toRecord(check.request.queryParameters) },
+      request: {
+        method: check.request.method,
+        url: check.request.url,
+        data: check.request.body ?? '',
+        headers: toRecord(check.request.headers),
+        params: toRecord(check.request.queryParameters),
+      },
       response: null,
       assertions: [],
       requestError: null,
@@ -186,7 +209,12 @@ function jobLogOf(lines: LogLine[], teardownStartedAt: string | null, truncated:
  * Runs an API check that has a setup and/or teardown script. `run` is the plain API runner; this
  * wraps it with the sandbox around it.
  */
-export async function runScriptedApiCheck(check: ApiCheckDefinition, ctx: CheckContext, deps: ScriptDeps, run: ApiRun): Promise<CheckOutcome> {
+export async function runScriptedApiCheck(
+  check: ApiCheckDefinition,
+  ctx: CheckContext,
+  deps: ScriptDeps,
+  run: ApiRun,
+): Promise<CheckOutcome> {
   const startedAt = new Date();
   const t0 = performance.now();
   const runtimeId = runtimeNeededBy(check) ?? '';
@@ -253,7 +281,9 @@ export async function runScriptedApiCheck(check: ApiCheckDefinition, ctx: CheckC
             if (step.kind !== 'ok') return { error: describeOutcome('teardown', step) };
             reportSecrets(step.secrets);
             const changed = applyScriptResponse(response, step.context.response);
-            return typeof changed === 'string' ? { error: `Teardown script failed: ${changed}` } : { response: changed };
+            return typeof changed === 'string'
+              ? { error: `Teardown script failed: ${changed}` }
+              : { response: changed };
           }
         : undefined;
       const remaining = Math.max(1, ctx.timeoutMs - (performance.now() - t0));
@@ -270,5 +300,8 @@ export async function runScriptedApiCheck(check: ApiCheckDefinition, ctx: CheckC
   if (outcome === undefined) {
     return failedBeforeRequest(check, startedAt, scriptFailure ?? 'Setup script failed', jobLog, false);
   }
-  return { ...outcome, apiCheckResult: outcome.apiCheckResult ? { ...outcome.apiCheckResult, jobLog } : outcome.apiCheckResult };
+  return {
+    ...outcome,
+    apiCheckResult: outcome.apiCheckResult ? { ...outcome.apiCheckResult, jobLog } : outcome.apiCheckResult,
+  };
 }

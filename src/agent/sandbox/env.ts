@@ -14,7 +14,12 @@ export const SANDBOX_MARKER_VAR = 'OUTPOST_SANDBOX_ID';
 const SAFE_LANG = /^[A-Za-z0-9_.@-]{1,64}$/;
 const SAFE_TZ = /^[A-Za-z0-9_+\-/:.]{1,64}$/;
 
-export function sandboxEnv(runtime: Runtime, jobDir: string, sandboxId: string, agentEnv: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function sandboxEnv(
+  runtime: Runtime,
+  jobDir: string,
+  sandboxId: string,
+  agentEnv: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const lang = agentEnv.LANG && SAFE_LANG.test(agentEnv.LANG) ? agentEnv.LANG : 'C.UTF-8';
   const tz = agentEnv.TZ && SAFE_TZ.test(agentEnv.TZ) && !agentEnv.TZ.includes('..') ? agentEnv.TZ : 'UTC';
   return {
@@ -35,7 +40,13 @@ export function sandboxEnv(runtime: Runtime, jobDir: string, sandboxId: string, 
  * child processes, workers, addons, WASI or inspector (none of the --allow-* flags for them).
  * One --allow-fs-* flag per path: Node 22 and 24 both take repeated flags.
  */
-export function sandboxNodeFlags(runtime: Runtime, jobDir: string, bootstrapPath: string, limits: SandboxLimits, permissions: boolean): string[] {
+export function sandboxNodeFlags(
+  runtime: Runtime,
+  jobDir: string,
+  bootstrapPath: string,
+  limits: SandboxLimits,
+  permissions: boolean,
+): string[] {
   const flags = [`--max-old-space-size=${limits.heapMb}`];
   if (permissions) {
     flags.push(

@@ -73,7 +73,17 @@ export const NO_ISOLATION: SandboxIsolation = { kind: 'none', reason: 'not confi
 
 /** The launcher's arguments that run `file args` as `uid` (and the gid of the same number). */
 export function launchArgs(uid: number, file: string, args: readonly string[]): string[] {
-  return [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--', file, ...args];
+  return [
+    `--reuid=${uid}`,
+    `--regid=${uid}`,
+    '--clear-groups',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--no-new-privs',
+    '--',
+    file,
+    ...args,
+  ];
 }
 
 const NEEDED_CAPS: Array<[string, number]> = [
@@ -101,10 +111,18 @@ function probe(launcher: string, uid: number): Promise<string | undefined> {
   return new Promise((resolve) => {
     // An environment of its own: the agent's (API_KEY among it) is nothing a sandbox uid should hold.
     const options = { timeout: 10_000, cwd: '/', env: { PATH: '/usr/bin:/bin' } };
-    execFile(launcher, launchArgs(uid, '/bin/sh', ['-c', script, 'sh', String(process.pid)]), options, (err, stdout, stderr) => {
-      if (!err) resolve(undefined);
-      else resolve(`a process under the sandbox uid ${uid} (${launcher}) failed the start-up check: ${(stdout + stderr).trim().split('\n').pop() || `exit code ${err.code}`}`);
-    });
+    execFile(
+      launcher,
+      launchArgs(uid, '/bin/sh', ['-c', script, 'sh', String(process.pid)]),
+      options,
+      (err, stdout, stderr) => {
+        if (!err) resolve(undefined);
+        else
+          resolve(
+            `a process under the sandbox uid ${uid} (${launcher}) failed the start-up check: ${(stdout + stderr).trim().split('\n').pop() || `exit code ${err.code}`}`,
+          );
+      },
+    );
   });
 }
 
@@ -126,7 +144,11 @@ function unavailableReason(launcher: string): string | undefined {
  * sandbox must not run as someone's uid: it could signal their processes, and the kill after a job
  * takes every process of the uid.
  */
-export function accountsInRange(base: number, count: number, files: readonly string[] = ['/etc/passwd', '/etc/group']): string[] {
+export function accountsInRange(
+  base: number,
+  count: number,
+  files: readonly string[] = ['/etc/passwd', '/etc/group'],
+): string[] {
   const found: string[] = [];
   for (const file of files) {
     let text = '';
@@ -149,20 +171,30 @@ export function accountsInRange(base: number, count: number, files: readonly str
  * agent's user and says so (the caller logs `reason`); `none` is the explicit opt-out. A range
  * that holds a user or group of the machine is a ConfigError naming SANDBOX_UID_BASE.
  */
-export async function detectIsolation(settings: IsolationSettings, launcher = DEFAULT_LAUNCHER, accountFiles?: readonly string[]): Promise<SandboxIsolation> {
+export async function detectIsolation(
+  settings: IsolationSettings,
+  launcher = DEFAULT_LAUNCHER,
+  accountFiles?: readonly string[],
+): Promise<SandboxIsolation> {
   if (settings.mode === 'none') return { kind: 'none', reason: 'SANDBOX_ISOLATION=none' };
   let why = unavailableReason(launcher);
   if (why === undefined) {
     const taken = accountsInRange(settings.uidBase, SANDBOX_UID_COUNT, accountFiles);
     if (taken.length > 0) {
       const range = `${settings.uidBase}-${settings.uidBase + SANDBOX_UID_COUNT - 1}`;
-      throw new ConfigError('SANDBOX_UID_BASE', `SANDBOX_UID_BASE=${settings.uidBase}: the sandbox uids ${range} must be no one's, but ${taken.slice(0, 3).join(', ')} use them; choose a free range`);
+      throw new ConfigError(
+        'SANDBOX_UID_BASE',
+        `SANDBOX_UID_BASE=${settings.uidBase}: the sandbox uids ${range} must be no one's, but ${taken.slice(0, 3).join(', ')} use them; choose a free range`,
+      );
     }
     why = await probe(launcher, settings.uidBase);
   }
   if (why === undefined) return { kind: 'uid', launcher, uids: new UidAllocator(settings.uidBase) };
   if (settings.mode === 'uid') {
-    throw new ConfigError('SANDBOX_ISOLATION', `SANDBOX_ISOLATION=uid cannot be met: ${why}; or set SANDBOX_ISOLATION=auto or none to run user code as the agent's user`);
+    throw new ConfigError(
+      'SANDBOX_ISOLATION',
+      `SANDBOX_ISOLATION=uid cannot be met: ${why}; or set SANDBOX_ISOLATION=auto or none to run user code as the agent's user`,
+    );
   }
   return { kind: 'none', reason: why };
 }

@@ -112,19 +112,22 @@ export class SandboxPool {
     for (let i = 0; i < missing; i++) {
       this.#starting.set(runtimeId, (this.#starting.get(runtimeId) ?? 0) + 1);
       const starting: Promise<void> = this.#startOne(runtime, true)
-          .then(async (sandbox) => {
-            // Closed while it started: it must not outlive the pool (close() awaits this).
-            if (this.#closed) await sandbox.dispose();
-            else warm.push(sandbox);
-          })
-          .catch((err: unknown) => {
-            this.#pausedUntil.set(runtimeId, Date.now() + REFILL_PAUSE_MS);
-            this.#log?.error({ err, runtime: runtimeId }, 'a warm sandbox could not start; jobs start their own until the pool recovers');
-          })
-          .finally(() => {
-            this.#starting.set(runtimeId, (this.#starting.get(runtimeId) ?? 1) - 1);
-            this.#inFlight.delete(starting);
-          });
+        .then(async (sandbox) => {
+          // Closed while it started: it must not outlive the pool (close() awaits this).
+          if (this.#closed) await sandbox.dispose();
+          else warm.push(sandbox);
+        })
+        .catch((err: unknown) => {
+          this.#pausedUntil.set(runtimeId, Date.now() + REFILL_PAUSE_MS);
+          this.#log?.error(
+            { err, runtime: runtimeId },
+            'a warm sandbox could not start; jobs start their own until the pool recovers',
+          );
+        })
+        .finally(() => {
+          this.#starting.set(runtimeId, (this.#starting.get(runtimeId) ?? 1) - 1);
+          this.#inFlight.delete(starting);
+        });
       this.#inFlight.add(starting);
       started.push(starting);
     }

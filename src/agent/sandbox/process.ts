@@ -51,7 +51,14 @@ export interface SandboxOptions {
 
 type ControlMessage =
   | { type: 'ready'; node?: string }
-  | { type: 'done'; stage?: string; ok: boolean; context?: Record<string, unknown>; error?: Partial<ScriptErrorInfo>; secrets?: unknown }
+  | {
+      type: 'done';
+      stage?: string;
+      ok: boolean;
+      context?: Record<string, unknown>;
+      error?: Partial<ScriptErrorInfo>;
+      secrets?: unknown;
+    }
   | { type: 'exit'; code?: number; stage?: string };
 
 interface Exit {
@@ -137,7 +144,10 @@ export class SandboxProcess {
     }
     const uid = isolation.uids.take();
     if (uid === undefined) {
-      throw new SandboxStartError(opts.runtime.id, `the sandbox for runtime ${opts.runtime.id} could not start: all ${isolation.uids.count} sandbox uids from ${isolation.uids.base} are in use`);
+      throw new SandboxStartError(
+        opts.runtime.id,
+        `the sandbox for runtime ${opts.runtime.id} could not start: all ${isolation.uids.count} sandbox uids from ${isolation.uids.base} are in use`,
+      );
     }
     try {
       // Sandbox uids pass through the jobs folder (no listing) into their own 0700 folder only.
@@ -152,7 +162,13 @@ export class SandboxProcess {
     return new SandboxProcess(opts, id, jobDir, isolation, uid);
   }
 
-  private constructor(opts: SandboxOptions, id: string, jobDir: string, isolation: SandboxIsolation, uid: number | undefined) {
+  private constructor(
+    opts: SandboxOptions,
+    id: string,
+    jobDir: string,
+    isolation: SandboxIsolation,
+    uid: number | undefined,
+  ) {
     this.id = id;
     this.jobDir = jobDir;
     this.runtime = opts.runtime;
@@ -160,9 +176,16 @@ export class SandboxProcess {
     this.#limits = opts.limits;
     const bootstrap = opts.bootstrapPath ?? BOOTSTRAP_PATH;
     const env = sandboxEnv(opts.runtime, jobDir, id);
-    const args = [...sandboxNodeFlags(opts.runtime, jobDir, bootstrap, opts.limits, opts.permissions), bootstrap, opts.runtime.dir];
+    const args = [
+      ...sandboxNodeFlags(opts.runtime, jobDir, bootstrap, opts.limits, opts.permissions),
+      bootstrap,
+      opts.runtime.dir,
+    ];
     this.#isolation = isolation;
-    const [file, fileArgs] = isolation.kind === 'uid' && uid !== undefined ? [isolation.launcher, launchArgs(uid, opts.runtime.nodePath, args)] : [opts.runtime.nodePath, args];
+    const [file, fileArgs] =
+      isolation.kind === 'uid' && uid !== undefined
+        ? [isolation.launcher, launchArgs(uid, opts.runtime.nodePath, args)]
+        : [opts.runtime.nodePath, args];
     const sub = execa(file, fileArgs, {
       cwd: jobDir,
       env,
@@ -222,7 +245,12 @@ export class SandboxProcess {
     return new Promise<void>((resolve, reject) => {
       const fail = (why: string): void => {
         cleanup();
-        reject(new SandboxStartError(this.runtime.id, `the sandbox for runtime ${this.runtime.id} (${this.runtime.nodePath}) could not start: ${why}`));
+        reject(
+          new SandboxStartError(
+            this.runtime.id,
+            `the sandbox for runtime ${this.runtime.id} (${this.runtime.nodePath}) could not start: ${why}`,
+          ),
+        );
       };
       const timer = setTimeout(() => {
         fail(`it was not ready within ${this.#limits.startTimeoutMs} ms`);
@@ -260,7 +288,11 @@ export class SandboxProcess {
     const decoder = new StringDecoder('utf8');
     stream.on('data', (chunk: Buffer) => {
       const text = decoder.write(chunk);
-      if (name === 'stderr' && !this.#heapOom && /heap out of memory|Reached heap limit/.test(this.#partial.stderr.slice(-64) + text)) {
+      if (
+        name === 'stderr' &&
+        !this.#heapOom &&
+        /heap out of memory|Reached heap limit/.test(this.#partial.stderr.slice(-64) + text)
+      ) {
         this.#heapOom = true;
       }
       this.#takeWatchingMarker(name, text);
@@ -349,7 +381,10 @@ export class SandboxProcess {
       return;
     }
     this.#outputBytes += bytes;
-    const msg = line.length > this.#limits.lineBytes ? `${line.slice(0, this.#limits.lineBytes)} [line cut at ${this.#limits.lineBytes} characters]` : line;
+    const msg =
+      line.length > this.#limits.lineBytes
+        ? `${line.slice(0, this.#limits.lineBytes)} [line cut at ${this.#limits.lineBytes} characters]`
+        : line;
     this.#lines.push({ time: new Date().toISOString(), stream: name, msg });
   }
 
@@ -361,7 +396,11 @@ export class SandboxProcess {
       if (this.#controlBytes > CONTROL_CAP_BYTES) {
         // Only user code can make the control channel this big (it can write to fd 3): stop it.
         if (this.#controlBytes - Buffer.byteLength(text) <= CONTROL_CAP_BYTES) {
-          this.#onMessage?.({ type: 'done', ok: false, error: { name: 'SandboxError', message: `the script sent more than ${CONTROL_CAP_BYTES} bytes of results` } });
+          this.#onMessage?.({
+            type: 'done',
+            ok: false,
+            error: { name: 'SandboxError', message: `the script sent more than ${CONTROL_CAP_BYTES} bytes of results` },
+          });
           void this.#kill();
         }
         return;
@@ -432,14 +471,19 @@ export class SandboxProcess {
       const onExit = (): void => {
         const exit = this.#exit ?? { code: null, signal: null };
         if (this.#killedFor === 'memory') finish({ kind: 'memory', detail: this.#memoryDetail });
-        else if (this.#heapOom) finish({ kind: 'memory', detail: `the V8 heap limit of ${this.#limits.heapMb} MB was reached` });
+        else if (this.#heapOom)
+          finish({ kind: 'memory', detail: `the V8 heap limit of ${this.#limits.heapMb} MB was reached` });
         else finish({ kind: 'exited', code: exit.code, signal: exit.signal });
       };
       this.#onMessage = (m) => {
         if (m.type === 'done') {
           if (m.ok) {
             const secrets = Array.isArray(m.secrets) ? m.secrets.filter((v): v is string => typeof v === 'string') : [];
-            whenOutputComplete({ kind: 'ok', context: m.context && typeof m.context === 'object' ? m.context : {}, secrets });
+            whenOutputComplete({
+              kind: 'ok',
+              context: m.context && typeof m.context === 'object' ? m.context : {},
+              secrets,
+            });
           } else whenOutputComplete({ kind: 'script-error', error: asError(m.error) });
         } else if (m.type === 'exit') {
           // process.exit() in the script: the exit itself follows; remember the code it asked for.
@@ -468,9 +512,15 @@ export class SandboxProcess {
    * before a sandbox counts as warm; a cold start skips it, as it would only move the cost.
    */
   async warmUp(): Promise<void> {
-    const outcome = await this.run({ stage: 'setup', filename: 'warm-up.js', code: '', env: {}, context: {} }, { timeoutMs: this.#limits.startTimeoutMs });
+    const outcome = await this.run(
+      { stage: 'setup', filename: 'warm-up.js', code: '', env: {}, context: {} },
+      { timeoutMs: this.#limits.startTimeoutMs },
+    );
     if (outcome.kind !== 'ok') {
-      throw new SandboxStartError(this.runtime.id, `the sandbox for runtime ${this.runtime.id} (${this.runtime.nodePath}) could not start: its warm-up step ended as ${outcome.kind}`);
+      throw new SandboxStartError(
+        this.runtime.id,
+        `the sandbox for runtime ${this.runtime.id} (${this.runtime.nodePath}) could not start: its warm-up step ended as ${outcome.kind}`,
+      );
     }
   }
 

@@ -26,7 +26,15 @@ import { Scrubber } from './scrubber.ts';
 
 export { formsOf } from './forms.ts';
 export { hasActiveSecrets, registerActiveScrubber, scrubActive } from './registry.ts';
-export { CYCLE, isSensitiveHeader, MIN_SECRET_LENGTH, REDACTED, redactHeaders, SENSITIVE_HEADERS, Scrubber } from './scrubber.ts';
+export {
+  CYCLE,
+  isSensitiveHeader,
+  MIN_SECRET_LENGTH,
+  REDACTED,
+  redactHeaders,
+  SENSITIVE_HEADERS,
+  Scrubber,
+} from './scrubber.ts';
 
 /** The prefix of environment variables whose values user code marks as secret at run time. */
 export const RUNTIME_SECRET_PREFIX = 'OUTPOST_SECRET_';

@@ -28,7 +28,11 @@ export interface CollectedArtifacts {
 /** The HTML report is zipped in memory; past this it is left out (the traces are uploaded on their own). */
 const HTML_ZIP_MAX_BYTES = 150 * 1024 * 1024;
 
-const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 120) || 'file';
+const safe = (s: string) =>
+  s
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 120) || 'file';
 
 async function folderFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -78,12 +82,18 @@ export async function collectSuiteArtifacts(o: {
 
   const jsonReport = await fileInJob(o.jsonReport);
   if (jsonReport) {
-    pending.push({ spec: { name: 'playwright-report.json', kind: 'report', path: jsonReport, contentType: 'application/json' }, onOk: (n) => (got.jsonReport = n) });
+    pending.push({
+      spec: { name: 'playwright-report.json', kind: 'report', path: jsonReport, contentType: 'application/json' },
+      onOk: (n) => (got.jsonReport = n),
+    });
   }
   const htmlZip = path.join(o.agentDir, 'playwright-report.zip');
   const htmlDir = await insideJob(o.jobDir, o.htmlReport);
   if (htmlDir && (await zipFolder(htmlDir, htmlZip))) {
-    pending.push({ spec: { name: 'playwright-report.zip', kind: 'report', path: htmlZip, contentType: 'application/zip' }, onOk: (n) => (got.htmlReport = n) });
+    pending.push({
+      spec: { name: 'playwright-report.zip', kind: 'report', path: htmlZip, contentType: 'application/zip' },
+      onOk: (n) => (got.htmlReport = n),
+    });
   }
   const seen = new Set<string>();
   let i = 0;
@@ -105,7 +115,10 @@ export async function collectSuiteArtifacts(o: {
     });
   }
   if (!o.collector) {
-    if (pending.length > 0) o.log.note(`${pending.length} artifact(s) (reports, traces, videos) were produced but this agent has no artifact uploader`);
+    if (pending.length > 0)
+      o.log.note(
+        `${pending.length} artifact(s) (reports, traces, videos) were produced but this agent has no artifact uploader`,
+      );
     return got;
   }
   for (const p of pending) {

@@ -17,7 +17,10 @@ import { agentFolder, insideJob } from './suite-uid.ts';
  * playwright-core's version and ffmpeg revision, as the project installed it; undefined if not found
  * or if its files lie outside the job folder (the agent reads them, and the install wrote them).
  */
-async function playwrightCoreOf(cliPath: string, jobDir: string): Promise<{ version: string; ffmpegRevision: string | null } | undefined> {
+async function playwrightCoreOf(
+  cliPath: string,
+  jobDir: string,
+): Promise<{ version: string; ffmpegRevision: string | null } | undefined> {
   try {
     // Resolved from the CLI the run uses, so pnpm's nested layout and hoisted ones both work.
     const pkgPath = await insideJob(jobDir, createRequire(cliPath).resolve('playwright-core/package.json'));
@@ -36,7 +39,12 @@ async function playwrightCoreOf(cliPath: string, jobDir: string): Promise<{ vers
  * The folder for the Playwright that `cliPath` belongs to, created on first use. Returns undefined
  * when the project's Playwright cannot be identified (the run then goes on without the variable).
  */
-export async function playwrightBrowsersFolder(o: { cliPath: string; cacheDir: string; ffmpegPath: string; jobDir: string }): Promise<string | undefined> {
+export async function playwrightBrowsersFolder(o: {
+  cliPath: string;
+  cacheDir: string;
+  ffmpegPath: string;
+  jobDir: string;
+}): Promise<string | undefined> {
   const core = await playwrightCoreOf(o.cliPath, o.jobDir);
   if (!core || !/^[\w.+-]+$/.test(core.version)) return undefined;
   // The agent's, readable by every run's uid and writable by none: no run can change what a later one

@@ -25,7 +25,8 @@ export function suiteBundlePath(sha256: string): string {
 
 export function verifyBundle(bytes: Buffer, bundle: PlaywrightCheckDefinition['codeBundle']): Buffer {
   const got = createHash('sha256').update(bytes).digest('hex');
-  if (got !== bundle.sha256) throw new BundleUnavailableError(`the suite archive's SHA-256 is ${got}, the job names ${bundle.sha256}`);
+  if (got !== bundle.sha256)
+    throw new BundleUnavailableError(`the suite archive's SHA-256 is ${got}, the job names ${bundle.sha256}`);
   return bytes;
 }
 
@@ -34,15 +35,25 @@ export function serviceBundleSource(config: SuiteRunnerConfig): BundleSource {
   let dispatcher: ReturnType<typeof createServiceDispatcher> | undefined;
   return {
     async fetch(bundle, signal) {
-      if (!apiUrl || !apiKey) throw new BundleUnavailableError('API_URL and API_KEY are needed to download suite archives');
+      if (!apiUrl || !apiKey)
+        throw new BundleUnavailableError('API_URL and API_KEY are needed to download suite archives');
       if (bundle.size > config.bundleMaxBytes) {
-        throw new BundleUnavailableError(`the suite archive is ${bundle.size} bytes, over SUITE_BUNDLE_MAX_BYTES (${config.bundleMaxBytes})`);
+        throw new BundleUnavailableError(
+          `the suite archive is ${bundle.size} bytes, over SUITE_BUNDLE_MAX_BYTES (${config.bundleMaxBytes})`,
+        );
       }
       dispatcher ??= createServiceDispatcher(config.proxy);
       const url = new URL(suiteBundlePath(bundle.sha256).slice(1), apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`);
       let res: Awaited<ReturnType<typeof request>>;
       try {
-        res = await request(url, { method: 'GET', headers: { authorization: `Bearer ${apiKey}` }, dispatcher, signal, bodyTimeout: 60_000, headersTimeout: 30_000 });
+        res = await request(url, {
+          method: 'GET',
+          headers: { authorization: `Bearer ${apiKey}` },
+          dispatcher,
+          signal,
+          bodyTimeout: 60_000,
+          headersTimeout: 30_000,
+        });
       } catch (err) {
         throw new BundleUnavailableError(`downloading the suite archive failed: ${(err as Error).message}`);
       }
@@ -56,7 +67,9 @@ export function serviceBundleSource(config: SuiteRunnerConfig): BundleSource {
         n += (chunk as Buffer).length;
         if (n > config.bundleMaxBytes) {
           res.body.destroy();
-          throw new BundleUnavailableError(`the suite archive is over SUITE_BUNDLE_MAX_BYTES (${config.bundleMaxBytes})`);
+          throw new BundleUnavailableError(
+            `the suite archive is over SUITE_BUNDLE_MAX_BYTES (${config.bundleMaxBytes})`,
+          );
         }
         chunks.push(chunk as Buffer);
       }

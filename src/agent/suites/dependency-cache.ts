@@ -31,7 +31,15 @@ export interface CacheKeyParts {
 
 export function dependencyCacheKey(p: CacheKeyParts): string {
   const h = createHash('sha256');
-  for (const part of [p.scope, p.lockfile, p.packageJson, p.packageManager, JSON.stringify(p.installArgs), p.engine, `${process.platform}-${process.arch}`]) {
+  for (const part of [
+    p.scope,
+    p.lockfile,
+    p.packageJson,
+    p.packageManager,
+    JSON.stringify(p.installArgs),
+    p.engine,
+    `${process.platform}-${process.arch}`,
+  ]) {
     const b = typeof part === 'string' ? Buffer.from(part) : part;
     h.update(`${b.length}:`);
     h.update(b);
@@ -93,6 +101,7 @@ export class DependencyCache {
       names.map(async (n) => ({ n, t: (await stat(this.#entry(n)).catch(() => undefined))?.mtimeMs ?? 0 })),
     );
     aged.sort((a, b) => a.t - b.t);
-    for (const { n } of aged.slice(0, aged.length - this.maxEntries)) await rm(this.#entry(n), { recursive: true, force: true });
+    for (const { n } of aged.slice(0, aged.length - this.maxEntries))
+      await rm(this.#entry(n), { recursive: true, force: true });
   }
 }

@@ -24,7 +24,8 @@ export class EngineUnavailableError extends Error {
   override readonly name = 'EngineUnavailableError';
 }
 
-const nodeOf = (enginesDir: string, major: string) => path.join(enginesDir, 'node_modules', `node${major}`, 'bin', 'node');
+const nodeOf = (enginesDir: string, major: string) =>
+  path.join(enginesDir, 'node_modules', `node${major}`, 'bin', 'node');
 
 async function executable(p: string): Promise<boolean> {
   try {
@@ -35,9 +36,16 @@ async function executable(p: string): Promise<boolean> {
   }
 }
 
-export function enginePaths(enginesDir: string, engine: SuiteEngine): { bin: string; node: string; kind: 'node' | 'bun' } {
+export function enginePaths(
+  enginesDir: string,
+  engine: SuiteEngine,
+): { bin: string; node: string; kind: 'node' | 'bun' } {
   if (engine === 'bun1.3') {
-    return { bin: path.join(enginesDir, 'node_modules', 'bun', 'bin', 'bun.exe'), node: nodeOf(enginesDir, '24'), kind: 'bun' };
+    return {
+      bin: path.join(enginesDir, 'node_modules', 'bun', 'bin', 'bun.exe'),
+      node: nodeOf(enginesDir, '24'),
+      kind: 'bun',
+    };
   }
   const major = engine.slice('node'.length);
   return { bin: nodeOf(enginesDir, major), node: nodeOf(enginesDir, major), kind: 'node' };
@@ -97,9 +105,15 @@ export function installCommand(
     case 'npm':
       return { file: engine.node, args: [mod('npm', 'bin', 'npm-cli.js'), ...(extraArgs ?? ['ci', ...quiet])] };
     case 'pnpm':
-      return { file: engine.node, args: [mod('pnpm', 'bin', 'pnpm.cjs'), ...(extraArgs ?? ['install', '--frozen-lockfile'])] };
+      return {
+        file: engine.node,
+        args: [mod('pnpm', 'bin', 'pnpm.cjs'), ...(extraArgs ?? ['install', '--frozen-lockfile'])],
+      };
     case 'yarn':
-      return { file: engine.node, args: [mod('yarn', 'bin', 'yarn.js'), ...(extraArgs ?? ['install', '--frozen-lockfile', '--non-interactive'])] };
+      return {
+        file: engine.node,
+        args: [mod('yarn', 'bin', 'yarn.js'), ...(extraArgs ?? ['install', '--frozen-lockfile', '--non-interactive'])],
+      };
     case 'bun': {
       const bun = mod('bun', 'bin', 'bun.exe');
       return { file: bun, args: [...(extraArgs ?? ['install', '--frozen-lockfile'])] };
@@ -109,6 +123,11 @@ export function installCommand(
 
 /** Folders put first on PATH: the engine's, then the package managers' shims (npx, pnpm, yarn, bun). */
 export function enginePath(enginesDir: string, engine: ResolvedEngine): string {
-  const dirs = [path.dirname(engine.bin), path.dirname(engine.node), path.join(enginesDir, 'node_modules', 'bun', 'bin'), path.join(enginesDir, 'node_modules', '.bin')];
+  const dirs = [
+    path.dirname(engine.bin),
+    path.dirname(engine.node),
+    path.join(enginesDir, 'node_modules', 'bun', 'bin'),
+    path.join(enginesDir, 'node_modules', '.bin'),
+  ];
   return [...new Set(dirs), '/usr/local/bin', '/usr/bin', '/bin'].join(':');
 }

@@ -88,6 +88,9 @@ export class SuiteLog {
 
   /** The last `n` lines of a phase that went to stderr or stdout, for a one-line error summary. */
   tail(phase: SuitePhase, n: number): string[] {
-    return this.#lines.filter((l) => l.phase === phase && l.msg.trim() !== '').slice(-n).map((l) => l.msg.trim());
+    return this.#lines
+      .filter((l) => l.phase === phase && l.msg.trim() !== '')
+      .slice(-n)
+      .map((l) => l.msg.trim());
   }
 }

@@ -61,7 +61,12 @@ export async function runSuiteProcess(o: SuiteProcessOptions): Promise<SuiteProc
   sub.stdout?.on('error', () => {});
   sub.stderr?.on('error', () => {});
 
-  const marks: SandboxMarks = { rootPid: sub.pid, jobDir: o.jobDir, envMarker: o.marker, ...(o.runAs ? { uid: o.runAs.uid } : {}) };
+  const marks: SandboxMarks = {
+    rootPid: sub.pid,
+    jobDir: o.jobDir,
+    envMarker: o.marker,
+    ...(o.runAs ? { uid: o.runAs.uid } : {}),
+  };
   let exited = false;
   let stoppedBy: SuiteProcessExit['stoppedBy'];
   const done = sub.then((r) => {
@@ -80,7 +85,9 @@ export async function runSuiteProcess(o: SuiteProcessOptions): Promise<SuiteProc
   const stop = async (why: 'abort' | 'deadline'): Promise<void> => {
     if (stoppedBy || exited) return;
     stoppedBy = why;
-    o.log.note(`stopping the ${o.phase === 'install' ? 'install' : 'tests'}: ${why === 'abort' ? 'the run was stopped' : 'the global timeout was reached'} (SIGINT)`);
+    o.log.note(
+      `stopping the ${o.phase === 'install' ? 'install' : 'tests'}: ${why === 'abort' ? 'the run was stopped' : 'the global timeout was reached'} (SIGINT)`,
+    );
     signalGroup('SIGINT');
     const waited = await Promise.race([done.then(() => true), delay(o.graceMs).then(() => false)]);
     if (waited) return;

@@ -78,7 +78,12 @@ function walk(suite: JsonSuite, parents: string[], out: ParsedReport): void {
       const failing = [...results].reverse().find((r) => (r.errors?.length ?? 0) > 0 || r.error);
       for (const r of results) {
         for (const a of r.attachments ?? []) {
-          if (a.path) out.attachments.push({ name: a.name ?? 'attachment', contentType: a.contentType ?? 'application/octet-stream', path: a.path });
+          if (a.path)
+            out.attachments.push({
+              name: a.name ?? 'attachment',
+              contentType: a.contentType ?? 'application/octet-stream',
+              path: a.path,
+            });
         }
       }
       out.tests.push({

@@ -29,7 +29,17 @@ import { enginePath, installCommand, packageManagerOf, type ResolvedEngine, reso
 import { SuiteLog, type SuiteLogLine } from './log.ts';
 import { runSuiteProcess } from './process.ts';
 import { type ParsedReport, readReport, summarise } from './report.ts';
-import { agentFolder, handOver, insideJob, makeJobFolder, releaseSuiteUid, SharedFolderError, type SuiteUid, SuiteUidUnavailableError, takeSuiteUid } from './suite-uid.ts';
+import {
+  agentFolder,
+  handOver,
+  insideJob,
+  makeJobFolder,
+  releaseSuiteUid,
+  SharedFolderError,
+  type SuiteUid,
+  SuiteUidUnavailableError,
+  takeSuiteUid,
+} from './suite-uid.ts';
 import { writeWrapperConfig } from './wrapper-config.ts';
 
 export const SUITE_MARKER_VAR = 'OUTPOST_SUITE_ID';
@@ -73,7 +83,15 @@ async function exists(p: string): Promise<boolean> {
 }
 
 /** The environment of both steps, built from nothing: the agent's own variables never reach the suite. */
-function baseEnv(o: { check: PlaywrightCheckDefinition; engine: ResolvedEngine; config: SuiteRunnerConfig; home: string; tmp: string; marker: string; agentEnv: NodeJS.ProcessEnv }) {
+function baseEnv(o: {
+  check: PlaywrightCheckDefinition;
+  engine: ResolvedEngine;
+  config: SuiteRunnerConfig;
+  home: string;
+  tmp: string;
+  marker: string;
+  agentEnv: NodeJS.ProcessEnv;
+}) {
   const env: Record<string, string> = {};
   // The check's variables first: what the agent sets below wins over them.
   for (const v of o.check.environmentVariables ?? []) env[v.key] = v.value;
@@ -161,7 +179,13 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
   let globalTimeoutReached = false;
   let setup: SetupFailure | undefined;
   let testExit: number | null = null;
-  let collected = { names: [] as string[], traces: [] as Array<{ name: string; filename: string }>, videos: [] as string[], jsonReport: null as string | null, htmlReport: null as string | null };
+  let collected = {
+    names: [] as string[],
+    traces: [] as Array<{ name: string; filename: string }>,
+    videos: [] as string[],
+    jsonReport: null as string | null,
+    htmlReport: null as string | null,
+  };
 
   const isolation = ctx.isolation ?? NO_ISOLATION;
   // Passable, not listable: a sandbox uid reaches its own job folder only.
@@ -169,7 +193,12 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
   // A short folder name: Chromium's singleton socket lives under TMPDIR, and a Unix socket path
   // may not pass 107 bytes.
   const jobDir = path.join(await realpath(ctx.config.jobsRoot), randomBytes(6).toString('hex'));
-  const dirs = { project: path.join(jobDir, 'project'), out: path.join(jobDir, 'out'), home: path.join(jobDir, 'home'), tmp: path.join(jobDir, 't') };
+  const dirs = {
+    project: path.join(jobDir, 'project'),
+    out: path.join(jobDir, 'out'),
+    home: path.join(jobDir, 'home'),
+    tmp: path.join(jobDir, 't'),
+  };
   // The agent's own corner of the job folder (the zipped HTML report): the sandbox cannot write there.
   const agentDir = path.join(jobDir, 'a');
   const marks: SandboxMarks = { rootPid: undefined, jobDir, envMarker: `${SUITE_MARKER_VAR}=${marker}` };
@@ -206,21 +235,36 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
     }
     let files: string[];
     try {
-      files = (await extractSuiteArchive(bytes, dirs.project, { maxEntries: ctx.config.maxEntries, unpackedMaxBytes: ctx.config.unpackedMaxBytes })).files;
+      files = (
+        await extractSuiteArchive(bytes, dirs.project, {
+          maxEntries: ctx.config.maxEntries,
+          unpackedMaxBytes: ctx.config.unpackedMaxBytes,
+        })
+      ).files;
     } catch (err) {
-      if (err instanceof SuiteArchiveError) throw new SetupFailure('unpack', `the suite archive cannot be used: ${err.message}`);
+      if (err instanceof SuiteArchiveError)
+        throw new SetupFailure('unpack', `the suite archive cannot be used: ${err.message}`);
       throw err;
     }
     timings.unpackMs = Date.now() - t0;
     const problems = projectProblems(files, check.workingDir);
-    if (problems.length > 0) throw new SetupFailure('unpack', `the suite archive is not a Playwright project: ${problems.join('; ')}`);
+    if (problems.length > 0)
+      throw new SetupFailure('unpack', `the suite archive is not a Playwright project: ${problems.join('; ')}`);
     const layout = projectLayout(files, check.workingDir);
     const projectDir = path.join(dirs.project, layout.workingDir);
     const lockfileRel = layout.lockfilePath ?? '';
     const lockDir = path.join(dirs.project, path.dirname(lockfileRel));
     const pm = packageManagerOf(layout.lockfile ?? 'package-lock.json');
     packageManager = pm;
-    const env = baseEnv({ check, engine, config: ctx.config, home: dirs.home, tmp: dirs.tmp, marker, agentEnv: ctx.agentEnv ?? process.env });
+    const env = baseEnv({
+      check,
+      engine,
+      config: ctx.config,
+      home: dirs.home,
+      tmp: dirs.tmp,
+      marker,
+      agentEnv: ctx.agentEnv ?? process.env,
+    });
 
     // ---- install (or restore)
     const t1 = Date.now();
@@ -243,7 +287,9 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
       log.note(`dependencies restored from the dependency cache (${layout.lockfile}, key ${key?.slice(0, 12)})`);
     } else {
       const cmd = installCommand(ctx.config.enginesDir, engine, pm, check.installArgs);
-      log.note(`installing dependencies with ${pm} (${layout.lockfile}) on ${check.engine}: ${pm} ${cmd.args.slice(pm === 'bun' ? 0 : 1).join(' ')}`);
+      log.note(
+        `installing dependencies with ${pm} (${layout.lockfile}) on ${check.engine}: ${pm} ${cmd.args.slice(pm === 'bun' ? 0 : 1).join(' ')}`,
+      );
       const res = await runSuiteProcess({
         file: cmd.file,
         args: cmd.args,
@@ -261,13 +307,20 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
       timings.installMs = Date.now() - t1;
       if (res.stoppedBy === 'deadline') {
         globalTimeoutReached = true;
-        throw new SetupFailure('install', `the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached while installing dependencies`);
+        throw new SetupFailure(
+          'install',
+          `the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached while installing dependencies`,
+        );
       }
       if (res.stoppedBy === 'abort') throw new SetupFailure('install', 'stopped while installing dependencies');
-      if (res.spawnError) throw new SetupFailure('install', `the package manager could not be started: ${res.spawnError}`, true);
+      if (res.spawnError)
+        throw new SetupFailure('install', `the package manager could not be started: ${res.spawnError}`, true);
       if (res.exitCode !== 0) {
         const tail = log.tail('install', 3).join(' | ');
-        throw new SetupFailure('install', `dependency install failed: ${pm} exited with ${res.signal ? `signal ${res.signal}` : `code ${res.exitCode}`}${tail ? `: ${tail.slice(0, 500)}` : ''}`);
+        throw new SetupFailure(
+          'install',
+          `dependency install failed: ${pm} exited with ${res.signal ? `signal ${res.signal}` : `code ${res.exitCode}`}${tail ? `: ${tail.slice(0, 500)}` : ''}`,
+        );
       }
       // The install's processes are all gone (runSuiteProcess killed them): what it wrote stands still.
       const modules = await insideJob(jobDir, path.join(lockDir, 'node_modules'));
@@ -282,14 +335,30 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
     const found = await playwrightCli(projectDir, dirs.project);
     const cli = found ? await insideJob(jobDir, found) : undefined;
     const realProjectDir = await insideJob(jobDir, projectDir);
-    if (!realProjectDir) throw new SetupFailure('test', `the project folder ${layout.workingDir || '.'} is not inside the suite's folder any more (the install replaced it)`);
-    if (!cli) throw new SetupFailure('test', '@playwright/test is not among the installed dependencies: add it to package.json and the lockfile');
+    if (!realProjectDir)
+      throw new SetupFailure(
+        'test',
+        `the project folder ${layout.workingDir || '.'} is not inside the suite's folder any more (the install replaced it)`,
+      );
+    if (!cli)
+      throw new SetupFailure(
+        'test',
+        '@playwright/test is not among the installed dependencies: add it to package.json and the lockfile',
+      );
     const remaining = deadline - Date.now();
     if (remaining <= 1_000) {
       globalTimeoutReached = true;
-      throw new SetupFailure('test', `the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached before the tests could start`);
+      throw new SetupFailure(
+        'test',
+        `the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached before the tests could start`,
+      );
     }
-    const browsersPath = await playwrightBrowsersFolder({ cliPath: cli, cacheDir: ctx.config.browsersCacheDir, ffmpegPath: ctx.config.ffmpegPath, jobDir }).catch((err: unknown) => {
+    const browsersPath = await playwrightBrowsersFolder({
+      cliPath: cli,
+      cacheDir: ctx.config.browsersCacheDir,
+      ffmpegPath: ctx.config.ffmpegPath,
+      jobDir,
+    }).catch((err: unknown) => {
       if (err instanceof SharedFolderError) throw new SetupFailure('test', err.message, true);
       throw err;
     });
@@ -307,7 +376,9 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
       // the margin leaves it time to close the browser and write the report.
       globalTimeoutMs: Math.max(1_000, remaining - 3_000),
     });
-    log.note(`running: playwright test ${check.testArgs.join(' ')} on ${check.engine}${check.testSession ? ' (test session: CI=true)' : ''}`.trim());
+    log.note(
+      `running: playwright test ${check.testArgs.join(' ')} on ${check.engine}${check.testSession ? ' (test session: CI=true)' : ''}`.trim(),
+    );
     const t2 = Date.now();
     const res = await runSuiteProcess({
       file: engine.bin,
@@ -330,27 +401,50 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
       globalTimeoutReached = true;
       // Playwright's own timeout did not finish the run in time (a slow teardown on a busy machine):
       // say in the user's log why the tests stopped, since the report may be partial.
-      log.note(`the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached: the tests were stopped`);
+      log.note(
+        `the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached: the tests were stopped`,
+      );
     }
     const realReport = await insideJob(jobDir, jsonReport);
     report = realReport ? await readReport(realReport) : undefined;
-    if (report?.globalErrors.some((e) => /Timed out waiting .* for the (entire )?test (suite|run)/i.test(e))) globalTimeoutReached = true;
+    if (report?.globalErrors.some((e) => /Timed out waiting .* for the (entire )?test (suite|run)/i.test(e)))
+      globalTimeoutReached = true;
     if (!report && !stopReason() && !globalTimeoutReached) {
       const tail = log.tail('test', 4).join(' | ');
-      throw new SetupFailure('test', `Playwright did not produce a report (exit code ${res.exitCode ?? res.signal}): ${tail.slice(0, 600) || 'see the log'}`);
+      throw new SetupFailure(
+        'test',
+        `Playwright did not produce a report (exit code ${res.exitCode ?? res.signal}): ${tail.slice(0, 600) || 'see the log'}`,
+      );
     }
-    if (report && report.tests.length === 0 && report.globalErrors.length > 0 && !stopReason() && !globalTimeoutReached) {
+    if (
+      report &&
+      report.tests.length === 0 &&
+      report.globalErrors.length > 0 &&
+      !stopReason() &&
+      !globalTimeoutReached
+    ) {
       throw new SetupFailure('test', `Playwright could not run the suite: ${firstLine(report.globalErrors[0] ?? '')}`);
     }
-    collected = await collectSuiteArtifacts({ collector: ctx.artifacts, log, jobDir, agentDir, jsonReport, htmlReport, attachments: report?.attachments ?? [] });
+    collected = await collectSuiteArtifacts({
+      collector: ctx.artifacts,
+      log,
+      jobDir,
+      agentDir,
+      jsonReport,
+      htmlReport,
+      attachments: report?.attachments ?? [],
+    });
   } catch (err) {
     if (!(err instanceof SetupFailure)) throw err;
     setup = err;
     log.note(`setup error (${err.phase}): ${err.message}`);
   } finally {
     await killSandboxTree(marks);
-    await rm(jobDir, { recursive: true, force: true, maxRetries: 3 }).catch((err: unknown) => ctx.log.warn({ err, jobDir }, 'could not remove a suite job folder'));
-    if (!(await releaseSuiteUid(isolation, who, marks))) ctx.log.warn({ uid: who?.uid, jobDir }, 'processes of a suite run outlived it: its sandbox uid stays taken');
+    await rm(jobDir, { recursive: true, force: true, maxRetries: 3 }).catch((err: unknown) =>
+      ctx.log.warn({ err, jobDir }, 'could not remove a suite job folder'),
+    );
+    if (!(await releaseSuiteUid(isolation, who, marks)))
+      ctx.log.warn({ uid: who?.uid, jobDir }, 'processes of a suite run outlived it: its sandbox uid stays taken');
   }
 
   const stop: Stop = stopReason();
@@ -368,7 +462,9 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
   const degradedReasons: string[] = [];
   if (status === 'passed') {
     if (check.degradedResponseTime !== null && responseTime > check.degradedResponseTime) {
-      degradedReasons.push(`the run took ${responseTime} ms, over the degraded threshold of ${check.degradedResponseTime} ms`);
+      degradedReasons.push(
+        `the run took ${responseTime} ms, over the degraded threshold of ${check.degradedResponseTime} ms`,
+      );
     }
     if (summary.flaky > 0) degradedReasons.push(`${summary.flaky} flaky test(s) passed only on retry`);
   }
@@ -376,13 +472,16 @@ export async function runSuite(check: PlaywrightCheckDefinition, ctx: SuiteRunCo
   const errors: Array<Record<string, unknown>> = [];
   if (setup) errors.push({ phase: setup.phase, message: setup.message });
   for (const e of report?.globalErrors ?? []) errors.push({ phase: 'test', message: e });
-  for (const t of tests) if (t.error && t.outcome === 'unexpected') errors.push({ test: t.titlePath.join(' › '), projectName: t.projectName, status: t.status, message: t.error });
+  for (const t of tests)
+    if (t.error && t.outcome === 'unexpected')
+      errors.push({ test: t.titlePath.join(' › '), projectName: t.projectName, status: t.status, message: t.error });
 
   const interruptedNote = summary.interrupted > 0 ? `; ${summary.interrupted} test(s) interrupted` : '';
   const failedTests = tests.filter((t) => t.outcome === 'unexpected' && t.status !== 'interrupted');
   let error: string | null = null;
   if (status === 'cancelled') error = `cancelled${setup ? ` during ${setup.phase}` : ''}${interruptedNote}`;
-  else if (status === 'timed-out') error = `the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached${setup ? ` during ${setup.phase}` : ''}${interruptedNote}`;
+  else if (status === 'timed-out')
+    error = `the global timeout of ${Math.round(check.globalTimeoutMs / 1000)} s was reached${setup ? ` during ${setup.phase}` : ''}${interruptedNote}`;
   else if (status === 'setup-error') error = `setup error: ${setup?.message ?? 'unknown'}`;
   else if (status === 'failed') {
     const first = failedTests[0];
@@ -441,5 +540,10 @@ function reportHeader(
 ): SuiteLogLine {
   const degraded = degradedReasons.length > 0 ? ` — DEGRADED: ${degradedReasons.join('; ')}` : '';
   const counts = `${summary.total} test(s): ${summary.passed} passed, ${summary.failed} failed, ${summary.flaky} flaky`;
-  return { time: started.toISOString(), phase: 'agent', stream: 'agent', msg: `Outpost suite run: ${status.toUpperCase()}${degraded} (${counts})` };
+  return {
+    time: started.toISOString(),
+    phase: 'agent',
+    stream: 'agent',
+    msg: `Outpost suite run: ${status.toUpperCase()}${degraded} (${counts})`,
+  };
 }

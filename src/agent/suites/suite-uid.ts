@@ -28,7 +28,10 @@ export class SuiteUidUnavailableError extends Error {
 export function takeSuiteUid(isolation: SandboxIsolation): SuiteUid | undefined {
   if (isolation.kind !== 'uid') return undefined;
   const uid = isolation.uids.take();
-  if (uid === undefined) throw new SuiteUidUnavailableError(`all ${isolation.uids.count} sandbox uids from ${isolation.uids.base} are in use`);
+  if (uid === undefined)
+    throw new SuiteUidUnavailableError(
+      `all ${isolation.uids.count} sandbox uids from ${isolation.uids.base} are in use`,
+    );
   return { uid, launcher: isolation.launcher };
 }
 
@@ -46,7 +49,11 @@ export async function handOver(dirs: readonly string[], who: SuiteUid | undefine
  * Once the run's processes are killed: removes what its uid left in the shared temporary folders and
  * returns the uid to the pool, only when no process of it is left (else it stays taken).
  */
-export async function releaseSuiteUid(isolation: SandboxIsolation, who: SuiteUid | undefined, marks: SandboxMarks): Promise<boolean> {
+export async function releaseSuiteUid(
+  isolation: SandboxIsolation,
+  who: SuiteUid | undefined,
+  marks: SandboxMarks,
+): Promise<boolean> {
   return who ? releaseSandboxUid(isolation, { ...marks, uid: who.uid }) : true;
 }
 
@@ -83,7 +90,11 @@ export async function agentFolder(dir: string, variable: string, mode: number): 
 }
 
 /** The job folder: the agent's, passable (0711) for the run's uid; its sub-folders 0700, given to it later. */
-export async function makeJobFolder(jobDir: string, subdirs: readonly string[], who: SuiteUid | undefined): Promise<void> {
+export async function makeJobFolder(
+  jobDir: string,
+  subdirs: readonly string[],
+  who: SuiteUid | undefined,
+): Promise<void> {
   await mkdir(jobDir, { mode: who ? 0o711 : 0o700 });
   for (const d of subdirs) await mkdir(d, { mode: 0o700 });
 }

@@ -12,7 +12,10 @@ export type AlertChannelType = (typeof ALERT_CHANNEL_TYPES)[number];
 
 const Text = (maxLength = 1024) => Type.String({ maxLength });
 const Required = (maxLength = 1024) => Type.String({ minLength: 1, maxLength });
-const KeyValue = Type.Object({ key: Type.String({ minLength: 1, maxLength: 256 }), value: Text(4096) }, { additionalProperties: false });
+const KeyValue = Type.Object(
+  { key: Type.String({ minLength: 1, maxLength: 256 }), value: Text(4096) },
+  { additionalProperties: false },
+);
 /** E.164, as the vendor documents phone numbers: "+", country code, up to 15 digits. */
 const PhoneNumber = Type.String({ pattern: '^\\+[1-9][0-9]{1,14}$', maxLength: 16 });
 const closed = { additionalProperties: false } as const;
@@ -44,7 +47,10 @@ export const WebhookConfig = Type.Object(
   },
   closed,
 );
-export const PagerDutyConfig = Type.Object({ serviceKey: Required(), account: Required(256), serviceName: Required(256) }, closed);
+export const PagerDutyConfig = Type.Object(
+  { serviceKey: Required(), account: Required(256), serviceName: Required(256) },
+  closed,
+);
 export const OpsgenieConfig = Type.Object(
   {
     name: Type.Optional(Text(256)),
@@ -67,7 +73,8 @@ export const CONFIG_SCHEMAS = {
   CALL: PhoneConfig,
 } as const satisfies Record<AlertChannelType, TObject>;
 
-const variant = <K extends AlertChannelType>(type: K) => Type.Object({ type: Type.Literal(type), config: CONFIG_SCHEMAS[type] });
+const variant = <K extends AlertChannelType>(type: K) =>
+  Type.Object({ type: Type.Literal(type), config: CONFIG_SCHEMAS[type] });
 
 /** A channel's type and config, as stored and as a notifier reads it (config fields plain in memory). */
 export const AlertChannelDefinition = Type.Union([

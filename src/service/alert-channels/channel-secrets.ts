@@ -47,7 +47,10 @@ export function maskChannelSecrets(def: AlertChannelDefinition): AlertChannelDef
  * An update that sends back a secret field as GET showed it (masked) means "unchanged": keep the
  * stored value, so reading a channel and writing it back never replaces a key with its mask.
  */
-export function keepMaskedSecrets(incoming: AlertChannelDefinition, stored: AlertChannelDefinition): AlertChannelDefinition {
+export function keepMaskedSecrets(
+  incoming: AlertChannelDefinition,
+  stored: AlertChannelDefinition,
+): AlertChannelDefinition {
   if (incoming.type !== stored.type) return incoming;
   const kept: Record<string, unknown> = { ...incoming.config };
   const old = stored.config as Record<string, unknown>;
@@ -56,7 +59,8 @@ export function keepMaskedSecrets(incoming: AlertChannelDefinition, stored: Aler
     if (typeof before === 'string' && kept[field] === maskSecret(before)) kept[field] = before;
   }
   for (const field of SECRET_LIST_FIELDS[incoming.type]) {
-    if (Array.isArray(kept[field])) kept[field] = keepMaskedItems(kept[field] as KeyValue[], (old[field] ?? []) as KeyValue[]);
+    if (Array.isArray(kept[field]))
+      kept[field] = keepMaskedItems(kept[field] as KeyValue[], (old[field] ?? []) as KeyValue[]);
   }
   return { ...incoming, config: kept } as AlertChannelDefinition;
 }

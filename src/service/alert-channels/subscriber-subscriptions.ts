@@ -22,7 +22,9 @@ export const AlertChannelSubscriptionIn = Type.Object(
 /** The body property: absent on create means none given; absent on update keeps the stored ones. */
 export const AlertChannelSubscriptionsIn = Type.Optional(Type.Array(AlertChannelSubscriptionIn, { maxItems: 1000 }));
 
-export const AlertChannelSubscriptionsOut = Type.Array(Type.Object({ alertChannelId: Type.Number(), activated: Type.Boolean() }));
+export const AlertChannelSubscriptionsOut = Type.Array(
+  Type.Object({ alertChannelId: Type.Number(), activated: Type.Boolean() }),
+);
 
 /**
  * The reference's autoAssignAlerts (default true): whether a new check or group is subscribed to the
@@ -43,12 +45,17 @@ export interface BodySubscriptions<B> {
 }
 
 /** Splits the list off a body and checks it (a 400 before anything is written). */
-export async function takeSubscriptions<B extends object>(store: Store, accountId: string, body: B): Promise<BodySubscriptions<B>> {
+export async function takeSubscriptions<B extends object>(
+  store: Store,
+  accountId: string,
+  body: B,
+): Promise<BodySubscriptions<B>> {
   const { alertChannelSubscriptions: given, ...rest } = body as B & { alertChannelSubscriptions?: GivenList };
   await assertOwnChannels(store, accountId, given);
   return {
     rest,
-    created: (subscriber, autoAssign) => store.alertChannels.subscribeNew(accountId, subscriber, given ?? [], autoAssign),
+    created: (subscriber, autoAssign) =>
+      store.alertChannels.subscribeNew(accountId, subscriber, given ?? [], autoAssign),
     updated: async (subscriber) => {
       if (given) await store.alertChannels.replaceSubscriptionsOf(accountId, subscriber, given);
     },
@@ -61,7 +68,10 @@ export async function takeSubscriptions<B extends object>(store: Store, accountI
  */
 async function assertOwnChannels(store: Store, accountId: string, given: ChannelRef[] | undefined): Promise<void> {
   if (!given || given.length === 0) return;
-  const owned = await store.alertChannels.ownedIds(accountId, given.map((s) => s.alertChannelId));
+  const owned = await store.alertChannels.ownedIds(
+    accountId,
+    given.map((s) => s.alertChannelId),
+  );
   const seen = new Set<number>();
   given.forEach(({ alertChannelId: id }, i) => {
     const field = `${FIELD}/${i}/alertChannelId`;

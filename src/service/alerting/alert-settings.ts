@@ -30,8 +30,13 @@ export function resolveAlertSettings(body: Partial<AlertSettingsBody> | null | u
     escalationType: body?.escalationType ?? d.escalationType,
     failedRunThreshold: body?.runBasedEscalation?.failedRunThreshold ?? d.runBasedEscalation.failedRunThreshold,
     minutesFailingThreshold: body?.timeBasedEscalation?.minutesFailingThreshold ?? DEFAULT_MINUTES_FAILING,
-    reminders: { amount: body?.reminders?.amount ?? d.reminders.amount, interval: body?.reminders?.interval ?? d.reminders.interval },
-    parallelFailurePercentage: parallel?.enabled ? (parallel.percentage ?? d.parallelRunFailureThreshold.percentage) : null,
+    reminders: {
+      amount: body?.reminders?.amount ?? d.reminders.amount,
+      interval: body?.reminders?.interval ?? d.reminders.interval,
+    },
+    parallelFailurePercentage: parallel?.enabled
+      ? (parallel.percentage ?? d.parallelRunFailureThreshold.percentage)
+      : null,
   };
 }
 
@@ -41,7 +46,10 @@ export function resolveAlertSettings(body: Partial<AlertSettingsBody> | null | u
  * settings of its own overrides its checks'; otherwise a check uses its own only when it does not
  * defer to the account (useGlobalAlertSettings false; true is the reference's default).
  */
-export function effectiveAlertSettings(check: Pick<StoredCheck, 'body'>, group: Pick<StoredCheckGroup, 'body'> | undefined): AlertSettings {
+export function effectiveAlertSettings(
+  check: Pick<StoredCheck, 'body'>,
+  group: Pick<StoredCheckGroup, 'body'> | undefined,
+): AlertSettings {
   if (group?.body.useGlobalAlertSettings === true) return resolveAlertSettings(null);
   if (group?.body.alertSettings) return resolveAlertSettings(group.body.alertSettings as Partial<AlertSettingsBody>);
   if (check.body.useGlobalAlertSettings !== false) return resolveAlertSettings(null);

@@ -79,7 +79,12 @@ export class AlertFanOut extends PollingWorker<CheckAlertRecord> {
       const channels = await store.alertChannels.listSubscribedTo(alert.accountId, alert.checkId, group?.id ?? null);
       drafts = channels
         .filter((c) => channelWants(c, alert.alertType, alert.sslDaysRemaining))
-        .map((c) => draftFor(c, messageOf(alert, { notificationId: randomUUID(), check, group, publicUrl: this.#opts.publicUrl })));
+        .map((c) =>
+          draftFor(
+            c,
+            messageOf(alert, { notificationId: randomUUID(), check, group, publicUrl: this.#opts.publicUrl }),
+          ),
+        );
     }
     const queued = await store.alertNotifications.fanOut(alert.id, drafts, suppressed, new Date());
     if (queued > 0) this.#opts.onQueued();

@@ -9,7 +9,10 @@ import moment from 'moment';
 import type { MaintenanceWindow, RepeatUnit } from '../store/maintenance-window-types.ts';
 
 /** The fields of a window that decide when it is active. */
-export type WindowSchedule = Pick<MaintenanceWindow, 'startsAt' | 'endsAt' | 'repeatUnit' | 'repeatInterval' | 'repeatEndsAt'>;
+export type WindowSchedule = Pick<
+  MaintenanceWindow,
+  'startsAt' | 'endsAt' | 'repeatUnit' | 'repeatInterval' | 'repeatEndsAt'
+>;
 
 /** The fields of a window that decide which checks it covers. */
 export type WindowScope = Pick<MaintenanceWindow, 'tags' | 'silenceAlertsTags' | 'silenceAllAlerts'>;
@@ -22,7 +25,10 @@ const SHORTEST_MS: Record<RepeatUnit, number> = { DAY: 86_400_000, WEEK: 7 * 86_
  * on the 31st runs on the 30th of 30-day months and the 28th/29th of February, then the 31st again.
  */
 function occurrenceStart(startMs: number, unit: RepeatUnit, interval: number, k: number): number {
-  return moment.utc(startMs).add(k * interval, UNIT[unit]).valueOf();
+  return moment
+    .utc(startMs)
+    .add(k * interval, UNIT[unit])
+    .valueOf();
 }
 
 /** Whether occurrence k may run: its start's UTC calendar date is on or before repeatEndsAt. */
@@ -54,7 +60,11 @@ export function isWindowActiveAt(window: WindowSchedule, at: Date): boolean {
  * with silenceAllAlerts, else any shared tag with silenceAlertsTags, or with `tags` when that list is
  * empty (`tags` is the reference's older scope field, still what most clients send).
  */
-export function windowCoversCheck(window: WindowScope, checkTags: readonly string[], groupTags: readonly string[] = []): boolean {
+export function windowCoversCheck(
+  window: WindowScope,
+  checkTags: readonly string[],
+  groupTags: readonly string[] = [],
+): boolean {
   if (window.silenceAllAlerts) return true;
   const scope = window.silenceAlertsTags.length > 0 ? window.silenceAlertsTags : window.tags;
   return scope.some((tag) => checkTags.includes(tag) || groupTags.includes(tag));

@@ -10,7 +10,13 @@
  * another replica may bring a reminder forward.
  */
 import { groupOf } from '../checks/group-of.ts';
-import type { CheckAlertRecord, CheckStatusRecord, NewCheckAlert, ReminderUpdate, WithAlert } from '../store/check-status-types.ts';
+import type {
+  CheckAlertRecord,
+  CheckStatusRecord,
+  NewCheckAlert,
+  ReminderUpdate,
+  WithAlert,
+} from '../store/check-status-types.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
 import { type AlertSettings, effectiveAlertSettings } from './alert-settings.ts';
 import { reminderStep } from './state-machine.ts';
@@ -88,7 +94,13 @@ export class ReminderSweeper {
     // Deleted meanwhile: its status goes with it.
     if (!check) return null;
     const settings = effectiveAlertSettings(check, await groupOf(store, check));
-    return store.checkStatuses.applyReminder(accountId, checkId, at, (status, reminded) => reminderUpdate(status, reminded, check, settings, Date.parse(at)), onAlert);
+    return store.checkStatuses.applyReminder(
+      accountId,
+      checkId,
+      at,
+      (status, reminded) => reminderUpdate(status, reminded, check, settings, Date.parse(at)),
+      onAlert,
+    );
   }
 
   #arm(delayMs: number): void {
@@ -125,7 +137,11 @@ export function reminderUpdate(
 }
 
 /** A reminder carries the facts of the alert it reminds of. */
-function reminderOf(reminded: CheckAlertRecord, status: CheckStatusRecord, check: Pick<StoredCheck, 'name' | 'checkType'>): NewCheckAlert {
+function reminderOf(
+  reminded: CheckAlertRecord,
+  status: CheckStatusRecord,
+  check: Pick<StoredCheck, 'name' | 'checkType'>,
+): NewCheckAlert {
   return {
     name: check.name,
     checkType: check.checkType,

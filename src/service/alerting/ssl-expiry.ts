@@ -23,7 +23,11 @@ export interface SslStep {
 }
 
 /** Whether the certificate `tls` seen at `atMs` is due an alert, and what to remember of it. */
-export function sslStep(prev: SslAlerted | null | undefined, tls: Pick<ApiTlsDetails, 'daysRemaining' | 'fingerprint256'> | undefined, atMs: number): SslStep {
+export function sslStep(
+  prev: SslAlerted | null | undefined,
+  tls: Pick<ApiTlsDetails, 'daysRemaining' | 'fingerprint256'> | undefined,
+  atMs: number,
+): SslStep {
   const kept = prev ?? null;
   const days = tls?.daysRemaining;
   if (days === null || days === undefined || days > SSL_ALERT_DAYS) return { alertDays: null, next: kept };
@@ -36,7 +40,9 @@ export function sslStep(prev: SslAlerted | null | undefined, tls: Pick<ApiTlsDet
 }
 
 /** An SSL monitor's leaf certificate in the shape sslStep reads (days left, fingerprint); undefined without one. */
-export function sslMonitorCertificate(result: SslCheckResult | undefined): Pick<ApiTlsDetails, 'daysRemaining' | 'fingerprint256'> | undefined {
+export function sslMonitorCertificate(
+  result: SslCheckResult | undefined,
+): Pick<ApiTlsDetails, 'daysRemaining' | 'fingerprint256'> | undefined {
   const leaf = result?.response?.certificate;
   return leaf ? { daysRemaining: leaf.daysUntilExpiry, fingerprint256: leaf.fingerprintSha256 } : undefined;
 }

@@ -81,13 +81,22 @@ export function counts(result: CountedResult): boolean {
 }
 
 /** Applies one result; `locationIds` are the locations the check runs at now (others are forgotten). */
-export function step(prev: AlertState, result: CountedResult, settings: AlertSettings, locationIds: readonly string[]): Step {
+export function step(
+  prev: AlertState,
+  result: CountedResult,
+  settings: AlertSettings,
+  locationIds: readonly string[],
+): Step {
   if (!counts(result)) return { next: prev, alert: null };
   const outcome: CheckState = result.hasFailures ? 'FAILING' : result.isDegraded ? 'DEGRADED' : 'PASSING';
   const locations = currentLocations(prev.locations, locationIds, result.locationId, outcome);
   const failing = isFailing(locations, locationIds.length, settings.parallelFailurePercentage);
-  const streak = failing ? continueStreak(prev, result) : { consecutiveFailedRuns: 0, lastFailedRun: null, failingSinceMs: null };
-  const escalated = failing && escalationMet(streak.consecutiveFailedRuns, result.atMs - (streak.failingSinceMs ?? result.atMs), settings);
+  const streak = failing
+    ? continueStreak(prev, result)
+    : { consecutiveFailedRuns: 0, lastFailedRun: null, failingSinceMs: null };
+  const escalated =
+    failing &&
+    escalationMet(streak.consecutiveFailedRuns, result.atMs - (streak.failingSinceMs ?? result.atMs), settings);
   const degraded = Object.values(locations).includes('DEGRADED');
   // A failure below its threshold keeps the state it had: it neither alerts nor recovers yet.
   const state: CheckState = failing ? (escalated ? 'FAILING' : prev.state) : degraded ? 'DEGRADED' : 'PASSING';
@@ -120,7 +129,10 @@ function isFailing(locations: Record<string, CheckState>, locationCount: number,
   return (failingCount * 100) / Math.max(locationCount, 1) >= percentage;
 }
 
-function continueStreak(prev: AlertState, result: CountedResult): Pick<AlertState, 'consecutiveFailedRuns' | 'lastFailedRun' | 'failingSinceMs'> {
+function continueStreak(
+  prev: AlertState,
+  result: CountedResult,
+): Pick<AlertState, 'consecutiveFailedRuns' | 'lastFailedRun' | 'failingSinceMs'> {
   const newRun = prev.lastFailedRun !== result.runKey;
   return {
     consecutiveFailedRuns: prev.consecutiveFailedRuns + (newRun ? 1 : 0),
@@ -154,8 +166,12 @@ export interface ReminderStep {
  */
 export function reminderStep(state: AlertState, settings: AlertSettings, nowMs: number): ReminderStep {
   const due = nextReminderAtMs(state, settings);
-  if (due === null || due > nowMs || state.alertedAtMs === null) return { next: state, remind: false, nextReminderAtMs: due };
+  if (due === null || due > nowMs || state.alertedAtMs === null)
+    return { next: state, remind: false, nextReminderAtMs: due };
   const dueByNow = Math.floor((nowMs - state.alertedAtMs) / (settings.reminders.interval * 60_000));
-  const next = { ...state, remindersSent: Math.min(settings.reminders.amount, Math.max(state.remindersSent + 1, dueByNow)) };
+  const next = {
+    ...state,
+    remindersSent: Math.min(settings.reminders.amount, Math.max(state.remindersSent + 1, dueByNow)),
+  };
   return { next, remind: true, nextReminderAtMs: nextReminderAtMs(next, settings) };
 }

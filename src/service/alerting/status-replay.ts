@@ -27,11 +27,29 @@ export async function replayPendingResults({ store, statuses, log, storedBefore 
       // The check was deleted: its results, and their pending marks, went with it.
       const check = await store.checks.get(r.accountId, r.checkId);
       if (!check) continue;
-      const run = { accountId: r.accountId, checkId: r.checkId, dueAt: r.dueAt, locationId: r.locationId, checkType: r.payload.checkType };
-      const event = { run, check, resultId: r.id, resultType: r.resultType ?? 'FINAL', runLocation: r.runLocation, result: r.payload };
+      const run = {
+        accountId: r.accountId,
+        checkId: r.checkId,
+        dueAt: r.dueAt,
+        locationId: r.locationId,
+        checkType: r.payload.checkType,
+      };
+      const event = {
+        run,
+        check,
+        resultId: r.id,
+        resultType: r.resultType ?? 'FINAL',
+        runLocation: r.runLocation,
+        result: r.payload,
+      };
       await statuses
         .resultStored({ ...event, atMs: Date.parse(r.createdAt) })
-        .catch((err: unknown) => log.error({ err, resultId: r.id, checkId: r.checkId }, 'stored result could not be applied to its check status'));
+        .catch((err: unknown) =>
+          log.error(
+            { err, resultId: r.id, checkId: r.checkId },
+            'stored result could not be applied to its check status',
+          ),
+        );
     }
     seen += batch.length;
     if (batch.length < BATCH) return seen;

@@ -11,7 +11,14 @@
 import type { RunResult } from '../../shared/protocol.ts';
 import { effectivePlacement } from '../checks/group-merge.ts';
 import { groupOf } from '../checks/group-of.ts';
-import type { AlertType, CheckAlertRecord, CheckStatusRecord, NewCheckAlert, StatusUpdate, WithAlert } from '../store/check-status-types.ts';
+import type {
+  AlertType,
+  CheckAlertRecord,
+  CheckStatusRecord,
+  NewCheckAlert,
+  StatusUpdate,
+  WithAlert,
+} from '../store/check-status-types.ts';
 import type { Run, Store, StoredCheck } from '../store/store.ts';
 import { type AlertSettings, effectiveAlertSettings } from './alert-settings.ts';
 import { sslMonitorCertificate, sslStep } from './ssl-expiry.ts';
@@ -71,7 +78,9 @@ export class CheckStatusService {
    * so two batches on PostgreSQL never wait for each other in a cycle.
    */
   async resultsStored(events: readonly StoredResultEvent[]): Promise<CheckAlertRecord[]> {
-    const ordered = [...events].sort((a, b) => (a.run.checkId < b.run.checkId ? -1 : a.run.checkId > b.run.checkId ? 1 : 0));
+    const ordered = [...events].sort((a, b) =>
+      a.run.checkId < b.run.checkId ? -1 : a.run.checkId > b.run.checkId ? 1 : 0,
+    );
     // Read committed, as applyResult's own transaction: each check's row lock orders its updates.
     const alerts = await this.#store.transaction(
       async () => {
@@ -103,7 +112,12 @@ export class CheckStatusService {
 }
 
 /** The next status row and the alerts (if any) for one result: pure, run inside the store's transaction. */
-export function nextStatus(prev: CheckStatusRecord | undefined, e: StoredResultEvent, settings: AlertSettings, locationIds: readonly string[]): StatusUpdate {
+export function nextStatus(
+  prev: CheckStatusRecord | undefined,
+  e: StoredResultEvent,
+  settings: AlertSettings,
+  locationIds: readonly string[],
+): StatusUpdate {
   const r = e.result;
   const counted: CountedResult = {
     resultType: e.resultType,
@@ -142,7 +156,12 @@ export function nextStatus(prev: CheckStatusRecord | undefined, e: StoredResultE
 }
 
 /** The history entry of an alert: the result that caused it, and when its episode began. */
-function alertOf(e: StoredResultEvent, alertType: AlertType, startedAtMs: number, sslDaysRemaining: number | null): NewCheckAlert {
+function alertOf(
+  e: StoredResultEvent,
+  alertType: AlertType,
+  startedAtMs: number,
+  sslDaysRemaining: number | null,
+): NewCheckAlert {
   const r = e.result;
   return {
     name: e.check.name,

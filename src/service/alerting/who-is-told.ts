@@ -27,7 +27,11 @@ const FLAG_OF: Record<AlertType, Flag> = {
 };
 
 /** Whether a channel with these flags is told about an alert of this type. */
-export function channelWants(channel: AlertChannelSettings, alertType: AlertType, sslDaysRemaining: number | null): boolean {
+export function channelWants(
+  channel: AlertChannelSettings,
+  alertType: AlertType,
+  sslDaysRemaining: number | null,
+): boolean {
   const flag = FLAG_OF[alertType];
   if (flag !== 'sslExpiry') return channel[flag];
   return channel.sslExpiry && sslDaysRemaining !== null && sslDaysRemaining <= channel.sslExpiryThreshold;

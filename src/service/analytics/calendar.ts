@@ -13,9 +13,14 @@ export function checkTimeZone(timezone: string): string {
   try {
     if (named) new Intl.DateTimeFormat('en-US', { timeZone: timezone });
   } catch {
-    throw new BadRequestError(`querystring/timezone: ${JSON.stringify(timezone)} is not a named IANA time zone (e.g. America/New_York)`);
+    throw new BadRequestError(
+      `querystring/timezone: ${JSON.stringify(timezone)} is not a named IANA time zone (e.g. America/New_York)`,
+    );
   }
-  if (!named) throw new BadRequestError(`querystring/timezone: ${JSON.stringify(timezone)} is not a named IANA time zone (e.g. America/New_York)`);
+  if (!named)
+    throw new BadRequestError(
+      `querystring/timezone: ${JSON.stringify(timezone)} is not a named IANA time zone (e.g. America/New_York)`,
+    );
   return timezone;
 }
 
@@ -25,11 +30,27 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function localParts(ms: number, tz: string): { y: number; m: number; d: number; hh: number; mm: number; ss: number } {
   let f = formatters.get(tz);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
     formatters.set(tz, f);
   }
   const parts = Object.fromEntries(f.formatToParts(new Date(ms)).map((p) => [p.type, Number(p.value)]));
-  return { y: parts.year ?? 1970, m: parts.month ?? 1, d: parts.day ?? 1, hh: parts.hour ?? 0, mm: parts.minute ?? 0, ss: parts.second ?? 0 };
+  return {
+    y: parts.year ?? 1970,
+    m: parts.month ?? 1,
+    d: parts.day ?? 1,
+    hh: parts.hour ?? 0,
+    mm: parts.minute ?? 0,
+    ss: parts.second ?? 0,
+  };
 }
 
 /** How far `tz`'s wall clock is ahead of UTC at `ms`. */
@@ -56,7 +77,12 @@ function bucketStart(ms: number, unit: Granularity, tz: string): { y: number; m:
 export const MAX_BUCKETS = 120;
 
 /** The buckets covering [fromMs, toMs), each clamped to the window, ascending; 400 beyond MAX_BUCKETS. */
-export function calendarBuckets(fromMs: number, toMs: number, unit: Granularity, tz: string): Array<{ fromMs: number; toMs: number }> {
+export function calendarBuckets(
+  fromMs: number,
+  toMs: number,
+  unit: Granularity,
+  tz: string,
+): Array<{ fromMs: number; toMs: number }> {
   let { y, m, d } = bucketStart(fromMs, unit, tz);
   let start = localMidnight(y, m, d, tz);
   const out: Array<{ fromMs: number; toMs: number }> = [];
@@ -65,7 +91,8 @@ export function calendarBuckets(fromMs: number, toMs: number, unit: Granularity,
     else d += unit === 'week' ? 7 : 1;
     const next = localMidnight(y, m, d, tz);
     out.push({ fromMs: Math.max(start, fromMs), toMs: Math.min(next, toMs) });
-    if (out.length > MAX_BUCKETS) throw new BadRequestError(`querystring/granularity: the window holds more than ${MAX_BUCKETS} ${unit} buckets`);
+    if (out.length > MAX_BUCKETS)
+      throw new BadRequestError(`querystring/granularity: the window holds more than ${MAX_BUCKETS} ${unit} buckets`);
     start = next;
   }
   return out;

@@ -38,7 +38,12 @@ export interface AnalyticsKind {
 export const AGGREGATIONS = ['avg', 'max', 'median', 'min', 'p50', 'p90', 'p95', 'p99', 'stddev', 'sum'] as const;
 export type Aggregation = (typeof AGGREGATIONS)[number];
 
-const ms = (name: string, label: string, source: MetricDef['source'] = 'measured'): MetricDef => ({ name, unit: 'milliseconds', label, source });
+const ms = (name: string, label: string, source: MetricDef['source'] = 'measured'): MetricDef => ({
+  name,
+  unit: 'milliseconds',
+  label,
+  source,
+});
 const count = (name: string, label: string): MetricDef => ({ name, unit: 'count', label, source: 'measured' });
 
 /** Only finite numbers are recorded: a phase the runner could not time is left out, not counted as 0. */
@@ -76,7 +81,8 @@ function icmpFigures(result: RunResult): Record<string, number> {
 function browserErrors(result: RunResult): Record<string, number> {
   const summary = result.details?.browserCheckResult?.traceSummary;
   const out: Record<string, number> = {};
-  for (const name of ['consoleErrors', 'networkErrors', 'userScriptErrors', 'documentErrors'] as const) pick(out, name, summary?.[name]);
+  for (const name of ['consoleErrors', 'networkErrors', 'userScriptErrors', 'documentErrors'] as const)
+    pick(out, name, summary?.[name]);
   return out;
 }
 
@@ -86,7 +92,8 @@ function sslFigures(result: RunResult): Record<string, number> {
   const out: Record<string, number> = {};
   pick(out, 'handshakeTimeMs', ssl.handshakeTimeMs);
   pick(out, 'daysUntilExpiry', ssl.daysUntilExpiry);
-  for (const flag of ['hostnameVerified', 'chainTrusted', 'ocspStapled'] as const) if (typeof ssl[flag] === 'boolean') out[flag] = ssl[flag] ? 1 : 0;
+  for (const flag of ['hostnameVerified', 'chainTrusted', 'ocspStapled'] as const)
+    if (typeof ssl[flag] === 'boolean') out[flag] = ssl[flag] ? 1 : 0;
   return out;
 }
 
@@ -101,7 +108,14 @@ const HTTP_METRICS: readonly MetricDef[] = [
 
 /** Every type Outpost may serve. `served` below keeps those whose checks the service has. */
 export const ANALYTICS_KINDS: readonly AnalyticsKind[] = [
-  { path: 'api-checks', checkType: 'API', metrics: HTTP_METRICS, groupBy: ['runLocation', 'statusCode'], intervals: true, measure: httpPhases },
+  {
+    path: 'api-checks',
+    checkType: 'API',
+    metrics: HTTP_METRICS,
+    groupBy: ['runLocation', 'statusCode'],
+    intervals: true,
+    measure: httpPhases,
+  },
   {
     path: 'browser-checks',
     checkType: 'BROWSER',
@@ -123,18 +137,41 @@ export const ANALYTICS_KINDS: readonly AnalyticsKind[] = [
     intervals: true,
     measure: browserErrors,
   },
-  { path: 'multistep-checks', checkType: 'MULTI_STEP', metrics: [ms('responseTime', 'Response time', 'responseTime')], groupBy: ['runLocation'], intervals: true },
-  { path: 'playwright-checks', checkType: 'PLAYWRIGHT', metrics: [ms('responseTime', 'Response time', 'responseTime')], groupBy: ['runLocation'], intervals: true },
+  {
+    path: 'multistep-checks',
+    checkType: 'MULTI_STEP',
+    metrics: [ms('responseTime', 'Response time', 'responseTime')],
+    groupBy: ['runLocation'],
+    intervals: true,
+  },
+  {
+    path: 'playwright-checks',
+    checkType: 'PLAYWRIGHT',
+    metrics: [ms('responseTime', 'Response time', 'responseTime')],
+    groupBy: ['runLocation'],
+    intervals: true,
+  },
   { path: 'heartbeat-checks', checkType: 'HEARTBEAT', metrics: [], groupBy: [], intervals: false },
   {
     path: 'tcp-checks',
     checkType: 'TCP',
-    metrics: [ms('total', 'Total time', 'responseTime'), ms('dns', 'DNS lookup'), ms('connection', 'Connection'), ms('data', 'Data exchange')],
+    metrics: [
+      ms('total', 'Total time', 'responseTime'),
+      ms('dns', 'DNS lookup'),
+      ms('connection', 'Connection'),
+      ms('data', 'Data exchange'),
+    ],
     groupBy: ['runLocation'],
     intervals: true,
     measure: tcpPhases,
   },
-  { path: 'dns', checkType: 'DNS', metrics: [ms('total', 'Total time', 'responseTime')], groupBy: ['runLocation'], intervals: true },
+  {
+    path: 'dns',
+    checkType: 'DNS',
+    metrics: [ms('total', 'Total time', 'responseTime')],
+    groupBy: ['runLocation'],
+    intervals: true,
+  },
   {
     path: 'icmp',
     checkType: 'ICMP',
@@ -150,7 +187,14 @@ export const ANALYTICS_KINDS: readonly AnalyticsKind[] = [
     measure: icmpFigures,
   },
   // URL monitors' results carry apiCheckResult timings, like API checks'.
-  { path: 'url-monitors', checkType: 'URL', metrics: HTTP_METRICS, groupBy: ['runLocation', 'statusCode'], intervals: true, measure: httpPhases },
+  {
+    path: 'url-monitors',
+    checkType: 'URL',
+    metrics: HTTP_METRICS,
+    groupBy: ['runLocation', 'statusCode'],
+    intervals: true,
+    measure: httpPhases,
+  },
   {
     path: 'ssl',
     checkType: 'SSL',

@@ -7,9 +7,23 @@
 import type { RunResult } from '../../shared/protocol.ts';
 import { BadRequestError } from '../http/errors.ts';
 import type { RawResultRecord, RollupRecord } from '../store/analytics-types.ts';
-import { aggregate, emptySummary, type MetricSummaries, mergeSummaries, mergeSummary } from '../store/metric-summary.ts';
+import {
+  aggregate,
+  emptySummary,
+  type MetricSummaries,
+  mergeSummaries,
+  mergeSummary,
+} from '../store/metric-summary.ts';
 import type { Histogram } from '../store/response-histogram.ts';
-import { AGGREGATIONS, type Aggregation, type AnalyticsKind, type GroupBy, type MetricDef, measuredMetrics, statusCodeOf } from './catalog.ts';
+import {
+  AGGREGATIONS,
+  type Aggregation,
+  type AnalyticsKind,
+  type GroupBy,
+  type MetricDef,
+  measuredMetrics,
+  statusCodeOf,
+} from './catalog.ts';
 import { HOUR_MS } from './window.ts';
 
 export interface RequestedMetric {
@@ -38,12 +52,18 @@ export interface SeriesEntry {
 
 /** The `metrics` parameter: a list, each element possibly comma-separated, every name checked against the kind. */
 export function parseMetrics(kind: AnalyticsKind, values: readonly string[]): RequestedMetric[] {
-  const names = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  const names = values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
   if (names.length === 0) throw new BadRequestError('querystring/metrics must name at least one metric');
   const metrics = names.map((name) => parseOne(kind, name));
   const raw = metrics.some((m) => m.def && m.aggregation === null);
   const aggregated = metrics.some((m) => m.aggregation !== null);
-  if (raw && aggregated) throw new BadRequestError('querystring/metrics cannot mix non-aggregated metrics (e.g. responseTime) with aggregated ones (e.g. responseTime_avg)');
+  if (raw && aggregated)
+    throw new BadRequestError(
+      'querystring/metrics cannot mix non-aggregated metrics (e.g. responseTime) with aggregated ones (e.g. responseTime_avg)',
+    );
   return metrics;
 }
 
@@ -55,13 +75,16 @@ function parseOne(kind: AnalyticsKind, name: string): RequestedMetric {
   const def = kind.metrics.find((m) => m.name === base);
   const aggregation = suffix === null ? null : (AGGREGATIONS.find((a) => a === suffix) ?? undefined);
   if (!def || aggregation === undefined) {
-    throw new BadRequestError(`querystring/metrics: ${JSON.stringify(name)} is not a metric of ${kind.path} (GET /v1/analytics/metrics?checkType=${kind.checkType} lists them)`);
+    throw new BadRequestError(
+      `querystring/metrics: ${JSON.stringify(name)} is not a metric of ${kind.path} (GET /v1/analytics/metrics?checkType=${kind.checkType} lists them)`,
+    );
   }
   return { name, base, def, aggregation };
 }
 
 /** Whether the query asks for raw data points (a metric without aggregation other than availability and retries). */
-export const isRawQuery = (metrics: readonly RequestedMetric[]): boolean => metrics.some((m) => m.def !== undefined && m.aggregation === null);
+export const isRawQuery = (metrics: readonly RequestedMetric[]): boolean =>
+  metrics.some((m) => m.def !== undefined && m.aggregation === null);
 
 const emptyMerged = (): Merged => ({ runs: 0, failures: 0, retries: 0, summaries: {} });
 
@@ -80,7 +103,8 @@ function mergeRow(target: Merged, row: RollupRecord, kind: AnalyticsKind, withMe
 }
 
 function metricValue(merged: Merged, metric: RequestedMetric): number | null {
-  if (metric.base === 'availability') return merged.runs === 0 ? null : round(((merged.runs - merged.failures) / merged.runs) * 100);
+  if (metric.base === 'availability')
+    return merged.runs === 0 ? null : round(((merged.runs - merged.failures) / merged.runs) * 100);
   if (metric.base === 'retries') return merged.runs === 0 ? null : merged.retries;
   return round(aggregate(merged.summaries[metric.base], metric.aggregation ?? 'avg'));
 }
@@ -97,7 +121,10 @@ export interface SeriesOptions {
   toHour: number;
 }
 
-const groupKeyOf = (row: { location: string; statusCode: number }, groupBy: GroupBy | undefined): string | number | undefined =>
+const groupKeyOf = (
+  row: { location: string; statusCode: number },
+  groupBy: GroupBy | undefined,
+): string | number | undefined =>
   groupBy === 'runLocation' ? row.location : groupBy === 'statusCode' ? row.statusCode : undefined;
 
 /** Aggregated series: one entry per group (one without groupBy), one data row per interval. */
@@ -125,7 +152,8 @@ function entryOf(key: string | number | undefined, buckets: Map<number, Merged>,
   for (let i = 0; i < count; i++) {
     const merged = buckets.get(i) ?? emptyMerged();
     const row: SeriesRow = { ...label };
-    if (o.intervalHours !== undefined) row.timestamp = new Date((o.fromHour + i * o.intervalHours) * HOUR_MS).toISOString();
+    if (o.intervalHours !== undefined)
+      row.timestamp = new Date((o.fromHour + i * o.intervalHours) * HOUR_MS).toISOString();
     for (const metric of o.metrics) row[metric.name] = metricValue(merged, metric);
     data.push(row);
   }
@@ -133,7 +161,10 @@ function entryOf(key: string | number | undefined, buckets: Map<number, Merged>,
 }
 
 /** Raw data points: one row per stored result, with each requested metric as that run measured it. */
-export function rawSeries(results: readonly RawResultRecord[], o: Pick<SeriesOptions, 'kind' | 'metrics' | 'groupBy'>): SeriesEntry[] {
+export function rawSeries(
+  results: readonly RawResultRecord[],
+  o: Pick<SeriesOptions, 'kind' | 'metrics' | 'groupBy'>,
+): SeriesEntry[] {
   const groups = new Map<string | number | undefined, SeriesRow[]>();
   if (o.groupBy === undefined) groups.set(undefined, []);
   for (const record of results) {
@@ -141,14 +172,25 @@ export function rawSeries(results: readonly RawResultRecord[], o: Pick<SeriesOpt
     const statusCode = statusCodeOf(payload);
     const key = groupKeyOf({ location: record.location, statusCode }, o.groupBy);
     const measured = measuredMetrics(payload);
-    const row: SeriesRow = { timestamp: record.createdAt, runLocation: record.location, ...(o.kind.groupBy.includes('statusCode') ? { statusCode } : {}) };
+    const row: SeriesRow = {
+      timestamp: record.createdAt,
+      runLocation: record.location,
+      ...(o.kind.groupBy.includes('statusCode') ? { statusCode } : {}),
+    };
     for (const m of o.metrics) row[m.name] = rawValue(m, payload, record, measured);
     groups.set(key, [...(groups.get(key) ?? []), row]);
   }
-  return [...groups.entries()].map(([key, data]) => (key === undefined || o.groupBy === undefined ? { data } : { [o.groupBy]: key, data }));
+  return [...groups.entries()].map(([key, data]) =>
+    key === undefined || o.groupBy === undefined ? { data } : { [o.groupBy]: key, data },
+  );
 }
 
-function rawValue(m: RequestedMetric, payload: RunResult, record: RawResultRecord, measured: Record<string, number>): number | null {
+function rawValue(
+  m: RequestedMetric,
+  payload: RunResult,
+  record: RawResultRecord,
+  measured: Record<string, number>,
+): number | null {
   if (m.base === 'availability') return payload.hasFailures || payload.hasErrors ? 0 : 100;
   if (m.base === 'retries') return Math.max(0, record.attempts - 1);
   if (m.def?.source === 'responseTime') return payload.responseTime;

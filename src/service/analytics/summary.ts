@@ -12,12 +12,15 @@ const AVAILABILITY = { unit: 'percentage', label: 'Availability' } as const;
 const RETRIES = { unit: 'count', label: 'Retries' } as const;
 
 /** Each requested metric's unit, label and aggregation, keyed by its name as asked. */
-export function metadataOf(metrics: readonly RequestedMetric[]): Record<string, { unit: string; label: string; aggregation?: string }> {
+export function metadataOf(
+  metrics: readonly RequestedMetric[],
+): Record<string, { unit: string; label: string; aggregation?: string }> {
   const out: Record<string, { unit: string; label: string; aggregation?: string }> = {};
   for (const m of metrics) {
     if (m.base === 'availability') out[m.name] = { ...AVAILABILITY };
     else if (m.base === 'retries') out[m.name] = { ...RETRIES, aggregation: 'sum' };
-    else if (m.def) out[m.name] = { unit: m.def.unit, label: m.def.label, ...(m.aggregation ? { aggregation: m.aggregation } : {}) };
+    else if (m.def)
+      out[m.name] = { unit: m.def.unit, label: m.def.label, ...(m.aggregation ? { aggregation: m.aggregation } : {}) };
   }
   return out;
 }
@@ -36,7 +39,8 @@ export function metricDescriptors(kind: AnalyticsKind | undefined): MetricDescri
   const out: MetricDescriptor[] = [];
   for (const def of kind.metrics) {
     out.push({ name: def.name, unit: def.unit, label: def.label, type: 'Float', aggregated: false });
-    for (const a of AGGREGATIONS) out.push({ name: `${def.name}_${a}`, unit: def.unit, label: def.label, type: 'Float', aggregated: true });
+    for (const a of AGGREGATIONS)
+      out.push({ name: `${def.name}_${a}`, unit: def.unit, label: def.label, type: 'Float', aggregated: true });
   }
   out.push({ name: 'availability', ...AVAILABILITY, type: 'Float', aggregated: true });
   out.push({ name: 'retries', ...RETRIES, type: 'Integer', aggregated: true });
@@ -65,8 +69,20 @@ export function checkSummary(kind: AnalyticsKind, check: StoredCheck, rows: read
   const fields = batchFields(kind);
   const metrics: RequestedMetric[] = [
     { name: 'availability', base: 'availability', def: undefined, aggregation: null },
-    ...fields.map(([name, base, aggregation]) => ({ name, base, def: kind.metrics.find((m) => m.name === base), aggregation })),
+    ...fields.map(([name, base, aggregation]) => ({
+      name,
+      base,
+      def: kind.metrics.find((m) => m.name === base),
+      aggregation,
+    })),
   ];
-  const [entry] = aggregatedSeries(rows, { kind, metrics, groupBy: undefined, intervalHours: undefined, fromHour: 0, toHour: 1 });
+  const [entry] = aggregatedSeries(rows, {
+    kind,
+    metrics,
+    groupBy: undefined,
+    intervalHours: undefined,
+    fromHour: 0,
+    toHour: 1,
+  });
   return { checkId: check.id, checkType: check.checkType, ...(entry?.data[0] ?? {}) };
 }

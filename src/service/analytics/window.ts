@@ -48,13 +48,18 @@ export function presetWindow(preset: string, nowMs: number): TimeWindow {
  * `from`/`to` (UNIX seconds or ISO dates, as the reference's `date` format allows) override the
  * preset: `to` alone ends the preset's length early, `from` alone runs to now.
  */
-export function resolveWindow(query: { from?: string; to?: string; quickRange?: string }, nowMs: number, defaultPreset: string): TimeWindow {
+export function resolveWindow(
+  query: { from?: string; to?: string; quickRange?: string },
+  nowMs: number,
+  defaultPreset: string,
+): TimeWindow {
   const preset = presetWindow(query.quickRange ?? defaultPreset, nowMs);
   if (query.from === undefined && query.to === undefined) return preset;
   const toMs = query.to === undefined ? nowMs : parseInstant('to', query.to);
   const fromMs = query.from === undefined ? toMs - (preset.toMs - preset.fromMs) : parseInstant('from', query.from);
   if (fromMs >= toMs) throw new BadRequestError('querystring/from must be before querystring/to');
-  if (toMs - fromMs > MAX_WINDOW_DAYS * DAY_MS) throw new BadRequestError(`querystring/from must be at most ${MAX_WINDOW_DAYS} days before querystring/to`);
+  if (toMs - fromMs > MAX_WINDOW_DAYS * DAY_MS)
+    throw new BadRequestError(`querystring/from must be at most ${MAX_WINDOW_DAYS} days before querystring/to`);
   return { fromMs, toMs };
 }
 

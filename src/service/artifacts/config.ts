@@ -14,7 +14,10 @@ export interface ArtifactConfig {
 
 export function loadArtifactConfig(env: Env, dataDir: string): ArtifactConfig {
   return {
-    maxBytes: readInteger(env, 'ARTIFACT_MAX_BYTES', DEFAULT_ARTIFACT_MAX_BYTES, { min: 1, max: Number.MAX_SAFE_INTEGER }),
+    maxBytes: readInteger(env, 'ARTIFACT_MAX_BYTES', DEFAULT_ARTIFACT_MAX_BYTES, {
+      min: 1,
+      max: Number.MAX_SAFE_INTEGER,
+    }),
     dir: path.join(dataDir, 'artifacts'),
     incompleteTtlSeconds: readInteger(env, 'ARTIFACT_INCOMPLETE_TTL_SECONDS', 86_400, { min: 60, max: 30 * 86_400 }),
   };

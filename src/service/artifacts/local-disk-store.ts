@@ -21,10 +21,17 @@ export class LocalDiskArtifactStore implements ArtifactBlobStore {
 
   /** The file of a key; throws UnsafeArtifactKeyError for anything but safe components. */
   pathOf(key: ArtifactKey): string {
-    return path.join(this.#runDir(key.accountId, key.runId), this.#safe(key.name, isSafeArtifactName(key.name), 'name'));
+    return path.join(
+      this.#runDir(key.accountId, key.runId),
+      this.#safe(key.name, isSafeArtifactName(key.name), 'name'),
+    );
   }
 
-  async write(key: ArtifactKey, offset: number, source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<number> {
+  async write(
+    key: ArtifactKey,
+    offset: number,
+    source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  ): Promise<number> {
     const file = this.pathOf(key);
     await mkdir(path.dirname(file), { recursive: true });
     // 'w' truncates for a fresh start; 'r+' writes at an explicit position for a resume.
@@ -87,7 +94,11 @@ const WRITE_BATCH_BYTES = 1024 * 1024;
  * chunks). What is batched is written before this settles, also when the source fails (the client
  * went away): the file then holds every byte that arrived, which is the resume point.
  */
-async function writeBatched(fh: FileHandle, offset: number, source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<number> {
+async function writeBatched(
+  fh: FileHandle,
+  offset: number,
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+): Promise<number> {
   const batch = Buffer.allocUnsafe(WRITE_BATCH_BYTES);
   let filled = 0;
   let position = offset;

@@ -46,7 +46,10 @@ export class ArtifactTooLargeError extends HttpError {
 /** 422: every byte arrived but they do not hash to the declared SHA-256; the upload is discarded. */
 export class ArtifactDigestMismatchError extends HttpError {
   constructor(expected: string, actual: string) {
-    super(422, `the artifact's SHA-256 is ${actual}, not the declared ${expected}; the upload was discarded, start it again with PUT`);
+    super(
+      422,
+      `the artifact's SHA-256 is ${actual}, not the declared ${expected}; the upload was discarded, start it again with PUT`,
+    );
     this.name = 'ArtifactDigestMismatchError';
   }
 }
@@ -99,14 +102,17 @@ function meterBody(body: AsyncIterable<Uint8Array>, room: number, hash: Hash) {
 }
 
 /** Parses and checks the headers of a PUT; each failure names the header and what is allowed. */
-export function parseStartHeaders(headers: Record<string, string | string[] | undefined>, maxBytes: number): StartUpload {
+export function parseStartHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  maxBytes: number,
+): StartUpload {
   const one = (name: string): string | undefined => {
     const v = headers[name];
     return Array.isArray(v) ? v[0] : v;
   };
   const lengthRaw = one('upload-length');
   if (lengthRaw === undefined || !/^\d{1,16}$/.test(lengthRaw)) {
-    throw new BadRequestError('headers/upload-length is required: the artifact\'s total size in bytes (a whole number)');
+    throw new BadRequestError("headers/upload-length is required: the artifact's total size in bytes (a whole number)");
   }
   const size = Number(lengthRaw);
   if (size > maxBytes) throw new ArtifactTooLargeError(size, maxBytes);
@@ -116,7 +122,7 @@ export function parseStartHeaders(headers: Record<string, string | string[] | un
   }
   const sha256 = one('x-artifact-sha256')?.toLowerCase();
   if (!sha256 || !SHA256_HEX.test(sha256)) {
-    throw new BadRequestError('headers/x-artifact-sha256 must be the artifact\'s SHA-256 as 64 hexadecimal characters');
+    throw new BadRequestError("headers/x-artifact-sha256 must be the artifact's SHA-256 as 64 hexadecimal characters");
   }
   const contentType = (one('content-type') ?? 'application/octet-stream').slice(0, 200);
   return { kind: kind as ArtifactKind, contentType, size, sha256 };
@@ -178,7 +184,13 @@ export class ArtifactService {
   }
 
   /** PUT: starts the upload over from byte 0 with the body. */
-  async start(location: PrivateLocation, runId: string, name: string, upload: StartUpload, body: AsyncIterable<Uint8Array>): Promise<ArtifactUploadStatus> {
+  async start(
+    location: PrivateLocation,
+    runId: string,
+    name: string,
+    upload: StartUpload,
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<ArtifactUploadStatus> {
     const owner = await this.#ownerAt(location, runId, name);
     const existing = await this.#store.artifacts.get(owner.accountId, runId, name);
     if (existing?.complete && existing.sha256 === upload.sha256 && existing.size === upload.size) {
@@ -186,13 +198,26 @@ export class ArtifactService {
       return statusOf(existing, existing.size);
     }
     return this.#exclusive(runId, name, async () => {
-      const record = await this.#store.artifacts.begin({ ...upload, accountId: owner.accountId, runId, name, locationId: owner.locationId, checkId: owner.checkId });
+      const record = await this.#store.artifacts.begin({
+        ...upload,
+        accountId: owner.accountId,
+        runId,
+        name,
+        locationId: owner.locationId,
+        checkId: owner.checkId,
+      });
       return this.#receive(record, owner, 0, createHash('sha256'), body);
     });
   }
 
   /** PATCH: continues at `offset`, which must be exactly the bytes held (else 409 with the real offset). */
-  async append(location: PrivateLocation, runId: string, name: string, offset: number, body: AsyncIterable<Uint8Array>): Promise<ArtifactUploadStatus> {
+  async append(
+    location: PrivateLocation,
+    runId: string,
+    name: string,
+    offset: number,
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<ArtifactUploadStatus> {
     const owner = await this.#ownerAt(location, runId, name);
     return this.#exclusive(runId, name, async () => {
       const record = await this.#store.artifacts.get(owner.accountId, runId, name);
@@ -234,7 +259,11 @@ export class ArtifactService {
     const record = await this.#store.artifacts.get(accountId, ref.runId, name);
     if (!record?.complete) throw new NotFoundError('Asset not found');
     const part = range?.(record);
-    return { record, body: this.blobs.read({ accountId, runId: ref.runId, name }, part), ...(part ? { range: part } : {}) };
+    return {
+      record,
+      body: this.blobs.read({ accountId, runId: ref.runId, name }, part),
+      ...(part ? { range: part } : {}),
+    };
   }
 
   /**
@@ -267,7 +296,13 @@ export class ArtifactService {
     this.#sweepTimer = undefined;
   }
 
-  async #receive(record: ArtifactRecord, owner: RunOwner, offset: number, hash: Hash, body: AsyncIterable<Uint8Array>): Promise<ArtifactUploadStatus> {
+  async #receive(
+    record: ArtifactRecord,
+    owner: RunOwner,
+    offset: number,
+    hash: Hash,
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<ArtifactUploadStatus> {
     const key = this.#key(owner, record.runId, record.name);
     const meter = meterBody(body, record.size - offset, hash);
     try {
@@ -276,7 +311,13 @@ export class ArtifactService {
       // The connection broke: what arrived is kept and HEAD reports it. Logged with its reason so
       // an operator can tell flaky networks from a broken agent.
       this.#log.warn(
-        { runId: record.runId, name: record.name, received: offset + meter.taken, size: record.size, err: (err as Error).message },
+        {
+          runId: record.runId,
+          name: record.name,
+          received: offset + meter.taken,
+          size: record.size,
+          err: (err as Error).message,
+        },
         'artifact upload interrupted; the agent can resume it',
       );
       throw err;
@@ -289,8 +330,13 @@ export class ArtifactService {
     if (actual !== record.sha256) {
       await this.blobs.delete(key);
       await this.#store.artifacts.remove(owner.accountId, record.runId, record.name);
-      this.#log.warn({ runId: record.runId, name: record.name, expected: record.sha256, actual }, 'artifact discarded: SHA-256 mismatch');
-      throw meter.overflowed ? new ArtifactBodyTooLongError(record.size, 'discarded') : new ArtifactDigestMismatchError(record.sha256, actual);
+      this.#log.warn(
+        { runId: record.runId, name: record.name, expected: record.sha256, actual },
+        'artifact discarded: SHA-256 mismatch',
+      );
+      throw meter.overflowed
+        ? new ArtifactBodyTooLongError(record.size, 'discarded')
+        : new ArtifactDigestMismatchError(record.sha256, actual);
     }
     await this.#store.artifacts.markComplete(owner.accountId, record.runId, record.name);
     // The declared bytes made a whole, verified artifact: keep it, and still refuse what came after.
@@ -313,7 +359,9 @@ export class ArtifactService {
   async #exclusive<T>(runId: string, name: string, fn: () => Promise<T>): Promise<T> {
     const k = lockKey(runId, name);
     if (this.#writing.has(k)) {
-      throw new ConflictError('another request is uploading this artifact; ask HEAD for the offset and try again shortly');
+      throw new ConflictError(
+        'another request is uploading this artifact; ask HEAD for the offset and try again shortly',
+      );
     }
     this.#writing.add(k);
     try {

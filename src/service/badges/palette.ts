@@ -14,7 +14,13 @@ export interface BadgePalette {
   status: Record<BadgeStatus, string>;
 }
 
-const ACCESSIBLE_STATUS: Record<BadgeStatus, string> = { passing: '#1a7f37', degraded: '#9a6700', failing: '#cf222e', 'no data': '#6e7781', deactivated: '#6e7781' };
+const ACCESSIBLE_STATUS: Record<BadgeStatus, string> = {
+  passing: '#1a7f37',
+  degraded: '#9a6700',
+  failing: '#cf222e',
+  'no data': '#6e7781',
+  deactivated: '#6e7781',
+};
 
 export const PALETTES: Record<BadgeTheme, BadgePalette> = {
   default: {

@@ -30,7 +30,12 @@ export function badgeText(text: string, max: number): string {
     .replace(/\s+/g, ' ')
     .trim();
   const chars = [...clean];
-  return chars.length > max ? `${chars.slice(0, max - 1).join('').trimEnd()}…` : clean;
+  return chars.length > max
+    ? `${chars
+        .slice(0, max - 1)
+        .join('')
+        .trimEnd()}…`
+    : clean;
 }
 
 export function renderBadge(content: BadgeContent, style: BadgeStyle, theme: BadgeTheme): string {

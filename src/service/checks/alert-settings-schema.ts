@@ -12,7 +12,10 @@ export const AlertSettingsIn = Type.Object(
       Type.Object({ failedRunThreshold: Type.Enum([1, 2, 3, 4, 5], { default: 1 }) }, { additionalProperties: false }),
     ),
     timeBasedEscalation: Type.Optional(
-      Type.Object({ minutesFailingThreshold: Type.Enum([5, 10, 15, 30], { default: 5 }) }, { additionalProperties: false }),
+      Type.Object(
+        { minutesFailingThreshold: Type.Enum([5, 10, 15, 30], { default: 5 }) },
+        { additionalProperties: false },
+      ),
     ),
     reminders: Type.Optional(
       Type.Object(

@@ -8,9 +8,22 @@
  * `additionalProperties: false` with Fastify's removeAdditional strips them without an error.
  */
 import { Type } from 'typebox';
-import { API_ASSERTION_SOURCES, API_MAX_RESPONSE_BYTES_LIMIT, ASSERTION_COMPARISONS, BODY_TYPES, HTTP_METHODS } from '../../shared/checks/types.ts';
+import {
+  API_ASSERTION_SOURCES,
+  API_MAX_RESPONSE_BYTES_LIMIT,
+  ASSERTION_COMPARISONS,
+  BODY_TYPES,
+  HTTP_METHODS,
+} from '../../shared/checks/types.ts';
 import { IntegerId, Nullable } from '../routes/schemas.ts';
-import { assertionSchema, checkResponseSchema, commonCheckProperties, type Mode, prop, required } from './common-check-schema.ts';
+import {
+  assertionSchema,
+  checkResponseSchema,
+  commonCheckProperties,
+  type Mode,
+  prop,
+  required,
+} from './common-check-schema.ts';
 import { clientTlsRequestProperties } from './client-tls.ts';
 
 export { DATA_CENTER_LOCATIONS, FREQUENCIES, RUNTIME_IDS, SUB_MINUTE_OFFSETS } from './common-check-schema.ts';

@@ -37,8 +37,14 @@ const NO_TARGET = new Set(['IS_EMPTY', 'NOT_EMPTY', 'IS_NULL', 'NOT_NULL']);
 
 /** Outpost's protocol sources of API checks: what a target must look like, and how to say so. */
 const PROTOCOL_TARGETS: Record<string, { test: (t: string) => boolean; want: string }> = {
-  HTTP_VERSION: { test: (t) => /^(?:HTTP\/)?(?:1\.0|1\.1|2(?:\.0)?|3(?:\.0)?)$/i.test(t), want: 'an HTTP version (1.0, 1.1, 2 or 3)' },
-  TLS_VERSION: { test: (t) => /^(?:TLS\s*v?)?1(?:\.[0-3])?$/i.test(t), want: 'a TLS version (TLS1.0 to TLS1.3, TLSv1.2 or 1.2)' },
+  HTTP_VERSION: {
+    test: (t) => /^(?:HTTP\/)?(?:1\.0|1\.1|2(?:\.0)?|3(?:\.0)?)$/i.test(t),
+    want: 'an HTTP version (1.0, 1.1, 2 or 3)',
+  },
+  TLS_VERSION: {
+    test: (t) => /^(?:TLS\s*v?)?1(?:\.[0-3])?$/i.test(t),
+    want: 'a TLS version (TLS1.0 to TLS1.3, TLSv1.2 or 1.2)',
+  },
   SSL_CERTIFICATE_DAYS_REMAINING: { test: (t) => /^-?\d+$/.test(t), want: 'a whole number of days' },
 };
 
@@ -75,7 +81,12 @@ function targetProblem(a: AssertionInput): string | undefined {
   // Outpost's protocol sources have their own target rules (protocolProblem).
   if (PLACEHOLDER.test(target) || a.source in PROTOCOL_TARGETS) return undefined;
   // An SSL monitor's tlsVersion compares in order: TLS1.2 is a fine target for GREATER_THAN.
-  if (a.source === 'CONNECTION' && (a.property ?? '').trim() === 'tlsVersion' && /^TLS\s*v?1\.[0-3]$/i.test(target.trim())) return undefined;
+  if (
+    a.source === 'CONNECTION' &&
+    (a.property ?? '').trim() === 'tlsVersion' &&
+    /^TLS\s*v?1\.[0-3]$/i.test(target.trim())
+  )
+    return undefined;
   const numericSource = NUMERIC_SOURCES.has(a.source);
   if (NUMERIC_COMPARISONS.has(a.comparison) || (numericSource && EQUALITY.has(a.comparison))) {
     if (!isNumeric(target)) return `must be a number for ${a.source} ${a.comparison}, got "${target.slice(0, 100)}"`;
@@ -93,7 +104,9 @@ export function assertAssertionsUsable(field: string, assertions: readonly Asser
       throw new BadRequestError(`${at}/comparison ${a.comparison} needs an object, and ${a.source} is a number`);
     }
     if (a.source === 'LATENCY' && !(ICMP_LATENCY_PROPERTIES as readonly string[]).includes((a.property ?? '').trim())) {
-      throw new BadRequestError(`${at}/property must be one of ${ICMP_LATENCY_PROPERTIES.join(', ')} for LATENCY, got "${(a.property ?? '').slice(0, 100)}"`);
+      throw new BadRequestError(
+        `${at}/property must be one of ${ICMP_LATENCY_PROPERTIES.join(', ')} for LATENCY, got "${(a.property ?? '').slice(0, 100)}"`,
+      );
     }
     const target = targetProblem(a);
     if (target) throw new BadRequestError(`${at}/target ${target}`);

@@ -34,9 +34,19 @@ const Dependency = Type.Object(
 );
 
 /** The properties of a browser or multistep check body (`checkType` says which). */
-export function scriptedCheckProperties<K extends 'BROWSER' | 'MULTI_STEP'>(mode: Mode, checkType: K, forResponse = false) {
+export function scriptedCheckProperties<K extends 'BROWSER' | 'MULTI_STEP'>(
+  mode: Mode,
+  checkType: K,
+  forResponse = false,
+) {
   // Thresholds and frequencyOffset are API-style settings the reference's scripted bodies lack.
-  const { degradedResponseTime: _d, maxResponseTime: _m, frequencyOffset: _o, frequency: _f, ...common } = commonCheckProperties(mode, checkType, {
+  const {
+    degradedResponseTime: _d,
+    maxResponseTime: _m,
+    frequencyOffset: _o,
+    frequency: _f,
+    ...common
+  } = commonCheckProperties(mode, checkType, {
     maximum: 0,
     degraded: 0,
     max: 0,
@@ -76,7 +86,10 @@ export function normalizeScriptedBody<B extends Record<string, unknown>>(body: B
   const deps = (body.dependencies ?? []) as Array<{ path: string }>;
   const seen = new Set<string>();
   deps.forEach((d, i) => {
-    if (seen.has(d.path)) throw new BadRequestError(`body/dependencies/${i}/path: "${d.path}" is given more than once; paths must be unique`);
+    if (seen.has(d.path))
+      throw new BadRequestError(
+        `body/dependencies/${i}/path: "${d.path}" is given more than once; paths must be unique`,
+      );
     seen.add(d.path);
   });
   // PUT's merge (check-writes.ts mergeUpdate) adds an empty `request`; scripted checks have none.

@@ -6,7 +6,10 @@
  */
 import { type TSchema, Type } from 'typebox';
 import { API_ASSERTION_SOURCES, ASSERTION_COMPARISONS } from '../../shared/checks/types.ts';
-import { AlertChannelSubscriptionsIn, AlertChannelSubscriptionsOut } from '../alert-channels/subscriber-subscriptions.ts';
+import {
+  AlertChannelSubscriptionsIn,
+  AlertChannelSubscriptionsOut,
+} from '../alert-channels/subscriber-subscriptions.ts';
 import { IntegerId, Nullable } from '../routes/schemas.ts';
 import { AlertSettingsIn } from './alert-settings-schema.ts';
 import { DATA_CENTER_LOCATIONS, RUNTIME_IDS } from './common-check-schema.ts';
@@ -49,7 +52,10 @@ export const ApiCheckDefaultsSchema = Type.Object(
     queryParameters: Type.Array(KeyValue, { default: [] }),
     assertions: Type.Array(Assertion, { default: [] }),
     basicAuth: Nullable(
-      Type.Object({ username: Type.String({ default: '' }), password: Type.String({ default: '' }) }, { additionalProperties: false }),
+      Type.Object(
+        { username: Type.String({ default: '' }), password: Type.String({ default: '' }) },
+        { additionalProperties: false },
+      ),
       { default: null },
     ),
   },
@@ -65,7 +71,11 @@ function groupProperties(mode: Mode) {
     tags: prop(mode, (o) => Type.Array(Type.String({ minLength: 1 }), o), []),
     locations: prop(mode, (o) => Type.Array(Type.Enum([...DATA_CENTER_LOCATIONS]), o), []),
     concurrency: prop(mode, (o) => Type.Integer({ minimum: 1, maximum: GROUP_CONCURRENCY_MAX, ...o }), 3),
-    apiCheckDefaults: prop(mode, (o) => Type.Object(ApiCheckDefaultsSchema.properties, { additionalProperties: false, ...o }), {}),
+    apiCheckDefaults: prop(
+      mode,
+      (o) => Type.Object(ApiCheckDefaultsSchema.properties, { additionalProperties: false, ...o }),
+      {},
+    ),
     browserCheckDefaults: Type.Optional(Type.Unknown()),
     runtimeId: prop(mode, (o) => Nullable(Type.Enum([...RUNTIME_IDS]), o), null),
     // The same item as checks' (secret values: null keeps the stored one; see resolveVariableList).

@@ -15,4 +15,15 @@ import { TcpCheckResponse } from './tcp-check-schema.ts';
 import { SslCheckResponse } from './ssl-check-schema.ts';
 import { UrlCheckResponse } from './url-check-schema.ts';
 
-export const CheckResponse = Type.Union([ApiCheckResponse, TcpCheckResponse, DnsCheckResponse, IcmpCheckResponse, BrowserCheckResponse, MultiStepCheckResponse, PlaywrightCheckResponse, HeartbeatCheckResponse, UrlCheckResponse, SslCheckResponse]);
+export const CheckResponse = Type.Union([
+  ApiCheckResponse,
+  TcpCheckResponse,
+  DnsCheckResponse,
+  IcmpCheckResponse,
+  BrowserCheckResponse,
+  MultiStepCheckResponse,
+  PlaywrightCheckResponse,
+  HeartbeatCheckResponse,
+  UrlCheckResponse,
+  SslCheckResponse,
+]);

@@ -38,7 +38,8 @@ function pemBlocks(text: string): Array<{ label: string; pem: string }> {
 /** Every CERTIFICATE block of `text` parsed; none, or one that does not parse, is a 400 naming `field`. */
 export function parseCertificates(field: string, text: string): X509Certificate[] {
   const blocks = pemBlocks(text).filter((b) => b.label === 'CERTIFICATE');
-  if (blocks.length === 0) throw new BadRequestError(`${field} must hold one or more PEM certificates (-----BEGIN CERTIFICATE-----)`);
+  if (blocks.length === 0)
+    throw new BadRequestError(`${field} must hold one or more PEM certificates (-----BEGIN CERTIFICATE-----)`);
   return blocks.map((b, i) => {
     try {
       return new X509Certificate(b.pem);
@@ -57,7 +58,9 @@ function parseKey(key: string, passphrase: string | null): KeyObject {
     return createPrivateKey({ key: block.pem, format: 'pem', ...(passphrase ? { passphrase } : {}) });
   } catch (err) {
     const field = encrypted ? 'body/passphrase' : 'body/key';
-    throw new BadRequestError(`${field}: the private key cannot be read (${encrypted ? 'wrong passphrase?' : (err as Error).message})`);
+    throw new BadRequestError(
+      `${field}: the private key cannot be read (${encrypted ? 'wrong passphrase?' : (err as Error).message})`,
+    );
   }
 }
 
@@ -65,14 +68,23 @@ function parseKey(key: string, passphrase: string | null): KeyObject {
 const HOST_PATTERN = /^[A-Za-z0-9*]([A-Za-z0-9*.-]*[A-Za-z0-9*])?$|^\[?[0-9A-Fa-f:.]+\]?$/;
 
 /** What POST /v1/client-certificates checks beyond the schema: host, PEM, and that cert and key pair. */
-export function assertClientCertificateUsable(b: { host: string; cert: string; key: string; ca: string | null; passphrase: string | null }): void {
+export function assertClientCertificateUsable(b: {
+  host: string;
+  cert: string;
+  key: string;
+  ca: string | null;
+  passphrase: string | null;
+}): void {
   if (!HOST_PATTERN.test(b.host)) {
-    throw new BadRequestError('body/host must be a host name without https:// or a path, e.g. "www.acme.com" or "*.acme.com"');
+    throw new BadRequestError(
+      'body/host must be a host name without https:// or a path, e.g. "www.acme.com" or "*.acme.com"',
+    );
   }
   const [leaf] = parseCertificates('body/cert', b.cert);
   if (b.ca !== null && b.ca !== '') parseCertificates('body/ca', b.ca);
   const key = parseKey(b.key, b.passphrase);
-  if (!leaf?.checkPrivateKey(key)) throw new BadRequestError('body/key does not match body/cert (the first certificate)');
+  if (!leaf?.checkPrivateKey(key))
+    throw new BadRequestError('body/key does not match body/cert (the first certificate)');
 }
 
 /** Whether `host` matches the pattern, case-insensitively; `*` matches any run of characters, dots included (as minimatch does in the reference). */
@@ -118,7 +130,8 @@ export async function assertClientTlsUsable(
   if (req.sslConfig?.clientCertificateMode === 'explicit' && id === null) {
     throw new BadRequestError(`${ID_FIELD} is required when request.sslConfig.clientCertificateMode is "explicit"`);
   }
-  if (typeof req.sslCaBundle === 'string' && req.sslCaBundle.trim() !== '') parseCertificates('body/request/sslCaBundle', req.sslCaBundle);
+  if (typeof req.sslCaBundle === 'string' && req.sslCaBundle.trim() !== '')
+    parseCertificates('body/request/sslCaBundle', req.sslCaBundle);
 }
 
 /** The host a check connects to, for automatic matching; null when there is none to match (no https, a {{variable}} host). */
@@ -171,7 +184,8 @@ export async function clientTlsOf(
   const id = typeof req.sslClientCertificateId === 'string' ? req.sslClientCertificateId : null;
   const host = id === null ? autoMatchHost(def, req) : null;
   const certs: SealedClientCertificate[] = id !== null || host !== null ? await repo.listSealed(stored.accountId) : [];
-  const chosen = id !== null ? certs.find((c) => c.id === id) : host !== null ? pickCertificate(certs, host) : undefined;
+  const chosen =
+    id !== null ? certs.find((c) => c.id === id) : host !== null ? pickCertificate(certs, host) : undefined;
   const ca = [
     ...(typeof req.sslCaBundle === 'string' ? pemBlocks(req.sslCaBundle) : []),
     ...(chosen?.ca ? pemBlocks(chosen.ca) : []),
@@ -182,7 +196,12 @@ export async function clientTlsOf(
   const material: CheckTlsMaterial = {};
   if (ca.length > 0) material.ca = ca;
   if (chosen) {
-    Object.assign(material, { cert: chosen.cert, key: chosen.sealedKey, passphrase: chosen.sealedPassphrase, clientCertificateId: chosen.id });
+    Object.assign(material, {
+      cert: chosen.cert,
+      key: chosen.sealedKey,
+      passphrase: chosen.sealedPassphrase,
+      clientCertificateId: chosen.id,
+    });
   }
   return material;
 }
@@ -193,6 +212,10 @@ export function openTlsIn<T extends { tls?: CheckTlsMaterial }>(box: SecretBox, 
   if (!t || (!isSealed(t.key) && !isSealed(t.passphrase))) return check;
   return {
     ...check,
-    tls: { ...t, key: isSealed(t.key) ? box.open(t.key) : t.key, passphrase: isSealed(t.passphrase) ? box.open(t.passphrase) : t.passphrase },
+    tls: {
+      ...t,
+      key: isSealed(t.key) ? box.open(t.key) : t.key,
+      passphrase: isSealed(t.passphrase) ? box.open(t.passphrase) : t.passphrase,
+    },
   };
 }

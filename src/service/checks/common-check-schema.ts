@@ -6,7 +6,10 @@
  */
 import { type TSchema, Type } from 'typebox';
 import { Nullable } from '../routes/schemas.ts';
-import { AlertChannelSubscriptionsIn, AlertChannelSubscriptionsOut } from '../alert-channels/subscriber-subscriptions.ts';
+import {
+  AlertChannelSubscriptionsIn,
+  AlertChannelSubscriptionsOut,
+} from '../alert-channels/subscriber-subscriptions.ts';
 import { AlertSettingsIn, DEFAULT_ALERT_SETTINGS } from './alert-settings-schema.ts';
 import { environmentVariableList } from './environment-variables-schema.ts';
 import { groupMembershipProperties } from './group-membership.ts';
@@ -24,9 +27,28 @@ export const RUNTIME_IDS = ['2026.04', '2025.04', '2024.09', '2024.02', '2023.09
  * work unchanged, but never run: this service only runs checks on private locations.
  */
 export const DATA_CENTER_LOCATIONS = [
-  'us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'ca-central-1', 'sa-east-1', 'eu-west-1', 'eu-central-1',
-  'eu-west-2', 'eu-west-3', 'eu-north-1', 'eu-south-1', 'me-south-1', 'ap-southeast-1', 'ap-northeast-1',
-  'ap-east-1', 'ap-southeast-2', 'ap-southeast-3', 'ap-northeast-2', 'ap-northeast-3', 'ap-south-1', 'af-south-1',
+  'us-east-1',
+  'us-east-2',
+  'us-west-1',
+  'us-west-2',
+  'ca-central-1',
+  'sa-east-1',
+  'eu-west-1',
+  'eu-central-1',
+  'eu-west-2',
+  'eu-west-3',
+  'eu-north-1',
+  'eu-south-1',
+  'me-south-1',
+  'ap-southeast-1',
+  'ap-northeast-1',
+  'ap-east-1',
+  'ap-southeast-2',
+  'ap-southeast-3',
+  'ap-northeast-2',
+  'ap-northeast-3',
+  'ap-south-1',
+  'af-south-1',
 ] as const;
 
 /** A property with its reference default on create; optional without default on update. */

@@ -19,7 +19,13 @@ import {
   type TcpCheckDefinition,
   type TcpRequest,
 } from '../../shared/checks/types.ts';
-import type { SslCheckDefinition, SslConfig, SslRequest, UrlCheckDefinition, UrlRequest } from '../../shared/checks/monitors.ts';
+import type {
+  SslCheckDefinition,
+  SslConfig,
+  SslRequest,
+  UrlCheckDefinition,
+  UrlRequest,
+} from '../../shared/checks/monitors.ts';
 import type { StoredCheckGroup } from '../store/check-group-types.ts';
 import type { StoredCheck } from '../store/store.ts';
 import { DEFAULT_DEGRADED_RESPONSE_TIME_MS, DEFAULT_MAX_RESPONSE_TIME_MS } from './api-check-schema.ts';
@@ -32,7 +38,11 @@ import {
   ICMP_DEFAULT_MAX_RESPONSE_TIME_MS,
 } from './icmp-check-schema.ts';
 import { toPlaywrightDefinition } from './playwright-check-schema.ts';
-import { SSL_DEFAULT_DEGRADED_RESPONSE_TIME_MS, SSL_DEFAULT_MAX_RESPONSE_TIME_MS, withSslDefaults } from './ssl-check-schema.ts';
+import {
+  SSL_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
+  SSL_DEFAULT_MAX_RESPONSE_TIME_MS,
+  withSslDefaults,
+} from './ssl-check-schema.ts';
 import { TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS, TCP_DEFAULT_MAX_RESPONSE_TIME_MS } from './tcp-check-schema.ts';
 import { URL_DEFAULT_DEGRADED_RESPONSE_TIME_MS, URL_DEFAULT_MAX_RESPONSE_TIME_MS } from './url-check-schema.ts';
 import { NO_USER_CODE_CONTEXT, type UserCodeContext, withUserCode } from './user-code.ts';
@@ -176,7 +186,9 @@ function toTcpRequest(request: Partial<TcpRequest>): TcpRequest {
     ipFamily: request.ipFamily ?? 'IPv4',
     assertions: toAssertions(request.assertions),
     // Outpost's TLS extension; sent only when on, so a plain check's job reads as before.
-    ...(request.tls === true ? { tls: true, tlsServerName: request.tlsServerName ?? null, skipSSL: request.skipSSL === true } : {}),
+    ...(request.tls === true
+      ? { tls: true, tlsServerName: request.tlsServerName ?? null, skipSSL: request.skipSSL === true }
+      : {}),
   };
 }
 

@@ -6,7 +6,12 @@
  * (send an OPT record, default false) and `dnssecOk` (DO bit, default false; implies EDNS).
  */
 import { Type } from 'typebox';
-import { ASSERTION_COMPARISONS, DNS_ASSERTION_SOURCES, DNS_PROTOCOLS, DNS_RECORD_TYPES } from '../../shared/checks/types.ts';
+import {
+  ASSERTION_COMPARISONS,
+  DNS_ASSERTION_SOURCES,
+  DNS_PROTOCOLS,
+  DNS_RECORD_TYPES,
+} from '../../shared/checks/types.ts';
 import { Nullable } from '../routes/schemas.ts';
 import {
   assertionSchema,

@@ -69,15 +69,21 @@ export function resolveVariableList(
 ): StoredVariable[] {
   const seen = new Set<string>();
   return (given ?? []).map((v, i) => {
-    if (seen.has(v.key)) throw new BadRequestError(`${field}/${i}/key: "${v.key}" is given more than once; keys must be unique`);
+    if (seen.has(v.key))
+      throw new BadRequestError(`${field}/${i}/key: "${v.key}" is given more than once; keys must be unique`);
     seen.add(v.key);
     const old = stored.find((s) => s.key === v.key);
     if (old?.secret && v.secret === false) {
-      throw new BadRequestError(`${field}/${i}/secret: "${v.key}" is secret and cannot be made non-secret; remove it and add it again`);
+      throw new BadRequestError(
+        `${field}/${i}/secret: "${v.key}" is secret and cannot be made non-secret; remove it and add it again`,
+      );
     }
     const secret = v.secret === true || old?.secret === true;
     if (v.value === null) {
-      if (!old?.secret) throw new BadRequestError(`${field}/${i}/value must be a string (null only keeps the value of a stored secret)`);
+      if (!old?.secret)
+        throw new BadRequestError(
+          `${field}/${i}/value must be a string (null only keeps the value of a stored secret)`,
+        );
       return { key: v.key, value: old.value, locked: v.locked ?? old.locked, secret: true };
     }
     return { key: v.key, value: v.value, locked: v.locked ?? false, secret };

@@ -50,7 +50,8 @@ const ABSOLUTE_URL = /^[a-z][a-z\d+.-]*:\/\//i;
  */
 export function resolveGroupUrl(checkUrl: string, baseUrl: string | null | undefined): string {
   const base = baseUrl ?? '';
-  if (checkUrl.includes(GROUP_BASE_URL_VARIABLE)) return checkUrl.replaceAll(GROUP_BASE_URL_VARIABLE, base.replace(/\/+$/, ''));
+  if (checkUrl.includes(GROUP_BASE_URL_VARIABLE))
+    return checkUrl.replaceAll(GROUP_BASE_URL_VARIABLE, base.replace(/\/+$/, ''));
   if (base === '' || ABSOLUTE_URL.test(checkUrl)) return checkUrl;
   if (checkUrl === '') return base;
   if (checkUrl.startsWith('?') || checkUrl.startsWith('#')) return `${base}${checkUrl}`;
@@ -66,7 +67,8 @@ function addMissing(own: KeyValue[], defaults: KeyValue[], sameKey: (a: string, 
 /** apiCheckDefaults applied to an API check's request. */
 export function mergeApiRequest(request: ApiRequest, defaults: ApiCheckDefaults | undefined): ApiRequest {
   if (!defaults) return request;
-  const hasOwnAuth = request.basicAuth !== null && (request.basicAuth.username !== '' || request.basicAuth.password !== '');
+  const hasOwnAuth =
+    request.basicAuth !== null && (request.basicAuth.username !== '' || request.basicAuth.password !== '');
   return {
     ...request,
     url: resolveGroupUrl(request.url, defaults.url),
@@ -109,7 +111,10 @@ function scriptOf(from: ScriptRef['from'], script: unknown, snippetId: unknown):
 }
 
 /** Setup runs the group's step then the check's; teardown the check's then the group's. */
-export function mergeScripts(groupBody: Record<string, unknown>, checkBody: Record<string, unknown>): { setup: ScriptRef[]; tearDown: ScriptRef[] } {
+export function mergeScripts(
+  groupBody: Record<string, unknown>,
+  checkBody: Record<string, unknown>,
+): { setup: ScriptRef[]; tearDown: ScriptRef[] } {
   const present = (refs: Array<ScriptRef | undefined>) => refs.filter((r): r is ScriptRef => r !== undefined);
   return {
     setup: present([

@@ -6,7 +6,10 @@ import type { CheckGroupRepo, StoredCheckGroup } from '../store/check-group-type
 import type { Store, StoredCheck } from '../store/store.ts';
 import { effectivePlacement, groupIdOf, type Placement } from './group-merge.ts';
 
-export async function groupOf(store: { checkGroups: Pick<CheckGroupRepo, 'get'> }, check: Pick<StoredCheck, 'accountId' | 'body'>): Promise<StoredCheckGroup | undefined> {
+export async function groupOf(
+  store: { checkGroups: Pick<CheckGroupRepo, 'get'> },
+  check: Pick<StoredCheck, 'accountId' | 'body'>,
+): Promise<StoredCheckGroup | undefined> {
   const id = groupIdOf(check);
   return id === undefined ? undefined : store.checkGroups.get(check.accountId, id);
 }

@@ -10,7 +10,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type Static, Type } from 'typebox';
-import { AlertChannelSubscriptionsIn, AlertChannelSubscriptionsOut } from '../alert-channels/subscriber-subscriptions.ts';
+import {
+  AlertChannelSubscriptionsIn,
+  AlertChannelSubscriptionsOut,
+} from '../alert-channels/subscriber-subscriptions.ts';
 import { BadRequestError } from '../http/errors.ts';
 import type { ChannelRef } from '../store/alert-channel-types.ts';
 import { Nullable } from '../routes/schemas.ts';
@@ -55,8 +58,12 @@ function heartbeatCheckProperties(mode: Mode) {
   };
 }
 
-export const HeartbeatCheckCreateBody = Type.Object(heartbeatCheckProperties('create'), { additionalProperties: false });
-export const HeartbeatCheckUpdateBody = Type.Object(heartbeatCheckProperties('update'), { additionalProperties: false });
+export const HeartbeatCheckCreateBody = Type.Object(heartbeatCheckProperties('create'), {
+  additionalProperties: false,
+});
+export const HeartbeatCheckUpdateBody = Type.Object(heartbeatCheckProperties('update'), {
+  additionalProperties: false,
+});
 export type HeartbeatCheckBody = Static<typeof HeartbeatCheckCreateBody>;
 export type HeartbeatTiming = Static<typeof HeartbeatRequest>;
 

@@ -6,7 +6,14 @@
 import { Type } from 'typebox';
 import { ICMP_ASSERTION_COMPARISONS, ICMP_ASSERTION_SOURCES, ICMP_PING_COUNT } from '../../shared/checks/types.ts';
 import { Nullable } from '../routes/schemas.ts';
-import { assertionSchema, checkResponseSchema, commonCheckProperties, type Mode, prop, required } from './common-check-schema.ts';
+import {
+  assertionSchema,
+  checkResponseSchema,
+  commonCheckProperties,
+  type Mode,
+  prop,
+  required,
+} from './common-check-schema.ts';
 
 export const ICMP_DEFAULT_DEGRADED_RESPONSE_TIME_MS = 10000;
 export const ICMP_DEFAULT_MAX_RESPONSE_TIME_MS = 20000;

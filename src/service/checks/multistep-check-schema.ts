@@ -9,7 +9,11 @@ import { checkResponseSchema } from './common-check-schema.ts';
 
 export { normalizeScriptedBody as normalizeMultiStepBody } from './browser-check-schema.ts';
 
-export const MultiStepCheckCreateBody = Type.Object(scriptedCheckProperties('create', 'MULTI_STEP'), { additionalProperties: false });
-export const MultiStepCheckUpdateBody = Type.Object(scriptedCheckProperties('update', 'MULTI_STEP'), { additionalProperties: false });
+export const MultiStepCheckCreateBody = Type.Object(scriptedCheckProperties('create', 'MULTI_STEP'), {
+  additionalProperties: false,
+});
+export const MultiStepCheckUpdateBody = Type.Object(scriptedCheckProperties('update', 'MULTI_STEP'), {
+  additionalProperties: false,
+});
 /** A multistep check as GET returns it (ChecksV1MultiStepCheck). */
 export const MultiStepCheckResponse = checkResponseSchema(scriptedCheckProperties('create', 'MULTI_STEP', true));

@@ -33,7 +33,11 @@ const ENGINE_WORDS = ['node', 'bun', ...SUITE_ENGINES] as const;
 export const ENGINE_VERSIONS: Record<'node' | 'bun', readonly string[]> = { node: ['22', '24', '26'], bun: ['1.3'] };
 
 function playwrightProperties(mode: Mode, forResponse = false) {
-  const { maxResponseTime: _max, degradedResponseTime: _degraded, ...common } = commonCheckProperties(mode, 'PLAYWRIGHT', {
+  const {
+    maxResponseTime: _max,
+    degradedResponseTime: _degraded,
+    ...common
+  } = commonCheckProperties(mode, 'PLAYWRIGHT', {
     maximum: Number.MAX_SAFE_INTEGER,
     degraded: 0,
     max: 0,
@@ -50,7 +54,9 @@ function playwrightProperties(mode: Mode, forResponse = false) {
         }
       : {
           // Required on create (checked in the route, which can say what it must hold).
-          codeBundle: Type.Optional(Type.String({ minLength: 1, description: 'The project archive (tar.gz or zip), base64.' })),
+          codeBundle: Type.Optional(
+            Type.String({ minLength: 1, description: 'The project archive (tar.gz or zip), base64.' }),
+          ),
           // Read-only: accepted so a GET body can be PUT back unchanged, then ignored.
           codeBundlePath: Type.Optional(Type.String()),
           cacheHash: Type.Optional(Nullable(Type.String())),
@@ -62,9 +68,15 @@ function playwrightProperties(mode: Mode, forResponse = false) {
     testCommand: prop(mode, (o) => Type.String({ minLength: 1, maxLength: 2000, ...o }), DEFAULT_TEST_COMMAND),
     installCommand: prop(mode, (o) => Type.String({ maxLength: 2000, ...o }), ''),
     browsers: prop(mode, (o) => Type.Array(Type.Enum(['chromium']), { ...o, maxItems: 1 }), ['chromium']),
-    engine: forResponse ? Nullable(Type.Enum(['node', 'bun'])) : prop(mode, (o) => Nullable(Type.Enum([...ENGINE_WORDS]), o), null),
+    engine: forResponse
+      ? Nullable(Type.Enum(['node', 'bun']))
+      : prop(mode, (o) => Nullable(Type.Enum([...ENGINE_WORDS]), o), null),
     engineVersion: prop(mode, (o) => Nullable(Type.String({ maxLength: 10 }), o), null),
-    globalTimeout: prop(mode, (o) => Type.Integer({ minimum: 1, maximum: GLOBAL_TIMEOUT_CEILING_SECONDS, ...o }), DEFAULT_SUITE_GLOBAL_TIMEOUT_MS / 1000),
+    globalTimeout: prop(
+      mode,
+      (o) => Type.Integer({ minimum: 1, maximum: GLOBAL_TIMEOUT_CEILING_SECONDS, ...o }),
+      DEFAULT_SUITE_GLOBAL_TIMEOUT_MS / 1000,
+    ),
   };
 }
 
@@ -93,13 +105,16 @@ export function engineOf(engine: unknown, engineVersion: unknown): SuiteEngine {
     const word = engine as SuiteEngine;
     const version = word.startsWith('node') ? word.slice(4) : '1.3';
     if (engineVersion !== null && engineVersion !== undefined && engineVersion !== version) {
-      throw new BadRequestError(`body/engineVersion "${String(engineVersion)}" contradicts body/engine "${word}"; leave engineVersion out`);
+      throw new BadRequestError(
+        `body/engineVersion "${String(engineVersion)}" contradicts body/engine "${word}"; leave engineVersion out`,
+      );
     }
     return word;
   }
   const kind = engine as 'node' | 'bun';
   const allowed = ENGINE_VERSIONS[kind];
-  const version = engineVersion === null || engineVersion === undefined ? (kind === 'node' ? '24' : '1.3') : String(engineVersion);
+  const version =
+    engineVersion === null || engineVersion === undefined ? (kind === 'node' ? '24' : '1.3') : String(engineVersion);
   // "24.1" or "1.3.9" name the same engine as "24" and "1.3".
   const match = allowed.find((v) => version === v || version.startsWith(`${v}.`));
   if (!match) throw new BadRequestError(`body/engineVersion must be one of ${allowed.join(', ')} for engine "${kind}"`);
@@ -109,18 +124,33 @@ export function engineOf(engine: unknown, engineVersion: unknown): SuiteEngine {
 /** Plain words: no quotes, variables or shell operators, since nothing here runs through a shell. */
 function words(field: string, text: string): string[] {
   if (/["'`$\\|;&<>(){}*?!#~\n\r]/.test(text)) {
-    throw new BadRequestError(`${field} may hold plain words only (no quotes, variables or shell operators): it is not run through a shell`);
+    throw new BadRequestError(
+      `${field} may hold plain words only (no quotes, variables or shell operators): it is not run through a shell`,
+    );
   }
-  return text.trim().split(/\s+/).filter((w) => w !== '');
+  return text
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w !== '');
 }
 
-const TEST_PREFIXES = [['npx', 'playwright', 'test'], ['bunx', 'playwright', 'test'], ['pnpm', 'playwright', 'test'], ['pnpm', 'exec', 'playwright', 'test'], ['yarn', 'playwright', 'test'], ['playwright', 'test']];
+const TEST_PREFIXES = [
+  ['npx', 'playwright', 'test'],
+  ['bunx', 'playwright', 'test'],
+  ['pnpm', 'playwright', 'test'],
+  ['pnpm', 'exec', 'playwright', 'test'],
+  ['yarn', 'playwright', 'test'],
+  ['playwright', 'test'],
+];
 
 /** The arguments after `playwright test` in a testCommand. */
 export function testArgsOf(testCommand: string): string[] {
   const w = words('body/testCommand', testCommand);
   const prefix = TEST_PREFIXES.find((p) => p.every((x, i) => w[i] === x));
-  if (!prefix) throw new BadRequestError('body/testCommand must start with "npx playwright test" (or bunx, pnpm or yarn playwright test), followed by its arguments');
+  if (!prefix)
+    throw new BadRequestError(
+      'body/testCommand must start with "npx playwright test" (or bunx, pnpm or yarn playwright test), followed by its arguments',
+    );
   return w.slice(prefix.length);
 }
 
@@ -129,7 +159,9 @@ export function installArgsOf(installCommand: string): string[] | null {
   const w = words('body/installCommand', installCommand);
   if (w.length === 0) return null;
   if (!['npm', 'pnpm', 'yarn', 'bun'].includes(w[0] ?? '')) {
-    throw new BadRequestError('body/installCommand must be empty (install from the lockfile) or start with npm, pnpm, yarn or bun');
+    throw new BadRequestError(
+      'body/installCommand must be empty (install from the lockfile) or start with npm, pnpm, yarn or bun',
+    );
   }
   return w.slice(1);
 }
@@ -144,14 +176,20 @@ export function safeWorkingDir(dir: unknown): string | null {
 }
 
 /** Checks and canonicalises what the schema cannot: engine pair, commands, working folder, frequency, timeout. */
-export function normalizePlaywrightBody<B extends Record<string, unknown>>(body: B, maxGlobalTimeoutSeconds: number): B {
-  if (body.frequency === 0) throw new BadRequestError('body/frequency must be at least 1 (minutes) for Playwright check suites');
+export function normalizePlaywrightBody<B extends Record<string, unknown>>(
+  body: B,
+  maxGlobalTimeoutSeconds: number,
+): B {
+  if (body.frequency === 0)
+    throw new BadRequestError('body/frequency must be at least 1 (minutes) for Playwright check suites');
   const engine = engineOf(body.engine, body.engineVersion);
   testArgsOf(String(body.testCommand ?? DEFAULT_TEST_COMMAND));
   installArgsOf(String(body.installCommand ?? ''));
   const timeout = Number(body.globalTimeout ?? DEFAULT_SUITE_GLOBAL_TIMEOUT_MS / 1000);
   if (timeout > maxGlobalTimeoutSeconds) {
-    throw new BadRequestError(`body/globalTimeout must be at most ${maxGlobalTimeoutSeconds} seconds (PLAYWRIGHT_MAX_GLOBAL_TIMEOUT_SECONDS)`);
+    throw new BadRequestError(
+      `body/globalTimeout must be at most ${maxGlobalTimeoutSeconds} seconds (PLAYWRIGHT_MAX_GLOBAL_TIMEOUT_SECONDS)`,
+    );
   }
   const { codeBundle: _bundle, ...rest } = body;
   return {
@@ -172,7 +210,10 @@ export function suiteJobTimeoutMs(body: Record<string, unknown>): number {
 }
 
 /** The definition of a suite's job (definition.ts calls it for PLAYWRIGHT). */
-export function toPlaywrightDefinition(stored: StoredCheck, base: Pick<PlaywrightCheckDefinition, 'id' | 'accountId' | 'name' | 'shouldFail' | 'runtimeId'>): PlaywrightCheckDefinition {
+export function toPlaywrightDefinition(
+  stored: StoredCheck,
+  base: Pick<PlaywrightCheckDefinition, 'id' | 'accountId' | 'name' | 'shouldFail' | 'runtimeId'>,
+): PlaywrightCheckDefinition {
   const body = stored.body;
   const seconds = typeof body.globalTimeout === 'number' ? body.globalTimeout : DEFAULT_SUITE_GLOBAL_TIMEOUT_MS / 1000;
   return {

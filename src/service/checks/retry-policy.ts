@@ -27,7 +27,12 @@ export type ResolvedRetryStrategy = Required<RetryStrategy>;
  * reference's; maxRetries 2 and maxDurationSeconds 600 are the vendor CLI's defaults (the API schema
  * has no default for them). SINGLE_RETRY always makes exactly one retry and has no duration bound.
  */
-export const RETRY_DEFAULTS = { baseBackoffSeconds: 60, maxRetries: 2, maxDurationSeconds: 600, sameRegion: true } as const;
+export const RETRY_DEFAULTS = {
+  baseBackoffSeconds: 60,
+  maxRetries: 2,
+  maxDurationSeconds: 600,
+  sameRegion: true,
+} as const;
 
 export function resolveStrategy(strategy: RetryStrategy): ResolvedRetryStrategy {
   return {
@@ -75,7 +80,10 @@ export function effectiveRetryStrategy(
 }
 
 /** Seconds to wait before retry number `retry` (1 for the first retry): 5s → 5,5,5 / 5,10,15 / 5,25,125. */
-export function backoffSeconds(strategy: Pick<ResolvedRetryStrategy, 'type' | 'baseBackoffSeconds'>, retry: number): number {
+export function backoffSeconds(
+  strategy: Pick<ResolvedRetryStrategy, 'type' | 'baseBackoffSeconds'>,
+  retry: number,
+): number {
   const base = strategy.baseBackoffSeconds;
   switch (strategy.type) {
     case 'FIXED':
@@ -102,7 +110,9 @@ export function isNetworkError(result: Pick<RunResult, 'apiCheckResult' | 'detai
   const api = result.apiCheckResult;
   if (api) return typeof api.requestError === 'string' && api.requestError !== '' && api.response === null;
   const details = (result.details ?? {}) as Record<string, unknown>;
-  const own = PROTOCOL_RESULTS.map((key) => details[key] as { requestError?: unknown } | null | undefined).find((r) => r);
+  const own = PROTOCOL_RESULTS.map((key) => details[key] as { requestError?: unknown } | null | undefined).find(
+    (r) => r,
+  );
   const requestError = own ? own.requestError : details.requestError;
   return typeof requestError === 'string' && requestError !== '';
 }
@@ -127,7 +137,8 @@ export function planRetry(strategy: ResolvedRetryStrategy | null, ctx: RetryCont
   const retry = ctx.attempt;
   if (retry > strategy.maxRetries) return null;
   const dueAtMs = ctx.nowMs + backoffSeconds(strategy, retry) * 1000;
-  if (strategy.type !== 'SINGLE_RETRY' && dueAtMs - ctx.chainStartedAtMs > strategy.maxDurationSeconds * 1000) return null;
+  if (strategy.type !== 'SINGLE_RETRY' && dueAtMs - ctx.chainStartedAtMs > strategy.maxDurationSeconds * 1000)
+    return null;
   return { dueAtMs };
 }
 
@@ -136,7 +147,11 @@ export function planRetry(strategy: ResolvedRetryStrategy | null, ctx: RetryCont
  * private locations after that one (in the check's order, wrapping around); with a single location
  * that is the same one, the only place the check can run.
  */
-export function retryLocation(sameRegion: boolean, failedAt: string, locationIds: readonly string[]): string | undefined {
+export function retryLocation(
+  sameRegion: boolean,
+  failedAt: string,
+  locationIds: readonly string[],
+): string | undefined {
   if (locationIds.length === 0) return undefined;
   const index = locationIds.indexOf(failedAt);
   if (sameRegion) return index >= 0 ? failedAt : locationIds[0];

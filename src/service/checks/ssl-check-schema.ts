@@ -14,7 +14,14 @@ import {
 } from '../../shared/checks/monitors.ts';
 import { BadRequestError } from '../http/errors.ts';
 import { Nullable } from '../routes/schemas.ts';
-import { assertionSchema, checkResponseSchema, commonCheckProperties, type Mode, prop, required } from './common-check-schema.ts';
+import {
+  assertionSchema,
+  checkResponseSchema,
+  commonCheckProperties,
+  type Mode,
+  prop,
+  required,
+} from './common-check-schema.ts';
 import { clientTlsRequestProperties } from './client-tls.ts';
 
 export const SSL_DEFAULT_DEGRADED_RESPONSE_TIME_MS = 3000;
@@ -42,7 +49,11 @@ const TlsVersion = (o: { default?: unknown }) => Type.Enum(['TLS1.2', 'TLS1.3'],
 const KeySize = (o: { default?: unknown }) => Type.Integer({ minimum: 1024, maximum: 16384, ...o });
 
 /** One baseline rule: its value (if it has one) and severity, with the reference's defaults on create. */
-function rule(mode: Mode, severity: string, value?: { schema: (o: { default?: unknown }) => TSchema; fallback: unknown }) {
+function rule(
+  mode: Mode,
+  severity: string,
+  value?: { schema: (o: { default?: unknown }) => TSchema; fallback: unknown },
+) {
   const props: Record<string, TSchema> = { severity: prop(mode, Severity, severity) };
   if (value) props.value = prop(mode, value.schema, value.fallback);
   return prop(mode, (o) => Type.Object(props, { additionalProperties: false, ...o }), {});
@@ -75,8 +86,16 @@ function sslConfig(mode: Mode) {
       serverName: Type.Optional(Nullable(Type.String({ maxLength: 2048, pattern: '^[^\\x00-\\x1f\\x7f]*$' }))),
       ipFamily: prop(mode, (o) => Type.Enum(['IPv4', 'IPv6'], o), 'IPv4'),
       skipChainValidation: prop(mode, (o) => Type.Boolean(o), false),
-      handshakeTimeoutMs: prop(mode, (o) => Type.Integer({ minimum: 1000, maximum: 30000, ...o }), SSL_DEFAULTS.handshakeTimeoutMs),
-      alertDaysBeforeExpiry: prop(mode, (o) => Type.Integer({ minimum: 1, maximum: 365, ...o }), SSL_DEFAULTS.alertDaysBeforeExpiry),
+      handshakeTimeoutMs: prop(
+        mode,
+        (o) => Type.Integer({ minimum: 1000, maximum: 30000, ...o }),
+        SSL_DEFAULTS.handshakeTimeoutMs,
+      ),
+      alertDaysBeforeExpiry: prop(
+        mode,
+        (o) => Type.Integer({ minimum: 1, maximum: 365, ...o }),
+        SSL_DEFAULTS.alertDaysBeforeExpiry,
+      ),
       securityBaseline: prop(mode, (o) => securityBaseline(mode, o), {}),
       clientCertificateMode: Type.Optional(Type.Enum(['auto', 'explicit'])),
     },
@@ -90,7 +109,11 @@ function request(mode: Mode) {
       sslConfig: required(mode, sslConfig(mode)),
       // mTLS (clientCertificateMode above) and a per-check CA bundle (checks/client-tls.ts).
       ...clientTlsRequestProperties(),
-      assertions: prop(mode, (o) => Type.Array(assertionSchema(SSL_ASSERTION_SOURCES, SSL_ASSERTION_COMPARISONS), o), []),
+      assertions: prop(
+        mode,
+        (o) => Type.Array(assertionSchema(SSL_ASSERTION_SOURCES, SSL_ASSERTION_COMPARISONS), o),
+        [],
+      ),
     },
     { additionalProperties: false },
   );
@@ -112,24 +135,37 @@ export const SslCheckUpdateBody = Type.Object(sslCheckProperties('update'), { ad
 /** An SSL monitor as GET returns it (ChecksV1SslMonitor). */
 export const SslCheckResponse = checkResponseSchema(sslCheckProperties('create'));
 
-const PROPERTIES: Record<string, readonly string[]> = { CERTIFICATE: SSL_CERTIFICATE_PROPERTIES, CONNECTION: SSL_CONNECTION_PROPERTIES };
+const PROPERTIES: Record<string, readonly string[]> = {
+  CERTIFICATE: SSL_CERTIFICATE_PROPERTIES,
+  CONNECTION: SSL_CONNECTION_PROPERTIES,
+};
 
 /**
  * What the schema cannot say: the reference runs SSL monitors once a minute at most, and CERTIFICATE /
  * CONNECTION assertions name a known field. Client certificates are checked in checks/client-tls.ts.
  */
 export function normalizeSslBody<B extends Record<string, unknown>>(body: B): B {
-  const config = ((body.request as { sslConfig?: Record<string, unknown> } | undefined)?.sslConfig ?? {}) as Record<string, unknown>;
+  const config = ((body.request as { sslConfig?: Record<string, unknown> } | undefined)?.sslConfig ?? {}) as Record<
+    string,
+    unknown
+  >;
   if (typeof config.hostname !== 'string' || config.hostname === '') {
     throw new BadRequestError('body/request/sslConfig/hostname is required: the host name or IP address to connect to');
   }
-  if (body.frequency === 0) throw new BadRequestError('body/frequency must be 1 or more: SSL monitors run at most once a minute');
-  const request = (body.request ?? {}) as { sslConfig?: Record<string, unknown>; sslClientCertificateId?: unknown; assertions?: unknown };
+  if (body.frequency === 0)
+    throw new BadRequestError('body/frequency must be 1 or more: SSL monitors run at most once a minute');
+  const request = (body.request ?? {}) as {
+    sslConfig?: Record<string, unknown>;
+    sslClientCertificateId?: unknown;
+    assertions?: unknown;
+  };
   const assertions = (request.assertions ?? []) as Array<{ source: string; property?: string }>;
   for (const [i, a] of assertions.entries()) {
     const known = PROPERTIES[a.source];
     if (known && !known.includes((a.property ?? '').trim())) {
-      throw new BadRequestError(`body/request/assertions/${i}/property must be one of ${known.join(', ')} for ${a.source}, got "${(a.property ?? '').slice(0, 100)}"`);
+      throw new BadRequestError(
+        `body/request/assertions/${i}/property must be one of ${known.join(', ')} for ${a.source}, got "${(a.property ?? '').slice(0, 100)}"`,
+      );
     }
   }
   return { ...body, request: { ...request, sslConfig: withSslDefaults(config) } };

@@ -7,7 +7,14 @@
 import { Type } from 'typebox';
 import { URL_ASSERTION_COMPARISONS, URL_ASSERTION_SOURCES } from '../../shared/checks/monitors.ts';
 import { assertHttpUrl } from '../routes/http-url.ts';
-import { assertionSchema, checkResponseSchema, commonCheckProperties, type Mode, prop, required } from './common-check-schema.ts';
+import {
+  assertionSchema,
+  checkResponseSchema,
+  commonCheckProperties,
+  type Mode,
+  prop,
+  required,
+} from './common-check-schema.ts';
 import { clientTlsRequestProperties } from './client-tls.ts';
 
 export const URL_DEFAULT_DEGRADED_RESPONSE_TIME_MS = 3000;
@@ -25,7 +32,11 @@ function request(mode: Mode) {
       ipFamily: prop(mode, (o) => Type.Enum(['IPv4', 'IPv6'], o), 'IPv4'),
       // mTLS and a per-check CA bundle (checks/client-tls.ts).
       ...clientTlsRequestProperties(),
-      assertions: prop(mode, (o) => Type.Array(assertionSchema(URL_ASSERTION_SOURCES, URL_ASSERTION_COMPARISONS), o), []),
+      assertions: prop(
+        mode,
+        (o) => Type.Array(assertionSchema(URL_ASSERTION_SOURCES, URL_ASSERTION_COMPARISONS), o),
+        [],
+      ),
     },
     { additionalProperties: false },
   );

@@ -30,7 +30,11 @@ export interface UserCodeContext {
   accountRuntimeId: string;
 }
 
-export const NO_USER_CODE_CONTEXT: UserCodeContext = { accountVariables: [], snippets: new Map(), accountRuntimeId: DEFAULT_RUNTIME_ID };
+export const NO_USER_CODE_CONTEXT: UserCodeContext = {
+  accountVariables: [],
+  snippets: new Map(),
+  accountRuntimeId: DEFAULT_RUNTIME_ID,
+};
 
 /** Types whose every run is user code (a browser script, a Playwright suite). */
 const SCRIPTED_TYPES: readonly CheckType[] = ['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT'];
@@ -46,7 +50,10 @@ export async function userCodeContextOf(
   check: Pick<StoredCheck, 'accountId' | 'body'>,
   group: Pick<StoredCheckGroup, 'body'> | undefined,
 ): Promise<UserCodeContext> {
-  const ids = [...snippetIdsOf(check.body), ...snippetIdsOf(group?.body as unknown as Record<string, unknown> | undefined)];
+  const ids = [
+    ...snippetIdsOf(check.body),
+    ...snippetIdsOf(group?.body as unknown as Record<string, unknown> | undefined),
+  ];
   const [variables, snippets] = await Promise.all([
     store.variables.list(check.accountId),
     store.snippets.getMany(check.accountId, ids),
@@ -72,7 +79,11 @@ function stepCode(ref: ScriptRef, snippets: ReadonlyMap<number, string>, phase: 
 }
 
 /** One script from the steps in run order; null when there are none. */
-export function joinSteps(refs: readonly ScriptRef[], snippets: ReadonlyMap<number, string>, phase: 'setup' | 'teardown'): string | null {
+export function joinSteps(
+  refs: readonly ScriptRef[],
+  snippets: ReadonlyMap<number, string>,
+  phase: 'setup' | 'teardown',
+): string | null {
   const parts = refs.flatMap((ref) => stepCode(ref, snippets, phase));
   if (parts.length === 0) return null;
   if (parts.length === 1) return parts[0] as string;

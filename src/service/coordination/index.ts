@@ -22,7 +22,11 @@ export function createCoordination(database: DatabaseConfig | undefined, log: Co
   return inProcessCoordination(SERVICE_LEADERSHIP, log);
 }
 
-export function postgresCoordination(url: string, log: CoordinationLog, opts: PostgresCoordinationOptions = {}): Coordination {
+export function postgresCoordination(
+  url: string,
+  log: CoordinationLog,
+  opts: PostgresCoordinationOptions = {},
+): Coordination {
   const leadership = new PostgresLeadership({ name: SERVICE_LEADERSHIP, ...opts.leadership, url, log });
   const signals = new PostgresRunSignals({ ...opts.signals, url, log });
   return {

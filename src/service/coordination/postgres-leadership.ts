@@ -122,18 +122,27 @@ export class PostgresLeadership extends LeadershipBase {
       else await this.#confirm();
     } catch (err) {
       if (this.#client) await this.#lost(this.#client, err);
-      else this.#log.warn({ err, leadership: this.name }, 'the database cannot be reached for the leadership; trying again');
+      else
+        this.#log.warn(
+          { err, leadership: this.name },
+          'the database cannot be reached for the leadership; trying again',
+        );
     }
   }
 
   async #tryLock(): Promise<void> {
     const client = this.#client ?? (await this.#connect());
-    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [this.#key]);
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [
+      this.#key,
+    ]);
     const locked = rows[0]?.locked === true && this.#client === client;
     this.events.emit('attempt', locked);
     if (!locked) return;
     this.#heldSince = performance.now();
-    this.#log.info({ leadership: this.name, handoverDelayMs: this.#handoverDelayMs }, 'took the leadership lock; leading after the hand-over delay');
+    this.#log.info(
+      { leadership: this.name, handoverDelayMs: this.#handoverDelayMs },
+      'took the leadership lock; leading after the hand-over delay',
+    );
   }
 
   /** The session is alive, so the lock is still ours; past the hand-over delay, lead. */
@@ -147,7 +156,9 @@ export class PostgresLeadership extends LeadershipBase {
     this.#leading = true;
     // Not awaited: starting the work may take a while, and confirmations must go on meanwhile.
     // Work that cannot start here might on another replica: the leadership is given up.
-    this.state.acquire().catch((err: unknown) => this.#lost(client, err, 'leader work could not start; giving the leadership up'));
+    this.state
+      .acquire()
+      .catch((err: unknown) => this.#lost(client, err, 'leader work could not start; giving the leadership up'));
   }
 
   async #connect(): Promise<pg.Client> {
@@ -168,7 +179,11 @@ export class PostgresLeadership extends LeadershipBase {
     this.#client = undefined;
     this.#heldSince = undefined;
     this.#leading = false;
-    const what = why ?? (wasHolding ? 'lost the leadership connection; stopping leader work' : 'the leadership connection failed; trying again');
+    const what =
+      why ??
+      (wasHolding
+        ? 'lost the leadership connection; stopping leader work'
+        : 'the leadership connection failed; trying again');
     this.#log.warn({ err, leadership: this.name }, what);
     await this.state.lose();
     endQuietly(client);

@@ -12,7 +12,14 @@ import { Compile } from 'typebox/compile';
 import type { Announced } from '../dispatch/waiters.ts';
 import type { CoordinationLog } from './log.ts';
 import { endQuietly, openDedicatedClient } from './postgres-client.ts';
-import { CHECKS_CHANNEL, ChecksPayload, RUNS_CHANNEL, RunsPayload, WORK_CHANNEL, WorkPayload } from './signal-payloads.ts';
+import {
+  CHECKS_CHANNEL,
+  ChecksPayload,
+  RUNS_CHANNEL,
+  RunsPayload,
+  WORK_CHANNEL,
+  WorkPayload,
+} from './signal-payloads.ts';
 import type { QueuedWork, RunSignalListener, RunSignals } from './types.ts';
 
 export interface PostgresRunSignalsOptions {
@@ -50,15 +57,24 @@ export class PostgresRunSignals implements RunSignals {
     this.#reconnectMs = opts.reconnectMs ?? 1000;
     this.#pingMs = opts.pingMs ?? 5000;
     this.#queryTimeoutMs = opts.queryTimeoutMs ?? 2000;
-    this.#pool = new pg.Pool({ connectionString: opts.url, max: 2, query_timeout: this.#queryTimeoutMs, application_name: 'outpost notify' });
+    this.#pool = new pg.Pool({
+      connectionString: opts.url,
+      max: 2,
+      query_timeout: this.#queryTimeoutMs,
+      application_name: 'outpost notify',
+    });
     // An idle pooled connection that drops is replaced on the next NOTIFY; it must not crash the process.
     this.#pool.on('error', (err) => this.#log.warn({ err }, 'a NOTIFY connection dropped'));
   }
 
   announce(locationId: string, runs: readonly Announced[]): void {
     for (const listener of this.#listeners) listener.announced?.(locationId, runs);
-    const kinds = new Map(runs.map((r) => [`${r.checkType}/${r.checkClass}`, { checkType: r.checkType, checkClass: r.checkClass }]));
-    this.#notify(RUNS_CHANNEL, { origin: this.#origin, locationId, runs: [...kinds.values()] } satisfies Static<typeof RunsPayload>);
+    const kinds = new Map(
+      runs.map((r) => [`${r.checkType}/${r.checkClass}`, { checkType: r.checkType, checkClass: r.checkClass }]),
+    );
+    this.#notify(RUNS_CHANNEL, { origin: this.#origin, locationId, runs: [...kinds.values()] } satisfies Static<
+      typeof RunsPayload
+    >);
   }
 
   checkChanged(accountId: string, checkId: string): void {
@@ -93,7 +109,9 @@ export class PostgresRunSignals implements RunSignals {
   #notify(channel: string, payload: unknown): void {
     this.#pool
       .query('SELECT pg_notify($1, $2)', [channel, JSON.stringify(payload)])
-      .catch((err: unknown) => this.#log.warn({ err, channel }, 'NOTIFY failed; other replicas learn at their next poll'));
+      .catch((err: unknown) =>
+        this.#log.warn({ err, channel }, 'NOTIFY failed; other replicas learn at their next poll'),
+      );
   }
 
   async #listen(): Promise<void> {
@@ -170,8 +188,10 @@ export class PostgresRunSignals implements RunSignals {
 
   /** What a well-formed notification tells a listener; undefined for anything else. */
   #deliveryOf(channel: string, payload: unknown): ((listener: RunSignalListener) => void) | undefined {
-    if (channel === RUNS_CHANNEL && isRunsPayload.Check(payload)) return (l) => l.announced?.(payload.locationId, payload.runs);
-    if (channel === CHECKS_CHANNEL && isChecksPayload.Check(payload)) return (l) => l.checkChanged?.(payload.accountId, payload.checkId);
+    if (channel === RUNS_CHANNEL && isRunsPayload.Check(payload))
+      return (l) => l.announced?.(payload.locationId, payload.runs);
+    if (channel === CHECKS_CHANNEL && isChecksPayload.Check(payload))
+      return (l) => l.checkChanged?.(payload.accountId, payload.checkId);
     if (channel === WORK_CHANNEL && isWorkPayload.Check(payload)) return (l) => l.workQueued?.(payload.kind);
     return undefined;
   }

@@ -9,7 +9,14 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ARTIFACT_HEADERS, type ArtifactUploadStatus } from '../../shared/artifacts.ts';
 import { AGENT_API_PREFIX } from '../../shared/protocol.ts';
 import { LocalDiskArtifactStore } from '../artifacts/local-disk-store.ts';
-import { ArtifactBodyTooLongError, type ArtifactLog, ArtifactService, OffsetMismatchError, parseOffsetHeader, parseStartHeaders } from '../artifacts/service.ts';
+import {
+  ArtifactBodyTooLongError,
+  type ArtifactLog,
+  ArtifactService,
+  OffsetMismatchError,
+  parseOffsetHeader,
+  parseStartHeaders,
+} from '../artifacts/service.ts';
 import type { ArtifactConfig } from '../artifacts/config.ts';
 import { useAccountAuth } from '../http/auth.ts';
 import { BadRequestError, UnauthorizedError } from '../http/errors.ts';
@@ -46,7 +53,9 @@ interface UploadParams {
 }
 
 function answer(reply: FastifyReply, status: ArtifactUploadStatus): ArtifactUploadStatus {
-  void reply.header(ARTIFACT_HEADERS.offset, String(status.received)).header(ARTIFACT_HEADERS.length, String(status.size));
+  void reply
+    .header(ARTIFACT_HEADERS.offset, String(status.received))
+    .header(ARTIFACT_HEADERS.length, String(status.size));
   return status;
 }
 
@@ -69,7 +78,8 @@ function interrupted(request: FastifyRequest, err: unknown): never {
 const uploadRoutes: FastifyPluginAsync<ArtifactApiOptions> = async (fastify, { artifacts, store }) => {
   fastify.addHook('onRequest', async (request) => {
     const match = request.headers.authorization ? /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization) : null;
-    if (!match?.[1]) throw new UnauthorizedError(`Missing private location key: send "Authorization: Bearer pl_...". ${KEY_REJECTED}`);
+    if (!match?.[1])
+      throw new UnauthorizedError(`Missing private location key: send "Authorization: Bearer pl_...". ${KEY_REJECTED}`);
     const location = await store.locations.findByKey(match[1]);
     if (!location) throw new UnauthorizedError(KEY_REJECTED);
     locations.set(request, location);

@@ -25,7 +25,16 @@ export interface SessionTarget {
 }
 
 /** A session's status in the reference's enum (v1 reports CANCELLED as TIMED_OUT). */
-export type SessionStatus = 'STARTED' | 'PROGRESS' | 'PROGRESS_FAILED' | 'PROGRESS_DEGRADED' | 'PASSED' | 'FAILED' | 'DEGRADED' | 'TIMED_OUT' | 'CANCELLED';
+export type SessionStatus =
+  | 'STARTED'
+  | 'PROGRESS'
+  | 'PROGRESS_FAILED'
+  | 'PROGRESS_DEGRADED'
+  | 'PASSED'
+  | 'FAILED'
+  | 'DEGRADED'
+  | 'TIMED_OUT'
+  | 'CANCELLED';
 
 /** One run's verdict: pending until its result is stored or it ended without one. */
 export type RunVerdict = 'pending' | 'passed' | 'degraded' | 'failed' | 'timedOut' | 'cancelled';
@@ -89,7 +98,11 @@ export class CheckSessions {
     };
     const slugs = await Promise.all(locationIds.map((l) => this.#locationSlug(l)));
     const runs = await this.#dispatcher.enqueueSession(check, locationIds, id, async (made) => {
-      const rows = made.map((r, i) => ({ runId: r.runId, locationId: r.locationId, runLocation: slugs[i] ?? r.locationId }));
+      const rows = made.map((r, i) => ({
+        runId: r.runId,
+        locationId: r.locationId,
+        runLocation: slugs[i] ?? r.locationId,
+      }));
       const { cancelledAt: _, ...fields } = session;
       await this.#store.checkSessions.create({ ...fields, runs: rows });
     });
@@ -107,7 +120,10 @@ export class CheckSessions {
   }
 
   /** The activated, runnable checks the target selects, each with the locations it runs at. */
-  async #matching(accountId: string, target: SessionTarget): Promise<Array<{ check: StoredCheck; locationIds: string[] }>> {
+  async #matching(
+    accountId: string,
+    target: SessionTarget,
+  ): Promise<Array<{ check: StoredCheck; locationIds: string[] }>> {
     const out: Array<{ check: StoredCheck; locationIds: string[] }> = [];
     for (const check of await this.#candidates(accountId, target.checkId)) {
       if (check.checkType === 'HEARTBEAT') continue;
@@ -145,7 +161,12 @@ export class CheckSessions {
    * Waits up to `maxWaitMs` for every run of the session to have a verdict. Resolves with the state
    * at the end (done or not), or undefined when the account has no such session.
    */
-  async completion(accountId: string, id: string, maxWaitMs: number, signal?: AbortSignal): Promise<SessionState | undefined> {
+  async completion(
+    accountId: string,
+    id: string,
+    maxWaitMs: number,
+    signal?: AbortSignal,
+  ): Promise<SessionState | undefined> {
     const waiters = this.#dispatcher.sessionWaiters;
     const deadline = performance.now() + maxWaitMs;
     waiters.watch(id);
@@ -212,11 +233,24 @@ export function stateOf(session: CheckSessionRecord, rows: readonly CheckSession
   const has = (v: RunVerdict) => verdicts.has(v);
   let status: SessionStatus;
   if (done) {
-    status = has('cancelled') ? 'CANCELLED' : has('failed') ? 'FAILED' : has('timedOut') ? 'TIMED_OUT' : has('degraded') ? 'DEGRADED' : 'PASSED';
+    status = has('cancelled')
+      ? 'CANCELLED'
+      : has('failed')
+        ? 'FAILED'
+        : has('timedOut')
+          ? 'TIMED_OUT'
+          : has('degraded')
+            ? 'DEGRADED'
+            : 'PASSED';
   } else if (runs.every((r) => r.verdict === 'pending')) {
     status = 'STARTED';
   } else {
-    status = has('failed') || has('timedOut') || has('cancelled') ? 'PROGRESS_FAILED' : has('degraded') ? 'PROGRESS_DEGRADED' : 'PROGRESS';
+    status =
+      has('failed') || has('timedOut') || has('cancelled')
+        ? 'PROGRESS_FAILED'
+        : has('degraded')
+          ? 'PROGRESS_DEGRADED'
+          : 'PROGRESS';
   }
   const ends = runs.map((r) => r.result?.createdAt ?? r.finishedAt ?? session.startedAt);
   // ISO times of one format sort as they happen: the last is when the session stopped.

@@ -38,7 +38,12 @@ export class CheckTriggerRunner implements RunWatcher {
     this.#store = opts.store;
     this.#log = opts.log;
     this.#enqueue = opts.enqueue;
-    this.#open = new OpenRuns({ store: opts.store, log: opts.log, pollMs: opts.pollMs ?? 1000, onEnded: (runId) => this.runFinished(runId) });
+    this.#open = new OpenRuns({
+      store: opts.store,
+      log: opts.log,
+      pollMs: opts.pollMs ?? 1000,
+      onEnded: (runId) => this.runFinished(runId),
+    });
   }
 
   /**

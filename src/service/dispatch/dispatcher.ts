@@ -219,7 +219,12 @@ export class Dispatcher {
 
   /** Replayed results may raise alerts: the fan-out is told, as for a live result. */
   async #replayPending(storedBefore?: string): Promise<number> {
-    const replayed = await replayPendingResults({ store: this.#store, statuses: this.#statuses, log: this.#log, storedBefore });
+    const replayed = await replayPendingResults({
+      store: this.#store,
+      statuses: this.#statuses,
+      log: this.#log,
+      storedBefore,
+    });
     if (replayed > 0) this.#alertsRaised();
     return replayed;
   }
@@ -273,12 +278,16 @@ export class Dispatcher {
     const reads = readsOncePerBatch(this.#store);
     const certificates = certificatesOncePerBatch(this.#store.clientCertificates);
     const definitionOf = (check: StoredCheck) =>
-      definitions.get(check.id) ?? definitions.set(check.id, this.#definitionOf(check, reads, certificates)).get(check.id)!;
-    const built = await Promise.allSettled(due.map((d) => this.#newRun(d.check, d.locationId, d.dueAtMs, definitionOf(d.check))));
+      definitions.get(check.id) ??
+      definitions.set(check.id, this.#definitionOf(check, reads, certificates)).get(check.id)!;
+    const built = await Promise.allSettled(
+      due.map((d) => this.#newRun(d.check, d.locationId, d.dueAtMs, definitionOf(d.check))),
+    );
     const newRuns: NewRun[] = [];
     built.forEach((b, i) => {
       if (b.status === 'fulfilled') newRuns.push(b.value);
-      else this.#log.error({ err: b.reason, checkId: due[i]?.check.id, locationId: due[i]?.locationId }, 'enqueue failed');
+      else
+        this.#log.error({ err: b.reason, checkId: due[i]?.check.id, locationId: due[i]?.locationId }, 'enqueue failed');
     });
     const enqueued = await this.#store.runs.enqueueMany(newRuns, iso(this.#now()));
     this.#enqueued(enqueued);
@@ -300,7 +309,13 @@ export class Dispatcher {
     return sealSecretsIn(this.#store.secrets, tls ? { ...definition, tls } : definition);
   }
 
-  async #newRun(check: StoredCheck, locationId: string, dueAtMs: number, definition: Promise<SealedDefinition>, sessionId?: string): Promise<NewRun> {
+  async #newRun(
+    check: StoredCheck,
+    locationId: string,
+    dueAtMs: number,
+    definition: Promise<SealedDefinition>,
+    sessionId?: string,
+  ): Promise<NewRun> {
     // Heartbeats are pinged by the monitored job itself; no agent runs them (listSchedulable omits them).
     if (check.checkType === 'HEARTBEAT') throw new Error(`heartbeat check ${check.id} cannot be enqueued`);
     return {
@@ -315,7 +330,10 @@ export class Dispatcher {
       // every fresh scheduled run in the claim's order, and session runs are never shed (runs.ts).
       startBy: sessionId ? iso(dueAtMs) : iso(startByOf(check, dueAtMs, this.#config.queueTtlSeconds)),
       // A suite's limit follows its own global timeout (checks/playwright-check-schema.ts).
-      timeoutMs: check.checkType === 'PLAYWRIGHT' ? suiteJobTimeoutMs(check.body) : (RUN_TIMEOUT_MS[check.checkType] ?? RUN_TIMEOUT_MS.API),
+      timeoutMs:
+        check.checkType === 'PLAYWRIGHT'
+          ? suiteJobTimeoutMs(check.body)
+          : (RUN_TIMEOUT_MS[check.checkType] ?? RUN_TIMEOUT_MS.API),
       // A snapshot: an edit to the check after this point applies from the next run on.
       check: await definition,
       ...(sessionId ? { sessionId } : {}),
@@ -348,13 +366,23 @@ export class Dispatcher {
 
   /** A queued run is cancelled at once; a leased one is flagged, and its agent learns on its next heartbeat. */
   async cancelRun(accountId: string, runId: string): Promise<Run> {
-    const run = await this.#store.runs.cancel(accountId, runId, 'cancelled by a user before it started', iso(this.#now()));
+    const run = await this.#store.runs.cancel(
+      accountId,
+      runId,
+      'cancelled by a user before it started',
+      iso(this.#now()),
+    );
     if (!run) throw new NotFoundError(`Check run ${runId} was not found`);
     return run;
   }
 
   /** Cancels a check's open runs (deleted or deactivated), or only those at locations not in `keepLocationIds`. */
-  async cancelRunsOfCheck(accountId: string, checkId: string, reason: string, keepLocationIds?: readonly string[]): Promise<number> {
+  async cancelRunsOfCheck(
+    accountId: string,
+    checkId: string,
+    reason: string,
+    keepLocationIds?: readonly string[],
+  ): Promise<number> {
     const n = await this.#store.runs.cancelForCheck(accountId, checkId, reason, iso(this.#now()), keepLocationIds);
     if (n > 0) this.#log.info({ checkId, runs: n, reason }, 'cancelled open runs of a check');
     return n;
@@ -371,7 +399,9 @@ export class Dispatcher {
     }
     const existing = await this.#store.agents.get(req.agentId);
     if (existing && existing.locationId !== location.id) {
-      throw new ConflictError(`Agent id ${req.agentId} is registered with another private location; start the agent with a new id`);
+      throw new ConflictError(
+        `Agent id ${req.agentId} is registered with another private location; start the agent with a new id`,
+      );
     }
     const now = iso(this.#now());
     await this.#store.agents.upsert(
@@ -388,7 +418,13 @@ export class Dispatcher {
     const token = reportTokenFor(rawLocationKey, location.id);
     await this.#store.errorReports.ensureToken(location.id, hashReportToken(token), now);
     this.#log.info(
-      { agentId: req.agentId, locationId: location.id, version: req.version, hostname: req.hostname, checkTypes: req.capabilities.checkTypes },
+      {
+        agentId: req.agentId,
+        locationId: location.id,
+        version: req.version,
+        hostname: req.hostname,
+        checkTypes: req.capabilities.checkTypes,
+      },
       existing ? 'agent registered again' : 'agent registered',
     );
     return {
@@ -433,7 +469,10 @@ export class Dispatcher {
         if (signal?.aborted) {
           // The client left between the claim and the answer: hand the runs straight back rather
           // than let them sit until their lease expires.
-          await this.#handBack(agent.id, runs.map((r) => ({ runId: r.runId, leaseId: r.leaseId ?? '' })));
+          await this.#handBack(
+            agent.id,
+            runs.map((r) => ({ runId: r.runId, leaseId: r.leaseId ?? '' })),
+          );
           return { jobs: [] };
         }
         return { jobs: runs.map((run) => toJob(run, this.#store.secrets)) };
@@ -462,7 +501,8 @@ export class Dispatcher {
   async #touch(agentId: string, now: number): Promise<void> {
     if (now - (this.#lastTouched.get(agentId) ?? Number.NEGATIVE_INFINITY) < TOUCH_EVERY_MS) return;
     // Agents that went away without deregistering leave an entry; forget the old ones now and then.
-    if (this.#lastTouched.size >= 1000) for (const [id, at] of this.#lastTouched) if (now - at > 60_000) this.#lastTouched.delete(id);
+    if (this.#lastTouched.size >= 1000)
+      for (const [id, at] of this.#lastTouched) if (now - at > 60_000) this.#lastTouched.delete(id);
     this.#lastTouched.set(agentId, now);
     await this.#store.agents.touch(agentId, iso(now));
   }
@@ -490,9 +530,14 @@ export class Dispatcher {
    * Stores several results in one store transaction, each as submitResult would; the status updates
    * and alerts follow the commit, in the order sent. A run submitResult answers 404 for is `unknown`.
    */
-  async submitResultBatch(location: PrivateLocation, req: SubmitResultBatchRequest): Promise<SubmitResultBatchResponse> {
+  async submitResultBatch(
+    location: PrivateLocation,
+    req: SubmitResultBatchRequest,
+  ): Promise<SubmitResultBatchResponse> {
     if (req.results.length > RESULT_BATCH_MAX) {
-      throw new BadRequestError(`body/results has ${req.results.length} results; at most ${RESULT_BATCH_MAX} (resultBatchMax) are allowed per call`);
+      throw new BadRequestError(
+        `body/results has ${req.results.length} results; at most ${RESULT_BATCH_MAX} (resultBatchMax) are allowed per call`,
+      );
     }
     // Built afresh by each attempt: PostgreSQL may run the transaction again after a serialization failure.
     const taken = await this.#store.transaction(async () => {
@@ -524,7 +569,8 @@ export class Dispatcher {
     const runId = result.runId;
     const run = await this.#store.runs.get(runId);
     // Another location's run is reported exactly like a missing one, so ids cannot be probed.
-    if (!run || run.locationId !== location.id) return { status: 'unknown', runId, message: `Run ${runId} was not found for this private location` };
+    if (!run || run.locationId !== location.id)
+      return { status: 'unknown', runId, message: `Run ${runId} was not found for this private location` };
     const now = iso(this.#now());
     const check = await this.#store.checks.get(run.accountId, run.checkId);
     if (!check) {
@@ -553,7 +599,18 @@ export class Dispatcher {
       payload: { ...result, runId: run.runId, checkId: run.checkId, checkType: run.checkType },
     });
     await this.#store.runs.finish(run.runId, now);
-    return { status: stored.status, runId, resultId: stored.id, run, check, outcome, resultType, result, location, now };
+    return {
+      status: stored.status,
+      runId,
+      resultId: stored.id,
+      run,
+      check,
+      outcome,
+      resultType,
+      result,
+      location,
+      now,
+    };
   }
 
   /** What follows a stored result's commit: the retry plan and metrics; gives the status update it calls for. */
@@ -578,14 +635,18 @@ export class Dispatcher {
     const [first] = events;
     if (!first) return;
     try {
-      const alerts = events.length === 1 ? await this.#statuses.resultStored(first) : await this.#statuses.resultsStored(events);
+      const alerts =
+        events.length === 1 ? await this.#statuses.resultStored(first) : await this.#statuses.resultsStored(events);
       if (alerts.length > 0) this.#alertsRaised();
     } catch (err) {
       if (events.length > 1) {
         for (const e of events) await this.#applyStatuses([e]);
         return;
       }
-      this.#log.error({ err, resultId: first.resultId, checkId: first.run.checkId }, 'check status could not be updated');
+      this.#log.error(
+        { err, resultId: first.resultId, checkId: first.run.checkId },
+        'check status could not be updated',
+      );
     }
   }
 
@@ -619,7 +680,8 @@ export class Dispatcher {
 
   async #requireAgent(location: PrivateLocation, agentId: string): Promise<Agent> {
     const agent = await this.#store.agents.get(agentId);
-    if (!agent || agent.locationId !== location.id || agent.goneAt !== null) throw this.#notRegistered(location, agentId);
+    if (!agent || agent.locationId !== location.id || agent.goneAt !== null)
+      throw this.#notRegistered(location, agentId);
     return agent;
   }
 
@@ -656,7 +718,10 @@ export class Dispatcher {
     this.#counters?.leasesExpired([...requeued, ...abandoned]);
     for (const r of abandoned) {
       this.#counters?.runsExpired(r.locationId, 'lease_attempts', 1);
-      this.#log.error({ runId: r.runId, checkId: r.checkId, agentId: r.agentId, leaseAttempt: r.leaseAttempt }, `run given up: ${r.endReason}`);
+      this.#log.error(
+        { runId: r.runId, checkId: r.checkId, agentId: r.agentId, leaseAttempt: r.leaseAttempt },
+        `run given up: ${r.endReason}`,
+      );
     }
     if (requeued.length > 0) {
       this.#log.warn(
@@ -680,7 +745,8 @@ export class Dispatcher {
           reason = await this.#queueExpiryReason(run, nowMs);
           reasons.set(key, reason);
         }
-        if (await this.#store.runs.expireQueued(run.runId, reason, now)) this.#counters?.runsExpired(run.locationId, 'queue_ttl', 1);
+        if (await this.#store.runs.expireQueued(run.runId, reason, now))
+          this.#counters?.runsExpired(run.locationId, 'queue_ttl', 1);
       }
       this.#log.warn({ runs: stale.length, reasons: [...new Set(reasons.values())] }, 'queued runs expired');
       if (stale.length < STALE_BATCH) break;
@@ -701,7 +767,9 @@ export class Dispatcher {
     const prefix = `not leased within ${this.#config.queueTtlSeconds}s: no agent of location "${name}" took it`;
     // An agent counts as connected when it called in within one long-poll plus one lease period.
     const since = iso(nowMs - (this.#config.maxLeaseWaitSeconds + this.#config.leaseSeconds) * 1000);
-    const live = (await this.#store.agents.listByLocation(run.locationId)).filter((a) => a.goneAt === null && a.lastSeenAt >= since);
+    const live = (await this.#store.agents.listByLocation(run.locationId)).filter(
+      (a) => a.goneAt === null && a.lastSeenAt >= since,
+    );
     if (live.length === 0) return `${prefix} (no agent was connected)`;
     if (!live.some((a) => a.checkTypes.includes(run.checkType))) {
       return `${prefix} (${live.length} agent(s) connected, none runs ${run.checkType} checks)`;
@@ -722,10 +790,13 @@ export class Dispatcher {
     body: Buffer,
     contentEncoding: string | undefined,
   ): Promise<ErrorReport[]> {
-    if (!sentryKey) throw new UnauthorizedError('Missing sentry_key: use the errorReportingDsn from the register response');
+    if (!sentryKey)
+      throw new UnauthorizedError('Missing sentry_key: use the errorReportingDsn from the register response');
     const owner = await this.#store.errorReports.findLocationByToken(hashReportToken(sentryKey));
     if (owner === undefined || owner !== locationId) {
-      throw new UnauthorizedError('The error report token was not accepted; use the errorReportingDsn from the register response');
+      throw new UnauthorizedError(
+        'The error report token was not accepted; use the errorReportingDsn from the register response',
+      );
     }
     let events: Record<string, unknown>[];
     try {

@@ -27,7 +27,9 @@ const MAX_DECODED_BYTES = 10 * 1024 * 1024;
 
 function readLine(buf: Buffer, start: number): { line: Buffer; next: number } {
   const end = buf.indexOf(NEWLINE, start);
-  return end === -1 ? { line: buf.subarray(start), next: buf.length } : { line: buf.subarray(start, end), next: end + 1 };
+  return end === -1
+    ? { line: buf.subarray(start), next: buf.length }
+    : { line: buf.subarray(start, end), next: end + 1 };
 }
 
 function parseJsonObject(bytes: Buffer, what: string): Record<string, unknown> {
@@ -37,7 +39,8 @@ function parseJsonObject(bytes: Buffer, what: string): Record<string, unknown> {
   } catch {
     throw new EnvelopeError(`${what} is not JSON`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new EnvelopeError(`${what} is not a JSON object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new EnvelopeError(`${what} is not a JSON object`);
   return value as Record<string, unknown>;
 }
 

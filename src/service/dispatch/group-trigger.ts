@@ -51,7 +51,12 @@ export class GroupTriggerRunner implements RunWatcher {
     this.#store = opts.store;
     this.#log = opts.log;
     this.#enqueue = opts.enqueue;
-    this.#open = new OpenRuns({ store: opts.store, log: opts.log, pollMs: opts.pollMs ?? 1000, onEnded: (runId) => this.runFinished(runId) });
+    this.#open = new OpenRuns({
+      store: opts.store,
+      log: opts.log,
+      pollMs: opts.pollMs ?? 1000,
+      onEnded: (runId) => this.runFinished(runId),
+    });
   }
 
   /** Starts a run of every activated check of the group. A deactivated group runs nothing. */
@@ -84,7 +89,9 @@ export class GroupTriggerRunner implements RunWatcher {
     const batch = this.#open.take(runId);
     if (!batch) return;
     batch.open--;
-    void this.#fill(batch).catch((err: unknown) => this.#log.error({ err, groupId: batch.groupId }, 'group trigger could not enqueue'));
+    void this.#fill(batch).catch((err: unknown) =>
+      this.#log.error({ err, groupId: batch.groupId }, 'group trigger could not enqueue'),
+    );
   }
 
   stop(): void {
@@ -101,7 +108,10 @@ export class GroupTriggerRunner implements RunWatcher {
         this.#open.add(run.runId, batch);
       } catch (err) {
         batch.open--;
-        this.#log.error({ err, checkId: item.check.id, groupId: batch.groupId }, 'group trigger could not enqueue a run');
+        this.#log.error(
+          { err, checkId: item.check.id, groupId: batch.groupId },
+          'group trigger could not enqueue a run',
+        );
       }
     }
   }

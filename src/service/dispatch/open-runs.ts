@@ -55,7 +55,10 @@ export class OpenRuns<T> {
 
   #watch(): void {
     if (this.#open.size === 0 || this.#timer || this.#stopped) return;
-    this.#timer = setInterval(() => void this.#poll().catch((err: unknown) => this.#opts.log.error({ err }, 'trigger poll failed')), this.#opts.pollMs);
+    this.#timer = setInterval(
+      () => void this.#poll().catch((err: unknown) => this.#opts.log.error({ err }, 'trigger poll failed')),
+      this.#opts.pollMs,
+    );
     this.#timer.unref();
   }
 

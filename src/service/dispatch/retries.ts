@@ -80,7 +80,8 @@ export class RetryCoordinator implements ResultPolicy {
       nowMs,
       networkError: isNetworkError(result),
     });
-    const locationId = plan && strategy ? retryLocation(strategy.sameRegion, run.locationId, placement.locationIds) : undefined;
+    const locationId =
+      plan && strategy ? retryLocation(strategy.sameRegion, run.locationId, placement.locationIds) : undefined;
     if (!plan || !locationId) return final;
     return {
       ...final,
@@ -111,7 +112,9 @@ export class RetryCoordinator implements ResultPolicy {
     for (;;) {
       const due = await this.#store.runRetries.takeDue(iso(nowMs), BATCH);
       for (const retry of due) {
-        await this.#launch(retry).catch((err: unknown) => this.#log.error({ err, retryOf: retry.retryOf }, 'retry could not be enqueued'));
+        await this.#launch(retry).catch((err: unknown) =>
+          this.#log.error({ err, retryOf: retry.retryOf }, 'retry could not be enqueued'),
+        );
       }
       if (due.length < BATCH) return;
     }
@@ -121,7 +124,10 @@ export class RetryCoordinator implements ResultPolicy {
     const check = await this.#store.checks.get(retry.accountId, retry.checkId);
     const placement = check && effectivePlacement(check, await groupOf(this.#store, check));
     if (!check || !placement?.activated) {
-      this.#log.info({ checkId: retry.checkId, retryOf: retry.retryOf }, 'retry dropped: the check was deleted or deactivated');
+      this.#log.info(
+        { checkId: retry.checkId, retryOf: retry.retryOf },
+        'retry dropped: the check was deleted or deactivated',
+      );
       return;
     }
     // The check may have moved off the location meanwhile; then it retries where it runs now.

@@ -77,14 +77,20 @@ const ResultBody = Type.Object({ agentId: AgentId, leaseId: Type.String(), resul
 
 const ResultBatchBody = Type.Object({
   agentId: AgentId,
-  results: Type.Array(Type.Object({ leaseId: Type.String(), result: RunResultSchema }), { minItems: 1, maxItems: RESULT_BATCH_MAX }),
+  results: Type.Array(Type.Object({ leaseId: Type.String(), result: RunResultSchema }), {
+    minItems: 1,
+    maxItems: RESULT_BATCH_MAX,
+  }),
 });
 
 const ReleaseBody = Type.Object({
   agentId: AgentId,
-  leases: Type.Array(Type.Object({ runId: Type.String({ minLength: 1 }), leaseId: Type.String(), reason: Type.String({ default: '' }) }), {
-    maxItems: 1000,
-  }),
+  leases: Type.Array(
+    Type.Object({ runId: Type.String({ minLength: 1 }), leaseId: Type.String(), reason: Type.String({ default: '' }) }),
+    {
+      maxItems: 1000,
+    },
+  ),
 });
 
 const DeregisterBody = Type.Object({ agentId: AgentId });
@@ -116,7 +122,8 @@ const protocolRoutes: FastifyPluginAsync<AgentApiOptions> = async (fastify, { st
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     const rawKey = match?.[1];
-    if (!rawKey) throw new UnauthorizedError(`Missing private location key: send "Authorization: Bearer pl_...". ${KEY_REJECTED}`);
+    if (!rawKey)
+      throw new UnauthorizedError(`Missing private location key: send "Authorization: Bearer pl_...". ${KEY_REJECTED}`);
     const location = await store.locations.findByKey(rawKey);
     if (!location) throw new UnauthorizedError(KEY_REJECTED);
     agentAuth.set(request, { location, rawKey });
@@ -183,17 +190,19 @@ const errorIngestRoutes: FastifyPluginAsync<AgentApiOptions> = async (fastify, {
     `${ERRORS_PREFIX}/api/:locationId/envelope/`,
   ];
   for (const url of paths.flatMap((p) => [p, p.slice(0, -1)])) {
-    fastify.withTypeProvider<TypeBoxTypeProvider>().post(url, { schema: { params: Params }, bodyLimit: ENVELOPE_BODY_LIMIT }, async (request) => {
-      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      const encoding = request.headers['content-encoding'];
-      await dispatcher.ingestErrorEnvelope(
-        request.params.locationId,
-        sentryKeyOf(request.query, request.headers['x-sentry-auth']),
-        body,
-        typeof encoding === 'string' ? encoding : undefined,
-      );
-      return {};
-    });
+    fastify
+      .withTypeProvider<TypeBoxTypeProvider>()
+      .post(url, { schema: { params: Params }, bodyLimit: ENVELOPE_BODY_LIMIT }, async (request) => {
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const encoding = request.headers['content-encoding'];
+        await dispatcher.ingestErrorEnvelope(
+          request.params.locationId,
+          sentryKeyOf(request.query, request.headers['x-sentry-auth']),
+          body,
+          typeof encoding === 'string' ? encoding : undefined,
+        );
+        return {};
+      });
   }
 };
 
@@ -244,7 +253,10 @@ const publicRoutes: FastifyPluginAsync<AgentApiOptions> = async (fastify, { stor
       const location = await store.locations.get(request.account.id, request.params.id);
       if (!location) throw new NotFoundError('Private location not found');
       const reports = await store.errorReports.list(location.id, request.query.limit);
-      return { length: reports.length, entries: reports.map((r) => ({ id: r.id, receivedAt: r.receivedAt, event: r.event })) };
+      return {
+        length: reports.length,
+        entries: reports.map((r) => ({ id: r.id, receivedAt: r.receivedAt, event: r.event })),
+      };
     },
   );
 };

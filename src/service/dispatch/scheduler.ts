@@ -48,7 +48,8 @@ const MAX_TIMER_MS = 60 * 60 * 1000;
 
 export function intervalMsOf(check: Pick<StoredCheck, 'frequency' | 'frequencyOffset'>): number {
   if (check.frequency > 0) return check.frequency * 60_000;
-  const seconds = check.frequencyOffset && check.frequencyOffset > 0 ? check.frequencyOffset : DEFAULT_SUB_MINUTE_SECONDS;
+  const seconds =
+    check.frequencyOffset && check.frequencyOffset > 0 ? check.frequencyOffset : DEFAULT_SUB_MINUTE_SECONDS;
   return seconds * 1000;
 }
 
@@ -154,7 +155,9 @@ export class Scheduler {
     for (const check of checks) {
       const where = await this.#placement(check);
       if (!where.activated || where.locationIds.length === 0) continue;
-      const entries = this.#put(check, where.locationIds, { lastDueAt: await this.#lastDueTimes(check, where.locationIds) });
+      const entries = this.#put(check, where.locationIds, {
+        lastDueAt: await this.#lastDueTimes(check, where.locationIds),
+      });
       missed += entries.filter((e) => e.dueMs < Date.now()).length;
     }
     this.#log.info({ checks: checks.length, pairs: this.#liveCount(), missed }, 'scheduler started');
@@ -195,7 +198,12 @@ export class Scheduler {
     }
     if (runsHere) {
       // Moved off a location: its open runs there have no reason to run any more.
-      await this.#dispatcher.cancelRunsOfCheck(accountId, checkId, 'cancelled: the check no longer runs at this location', where.locationIds);
+      await this.#dispatcher.cancelRunsOfCheck(
+        accountId,
+        checkId,
+        'cancelled: the check no longer runs at this location',
+        where.locationIds,
+      );
     } else {
       await this.#dispatcher.cancelRunsOfCheck(
         accountId,
@@ -212,7 +220,11 @@ export class Scheduler {
 
   /** When each (check, location) pair is next due, for tests and diagnostics. */
   nextDue(checkId: string): Array<{ locationId: string; dueAt: number; intervalMs: number }> {
-    return (this.#byCheck.get(checkId) ?? []).map((e) => ({ locationId: e.locationId, dueAt: e.dueMs, intervalMs: e.intervalMs }));
+    return (this.#byCheck.get(checkId) ?? []).map((e) => ({
+      locationId: e.locationId,
+      dueAt: e.dueMs,
+      intervalMs: e.intervalMs,
+    }));
   }
 
   #liveCount(): number {
@@ -226,7 +238,11 @@ export class Scheduler {
    * next one, that slot came and went with no scheduler running: it is due now, rather than the next.
    * A location that never ran is new, not missed: it starts at its next slot.
    */
-  #put(check: StoredCheck, locationIds: readonly string[], { runNow = false, lastDueAt }: { runNow?: boolean; lastDueAt?: ReadonlyMap<string, number> } = {}): Entry[] {
+  #put(
+    check: StoredCheck,
+    locationIds: readonly string[],
+    { runNow = false, lastDueAt }: { runNow?: boolean; lastDueAt?: ReadonlyMap<string, number> } = {},
+  ): Entry[] {
     const intervalMs = intervalMsOf(check);
     const now = Date.now();
     const entries = locationIds.map((locationId): Entry => {
@@ -294,7 +310,10 @@ export class Scheduler {
       if (next <= now) {
         const skipped = Math.floor((now - dueMs) / top.intervalMs);
         next = slotAtOrAfter(now + 1, top.intervalMs, top.phaseMs);
-        this.#log.warn({ checkId: top.check.id, locationId: top.locationId, skipped }, 'scheduler fell behind; skipped missed slots');
+        this.#log.warn(
+          { checkId: top.check.id, locationId: top.locationId, skipped },
+          'scheduler fell behind; skipped missed slots',
+        );
       }
       top.dueMs = next;
       this.#heap.push(top);
@@ -309,7 +328,9 @@ export class Scheduler {
     this.#committing = true;
     while (this.#due.length > 0) {
       const batch = this.#due.splice(0, MAX_BATCH);
-      await this.#dispatcher.enqueueDue(batch).catch((err: unknown) => this.#log.error({ err, runs: batch.length }, 'enqueue failed'));
+      await this.#dispatcher
+        .enqueueDue(batch)
+        .catch((err: unknown) => this.#log.error({ err, runs: batch.length }, 'enqueue failed'));
     }
     this.#committing = false;
   }

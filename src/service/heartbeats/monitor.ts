@@ -63,7 +63,8 @@ export class HeartbeatMonitor {
   /** Records FAILING for everything overdue at `nowMs` (the clock by default); returns those events. */
   async sweep(nowMs: number = this.#now()): Promise<HeartbeatEvent[]> {
     const failed = await this.#heartbeats.failOverdue(nowMs);
-    if (failed.length > 0) this.#log.info({ failing: failed.map((e) => e.checkId) }, 'heartbeats missed their deadline');
+    if (failed.length > 0)
+      this.#log.info({ failing: failed.map((e) => e.checkId) }, 'heartbeats missed their deadline');
     for (const event of failed) this.#onFailing(event);
     return failed;
   }

@@ -64,7 +64,9 @@ function accountHeader(request: FastifyRequest): string | string[] | undefined {
   const reference = request.headers[REFERENCE_ACCOUNT_HEADER];
   if (own === undefined) return reference;
   if (reference !== undefined && String(reference).trim() !== String(own).trim()) {
-    throw new BadRequestError(`The headers "${ACCOUNT_HEADER}" and "${REFERENCE_ACCOUNT_HEADER}" name different accounts: send one, or the same id in both`);
+    throw new BadRequestError(
+      `The headers "${ACCOUNT_HEADER}" and "${REFERENCE_ACCOUNT_HEADER}" name different accounts: send one, or the same id in both`,
+    );
   }
   return own;
 }

@@ -119,7 +119,9 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   // status and a message meant for the client.
   const status = error.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
-    void reply.status(status).send({ statusCode: status, error: STATUS_CODES[status] ?? 'Error', message: error.message });
+    void reply
+      .status(status)
+      .send({ statusCode: status, error: STATUS_CODES[status] ?? 'Error', message: error.message });
     return;
   }
   // Anything else is our bug: log it in full, tell the client nothing about internals.

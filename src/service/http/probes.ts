@@ -27,7 +27,10 @@ function send(reply: FastifyReply, status: number, body: object) {
   return reply.status(status).header('cache-control', 'no-store').send(body);
 }
 
-export const probeRoutes: FastifyPluginAsync<{ store: Store; draining: Draining }> = async (app, { store, draining }) => {
+export const probeRoutes: FastifyPluginAsync<{ store: Store; draining: Draining }> = async (
+  app,
+  { store, draining },
+) => {
   const readiness = async (): Promise<Readiness> => {
     if (draining.active) return { status: 'draining', reason: 'the service is shutting down' };
     try {

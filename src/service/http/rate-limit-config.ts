@@ -28,7 +28,10 @@ export function loadRateLimitConfig(env: Env): RateLimitConfig {
     windowSeconds: readInteger(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, { min: 1, max: 3600 }),
     api: { perKey: limit('RATE_LIMIT_API_PER_KEY', 3000), perAddress: limit('RATE_LIMIT_API_PER_ADDRESS', 6000) },
     ping: { perToken: limit('RATE_LIMIT_PING_PER_TOKEN', 120), perAddress: limit('RATE_LIMIT_PING_PER_ADDRESS', 6000) },
-    trigger: { perToken: limit('RATE_LIMIT_TRIGGER_PER_TOKEN', 60), perAddress: limit('RATE_LIMIT_TRIGGER_PER_ADDRESS', 600) },
+    trigger: {
+      perToken: limit('RATE_LIMIT_TRIGGER_PER_TOKEN', 60),
+      perAddress: limit('RATE_LIMIT_TRIGGER_PER_ADDRESS', 600),
+    },
     agent: { perKey: limit('RATE_LIMIT_AGENT_PER_KEY', 1_200_000) },
   };
 }

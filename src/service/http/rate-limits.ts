@@ -56,16 +56,24 @@ function policies(config: RateLimitConfig): Policy[] {
   return [
     {
       covers: LIMITED_ROUTES.ping,
-      limits: [perAddress(config.ping.perAddress), { what: 'for this ping token', max: config.ping.perToken, keyOf: (r) => param(r, 'pingToken') }],
+      limits: [
+        perAddress(config.ping.perAddress),
+        { what: 'for this ping token', max: config.ping.perToken, keyOf: (r) => param(r, 'pingToken') },
+      ],
     },
     {
       covers: LIMITED_ROUTES.trigger,
-      limits: [perAddress(config.trigger.perAddress), { what: 'for this trigger token', max: config.trigger.perToken, keyOf: (r) => param(r, 'token') }],
+      limits: [
+        perAddress(config.trigger.perAddress),
+        { what: 'for this trigger token', max: config.trigger.perToken, keyOf: (r) => param(r, 'token') },
+      ],
     },
     {
       // Error reports carry the location's report token instead of its key.
       covers: LIMITED_ROUTES.agent,
-      limits: [{ what: 'with this private location key', max: config.agent.perKey, keyOf: (r) => bearer(r) ?? reportToken(r) }],
+      limits: [
+        { what: 'with this private location key', max: config.agent.perKey, keyOf: (r) => bearer(r) ?? reportToken(r) },
+      ],
     },
     {
       covers: LIMITED_ROUTES.publicApi,
@@ -81,7 +89,10 @@ function policies(config: RateLimitConfig): Policy[] {
  */
 export async function installRateLimits(app: FastifyInstance, config: RateLimitConfig): Promise<void> {
   await app.register(rateLimit, { global: false });
-  const compiled = policies(config).map((policy) => ({ covers: policy.covers, check: compile(app, policy, config.windowSeconds) }));
+  const compiled = policies(config).map((policy) => ({
+    covers: policy.covers,
+    check: compile(app, policy, config.windowSeconds),
+  }));
   const checkOfRoute = new Map<string, Check>();
   app.addHook('onRoute', (route) => {
     const match = compiled.find((policy) => policy.covers(route.url));
@@ -102,7 +113,12 @@ function compile(app: FastifyInstance, policy: Policy, windowSeconds: number): C
         max: limit.max,
         timeWindow: windowSeconds * 1000,
         // An empty key (no credential) is let through here; the route's own auth answers it.
-        ...(keyOf ? { keyGenerator: (r: FastifyRequest) => keyOf(r) ?? '', allowList: (_r: FastifyRequest, key: string) => key === '' } : {}),
+        ...(keyOf
+          ? {
+              keyGenerator: (r: FastifyRequest) => keyOf(r) ?? '',
+              allowList: (_r: FastifyRequest, key: string) => key === '',
+            }
+          : {}),
       });
       return { limit, counter };
     });
@@ -111,7 +127,10 @@ function compile(app: FastifyInstance, policy: Policy, windowSeconds: number): C
       const outcome = await counter(request);
       if (outcome.isAllowed || !outcome.isExceeded) continue;
       const retryAfter = Math.max(1, outcome.ttlInSeconds);
-      reply.header('x-ratelimit-limit', outcome.max).header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', retryAfter);
+      reply
+        .header('x-ratelimit-limit', outcome.max)
+        .header('x-ratelimit-remaining', 0)
+        .header('x-ratelimit-reset', retryAfter);
       throw new TooManyRequestsError(
         `Too many requests ${limit.what}: at most ${limit.max} requests per ${windowSeconds} s. Retry in ${retryAfter} s.`,
         retryAfter,

@@ -37,10 +37,12 @@ function entryProblem(entry: string): string | undefined {
   if (NAMED_RANGES.includes(entry)) return undefined;
   const [address = '', prefix, ...rest] = entry.split('/');
   const family = isIP(address);
-  if (family === 0 || rest.length > 0) return `${JSON.stringify(entry)} is not an IP address, a CIDR range or one of ${NAMED_RANGES.join(', ')}`;
+  if (family === 0 || rest.length > 0)
+    return `${JSON.stringify(entry)} is not an IP address, a CIDR range or one of ${NAMED_RANGES.join(', ')}`;
   if (prefix === undefined) return undefined;
   const bits = family === 4 ? 32 : 128;
-  if (!/^\d+$/.test(prefix) || Number(prefix) > bits) return `${JSON.stringify(entry)} has a prefix length outside 0 to ${bits}`;
+  if (!/^\d+$/.test(prefix) || Number(prefix) > bits)
+    return `${JSON.stringify(entry)} has a prefix length outside 0 to ${bits}`;
   return undefined;
 }
 

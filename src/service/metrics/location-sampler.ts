@@ -46,7 +46,12 @@ export class LocationMetricsSampler {
       const sampledAt = new Date(minute).toISOString();
       const stats = await this.#runs.queueStats();
       const recorded = await this.#samples.record(
-        stats.map((l) => ({ locationId: l.locationId, sampledAt, queueSize: l.queued, oldestQueuedSeconds: Math.round(oldestAgeSeconds(l, now.getTime())) })),
+        stats.map((l) => ({
+          locationId: l.locationId,
+          sampledAt,
+          queueSize: l.queued,
+          oldestQueuedSeconds: Math.round(oldestAgeSeconds(l, now.getTime())),
+        })),
       );
       await this.#samples.prune(new Date(now.getTime() - LOCATION_METRICS_RETENTION_MS).toISOString());
       return recorded;

@@ -21,7 +21,10 @@ function tokenMatches(given: string | undefined, token: string): boolean {
   return given !== undefined && timingSafeEqual(digest(given), digest(token));
 }
 
-export const metricsRoute: FastifyPluginAsync<{ metrics: ServiceMetrics; token: string | undefined }> = async (app, { metrics, token }) => {
+export const metricsRoute: FastifyPluginAsync<{ metrics: ServiceMetrics; token: string | undefined }> = async (
+  app,
+  { metrics, token },
+) => {
   app.get(METRICS_PATH, { schema: { hide: true } }, async (request, reply) => {
     if (token !== undefined && !tokenMatches(bearerToken(request), token)) {
       throw new UnauthorizedError('GET /metrics needs the header "Authorization: Bearer <METRICS_TOKEN>"');
@@ -37,6 +40,11 @@ export const metricsRoute: FastifyPluginAsync<{ metrics: ServiceMetrics; token: 
  */
 export function trackHttpDurations(app: FastifyInstance, metrics: ServiceMetrics): void {
   app.addHook('onResponse', async (request, reply) => {
-    metrics.observeHttp({ route: request.routeOptions.url, method: request.method, statusCode: reply.statusCode, seconds: reply.elapsedTime / 1000 });
+    metrics.observeHttp({
+      route: request.routeOptions.url,
+      method: request.method,
+      statusCode: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+    });
   });
 }

@@ -90,7 +90,11 @@ export class ServiceMetrics implements DispatchCounters {
   }
 
   observeHttp(o: HttpObservation): void {
-    const labels = { route: o.route ?? 'unmatched', method: o.method, status_class: `${Math.floor(o.statusCode / 100)}xx` };
+    const labels = {
+      route: o.route ?? 'unmatched',
+      method: o.method,
+      status_class: `${Math.floor(o.statusCode / 100)}xx`,
+    };
     this.#httpDuration.observe(labels, o.seconds);
   }
 
@@ -98,11 +102,17 @@ export class ServiceMetrics implements DispatchCounters {
   #databaseGauges(): void {
     const perLocation = (value: (l: LocationQueueStats, atMs: number) => number) => (s: Snapshot) =>
       s.locations.map((l): Sample<'location'> => [{ location: l.locationId }, value(l, s.atMs)]);
-    this.#snapshotGauge('runs', 'Open runs per location and state (queued: waiting for an agent; leased: running on one).', ['location', 'state'], (s) =>
-      s.locations.flatMap((l): Array<Sample<'location' | 'state'>> => [
-        [{ location: l.locationId, state: 'queued' }, l.queued],
-        [{ location: l.locationId, state: 'leased' }, l.leased],
-      ]),
+    this.#snapshotGauge(
+      'runs',
+      'Open runs per location and state (queued: waiting for an agent; leased: running on one).',
+      ['location', 'state'],
+      (s) =>
+        s.locations.flatMap(
+          (l): Array<Sample<'location' | 'state'>> => [
+            [{ location: l.locationId, state: 'queued' }, l.queued],
+            [{ location: l.locationId, state: 'leased' }, l.leased],
+          ],
+        ),
     );
     this.#snapshotGauge(
       'queue_depth',
@@ -116,14 +126,24 @@ export class ServiceMetrics implements DispatchCounters {
       ['location'],
       perLocation(oldestAgeSeconds),
     );
-    this.#snapshotGauge('outbox_depth', 'Notifications waiting to be sent: to status page subscribers (subscriber) and alert channels (alert).', ['outbox'], (s) => [
-      [{ outbox: 'subscriber' }, s.outboxes.subscriber],
-      [{ outbox: 'alert' }, s.outboxes.alert],
-    ]);
+    this.#snapshotGauge(
+      'outbox_depth',
+      'Notifications waiting to be sent: to status page subscribers (subscriber) and alert channels (alert).',
+      ['outbox'],
+      (s) => [
+        [{ outbox: 'subscriber' }, s.outboxes.subscriber],
+        [{ outbox: 'alert' }, s.outboxes.alert],
+      ],
+    );
   }
 
   /** A gauge whose series are set from the scrape's snapshot; series of what no longer exists go. */
-  #snapshotGauge<L extends string>(name: string, help: string, labelNames: L[], values: (s: Snapshot) => Array<Sample<L>>): void {
+  #snapshotGauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames: L[],
+    values: (s: Snapshot) => Array<Sample<L>>,
+  ): void {
     const snapshot = () => this.#snapshot();
     new Gauge<L>({
       name: `${PREFIX}${name}`,

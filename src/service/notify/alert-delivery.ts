@@ -71,7 +71,10 @@ export class AlertDeliveryWorker extends PollingWorker<AlertNotificationRecord, 
         await store.alertNotifications.markDelivered(n.id, new Date(), result);
         this.emit('delivered', n, outcome);
       } else if (step.next === 'failed') {
-        this.#opts.log.warn({ notificationId: n.id, alertChannelId: n.alertChannelId }, `alert notification failed: ${step.reason}`);
+        this.#opts.log.warn(
+          { notificationId: n.id, alertChannelId: n.alertChannelId },
+          `alert notification failed: ${step.reason}`,
+        );
         await store.alertNotifications.markFailed(n.id, step.reason, result);
         this.emit('failed', n, step.reason);
       } else {
@@ -87,17 +90,30 @@ export class AlertDeliveryWorker extends PollingWorker<AlertNotificationRecord, 
   /** One attempt: the channel as it is now, its sender, bounded by the timeout. */
   async #attempt(n: AlertNotificationRecord): Promise<SendOutcome> {
     const channel = await this.#opts.store.alertChannels.getTarget(n.accountId, n.alertChannelId);
-    if (!channel) return { ok: false, permanent: true, error: 'the alert channel was deleted before the notification was sent' };
+    if (!channel)
+      return { ok: false, permanent: true, error: 'the alert channel was deleted before the notification was sent' };
     try {
-      return await withTimeout(send(this.#opts.senders, n.message, channel.definition, this.#ctx), this.#ctx.timeoutMs + TIMEOUT_GRACE_MS);
+      return await withTimeout(
+        send(this.#opts.senders, n.message, channel.definition, this.#ctx),
+        this.#ctx.timeoutMs + TIMEOUT_GRACE_MS,
+      );
     } catch (err) {
-      return { ok: false, permanent: false, error: `the ${channel.definition.type} sender failed: ${(err as Error).message}` };
+      return {
+        ok: false,
+        permanent: false,
+        error: `the ${channel.definition.type} sender failed: ${(err as Error).message}`,
+      };
     }
   }
 }
 
 /** The sender of the definition's type, called with that definition (the union narrowed by its tag). */
-function send(senders: ChannelSenders, message: AlertMessage, definition: AlertChannelDefinition, ctx: SendContext): Promise<SendOutcome> {
+function send(
+  senders: ChannelSenders,
+  message: AlertMessage,
+  definition: AlertChannelDefinition,
+  ctx: SendContext,
+): Promise<SendOutcome> {
   const sender = senders[definition.type] as ChannelSender;
   return sender(message, definition as never, ctx);
 }

@@ -6,7 +6,12 @@ import { backoffCeiling, equalJitter } from '../../shared/backoff.ts';
 import type { NotifyConfig } from './config.ts';
 
 /** Equal jitter (src/shared/backoff.ts): a delivery is never retried sooner than half its nominal delay. */
-export function retryDelayMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+export function retryDelayMs(
+  attempt: number,
+  baseMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
   return equalJitter(backoffCeiling(attempt - 1, baseMs, maxMs), random);
 }
 
@@ -15,7 +20,10 @@ export function deliveryLeaseMs(config: Pick<NotifyConfig, 'timeoutMs'>): number
   return config.timeoutMs * 3 + 5_000;
 }
 
-export type AfterAttempt = { next: 'delivered' } | { next: 'failed'; reason: string } | { next: 'retry'; delayMs: number; error: string };
+export type AfterAttempt =
+  | { next: 'delivered' }
+  | { next: 'failed'; reason: string }
+  | { next: 'retry'; delayMs: number; error: string };
 
 /** Delivered; failed for good (a permanent error, or the last allowed attempt); or retried after a backoff. */
 export function afterAttempt(
@@ -26,6 +34,11 @@ export function afterAttempt(
 ): AfterAttempt {
   if (outcome.ok) return { next: 'delivered' };
   if (outcome.permanent) return { next: 'failed', reason: outcome.error };
-  if (attempts >= config.maxAttempts) return { next: 'failed', reason: `gave up after ${attempts} attempts; last: ${outcome.error}` };
-  return { next: 'retry', delayMs: retryDelayMs(attempts, config.backoffBaseMs, config.backoffMaxMs, random), error: outcome.error };
+  if (attempts >= config.maxAttempts)
+    return { next: 'failed', reason: `gave up after ${attempts} attempts; last: ${outcome.error}` };
+  return {
+    next: 'retry',
+    delayMs: retryDelayMs(attempts, config.backoffBaseMs, config.backoffMaxMs, random),
+    error: outcome.error,
+  };
 }

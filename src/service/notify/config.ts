@@ -28,7 +28,10 @@ export function loadNotifyConfig(env: Env): NotifyConfig {
     try {
       protocol = new URL(smtpUrl).protocol;
     } catch {
-      throw new ConfigError('SMTP_URL', `SMTP_URL=${JSON.stringify(smtpUrl)} is not a URL; use smtp://host:port or smtps://host:port`);
+      throw new ConfigError(
+        'SMTP_URL',
+        `SMTP_URL=${JSON.stringify(smtpUrl)} is not a URL; use smtp://host:port or smtps://host:port`,
+      );
     }
     if (protocol !== 'smtp:' && protocol !== 'smtps:') {
       throw new ConfigError('SMTP_URL', `SMTP_URL must start with smtp:// or smtps:// (got ${protocol}//)`);

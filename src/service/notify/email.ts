@@ -18,11 +18,21 @@ export function messageIdFor(deliveryId: string, domain: string): string {
 }
 
 /** Subscriber emails through `transport`, the service's one SMTP transport (shared with EMAIL alert channels). */
-export function createEmailSender(transport: Pick<ClosableMailTransport, 'send'>, domain: string, links: SubscriptionLinks): EmailSender {
+export function createEmailSender(
+  transport: Pick<ClosableMailTransport, 'send'>,
+  domain: string,
+  links: SubscriptionLinks,
+): EmailSender {
   return {
     send: (entry) => {
       const { subject, text, headers } = subscriberEmail(entry, links);
-      return transport.send({ to: entry.address, subject, text, messageId: messageIdFor(entry.id, domain), headers: { ...headers, [DELIVERY_HEADER]: entry.id } });
+      return transport.send({
+        to: entry.address,
+        subject,
+        text,
+        messageId: messageIdFor(entry.id, domain),
+        headers: { ...headers, [DELIVERY_HEADER]: entry.id },
+      });
     },
   };
 }

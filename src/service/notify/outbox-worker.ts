@@ -96,7 +96,10 @@ export class OutboxWorker extends PollingWorker<OutboxEntry, OutboxWorkerEvents>
         await this.#store.outbox.markDelivered(entry.id, new Date());
         this.emit('delivered', entry);
       } else if (step.next === 'failed') {
-        this.#log.warn({ deliveryId: entry.id, channel: entry.channel, address: entry.address }, `notification failed: ${step.reason}`);
+        this.#log.warn(
+          { deliveryId: entry.id, channel: entry.channel, address: entry.address },
+          `notification failed: ${step.reason}`,
+        );
         await this.#store.outbox.markFinal(entry.id, 'failed', step.reason);
         this.emit('failed', entry, step.reason);
       } else {
@@ -110,7 +113,8 @@ export class OutboxWorker extends PollingWorker<OutboxEntry, OutboxWorkerEvents>
   }
 
   async #send(entry: OutboxEntry): Promise<DeliveryOutcome | 'undeliverable'> {
-    if (entry.channel === 'WEBHOOK') return sendWebhook(entry, { timeoutMs: this.#config.timeoutMs, dispatcher: this.#http, links: this.#links });
+    if (entry.channel === 'WEBHOOK')
+      return sendWebhook(entry, { timeoutMs: this.#config.timeoutMs, dispatcher: this.#http, links: this.#links });
     if (!this.#email) return 'undeliverable';
     return this.#email.send(entry);
   }

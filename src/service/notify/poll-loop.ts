@@ -138,7 +138,10 @@ export class PollLoop<T> {
  * A worker driven by a PollLoop: start, poke and stop as the loop's, `handle` its own; events as
  * the subclass declares them (for tests and metrics).
  */
-export abstract class PollingWorker<T, Events extends Record<keyof Events, unknown[]> = Record<never, never>> extends EventEmitter<Events> {
+export abstract class PollingWorker<
+  T,
+  Events extends Record<keyof Events, unknown[]> = Record<never, never>,
+> extends EventEmitter<Events> {
   readonly #loop: PollLoop<T>;
 
   constructor(loop: Omit<PollLoopOptions<T>, 'handle'>) {

@@ -22,15 +22,34 @@ export function subscriberEmail(entry: OutboxEntry, links: SubscriptionLinks): S
   if (entry.kind === 'confirmation') {
     return {
       subject: `Confirm your subscription to ${entry.payload.statusPage.name}`,
-      text: confirmationText(entry.payload, entry.confirmToken ? links.confirm(entry.confirmToken) : null, unsubscribeUrl),
+      text: confirmationText(
+        entry.payload,
+        entry.confirmToken ? links.confirm(entry.confirmToken) : null,
+        unsubscribeUrl,
+      ),
       headers,
     };
   }
-  const footer = unsubscribeUrl ? ['', '--', 'You get this email because you subscribed to these status page updates.', `Unsubscribe: ${unsubscribeUrl}`] : [];
-  return { subject: notificationSubject(entry.payload), text: [notificationText(entry.payload), ...footer].join('\n'), headers };
+  const footer = unsubscribeUrl
+    ? [
+        '',
+        '--',
+        'You get this email because you subscribed to these status page updates.',
+        `Unsubscribe: ${unsubscribeUrl}`,
+      ]
+    : [];
+  return {
+    subject: notificationSubject(entry.payload),
+    text: [notificationText(entry.payload), ...footer].join('\n'),
+    headers,
+  };
 }
 
-function confirmationText(request: ConfirmationRequest, confirmUrl: string | null, unsubscribeUrl: string | null): string {
+function confirmationText(
+  request: ConfirmationRequest,
+  confirmUrl: string | null,
+  unsubscribeUrl: string | null,
+): string {
   return [
     `Someone (hopefully you) asked to get updates of the status page "${request.statusPage.name}" at this address.`,
     '',
@@ -47,7 +66,20 @@ export function subscriberWebhookBody(entry: OutboxEntry, links: SubscriptionLin
   const unsubscribeUrl = entry.unsubscribeToken ? links.unsubscribe(entry.unsubscribeToken) : undefined;
   if (entry.kind === 'confirmation') {
     const confirmUrl = entry.confirmToken ? links.confirm(entry.confirmToken) : undefined;
-    return JSON.stringify({ id: entry.id, type: 'subscription.confirmation', createdAt: entry.createdAt, ...entry.payload, confirmUrl, unsubscribeUrl });
+    return JSON.stringify({
+      id: entry.id,
+      type: 'subscription.confirmation',
+      createdAt: entry.createdAt,
+      ...entry.payload,
+      confirmUrl,
+      unsubscribeUrl,
+    });
   }
-  return JSON.stringify({ id: entry.id, type: 'incident.update', createdAt: entry.createdAt, ...entry.payload, unsubscribeUrl });
+  return JSON.stringify({
+    id: entry.id,
+    type: 'incident.update',
+    createdAt: entry.createdAt,
+    ...entry.payload,
+    unsubscribeUrl,
+  });
 }

@@ -46,12 +46,20 @@ export async function sendWebhook(
 ): Promise<DeliveryOutcome> {
   if (!entry.secret) return { ok: false, permanent: true, error: 'the webhook subscription has no secret' };
   const body = subscriberWebhookBody(entry, opts.links);
-  const headers = { 'content-type': 'application/json', ...signedDeliveryHeaders(entry.id, entry.secret, body, (opts.now ?? Date.now)()) };
+  const headers = {
+    'content-type': 'application/json',
+    ...signedDeliveryHeaders(entry.id, entry.secret, body, (opts.now ?? Date.now)()),
+  };
   return sendHttp({ method: 'POST', url: entry.address, headers, body }, { ...opts, receiver: 'the webhook' });
 }
 
 /** The idempotency key, and the signature when there is a secret: subscriber webhooks and WEBHOOK alert channels sign alike. */
-export function signedDeliveryHeaders(deliveryId: string, secret: string | undefined, body: string, nowMs: number): Record<string, string> {
+export function signedDeliveryHeaders(
+  deliveryId: string,
+  secret: string | undefined,
+  body: string,
+  nowMs: number,
+): Record<string, string> {
   const headers: Record<string, string> = { [DELIVERY_HEADER]: deliveryId };
   if (secret) {
     const timestamp = Math.floor(nowMs / 1000);

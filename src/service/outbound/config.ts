@@ -50,7 +50,10 @@ function asHost(entry: string): string {
   const name = (wildcard ? entry.slice(2) : entry).toLowerCase().replace(/\.$/, '');
   const labels = name.split('.');
   if (name.length > 253 || !labels.every((l) => HOST_LABEL.test(l))) {
-    throw badEntry(entry, 'use IP addresses, ranges such as 10.1.0.0/16, or host names such as hooks.internal or *.corp.example');
+    throw badEntry(
+      entry,
+      'use IP addresses, ranges such as 10.1.0.0/16, or host names such as hooks.internal or *.corp.example',
+    );
   }
   if (isIP(new URL(`http://${name}/`).hostname) !== 0) {
     throw badEntry(entry, 'write an IP address in dotted (or IPv6) form, e.g. 127.0.0.1');

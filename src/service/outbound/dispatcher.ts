@@ -27,7 +27,10 @@ export interface OutboundDispatcherOptions {
 }
 
 export function createOutboundDispatcher(policy: OutboundPolicy, opts: OutboundDispatcherOptions): Dispatcher {
-  const connect = guardedConnector(policy, buildConnector({ timeout: opts.connectTimeoutMs, lookup: guardedLookup(policy, opts.resolve) }));
+  const connect = guardedConnector(
+    policy,
+    buildConnector({ timeout: opts.connectTimeoutMs, lookup: guardedLookup(policy, opts.resolve) }),
+  );
   const agent = new Agent({ connect });
   return opts.maxRedirections ? agent.compose(interceptors.redirect({ maxRedirections: opts.maxRedirections })) : agent;
 }
@@ -57,7 +60,9 @@ function guardedLookup(policy: OutboundPolicy, resolve: Resolver = dnsLookup as 
       const first = permitted[0];
       if (!first) {
         const refused = addresses[0];
-        const error = refused ? policy.refusal(hostname, refused.address) : new Error(`${hostname} resolved to no address`);
+        const error = refused
+          ? policy.refusal(hostname, refused.address)
+          : new Error(`${hostname} resolved to no address`);
         callback(error as NodeJS.ErrnoException, '', 0);
       } else if (options.all) {
         callback(null, permitted);

@@ -16,7 +16,10 @@ export const DEFAULT_RETENTION: RetentionConfig = { resultDays: 30, rollupMonths
 
 export function loadRetentionConfig(env: Env): RetentionConfig {
   const resultDays = readInteger(env, 'RESULT_RETENTION_DAYS', DEFAULT_RETENTION.resultDays, { min: 1, max: 3650 });
-  const rollupMonths = readInteger(env, 'ROLLUP_RETENTION_MONTHS', DEFAULT_RETENTION.rollupMonths, { min: 1, max: 120 });
+  const rollupMonths = readInteger(env, 'ROLLUP_RETENTION_MONTHS', DEFAULT_RETENTION.rollupMonths, {
+    min: 1,
+    max: 120,
+  });
   if (rollupMonths * 31 < resultDays) {
     throw new ConfigError(
       'ROLLUP_RETENTION_MONTHS',

@@ -28,8 +28,16 @@ export interface SweepCounts {
 /** The cut-off instants of a sweep at `nowMs`: rollups by calendar months back (UTC). */
 export function cutoffs(config: RetentionConfig, nowMs: number): { resultsBefore: string; rollupHourBefore: number } {
   const now = new Date(nowMs);
-  const rollupsFrom = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - config.rollupMonths, now.getUTCDate(), now.getUTCHours());
-  return { resultsBefore: new Date(nowMs - config.resultDays * 24 * HOUR_MS).toISOString(), rollupHourBefore: Math.floor(rollupsFrom / HOUR_MS) };
+  const rollupsFrom = Date.UTC(
+    now.getUTCFullYear(),
+    now.getUTCMonth() - config.rollupMonths,
+    now.getUTCDate(),
+    now.getUTCHours(),
+  );
+  return {
+    resultsBefore: new Date(nowMs - config.resultDays * 24 * HOUR_MS).toISOString(),
+    rollupHourBefore: Math.floor(rollupsFrom / HOUR_MS),
+  };
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -78,7 +86,8 @@ export class RetentionSweeper {
     try {
       counts.results = await this.#deleteResults(resultsBefore);
       counts.rollups = await this.#deleteRollups(rollupHourBefore);
-      if (counts.results + counts.rollups > 0) this.#log.info({ ...counts }, 'retention: deleted old results and rollups');
+      if (counts.results + counts.rollups > 0)
+        this.#log.info({ ...counts }, 'retention: deleted old results and rollups');
     } catch (err) {
       // The next sweep starts over; nothing is half-deleted beyond a committed batch.
       this.#log.error({ err }, 'retention sweep failed');

@@ -10,7 +10,11 @@ import type { Store } from '../store/store.ts';
 import { commonErrors } from './schemas.ts';
 
 const AccountSettingsSchema = Type.Object(
-  { badgesEnabled: Type.Boolean({ description: 'Serve status badges of this account’s checks and groups without an API key.' }) },
+  {
+    badgesEnabled: Type.Boolean({
+      description: 'Serve status badges of this account’s checks and groups without an API key.',
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -18,9 +22,13 @@ export const accountSettingsRoutes: FastifyPluginAsync<{ store: Store }> = async
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const response = { 200: AccountSettingsSchema, ...commonErrors };
 
-  app.get('/v1/account/settings', { schema: { tags: ['Account'], response } }, async (request) => store.accountSettings.get(request.account.id));
+  app.get('/v1/account/settings', { schema: { tags: ['Account'], response } }, async (request) =>
+    store.accountSettings.get(request.account.id),
+  );
 
-  app.put('/v1/account/settings', { schema: { tags: ['Account'], body: AccountSettingsSchema, response } }, async (request) =>
-    store.accountSettings.put(request.account.id, request.body),
+  app.put(
+    '/v1/account/settings',
+    { schema: { tags: ['Account'], body: AccountSettingsSchema, response } },
+    async (request) => store.accountSettings.put(request.account.id, request.body),
   );
 };

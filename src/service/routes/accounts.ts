@@ -22,13 +22,21 @@ const accountView = (account: Account) => ({ id: account.id, name: account.name,
 export const accountRoutes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/next/accounts', { schema: { tags: ['Account'], response: { 200: Type.Array(AccountSchema), ...commonErrors } } }, async (request) => [
-    accountView(request.account),
-  ]);
+  app.get(
+    '/next/accounts',
+    { schema: { tags: ['Account'], response: { 200: Type.Array(AccountSchema), ...commonErrors } } },
+    async (request) => [accountView(request.account)],
+  );
 
   app.get(
     '/next/accounts/:accountId',
-    { schema: { tags: ['Account'], params: Type.Object({ accountId: Type.String({ minLength: 1 }) }), response: { 200: AccountSchema, ...commonErrors } } },
+    {
+      schema: {
+        tags: ['Account'],
+        params: Type.Object({ accountId: Type.String({ minLength: 1 }) }),
+        response: { 200: AccountSchema, ...commonErrors },
+      },
+    },
     async (request) => {
       if (request.params.accountId !== request.account.id) throw new NotFoundError('Account not found');
       return accountView(request.account);

@@ -69,7 +69,13 @@ export const alertNotificationRoutes: FastifyPluginAsync<{ store: Store }> = asy
   app.get('/v1/alert-notifications', { schema }, async (request) => {
     const { limit, page, from, to, alertChannelId, hasFailures } = request.query;
     const window = alertWindow(from, to, Date.now(), NOTIFICATION_WINDOW_SECONDS);
-    const rows = await store.alertNotifications.list(request.account.id, { ...window, alertChannelId, hasFailures, limit, page });
+    const rows = await store.alertNotifications.list(request.account.id, {
+      ...window,
+      alertChannelId,
+      hasFailures,
+      limit,
+      page,
+    });
     return rows.map(notificationView);
   });
 };

@@ -11,7 +11,14 @@ import type { FastifyPluginAsync } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
 import { CHECK_TYPES } from '../../shared/checks/types.ts';
 import { type AnalyticsKind, type GroupBy, kindOfCheckType, servedKinds } from '../analytics/catalog.ts';
-import { aggregatedSeries, isRawQuery, parseMetrics, type RequestedMetric, rawSeries, type SeriesEntry } from '../analytics/series.ts';
+import {
+  aggregatedSeries,
+  isRawQuery,
+  parseMetrics,
+  type RequestedMetric,
+  rawSeries,
+  type SeriesEntry,
+} from '../analytics/series.ts';
 import { checkSummary, metricDescriptors, metadataOf } from '../analytics/summary.ts';
 import { hoursOf, resolveWindow, type TimeWindow } from '../analytics/window.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
@@ -22,9 +29,31 @@ import { commonErrors, IdParams } from './schemas.ts';
 /** The check types the service stores: the protocol's and heartbeats. */
 export const SERVED_CHECK_TYPES: readonly string[] = [...CHECK_TYPES, 'HEARTBEAT'];
 
-const QUICK_RANGES = ['last24Hours', 'last7Days', 'last30Days', 'thisWeek', 'thisMonth', 'lastWeek', 'lastMonth'] as const;
+const QUICK_RANGES = [
+  'last24Hours',
+  'last7Days',
+  'last30Days',
+  'thisWeek',
+  'thisMonth',
+  'lastWeek',
+  'lastMonth',
+] as const;
 const BATCH_RANGES = ['last24Hours', 'last7Days', 'thisWeek', 'lastWeek', 'lastMonth'] as const;
-const REFERENCE_CHECK_TYPES = ['AGENTIC', 'API', 'BROWSER', 'HEARTBEAT', 'ICMP', 'MULTI_STEP', 'TCP', 'PLAYWRIGHT', 'TRACEROUTE', 'URL', 'DNS', 'SSL', 'GRPC'] as const;
+const REFERENCE_CHECK_TYPES = [
+  'AGENTIC',
+  'API',
+  'BROWSER',
+  'HEARTBEAT',
+  'ICMP',
+  'MULTI_STEP',
+  'TCP',
+  'PLAYWRIGHT',
+  'TRACEROUTE',
+  'URL',
+  'DNS',
+  'SSL',
+  'GRPC',
+] as const;
 const BOUND = 'UNIX timestamp in seconds or ISO 8601 date; overrides quickRange';
 
 const literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -34,10 +63,25 @@ function queryOf(kind: AnalyticsKind) {
     from: Type.Optional(Type.String({ maxLength: 40, description: `Start of the window (${BOUND}).` })),
     to: Type.Optional(Type.String({ maxLength: 40, description: `End of the window (${BOUND}).` })),
     quickRange: Type.Optional(literals(QUICK_RANGES)),
-    ...(kind.intervals ? { aggregationInterval: Type.Optional(Type.Number({ minimum: 1, maximum: 43200, description: 'Minutes per data row, rounded up to whole hours.' })) } : {}),
+    ...(kind.intervals
+      ? {
+          aggregationInterval: Type.Optional(
+            Type.Number({
+              minimum: 1,
+              maximum: 43200,
+              description: 'Minutes per data row, rounded up to whole hours.',
+            }),
+          ),
+        }
+      : {}),
     filterByStatus: Type.Optional(Type.Array(literals(['success', 'failure']), { maxItems: 2 })),
     ...(kind.groupBy.length > 0 ? { groupBy: Type.Optional(literals(kind.groupBy)) } : {}),
-    metrics: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 200, description: 'Required: metric names, repeated or comma-separated.' })),
+    metrics: Type.Optional(
+      Type.Array(Type.String({ maxLength: 1000 }), {
+        maxItems: 200,
+        description: 'Required: metric names, repeated or comma-separated.',
+      }),
+    ),
     'metrics[]': Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 200 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1 })),
@@ -58,7 +102,11 @@ interface AnalyticsQuery {
 }
 
 const Row = Type.Object({}, { additionalProperties: true });
-const MetricMetadata = Type.Object({ unit: Type.String(), label: Type.String(), aggregation: Type.Optional(Type.String()) });
+const MetricMetadata = Type.Object({
+  unit: Type.String(),
+  label: Type.String(),
+  aggregation: Type.Optional(Type.String()),
+});
 const AnalyticsResponse = Type.Object({
   checkId: Type.String(),
   name: Type.String(),
@@ -81,33 +129,71 @@ function outcomeFilter(statuses: readonly string[] | undefined): boolean | undef
   return set.has('failure');
 }
 
-export const tagsOf = (check: StoredCheck): string[] => (Array.isArray(check.body.tags) ? check.body.tags.filter((t): t is string => typeof t === 'string') : []);
+export const tagsOf = (check: StoredCheck): string[] =>
+  Array.isArray(check.body.tags) ? check.body.tags.filter((t): t is string => typeof t === 'string') : [];
 
 /** A heartbeat's events counted per hour, in the shape of rollup rows: a ping is a passed run, a missed deadline a failed one. */
 async function heartbeatRollups(store: Store, check: StoredCheck, window: TimeWindow): Promise<RollupRecord[]> {
   const { fromHour, toHour } = hoursOf(window);
-  const hours = await store.analytics.heartbeatHours(check.accountId, check.id, fromHour * 3_600_000, toHour * 3_600_000);
-  const base = { checkId: check.id, location: '', statusCode: 0, totalMs: 0, minMs: 0, maxMs: 0, sqMs: 0, retries: 0, histogram: '{}', metrics: '{}' };
+  const hours = await store.analytics.heartbeatHours(
+    check.accountId,
+    check.id,
+    fromHour * 3_600_000,
+    toHour * 3_600_000,
+  );
+  const base = {
+    checkId: check.id,
+    location: '',
+    statusCode: 0,
+    totalMs: 0,
+    minMs: 0,
+    maxMs: 0,
+    sqMs: 0,
+    retries: 0,
+    histogram: '{}',
+    metrics: '{}',
+  };
   return hours.flatMap((h) => [
     { ...base, hour: h.hour, failed: false, runs: h.received, failures: 0 },
     { ...base, hour: h.hour, failed: true, runs: h.failing, failures: h.failing },
   ]);
 }
 
-async function seriesOf(store: Store, kind: AnalyticsKind, check: StoredCheck, q: AnalyticsQuery, metrics: RequestedMetric[], window: TimeWindow) {
+async function seriesOf(
+  store: Store,
+  kind: AnalyticsKind,
+  check: StoredCheck,
+  q: AnalyticsQuery,
+  metrics: RequestedMetric[],
+  window: TimeWindow,
+) {
   const limit = q.limit ?? 10;
   const page = q.page ?? 1;
   const failed = outcomeFilter(q.filterByStatus);
   if (isRawQuery(metrics)) {
     const w = { fromIso: new Date(window.fromMs).toISOString(), toIso: new Date(window.toMs).toISOString() };
-    const results = await store.analytics.rawResults(check.accountId, check.id, w, { limit, offset: (page - 1) * limit, ...(failed === undefined ? {} : { failed }) });
+    const results = await store.analytics.rawResults(check.accountId, check.id, w, {
+      limit,
+      offset: (page - 1) * limit,
+      ...(failed === undefined ? {} : { failed }),
+    });
     return rawSeries(results, { kind, metrics, groupBy: q.groupBy });
   }
   const { fromHour, toHour } = hoursOf(window);
-  const all = kind.checkType === 'HEARTBEAT' ? await heartbeatRollups(store, check, window) : await store.analytics.rollupsOfCheck(check.accountId, check.id, fromHour, toHour);
+  const all =
+    kind.checkType === 'HEARTBEAT'
+      ? await heartbeatRollups(store, check, window)
+      : await store.analytics.rollupsOfCheck(check.accountId, check.id, fromHour, toHour);
   const rows = failed === undefined ? all : all.filter((r) => r.failed === failed);
   const intervalHours = q.aggregationInterval === undefined ? undefined : Math.ceil(q.aggregationInterval / 60);
-  const series: SeriesEntry[] = aggregatedSeries(rows, { kind, metrics, groupBy: q.groupBy, intervalHours, fromHour, toHour });
+  const series: SeriesEntry[] = aggregatedSeries(rows, {
+    kind,
+    metrics,
+    groupBy: q.groupBy,
+    intervalHours,
+    fromHour,
+    toHour,
+  });
   // Groups are what pages page through; without groupBy there is one series, on page 1.
   return series.slice((page - 1) * limit, page * limit);
 }
@@ -115,13 +201,21 @@ async function seriesOf(store: Store, kind: AnalyticsKind, check: StoredCheck, q
 function routeOf(store: Store, kind: AnalyticsKind): FastifyPluginAsync {
   return async (fastify) => {
     const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-    const schema = { tags: ['Analytics'], params: IdParams, querystring: queryOf(kind) as TSchema, response: { 200: AnalyticsResponse, ...commonErrors } };
+    const schema = {
+      tags: ['Analytics'],
+      params: IdParams,
+      querystring: queryOf(kind) as TSchema,
+      response: { 200: AnalyticsResponse, ...commonErrors },
+    };
     app.get(`/v1/analytics/${kind.path}/:id`, { schema }, async (request) => {
       const q = request.query as AnalyticsQuery;
       const check = await store.checks.get(request.account.id, request.params.id);
       // Another account's check, a missing one and one of another type all read as not found.
       if (!check || check.checkType !== kind.checkType) throw new NotFoundError('Check not found');
-      if (q.groupBy === 'pageIndex') throw new BadRequestError('querystring/groupBy: pageIndex is not supported: browser results do not record per-page figures');
+      if (q.groupBy === 'pageIndex')
+        throw new BadRequestError(
+          'querystring/groupBy: pageIndex is not supported: browser results do not record per-page figures',
+        );
       const metrics = parseMetrics(kind, [...(q.metrics ?? []), ...(q['metrics[]'] ?? [])]);
       const window = resolveWindow(q, Date.now(), 'last24Hours');
       const series = await seriesOf(store, kind, check, q, metrics, window);
@@ -144,17 +238,35 @@ function routeOf(store: Store, kind: AnalyticsKind): FastifyPluginAsync {
 }
 
 const MetricsQuery = Type.Object({ checkType: literals(REFERENCE_CHECK_TYPES) });
-const MetricDescriptor = Type.Object({ name: Type.String(), unit: Type.String(), label: Type.String(), type: Type.String(), aggregated: Type.Boolean() });
-const BatchBody = Type.Object({ checkIds: Type.Array(Type.String({ minLength: 1, format: 'uuid' }), { minItems: 1, maxItems: 100 }) }, { additionalProperties: false });
+const MetricDescriptor = Type.Object({
+  name: Type.String(),
+  unit: Type.String(),
+  label: Type.String(),
+  type: Type.String(),
+  aggregated: Type.Boolean(),
+});
+const BatchBody = Type.Object(
+  { checkIds: Type.Array(Type.String({ minLength: 1, format: 'uuid' }), { minItems: 1, maxItems: 100 }) },
+  { additionalProperties: false },
+);
 const BatchItem = Type.Object({ checkId: Type.String(), checkType: Type.String() }, { additionalProperties: true });
 
-export const analyticsRoutes: FastifyPluginAsync<{ store: Store; checkTypes?: readonly string[] }> = async (fastify, { store, checkTypes = SERVED_CHECK_TYPES }) => {
+export const analyticsRoutes: FastifyPluginAsync<{ store: Store; checkTypes?: readonly string[] }> = async (
+  fastify,
+  { store, checkTypes = SERVED_CHECK_TYPES },
+) => {
   const kinds = servedKinds(checkTypes);
   for (const kind of kinds) await fastify.register(routeOf(store, kind));
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/analytics/metrics',
-    { schema: { tags: ['Analytics'], querystring: MetricsQuery, response: { 200: Type.Array(MetricDescriptor), ...commonErrors } } },
+    {
+      schema: {
+        tags: ['Analytics'],
+        querystring: MetricsQuery,
+        response: { 200: Type.Array(MetricDescriptor), ...commonErrors },
+      },
+    },
     // A type of the reference the service does not serve has no metrics here.
     async (request) => metricDescriptors(kinds.find((k) => k.checkType === request.query.checkType)),
   );
@@ -169,14 +281,24 @@ export const analyticsRoutes: FastifyPluginAsync<{ store: Store; checkTypes?: re
       },
     },
     async (request) => {
-      const window = resolveWindow({ quickRange: request.query.quickRange ?? 'last24Hours' }, Date.now(), 'last24Hours');
+      const window = resolveWindow(
+        { quickRange: request.query.quickRange ?? 'last24Hours' },
+        Date.now(),
+        'last24Hours',
+      );
       const out: Static<typeof BatchItem>[] = [];
       for (const id of new Set(request.body.checkIds)) {
         // Checks that are not the account's (or not served) are left out, as if they did not exist.
         const check = await store.checks.get(request.account.id, id);
-        const kind = check && kinds.includes(kindOfCheckType(check.checkType) as AnalyticsKind) ? kindOfCheckType(check.checkType) : undefined;
+        const kind =
+          check && kinds.includes(kindOfCheckType(check.checkType) as AnalyticsKind)
+            ? kindOfCheckType(check.checkType)
+            : undefined;
         if (!check || !kind) continue;
-        const rows = kind.checkType === 'HEARTBEAT' ? await heartbeatRollups(store, check, window) : await rollupsOf(store, check, window);
+        const rows =
+          kind.checkType === 'HEARTBEAT'
+            ? await heartbeatRollups(store, check, window)
+            : await rollupsOf(store, check, window);
         out.push(checkSummary(kind, check, rows));
       }
       return out;

@@ -31,7 +31,10 @@ const BadgeQuery = Type.Object({
 type BadgeOptions = Static<typeof BadgeQuery>;
 
 const badgeResponses = {
-  200: { description: 'The badge', content: { 'image/svg+xml': { schema: Type.String({ description: 'An SVG image of the status.' }) } } },
+  200: {
+    description: 'The badge',
+    content: { 'image/svg+xml': { schema: Type.String({ description: 'An SVG image of the status.' }) } },
+  },
   400: ApiErrorSchema,
   404: ApiErrorSchema,
 };
@@ -53,9 +56,18 @@ function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
   });
 }
 
-function sendBadge(request: FastifyRequest, reply: FastifyReply, subject: BadgeSubject | undefined, options: BadgeOptions) {
+function sendBadge(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  subject: BadgeSubject | undefined,
+  options: BadgeOptions,
+) {
   if (!subject) throw new NotFoundError(NOT_FOUND);
-  const svg = renderBadge({ label: subject.name, message: badgeMessage(subject, options.responseTime), status: badgeStatus(subject.checks) }, options.style, options.theme);
+  const svg = renderBadge(
+    { label: subject.name, message: badgeMessage(subject, options.responseTime), status: badgeStatus(subject.checks) },
+    options.style,
+    options.theme,
+  );
   const etag = `"${createHash('sha256').update(svg).digest('base64url').slice(0, 27)}"`;
   reply
     .header('cache-control', `public, max-age=${BADGE_MAX_AGE_SECONDS}`)
@@ -74,12 +86,14 @@ export const badgeRoutes: FastifyPluginAsync<{ store: Store }> = async (fastify,
   app.get(
     '/v1/badges/checks/:checkId',
     { schema: { ...common, params: Type.Object({ checkId: Type.String({ format: 'uuid' }) }) } },
-    async (request, reply) => sendBadge(request, reply, await store.badges.check(request.params.checkId), request.query),
+    async (request, reply) =>
+      sendBadge(request, reply, await store.badges.check(request.params.checkId), request.query),
   );
 
   app.get(
     '/v1/badges/groups/:groupId',
     { schema: { ...common, params: Type.Object({ groupId: IntegerId() }) } },
-    async (request, reply) => sendBadge(request, reply, await store.badges.group(request.params.groupId), request.query),
+    async (request, reply) =>
+      sendBadge(request, reply, await store.badges.group(request.params.groupId), request.query),
   );
 };

@@ -80,9 +80,12 @@ export function alertWindow(
   // `to` is exclusive: "now" as the default end must still include what was written this millisecond.
   const end = to !== undefined ? to * 1000 : from !== undefined ? from * 1000 + windowMs : nowMs + 1;
   const start = from !== undefined ? from * 1000 : end - windowMs;
-  if (start >= end) throw new BadRequestError('querystring/from must be before querystring/to (UNIX timestamps in seconds)');
+  if (start >= end)
+    throw new BadRequestError('querystring/from must be before querystring/to (UNIX timestamps in seconds)');
   if (end - start > windowMs) {
-    throw new BadRequestError(`querystring/from and querystring/to must be at most ${windowSeconds} seconds (${windowSeconds / 3600} hours) apart`);
+    throw new BadRequestError(
+      `querystring/from and querystring/to must be at most ${windowSeconds} seconds (${windowSeconds / 3600} hours) apart`,
+    );
   }
   // When only `from` is given, the window may end past the last representable second.
   const iso = (ms: number) => new Date(Math.min(ms, (MAX_UNIX_SECONDS + 1) * 1000)).toISOString();
@@ -105,6 +108,8 @@ export const checkAlertRoutes: FastifyPluginAsync<{ store: Store }> = async (fas
     if (!(await store.checks.get(accountId, request.params.checkId))) throw new NotFoundError('Check not found');
     const { limit, page, from, to } = request.query;
     const window = alertWindow(from, to, Date.now());
-    return (await store.checkAlerts.list(accountId, { ...window, checkId: request.params.checkId, limit, page })).map(alertView);
+    return (await store.checkAlerts.list(accountId, { ...window, checkId: request.params.checkId, limit, page })).map(
+      alertView,
+    );
   });
 };

@@ -8,7 +8,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { ServiceHooks } from '../app.ts';
-import { AutoAssignQuery, subscriptionsOfGroup, takeSubscriptions } from '../alert-channels/subscriber-subscriptions.ts';
+import {
+  AutoAssignQuery,
+  subscriptionsOfGroup,
+  takeSubscriptions,
+} from '../alert-channels/subscriber-subscriptions.ts';
 import { CheckGroupCreateBody, CheckGroupResponse, CheckGroupUpdateBody } from '../checks/check-group-schema.ts';
 import { DEFAULT_ALERT_SETTINGS } from '../checks/alert-settings-schema.ts';
 import { assertAssertionsUsable } from '../checks/assertion-rules.ts';
@@ -69,7 +73,8 @@ async function resolveGroup(
   const locationIds: string[] = [];
   for (const slug of slugs) {
     const location = await store.locations.getBySlug(accountId, slug);
-    if (!location) throw new BadRequestError(`body/privateLocations: no private location with slugName "${slug}" in this account`);
+    if (!location)
+      throw new BadRequestError(`body/privateLocations: no private location with slugName "${slug}" in this account`);
     locationIds.push(location.id);
   }
   // A snippet of another account (or none) is a 400 naming the field, as for a check's.
@@ -84,14 +89,25 @@ async function resolveGroup(
     apiCheckDefaults: body.apiCheckDefaults as CheckGroupBody['apiCheckDefaults'],
     alertSettings: (body.alertSettings ?? null) as CheckGroupBody['alertSettings'],
   };
-  return { name: body.name, activated: body.activated, muted: body.muted, concurrency: body.concurrency, locationIds, body: stored };
+  return {
+    name: body.name,
+    activated: body.activated,
+    muted: body.muted,
+    concurrency: body.concurrency,
+    locationIds,
+    body: stored,
+  };
 }
 
 /**
  * The deprecated doubleCheck: true, with no retryStrategy in the same body, becomes the equivalent
  * strategy (retry-policy.ts DOUBLE_CHECK_STRATEGY); an explicit retryStrategy always wins.
  */
-function retryStrategyOf(given: CreateBody['retryStrategy'], doubleCheck: boolean, previous: CheckGroupBody['retryStrategy']) {
+function retryStrategyOf(
+  given: CreateBody['retryStrategy'],
+  doubleCheck: boolean,
+  previous: CheckGroupBody['retryStrategy'],
+) {
   if (given !== undefined) return given as CheckGroupBody['retryStrategy'];
   if (doubleCheck) return { ...DOUBLE_CHECK_STRATEGY };
   // doubleCheck turned off: drop the strategy it had mapped to, keep any other.
@@ -103,7 +119,12 @@ function mergeUpdate(existing: CheckGroupBody, patch: UpdateBody): CheckGroupBod
 }
 
 /** A member check as the group runs it: location, activation, runtime, retries and API defaults applied. */
-function memberView(check: StoredCheck, group: StoredCheckGroup, slugs: Map<string, string>, subscriptions: ChannelRef[]): Record<string, unknown> {
+function memberView(
+  check: StoredCheck,
+  group: StoredCheckGroup,
+  slugs: Map<string, string>,
+  subscriptions: ChannelRef[],
+): Record<string, unknown> {
   const body = check.body;
   const placement = effectivePlacement(check, group);
   const view: Record<string, unknown> = {
@@ -127,7 +148,10 @@ function memberView(check: StoredCheck, group: StoredCheckGroup, slugs: Map<stri
   return view;
 }
 
-export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks }> = async (fastify, { store, hooks }) => {
+export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks }> = async (
+  fastify,
+  { store, hooks },
+) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   /** The scheduler re-reads each member: the group may have changed where or whether it runs. */
@@ -145,14 +169,24 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
 
   /** The groups' views, with their subscriptions read in one query. */
   const viewsOf = async (accountId: string, groups: StoredCheckGroup[]) => {
-    const subs = await store.alertChannels.groupSubscriptions(accountId, groups.map((g) => g.id));
+    const subs = await store.alertChannels.groupSubscriptions(
+      accountId,
+      groups.map((g) => g.id),
+    );
     return groups.map((g) => groupView(g, subs.get(g.id) ?? []));
   };
-  const viewOf = async (group: StoredCheckGroup) => groupView(group, await subscriptionsOfGroup(store, group.accountId, group.id));
+  const viewOf = async (group: StoredCheckGroup) =>
+    groupView(group, await subscriptionsOfGroup(store, group.accountId, group.id));
 
   app.post(
     '/v2/check-groups',
-    { schema: { querystring: AutoAssignQuery, body: CheckGroupCreateBody, response: { 201: CheckGroupResponse, ...commonErrors } } },
+    {
+      schema: {
+        querystring: AutoAssignQuery,
+        body: CheckGroupCreateBody,
+        response: { 201: CheckGroupResponse, ...commonErrors },
+      },
+    },
     async (request, reply) => {
       const accountId = request.account.id;
       const subs = await takeSubscriptions(store, accountId, request.body);
@@ -184,7 +218,11 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
         patch.retryStrategy !== undefined || patch.doubleCheck !== undefined
           ? retryStrategyOf(patch.retryStrategy, merged.doubleCheck, existing.body.retryStrategy)
           : existing.body.retryStrategy;
-      const updated = await store.checkGroups.update(accountId, existing.id, await resolveGroup(store, accountId, { ...merged, retryStrategy }, existing.body.environmentVariables));
+      const updated = await store.checkGroups.update(
+        accountId,
+        existing.id,
+        await resolveGroup(store, accountId, { ...merged, retryStrategy }, existing.body.environmentVariables),
+      );
       if (!updated) throw groupNotFound();
       await subs.updated({ groupId: updated.id });
       await membersChanged(accountId, updated.id);
@@ -221,7 +259,9 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
       if (outcome === 'not_found') throw groupNotFound();
       if (outcome === 'has_checks') {
         // As the reference: a group that still contains checks cannot be deleted.
-        throw new ConflictError('The check group still contains checks; move or delete them (set their groupId to null) first');
+        throw new ConflictError(
+          'The check group still contains checks; move or delete them (set their groupId to null) first',
+        );
       }
       return reply.status(204).send(null);
     },
@@ -230,7 +270,13 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
   for (const version of ['v1', 'v2']) {
     app.get(
       `/${version}/check-groups/:id/checks`,
-      { schema: { params: GroupIdParams, querystring: ChecksQuery, response: { 200: Type.Array(GroupCheck), ...commonErrors } } },
+      {
+        schema: {
+          params: GroupIdParams,
+          querystring: ChecksQuery,
+          response: { 200: Type.Array(GroupCheck), ...commonErrors },
+        },
+      },
       async (request) => {
         const accountId = request.account.id;
         const group = await load(accountId, request.params.id);

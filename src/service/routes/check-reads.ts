@@ -21,7 +21,19 @@ import { commonErrors, IdParams, PageNumberQuery } from './schemas.ts';
 
 /** The reference's checkType filter values; types this service lacks simply match nothing. */
 const CHECK_TYPE_FILTER = [
-  'AGENTIC', 'API', 'BROWSER', 'HEARTBEAT', 'ICMP', 'MULTI_STEP', 'TCP', 'PLAYWRIGHT', 'TRACEROUTE', 'URL', 'DNS', 'SSL', 'GRPC',
+  'AGENTIC',
+  'API',
+  'BROWSER',
+  'HEARTBEAT',
+  'ICMP',
+  'MULTI_STEP',
+  'TCP',
+  'PLAYWRIGHT',
+  'TRACEROUTE',
+  'URL',
+  'DNS',
+  'SSL',
+  'GRPC',
 ] as const;
 
 const isCheckType = (value: string): value is StoredCheck['checkType'] =>
@@ -37,11 +49,17 @@ export function anyCheckView(check: StoredCheck, publicUrl: URL, subs: ChannelRe
 
 /** The checks' views, with their subscriptions read in one query. */
 async function anyCheckViews(store: Store, publicUrl: URL, accountId: string, checks: StoredCheck[]) {
-  const subs = await store.alertChannels.checkSubscriptions(accountId, checks.map((c) => c.id));
+  const subs = await store.alertChannels.checkSubscriptions(
+    accountId,
+    checks.map((c) => c.id),
+  );
   return checks.map((c) => anyCheckView(c, publicUrl, subs.get(c.id) ?? []));
 }
 
-const ApplyGroupSettings = Type.Boolean({ default: false, description: 'Return group members with their group’s settings applied.' });
+const ApplyGroupSettings = Type.Boolean({
+  default: false,
+  description: 'Return group members with their group’s settings applied.',
+});
 
 const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 });
 
@@ -109,7 +127,11 @@ export function withGroupSettings(check: StoredCheck, group: StoredCheckGroup | 
 /** The checks with their groups' settings applied, each group read once. */
 async function applyGroups(store: Store, accountId: string, checks: StoredCheck[]): Promise<StoredCheck[]> {
   const ids = [...new Set(checks.map(groupIdOf).filter((id): id is number => id !== undefined))];
-  const groups = new Map((await Promise.all(ids.map((id) => store.checkGroups.get(accountId, id)))).flatMap((g) => (g ? [[g.id, g] as const] : [])));
+  const groups = new Map(
+    (await Promise.all(ids.map((id) => store.checkGroups.get(accountId, id)))).flatMap((g) =>
+      g ? [[g.id, g] as const] : [],
+    ),
+  );
   return checks.map((c) => {
     const id = groupIdOf(c);
     return withGroupSettings(c, id === undefined ? undefined : groups.get(id));
@@ -120,24 +142,33 @@ async function applyGroups(store: Store, accountId: string, checks: StoredCheck[
 export function registerCheckReads(fastify: FastifyInstance, store: Store, publicUrl: URL, version: 'v1' | 'v2'): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const viewsOf = async (accountId: string, checks: StoredCheck[], applyGroupSettings: boolean | undefined) =>
-    anyCheckViews(store, publicUrl, accountId, applyGroupSettings ? await applyGroups(store, accountId, checks) : checks);
+    anyCheckViews(
+      store,
+      publicUrl,
+      accountId,
+      applyGroupSettings ? await applyGroups(store, accountId, checks) : checks,
+    );
 
-  app.get(`/${version}/checks`, { schema: { querystring: ListQuery, response: { 200: Type.Array(CheckResponse), ...commonErrors } } }, async (request) => {
-    const { limit, page, checkType, apiCheckUrlFilterPattern, search, status, applyGroupSettings } = request.query;
-    const tags = [...(request.query.tag ?? []), ...(request.query['tag[]'] ?? [])];
-    // Reference types this service does not have match no check.
-    if (checkType !== undefined && !isCheckType(checkType)) return [];
-    const checks = await store.checks.list(request.account.id, {
-      limit,
-      page,
-      ...(checkType ? { checkType } : {}),
-      ...(tags.length > 0 ? { tags } : {}),
-      ...(search ? { search } : {}),
-      ...(apiCheckUrlFilterPattern ? { urlContains: apiCheckUrlFilterPattern } : {}),
-      ...(status ? { status } : {}),
-    });
-    return viewsOf(request.account.id, checks, applyGroupSettings);
-  });
+  app.get(
+    `/${version}/checks`,
+    { schema: { querystring: ListQuery, response: { 200: Type.Array(CheckResponse), ...commonErrors } } },
+    async (request) => {
+      const { limit, page, checkType, apiCheckUrlFilterPattern, search, status, applyGroupSettings } = request.query;
+      const tags = [...(request.query.tag ?? []), ...(request.query['tag[]'] ?? [])];
+      // Reference types this service does not have match no check.
+      if (checkType !== undefined && !isCheckType(checkType)) return [];
+      const checks = await store.checks.list(request.account.id, {
+        limit,
+        page,
+        ...(checkType ? { checkType } : {}),
+        ...(tags.length > 0 ? { tags } : {}),
+        ...(search ? { search } : {}),
+        ...(apiCheckUrlFilterPattern ? { urlContains: apiCheckUrlFilterPattern } : {}),
+        ...(status ? { status } : {}),
+      });
+      return viewsOf(request.account.id, checks, applyGroupSettings);
+    },
+  );
 
   app.get(
     `/${version}/checks/:id`,
@@ -151,6 +182,9 @@ export function registerCheckReads(fastify: FastifyInstance, store: Store, publi
   );
 }
 
-export const checkV2Routes: FastifyPluginAsync<{ store: Store; config: Pick<ServiceConfig, 'publicUrl'> }> = async (fastify, { store, config }) => {
+export const checkV2Routes: FastifyPluginAsync<{ store: Store; config: Pick<ServiceConfig, 'publicUrl'> }> = async (
+  fastify,
+  { store, config },
+) => {
   registerCheckReads(fastify, store, config.publicUrl, 'v2');
 };

@@ -46,7 +46,9 @@ const AssetManifest = Type.Object({ assets: Type.Array(AssetManifestEntry), trun
  * `?` one. Artifact names have no path separators, so nothing more is needed.
  */
 export function globMatcher(pattern: string): (name: string) => boolean {
-  const source = [...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('');
+  const source = [...pattern]
+    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+    .join('');
   const re = new RegExp(`^${source}$`, 'i');
   return (name) => re.test(name);
 }
@@ -74,14 +76,22 @@ export const checkResultAssetRoutes: FastifyPluginAsync<{ artifacts: ArtifactSer
       const types = request.query.type;
       // "Empty patterns are ignored", as the reference says.
       const matches = request.query.name ? globMatcher(request.query.name) : () => true;
-      const wanted = records.filter((r: ArtifactRecord) => (!types || types.includes(assetTypeOf(r.kind))) && matches(r.name));
+      const wanted = records.filter(
+        (r: ArtifactRecord) => (!types || types.includes(assetTypeOf(r.kind))) && matches(r.name),
+      );
       return {
         assets: wanted.map((r) => ({
           type: assetTypeOf(r.kind),
           name: r.name,
           url: assetUrl(publicUrl, ref.checkId, ref.resultId, r.name),
           contentType: r.contentType,
-          source: { type: 'check-result' as const, checkId: ref.checkId, checkName: ref.checkName, checkType: ref.checkType, resultId: ref.resultId },
+          source: {
+            type: 'check-result' as const,
+            checkId: ref.checkId,
+            checkName: ref.checkName,
+            checkType: ref.checkType,
+            resultId: ref.resultId,
+          },
         })),
         // Artifacts are stored one by one, never as an archive to list: nothing is ever left out.
         truncated: false,
@@ -95,16 +105,18 @@ export const checkResultAssetRoutes: FastifyPluginAsync<{ artifacts: ArtifactSer
     async (request, reply) => {
       const { checkId, checkResultId, name } = request.params;
       const { record, body } = await artifacts.download(request.account.id, checkId, checkResultId, name);
-      return reply
-        .header('content-type', record.contentType)
-        .header('content-length', String(record.size))
-        .header('content-disposition', `attachment; filename="${record.name}"`)
-        .header('x-artifact-sha256', record.sha256)
-        // The bytes come from user code (HTML reports, SVG screenshots): never let a browser run
-        // them with this origin's privileges.
-        .header('x-content-type-options', 'nosniff')
-        .header('content-security-policy', "sandbox; default-src 'none'")
-        .send(body);
+      return (
+        reply
+          .header('content-type', record.contentType)
+          .header('content-length', String(record.size))
+          .header('content-disposition', `attachment; filename="${record.name}"`)
+          .header('x-artifact-sha256', record.sha256)
+          // The bytes come from user code (HTML reports, SVG screenshots): never let a browser run
+          // them with this origin's privileges.
+          .header('x-content-type-options', 'nosniff')
+          .header('content-security-policy', "sandbox; default-src 'none'")
+          .send(body)
+      );
     },
   );
 };

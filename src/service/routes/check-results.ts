@@ -72,7 +72,16 @@ const ListResponse = Type.Object({
 
 export function checkResultView(result: ListedResult) {
   const p = result.payload;
-  const { tcpCheckResult, dnsCheckResult, icmpCheckResult, sslCheckResult, browserCheckResult, multiStepCheckResult, playwrightCheckResult, ...details } = p.details ?? {};
+  const {
+    tcpCheckResult,
+    dnsCheckResult,
+    icmpCheckResult,
+    sslCheckResult,
+    browserCheckResult,
+    multiStepCheckResult,
+    playwrightCheckResult,
+    ...details
+  } = p.details ?? {};
   return {
     id: result.id,
     name: result.checkName,
@@ -93,8 +102,12 @@ export function checkResultView(result: ListedResult) {
     ...(icmpCheckResult ? { icmpCheckResult: icmpCheckResult as unknown as Record<string, unknown> } : {}),
     ...(sslCheckResult ? { sslCheckResult: sslCheckResult as unknown as Record<string, unknown> } : {}),
     ...(browserCheckResult ? { browserCheckResult: browserCheckResult as unknown as Record<string, unknown> } : {}),
-    ...(multiStepCheckResult ? { multiStepCheckResult: multiStepCheckResult as unknown as Record<string, unknown> } : {}),
-    ...(playwrightCheckResult ? { playwrightCheckResult: playwrightCheckResult as unknown as Record<string, unknown> } : {}),
+    ...(multiStepCheckResult
+      ? { multiStepCheckResult: multiStepCheckResult as unknown as Record<string, unknown> }
+      : {}),
+    ...(playwrightCheckResult
+      ? { playwrightCheckResult: playwrightCheckResult as unknown as Record<string, unknown> }
+      : {}),
     error: p.error ?? null,
     ...(Object.keys(details).length > 0 ? { details } : {}),
     checkRunId: result.sequence ?? 0,

@@ -23,13 +23,21 @@ const TriggerBody = Type.Object({
   target: Type.Optional(
     Type.Object({
       checkId: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { maxItems: 1000 })),
-      matchTags: Type.Optional(Type.Array(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 50 }), { maxItems: 50 })),
+      matchTags: Type.Optional(
+        Type.Array(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 50 }), {
+          maxItems: 50,
+        }),
+      ),
     }),
   ),
   refreshCache: Type.Optional(Type.Boolean({ default: false })),
 });
-const CancelBody = Type.Object({ sequenceId: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 1000 })) });
-const CompletionQuery = Type.Object({ maxWaitSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, default: 30 })) });
+const CancelBody = Type.Object({
+  sequenceId: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 1000 })),
+});
+const CompletionQuery = Type.Object({
+  maxWaitSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, default: 30 })),
+});
 
 const ResultSchema = Type.Object({
   checkResultId: Type.String(),
@@ -87,7 +95,10 @@ function sessionView(state: SessionState, version: Version, publicUrl: URL, nowM
     status: version === 'v1' && state.status === 'CANCELLED' ? 'TIMED_OUT' : state.status,
     startedAt: session.startedAt,
     stoppedAt: state.stoppedAt,
-    timeElapsed: Math.max(0, Date.parse(state.stoppedAt ?? new Date(nowMs).toISOString()) - Date.parse(session.startedAt)),
+    timeElapsed: Math.max(
+      0,
+      Date.parse(state.stoppedAt ?? new Date(nowMs).toISOString()) - Date.parse(session.startedAt),
+    ),
     runLocations: [...new Set(state.runs.map((r) => r.runLocation))],
     runSource: session.runSource,
   };
@@ -126,7 +137,8 @@ function resultsOf(state: SessionState, publicUrl: URL) {
 function targetOf(body: { target?: Record<string, unknown> } | undefined): SessionTarget {
   const target = body?.target ?? {};
   const unknown = Object.keys(target).find((k) => !(TARGET_FILTERS as readonly string[]).includes(k));
-  if (unknown) throw new BadRequestError(`body/target/${unknown} is not a target filter; use ${TARGET_FILTERS.join(' or ')}`);
+  if (unknown)
+    throw new BadRequestError(`body/target/${unknown} is not a target filter; use ${TARGET_FILTERS.join(' or ')}`);
   return target as SessionTarget;
 }
 
@@ -138,7 +150,10 @@ function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortSignal
   return controller.signal;
 }
 
-export const checkSessionRoutes: FastifyPluginAsync<{ sessions: CheckSessions; config: ServiceConfig }> = async (fastify, { sessions, config }) => {
+export const checkSessionRoutes: FastifyPluginAsync<{ sessions: CheckSessions; config: ServiceConfig }> = async (
+  fastify,
+  { sessions, config },
+) => {
   for (const version of ['v1', 'v2'] as const) registerVersion(fastify, version, sessions, config.publicUrl);
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
@@ -167,7 +182,10 @@ function registerVersion(fastify: FastifyInstance, version: Version, sessions: C
       },
     },
     async (request, reply) => {
-      const started = await sessions.trigger(request.account.id, targetOf(request.body as { target?: Record<string, unknown> }));
+      const started = await sessions.trigger(
+        request.account.id,
+        targetOf(request.body as { target?: Record<string, unknown> }),
+      );
       if (started.length === 0) throw new NotFoundError('No matching checks were found.');
       return reply.status(201).send({ sessions: started.map(view) });
     },
@@ -183,10 +201,21 @@ function registerVersion(fastify: FastifyInstance, version: Version, sessions: C
   );
   app.get(
     `/${version}/check-sessions/:checkSessionId/completion`,
-    { schema: { params: Params, querystring: CompletionQuery, response: { 200: SessionWithResults, 408: ApiErrorSchema, ...commonErrors } } },
+    {
+      schema: {
+        params: Params,
+        querystring: CompletionQuery,
+        response: { 200: SessionWithResults, 408: ApiErrorSchema, ...commonErrors },
+      },
+    },
     async (request, reply) => {
       const waitMs = (request.query.maxWaitSeconds ?? 30) * 1000;
-      const state = await sessions.completion(request.account.id, request.params.checkSessionId, waitMs, abortOnClose(request, reply));
+      const state = await sessions.completion(
+        request.account.id,
+        request.params.checkSessionId,
+        waitMs,
+        abortOnClose(request, reply),
+      );
       if (!state) throw noSession();
       if (!state.done) {
         void reply.header('retry-after', '1');

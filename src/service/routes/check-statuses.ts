@@ -50,8 +50,10 @@ function statusView(s: CheckStatusRecord): CheckStatusView {
 export const checkStatusRoutes: FastifyPluginAsync<{ store: Store }> = async (fastify, { store }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/v1/check-statuses', { schema: { response: { 200: Type.Array(CheckStatusSchema), ...commonErrors } } }, async (request) =>
-    (await store.checkStatuses.list(request.account.id)).map(statusView),
+  app.get(
+    '/v1/check-statuses',
+    { schema: { response: { 200: Type.Array(CheckStatusSchema), ...commonErrors } } },
+    async (request) => (await store.checkStatuses.list(request.account.id)).map(statusView),
   );
 
   app.get(

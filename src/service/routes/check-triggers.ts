@@ -71,7 +71,8 @@ export const checkTriggerRoutes: FastifyPluginAsync<{ store: Store }> = async (f
     async (request, reply) => {
       const check = await requireCheck(request.account.id, request.params.checkId);
       // Agents never run a heartbeat (its job pings it), so its trigger URL could do nothing.
-      if (check.checkType === 'HEARTBEAT') throw new BadRequestError('params/checkId: a heartbeat check is pinged, not run, and cannot have a trigger');
+      if (check.checkType === 'HEARTBEAT')
+        throw new BadRequestError('params/checkId: a heartbeat check is pinged, not run, and cannot have a trigger');
       // One token per check: creating it again returns the existing one (200) rather than a second.
       const { trigger, created } = await store.checkTriggers.ensure(request.account.id, request.params.checkId);
       return reply.status(created ? 201 : 200).send(triggerView(trigger));
@@ -90,7 +91,10 @@ export const checkTriggerRoutes: FastifyPluginAsync<{ store: Store }> = async (f
 };
 
 /** The trigger URL; registered outside the account-authenticated API. */
-export const checkTriggerUrlRoutes: FastifyPluginAsync<{ store: Store; triggers: CheckTriggerRunner }> = async (fastify, { store, triggers }) => {
+export const checkTriggerUrlRoutes: FastifyPluginAsync<{ store: Store; triggers: CheckTriggerRunner }> = async (
+  fastify,
+  { store, triggers },
+) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const handler = async (request: { params: { checkId: string; token: string } }) => {
     const { checkId, token } = request.params;
@@ -102,7 +106,11 @@ export const checkTriggerUrlRoutes: FastifyPluginAsync<{ store: Store; triggers:
     return started;
   };
   // `security: []`: the token in the path is the credential, as for pings.
-  const schema = { params: UrlParams, security: [], response: { 200: TriggeredSchema, 400: ApiErrorSchema, 404: ApiErrorSchema } };
+  const schema = {
+    params: UrlParams,
+    security: [],
+    response: { 200: TriggeredSchema, 400: ApiErrorSchema, 404: ApiErrorSchema },
+  };
   app.get('/checks/:checkId/trigger/:token', { schema }, handler);
   app.post('/checks/:checkId/trigger/:token', { schema }, handler);
 };

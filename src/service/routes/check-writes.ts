@@ -10,7 +10,11 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Static, TObject } from 'typebox';
 import type { CheckType } from '../../shared/checks/types.ts';
 import type { ServiceHooks } from '../app.ts';
-import { AutoAssignQuery, subscriptionsOfCheck, takeSubscriptions } from '../alert-channels/subscriber-subscriptions.ts';
+import {
+  AutoAssignQuery,
+  subscriptionsOfCheck,
+  takeSubscriptions,
+} from '../alert-channels/subscriber-subscriptions.ts';
 import type { CheckResponse } from '../checks/check-response.ts';
 import { SUB_MINUTE_OFFSETS } from '../checks/common-check-schema.ts';
 import { type AssertionInput, assertAssertionsUsable } from '../checks/assertion-rules.ts';
@@ -72,7 +76,10 @@ function assertRequestUsable(checkType: CheckType, body: CheckBodyBase, group: S
   if (!request) return;
   if (checkType === 'API') {
     const url = String(request.url ?? '');
-    assertHttpUrl('body/request/url', url, { placeholders: true, resolved: resolveGroupUrl(url, group?.body.apiCheckDefaults?.url) });
+    assertHttpUrl('body/request/url', url, {
+      placeholders: true,
+      resolved: resolveGroupUrl(url, group?.body.apiCheckDefaults?.url),
+    });
   }
   assertAssertionsUsable('body/request/assertions', request.assertions);
 }
@@ -151,7 +158,12 @@ export interface CheckWriteOptions {
 }
 
 /** Registers POST `path` and PUT `path/:id` for one check type. */
-export function registerCheckWrites(fastify: FastifyInstance, store: Store, hooks: ServiceHooks, o: CheckWriteOptions): void {
+export function registerCheckWrites(
+  fastify: FastifyInstance,
+  store: Store,
+  hooks: ServiceHooks,
+  o: CheckWriteOptions,
+): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const normalize = o.normalize ?? ((body: CheckBodyBase) => body);
 
@@ -161,7 +173,12 @@ export function registerCheckWrites(fastify: FastifyInstance, store: Store, hook
     async (request, reply) => {
       const accountId = request.account.id;
       const subs = await takeSubscriptions(store, accountId, request.body as Record<string, unknown>);
-      const fields = await resolveCheckFields(store, accountId, o.checkType, normalize(subs.rest as unknown as CheckBodyBase));
+      const fields = await resolveCheckFields(
+        store,
+        accountId,
+        o.checkType,
+        normalize(subs.rest as unknown as CheckBodyBase),
+      );
       const check = await store.checks.create({ accountId, ...fields });
       await subs.created({ checkId: check.id }, request.query.autoAssignAlerts);
       await hooks.checkChanged(accountId, check.id, check);
@@ -171,7 +188,14 @@ export function registerCheckWrites(fastify: FastifyInstance, store: Store, hook
 
   app.put(
     `${o.path}/:id`,
-    { schema: { params: IdParams, querystring: AutoAssignQuery, body: o.updateBody, response: { 200: o.response, ...commonErrors } } },
+    {
+      schema: {
+        params: IdParams,
+        querystring: AutoAssignQuery,
+        body: o.updateBody,
+        response: { 200: o.response, ...commonErrors },
+      },
+    },
     async (request) => {
       const accountId = request.account.id;
       const { id } = request.params as { id: string };

@@ -1,5 +1,10 @@
 /** Browser checks: POST /v1/checks/browser and PUT /v1/checks/browser/{id} (list, read and delete are in checks.ts). */
-import { BrowserCheckCreateBody, BrowserCheckResponse, BrowserCheckUpdateBody, normalizeScriptedBody } from '../checks/browser-check-schema.ts';
+import {
+  BrowserCheckCreateBody,
+  BrowserCheckResponse,
+  BrowserCheckUpdateBody,
+  normalizeScriptedBody,
+} from '../checks/browser-check-schema.ts';
 import { checkWriteRoutes } from './check-writes.ts';
 
 export const browserCheckRoutes = checkWriteRoutes({

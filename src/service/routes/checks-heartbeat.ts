@@ -16,7 +16,11 @@ import {
   heartbeatTimingMs,
   newPingToken,
 } from '../checks/heartbeat-check-schema.ts';
-import { AutoAssignQuery, subscriptionsOfCheck, takeSubscriptions } from '../alert-channels/subscriber-subscriptions.ts';
+import {
+  AutoAssignQuery,
+  subscriptionsOfCheck,
+  takeSubscriptions,
+} from '../alert-channels/subscriber-subscriptions.ts';
 import type { ServiceConfig } from '../config.ts';
 import type { HeartbeatCheckInput } from '../store/heartbeat-dashboard-types.ts';
 import type { Store } from '../store/store.ts';
@@ -46,14 +50,24 @@ function toInput(body: Omit<HeartbeatCheckBody, 'alertChannelSubscriptions'>, pi
   };
   return {
     // frequency means nothing for a heartbeat; the column needs a value, the body keeps none.
-    check: { name: body.name, activated: body.activated, muted: body.muted, frequency: 0, frequencyOffset: null, body: stored },
+    check: {
+      name: body.name,
+      activated: body.activated,
+      muted: body.muted,
+      frequency: 0,
+      frequencyOffset: null,
+      body: stored,
+    },
     periodMs,
     graceMs,
     pingToken,
   };
 }
 
-export const heartbeatCheckRoutes: FastifyPluginAsync<HeartbeatRouteOptions> = async (fastify, { store, config, now = Date.now }) => {
+export const heartbeatCheckRoutes: FastifyPluginAsync<HeartbeatRouteOptions> = async (
+  fastify,
+  { store, config, now = Date.now },
+) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post(
@@ -71,7 +85,9 @@ export const heartbeatCheckRoutes: FastifyPluginAsync<HeartbeatRouteOptions> = a
       const input = toInput(subs.rest, subs.rest.heartbeat.pingToken ?? newPingToken());
       const { check } = await store.heartbeats.create(accountId, input, now());
       await subs.created({ checkId: check.id }, request.query.autoAssignAlerts);
-      return reply.status(201).send(heartbeatCheckView(check, config.publicUrl, await subscriptionsOfCheck(store, accountId, check.id)));
+      return reply
+        .status(201)
+        .send(heartbeatCheckView(check, config.publicUrl, await subscriptionsOfCheck(store, accountId, check.id)));
     },
   );
 
@@ -94,12 +110,19 @@ export const heartbeatCheckRoutes: FastifyPluginAsync<HeartbeatRouteOptions> = a
       const subs = await takeSubscriptions(store, accountId, request.body);
       const patch = subs.rest;
       // PUT changes only what it carries; `heartbeat` is merged one level deep.
-      const merged = { ...before, ...patch, heartbeat: { ...before.heartbeat, ...(patch.heartbeat ?? {}) } } as Omit<HeartbeatCheckBody, 'alertChannelSubscriptions'>;
+      const merged = { ...before, ...patch, heartbeat: { ...before.heartbeat, ...(patch.heartbeat ?? {}) } } as Omit<
+        HeartbeatCheckBody,
+        'alertChannelSubscriptions'
+      >;
       const input = toInput(merged, patch.heartbeat?.pingToken ?? before.heartbeat.pingToken);
       const updated = await store.heartbeats.update(accountId, existing.id, input, now());
       if (!updated) throw checkNotFound();
       await subs.updated({ checkId: updated.check.id });
-      return heartbeatCheckView(updated.check, config.publicUrl, await subscriptionsOfCheck(store, accountId, updated.check.id));
+      return heartbeatCheckView(
+        updated.check,
+        config.publicUrl,
+        await subscriptionsOfCheck(store, accountId, updated.check.id),
+      );
     },
   );
 };

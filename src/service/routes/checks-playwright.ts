@@ -39,15 +39,21 @@ async function storeBundle(
   base64: string,
   workingDir: string | null,
 ): Promise<StoredBundle> {
-  if (!/^[A-Za-z0-9+/=\s]+$/.test(base64)) throw new BadRequestError('body/codeBundle must be base64 (a tar.gz or zip archive of the project folder)');
+  if (!/^[A-Za-z0-9+/=\s]+$/.test(base64))
+    throw new BadRequestError('body/codeBundle must be base64 (a tar.gz or zip archive of the project folder)');
   const bytes = Buffer.from(base64, 'base64');
   if (bytes.length > config.bundleMaxBytes) {
-    throw new BadRequestError(`body/codeBundle is ${bytes.length} bytes, over the limit of ${config.bundleMaxBytes} (SUITE_BUNDLE_MAX_BYTES); leave node_modules out`);
+    throw new BadRequestError(
+      `body/codeBundle is ${bytes.length} bytes, over the limit of ${config.bundleMaxBytes} (SUITE_BUNDLE_MAX_BYTES); leave node_modules out`,
+    );
   }
   let files: string[];
   let format: StoredBundle['format'];
   try {
-    const listing = await listSuiteArchive(bytes, { maxEntries: config.maxEntries, unpackedMaxBytes: config.unpackedMaxBytes });
+    const listing = await listSuiteArchive(bytes, {
+      maxEntries: config.maxEntries,
+      unpackedMaxBytes: config.unpackedMaxBytes,
+    });
     files = listing.files;
     format = listing.format;
   } catch (err) {
@@ -55,19 +61,27 @@ async function storeBundle(
     throw err;
   }
   const problems = projectProblems(files, workingDir);
-  if (problems.length > 0) throw new BadRequestError(`body/codeBundle is not a Playwright project: ${problems.join('; ')}`);
+  if (problems.length > 0)
+    throw new BadRequestError(`body/codeBundle is not a Playwright project: ${problems.join('; ')}`);
   return bundles.put(accountId, bytes, format);
 }
 
 function withBundle(body: CheckBodyBase, bundle: StoredBundle | undefined): CheckBodyBase {
   if (!bundle) return body;
-  return { ...body, codeBundlePath: bundle.path, cacheHash: bundle.sha256, codeBundleSize: bundle.size, codeBundleFormat: bundle.format };
+  return {
+    ...body,
+    codeBundlePath: bundle.path,
+    cacheHash: bundle.sha256,
+    codeBundleSize: bundle.size,
+    codeBundleFormat: bundle.format,
+  };
 }
 
-export const playwrightCheckRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks; config: ServiceConfig }> = async (
-  fastify,
-  { store, hooks, config },
-) => {
+export const playwrightCheckRoutes: FastifyPluginAsync<{
+  store: Store;
+  hooks: ServiceHooks;
+  config: ServiceConfig;
+}> = async (fastify, { store, hooks, config }) => {
   const suites = config.suites ?? loadSuiteServiceConfig({}, config.dataDir);
   const bundles = new SuiteBundleStore(suites.dir);
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -76,13 +90,22 @@ export const playwrightCheckRoutes: FastifyPluginAsync<{ store: Store; hooks: Se
 
   app.post(
     PATH,
-    { bodyLimit, schema: { querystring: AutoAssignQuery, body: PlaywrightCheckCreateBody, response: { 201: PlaywrightCheckResponse, ...commonErrors } } },
+    {
+      bodyLimit,
+      schema: {
+        querystring: AutoAssignQuery,
+        body: PlaywrightCheckCreateBody,
+        response: { 201: PlaywrightCheckResponse, ...commonErrors },
+      },
+    },
     async (request, reply) => {
       const accountId = request.account.id;
       const subs = await takeSubscriptions(store, accountId, request.body as unknown as CheckBodyBase);
       const raw = subs.rest as CheckBodyBase;
       if (typeof raw.codeBundle !== 'string') {
-        throw new BadRequestError('body/codeBundle is required: the project folder (package.json, a lockfile, playwright.config, tests) as a base64 tar.gz or zip');
+        throw new BadRequestError(
+          'body/codeBundle is required: the project folder (package.json, a lockfile, playwright.config, tests) as a base64 tar.gz or zip',
+        );
       }
       const body = normalizePlaywrightBody(raw, suites.maxGlobalTimeoutSeconds);
       const bundle = await storeBundle(bundles, suites, accountId, raw.codeBundle, body.workingDir as string | null);
@@ -98,7 +121,12 @@ export const playwrightCheckRoutes: FastifyPluginAsync<{ store: Store; hooks: Se
     `${PATH}/:id`,
     {
       bodyLimit,
-      schema: { params: IdParams, querystring: AutoAssignQuery, body: PlaywrightCheckUpdateBody, response: { 200: PlaywrightCheckResponse, ...commonErrors } },
+      schema: {
+        params: IdParams,
+        querystring: AutoAssignQuery,
+        body: PlaywrightCheckUpdateBody,
+        response: { 200: PlaywrightCheckResponse, ...commonErrors },
+      },
     },
     async (request) => {
       const accountId = request.account.id;
@@ -113,7 +141,9 @@ export const playwrightCheckRoutes: FastifyPluginAsync<{ store: Store; hooks: Se
       if ('engine' in patch && !('engineVersion' in patch)) patch.engineVersion = null;
       const body = normalizePlaywrightBody(mergeUpdate(existing.body, patch), suites.maxGlobalTimeoutSeconds);
       const bundle =
-        typeof patch.codeBundle === 'string' ? await storeBundle(bundles, suites, accountId, patch.codeBundle, body.workingDir as string | null) : undefined;
+        typeof patch.codeBundle === 'string'
+          ? await storeBundle(bundles, suites, accountId, patch.codeBundle, body.workingDir as string | null)
+          : undefined;
       const fields = await resolveCheckFields(store, accountId, 'PLAYWRIGHT', withBundle(body, bundle), existing.body);
       const updated = await store.checks.update(accountId, existing.id, fields);
       if (!updated) throw checkNotFound();
@@ -133,7 +163,14 @@ export const playwrightCheckRoutes: FastifyPluginAsync<{ store: Store; hooks: Se
           201: Type.Object({
             checkId: Type.String(),
             testSession: Type.Boolean(),
-            runs: Type.Array(Type.Object({ runId: Type.String(), locationId: Type.String(), state: Type.String(), dueAt: Type.String() })),
+            runs: Type.Array(
+              Type.Object({
+                runId: Type.String(),
+                locationId: Type.String(),
+                state: Type.String(),
+                dueAt: Type.String(),
+              }),
+            ),
           }),
           ...commonErrors,
         },

@@ -17,10 +17,11 @@ import { commonErrors, IdParams, NoContent } from './schemas.ts';
 // The views of checks of any type live with the reads (check-reads.ts); the console imports this one from here.
 export { anyCheckView } from './check-reads.ts';
 
-export const checkRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks; config: Pick<ServiceConfig, 'publicUrl'> }> = async (
-  fastify,
-  { store, hooks, config },
-) => {
+export const checkRoutes: FastifyPluginAsync<{
+  store: Store;
+  hooks: ServiceHooks;
+  config: Pick<ServiceConfig, 'publicUrl'>;
+}> = async (fastify, { store, hooks, config }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   // GET /v1/checks and /v1/checks/{id}: the same reads, filters and views as /v2.
   registerCheckReads(fastify, store, config.publicUrl, 'v1');
@@ -33,10 +34,14 @@ export const checkRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks
     response: ApiCheckResponse,
   });
 
-  app.delete('/v1/checks/:id', { schema: { params: IdParams, response: { 204: NoContent, ...commonErrors } } }, async (request, reply) => {
-    const accountId = request.account.id;
-    if (!(await store.checks.delete(accountId, request.params.id))) throw checkNotFound();
-    await hooks.checkChanged(accountId, request.params.id, undefined);
-    return reply.status(204).send(null);
-  });
+  app.delete(
+    '/v1/checks/:id',
+    { schema: { params: IdParams, response: { 204: NoContent, ...commonErrors } } },
+    async (request, reply) => {
+      const accountId = request.account.id;
+      if (!(await store.checks.delete(accountId, request.params.id))) throw checkNotFound();
+      await hooks.checkChanged(accountId, request.params.id, undefined);
+      return reply.status(204).send(null);
+    },
+  );
 };

@@ -57,7 +57,13 @@ export const clientCertificateRoutes: FastifyPluginAsync<{ store: Store }> = asy
     { schema: { body: ClientCertificateBody, response: { 201: ClientCertificateResponse, ...commonErrors } } },
     async (request, reply) => {
       const b = request.body;
-      const input = { host: b.host.trim(), cert: b.cert, key: b.key, ca: b.ca || null, passphrase: b.passphrase || null };
+      const input = {
+        host: b.host.trim(),
+        cert: b.cert,
+        key: b.key,
+        ca: b.ca || null,
+        passphrase: b.passphrase || null,
+      };
       assertClientCertificateUsable(input);
       return reply.status(201).send(certificateView(await repo.create(request.account.id, input)));
     },

@@ -22,7 +22,10 @@ const Impact = Type.Enum([...DASHBOARD_INCIDENT_IMPACTS]);
 const Status = Type.Enum([...DASHBOARD_INCIDENT_UPDATE_STATUSES]);
 const DateTime = Type.String({ format: 'date-time' });
 
-const NewUpdate = Type.Object({ status: Status, description: Type.String({ minLength: 1 }) }, { additionalProperties: false });
+const NewUpdate = Type.Object(
+  { status: Status, description: Type.String({ minLength: 1 }) },
+  { additionalProperties: false },
+);
 
 const CreateBody = Type.Object(
   {
@@ -67,7 +70,10 @@ const incidentProperties = {
   updated_at: Nullable(DateTime),
 };
 /** GET and POST (the reference's Model47): with its updates, newest first. */
-const IncidentWithUpdates = Type.Object({ ...incidentProperties, incidentUpdates: Type.Array(UpdateView, { minItems: 1 }) });
+const IncidentWithUpdates = Type.Object({
+  ...incidentProperties,
+  incidentUpdates: Type.Array(UpdateView, { minItems: 1 }),
+});
 /** PUT (the reference's Model49): the incident without its updates. */
 const IncidentOnly = Type.Object(incidentProperties);
 
@@ -125,7 +131,12 @@ export const dashboardIncidentRoutes: FastifyPluginAsync<{ store: Store }> = asy
         throw new BadRequestError(`body/dashboardId: no dashboard with id ${body.dashboardId} in this account`);
       }
       const [first] = body.incidentUpdates as [Static<typeof NewUpdate>];
-      const created = await incidents.create(accountId, body.dashboardId, fields(body, new Date().toISOString()), first);
+      const created = await incidents.create(
+        accountId,
+        body.dashboardId,
+        fields(body, new Date().toISOString()),
+        first,
+      );
       // 200, not 201: the reference's only success response for this operation.
       return { ...incidentView(created.incident), incidentUpdates: created.updates.map(updateView) };
     },
@@ -139,20 +150,34 @@ export const dashboardIncidentRoutes: FastifyPluginAsync<{ store: Store }> = asy
       const incident = await incidents.get(accountId, request.params.id);
       if (!incident) throw notFound();
       // Without includeAllIncidentUpdates only the latest update, as the reference documents.
-      const updates = await incidents.listUpdates(accountId, incident.id, request.query.includeAllIncidentUpdates ? undefined : 1);
+      const updates = await incidents.listUpdates(
+        accountId,
+        incident.id,
+        request.query.includeAllIncidentUpdates ? undefined : 1,
+      );
       return { ...incidentView(incident), incidentUpdates: updates.map(updateView) };
     },
   );
 
   app.put(
     '/v1/incidents/:id',
-    { schema: { params: IdParams, querystring: PutQuery, body: UpdateBody, response: { 200: IncidentOnly, ...commonErrors } } },
+    {
+      schema: {
+        params: IdParams,
+        querystring: PutQuery,
+        body: UpdateBody,
+        response: { 200: IncidentOnly, ...commonErrors },
+      },
+    },
     async (request) => {
       const accountId = request.account.id;
       const existing = await incidents.get(accountId, request.params.id);
       if (!existing) throw notFound();
       // An omitted startedAt keeps the stored one (the request-time default is for create only).
-      const body = { ...request.body, startedAt: request.body.startedAt === undefined ? existing.startedAt : request.body.startedAt };
+      const body = {
+        ...request.body,
+        startedAt: request.body.startedAt === undefined ? existing.startedAt : request.body.startedAt,
+      };
       const updated = await incidents.update(accountId, existing.id, fields(body, new Date().toISOString()));
       if (!updated) throw notFound();
       return incidentView(updated);
@@ -207,7 +232,9 @@ export const dashboardIncidentRoutes: FastifyPluginAsync<{ store: Store }> = asy
       const result = await incidents.deleteUpdate(accountId, incidentId, id);
       if (result === 'not-found') throw updateNotFound();
       if (result === 'last-update') {
-        throw new BadRequestError('An incident keeps at least one update: add another before deleting this one, or delete the incident');
+        throw new BadRequestError(
+          'An incident keeps at least one update: add another before deleting this one, or delete the incident',
+        );
       }
       return reply.status(204).send(null);
     },

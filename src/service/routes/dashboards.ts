@@ -108,7 +108,8 @@ export function customDomainKey(value: string | null | undefined): string | null
   } catch {
     throw new BadRequestError('body/customDomain must be a domain name such as status.example.com, or a URL of one');
   }
-  if (!host.includes('.')) throw new BadRequestError('body/customDomain must be a domain name such as status.example.com, or a URL of one');
+  if (!host.includes('.'))
+    throw new BadRequestError('body/customDomain must be a domain name such as status.example.com, or a URL of one');
   return host.toLowerCase();
 }
 
@@ -174,7 +175,9 @@ export const dashboardRoutes: FastifyPluginAsync<{ store: Store }> = async (fast
 
   app.get(
     '/v1/dashboards/:dashboardId',
-    { schema: { params: DashboardParams, querystring: GetQuery, response: { 200: DashboardResponse, ...commonErrors } } },
+    {
+      schema: { params: DashboardParams, querystring: GetQuery, response: { 200: DashboardResponse, ...commonErrors } },
+    },
     async (request) => {
       const accountId = request.account.id;
       const { dashboardId } = request.params;
@@ -198,7 +201,13 @@ export const dashboardRoutes: FastifyPluginAsync<{ store: Store }> = async (fast
 
   app.put(
     '/v1/dashboards/:dashboardId',
-    { schema: { params: DashboardParams, body: DashboardUpdateBody, response: { 200: DashboardResponse, ...conflict, ...commonErrors } } },
+    {
+      schema: {
+        params: DashboardParams,
+        body: DashboardUpdateBody,
+        response: { 200: DashboardResponse, ...conflict, ...commonErrors },
+      },
+    },
     async (request) => {
       const accountId = request.account.id;
       const existing = await lookup(accountId, request.params.dashboardId);

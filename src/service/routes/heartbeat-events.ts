@@ -21,7 +21,10 @@ const TimeRange = {
   startTime: Type.Optional(Type.String({ minLength: 1 })),
   endTime: Type.Optional(Type.String({ minLength: 1 })),
 };
-const EventsQuery = Type.Object({ ...TimeRange, limit: Type.Number({ minimum: 1, maximum: EVENTS_LIMIT_MAX, default: EVENTS_LIMIT_MAX }) });
+const EventsQuery = Type.Object({
+  ...TimeRange,
+  limit: Type.Number({ minimum: 1, maximum: EVENTS_LIMIT_MAX, default: EVENTS_LIMIT_MAX }),
+});
 const AvailabilityQuery = Type.Object(TimeRange);
 
 const EventSchema = Type.Object({
@@ -58,7 +61,13 @@ async function ratio(repo: HeartbeatRepo, accountId: string, checkId: string, fr
 }
 
 /** The success ratio of [fromMs, toMs) and of the equally long period right before it. */
-export async function availability(repo: HeartbeatRepo, accountId: string, checkId: string, fromMs: number, toMs: number): Promise<Availability> {
+export async function availability(
+  repo: HeartbeatRepo,
+  accountId: string,
+  checkId: string,
+  fromMs: number,
+  toMs: number,
+): Promise<Availability> {
   const current = await ratio(repo, accountId, checkId, fromMs, toMs);
   const previous = await ratio(repo, accountId, checkId, fromMs - (toMs - fromMs), fromMs);
   if (current.total === 0 && previous.total === 0) return null;
@@ -86,7 +95,8 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 function parseTime(field: string, value: string | undefined, fallback: number, endOfDay: boolean): number {
   if (value === undefined) return fallback;
   const ms = Date.parse(DATE_ONLY.test(value) ? `${value}T00:00:00.000Z` : value);
-  if (Number.isNaN(ms)) throw new BadRequestError(`querystring/${field} must be a date (YYYY-MM-DD) or an ISO 8601 date-time`);
+  if (Number.isNaN(ms))
+    throw new BadRequestError(`querystring/${field} must be a date (YYYY-MM-DD) or an ISO 8601 date-time`);
   return DATE_ONLY.test(value) && endOfDay ? ms + DAY_MS - 1 : ms;
 }
 
@@ -97,7 +107,10 @@ function timeRange(query: { startTime?: string; endTime?: string }, nowMs: numbe
   return { fromMs, toMs };
 }
 
-export const heartbeatEventRoutes: FastifyPluginAsync<{ store: Store; now?: () => number }> = async (fastify, { store, now = Date.now }) => {
+export const heartbeatEventRoutes: FastifyPluginAsync<{ store: Store; now?: () => number }> = async (
+  fastify,
+  { store, now = Date.now },
+) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   /** 404 unless checkId is a heartbeat check of this account. */
@@ -112,7 +125,10 @@ export const heartbeatEventRoutes: FastifyPluginAsync<{ store: Store; now?: () =
       schema: {
         params: CheckParams,
         querystring: EventsQuery,
-        response: { 200: Type.Array(Type.Object({ events: Type.Array(EventSchema), stats: StatsSchema })), ...commonErrors },
+        response: {
+          200: Type.Array(Type.Object({ events: Type.Array(EventSchema), stats: StatsSchema })),
+          ...commonErrors,
+        },
       },
     },
     async (request) => {
@@ -121,7 +137,11 @@ export const heartbeatEventRoutes: FastifyPluginAsync<{ store: Store; now?: () =
       await requireHeartbeat(accountId, checkId);
       const nowMs = now();
       const { fromMs, toMs } = timeRange(request.query, nowMs);
-      const events = await store.heartbeats.listEvents(accountId, checkId, { fromMs, toMs, limit: Math.floor(request.query.limit) });
+      const events = await store.heartbeats.listEvents(accountId, checkId, {
+        fromMs,
+        toMs,
+        limit: Math.floor(request.query.limit),
+      });
       return [{ events: events.map(eventView), stats: await stats(store.heartbeats, accountId, checkId, nowMs) }];
     },
   );
@@ -146,7 +166,13 @@ export const heartbeatEventRoutes: FastifyPluginAsync<{ store: Store; now?: () =
 
   app.get(
     '/v1/checks/heartbeats/:checkId/availability',
-    { schema: { params: CheckParams, querystring: AvailabilityQuery, response: { 200: AvailabilitySchema, ...commonErrors } } },
+    {
+      schema: {
+        params: CheckParams,
+        querystring: AvailabilityQuery,
+        response: { 200: AvailabilitySchema, ...commonErrors },
+      },
+    },
     async (request) => {
       const accountId = request.account.id;
       const { checkId } = request.params;

@@ -37,7 +37,11 @@ export const incidentUpdateRoutes: FastifyPluginAsync<{ store: Store; hooks: Ser
     BASE,
     { schema: { params: IncidentParams, response: { 200: Type.Array(IncidentUpdateSchema), ...commonErrors } } },
     async (request) => {
-      const updates = await store.incidents.listUpdates(request.account.id, request.params.incidentId, INCIDENT_UPDATES_LIST_LIMIT);
+      const updates = await store.incidents.listUpdates(
+        request.account.id,
+        request.params.incidentId,
+        INCIDENT_UPDATES_LIST_LIMIT,
+      );
       if (!updates) throw incidentNotFound();
       return updates.map(incidentUpdateView);
     },
@@ -46,7 +50,13 @@ export const incidentUpdateRoutes: FastifyPluginAsync<{ store: Store; hooks: Ser
   app.post(
     BASE,
     // The reference answers 200 (not 201) to this create.
-    { schema: { params: IncidentParams, body: IncidentUpdateBody, response: { 200: IncidentUpdateSchema, ...commonErrors } } },
+    {
+      schema: {
+        params: IncidentParams,
+        body: IncidentUpdateBody,
+        response: { 200: IncidentUpdateSchema, ...commonErrors },
+      },
+    },
     async (request) => {
       const result = await store.incidents.addUpdate(
         request.account.id,
@@ -72,7 +82,13 @@ export const incidentUpdateRoutes: FastifyPluginAsync<{ store: Store; hooks: Ser
 
   app.put(
     `${BASE}/:incidentUpdateId`,
-    { schema: { params: UpdateParams, body: IncidentUpdateBody, response: { 200: IncidentUpdateSchema, ...commonErrors } } },
+    {
+      schema: {
+        params: UpdateParams,
+        body: IncidentUpdateBody,
+        response: { 200: IncidentUpdateSchema, ...commonErrors },
+      },
+    },
     async (request) => {
       const { incidentId, incidentUpdateId } = request.params;
       const existing = await store.incidents.getUpdate(request.account.id, incidentId, incidentUpdateId);
@@ -91,7 +107,8 @@ export const incidentUpdateRoutes: FastifyPluginAsync<{ store: Store; hooks: Ser
     { schema: { params: UpdateParams, response: { 204: NoContent, ...commonErrors } } },
     async (request, reply) => {
       const { incidentId, incidentUpdateId } = request.params;
-      if (!(await store.incidents.deleteUpdate(request.account.id, incidentId, incidentUpdateId))) throw updateNotFound();
+      if (!(await store.incidents.deleteUpdate(request.account.id, incidentId, incidentUpdateId)))
+        throw updateNotFound();
       return reply.status(204).send(null);
     },
   );

@@ -17,8 +17,12 @@ const LocationSchema = Type.Object({
 export const locationRoutes: FastifyPluginAsync<{ store: Store }> = async (fastify, { store }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/v1/locations', { schema: { tags: ['Location'], response: { 200: Type.Array(LocationSchema), ...commonErrors } } }, async (request) => {
-    const locations = await store.locations.list(request.account.id);
-    return locations.map((l) => ({ region: l.slugName, name: l.name }));
-  });
+  app.get(
+    '/v1/locations',
+    { schema: { tags: ['Location'], response: { 200: Type.Array(LocationSchema), ...commonErrors } } },
+    async (request) => {
+      const locations = await store.locations.list(request.account.id);
+      return locations.map((l) => ({ region: l.slugName, name: l.name }));
+    },
+  );
 };

@@ -34,7 +34,10 @@ const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d
 function instant(field: string, value: string): string {
   const parsed = moment.utc(value, moment.ISO_8601, true);
   const ms = ISO.test(value) && parsed.isValid() ? parsed.valueOf() : Number.NaN;
-  if (Number.isNaN(ms)) throw new BadRequestError(`body/${field} must be an ISO 8601 date or date-time with an offset, got ${JSON.stringify(value)}`);
+  if (Number.isNaN(ms))
+    throw new BadRequestError(
+      `body/${field} must be an ISO 8601 date or date-time with an offset, got ${JSON.stringify(value)}`,
+    );
   return new Date(ms).toISOString();
 }
 
@@ -44,13 +47,18 @@ function checkTimezone(timezone: string | null | undefined): void {
 }
 
 /** The repeat fields, consistent: all null for a one-off window, unit and interval for a repeating one. */
-function repeatOf(body: CreateBody, startsAt: string): Pick<MaintenanceWindowInput, 'repeatUnit' | 'repeatInterval' | 'repeatEndsAt'> {
+function repeatOf(
+  body: CreateBody,
+  startsAt: string,
+): Pick<MaintenanceWindowInput, 'repeatUnit' | 'repeatInterval' | 'repeatEndsAt'> {
   const unit = body.repeatUnit ?? null;
   const interval = body.repeatInterval ?? null;
   const endsAt = body.repeatEndsAt ?? null;
   if (unit === null) {
-    if (interval !== null) throw new BadRequestError('body/repeatInterval: only allowed with a repeatUnit (DAY, WEEK or MONTH)');
-    if (endsAt !== null) throw new BadRequestError('body/repeatEndsAt: only allowed with a repeatUnit (DAY, WEEK or MONTH)');
+    if (interval !== null)
+      throw new BadRequestError('body/repeatInterval: only allowed with a repeatUnit (DAY, WEEK or MONTH)');
+    if (endsAt !== null)
+      throw new BadRequestError('body/repeatEndsAt: only allowed with a repeatUnit (DAY, WEEK or MONTH)');
     return { repeatUnit: null, repeatInterval: null, repeatEndsAt: null };
   }
   if (interval === null) throw new BadRequestError('body/repeatInterval: required (1 to 365) when repeatUnit is set');
@@ -65,7 +73,9 @@ function repeatOf(body: CreateBody, startsAt: string): Pick<MaintenanceWindowInp
 export function windowInput(body: CreateBody): MaintenanceWindowInput {
   checkTimezone(body.timezone);
   if (body.statusPageVisibility?.enabled === true) {
-    throw new BadRequestError('body/statusPageVisibility/enabled: showing maintenance windows on status pages is not supported; use false or omit it');
+    throw new BadRequestError(
+      'body/statusPageVisibility/enabled: showing maintenance windows on status pages is not supported; use false or omit it',
+    );
   }
   const startsAt = instant('startsAt', body.startsAt);
   const endsAt = instant('endsAt', body.endsAt);
@@ -86,7 +96,19 @@ export function windowInput(body: CreateBody): MaintenanceWindowInput {
 /** The stored window as a create body, so an update can be merged over it and validated the same way. */
 function asBody(w: MaintenanceWindow): CreateBody {
   const { name, tags, startsAt, endsAt, repeatUnit, repeatInterval, repeatEndsAt, description } = w;
-  return { name, tags, startsAt, endsAt, repeatUnit, repeatInterval, repeatEndsAt, description, pauseAllChecks: w.pauseAllChecks, silenceAlertsTags: w.silenceAlertsTags, silenceAllAlerts: w.silenceAllAlerts };
+  return {
+    name,
+    tags,
+    startsAt,
+    endsAt,
+    repeatUnit,
+    repeatInterval,
+    repeatEndsAt,
+    description,
+    pauseAllChecks: w.pauseAllChecks,
+    silenceAlertsTags: w.silenceAlertsTags,
+    silenceAllAlerts: w.silenceAllAlerts,
+  };
 }
 
 function mergeUpdate(stored: MaintenanceWindow, update: UpdateBody): CreateBody {
@@ -103,7 +125,11 @@ function windowView(w: MaintenanceWindow): Static<typeof MaintenanceWindowRespon
   const { id, name, tags, startsAt, endsAt, repeatInterval, repeatUnit, repeatEndsAt, description } = w;
   return {
     ...{ id, name, tags, startsAt, endsAt, repeatInterval, repeatUnit, repeatEndsAt, timezone: null, description },
-    ...{ pauseAllChecks: w.pauseAllChecks, silenceAlertsTags: w.silenceAlertsTags, silenceAllAlerts: w.silenceAllAlerts },
+    ...{
+      pauseAllChecks: w.pauseAllChecks,
+      silenceAlertsTags: w.silenceAlertsTags,
+      silenceAllAlerts: w.silenceAllAlerts,
+    },
     ...{ created_at: w.createdAt, updated_at: w.updatedAt },
   };
 }
@@ -114,14 +140,22 @@ export const maintenanceWindowRoutes: FastifyPluginAsync<{ store: Store }> = asy
 
   app.get(
     '/v1/maintenance-windows',
-    { schema: { querystring: MaintenanceWindowListQuery, response: { 200: Type.Array(MaintenanceWindowResponse), ...commonErrors } } },
+    {
+      schema: {
+        querystring: MaintenanceWindowListQuery,
+        response: { 200: Type.Array(MaintenanceWindowResponse), ...commonErrors },
+      },
+    },
     async (request) => (await store.maintenanceWindows.list(request.account.id, request.query)).map(windowView),
   );
 
   app.post(
     '/v1/maintenance-windows',
     { schema: { body: MaintenanceWindowCreateBody, response: { 201: MaintenanceWindowResponse, ...commonErrors } } },
-    async (request, reply) => reply.status(201).send(windowView(await store.maintenanceWindows.create(request.account.id, windowInput(request.body)))),
+    async (request, reply) =>
+      reply
+        .status(201)
+        .send(windowView(await store.maintenanceWindows.create(request.account.id, windowInput(request.body)))),
   );
 
   app.get('/v1/maintenance-windows/:id', { schema: one }, async (request) => {
@@ -134,7 +168,11 @@ export const maintenanceWindowRoutes: FastifyPluginAsync<{ store: Store }> = asy
     const { id } = request.params;
     const stored = await store.maintenanceWindows.get(request.account.id, id);
     if (!stored) throw windowNotFound();
-    const updated = await store.maintenanceWindows.update(request.account.id, id, windowInput(mergeUpdate(stored, request.body)));
+    const updated = await store.maintenanceWindows.update(
+      request.account.id,
+      id,
+      windowInput(mergeUpdate(stored, request.body)),
+    );
     if (!updated) throw windowNotFound();
     return windowView(updated);
   });

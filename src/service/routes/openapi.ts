@@ -24,13 +24,19 @@ export async function registerOpenApi(app: FastifyInstance, opts: { publicUrl: U
       info: {
         title: 'Outpost service API',
         version: opts.version,
-        description: 'Private-location monitoring: checks, results, heartbeats, status pages, dashboards and incidents.',
+        description:
+          'Private-location monitoring: checks, results, heartbeats, status pages, dashboards and incidents.',
       },
       servers: [{ url: opts.publicUrl.href.replace(/\/$/, '') }],
       components: {
         securitySchemes: {
           Bearer: { type: 'http', scheme: 'bearer', description: 'A user API key (op_…).' },
-          Account: { type: 'apiKey', in: 'header', name: ACCOUNT_HEADER, description: 'The account the key belongs to.' },
+          Account: {
+            type: 'apiKey',
+            in: 'header',
+            name: ACCOUNT_HEADER,
+            description: 'The account the key belongs to.',
+          },
         },
       },
       security: [{ Bearer: [], Account: [] }],
@@ -63,7 +69,13 @@ export async function registerOpenApi(app: FastifyInstance, opts: { publicUrl: U
  */
 function withTooManyRequests(url: string, response: unknown): Record<string, unknown> | undefined {
   if (!response || typeof response !== 'object' || !isRateLimitedRoute(url)) return undefined;
-  return { ...response, 429: { ...ApiErrorSchema, description: 'Too Many Requests: a rate limit was reached; Retry-After says when to try again' } };
+  return {
+    ...response,
+    429: {
+      ...ApiErrorSchema,
+      description: 'Too Many Requests: a rate limit was reached; Retry-After says when to try again',
+    },
+  };
 }
 
 /**

@@ -40,7 +40,10 @@ export function pingSource(method: string, userAgent: string | undefined): strin
 
 const PingParams = Type.Object({ pingToken: Type.String({ minLength: 1, maxLength: 256 }) });
 
-export const pingRoutes: FastifyPluginAsync<{ store: Store; now?: () => number }> = async (app, { store, now = Date.now }) => {
+export const pingRoutes: FastifyPluginAsync<{ store: Store; now?: () => number }> = async (
+  app,
+  { store, now = Date.now },
+) => {
   // Encapsulated in this plugin: every content type is accepted and its body discarded unread.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => {

@@ -16,7 +16,11 @@ import { commonErrors, IdParams } from './schemas.ts';
 
 const BOUND = 'a UNIX timestamp in seconds or an ISO 8601 date or date-time';
 const Query = Type.Object({
-  from: Type.String({ minLength: 1, maxLength: 40, description: `Start of the window, ${BOUND}; less than 15 days ago.` }),
+  from: Type.String({
+    minLength: 1,
+    maxLength: 40,
+    description: `Start of the window, ${BOUND}; less than 15 days ago.`,
+  }),
   to: Type.String({ minLength: 1, maxLength: 40, description: `End of the window (inclusive), ${BOUND}.` }),
 });
 
@@ -40,7 +44,8 @@ export function parseInstant(name: 'from' | 'to', value: string): number {
 export function metricsWindow(query: Static<typeof Query>, nowMs: number): { from: string; to: string } {
   const from = parseInstant('from', query.from);
   const to = parseInstant('to', query.to);
-  if (from < nowMs - LOCATION_METRICS_RETENTION_MS) throw new BadRequestError('querystring/from must be less than 15 days ago');
+  if (from < nowMs - LOCATION_METRICS_RETENTION_MS)
+    throw new BadRequestError('querystring/from must be less than 15 days ago');
   if (from > to) throw new BadRequestError('querystring/from must not be after querystring/to');
   // Past year 9999 an ISO string gains a sign and would sort before every sample.
   return { from: new Date(from).toISOString(), to: new Date(Math.min(to, MAX_UNIX_SECONDS * 1000)).toISOString() };

@@ -61,7 +61,10 @@ async function agentsView(store: Store, location: PrivateLocation, now = Date.no
   const running = agents.filter((a) => a.goneAt === null && now - Date.parse(a.lastSeenAt) <= RUNNING_AGENT_WINDOW_MS);
   const byVersion = new Map<string, typeof running>();
   for (const agent of running) byVersion.set(agent.version, [...(byVersion.get(agent.version) ?? []), agent]);
-  const lastSeen = agents.reduce<string | null>((latest, a) => (latest === null || a.lastSeenAt > latest ? a.lastSeenAt : latest), null);
+  const lastSeen = agents.reduce<string | null>(
+    (latest, a) => (latest === null || a.lastSeenAt > latest ? a.lastSeenAt : latest),
+    null,
+  );
   return {
     lastSeen,
     agentCount: running.length,

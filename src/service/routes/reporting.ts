@@ -14,7 +14,15 @@ import { addJsonTo, DENSE_BUCKETS, densePercentiles } from '../store/response-hi
 import type { Store } from '../store/store.ts';
 import { commonErrors } from './schemas.ts';
 
-const QUICK_RANGES = ['last24Hrs', 'last7Days', 'last30Days', 'thisWeek', 'thisMonth', 'lastWeek', 'lastMonth'] as const;
+const QUICK_RANGES = [
+  'last24Hrs',
+  'last7Days',
+  'last30Days',
+  'thisWeek',
+  'thisMonth',
+  'lastWeek',
+  'lastMonth',
+] as const;
 const literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 const BOUND = 'UNIX timestamp in seconds or ISO 8601 date; overrides quickRange';
 
@@ -22,7 +30,12 @@ const Query = Type.Object({
   from: Type.Optional(Type.String({ maxLength: 40, description: `Start of the window (${BOUND}).` })),
   to: Type.Optional(Type.String({ maxLength: 40, description: `End of the window (${BOUND}).` })),
   quickRange: Type.Optional(literals(QUICK_RANGES)),
-  filterByTags: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 50, description: 'Only checks that have every one of these tags.' })),
+  filterByTags: Type.Optional(
+    Type.Array(Type.String({ maxLength: 200 }), {
+      maxItems: 50,
+      description: 'Only checks that have every one of these tags.',
+    }),
+  ),
   deactivated: Type.Optional(Type.Boolean()),
   granularity: Type.Optional(literals(['day', 'week', 'month'])),
   timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
@@ -54,7 +67,14 @@ interface Totals {
   histogram: Float64Array;
 }
 
-const emptyTotals = (): Totals => ({ runs: 0, failures: 0, totalMs: 0, minMs: Number.POSITIVE_INFINITY, maxMs: 0, histogram: new Float64Array(DENSE_BUCKETS) });
+const emptyTotals = (): Totals => ({
+  runs: 0,
+  failures: 0,
+  totalMs: 0,
+  minMs: Number.POSITIVE_INFINITY,
+  maxMs: 0,
+  histogram: new Float64Array(DENSE_BUCKETS),
+});
 
 function add(t: Totals, row: ReportRollup): void {
   t.runs += row.runs;
@@ -68,7 +88,9 @@ function add(t: Totals, row: ReportRollup): void {
 /** A check without runs in the window reports zeros: the reference's fields are required numbers. */
 function figuresOf(t: Totals): Static<typeof Reporting>['aggregate'] & object {
   if (t.runs === 0) return { successRatio: 0, avg: 0, p95: 0, p99: 0 };
-  const [p95 = 0, p99 = 0] = densePercentiles(t.histogram, t.runs, [95, 99]).map((p) => Math.min(t.maxMs, Math.max(t.minMs, p)));
+  const [p95 = 0, p99 = 0] = densePercentiles(t.histogram, t.runs, [95, 99]).map((p) =>
+    Math.min(t.maxMs, Math.max(t.minMs, p)),
+  );
   const successRatio = Math.round(((t.runs - t.failures) / t.runs) * 100 * 10_000) / 10_000;
   return { successRatio, avg: Math.round((t.totalMs / t.runs) * 1000) / 1000, p95, p99 };
 }
@@ -90,35 +112,45 @@ function bucketIndex(buckets: ReadonlyArray<{ fromMs: number; toMs: number }>, h
 
 export const reportingRoutes: FastifyPluginAsync<{ store: Store }> = async (fastify, { store }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  app.get('/v1/reporting', { schema: { tags: ['Reporting'], querystring: Query, response: { 200: Type.Array(Reporting), ...commonErrors } } }, async (request) => {
-    const q = request.query;
-    const tz = q.timezone === undefined ? 'UTC' : checkTimeZone(q.timezone);
-    const window = resolveWindow(q, Date.now(), 'last24Hrs');
-    const buckets = q.granularity ? calendarBuckets(window.fromMs, window.toMs, q.granularity as Granularity, tz) : undefined;
-    const wanted = new Set(q.filterByTags ?? []);
-    const checks = (await store.checks.listSummaries(request.account.id)).filter(
-      (c) => (q.deactivated === undefined || q.deactivated === !c.activated) && [...wanted].every((t) => c.tags.includes(t)),
-    );
-    const { fromHour, toHour } = hoursOf(window);
-    const totals = new Map<string, Totals[]>();
-    for (const row of await store.analytics.rollupsOfAccount(request.account.id, fromHour, toHour)) {
-      const i = buckets ? bucketIndex(buckets, row.hour) : 0;
-      if (i < 0) continue;
-      const perBucket = totals.get(row.checkId) ?? [];
-      totals.set(row.checkId, perBucket);
-      perBucket[i] ??= emptyTotals();
-      add(perBucket[i], row);
-    }
-    return checks.map((c) => {
-      const perBucket = totals.get(c.id) ?? [];
-      const base = { name: c.name, checkId: c.id, checkType: c.checkType, deactivated: !c.activated, tags: c.tags };
-      if (!buckets) return { ...base, aggregate: figuresOf(perBucket[0] ?? emptyTotals()) };
-      // Buckets without runs are left out, as the reference says.
-      const aggregates = buckets.flatMap((b, i) => {
-        const t = perBucket[i];
-        return t && t.runs > 0 ? [{ ...figuresOf(t), from: new Date(b.fromMs).toISOString(), to: new Date(b.toMs).toISOString() }] : [];
+  app.get(
+    '/v1/reporting',
+    { schema: { tags: ['Reporting'], querystring: Query, response: { 200: Type.Array(Reporting), ...commonErrors } } },
+    async (request) => {
+      const q = request.query;
+      const tz = q.timezone === undefined ? 'UTC' : checkTimeZone(q.timezone);
+      const window = resolveWindow(q, Date.now(), 'last24Hrs');
+      const buckets = q.granularity
+        ? calendarBuckets(window.fromMs, window.toMs, q.granularity as Granularity, tz)
+        : undefined;
+      const wanted = new Set(q.filterByTags ?? []);
+      const checks = (await store.checks.listSummaries(request.account.id)).filter(
+        (c) =>
+          (q.deactivated === undefined || q.deactivated === !c.activated) &&
+          [...wanted].every((t) => c.tags.includes(t)),
+      );
+      const { fromHour, toHour } = hoursOf(window);
+      const totals = new Map<string, Totals[]>();
+      for (const row of await store.analytics.rollupsOfAccount(request.account.id, fromHour, toHour)) {
+        const i = buckets ? bucketIndex(buckets, row.hour) : 0;
+        if (i < 0) continue;
+        const perBucket = totals.get(row.checkId) ?? [];
+        totals.set(row.checkId, perBucket);
+        perBucket[i] ??= emptyTotals();
+        add(perBucket[i], row);
+      }
+      return checks.map((c) => {
+        const perBucket = totals.get(c.id) ?? [];
+        const base = { name: c.name, checkId: c.id, checkType: c.checkType, deactivated: !c.activated, tags: c.tags };
+        if (!buckets) return { ...base, aggregate: figuresOf(perBucket[0] ?? emptyTotals()) };
+        // Buckets without runs are left out, as the reference says.
+        const aggregates = buckets.flatMap((b, i) => {
+          const t = perBucket[i];
+          return t && t.runs > 0
+            ? [{ ...figuresOf(t), from: new Date(b.fromMs).toISOString(), to: new Date(b.toMs).toISOString() }]
+            : [];
+        });
+        return { ...base, aggregates };
       });
-      return { ...base, aggregates };
-    });
-  });
+    },
+  );
 };

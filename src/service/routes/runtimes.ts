@@ -24,7 +24,11 @@ export const runtimeRoutes: FastifyPluginAsync = async (fastify) => {
   // Read once: the catalog ships with the package and changes only with a new release.
   const runtimes = readRuntimeCatalog();
 
-  app.get('/v1/runtimes', { schema: { tags: ['Runtimes'], response: { 200: Type.Array(RuntimeSchema), ...commonErrors } } }, async () => runtimes);
+  app.get(
+    '/v1/runtimes',
+    { schema: { tags: ['Runtimes'], response: { 200: Type.Array(RuntimeSchema), ...commonErrors } } },
+    async () => runtimes,
+  );
 
   app.get(
     '/v1/runtimes/:id',

@@ -71,15 +71,23 @@ export const snippetRoutes: FastifyPluginAsync<{ store: Store }> = async (fastif
     async (request) => (await store.snippets.list(request.account.id, request.query)).map(snippetView),
   );
 
-  app.post('/v1/snippets', { schema: { body: SnippetBody, response: { 201: SnippetResponse, ...commonErrors } } }, async (request, reply) => {
-    return reply.status(201).send(snippetView(await store.snippets.create(request.account.id, request.body)));
-  });
+  app.post(
+    '/v1/snippets',
+    { schema: { body: SnippetBody, response: { 201: SnippetResponse, ...commonErrors } } },
+    async (request, reply) => {
+      return reply.status(201).send(snippetView(await store.snippets.create(request.account.id, request.body)));
+    },
+  );
 
-  app.get('/v1/snippets/:id', { schema: { params: SnippetIdParams, response: { 200: SnippetResponse, ...commonErrors } } }, async (request) => {
-    const found = await store.snippets.get(request.account.id, request.params.id);
-    if (!found) throw snippetNotFound();
-    return snippetView(found);
-  });
+  app.get(
+    '/v1/snippets/:id',
+    { schema: { params: SnippetIdParams, response: { 200: SnippetResponse, ...commonErrors } } },
+    async (request) => {
+      const found = await store.snippets.get(request.account.id, request.params.id);
+      if (!found) throw snippetNotFound();
+      return snippetView(found);
+    },
+  );
 
   app.put(
     '/v1/snippets/:id',
@@ -91,8 +99,12 @@ export const snippetRoutes: FastifyPluginAsync<{ store: Store }> = async (fastif
     },
   );
 
-  app.delete('/v1/snippets/:id', { schema: { params: SnippetIdParams, response: { 204: NoContent, ...commonErrors } } }, async (request, reply) => {
-    if (!(await store.snippets.delete(request.account.id, request.params.id))) throw snippetNotFound();
-    return reply.status(204).send(null);
-  });
+  app.delete(
+    '/v1/snippets/:id',
+    { schema: { params: SnippetIdParams, response: { 204: NoContent, ...commonErrors } } },
+    async (request, reply) => {
+      if (!(await store.snippets.delete(request.account.id, request.params.id))) throw snippetNotFound();
+      return reply.status(204).send(null);
+    },
+  );
 };

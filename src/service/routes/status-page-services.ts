@@ -14,7 +14,11 @@ import { Nullable } from './schemas.ts';
 const Params = Type.Object({ serviceId: Type.String({ minLength: 1 }) });
 const Body = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) });
 const ListQuery = Type.Object({ ...PageQuery.properties, paginated: Type.Boolean({ default: true }) });
-const ServicesPage = Type.Object({ length: Type.Integer(), entries: Type.Array(ServiceSchema), nextId: Nullable(Type.String()) });
+const ServicesPage = Type.Object({
+  length: Type.Integer(),
+  entries: Type.Array(ServiceSchema),
+  nextId: Nullable(Type.String()),
+});
 
 const notFound = () => new NotFoundError('Status page service not found');
 
@@ -52,7 +56,11 @@ export const statusPageServiceRoutes: FastifyPluginAsync<{ store: Store }> = asy
     '/v1/status-pages/services/:serviceId',
     { schema: { params: Params, body: Body, response: { 200: ServiceSchema, ...commonErrors } } },
     async (request) => {
-      const service = await store.statusPageServices.update(request.account.id, request.params.serviceId, request.body.name);
+      const service = await store.statusPageServices.update(
+        request.account.id,
+        request.params.serviceId,
+        request.body.name,
+      );
       if (!service) throw notFound();
       return serviceView(service);
     },

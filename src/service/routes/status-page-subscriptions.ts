@@ -12,7 +12,12 @@ import type { ServiceConfig } from '../config.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import { parseEmailAddress, parseWebhookUrl } from '../subscriptions/addresses.ts';
 import { confirmationPolicy, loadSubscriptionConfig } from '../subscriptions/config.ts';
-import { SUBSCRIPTION_STATUSES, SUBSCRIPTION_TYPES, type SubscriptionInput, type SubscriptionRecord } from '../store/status-pages-types.ts';
+import {
+  SUBSCRIPTION_STATUSES,
+  SUBSCRIPTION_TYPES,
+  type SubscriptionInput,
+  type SubscriptionRecord,
+} from '../store/status-pages-types.ts';
 import type { Store } from '../store/store.ts';
 import { commonErrors, NoContent } from './schemas.ts';
 
@@ -50,11 +55,22 @@ const BulkResponse = Type.Object({
 });
 
 function subscriptionView(s: SubscriptionRecord) {
-  return { id: s.id, type: s.type, address: s.address, status: s.status, created_at: s.createdAt, updated_at: s.updatedAt };
+  return {
+    id: s.id,
+    type: s.type,
+    address: s.address,
+    status: s.status,
+    created_at: s.createdAt,
+    updated_at: s.updatedAt,
+  };
 }
 
 /** Reads one `config` into a recipient; the error names the item and what is expected. */
-export function parseSubscriptionConfig(type: SubscriptionInput['type'], config: string, index: number): SubscriptionInput {
+export function parseSubscriptionConfig(
+  type: SubscriptionInput['type'],
+  config: string,
+  index: number,
+): SubscriptionInput {
   const field = `body/subscriptions/${index}/config`;
   if (type === 'EMAIL') {
     const address = parseEmailAddress(config);
@@ -77,10 +93,11 @@ export function parseSubscriptionConfig(type: SubscriptionInput['type'], config:
   return { type, address: parsedUrl.href, secret };
 }
 
-export const statusPageSubscriptionRoutes: FastifyPluginAsync<{ store: Store; config: ServiceConfig; hooks: ServiceHooks }> = async (
-  fastify,
-  { store, config, hooks },
-) => {
+export const statusPageSubscriptionRoutes: FastifyPluginAsync<{
+  store: Store;
+  config: ServiceConfig;
+  hooks: ServiceHooks;
+}> = async (fastify, { store, config, hooks }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const confirmation = config.subscriptions ?? loadSubscriptionConfig({});
 
@@ -102,7 +119,13 @@ export const statusPageSubscriptionRoutes: FastifyPluginAsync<{ store: Store; co
       // Without autoVerify a subscription is sent a confirmation and is not notified until confirmed (docs/api.md).
       const status = request.body.autoVerify ? 'VERIFIED' : 'PENDING';
       const policy = confirmationPolicy(confirmation);
-      const result = await store.subscriptions.bulkCreate(request.account.id, request.params.statusPageId, items, status, policy);
+      const result = await store.subscriptions.bulkCreate(
+        request.account.id,
+        request.params.statusPageId,
+        items,
+        status,
+        policy,
+      );
       if (!result) throw new NotFoundError('Status page not found');
       if (result.confirmationsQueued > 0) hooks.notificationsQueued?.();
       return reply.status(201).send({ created: result.created, skipped: result.skipped, status });

@@ -70,7 +70,9 @@ export const statusPageRoutes: FastifyPluginAsync<{ store: Store }> = async (fas
       return {
         length: page.entries.length,
         entries: await Promise.all(
-          page.entries.map(async (p) => statusPageReadView(p, incidents.get(p.id) ?? [], (await store.statusPageKeys.list(accountId, p.id)) ?? [])),
+          page.entries.map(async (p) =>
+            statusPageReadView(p, incidents.get(p.id) ?? [], (await store.statusPageKeys.list(accountId, p.id)) ?? []),
+          ),
         ),
         nextId: page.nextId,
       };
@@ -79,7 +81,9 @@ export const statusPageRoutes: FastifyPluginAsync<{ store: Store }> = async (fas
 
   app.post(
     '/v1/status-pages',
-    { schema: { body: StatusPageBody, response: { 201: StatusPageWithIdSchema, 409: ApiErrorSchema, ...commonErrors } } },
+    {
+      schema: { body: StatusPageBody, response: { 201: StatusPageWithIdSchema, 409: ApiErrorSchema, ...commonErrors } },
+    },
     async (request, reply) => {
       assertPageLinks(request.body);
       const page = await store.statusPages.create(request.account.id, toInput(request.body));
@@ -108,7 +112,11 @@ export const statusPageRoutes: FastifyPluginAsync<{ store: Store }> = async (fas
     },
     async (request) => {
       assertPageLinks(request.body);
-      const page = await store.statusPages.update(request.account.id, request.params.statusPageId, toInput(request.body));
+      const page = await store.statusPages.update(
+        request.account.id,
+        request.params.statusPageId,
+        toInput(request.body),
+      );
       if (!page) throw notFound();
       return statusPageWithIdView(page);
     },

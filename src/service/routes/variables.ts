@@ -75,16 +75,21 @@ export const variableRoutes: FastifyPluginAsync<{ store: Store }> = async (fasti
     { schema: { body: CreateBody, response: { 201: VariableResponse, 409: ApiErrorSchema, ...commonErrors } } },
     async (request, reply) => {
       const created = await store.variables.create(request.account.id, request.body);
-      if (!created) throw new ConflictError(`body/key: an environment variable with key "${request.body.key}" exists already`);
+      if (!created)
+        throw new ConflictError(`body/key: an environment variable with key "${request.body.key}" exists already`);
       return reply.status(201).send(variableView(created));
     },
   );
 
-  app.get('/v1/variables/:key', { schema: { params: KeyParams, response: { 200: VariableResponse, ...commonErrors } } }, async (request) => {
-    const found = await store.variables.get(request.account.id, request.params.key);
-    if (!found) throw variableNotFound();
-    return variableView(found);
-  });
+  app.get(
+    '/v1/variables/:key',
+    { schema: { params: KeyParams, response: { 200: VariableResponse, ...commonErrors } } },
+    async (request) => {
+      const found = await store.variables.get(request.account.id, request.params.key);
+      if (!found) throw variableNotFound();
+      return variableView(found);
+    },
+  );
 
   app.put(
     '/v1/variables/:key',
@@ -95,10 +100,14 @@ export const variableRoutes: FastifyPluginAsync<{ store: Store }> = async (fasti
       if (!existing) throw variableNotFound();
       const body = request.body;
       if (body.key !== undefined && body.key !== key) {
-        throw new BadRequestError(`body/key: the key of a variable cannot be changed (it is "${key}"); create a new variable instead`);
+        throw new BadRequestError(
+          `body/key: the key of a variable cannot be changed (it is "${key}"); create a new variable instead`,
+        );
       }
       if (existing.secret && body.secret === false) {
-        throw new BadRequestError(`body/secret: "${key}" is secret and cannot be made non-secret; delete it and create it again`);
+        throw new BadRequestError(
+          `body/secret: "${key}" is secret and cannot be made non-secret; delete it and create it again`,
+        );
       }
       const updated = await store.variables.update(request.account.id, key, {
         value: body.value,
@@ -110,8 +119,12 @@ export const variableRoutes: FastifyPluginAsync<{ store: Store }> = async (fasti
     },
   );
 
-  app.delete('/v1/variables/:key', { schema: { params: KeyParams, response: { 204: NoContent, ...commonErrors } } }, async (request, reply) => {
-    if (!(await store.variables.delete(request.account.id, request.params.key))) throw variableNotFound();
-    return reply.status(204).send(null);
-  });
+  app.delete(
+    '/v1/variables/:key',
+    { schema: { params: KeyParams, response: { 204: NoContent, ...commonErrors } } },
+    async (request, reply) => {
+      if (!(await store.variables.delete(request.account.id, request.params.key))) throw variableNotFound();
+      return reply.status(204).send(null);
+    },
+  );
 };

@@ -71,7 +71,9 @@ export class SecretBox {
       decipher.setAuthTag(blob.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
       return Buffer.concat([decipher.update(blob.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {
-      throw new SecretDecryptError(`the sealed value does not authenticate under key ${this.#keyId} (altered or corrupt)`);
+      throw new SecretDecryptError(
+        `the sealed value does not authenticate under key ${this.#keyId} (altered or corrupt)`,
+      );
     }
   }
 

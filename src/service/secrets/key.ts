@@ -54,7 +54,9 @@ export interface SecretsKeySource {
 }
 
 export function secretsKeySourceOf(config: SecretsKeyConfig): SecretsKeySource {
-  return config.key !== undefined ? { setting: 'SECRETS_KEY', description: 'SECRETS_KEY' } : { setting: 'SECRETS_KEY_FILE', description: `the key file ${config.keyFile}` };
+  return config.key !== undefined
+    ? { setting: 'SECRETS_KEY', description: 'SECRETS_KEY' }
+    : { setting: 'SECRETS_KEY_FILE', description: `the key file ${config.keyFile}` };
 }
 
 /** The key to use: SECRETS_KEY, else the key file, created with a new random key if absent. */
@@ -91,10 +93,16 @@ function readKeyFile(file: string): Buffer | undefined {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new ConfigError('SECRETS_KEY_FILE', `SECRETS_KEY_FILE=${file}: cannot read the secrets key (${(err as Error).message})`);
+    throw new ConfigError(
+      'SECRETS_KEY_FILE',
+      `SECRETS_KEY_FILE=${file}: cannot read the secrets key (${(err as Error).message})`,
+    );
   }
   if (text.trim() === '') {
-    throw new ConfigError('SECRETS_KEY_FILE', `SECRETS_KEY_FILE=${file} is empty; restore the key it held, or set SECRETS_KEY`);
+    throw new ConfigError(
+      'SECRETS_KEY_FILE',
+      `SECRETS_KEY_FILE=${file} is empty; restore the key it held, or set SECRETS_KEY`,
+    );
   }
   return decodeKey(text, `SECRETS_KEY_FILE (${file})`);
 }

@@ -27,7 +27,9 @@ function mapVariables<T>(body: T, fn: (v: VariableLike) => VariableLike): T {
 
 /** A copy of `body` with each secret variable's value sealed. */
 export function sealSecretsIn<T>(box: SecretBox, body: T): T {
-  return mapVariables(body, (v) => (v.secret === true && typeof v.value === 'string' ? { ...v, value: box.seal(v.value) } : v));
+  return mapVariables(body, (v) =>
+    v.secret === true && typeof v.value === 'string' ? { ...v, value: box.seal(v.value) } : v,
+  );
 }
 
 /** A copy of `body` with each sealed secret value opened (a value stored before sealing existed is left as it is). */

@@ -52,7 +52,11 @@ export interface AlertChannelRepo {
   update(accountId: string, id: number, input: AlertChannelInput): Promise<StoredAlertChannel | undefined>;
   delete(accountId: string, id: number): Promise<boolean>;
   /** Adds or updates the channel's subscription of that check or group; undefined when the channel is not the account's. */
-  putSubscription(accountId: string, channelId: number, input: AlertChannelSubscriptionInput): Promise<AlertChannelSubscription | undefined>;
+  putSubscription(
+    accountId: string,
+    channelId: number,
+    input: AlertChannelSubscriptionInput,
+  ): Promise<AlertChannelSubscription | undefined>;
   /**
    * The channels told about the check's alerts: those with an activated subscription of the check
    * or of its group (`groupId`), each once, oldest first.

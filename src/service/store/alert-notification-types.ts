@@ -56,7 +56,12 @@ export interface AlertNotificationRepo {
    * for a channel deleted meanwhile, is skipped) and marks the alert fanned out, with the reason
    * when nothing was sent on purpose. An alert already fanned out is left alone. Returns how many it queued.
    */
-  fanOut(alertId: number, drafts: AlertNotificationDraft[], suppressedReason: string | null, now: Date): Promise<number>;
+  fanOut(
+    alertId: number,
+    drafts: AlertNotificationDraft[],
+    suppressedReason: string | null,
+    now: Date,
+  ): Promise<number>;
   /** Leases up to `limit` due pending notifications (due again when the lease runs out) and counts the attempt. */
   claimDue(now: Date, limit: number, leaseMs: number): Promise<AlertNotificationRecord[]>;
   markDelivered(id: string, at: Date, result: string | null): Promise<void>;
@@ -69,5 +74,7 @@ export interface AlertNotificationRepo {
   /** Newest first. */
   list(accountId: string, query: AlertNotificationQuery): Promise<AlertNotificationRecord[]>;
   /** The alert's notifications and its fan-out mark (for tests and diagnosis). */
-  forAlert(alertId: number): Promise<{ fannedOutAt: string | null; suppressedReason: string | null; notifications: AlertNotificationRecord[] }>;
+  forAlert(
+    alertId: number,
+  ): Promise<{ fannedOutAt: string | null; suppressedReason: string | null; notifications: AlertNotificationRecord[] }>;
 }

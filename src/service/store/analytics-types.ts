@@ -25,7 +25,10 @@ export interface RollupRecord {
 }
 
 /** What a report reads of a rollup row: no grouping keys, no metrics. */
-export type ReportRollup = Pick<RollupRecord, 'checkId' | 'hour' | 'runs' | 'failures' | 'totalMs' | 'minMs' | 'maxMs' | 'histogram'>;
+export type ReportRollup = Pick<
+  RollupRecord,
+  'checkId' | 'hour' | 'runs' | 'failures' | 'totalMs' | 'minMs' | 'maxMs' | 'histogram'
+>;
 
 /** One stored FINAL result, as a non-aggregated analytics query shows it. */
 export interface RawResultRecord {
@@ -48,7 +51,12 @@ export interface AnalyticsRepo {
     page: { limit: number; offset: number; failed?: boolean },
   ): Promise<RawResultRecord[]>;
   /** A heartbeat check's events in [fromMs, toMs) counted per hour: received (on time or late) and failing. */
-  heartbeatHours(accountId: string, checkId: string, fromMs: number, toMs: number): Promise<Array<{ hour: number; received: number; failing: number }>>;
+  heartbeatHours(
+    accountId: string,
+    checkId: string,
+    fromMs: number,
+    toMs: number,
+  ): Promise<Array<{ hour: number; received: number; failing: number }>>;
 }
 
 export interface RetentionRepo {

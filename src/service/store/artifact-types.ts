@@ -54,5 +54,8 @@ export interface ArtifactRepo {
    * run has no result and no run row any more (pruned), or an upload stayed incomplete since before
    * `incompleteBefore`. At most `limit` (accountId, runId, name) triples.
    */
-  listExpired(incompleteBefore: string, limit: number): Promise<Array<{ accountId: string; runId: string; name: string }>>;
+  listExpired(
+    incompleteBefore: string,
+    limit: number,
+  ): Promise<Array<{ accountId: string; runId: string; name: string }>>;
 }

@@ -95,7 +95,10 @@ export function assembleStore({ sql, secrets }: StoreParts): Store {
     async ping() {
       const pending = (await pendingMigrations(sql)).length;
       if (pending === 0) return { ready: true };
-      return { ready: false, reason: `${pending} database migration${pending === 1 ? ' is' : 's are'} not applied yet` };
+      return {
+        ready: false,
+        reason: `${pending} database migration${pending === 1 ? ' is' : 's are'} not applied yet`,
+      };
     },
     close: () => sql.close(),
   };

@@ -72,7 +72,10 @@ export interface StoredCheckGroup {
   updatedAt: string | null;
 }
 
-export type CheckGroupInput = Pick<StoredCheckGroup, 'name' | 'activated' | 'muted' | 'concurrency' | 'locationIds' | 'body'>;
+export type CheckGroupInput = Pick<
+  StoredCheckGroup,
+  'name' | 'activated' | 'muted' | 'concurrency' | 'locationIds' | 'body'
+>;
 
 export interface GroupTrigger {
   id: number;
@@ -88,7 +91,10 @@ export interface CheckGroupRepo {
   update(accountId: string, id: number, input: CheckGroupInput): Promise<StoredCheckGroup | undefined>;
   get(accountId: string, id: number): Promise<StoredCheckGroup | undefined>;
   /** Oldest first. `tags`: at least one of them; `names`: exact match of any. */
-  list(accountId: string, opts: { limit: number; page: number; tags?: string[]; names?: string[] }): Promise<StoredCheckGroup[]>;
+  list(
+    accountId: string,
+    opts: { limit: number; page: number; tags?: string[]; names?: string[] },
+  ): Promise<StoredCheckGroup[]>;
   /** Refuses (`has_checks`) while a check still names the group, in the same transaction as the delete. */
   delete(accountId: string, id: number): Promise<'deleted' | 'not_found' | 'has_checks'>;
   /** Ids of the account's checks whose groupId is this group: by groupOrder (unset last), then creation. */

@@ -24,7 +24,12 @@ export interface CheckStatusRecord {
 }
 
 /** The status of a check with no counted result yet: nothing failing, nothing measured. */
-export function emptyCheckStatus(check: { id: string; accountId: string; name: string; createdAt: string }): CheckStatusRecord {
+export function emptyCheckStatus(check: {
+  id: string;
+  accountId: string;
+  name: string;
+  createdAt: string;
+}): CheckStatusRecord {
   return {
     checkId: check.id,
     accountId: check.accountId,

@@ -200,7 +200,12 @@ export interface ErrorReportRepo {
   /** The location a report token belongs to, or undefined. */
   findLocationByToken(tokenHash: string): Promise<string | undefined>;
   /** Stores events of one envelope; keeps only the newest `keep` reports of the location. */
-  insert(locationId: string, events: Record<string, unknown>[], receivedAt: string, keep: number): Promise<ErrorReport[]>;
+  insert(
+    locationId: string,
+    events: Record<string, unknown>[],
+    receivedAt: string,
+    keep: number,
+  ): Promise<ErrorReport[]>;
   /** Newest first. */
   list(locationId: string, limit: number): Promise<ErrorReport[]>;
 }

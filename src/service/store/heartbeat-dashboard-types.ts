@@ -60,9 +60,18 @@ export interface PingInput {
 
 export interface HeartbeatRepo {
   /** Creates the check row and its heartbeat state; throws ConflictError when pingToken is taken. */
-  create(accountId: string, input: HeartbeatCheckInput, nowMs: number): Promise<{ check: StoredCheck; state: HeartbeatState }>;
+  create(
+    accountId: string,
+    input: HeartbeatCheckInput,
+    nowMs: number,
+  ): Promise<{ check: StoredCheck; state: HeartbeatState }>;
   /** Updates both; a period/grace change or activation restarts the wait from nowMs. */
-  update(accountId: string, checkId: string, input: HeartbeatCheckInput, nowMs: number): Promise<{ check: StoredCheck; state: HeartbeatState } | undefined>;
+  update(
+    accountId: string,
+    checkId: string,
+    input: HeartbeatCheckInput,
+    nowMs: number,
+  ): Promise<{ check: StoredCheck; state: HeartbeatState } | undefined>;
   getState(accountId: string, checkId: string): Promise<HeartbeatState | undefined>;
   /** States of several checks at once (for list views). */
   getStates(accountId: string, checkIds: readonly string[]): Promise<Map<string, HeartbeatState>>;
@@ -76,10 +85,19 @@ export interface HeartbeatRepo {
   /** The earliest pending deadline, for the monitor's timer. */
   nextDeadlineMs(): Promise<number | null>;
   /** Newest first, within [fromMs, toMs]. */
-  listEvents(accountId: string, checkId: string, opts: { fromMs: number; toMs: number; limit: number }): Promise<HeartbeatEvent[]>;
+  listEvents(
+    accountId: string,
+    checkId: string,
+    opts: { fromMs: number; toMs: number; limit: number },
+  ): Promise<HeartbeatEvent[]>;
   getEvent(accountId: string, checkId: string, eventId: string): Promise<HeartbeatEvent | undefined>;
   /** How many events fall in [fromMs, toMs), and how many of them are pings (RECEIVED or LATE). */
-  countEvents(accountId: string, checkId: string, fromMs: number, toMs: number): Promise<{ total: number; pings: number }>;
+  countEvents(
+    accountId: string,
+    checkId: string,
+    fromMs: number,
+    toMs: number,
+  ): Promise<{ total: number; pings: number }>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -120,7 +138,11 @@ export interface DashboardRepo {
   update(accountId: string, id: number, input: DashboardInput): Promise<StoredDashboard | undefined>;
   get(accountId: string, id: number): Promise<StoredDashboard | undefined>;
   /** By the normalized customUrl or customDomain (see DashboardInput), within the account. */
-  getByAddress(accountId: string, kind: 'customUrl' | 'customDomain', key: string): Promise<StoredDashboard | undefined>;
+  getByAddress(
+    accountId: string,
+    kind: 'customUrl' | 'customDomain',
+    key: string,
+  ): Promise<StoredDashboard | undefined>;
   list(accountId: string, opts: { limit: number; page: number }): Promise<StoredDashboard[]>;
   delete(accountId: string, id: number): Promise<boolean>;
   /**
@@ -137,7 +159,13 @@ export interface DashboardRepo {
 
 export const DASHBOARD_INCIDENT_IMPACTS = ['MAINTENANCE', 'MAJOR', 'MINOR'] as const;
 export type DashboardIncidentImpact = (typeof DASHBOARD_INCIDENT_IMPACTS)[number];
-export const DASHBOARD_INCIDENT_UPDATE_STATUSES = ['INVESTIGATING', 'IDENTIFIED', 'MONITORING', 'RESOLVED', 'MAINTENANCE'] as const;
+export const DASHBOARD_INCIDENT_UPDATE_STATUSES = [
+  'INVESTIGATING',
+  'IDENTIFIED',
+  'MONITORING',
+  'RESOLVED',
+  'MAINTENANCE',
+] as const;
 export type DashboardIncidentUpdateStatus = (typeof DASHBOARD_INCIDENT_UPDATE_STATUSES)[number];
 
 export interface DashboardIncidentUpdate {
@@ -183,10 +211,23 @@ export interface DashboardIncidentRepo {
   delete(accountId: string, id: string): Promise<boolean>;
   /** Newest first; `limit` undefined means all of them. */
   listUpdates(accountId: string, incidentId: string, limit?: number): Promise<DashboardIncidentUpdate[]>;
-  addUpdate(accountId: string, incidentId: string, update: { status: DashboardIncidentUpdateStatus; description: string }): Promise<DashboardIncidentUpdate | undefined>;
-  editUpdate(accountId: string, incidentId: string, updateId: string, description: string): Promise<DashboardIncidentUpdate | undefined>;
+  addUpdate(
+    accountId: string,
+    incidentId: string,
+    update: { status: DashboardIncidentUpdateStatus; description: string },
+  ): Promise<DashboardIncidentUpdate | undefined>;
+  editUpdate(
+    accountId: string,
+    incidentId: string,
+    updateId: string,
+    description: string,
+  ): Promise<DashboardIncidentUpdate | undefined>;
   /** The dashboard's incidents active at `at` (started, not yet stopped), newest first, each with its latest update. */
-  listActive(accountId: string, dashboardId: number, at: string): Promise<Array<{ incident: DashboardIncident; latest: DashboardIncidentUpdate | undefined }>>;
+  listActive(
+    accountId: string,
+    dashboardId: number,
+    at: string,
+  ): Promise<Array<{ incident: DashboardIncident; latest: DashboardIncidentUpdate | undefined }>>;
   /** Refuses to delete an incident's only update: an incident always has at least one. */
   deleteUpdate(accountId: string, incidentId: string, updateId: string): Promise<DeleteUpdateResult>;
 }

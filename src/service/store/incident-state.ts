@@ -17,7 +17,8 @@ export const INITIAL_STATUS: IncidentStatus = 'INVESTIGATING';
 /** Oldest first, by publicIncidentUpdateDate and then by creation. */
 export function chronological<T extends TimelineEntry>(entries: readonly T[]): T[] {
   return [...entries].sort(
-    (a, b) => Date.parse(a.publicIncidentUpdateDate) - Date.parse(b.publicIncidentUpdateDate) || a.sequence - b.sequence,
+    (a, b) =>
+      Date.parse(a.publicIncidentUpdateDate) - Date.parse(b.publicIncidentUpdateDate) || a.sequence - b.sequence,
   );
 }
 
@@ -27,7 +28,10 @@ export function chronological<T extends TimelineEntry>(entries: readonly T[]): T
  * last moved the incident to RESOLVED; null while the incident is not resolved, so reopening an
  * incident (a later non-RESOLVED update) clears it again.
  */
-export function deriveIncidentState(entries: readonly TimelineEntry[]): { lastUpdateStatus: IncidentStatus; duration: number | null } {
+export function deriveIncidentState(entries: readonly TimelineEntry[]): {
+  lastUpdateStatus: IncidentStatus;
+  duration: number | null;
+} {
   const timeline = chronological(entries);
   const withStatus = timeline.filter((e) => e.status !== null);
   const lastUpdateStatus = withStatus.at(-1)?.status ?? INITIAL_STATUS;
@@ -38,7 +42,9 @@ export function deriveIncidentState(entries: readonly TimelineEntry[]): { lastUp
   const start = timeline[0];
   const resolved = withStatus[resolvedIndex];
   if (!start || !resolved) return { lastUpdateStatus, duration: null };
-  const minutes = Math.floor((Date.parse(resolved.publicIncidentUpdateDate) - Date.parse(start.publicIncidentUpdateDate)) / 60_000);
+  const minutes = Math.floor(
+    (Date.parse(resolved.publicIncidentUpdateDate) - Date.parse(start.publicIncidentUpdateDate)) / 60_000,
+  );
   return { lastUpdateStatus, duration: Math.max(0, minutes) };
 }
 

@@ -18,7 +18,14 @@ export interface MetricSummary {
 /** Metric name → summary: a rollup row's `metrics` column. */
 export type MetricSummaries = Record<string, MetricSummary>;
 
-export const emptySummary = (): MetricSummary => ({ n: 0, s: 0, q: 0, mn: Number.POSITIVE_INFINITY, mx: Number.NEGATIVE_INFINITY, h: {} });
+export const emptySummary = (): MetricSummary => ({
+  n: 0,
+  s: 0,
+  q: 0,
+  mn: Number.POSITIVE_INFINITY,
+  mx: Number.NEGATIVE_INFINITY,
+  h: {},
+});
 
 export function addValue(summary: MetricSummary, value: number): void {
   summary.n += 1;

@@ -21,7 +21,10 @@ export interface OpenStoreConfig {
 export function openStore(config: OpenStoreConfig): Promise<Store> {
   const database = config.database ?? { kind: 'sqlite' };
   if (database.kind === 'postgres') {
-    return openPostgresStore(database.url, { dataDir: config.dataDir, ...(config.secrets ? { secrets: config.secrets } : {}) });
+    return openPostgresStore(database.url, {
+      dataDir: config.dataDir,
+      ...(config.secrets ? { secrets: config.secrets } : {}),
+    });
   }
   return openSqliteStore(config.dataDir, {
     ...(config.secrets ? { secrets: config.secrets } : {}),

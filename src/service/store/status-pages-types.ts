@@ -188,7 +188,11 @@ export interface IncidentRepo {
   delete(accountId: string, id: string): Promise<boolean>;
   /** The `limit` newest updates; undefined when the incident is not the account's. */
   listUpdates(accountId: string, incidentId: string, limit: number): Promise<IncidentUpdateRecord[] | undefined>;
-  addUpdate(accountId: string, incidentId: string, input: IncidentUpdateInput): Promise<Notifying<IncidentUpdateRecord> | undefined>;
+  addUpdate(
+    accountId: string,
+    incidentId: string,
+    input: IncidentUpdateInput,
+  ): Promise<Notifying<IncidentUpdateRecord> | undefined>;
   getUpdate(accountId: string, incidentId: string, updateId: string): Promise<IncidentUpdateRecord | undefined>;
   /** With notifySubscribers, queues deliveries only for recipients not yet notified of this update. */
   replaceUpdate(
@@ -318,7 +322,9 @@ export interface ConfirmationRequest {
 }
 
 /** The kinds of subscriber message, each with what it says. */
-export type OutboxMessage = { kind: 'incident'; payload: IncidentNotification } | { kind: 'confirmation'; payload: ConfirmationRequest };
+export type OutboxMessage =
+  | { kind: 'incident'; payload: IncidentNotification }
+  | { kind: 'confirmation'; payload: ConfirmationRequest };
 
 export type OutboxKind = OutboxMessage['kind'];
 

@@ -57,8 +57,15 @@ export interface LocationKeyRecord {
 }
 
 export interface LocationRepo {
-  create(accountId: string, input: { name: string; slugName: string; icon: string; proxyUrl: string | null }): Promise<PrivateLocation>;
-  update(accountId: string, id: string, input: { name: string; icon: string; proxyUrl: string | null }): Promise<PrivateLocation | undefined>;
+  create(
+    accountId: string,
+    input: { name: string; slugName: string; icon: string; proxyUrl: string | null },
+  ): Promise<PrivateLocation>;
+  update(
+    accountId: string,
+    id: string,
+    input: { name: string; icon: string; proxyUrl: string | null },
+  ): Promise<PrivateLocation | undefined>;
   get(accountId: string, id: string): Promise<PrivateLocation | undefined>;
   getBySlug(accountId: string, slugName: string): Promise<PrivateLocation | undefined>;
   /** Internal lookup for the dispatcher, not account-scoped. */
@@ -118,7 +125,11 @@ export interface CheckListFilter {
 
 export interface CheckRepo {
   create(check: Omit<StoredCheck, 'id' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck>;
-  update(accountId: string, id: string, check: Omit<StoredCheck, 'id' | 'accountId' | 'createdAt' | 'updatedAt'>): Promise<StoredCheck | undefined>;
+  update(
+    accountId: string,
+    id: string,
+    check: Omit<StoredCheck, 'id' | 'accountId' | 'createdAt' | 'updatedAt'>,
+  ): Promise<StoredCheck | undefined>;
   get(accountId: string, id: string): Promise<StoredCheck | undefined>;
   list(accountId: string, opts: { limit: number; page: number } & CheckListFilter): Promise<StoredCheck[]>;
   delete(accountId: string, id: string): Promise<boolean>;
@@ -169,7 +180,11 @@ export interface ResultRepo {
    */
   insertOnce(result: NewResult): Promise<{ status: 'stored' | 'duplicate'; id: string }>;
   /** Results still pending their status update, in storage order: after `afterSequence`, stored before `storedBefore`. */
-  listStatusPending(opts: { limit: number; afterSequence?: number; storedBefore?: string }): Promise<StatusPendingResult[]>;
+  listStatusPending(opts: {
+    limit: number;
+    afterSequence?: number;
+    storedBefore?: string;
+  }): Promise<StatusPendingResult[]>;
   /** Newest first; `nextId` is an opaque cursor, null on the last page. `resultType` ALL (the default) lists both. */
   list(
     accountId: string,

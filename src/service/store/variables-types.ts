@@ -22,7 +22,11 @@ export interface VariableRepo {
   get(accountId: string, key: string): Promise<AccountVariable | undefined>;
   /** undefined when the key exists already. */
   create(accountId: string, input: AccountVariableInput): Promise<AccountVariable | undefined>;
-  update(accountId: string, key: string, input: Omit<AccountVariableInput, 'key'>): Promise<AccountVariable | undefined>;
+  update(
+    accountId: string,
+    key: string,
+    input: Omit<AccountVariableInput, 'key'>,
+  ): Promise<AccountVariable | undefined>;
   delete(accountId: string, key: string): Promise<boolean>;
 }
 

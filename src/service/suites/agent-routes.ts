@@ -13,10 +13,14 @@ import type { SuiteBundleStore } from './bundle-store.ts';
 const KEY_REJECTED =
   'The private location key was not accepted: it is unknown or was deleted. Set API_KEY to a current key of the location (pl_...)';
 
-export const suiteBundleAgentRoutes: FastifyPluginAsync<{ store: Store; bundles: SuiteBundleStore }> = async (app, { store, bundles }) => {
+export const suiteBundleAgentRoutes: FastifyPluginAsync<{ store: Store; bundles: SuiteBundleStore }> = async (
+  app,
+  { store, bundles },
+) => {
   app.get<{ Params: { sha256: string } }>(`${AGENT_API_PREFIX}/suite-bundles/:sha256`, async (request, reply) => {
     const match = request.headers.authorization ? /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization) : null;
-    if (!match?.[1]) throw new UnauthorizedError(`Missing private location key: send "Authorization: Bearer pl_...". ${KEY_REJECTED}`);
+    if (!match?.[1])
+      throw new UnauthorizedError(`Missing private location key: send "Authorization: Bearer pl_...". ${KEY_REJECTED}`);
     const location = await store.locations.findByKey(match[1]);
     if (!location) throw new UnauthorizedError(KEY_REJECTED);
     const found = await bundles.get(location.accountId, request.params.sha256);

@@ -18,9 +18,20 @@ export interface SuiteServiceConfig {
 export function loadSuiteServiceConfig(env: Env, dataDir: string): SuiteServiceConfig {
   return {
     dir: path.join(dataDir, 'suites'),
-    bundleMaxBytes: readInteger(env, 'SUITE_BUNDLE_MAX_BYTES', 50 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
-    unpackedMaxBytes: readInteger(env, 'SUITE_UNPACKED_MAX_BYTES', 200 * 1024 * 1024, { min: 1024, max: Number.MAX_SAFE_INTEGER }),
+    bundleMaxBytes: readInteger(env, 'SUITE_BUNDLE_MAX_BYTES', 50 * 1024 * 1024, {
+      min: 1024,
+      max: 1024 * 1024 * 1024,
+    }),
+    unpackedMaxBytes: readInteger(env, 'SUITE_UNPACKED_MAX_BYTES', 200 * 1024 * 1024, {
+      min: 1024,
+      max: Number.MAX_SAFE_INTEGER,
+    }),
     maxEntries: readInteger(env, 'SUITE_MAX_ENTRIES', 10_000, { min: 1, max: 1_000_000 }),
-    maxGlobalTimeoutSeconds: readInteger(env, 'PLAYWRIGHT_MAX_GLOBAL_TIMEOUT_SECONDS', DEFAULT_SUITE_GLOBAL_TIMEOUT_MS / 1000, { min: 1, max: 7 * 24 * 3600 }),
+    maxGlobalTimeoutSeconds: readInteger(
+      env,
+      'PLAYWRIGHT_MAX_GLOBAL_TIMEOUT_SECONDS',
+      DEFAULT_SUITE_GLOBAL_TIMEOUT_MS / 1000,
+      { min: 1, max: 7 * 24 * 3600 },
+    ),
   };
 }

@@ -6,6 +6,6 @@ import type { FastifyRequest } from 'fastify';
 
 export function requestHost(request: FastifyRequest): string {
   const raw = request.headers.host ?? '';
-  const withoutPort = raw.startsWith('[') ? raw.slice(0, raw.indexOf(']') + 1) : raw.split(':')[0] ?? '';
+  const withoutPort = raw.startsWith('[') ? raw.slice(0, raw.indexOf(']') + 1) : (raw.split(':')[0] ?? '');
   return withoutPort.toLowerCase().replace(/\.$/, '');
 }

@@ -35,7 +35,8 @@ export async function webPages(app: FastifyInstance, deps: WebDeps): Promise<voi
   await app.register(statusPageWebRoutes, deps);
   app.get('/', async (request, reply) => {
     const host = requestHost(request);
-    const served = (await statusPageAtDomain(deps, request, reply, host)) ?? (await dashboardAtDomain(deps, request, reply, host));
+    const served =
+      (await statusPageAtDomain(deps, request, reply, host)) ?? (await dashboardAtDomain(deps, request, reply, host));
     if (served) return served;
     // The service's own address leads to the console; any other host names a domain nobody set up.
     if (host === deps.config.publicUrl.hostname.toLowerCase()) return reply.redirect('/app');

@@ -33,7 +33,10 @@ export function contentSecurityPolicy(policy: PagePolicy = {}): string {
 }
 
 /** Sets the page's type, its security headers and a cache policy (public pages: a short one). */
-export function setPageHeaders(reply: FastifyReply, opts: { cacheSeconds?: number; policy?: PagePolicy } = {}): FastifyReply {
+export function setPageHeaders(
+  reply: FastifyReply,
+  opts: { cacheSeconds?: number; policy?: PagePolicy } = {},
+): FastifyReply {
   return reply
     .type('text/html; charset=utf-8')
     .header('content-security-policy', contentSecurityPolicy(opts.policy))

@@ -19,7 +19,11 @@ export class RenderCache {
 
   /** `ttlMs`: how long a rendering is reused at most, for changes the version cannot see. */
   constructor(o: { maxBytes: number; ttlMs?: number }) {
-    this.#slots = new LRUCache<string, Slot>({ maxSize: o.maxBytes, sizeCalculation: (s) => renderedSize(s.page), ttl: o.ttlMs ?? 0 });
+    this.#slots = new LRUCache<string, Slot>({
+      maxSize: o.maxBytes,
+      sizeCalculation: (s) => renderedSize(s.page),
+      ttl: o.ttlMs ?? 0,
+    });
   }
 
   /** The page of `slot` at `version`: the cached one, the render in flight, or a new render. */

@@ -36,7 +36,13 @@ export interface UrlCheckDefinition extends CheckBase {
 // ---------------------------------------------------------------------------------------------
 // SSL monitors
 
-export const SSL_ASSERTION_SOURCES = ['CERTIFICATE', 'CONNECTION', 'RESPONSE_TIME', 'JSON_RESPONSE', 'TEXT_RESPONSE'] as const;
+export const SSL_ASSERTION_SOURCES = [
+  'CERTIFICATE',
+  'CONNECTION',
+  'RESPONSE_TIME',
+  'JSON_RESPONSE',
+  'TEXT_RESPONSE',
+] as const;
 export type SslAssertionSource = (typeof SSL_ASSERTION_SOURCES)[number];
 /** The union of the comparisons the reference's docs list per property type (docs/checks.md "SSL monitors"). */
 export const SSL_ASSERTION_COMPARISONS = [
@@ -56,11 +62,27 @@ export type SslAssertion = AssertionOf<SslAssertionSource, SslAssertionCompariso
 
 /** CERTIFICATE assertion properties (fields of the leaf certificate). */
 export const SSL_CERTIFICATE_PROPERTIES = [
-  'daysUntilExpiry', 'subjectCN', 'issuerCN', 'serialNumber', 'fingerprintSha256', 'issuerFingerprintSha256',
-  'keySizeBits', 'keyAlgorithm', 'signatureAlgorithm', 'sans', 'selfSigned', 'isCA',
+  'daysUntilExpiry',
+  'subjectCN',
+  'issuerCN',
+  'serialNumber',
+  'fingerprintSha256',
+  'issuerFingerprintSha256',
+  'keySizeBits',
+  'keyAlgorithm',
+  'signatureAlgorithm',
+  'sans',
+  'selfSigned',
+  'isCA',
 ] as const;
 /** CONNECTION assertion properties (the handshake). ocspStapled and ocspStatus are not measured yet. */
-export const SSL_CONNECTION_PROPERTIES = ['tlsVersion', 'cipherSuite', 'hostnameVerified', 'chainTrusted', 'resolvedIp'] as const;
+export const SSL_CONNECTION_PROPERTIES = [
+  'tlsVersion',
+  'cipherSuite',
+  'hostnameVerified',
+  'chainTrusted',
+  'resolvedIp',
+] as const;
 
 export const TLS_VERSIONS = ['TLS1.2', 'TLS1.3'] as const;
 export type TlsVersionName = (typeof TLS_VERSIONS)[number];

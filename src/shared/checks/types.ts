@@ -15,7 +15,9 @@ export type CheckType = (typeof CHECK_TYPES)[number];
  */
 export type CheckClass = 'uptime' | 'heavy';
 export function checkClassOf(type: CheckType): CheckClass {
-  return type === 'API' || type === 'TCP' || type === 'DNS' || type === 'ICMP' || type === 'URL' || type === 'SSL' ? 'uptime' : 'heavy';
+  return type === 'API' || type === 'TCP' || type === 'DNS' || type === 'ICMP' || type === 'URL' || type === 'SSL'
+    ? 'uptime'
+    : 'heavy';
 }
 
 export interface KeyValue {
@@ -29,12 +31,23 @@ export const ASSERTION_SOURCES = ['STATUS_CODE', 'JSON_BODY', 'HEADERS', 'TEXT_B
  * Outpost's own API assertion sources (the reference has none for these): values the result already
  * records, the HTTP version, the TLS protocol version and the certificate's days remaining.
  */
-export const API_PROTOCOL_ASSERTION_SOURCES = ['HTTP_VERSION', 'TLS_VERSION', 'SSL_CERTIFICATE_DAYS_REMAINING'] as const;
+export const API_PROTOCOL_ASSERTION_SOURCES = [
+  'HTTP_VERSION',
+  'TLS_VERSION',
+  'SSL_CERTIFICATE_DAYS_REMAINING',
+] as const;
 /** Every source an API check's assertion may use: the reference's and Outpost's own. */
 export const API_ASSERTION_SOURCES = [...ASSERTION_SOURCES, ...API_PROTOCOL_ASSERTION_SOURCES] as const;
 export type AssertionSource = (typeof API_ASSERTION_SOURCES)[number];
 /** The comparisons a protocol source takes: its value is a version or a number (or null without TLS). */
-export const API_PROTOCOL_ASSERTION_COMPARISONS = ['EQUALS', 'NOT_EQUALS', 'GREATER_THAN', 'LESS_THAN', 'IS_NULL', 'NOT_NULL'] as const;
+export const API_PROTOCOL_ASSERTION_COMPARISONS = [
+  'EQUALS',
+  'NOT_EQUALS',
+  'GREATER_THAN',
+  'LESS_THAN',
+  'IS_NULL',
+  'NOT_NULL',
+] as const;
 
 export const ASSERTION_COMPARISONS = [
   'EQUALS',
@@ -394,7 +407,15 @@ export interface PlaywrightCheckResult {
   globalTimeoutReached: boolean;
   dependencyCache: 'hit' | 'miss' | 'off';
   timings: { unpackMs: number; installMs: number; testMs: number };
-  summary: { total: number; passed: number; failed: number; flaky: number; skipped: number; interrupted: number; timedOut: number };
+  summary: {
+    total: number;
+    passed: number;
+    failed: number;
+    flaky: number;
+    skipped: number;
+    interrupted: number;
+    timedOut: number;
+  };
   tests: PlaywrightTestResult[];
   /** Setup errors and failed tests, one object each: {phase, message} or {test, message}. */
   errors: Array<Record<string, unknown>>;
@@ -416,7 +437,10 @@ import type { SslCheckDefinition, UrlCheckDefinition } from './monitors.ts';
 
 /** A check definition whose type has no runner in this version; the agent reports it plainly. */
 export interface OtherCheckDefinition extends CheckBase {
-  checkType: Exclude<CheckType, 'API' | 'TCP' | 'DNS' | 'ICMP' | 'BROWSER' | 'MULTI_STEP' | 'PLAYWRIGHT' | 'URL' | 'SSL'>;
+  checkType: Exclude<
+    CheckType,
+    'API' | 'TCP' | 'DNS' | 'ICMP' | 'BROWSER' | 'MULTI_STEP' | 'PLAYWRIGHT' | 'URL' | 'SSL'
+  >;
   [key: string]: unknown;
 }
 
@@ -470,7 +494,13 @@ export interface ApiTlsDetails {
 
 /** `apiCheckResult` of a check result, as in the reference's CheckResultAPI. */
 export interface ApiCheckResult {
-  request: { method: string; url: string; data: string; headers: Record<string, string>; params: Record<string, string> };
+  request: {
+    method: string;
+    url: string;
+    data: string;
+    headers: Record<string, string>;
+    params: Record<string, string>;
+  };
   response: {
     status: number;
     statusText: string;
@@ -625,7 +655,13 @@ export interface BrowserPageVisit {
   /** console.error messages and uncaught page errors. */
   consoleErrors: Array<{ type: 'console' | 'pageerror'; text: string; location?: string }>;
   /** Requests that failed on the network, and responses with status 400 or above. */
-  failedRequests: Array<{ url: string; method: string; status: number | null; failure: string | null; resourceType: string }>;
+  failedRequests: Array<{
+    url: string;
+    method: string;
+    status: number | null;
+    failure: string | null;
+    resourceType: string;
+  }>;
 }
 
 /** A failure of the script, with where in the user's script it happened (line and column, 1-based). */
@@ -670,6 +706,9 @@ export interface BrowserCheckResult {
   playwrightTestJsonReportFile?: string;
 }
 
-export type MultiStepCheckResult = Omit<BrowserCheckResult, 'type' | 'pages' | 'traceSummary' | 'playwrightTestVideos'> & {
+export type MultiStepCheckResult = Omit<
+  BrowserCheckResult,
+  'type' | 'pages' | 'traceSummary' | 'playwrightTestVideos'
+> & {
   pages?: BrowserPageVisit[];
 };

@@ -43,7 +43,10 @@ afterEach(async () => {
 /** What the tests read of each receiver's payload. */
 interface TeamsMessage {
   type: string;
-  attachments: { contentType: string; content: { type: string; body: Record<string, unknown>[]; actions: { url: string }[] } }[];
+  attachments: {
+    contentType: string;
+    content: { type: string; body: Record<string, unknown>[]; actions: { url: string }[] };
+  }[];
 }
 interface DiscordMessage {
   embeds: Record<string, unknown>[];
@@ -59,22 +62,39 @@ async function sendWith<T>(template: string, alertType: AlertType, error: string
 
 describe('documented WEBHOOK templates', () => {
   it.each(ALERT_COLOURS)('Microsoft Teams, %s: an Adaptive Card message coloured %s', async (alertType, colour) => {
-    const body = await sendWith<TeamsMessage>(documentedTemplate('Microsoft Teams'), alertType, 'expected 200, got "500"');
-    expect(body).toMatchObject({ type: 'message', attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive' }] });
+    const body = await sendWith<TeamsMessage>(
+      documentedTemplate('Microsoft Teams'),
+      alertType,
+      'expected 200, got "500"',
+    );
+    expect(body).toMatchObject({
+      type: 'message',
+      attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive' }],
+    });
     const card = body.attachments[0]?.content;
     expect(card?.type).toBe('AdaptiveCard');
     expect(card?.body[0]).toMatchObject({ type: 'TextBlock', color: colour });
-    expect(card?.body[0]?.text).toMatch(/^(Check "Check "quoted" & <b>"|The SSL certificate of check "Check "quoted" & <b>")/);
+    expect(card?.body[0]?.text).toMatch(
+      /^(Check "Check "quoted" & <b>"|The SSL certificate of check "Check "quoted" & <b>")/,
+    );
     expect(card?.body[1]?.facts).toContainEqual({ title: 'Error', value: 'expected 200, got "500"' });
     expect(card?.actions[0]?.url).toBe(alertMessage().resultUrl);
   });
 
-  it.each(ALERT_COLOURS)('Discord, %s: one embed with integer colour, description only when there is an error', async (alertType, _c, colour) => {
-    const withError = await sendWith<DiscordMessage>(documentedTemplate('Discord'), alertType, 'timeout');
-    const embed = withError.embeds[0];
-    expect(embed).toMatchObject({ url: alertMessage().resultUrl, color: colour, description: 'timeout', timestamp: alertMessage().createdAt });
-    expect(embed?.fields).toContainEqual({ name: 'Check', value: 'Check "quoted" & <b>', inline: true });
-    const withoutError = await sendWith<DiscordMessage>(documentedTemplate('Discord'), alertType, null);
-    expect(withoutError.embeds[0]).not.toHaveProperty('description');
-  });
+  it.each(ALERT_COLOURS)(
+    'Discord, %s: one embed with integer colour, description only when there is an error',
+    async (alertType, _c, colour) => {
+      const withError = await sendWith<DiscordMessage>(documentedTemplate('Discord'), alertType, 'timeout');
+      const embed = withError.embeds[0];
+      expect(embed).toMatchObject({
+        url: alertMessage().resultUrl,
+        color: colour,
+        description: 'timeout',
+        timestamp: alertMessage().createdAt,
+      });
+      expect(embed?.fields).toContainEqual({ name: 'Check', value: 'Check "quoted" & <b>', inline: true });
+      const withoutError = await sendWith<DiscordMessage>(documentedTemplate('Discord'), alertType, null);
+      expect(withoutError.embeds[0]).not.toHaveProperty('description');
+    },
+  );
 });

@@ -5,14 +5,19 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sendEmailAlert } from '../../../src/service/notify/channels/email.ts';
-import { type ClosableMailTransport, createMailTransport } from '../../../src/service/notify/channels/mail-transport.ts';
+import {
+  type ClosableMailTransport,
+  createMailTransport,
+} from '../../../src/service/notify/channels/mail-transport.ts';
 import { type SmtpSink, startSmtpSink } from '../../helpers/notify-receivers.ts';
 import { alertMessage, channel, sendContext } from './fixtures.ts';
 
 let sink: SmtpSink;
 let mail: ClosableMailTransport;
 beforeEach(async () => {
-  sink = await startSmtpSink({ rejectRecipient: (a) => (a.startsWith('gone@') ? 550 : a.startsWith('busy@') ? 450 : undefined) });
+  sink = await startSmtpSink({
+    rejectRecipient: (a) => (a.startsWith('gone@') ? 550 : a.startsWith('busy@') ? 450 : undefined),
+  });
   mail = createMailTransport({ smtpUrl: sink.url, from: 'Outpost alerts <alerts@outpost.example>', timeoutMs: 5_000 });
 });
 afterEach(async () => {
@@ -54,7 +59,10 @@ const email = (address = 'oncall@example.com') => channel('EMAIL', { address });
 describe('EMAIL', () => {
   it('sends one message with a text and an HTML part carrying the check, alert, location, error, time and link', async () => {
     const m = alertMessage({ checkName: 'Checkout <script>alert(1)</script> & co', error: 'expected "200" <got> 500' });
-    expect(await sendEmailAlert(m, email(), sendContext({ mail }))).toMatchObject({ ok: true, detail: expect.stringMatching(/^250/) });
+    expect(await sendEmailAlert(m, email(), sendContext({ mail }))).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/^250/),
+    });
     const received = await sink.mails.next();
     expect(received.to).toEqual(['oncall@example.com']);
     expect(received.from).toBe('alerts@outpost.example');
@@ -94,7 +102,10 @@ describe('EMAIL', () => {
       permanent: true,
       error: expect.stringContaining('mailbox gone@example.com refused'),
     });
-    expect(await sendEmailAlert(alertMessage(), email('busy@example.com'), sendContext({ mail }))).toMatchObject({ ok: false, permanent: false });
+    expect(await sendEmailAlert(alertMessage(), email('busy@example.com'), sendContext({ mail }))).toMatchObject({
+      ok: false,
+      permanent: false,
+    });
     expect(sink.mails.items).toHaveLength(0);
   });
 

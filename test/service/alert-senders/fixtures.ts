@@ -5,7 +5,12 @@
 import type { Dispatcher } from 'undici';
 import { onTestFinished } from 'vitest';
 import type { AlertChannelDefinition, AlertChannelType } from '../../../src/service/alert-channels/channel-config.ts';
-import type { AlertMessage, MailTransport, ProviderEndpoints, SendContext } from '../../../src/service/notify/channels/types.ts';
+import type {
+  AlertMessage,
+  MailTransport,
+  ProviderEndpoints,
+  SendContext,
+} from '../../../src/service/notify/channels/types.ts';
 import { loadOutboundConfig } from '../../../src/service/outbound/config.ts';
 import { createOutboundDispatcher } from '../../../src/service/outbound/dispatcher.ts';
 import { OutboundPolicy } from '../../../src/service/outbound/policy.ts';
@@ -29,7 +34,8 @@ export function alertMessage(overrides: Partial<AlertMessage> = {}): AlertMessag
     error: 'expected status 200, got 500',
     statusCode: '500',
     resultId: '9a8b7c6d-0000-4000-8000-000000000001',
-    resultUrl: 'https://outpost.example/v1/check-results/6f1f2c9e-8a57-4c7e-9d0e-3b1a1c2d3e4f/9a8b7c6d-0000-4000-8000-000000000001',
+    resultUrl:
+      'https://outpost.example/v1/check-results/6f1f2c9e-8a57-4c7e-9d0e-3b1a1c2d3e4f/9a8b7c6d-0000-4000-8000-000000000001',
     startedAt: '2026-07-24T09:55:00.000Z',
     createdAt: '2026-07-24T09:59:30.000Z',
     sslDaysRemaining: null,
@@ -38,7 +44,10 @@ export function alertMessage(overrides: Partial<AlertMessage> = {}): AlertMessag
   };
 }
 
-export function channel<T extends AlertChannelType>(type: T, config: Extract<AlertChannelDefinition, { type: T }>['config']) {
+export function channel<T extends AlertChannelType>(
+  type: T,
+  config: Extract<AlertChannelDefinition, { type: T }>['config'],
+) {
   return { type, config } as Extract<AlertChannelDefinition, { type: T }>;
 }
 
@@ -50,7 +59,14 @@ export function guardedDispatcher(allow: string | null = '127.0.0.1'): Dispatche
   return dispatcher;
 }
 
-export function sendContext(opts: { providers?: Partial<ProviderEndpoints>; mail?: MailTransport | null; dispatcher?: Dispatcher; timeoutMs?: number } = {}): SendContext {
+export function sendContext(
+  opts: {
+    providers?: Partial<ProviderEndpoints>;
+    mail?: MailTransport | null;
+    dispatcher?: Dispatcher;
+    timeoutMs?: number;
+  } = {},
+): SendContext {
   return {
     dispatcher: opts.dispatcher ?? guardedDispatcher(),
     timeoutMs: opts.timeoutMs ?? 5_000,

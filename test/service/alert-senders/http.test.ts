@@ -36,10 +36,18 @@ describe('sendHttp', () => {
     expect(await post()).toEqual(status === 204 ? { ok: true } : { ok: true, detail: '{"status":"success"}' });
   });
 
-  it.each([301, 307, 400, 401, 403, 404, 410, 422])('HTTP %i is a permanent failure (redirects are not followed), keeping what the receiver said', async (status) => {
-    receiver.script.push({ status, body: 'invalid_payload' });
-    expect(await post()).toEqual({ ok: false, permanent: true, error: `the receiver answered HTTP ${status}`, detail: 'invalid_payload' });
-  });
+  it.each([301, 307, 400, 401, 403, 404, 410, 422])(
+    'HTTP %i is a permanent failure (redirects are not followed), keeping what the receiver said',
+    async (status) => {
+      receiver.script.push({ status, body: 'invalid_payload' });
+      expect(await post()).toEqual({
+        ok: false,
+        permanent: true,
+        error: `the receiver answered HTTP ${status}`,
+        detail: 'invalid_payload',
+      });
+    },
+  );
 
   it.each([408, 425, 429, 500, 502, 503])('HTTP %i is worth another attempt', async (status) => {
     receiver.script.push(status);
@@ -55,7 +63,11 @@ describe('sendHttp', () => {
   it('a receiver that does not answer within the timeout is worth another attempt', async () => {
     receiver.script.push('hang');
     const outcome = await post(300);
-    expect(outcome).toMatchObject({ ok: false, permanent: false, error: expect.stringMatching(/^the request to the receiver failed: /) });
+    expect(outcome).toMatchObject({
+      ok: false,
+      permanent: false,
+      error: expect.stringMatching(/^the request to the receiver failed: /),
+    });
     expect(receiver.hooks.items).toHaveLength(1);
   });
 

@@ -25,7 +25,8 @@ const lastHook = async () => {
 };
 
 describe('SLACK', () => {
-  const slack = (extra: { channel?: string } = {}) => channel('SLACK', { url: `${origin()}/services/T000/B000/XXXX`, ...extra });
+  const slack = (extra: { channel?: string } = {}) =>
+    channel('SLACK', { url: `${origin()}/services/T000/B000/XXXX`, ...extra });
 
   it('posts an incoming-webhook message: text, and an attachment coloured by alert type holding the blocks', async () => {
     const m = alertMessage({ error: 'expected <200> & got 500' });
@@ -34,7 +35,11 @@ describe('SLACK', () => {
     expect(hook).toMatchObject({ method: 'POST', url: '/services/T000/B000/XXXX' });
     expect(hook.headers['content-type']).toBe('application/json');
     expect(hook.json).toMatchObject({ channel: '#ops', text: 'Check "Checkout API" has failed' });
-    const [attachment] = hook.json.attachments as { color: string; fallback: string; blocks: { type: string; text?: { text: string }; fields?: { text: string }[] }[] }[];
+    const [attachment] = hook.json.attachments as {
+      color: string;
+      fallback: string;
+      blocks: { type: string; text?: { text: string }; fields?: { text: string }[] }[];
+    }[];
     expect(attachment?.color).toBe('#D0021B');
     expect(attachment?.fallback).toBe(`Check "Checkout API" has failed: ${m.resultUrl}`);
     expect(attachment?.blocks[0]?.text?.text).toBe(`*<${m.resultUrl}|Check "Checkout API" has failed>*`);
@@ -73,9 +78,15 @@ describe('PAGERDUTY', () => {
   const ctx = () => sendContext({ providers: { pagerDutyEventsUrl: `${origin()}/v2/enqueue` } });
 
   it('a failure triggers an event with the incident key as dedup_key', async () => {
-    receiver.script.push({ status: 202, body: '{"status":"success","message":"Event processed","dedup_key":"outpost-check-x"}' });
+    receiver.script.push({
+      status: 202,
+      body: '{"status":"success","message":"Event processed","dedup_key":"outpost-check-x"}',
+    });
     const m = alertMessage();
-    expect(await sendPagerDutyAlert(m, pd, ctx())).toEqual({ ok: true, detail: '{"status":"success","message":"Event processed","dedup_key":"outpost-check-x"}' });
+    expect(await sendPagerDutyAlert(m, pd, ctx())).toEqual({
+      ok: true,
+      detail: '{"status":"success","message":"Event processed","dedup_key":"outpost-check-x"}',
+    });
     const hook = await lastHook();
     expect(hook).toMatchObject({ method: 'POST', url: '/v2/enqueue' });
     expect(hook.headers['content-type']).toBe('application/json');
@@ -93,23 +104,30 @@ describe('PAGERDUTY', () => {
         component: 'Checkout API',
         group: 'Payments',
         class: 'API',
-        custom_details: expect.objectContaining({ Location: 'eu-west-1', Error: 'expected status 200, got 500', Result: m.resultUrl }),
+        custom_details: expect.objectContaining({
+          Location: 'eu-west-1',
+          Error: 'expected status 200, got 500',
+          Result: m.resultUrl,
+        }),
       },
       links: [{ href: m.resultUrl, text: 'Check result' }],
     });
   });
 
-  it.each(['ALERT_RECOVERY', 'ALERT_DEGRADED_RECOVERY'] as AlertType[])('%s resolves the incident the failure opened', async (alertType) => {
-    const m = alertMessage({ alertType });
-    await sendPagerDutyAlert(m, pd, ctx());
-    expect((await lastHook()).json).toEqual({
-      routing_key: 'R0UT1NGKEY',
-      event_action: 'resolve',
-      dedup_key: m.incidentKey,
-      client: 'Outpost',
-      client_url: m.resultUrl,
-    });
-  });
+  it.each(['ALERT_RECOVERY', 'ALERT_DEGRADED_RECOVERY'] as AlertType[])(
+    '%s resolves the incident the failure opened',
+    async (alertType) => {
+      const m = alertMessage({ alertType });
+      await sendPagerDutyAlert(m, pd, ctx());
+      expect((await lastHook()).json).toEqual({
+        routing_key: 'R0UT1NGKEY',
+        event_action: 'resolve',
+        dedup_key: m.incidentKey,
+        client: 'Outpost',
+        client_url: m.resultUrl,
+      });
+    },
+  );
 
   it.each([
     ['ALERT_DEGRADED', 'warning', ''],
@@ -119,13 +137,26 @@ describe('PAGERDUTY', () => {
     const m = alertMessage({ alertType, sslDaysRemaining: 3 });
     await sendPagerDutyAlert(m, pd, ctx());
     const { json } = await lastHook();
-    expect(json).toMatchObject({ event_action: 'trigger', dedup_key: `${m.incidentKey}${suffix}`, payload: { severity } });
+    expect(json).toMatchObject({
+      event_action: 'trigger',
+      dedup_key: `${m.incidentKey}${suffix}`,
+      payload: { severity },
+    });
   });
 
   it('400 (invalid event) is permanent; 429 (rate limited) is retried', async () => {
     receiver.script.push({ status: 400, body: '{"status":"invalid event","message":"Event object is invalid"}' }, 429);
-    expect(await sendPagerDutyAlert(alertMessage(), pd, ctx())).toMatchObject({ ok: false, permanent: true, error: 'PagerDuty answered HTTP 400', detail: expect.stringContaining('invalid event') });
-    expect(await sendPagerDutyAlert(alertMessage(), pd, ctx())).toMatchObject({ ok: false, permanent: false, error: 'PagerDuty answered HTTP 429' });
+    expect(await sendPagerDutyAlert(alertMessage(), pd, ctx())).toMatchObject({
+      ok: false,
+      permanent: true,
+      error: 'PagerDuty answered HTTP 400',
+      detail: expect.stringContaining('invalid event'),
+    });
+    expect(await sendPagerDutyAlert(alertMessage(), pd, ctx())).toMatchObject({
+      ok: false,
+      permanent: false,
+      error: 'PagerDuty answered HTTP 429',
+    });
   });
 });
 
@@ -136,7 +167,10 @@ describe('OPSGENIE', () => {
   it("a failure creates an alert in the channel's region, aliased by the incident key", async () => {
     receiver.script.push({ status: 202, body: '{"result":"Request will be processed","took":0.2,"requestId":"r1"}' });
     const m = alertMessage();
-    expect(await sendOpsgenieAlert(m, og('EU'), ctx())).toMatchObject({ ok: true, detail: expect.stringContaining('Request will be processed') });
+    expect(await sendOpsgenieAlert(m, og('EU'), ctx())).toMatchObject({
+      ok: true,
+      detail: expect.stringContaining('Request will be processed'),
+    });
     const hook = await lastHook();
     expect(hook).toMatchObject({ method: 'POST', url: '/eu/v2/alerts' });
     expect(hook.headers.authorization).toBe('GenieKey genie-key-1');
@@ -179,7 +213,9 @@ describe('SMS and CALL', () => {
 
   it('an SMS is posted to the SMS gateway with the number, the text and the delivery id', async () => {
     const m = alertMessage();
-    expect(await sendSmsAlert(m, channel('SMS', { number: '+4915112345678' }), sendContext({ providers: gateways() }))).toEqual({ ok: true });
+    expect(
+      await sendSmsAlert(m, channel('SMS', { number: '+4915112345678' }), sendContext({ providers: gateways() })),
+    ).toEqual({ ok: true });
     const hook = await lastHook();
     expect(hook).toMatchObject({ method: 'POST', url: '/sms' });
     expect(hook.headers['x-outpost-delivery']).toBe(m.notificationId);
@@ -196,17 +232,29 @@ describe('SMS and CALL', () => {
   });
 
   it('an SMS stays within 300 characters however long the error', async () => {
-    await sendSmsAlert(alertMessage({ error: 'e'.repeat(5_000) }), channel('SMS', { number: '+15550100' }), sendContext({ providers: gateways() }));
+    await sendSmsAlert(
+      alertMessage({ error: 'e'.repeat(5_000) }),
+      channel('SMS', { number: '+15550100' }),
+      sendContext({ providers: gateways() }),
+    );
     const message = (await lastHook()).json.message as string;
     expect(message.length).toBeLessThanOrEqual(300);
     expect(message.endsWith(alertMessage().resultUrl)).toBe(true);
   });
 
   it('a call is posted to the voice gateway with words to read out', async () => {
-    await sendCallAlert(alertMessage({ alertType: 'ALERT_RECOVERY' }), channel('CALL', { number: '+15550100' }), sendContext({ providers: gateways() }));
+    await sendCallAlert(
+      alertMessage({ alertType: 'ALERT_RECOVERY' }),
+      channel('CALL', { number: '+15550100' }),
+      sendContext({ providers: gateways() }),
+    );
     const hook = await lastHook();
     expect(hook.url).toBe('/voice');
-    expect(hook.json).toMatchObject({ type: 'CALL', to: '+15550100', message: 'Outpost alert. Check "Checkout API" has recovered (eu-west-1).' });
+    expect(hook.json).toMatchObject({
+      type: 'CALL',
+      to: '+15550100',
+      message: 'Outpost alert. Check "Checkout API" has recovered (eu-west-1).',
+    });
   });
 
   it.each([
@@ -215,12 +263,20 @@ describe('SMS and CALL', () => {
   ] as const)('%s without a gateway is a permanent failure naming %s', async (type, setting) => {
     const send = type === 'SMS' ? sendSmsAlert : sendCallAlert;
     const outcome = await send(alertMessage(), channel(type, { number: '+15550100' }) as never, sendContext());
-    expect(outcome).toEqual({ ok: false, permanent: true, error: `${setting} is not set, so the service cannot deliver ${type} alerts` });
+    expect(outcome).toEqual({
+      ok: false,
+      permanent: true,
+      error: `${setting} is not set, so the service cannot deliver ${type} alerts`,
+    });
   });
 
   it("the gateway's 5xx is retried", async () => {
     receiver.script.push(503);
-    const outcome = await sendSmsAlert(alertMessage(), channel('SMS', { number: '+15550100' }), sendContext({ providers: gateways() }));
+    const outcome = await sendSmsAlert(
+      alertMessage(),
+      channel('SMS', { number: '+15550100' }),
+      sendContext({ providers: gateways() }),
+    );
     expect(outcome).toEqual({ ok: false, permanent: false, error: 'the SMS gateway answered HTTP 503' });
   });
 });

@@ -3,7 +3,10 @@
  * its own sender (a real receiver on 127.0.0.1 stands in for every provider).
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ALERT_CHANNEL_TYPES, type AlertChannelDefinition } from '../../../src/service/alert-channels/channel-config.ts';
+import {
+  ALERT_CHANNEL_TYPES,
+  type AlertChannelDefinition,
+} from '../../../src/service/alert-channels/channel-config.ts';
 import { createChannelSenders } from '../../../src/service/notify/channels/index.ts';
 import { loadProviderEndpoints } from '../../../src/service/notify/channels/providers.ts';
 import type { ChannelSender } from '../../../src/service/notify/channels/types.ts';

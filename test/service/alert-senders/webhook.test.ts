@@ -89,7 +89,11 @@ describe('WEBHOOK request', () => {
   });
 
   it.each(['GET', 'HEAD', 'DELETE'] as const)('%s sends no body, and signs the empty body', async (method) => {
-    const outcome = await sendWebhookAlert(alertMessage(), webhook({ method, template: '{"a":1}', webhookSecret: 's' }), sendContext());
+    const outcome = await sendWebhookAlert(
+      alertMessage(),
+      webhook({ method, template: '{"a":1}', webhookSecret: 's' }),
+      sendContext(),
+    );
     expect(outcome).toEqual({ ok: true });
     const hook = await receiver.hooks.next();
     expect(hook.method).toBe(method);
@@ -102,10 +106,30 @@ describe('WEBHOOK request', () => {
 describe('WEBHOOK template variables', () => {
   it('fills every variable the vendor documents that an alert has a value for', async () => {
     const names = [
-      'ALERT_TITLE', 'ALERT_TYPE', 'API_CHECK_RESPONSE_STATUS_CODE', 'API_CHECK_RESPONSE_STATUS_TEXT', 'CHECK_ERROR_MESSAGE',
-      'CHECK_ID', 'CHECK_NAME', 'CHECK_RESULT_ID', 'CHECK_TYPE', 'GROUP_NAME', 'IS_REMINDER', 'REGION', 'REMINDER_SEQUENCE',
-      'RESPONSE_TIME', 'RESULT_LINK', 'RUN_LOCATION', 'SSL_DAYS_REMAINING', 'STARTED_AT', 'TIMESTAMP', 'ALERT_ID', 'NOTIFICATION_ID',
-      'CHECK_DESCRIPTION', 'SSL_CHECK_DOMAIN', 'AI_ANALYSIS_ROOT_CAUSE',
+      'ALERT_TITLE',
+      'ALERT_TYPE',
+      'API_CHECK_RESPONSE_STATUS_CODE',
+      'API_CHECK_RESPONSE_STATUS_TEXT',
+      'CHECK_ERROR_MESSAGE',
+      'CHECK_ID',
+      'CHECK_NAME',
+      'CHECK_RESULT_ID',
+      'CHECK_TYPE',
+      'GROUP_NAME',
+      'IS_REMINDER',
+      'REGION',
+      'REMINDER_SEQUENCE',
+      'RESPONSE_TIME',
+      'RESULT_LINK',
+      'RUN_LOCATION',
+      'SSL_DAYS_REMAINING',
+      'STARTED_AT',
+      'TIMESTAMP',
+      'ALERT_ID',
+      'NOTIFICATION_ID',
+      'CHECK_DESCRIPTION',
+      'SSL_CHECK_DOMAIN',
+      'AI_ANALYSIS_ROOT_CAUSE',
     ];
     const body = await render(names.map((n) => `${n}={{{${n}}}}`).join('\n'));
     const m = alertMessage();
@@ -141,9 +165,9 @@ describe('WEBHOOK template variables', () => {
     expect(await render('{{IS_REMINDER}} {{ALERT_TITLE}}', { alertType: 'ALERT_FAILURE_REMAIN' })).toBe(
       'true Check &quot;Checkout API&quot; is still failing',
     );
-    expect(await render('{{{ALERT_TITLE}}} / {{SSL_DAYS_REMAINING}}', { alertType: 'ALERT_SSL', sslDaysRemaining: 7 })).toBe(
-      'The SSL certificate of check "Checkout API" will expire in 7 days / 7',
-    );
+    expect(
+      await render('{{{ALERT_TITLE}}} / {{SSL_DAYS_REMAINING}}', { alertType: 'ALERT_SSL', sslDaysRemaining: 7 }),
+    ).toBe('The SSL certificate of check "Checkout API" will expire in 7 days / 7');
   });
 
   it('HTML-escapes {{X}} so a quote cannot break a JSON body, and inserts {{{X}}} as is', async () => {
@@ -152,7 +176,9 @@ describe('WEBHOOK template variables', () => {
   });
 
   it('renders the TAGS array with #each, as the vendor\'s Opsgenie example does ({{this}} escapes "=", {{{this}}} does not)', async () => {
-    const body = await render('{"tags":[{{#each TAGS}}"{{this}}"{{#unless @last}},{{/unless}}{{/each}}],"raw":"{{{TAGS.[1]}}}"}');
+    const body = await render(
+      '{"tags":[{{#each TAGS}}"{{this}}"{{#unless @last}},{{/unless}}{{/each}}],"raw":"{{{TAGS.[1]}}}"}',
+    );
     expect(JSON.parse(body)).toEqual({ tags: ['team:payments', 'env&#x3D;production', 'P1'], raw: 'env=production' });
   });
 });
@@ -186,17 +212,26 @@ describe('WEBHOOK template helpers', () => {
     ['{{#contains TAGS "P1"}}"1"{{else}}"3"{{/contains}}', '"1"'],
     ['{{#has TAGS "P2"}}yes{{else}}no{{/has}}', 'no'],
     ['{{default GROUP_NAME "none"}}/{{default AI_ANALYSIS_LINK "x"}}', 'Payments/'],
-    ['{{#ifEven RESPONSE_TIME}}even{{else}}odd{{/ifEven}} {{#ifOdd 3}}odd{{/ifOdd}} {{#ifNth 3 9}}nth{{/ifNth}}', 'even odd nth'],
+    [
+      '{{#ifEven RESPONSE_TIME}}even{{else}}odd{{/ifEven}} {{#ifOdd 3}}odd{{/ifOdd}} {{#ifNth 3 9}}nth{{/ifNth}}',
+      'even odd nth',
+    ],
     ['{{#unlessEq ALERT_TYPE "ALERT_RECOVERY"}}not recovered{{/unlessEq}}', 'not recovered'],
-    ['{{#unlessGt 1 2}}a{{/unlessGt}}{{#unlessGteq 1 1}}b{{else}}c{{/unlessGteq}}{{#unlessLt 2 1}}d{{/unlessLt}}{{#unlessLteq 3 2}}e{{/unlessLteq}}', 'acde'],
+    [
+      '{{#unlessGt 1 2}}a{{/unlessGt}}{{#unlessGteq 1 1}}b{{else}}c{{/unlessGteq}}{{#unlessLt 2 1}}d{{/unlessLt}}{{#unlessLteq 3 2}}e{{/unlessLteq}}',
+      'acde',
+    ],
   ])('%s renders %s', async (template, expected) => {
     expect(await render(template)).toBe(expected);
   });
 
   it('json writes a value as JSON, unescaped for HTML, so any check name keeps the body valid', async () => {
-    const body = await render('{"name":{{json CHECK_NAME}},"tags":{{json TAGS}},"ssl":{{json SSL_DAYS_REMAINING}},"rt":{{json RESPONSE_TIME}} }', {
-      checkName: 'Say "hi" & <go>\n',
-    });
+    const body = await render(
+      '{"name":{{json CHECK_NAME}},"tags":{{json TAGS}},"ssl":{{json SSL_DAYS_REMAINING}},"rt":{{json RESPONSE_TIME}} }',
+      {
+        checkName: 'Say "hi" & <go>\n',
+      },
+    );
     expect(JSON.parse(body)).toEqual({ name: 'Say "hi" & <go>\n', tags: alertMessage().tags, ssl: '', rt: 1234 });
   });
 
@@ -212,7 +247,11 @@ describe('WEBHOOK template helpers', () => {
 describe('WEBHOOK failures', () => {
   it.each([
     ['an unclosed block', '{"a": "{{#if CHECK_ID}}x"}', /^the webhook template does not render: .*if/s],
-    ['a helper given a date it cannot read', '{{date "not a date" "YYYY"}}', /^the webhook template does not render: date: cannot read "not a date"/],
+    [
+      'a helper given a date it cannot read',
+      '{{date "not a date" "YYYY"}}',
+      /^the webhook template does not render: date: cannot read "not a date"/,
+    ],
     ['an unknown compare operator', '{{#compare 1 "~" 2}}x{{/compare}}', /compare: unknown operator "~"/],
   ])('%s is a permanent failure naming the template error, and nothing is sent', async (_what, template, error) => {
     // Twice: compiled templates are kept for the next alert, and a broken one must not be kept as good.
@@ -232,18 +271,34 @@ describe('WEBHOOK failures', () => {
 
   it('a URL that is no URL once rendered is a permanent failure', async () => {
     const outcome = await sendWebhookAlert(alertMessage(), webhook({ url: '{{GROUP_NAME}}/hook' }), sendContext());
-    expect(outcome).toMatchObject({ ok: false, permanent: true, error: expect.stringMatching(/^the webhook URL is not a URL once rendered/) });
+    expect(outcome).toMatchObject({
+      ok: false,
+      permanent: true,
+      error: expect.stringMatching(/^the webhook URL is not a URL once rendered/),
+    });
   });
 
   it('a header value with a line break is a permanent failure', async () => {
-    const outcome = await sendWebhookAlert(alertMessage({ error: 'a\r\nX-Injected: 1' }), webhook({ headers: [{ key: 'x-error', value: '{{CHECK_ERROR_MESSAGE}}' }] }), sendContext());
+    const outcome = await sendWebhookAlert(
+      alertMessage({ error: 'a\r\nX-Injected: 1' }),
+      webhook({ headers: [{ key: 'x-error', value: '{{CHECK_ERROR_MESSAGE}}' }] }),
+      sendContext(),
+    );
     expect(outcome).toMatchObject({ ok: false, permanent: true });
     expect(receiver.hooks.items).toHaveLength(0);
   });
 
   it('a loopback address the outbound guard does not allow is refused, permanently, without connecting', async () => {
-    const outcome = await sendWebhookAlert(alertMessage(), webhook({}), sendContext({ dispatcher: guardedDispatcher(null) }));
-    expect(outcome).toEqual({ ok: false, permanent: true, error: 'refused: 127.0.0.1 is a loopback address; allow it with OUTBOUND_ALLOW' });
+    const outcome = await sendWebhookAlert(
+      alertMessage(),
+      webhook({}),
+      sendContext({ dispatcher: guardedDispatcher(null) }),
+    );
+    expect(outcome).toEqual({
+      ok: false,
+      permanent: true,
+      error: 'refused: 127.0.0.1 is a loopback address; allow it with OUTBOUND_ALLOW',
+    });
     expect(receiver.hooks.items).toHaveLength(0);
   });
 });

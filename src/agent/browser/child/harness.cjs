@@ -39,8 +39,13 @@ function runTests(opts) {
 }
 
 function describe(err) {
-  if (!err || typeof err !== 'object') return { name: 'Error', message: `a non-error value was thrown: ${String(err)}`, stack: null };
-  return { name: String(err.name || 'Error'), message: String(err.message), stack: typeof err.stack === 'string' ? err.stack : null };
+  if (!err || typeof err !== 'object')
+    return { name: 'Error', message: `a non-error value was thrown: ${String(err)}`, stack: null };
+  return {
+    name: String(err.name || 'Error'),
+    message: String(err.message),
+    stack: typeof err.stack === 'string' ? err.stack : null,
+  };
 }
 
 /** Resolves with `fallback` if `p` takes longer than `ms` (finishing steps must not hang the run). */
@@ -72,10 +77,13 @@ async function runScript(opts) {
 
   let fn;
   try {
-    fn = new vm.Script(`(async function (require, page, context, browser, request, module, exports, __filename, __dirname) {\n${opts.code}\n})`, {
-      filename: file,
-      lineOffset: -1,
-    }).runInThisContext();
+    fn = new vm.Script(
+      `(async function (require, page, context, browser, request, module, exports, __filename, __dirname) {\n${opts.code}\n})`,
+      {
+        filename: file,
+        lineOffset: -1,
+      },
+    ).runInThisContext();
   } catch (err) {
     result.error = describe(err);
     writeResult();
@@ -151,7 +159,10 @@ async function runScript(opts) {
 
   // Errors that escape the script (a throw in a callback, an unhandled rejection) fail the run
   // here rather than ending the bootstrap's step.
-  const saved = { uncaughtException: process.listeners('uncaughtException'), unhandledRejection: process.listeners('unhandledRejection') };
+  const saved = {
+    uncaughtException: process.listeners('uncaughtException'),
+    unhandledRejection: process.listeners('unhandledRejection'),
+  };
   let escaped;
   const escapedRun = new Promise((_, reject) => {
     escaped = reject;
@@ -163,16 +174,23 @@ async function runScript(opts) {
   }
   let timer;
   const deadline = new Promise((_, reject) => {
-    timer = setTimeout(() => {
-      const err = new Error(`the script did not finish within its time limit of ${opts.softLimitMs} ms`);
-      err.name = 'TimeoutError';
-      result.timedOut = true;
-      reject(err);
-    }, Math.max(0, opts.deadlineAt - Date.now()));
+    timer = setTimeout(
+      () => {
+        const err = new Error(`the script did not finish within its time limit of ${opts.softLimitMs} ms`);
+        err.name = 'TimeoutError';
+        result.timedOut = true;
+        reject(err);
+      },
+      Math.max(0, opts.deadlineAt - Date.now()),
+    );
   });
   const mod = { exports: {} };
   try {
-    await Promise.race([Promise.resolve().then(() => fn(userRequire, page, context, browser, request, mod, mod.exports, file, jobDir)), deadline, escapedRun]);
+    await Promise.race([
+      Promise.resolve().then(() => fn(userRequire, page, context, browser, request, mod, mod.exports, file, jobDir)),
+      deadline,
+      escapedRun,
+    ]);
     result.ok = true;
   } catch (err) {
     result.error = describe(err);
@@ -186,7 +204,10 @@ async function runScript(opts) {
       for (const p of ctx.pages()) {
         if (p.isClosed()) continue;
         n += 1;
-        await bounded(p.screenshot({ path: path.join(dirs.screenshots, `failure-${n}.png`), timeout: Math.max(1, left(3000) / 2) }), left(3000) / 2);
+        await bounded(
+          p.screenshot({ path: path.join(dirs.screenshots, `failure-${n}.png`), timeout: Math.max(1, left(3000) / 2) }),
+          left(3000) / 2,
+        );
       }
     }
   }

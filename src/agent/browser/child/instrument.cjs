@@ -101,7 +101,11 @@ class PageRecorder {
       const list = current().consoleErrors;
       if (list.length >= MAX_ITEMS) return;
       const loc = msg.location();
-      list.push({ type: 'console', text: clip(msg.text()), location: loc?.url ? `${loc.url}:${loc.lineNumber + 1}` : undefined });
+      list.push({
+        type: 'console',
+        text: clip(msg.text()),
+        location: loc?.url ? `${loc.url}:${loc.lineNumber + 1}` : undefined,
+      });
     });
     page.on('pageerror', (err) => {
       const list = current().consoleErrors;
@@ -111,14 +115,26 @@ class PageRecorder {
       const list = current().failedRequests;
       if (list.length >= MAX_ITEMS) return;
       const failure = req.failure();
-      list.push({ url: clip(req.url()), method: req.method(), status: null, failure: failure ? clip(failure.errorText) : 'failed', resourceType: req.resourceType() });
+      list.push({
+        url: clip(req.url()),
+        method: req.method(),
+        status: null,
+        failure: failure ? clip(failure.errorText) : 'failed',
+        resourceType: req.resourceType(),
+      });
     });
     page.on('response', (res) => {
       if (res.status() < 400) return;
       const list = current().failedRequests;
       if (list.length >= MAX_ITEMS) return;
       const req = res.request();
-      list.push({ url: clip(res.url()), method: req.method(), status: res.status(), failure: null, resourceType: req.resourceType() });
+      list.push({
+        url: clip(res.url()),
+        method: req.method(),
+        status: res.status(),
+        failure: null,
+        resourceType: req.resourceType(),
+      });
     });
     page.on('close', () => this.save());
   }

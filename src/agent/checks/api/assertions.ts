@@ -137,7 +137,8 @@ function compare(comparison: AssertionComparison, actual: unknown, target: strin
     case 'LESS_THAN': {
       const a = asNumber(actual);
       const t = asNumber(target);
-      if (a === undefined) throw new AssertionError(`${comparison} needs a number, the value is ${describeType(actual)}`);
+      if (a === undefined)
+        throw new AssertionError(`${comparison} needs a number, the value is ${describeType(actual)}`);
       if (t === undefined) throw new AssertionError(`${comparison} needs a numeric target, got "${target}"`);
       return comparison === 'GREATER_THAN' ? a > t : a < t;
     }
@@ -152,7 +153,8 @@ function compare(comparison: AssertionComparison, actual: unknown, target: strin
     }
     case 'HAS_KEY':
     case 'NOT_HAS_KEY': {
-      if (!isPlainObject(actual)) throw new AssertionError(`${comparison} needs an object, the value is ${describeType(actual)}`);
+      if (!isPlainObject(actual))
+        throw new AssertionError(`${comparison} needs an object, the value is ${describeType(actual)}`);
       const has = Object.hasOwn(actual, target);
       return comparison === 'HAS_KEY' ? has : !has;
     }
@@ -193,7 +195,9 @@ export function compileRegex(source: string, field: 'property' | 'regex' = 'rege
   try {
     return compileAssertionRegex(source);
   } catch (err) {
-    throw new AssertionError(`${field}: invalid regular expression "${source}": ${err instanceof Error ? err.message : String(err)}`);
+    throw new AssertionError(
+      `${field}: invalid regular expression "${source}": ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -208,7 +212,13 @@ function matchRegex(value: unknown, regex: string, field: 'property' | 'regex'):
 }
 
 /** Sources whose value is a measurement (a number): `property` and `regex` do not apply to them. */
-const MEASUREMENT_SOURCES: ReadonlySet<string> = new Set(['STATUS_CODE', 'RESPONSE_TIME', 'HTTP_VERSION', 'TLS_VERSION', 'SSL_CERTIFICATE_DAYS_REMAINING']);
+const MEASUREMENT_SOURCES: ReadonlySet<string> = new Set([
+  'STATUS_CODE',
+  'RESPONSE_TIME',
+  'HTTP_VERSION',
+  'TLS_VERSION',
+  'SSL_CERTIFICATE_DAYS_REMAINING',
+]);
 
 /** `TLSv1.3` (Node's spelling), `TLS1.3` (the reference's) or `1.3` as the number 1.3; undefined otherwise. */
 export function tlsVersionOf(v: unknown): number | undefined {
@@ -224,7 +234,8 @@ const TLS_SOURCES: ReadonlySet<string> = new Set(['TLS_VERSION', 'SSL_CERTIFICAT
 function compareTlsVersion(a: Assertion, protocol: unknown, target: string): boolean {
   if (a.comparison === 'IS_NULL' || a.comparison === 'NOT_NULL') return compare(a.comparison, protocol, target);
   const wanted = tlsVersionOf(target);
-  if (wanted === undefined) throw new AssertionError(`TLS_VERSION needs a version target (TLS1.2, TLSv1.3, 1.2), got "${target}"`);
+  if (wanted === undefined)
+    throw new AssertionError(`TLS_VERSION needs a version target (TLS1.2, TLSv1.3, 1.2), got "${target}"`);
   return compare(a.comparison, tlsVersionOf(protocol) ?? String(protocol), String(wanted));
 }
 
@@ -332,13 +343,22 @@ function evaluateOne(a: Assertion, res: AssertableResponse, ev: Evaluation): Ass
       const has = Object.hasOwn(res.headers, name);
       return { ...a, actual: preview(actual), passed: a.comparison === 'HAS_KEY' ? has : !has };
     }
-    if (actual === undefined && TLS_SOURCES.has(a.source) && a.comparison !== 'IS_NULL' && a.comparison !== 'NOT_NULL') {
+    if (
+      actual === undefined &&
+      TLS_SOURCES.has(a.source) &&
+      a.comparison !== 'IS_NULL' &&
+      a.comparison !== 'NOT_NULL'
+    ) {
       throw new AssertionError('the response came over plain HTTP: there is no TLS session or certificate');
     }
-    if (a.source === 'TLS_VERSION') return { ...a, actual: preview(actual), passed: compareTlsVersion(a, actual, target) };
+    if (a.source === 'TLS_VERSION')
+      return { ...a, actual: preview(actual), passed: compareTlsVersion(a, actual, target) };
     return { ...a, actual: preview(actual), passed: compare(a.comparison, actual, target) };
   } catch (err) {
-    const message = err instanceof AssertionError ? err.message : `could not evaluate: ${err instanceof Error ? err.message : String(err)}`;
+    const message =
+      err instanceof AssertionError
+        ? err.message
+        : `could not evaluate: ${err instanceof Error ? err.message : String(err)}`;
     return { ...a, actual: preview(actual), passed: false, error: message };
   }
 }
@@ -372,7 +392,10 @@ export function evaluateAssertionsBy<A extends AssertionOf<string, string>>(
       actual = applyRegexField(actualOf(a), a);
       return { ...a, actual: preview(actual), passed: compare(a.comparison as AssertionComparison, actual, target) };
     } catch (err) {
-      const message = err instanceof AssertionError ? err.message : `could not evaluate: ${err instanceof Error ? err.message : String(err)}`;
+      const message =
+        err instanceof AssertionError
+          ? err.message
+          : `could not evaluate: ${err instanceof Error ? err.message : String(err)}`;
       return { ...a, actual: preview(actual), passed: false, error: message };
     }
   });
@@ -381,7 +404,9 @@ export function evaluateAssertionsBy<A extends AssertionOf<string, string>>(
 /** One line for a failed assertion, for the outcome's `error`. */
 export function describeFailedAssertion(r: EvaluatedAssertion<AssertionOf<string, string>>): string {
   const where = r.property ? ` ${r.property}` : '';
-  const expected = ['IS_EMPTY', 'NOT_EMPTY', 'IS_NULL', 'NOT_NULL'].includes(r.comparison) ? '' : ` ${JSON.stringify(r.target)}`;
+  const expected = ['IS_EMPTY', 'NOT_EMPTY', 'IS_NULL', 'NOT_NULL'].includes(r.comparison)
+    ? ''
+    : ` ${JSON.stringify(r.target)}`;
   const head = `Assertion failed: ${r.source}${where} ${r.comparison}${expected}`;
   if (r.error) return `${head}: ${r.error}`;
   const shown = safeStringify(r.actual);

@@ -72,7 +72,11 @@ const ignore = (): void => {};
  * body_size_limit does). It rejects when the transfer fails (reset, abort); a body that arrived but
  * does not decode resolves with `decodeError`.
  */
-export function readBody(body: Readable, contentEncoding: string | undefined, maxBytes: number | null = null): Promise<BodyRead> {
+export function readBody(
+  body: Readable,
+  contentEncoding: string | undefined,
+  maxBytes: number | null = null,
+): Promise<BodyRead> {
   const decoding = decoderFor(contentEncoding);
   const stopAt = maxBytes === null ? RESPONSE_BODY_HARD_LIMIT_BYTES : maxBytes + 1;
   // An error of the body itself reaches the decoder through the pipeline too; this tells them apart.
@@ -102,7 +106,14 @@ export function readBody(body: Readable, contentEncoding: string | undefined, ma
       const sd = new StringDecoder('utf8');
       const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
       const text = truncated ? sd.write(buf) : sd.write(buf) + sd.end();
-      resolve({ text, truncated, bytes, complete, decodeError: null, overLimit: maxBytes !== null && bytes > maxBytes });
+      resolve({
+        text,
+        truncated,
+        bytes,
+        complete,
+        decodeError: null,
+        overLimit: maxBytes !== null && bytes > maxBytes,
+      });
     };
     const onData = (chunk: Buffer): void => {
       bytes += chunk.length;
@@ -126,7 +137,8 @@ export function readBody(body: Readable, contentEncoding: string | undefined, ma
     };
     // Closed without 'end' or 'error' (destroyed under us, e.g. by the run's abort): an error, as
     // the async iterator would have said (ERR_STREAM_PREMATURE_CLOSE).
-    const onClose = (): void => onError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    const onClose = (): void =>
+      onError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
     source.on('data', onData);
     source.once('end', onEnd);
     source.once('error', onError);
@@ -143,5 +155,7 @@ const BODY_SOURCES = new Set(['TEXT_BODY', 'JSON_BODY']);
  */
 export function failBodyAssertions(results: AssertionResult[], decodeError: string | null): AssertionResult[] {
   if (decodeError === null) return results;
-  return results.map((r) => (BODY_SOURCES.has(r.source) ? { ...r, actual: null, passed: false, error: decodeError } : r));
+  return results.map((r) =>
+    BODY_SOURCES.has(r.source) ? { ...r, actual: null, passed: false, error: decodeError } : r,
+  );
 }

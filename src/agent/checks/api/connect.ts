@@ -72,7 +72,6 @@ export async function resolveHost(
   return { addresses: orderByFamily(list2, prefer), via: 'lookup' };
 }
 
-
 async function openTcp(a: ResolvedAddress, port: number, signal: AbortSignal): Promise<net.Socket> {
   const socket = net.connect({ host: a.address, port, family: a.family });
   try {
@@ -94,7 +93,12 @@ const ALPN_PROTOCOLS = ['h2', 'http/1.1'];
 /** The HTTP version a connection speaks: '2' when its server chose h2 in ALPN, else '1.1'. */
 export type HttpVersion = '2' | '1.1';
 
-async function handshake(raw: net.Socket, host: string, signal: AbortSignal, material?: CheckTlsMaterial): Promise<tls.TLSSocket> {
+async function handshake(
+  raw: net.Socket,
+  host: string,
+  signal: AbortSignal,
+  material?: CheckTlsMaterial,
+): Promise<tls.TLSSocket> {
   // Verification is decided by the caller after reading the certificate (see connectOnce), so the
   // handshake itself never rejects a certificate. Node still computes `authorized` and
   // `authorizationError` (chain and host name). No session is passed: every handshake is full.
@@ -155,7 +159,12 @@ export async function connectOnce(
   const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
   o.hop.socket = performance.now();
   o.onPhase('dns');
-  const { addresses, via } = await (o.resolve ?? resolveHost)(host, o.ipFamily === 'IPv6' ? 6 : 4, o.useOsDnsResolver, o.signal);
+  const { addresses, via } = await (o.resolve ?? resolveHost)(
+    host,
+    o.ipFamily === 'IPv6' ? 6 : 4,
+    o.useOsDnsResolver,
+    o.signal,
+  );
   // An IP literal took no DNS time; the await above still cost a microtask, which is not DNS.
   o.hop.lookup = via === 'literal' ? o.hop.socket : performance.now();
   if (addresses.length === 0) {

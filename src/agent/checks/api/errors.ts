@@ -169,7 +169,11 @@ export function describeRequestError(err: unknown, c: ErrorContext): string {
       TLS_TEXT[code] ??
       (code.startsWith('ERR_SSL_')
         ? code.slice('ERR_SSL_'.length).toLowerCase().replaceAll('_', ' ')
-        : (messageOf(err).replace(/^.*routines:[^:]*:/, '').split(':')[0] ?? '').trim() || messageOf(err));
+        : (
+            messageOf(err)
+              .replace(/^.*routines:[^:]*:/, '')
+              .split(':')[0] ?? ''
+          ).trim() || messageOf(err));
     const hint = /wrong version number|packet length too long|http request/.test(text)
       ? ' — the server does not seem to speak TLS on this port'
       : '';

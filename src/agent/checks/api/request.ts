@@ -39,7 +39,13 @@ export interface PreparedRequest {
   /** Header pairs in order; duplicates kept. */
   headers: Array<[string, string]>;
   body: string | undefined;
-  recorded: { method: string; url: string; data: string; headers: Record<string, string>; params: Record<string, string> };
+  recorded: {
+    method: string;
+    url: string;
+    data: string;
+    headers: Record<string, string>;
+    params: Record<string, string>;
+  };
 }
 
 function hasHeader(headers: Array<[string, string]>, name: string): boolean {
@@ -97,7 +103,10 @@ export function prepareRequest(req: ApiRequest): PreparedRequest {
   if (req.basicAuth && (req.basicAuth.username || req.basicAuth.password)) {
     const token = Buffer.from(`${req.basicAuth.username}:${req.basicAuth.password}`, 'utf8').toString('base64');
     // basicAuth is the explicit setting for it, so it wins over an Authorization header.
-    headers.splice(0, headers.length, ...withoutHeaders(headers, ['authorization']), ['authorization', `Basic ${token}`]);
+    headers.splice(0, headers.length, ...withoutHeaders(headers, ['authorization']), [
+      'authorization',
+      `Basic ${token}`,
+    ]);
   }
   if (!hasHeader(headers, 'user-agent')) headers.push(['user-agent', `Outpost/${VERSION} (API check)`]);
   // As browsers and the reference's runner ask; readBody decodes what comes. The check's own header wins.
@@ -316,7 +325,11 @@ export async function exchange(req: PreparedRequest, o: ExchangeOptions, state: 
         bodyError: read.decodeError,
         bodyOverLimit: read.overLimit,
         httpVersion: state.httpVersion ?? '1.1',
-        failure: redirect ? `Too many redirects (${MAX_REDIRECTS})` : read.overLimit ? overLimitMessage(limit ?? 0) : null,
+        failure: redirect
+          ? `Too many redirects (${MAX_REDIRECTS})`
+          : read.overLimit
+            ? overLimitMessage(limit ?? 0)
+            : null,
       };
     } finally {
       // destroy, not close: nothing is left to send, and a socket still streaming a body is cut now.

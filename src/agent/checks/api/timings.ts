@@ -79,7 +79,12 @@ export function cutHop(h: HopMarks, phase: RequestPhase, at: number): HopMarks {
  * whatever is left (agent-side setup, time between hops), so the phases add up to `total`.
  * `cutIn` is the phase the last hop was in when the run stopped without a response.
  */
-export function runPhases(runStart: number, hops: HopMarks[], runEnd: number, cutIn: RequestPhase | null = null): TimingPhases {
+export function runPhases(
+  runStart: number,
+  hops: HopMarks[],
+  runEnd: number,
+  cutIn: RequestPhase | null = null,
+): TimingPhases {
   const sum = { dns: 0, tcp: 0, tls: 0, firstByte: 0, download: 0 };
   const last = hops.length - 1;
   for (const [i, hop] of hops.entries()) {

@@ -1,6 +1,12 @@
 /** What the agent reports about the certificate of an https target, and the TLS options of a check's own material. */
 import { createHash } from 'node:crypto';
-import { type ConnectionOptions, createSecureContext, getCACertificates, type SecureContext, type TLSSocket } from 'node:tls';
+import {
+  type ConnectionOptions,
+  createSecureContext,
+  getCACertificates,
+  type SecureContext,
+  type TLSSocket,
+} from 'node:tls';
 import type { ApiTlsDetails, CheckTlsMaterial } from '../../../shared/checks/types.ts';
 
 const DAY_MS = 86_400_000;

@@ -23,7 +23,8 @@ function typeName(type: string): string {
   return type.startsWith('UNKNOWN_') ? `TYPE${type.slice('UNKNOWN_'.length)}` : type;
 }
 
-export const fqdn = (name: string): string => (name === '' || name === '.' ? '.' : name.endsWith('.') ? name : `${name}.`);
+export const fqdn = (name: string): string =>
+  name === '' || name === '.' ? '.' : name.endsWith('.') ? name : `${name}.`;
 
 function txtStrings(data: unknown): string[] {
   const parts = Array.isArray(data) ? data : [data];
@@ -57,7 +58,8 @@ function presentData(type: string, data: unknown, forText: boolean): string {
     case 'CAA':
       return `${String(d.flags ?? 0)} ${String(d.tag)} ${quote(String(d.value))}`;
     default:
-      if (Buffer.isBuffer(data)) return `\\# ${data.length}${data.length > 0 ? ` ${data.toString('hex').toUpperCase()}` : ''}`;
+      if (Buffer.isBuffer(data))
+        return `\\# ${data.length}${data.length > 0 ? ` ${data.toString('hex').toUpperCase()}` : ''}`;
       return JSON.stringify(data) ?? '';
   }
 }
@@ -72,7 +74,10 @@ export function toRecord(a: Answer): DnsAnswerRecord | null {
 export function textAnswer(answers: readonly Answer[]): string {
   return answers
     .filter((a) => a.type !== 'OPT')
-    .map((a) => `${fqdn(a.name)}\t${a.ttl ?? 0}\t${a.class ?? 'IN'}\t${typeName(a.type)}\t${presentData(a.type, a.data, true)}`)
+    .map(
+      (a) =>
+        `${fqdn(a.name)}\t${a.ttl ?? 0}\t${a.class ?? 'IN'}\t${typeName(a.type)}\t${presentData(a.type, a.data, true)}`,
+    )
     .join('\n');
 }
 

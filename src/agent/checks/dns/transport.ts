@@ -27,7 +27,9 @@ function decodeAnswer(buf: Buffer, id: number): DecodedPacket | null {
   try {
     packet = dnsPacket.decode(buf);
   } catch (err) {
-    throw new DnsProtocolError(`the answer is not a valid DNS message (${err instanceof Error ? err.message : String(err)})`);
+    throw new DnsProtocolError(
+      `the answer is not a valid DNS message (${err instanceof Error ? err.message : String(err)})`,
+    );
   }
   return packet.id === id && packet.type === 'response' ? packet : null;
 }
@@ -60,7 +62,11 @@ function settleOnce<T>(signal: AbortSignal, close: () => void) {
   return { promise, ok, fail };
 }
 
-export function queryUdp(server: DnsServer, query: Packet & { id: number }, signal: AbortSignal): Promise<DecodedPacket> {
+export function queryUdp(
+  server: DnsServer,
+  query: Packet & { id: number },
+  signal: AbortSignal,
+): Promise<DecodedPacket> {
   const socket = dgram.createSocket(server.family === 6 ? 'udp6' : 'udp4');
   const s = settleOnce<DecodedPacket>(signal, () => socket.close());
   socket.on('error', (err) => s.fail(err));
@@ -81,7 +87,11 @@ export function queryUdp(server: DnsServer, query: Packet & { id: number }, sign
   return s.promise;
 }
 
-export function queryTcp(server: DnsServer, query: Packet & { id: number }, signal: AbortSignal): Promise<DecodedPacket> {
+export function queryTcp(
+  server: DnsServer,
+  query: Packet & { id: number },
+  signal: AbortSignal,
+): Promise<DecodedPacket> {
   const socket = net.connect({ host: server.address, port: server.port, family: server.family });
   const s = settleOnce<DecodedPacket>(signal, () => socket.destroy());
   let buffered = Buffer.alloc(0);
@@ -103,7 +113,9 @@ export function queryTcp(server: DnsServer, query: Packet & { id: number }, sign
     }
   });
   socket.on('end', () =>
-    s.fail(Object.assign(new Error('the server closed the TCP connection before answering'), { code: 'DNS_TCP_CLOSED' })),
+    s.fail(
+      Object.assign(new Error('the server closed the TCP connection before answering'), { code: 'DNS_TCP_CLOSED' }),
+    ),
   );
   return s.promise;
 }

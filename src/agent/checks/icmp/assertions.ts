@@ -38,19 +38,31 @@ export function evaluateIcmpAssertions(
     };
     if (a.source === 'LATENCY') {
       if (!(ICMP_LATENCY_PROPERTIES as readonly string[]).includes(property)) {
-        return { ...a, actual: null, passed: false, error: `LATENCY needs property ${ICMP_LATENCY_PROPERTIES.join(', ')}; got "${property}"` };
+        return {
+          ...a,
+          actual: null,
+          passed: false,
+          error: `LATENCY needs property ${ICMP_LATENCY_PROPERTIES.join(', ')}; got "${property}"`,
+        };
       }
       return asJson(`$.${property}`, latencyBody);
     }
     if (a.source === 'JSON_RESPONSE') return asJson(property, body);
-    return { ...a, actual: null, passed: false, error: `unknown source "${String(a.source)}"; use LATENCY or JSON_RESPONSE` };
+    return {
+      ...a,
+      actual: null,
+      passed: false,
+      error: `unknown source "${String(a.source)}"; use LATENCY or JSON_RESPONSE`,
+    };
   });
 }
 
 /** One line for a failed ICMP assertion, for the outcome's `error`. */
 export function describeFailedIcmpAssertion(r: EvaluatedAssertion<IcmpAssertion>): string {
   const where = r.property ? ` ${r.property}` : '';
-  const expected = ['IS_EMPTY', 'NOT_EMPTY', 'IS_NULL', 'NOT_NULL'].includes(r.comparison) ? '' : ` ${JSON.stringify(r.target)}`;
+  const expected = ['IS_EMPTY', 'NOT_EMPTY', 'IS_NULL', 'NOT_NULL'].includes(r.comparison)
+    ? ''
+    : ` ${JSON.stringify(r.target)}`;
   const head = `Assertion failed: ${r.source}${where} ${r.comparison}${expected}`;
   if (r.error) return `${head}: ${r.error}`;
   const shown = JSON.stringify(r.actual) ?? 'null';

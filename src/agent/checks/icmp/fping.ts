@@ -43,7 +43,10 @@ export const FPING_DEFAULTS = { periodMs: 500, replyTimeoutMs: 500, minSpacingMs
 /** `127.0.0.1 : 0.03 0.04 -` — one summary line per target argument, in argument order (fping -C -q). */
 const SUMMARY = /^(\S+)\s+:((?:\s+(?:\d+(?:\.\d+)?|-))+)\s*$/;
 
-export function parseSummary(stderr: string): { lines: Array<{ target: string; rtts: Array<number | null> }>; other: string[] } {
+export function parseSummary(stderr: string): {
+  lines: Array<{ target: string; rtts: Array<number | null> }>;
+  other: string[];
+} {
   const lines: Array<{ target: string; rtts: Array<number | null> }> = [];
   const other: string[] = [];
   for (const raw of stderr.split('\n')) {
@@ -66,9 +69,14 @@ export function parseSummary(stderr: string): { lines: Array<{ target: string; r
 /** Words for an fping that could not run at all, saying what the agent is missing. */
 function unavailable(code: number | null, other: string[], spawnError?: NodeJS.ErrnoException): IcmpUnavailableError {
   if (spawnError?.code === 'ENOENT') {
-    return new IcmpUnavailableError('ICMP is not available on this agent: the fping binary is not installed (Debian package fping)');
+    return new IcmpUnavailableError(
+      'ICMP is not available on this agent: the fping binary is not installed (Debian package fping)',
+    );
   }
-  if (spawnError) return new IcmpUnavailableError(`ICMP is not available on this agent: fping could not start (${spawnError.message})`);
+  if (spawnError)
+    return new IcmpUnavailableError(
+      `ICMP is not available on this agent: fping could not start (${spawnError.message})`,
+    );
   const said = other.join('; ').slice(0, 300);
   return new IcmpUnavailableError(
     `ICMP is not available on this agent: fping exited with code ${code}${said ? ` (${said})` : ''}; ` +
@@ -145,10 +153,7 @@ export class FpingBatcher implements Pinger {
     const wait = this.#lastSpawn + this.#minSpacingMs - performance.now();
     // setImmediate even when a spawn is allowed now, so that checks started in the same turn of
     // the event loop (a daemon filling its free slots) share the process.
-    this.#flushTimer =
-      wait > 0
-        ? setTimeout(() => this.#flush(), wait)
-        : setImmediate(() => this.#flush());
+    this.#flushTimer = wait > 0 ? setTimeout(() => this.#flush(), wait) : setImmediate(() => this.#flush());
   }
 
   #flush(): void {

@@ -28,7 +28,9 @@ export function routeError(c: Candidate): Promise<string | null> {
     };
     socket.once('error', (err: NodeJS.ErrnoException) => done(err.code ?? 'ENETUNREACH'));
     // Port 9 (discard): any port does, nothing is sent. The callback gets a connect error.
-    socket.connect(9, c.address, (err?: NodeJS.ErrnoException | null) => done(err ? (err.code ?? 'ENETUNREACH') : null));
+    socket.connect(9, c.address, (err?: NodeJS.ErrnoException | null) =>
+      done(err ? (err.code ?? 'ENETUNREACH') : null),
+    );
   });
 }
 
@@ -38,7 +40,10 @@ export function routeError(c: Candidate): Promise<string | null> {
  */
 export async function pickRoutable(
   candidates: readonly Candidate[],
-): Promise<{ chosen: Candidate; skipped: Array<Candidate & { code: string }> } | { chosen: null; skipped: Array<Candidate & { code: string }> }> {
+): Promise<
+  | { chosen: Candidate; skipped: Array<Candidate & { code: string }> }
+  | { chosen: null; skipped: Array<Candidate & { code: string }> }
+> {
   const skipped: Array<Candidate & { code: string }> = [];
   for (const c of candidates) {
     const code = await routeError(c);

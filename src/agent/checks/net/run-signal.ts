@@ -26,7 +26,10 @@ export interface RunSignal {
   dispose(): void;
 }
 
-export function startRunSignal(ctx: Pick<CheckContext, 'signal' | 'timeoutMs'>, t0: number = performance.now()): RunSignal {
+export function startRunSignal(
+  ctx: Pick<CheckContext, 'signal' | 'timeoutMs'>,
+  t0: number = performance.now(),
+): RunSignal {
   const controller = new AbortController();
   let abortKind: AbortKind | null = null;
   const onContextAbort = (): void => {

@@ -31,7 +31,13 @@ export function tlsHandshake(
 ): Promise<tls.TLSSocket> {
   // SNI carries host names only (RFC 6066); an IP address is sent without it.
   const servername = net.isIP(name) === 0 ? name : undefined;
-  const socket = tls.connect({ ...extra, socket: raw, servername, rejectUnauthorized: false, checkServerIdentity: () => undefined });
+  const socket = tls.connect({
+    ...extra,
+    socket: raw,
+    servername,
+    rejectUnauthorized: false,
+    checkServerIdentity: () => undefined,
+  });
   return new Promise<tls.TLSSocket>((resolve, reject) => {
     const fail = (err: unknown): void => {
       cleanup();
@@ -42,7 +48,13 @@ export function tlsHandshake(
       timeoutMs === undefined
         ? undefined
         : setTimeout(
-            () => fail(new TargetError('HANDSHAKE_TIMEOUT', `TLS handshake did not complete within ${timeoutMs} ms (handshakeTimeoutMs)`)),
+            () =>
+              fail(
+                new TargetError(
+                  'HANDSHAKE_TIMEOUT',
+                  `TLS handshake did not complete within ${timeoutMs} ms (handshakeTimeoutMs)`,
+                ),
+              ),
             timeoutMs,
           );
     const onAbort = (): void => fail(signal.reason);
@@ -74,7 +86,8 @@ export function peerTrust(socket: tls.TLSSocket, name: string): PeerTrust {
   const leaf = socket.getPeerCertificate(false);
   // With checkServerIdentity stubbed out, `authorizationError` is OpenSSL's verdict on the chain only.
   const chainTrustReason = socket.authorized ? null : String(socket.authorizationError ?? 'UNKNOWN');
-  const identity = Object.keys(leaf ?? {}).length > 0 ? tls.checkServerIdentity(name, leaf) : new Error('no certificate');
+  const identity =
+    Object.keys(leaf ?? {}).length > 0 ? tls.checkServerIdentity(name, leaf) : new Error('no certificate');
   return {
     chainTrusted: chainTrustReason === null,
     chainTrustReason,

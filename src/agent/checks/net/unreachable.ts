@@ -31,7 +31,10 @@ export interface NoRoute {
  * when every address was a host that could not be reached.
  */
 export function noRouteMessage(target: string, failures: readonly NoRoute[]): string {
-  const head = failures.length > 0 && failures.every((f) => f.code === 'EHOSTUNREACH') ? 'Host unreachable' : 'Network unreachable';
+  const head =
+    failures.length > 0 && failures.every((f) => f.code === 'EHOSTUNREACH')
+      ? 'Host unreachable'
+      : 'Network unreachable';
   const why = failures.map((f) => `${f.where}: ${NO_ROUTE_WORDS[f.code] ?? f.code}`).join('; ');
   return `${head}: this agent has no route to ${target}${why ? ` (${why})` : ''}`;
 }

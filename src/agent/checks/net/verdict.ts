@@ -47,7 +47,11 @@ export function verdictSettings(check: {
   maxResponseTime: number;
   shouldFail?: boolean;
 }): Pick<VerdictInput, 'degradedResponseTime' | 'maxResponseTime' | 'shouldFail'> {
-  return { degradedResponseTime: check.degradedResponseTime, maxResponseTime: check.maxResponseTime, shouldFail: check.shouldFail === true };
+  return {
+    degradedResponseTime: check.degradedResponseTime,
+    maxResponseTime: check.maxResponseTime,
+    shouldFail: check.shouldFail === true,
+  };
 }
 
 /** The first failure of the run, leaving out the one named by `excused`. */
@@ -57,13 +61,16 @@ function firstFailure(v: VerdictInput, overMax: boolean, excused: ShouldFailExcu
   const failedAssertion = v.assertions.find((a) => !a.passed);
   if (failedAssertion) return describeFailedAssertion(failedAssertion);
   if (v.errorAnswer && excused !== 'errorAnswer') return v.errorAnswer;
-  return overMax ? `Response time ${Math.round(v.responseTime)} ms is over the maximum of ${v.maxResponseTime} ms` : null;
+  return overMax
+    ? `Response time ${Math.round(v.responseTime)} ms is over the maximum of ${v.maxResponseTime} ms`
+    : null;
 }
 
 export function decideVerdict(v: VerdictInput): Verdict {
   const cancelled = v.requestError === CANCELLED;
   const overMaxResponseTime = !cancelled && v.maxResponseTime > 0 && v.responseTime > v.maxResponseTime;
-  const isDegraded = v.answered && !overMaxResponseTime && v.degradedResponseTime > 0 && v.responseTime > v.degradedResponseTime;
+  const isDegraded =
+    v.answered && !overMaxResponseTime && v.degradedResponseTime > 0 && v.responseTime > v.degradedResponseTime;
   const base = { isDegraded, overMaxResponseTime };
   const reason = firstFailure(v, overMaxResponseTime, null);
   if (!v.shouldFail || cancelled) return { ...base, hasFailures: reason !== null, error: reason, shouldFail: null };

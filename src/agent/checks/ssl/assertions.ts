@@ -55,12 +55,18 @@ function actualOf(a: SslAssertion, r: Response): unknown {
 }
 
 const isOrderedTlsVersion = (a: SslAssertion) =>
-  a.source === 'CONNECTION' && (a.property ?? '').trim() === 'tlsVersion' && (a.comparison === 'GREATER_THAN' || a.comparison === 'LESS_THAN');
+  a.source === 'CONNECTION' &&
+  (a.property ?? '').trim() === 'tlsVersion' &&
+  (a.comparison === 'GREATER_THAN' || a.comparison === 'LESS_THAN');
 
 /** One result per assertion, in order; never throws. */
-export function evaluateSslAssertions(assertions: readonly SslAssertion[], r: Response): EvaluatedAssertion<SslAssertion>[] {
+export function evaluateSslAssertions(
+  assertions: readonly SslAssertion[],
+  r: Response,
+): EvaluatedAssertion<SslAssertion>[] {
   return assertions.map((a) => {
-    if (!isOrderedTlsVersion(a)) return evaluateAssertionsBy([a], (x) => actualOf(x, r))[0] as EvaluatedAssertion<SslAssertion>;
+    if (!isOrderedTlsVersion(a))
+      return evaluateAssertionsBy([a], (x) => actualOf(x, r))[0] as EvaluatedAssertion<SslAssertion>;
     // Versions compare as numbers (1.2 < 1.3); the result keeps the assertion as written.
     const asNumbers = { ...a, target: String(tlsVersionNumber(a.target) ?? a.target) };
     const [evaluated] = evaluateAssertionsBy([asNumbers], () => tlsVersionNumber(r.protocol));

@@ -5,7 +5,12 @@
  * recommended RSA key size, weak signature algorithms, weak cipher suites. The reference's knownBadCA,
  * ocspMustStapleRespected and sctPresent are stored with the monitor but not evaluated.
  */
-import type { SslBaselineRule, SslCertificateInfo, SslSecurityBaseline, TlsVersionName } from '../../../shared/checks/monitors.ts';
+import type {
+  SslBaselineRule,
+  SslCertificateInfo,
+  SslSecurityBaseline,
+  TlsVersionName,
+} from '../../../shared/checks/monitors.ts';
 
 /** Signature algorithms the reference calls weak (MD2, MD5, SHA-1 and DSA-SHA1 based). */
 const WEAK_SIGNATURE = /^(md2|md5|sha1)With|^dsaWithSHA1$|^ecdsa-with-SHA1$/i;
@@ -24,23 +29,49 @@ export function tlsVersionName(protocol: string | null): string | null {
   return protocol ? protocol.replace(/^TLSv/, 'TLS') : null;
 }
 
-function versionRule(rule: 'minTLSVersion' | 'recommendedTLSVersion', c: { value: TlsVersionName; severity: SslBaselineRule['severity'] }, protocol: string | null): SslBaselineRule {
+function versionRule(
+  rule: 'minTLSVersion' | 'recommendedTLSVersion',
+  c: { value: TlsVersionName; severity: SslBaselineRule['severity'] },
+  protocol: string | null,
+): SslBaselineRule {
   const got = tlsVersionNumber(protocol);
   const passed = got !== null && got >= (tlsVersionNumber(c.value) ?? 0);
-  return { rule, severity: c.severity, passed, detail: `negotiated ${tlsVersionName(protocol) ?? 'unknown'}, ${rule === 'minTLSVersion' ? 'minimum' : 'recommended'} ${c.value}` };
+  return {
+    rule,
+    severity: c.severity,
+    passed,
+    detail: `negotiated ${tlsVersionName(protocol) ?? 'unknown'}, ${rule === 'minTLSVersion' ? 'minimum' : 'recommended'} ${c.value}`,
+  };
 }
 
-function keyRule(rule: 'minKeySizeBits' | 'recommendedKeySizeBits', c: { value: number; severity: SslBaselineRule['severity'] }, leaf: SslCertificateInfo): SslBaselineRule {
+function keyRule(
+  rule: 'minKeySizeBits' | 'recommendedKeySizeBits',
+  c: { value: number; severity: SslBaselineRule['severity'] },
+  leaf: SslCertificateInfo,
+): SslBaselineRule {
   // The rule is about RSA keys; an EC key of any usual size is stronger than the RSA minimums.
   const rsa = leaf.keyAlgorithm?.startsWith('RSA') === true;
   const passed = !rsa || (leaf.keySizeBits ?? 0) >= c.value;
-  return { rule, severity: c.severity, passed, detail: `${leaf.keyAlgorithm ?? 'unknown'} ${leaf.keySizeBits ?? '?'} bits, ${rule === 'minKeySizeBits' ? 'minimum' : 'recommended'} ${c.value} (RSA)` };
+  return {
+    rule,
+    severity: c.severity,
+    passed,
+    detail: `${leaf.keyAlgorithm ?? 'unknown'} ${leaf.keySizeBits ?? '?'} bits, ${rule === 'minKeySizeBits' ? 'minimum' : 'recommended'} ${c.value} (RSA)`,
+  };
 }
 
-function signatureRule(c: { severity: SslBaselineRule['severity'] }, chain: readonly SslCertificateInfo[]): SslBaselineRule {
+function signatureRule(
+  c: { severity: SslBaselineRule['severity'] },
+  chain: readonly SslCertificateInfo[],
+): SslBaselineRule {
   // A root's own signature is not relied upon, so self-signed certificates up the chain do not count.
-  const weak = chain.filter((cert, i) => !(i > 0 && cert.selfSigned) && WEAK_SIGNATURE.test(cert.signatureAlgorithm ?? ''));
-  const detail = weak.length === 0 ? 'no weak signature algorithm' : weak.map((w) => `${w.subjectCN ?? w.subject}: ${w.signatureAlgorithm}`).join('; ');
+  const weak = chain.filter(
+    (cert, i) => !(i > 0 && cert.selfSigned) && WEAK_SIGNATURE.test(cert.signatureAlgorithm ?? ''),
+  );
+  const detail =
+    weak.length === 0
+      ? 'no weak signature algorithm'
+      : weak.map((w) => `${w.subjectCN ?? w.subject}: ${w.signatureAlgorithm}`).join('; ');
   return { rule: 'weakSignatureAlgorithm', severity: c.severity, passed: weak.length === 0, detail };
 }
 

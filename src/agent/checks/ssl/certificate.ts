@@ -21,7 +21,14 @@ function nameText(name: Record<string, string | string[]> | undefined): string {
     .join(', ');
 }
 
-const KEY_ALGORITHMS: Record<string, string> = { rsa: 'RSA', 'rsa-pss': 'RSA-PSS', ec: 'ECDSA', ed25519: 'Ed25519', ed448: 'Ed448', dsa: 'DSA' };
+const KEY_ALGORITHMS: Record<string, string> = {
+  rsa: 'RSA',
+  'rsa-pss': 'RSA-PSS',
+  ec: 'ECDSA',
+  ed25519: 'Ed25519',
+  ed448: 'Ed448',
+  dsa: 'DSA',
+};
 
 /** Whole days until `validTo` (negative once expired), as the API check's tls details count them. */
 export function daysUntil(validTo: string | null, now: number): number | null {

@@ -21,7 +21,10 @@ function withRequestUrl(resolve: Resolve, url: string): Resolve {
 }
 
 /** The check with its request's variables substituted, and a note per reference left as written. */
-export function substituteApiCheck(check: ApiCheckDefinition, resolve: Resolve): { check: ApiCheckDefinition; notes: VariableNote[] } {
+export function substituteApiCheck(
+  check: ApiCheckDefinition,
+  resolve: Resolve,
+): { check: ApiCheckDefinition; notes: VariableNote[] } {
   const req = check.request;
   // A definition without a request is the runner's to report, not ours.
   if (!req) return { check, notes: [] };
@@ -35,7 +38,10 @@ export function substituteApiCheck(check: ApiCheckDefinition, resolve: Resolve):
     headers: r.values('request.headers', req.headers ?? []),
     queryParameters: r.values('request.queryParameters', req.queryParameters ?? []),
     basicAuth: req.basicAuth
-      ? { username: r.text('request.basicAuth.username', req.basicAuth.username), password: r.text('request.basicAuth.password', req.basicAuth.password) }
+      ? {
+          username: r.text('request.basicAuth.username', req.basicAuth.username),
+          password: r.text('request.basicAuth.password', req.basicAuth.password),
+        }
       : req.basicAuth,
   };
   return { check: { ...check, request }, notes: r.notes };

@@ -23,7 +23,8 @@ export class FieldRenderer {
 
   text(field: string, value: string): string {
     const { text, unresolved } = renderTemplate(value, this.#resolve);
-    for (const u of unresolved) this.notes.push({ field, reference: u.reference, message: `${u.reason}; sent as written` });
+    for (const u of unresolved)
+      this.notes.push({ field, reference: u.reference, message: `${u.reason}; sent as written` });
     return text;
   }
 

@@ -20,7 +20,10 @@ export type { RunInfo } from './scope.ts';
  * The check its runner should run, variables substituted, and notes for references left as written.
  * Only API checks take variables in the reference; other types are returned unchanged.
  */
-export function substituteVariables(check: CheckDefinition, run: RunInfo): { check: CheckDefinition; notes: VariableNote[] } {
+export function substituteVariables(
+  check: CheckDefinition,
+  run: RunInfo,
+): { check: CheckDefinition; notes: VariableNote[] } {
   if (check.checkType !== 'API') return { check, notes: [] };
   return substituteApiCheck(check, variableScope(check, run));
 }

@@ -31,10 +31,14 @@ const NAMED: Record<string, number> = { now: 0, today: 0, yesterday: -1, tomorro
 export function relativeDate(expression: string, now: Date): Date | undefined {
   const words = expression.trim().toLowerCase().split(/\s+/);
   const [first = '', second = '', third = '', fourth] = words;
-  if (words.length === 1 && first in NAMED) return moment(now).add(NAMED[first] as number, 'day').toDate();
+  if (words.length === 1 && first in NAMED)
+    return moment(now)
+      .add(NAMED[first] as number, 'day')
+      .toDate();
   let amount: number | undefined;
   let unit: Unit | undefined;
-  if (words.length === 2 && (first === 'last' || first === 'next')) [amount, unit] = [first === 'last' ? -1 : 1, unitOf(second)];
+  if (words.length === 2 && (first === 'last' || first === 'next'))
+    [amount, unit] = [first === 'last' ? -1 : 1, unitOf(second)];
   else if (words.length === 3 && third === 'ago') [amount, unit] = [-Number(first), unitOf(second)];
   else if (words.length === 3 && first === 'in') [amount, unit] = [Number(second), unitOf(third)];
   else if (words.length === 4 && third === 'from' && fourth === 'now') [amount, unit] = [Number(first), unitOf(second)];

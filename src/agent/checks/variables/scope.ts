@@ -45,7 +45,11 @@ function argumentsOf(text: string): string[] | undefined {
 
 function resolveMoment(expression: string, now: Date): Resolution {
   const args = argumentsOf(expression.replace(MOMENT, ''));
-  if (args === undefined) return { kind: 'unresolved', reason: 'the arguments of moment must be quoted strings, e.g. {{moment "2 days ago" "YYYY-MM-DD"}}' };
+  if (args === undefined)
+    return {
+      kind: 'unresolved',
+      reason: 'the arguments of moment must be quoted strings, e.g. {{moment "2 days ago" "YYYY-MM-DD"}}',
+    };
   const answer = momentHelper(args, now);
   return 'value' in answer ? { kind: 'value', value: answer.value } : { kind: 'unresolved', reason: answer.error };
 }

@@ -50,7 +50,9 @@ function describe(err, filename) {
   const name = isError && typeof err.name === 'string' ? err.name : 'Error';
   let message;
   try {
-    message = isError ? String(err.message) : `a non-error value was thrown: ${typeof err === 'string' ? err : stringify(err)}`;
+    message = isError
+      ? String(err.message)
+      : `a non-error value was thrown: ${typeof err === 'string' ? err : stringify(err)}`;
   } catch {
     message = 'a value that cannot be shown was thrown';
   }
@@ -125,7 +127,15 @@ async function runStep(step, silent = false) {
     const mod = { exports: {} };
     Promise.resolve()
       .then(() =>
-        fn(userRequire, context.request, context.response, mod, mod.exports, path.join(process.cwd(), step.filename), process.cwd()),
+        fn(
+          userRequire,
+          context.request,
+          context.response,
+          mod,
+          mod.exports,
+          path.join(process.cwd(), step.filename),
+          process.cwd(),
+        ),
       )
       .then(
         () => resolve({ ok: true }),
@@ -185,10 +195,18 @@ process.stdin.on('end', () => {
 // The warm-up line is dropped by the agent (WARM_UP_LINE in process.ts).
 console.log('\u0000outpost-warm-up\u0000', 1, { a: [1] });
 console.error('\u0000outpost-warm-up\u0000', 1, { a: [1] });
-const warmStep = JSON.parse(stringify({ stage: 'setup', filename: 'warm.js', code: 'request.headers.a = String(1)', env: { OUTPOST_WARM_UP: '1' }, context: { request: { headers: {} } } }));
+const warmStep = JSON.parse(
+  stringify({
+    stage: 'setup',
+    filename: 'warm.js',
+    code: 'request.headers.a = String(1)',
+    env: { OUTPOST_WARM_UP: '1' },
+    context: { request: { headers: {} } },
+  }),
+);
 runStep(warmStep, true)
   .then(() => Promise.all([flushWith(process.stdout, ''), flushWith(process.stderr, '')]))
   .then(() => {
-  delete process.env.OUTPOST_WARM_UP;
-  send({ type: 'ready', node: process.version, pid: process.pid });
-});
+    delete process.env.OUTPOST_WARM_UP;
+    send({ type: 'ready', node: process.version, pid: process.pid });
+  });

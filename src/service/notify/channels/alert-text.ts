@@ -43,7 +43,8 @@ const TITLES: Record<Exclude<AlertType, 'ALERT_SSL'>, string> = {
 /** The vendor's ALERT_TITLE wording, e.g. `Check "Home page" has failed`. */
 export function alertTitle(m: AlertMessage): string {
   if (m.alertType === 'ALERT_SSL') {
-    const days = m.sslDaysRemaining === null ? 'soon' : `in ${m.sslDaysRemaining} day${m.sslDaysRemaining === 1 ? '' : 's'}`;
+    const days =
+      m.sslDaysRemaining === null ? 'soon' : `in ${m.sslDaysRemaining} day${m.sslDaysRemaining === 1 ? '' : 's'}`;
     return `The SSL certificate of check "${m.checkName}" will expire ${days}`;
   }
   return `Check "${m.checkName}" ${TITLES[m.alertType]}`;
@@ -70,7 +71,9 @@ export function alertFacts(m: AlertMessage): AlertFact[] {
     ['Tags', m.tags.length > 0 ? m.tags.join(', ') : null],
     ['Result', m.resultUrl],
   ];
-  return facts.filter((f): f is [string, string] => f[1] !== null && f[1] !== '').map(([label, value]) => ({ label, value }));
+  return facts
+    .filter((f): f is [string, string] => f[1] !== null && f[1] !== '')
+    .map(([label, value]) => ({ label, value }));
 }
 
 /** The facts as plain text lines, `Label: value`. */

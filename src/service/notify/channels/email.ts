@@ -24,7 +24,10 @@ export function alertEmailText(m: AlertMessage): string {
 export function alertEmailHtml(m: AlertMessage): string {
   const rows = alertFacts(m)
     .filter((f) => f.label !== 'Result')
-    .map((f) => `<tr><th align="left" style="padding:2px 12px 2px 0">${escapeHtml(f.label)}</th><td>${escapeHtml(f.value)}</td></tr>`)
+    .map(
+      (f) =>
+        `<tr><th align="left" style="padding:2px 12px 2px 0">${escapeHtml(f.label)}</th><td>${escapeHtml(f.value)}</td></tr>`,
+    )
     .join('');
   const colour = HEADLINE_COLOURS[alertKind(m.alertType)];
   return [

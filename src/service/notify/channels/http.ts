@@ -65,7 +65,11 @@ export function postJson(
 
 function outcomeOf(status: number, detail: string | undefined, receiver: string): SendOutcome {
   if (status >= 200 && status < 300) return detail === undefined ? { ok: true } : { ok: true, detail };
-  const failure = { ok: false as const, permanent: !isRetryableStatus(status), error: `${receiver} answered HTTP ${status}` };
+  const failure = {
+    ok: false as const,
+    permanent: !isRetryableStatus(status),
+    error: `${receiver} answered HTTP ${status}`,
+  };
   return detail === undefined ? failure : { ...failure, detail };
 }
 
@@ -74,7 +78,8 @@ function failureOf(err: unknown, receiver: string): SendOutcome {
   const e = err as Error & { code?: string };
   // undici refuses a request it cannot form (a header value with a line break, a bad URL): no retry changes that.
   const permanent = e.code === 'UND_ERR_INVALID_ARG';
-  const cause = e.name === 'TimeoutError' ? `no answer within the timeout` : `${e.code ? `${e.code} ` : ''}${e.message}`;
+  const cause =
+    e.name === 'TimeoutError' ? `no answer within the timeout` : `${e.code ? `${e.code} ` : ''}${e.message}`;
   return { ok: false, permanent, error: `the request to ${receiver} failed: ${cause}` };
 }
 

@@ -18,14 +18,24 @@ const TAG_MAX = 50;
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** Where to POST and what: a create to /v2/alerts, or a close of the alert with this alias. */
-export function opsgenieRequest(m: AlertMessage, config: OpsgenieConfig, apiUrl: string): { url: string; payload: unknown } {
+export function opsgenieRequest(
+  m: AlertMessage,
+  config: OpsgenieConfig,
+  apiUrl: string,
+): { url: string; payload: unknown } {
   const alias = incidentKeyOf(m);
   const alerts = `${apiUrl.replace(/\/+$/, '')}/v2/alerts`;
   if (alertKind(m.alertType) === 'recovery') {
     const url = `${alerts}/${encodeURIComponent(alias)}/close?identifierType=alias`;
     return { url, payload: { source: 'Outpost', note: `${alertTitle(m)}: ${m.resultUrl}` } };
   }
-  const description = [m.error, `Location: ${m.runLocation}`, `Response time: ${m.responseTime} ms`, `Started at: ${m.startedAt}`, m.resultUrl];
+  const description = [
+    m.error,
+    `Location: ${m.runLocation}`,
+    `Response time: ${m.responseTime} ms`,
+    `Started at: ${m.startedAt}`,
+    m.resultUrl,
+  ];
   const payload = {
     message: clip(alertTitle(m), MESSAGE_MAX),
     alias,

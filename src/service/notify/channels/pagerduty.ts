@@ -8,7 +8,11 @@ import { type AlertKind, alertDetails, alertKind, alertTitle, incidentKeyOf } fr
 import { postJson } from './http.ts';
 import type { AlertMessage, ChannelSender } from './types.ts';
 
-const SEVERITY: Record<Exclude<AlertKind, 'recovery'>, string> = { failure: 'critical', degraded: 'warning', ssl: 'warning' };
+const SEVERITY: Record<Exclude<AlertKind, 'recovery'>, string> = {
+  failure: 'critical',
+  degraded: 'warning',
+  ssl: 'warning',
+};
 /** PagerDuty refuses a summary over 1024 characters. */
 const SUMMARY_MAX = 1_024;
 

@@ -44,11 +44,17 @@ function sendThroughGateway(m: AlertMessage, type: PhoneType, to: string, ctx: S
   const gateway = type === 'SMS' ? ctx.providers.smsGatewayUrl : ctx.providers.voiceGatewayUrl;
   if (!gateway) {
     const setting = type === 'SMS' ? SMS_GATEWAY_SETTING : VOICE_GATEWAY_SETTING;
-    return Promise.resolve({ ok: false, permanent: true, error: `${setting} is not set, so the service cannot deliver ${type} alerts` });
+    return Promise.resolve({
+      ok: false,
+      permanent: true,
+      error: `${setting} is not set, so the service cannot deliver ${type} alerts`,
+    });
   }
   const receiver = `the ${type === 'SMS' ? 'SMS' : 'voice'} gateway`;
   return postJson(gateway, gatewayRequest(m, type, to), ctx, receiver, { [DELIVERY_HEADER]: m.notificationId });
 }
 
-export const sendSmsAlert: ChannelSender<'SMS'> = (m, channel, ctx) => sendThroughGateway(m, 'SMS', channel.config.number, ctx);
-export const sendCallAlert: ChannelSender<'CALL'> = (m, channel, ctx) => sendThroughGateway(m, 'CALL', channel.config.number, ctx);
+export const sendSmsAlert: ChannelSender<'SMS'> = (m, channel, ctx) =>
+  sendThroughGateway(m, 'SMS', channel.config.number, ctx);
+export const sendCallAlert: ChannelSender<'CALL'> = (m, channel, ctx) =>
+  sendThroughGateway(m, 'CALL', channel.config.number, ctx);

@@ -51,7 +51,10 @@ const OPERATORS: Record<string, (a: unknown, b: unknown) => boolean> = {
 
 function compareWith(a: unknown, operator: unknown, b: unknown): boolean {
   const op = OPERATORS[String(operator)];
-  if (!op) throw new Error(`compare: unknown operator ${JSON.stringify(operator)}; use one of ${Object.keys(OPERATORS).join(' ')}`);
+  if (!op)
+    throw new Error(
+      `compare: unknown operator ${JSON.stringify(operator)}; use one of ${Object.keys(OPERATORS).join(' ')}`,
+    );
   return op(a, b);
 }
 
@@ -121,7 +124,10 @@ export function readDate(text: string, now: moment.Moment): moment.Moment {
     return now.clone().add(sign * amount, relative[2] as moment.unitOfTime.DurationConstructor);
   }
   const parsed = moment.utc(text, moment.ISO_8601, true);
-  if (!parsed.isValid()) throw new Error(`date: cannot read ${JSON.stringify(text)} as a date; use an ISO date or a phrase such as "2 days ago"`);
+  if (!parsed.isValid())
+    throw new Error(
+      `date: cannot read ${JSON.stringify(text)} as a date; use an ISO date or a phrase such as "2 days ago"`,
+    );
   return parsed;
 }
 

@@ -64,7 +64,14 @@ export interface SendContext {
 }
 
 export interface MailTransport {
-  send(mail: { to: string; subject: string; text: string; html: string; messageId: string; headers: Record<string, string> }): Promise<SendOutcome>;
+  send(mail: {
+    to: string;
+    subject: string;
+    text: string;
+    html: string;
+    messageId: string;
+    headers: Record<string, string>;
+  }): Promise<SendOutcome>;
 }
 
 export type ChannelSender<T extends AlertChannelType = AlertChannelType> = (

@@ -64,7 +64,10 @@ export const sendWebhookAlert: ChannelSender<'WEBHOOK'> = async (m, channel, ctx
   try {
     req = renderRequest(m, channel.config, now);
   } catch (err) {
-    const what = err instanceof TemplateError ? 'the webhook template does not render' : 'the webhook URL is not a URL once rendered';
+    const what =
+      err instanceof TemplateError
+        ? 'the webhook template does not render'
+        : 'the webhook URL is not a URL once rendered';
     return { ok: false, permanent: true, error: `${what}: ${(err as Error).message}` };
   }
   // The signature covers the exact bytes sent (an empty body for GET/HEAD/DELETE).

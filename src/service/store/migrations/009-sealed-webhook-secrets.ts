@@ -30,12 +30,18 @@ export const migration009: Migration = {
   },
 };
 
-async function sealPlainSecrets(db: MigrationDb, table: (typeof TABLES)[number], context: MigrationContext): Promise<void> {
+async function sealPlainSecrets(
+  db: MigrationDb,
+  table: (typeof TABLES)[number],
+  context: MigrationContext,
+): Promise<void> {
   const rows = await db.all<{ id: number; plain: string }>(
     `SELECT rowid AS id, sealed_secret AS plain FROM ${table} WHERE sealed_secret IS NOT NULL AND sealed_secret NOT LIKE ?`,
     [`${SEALED_PREFIX}%`],
   );
   if (rows.length === 0) return;
-  if (!context.secrets) throw new Error(`migration 9 must seal the webhook secrets in ${table}, and was given no secrets key`);
-  for (const row of rows) await db.run(`UPDATE ${table} SET sealed_secret = ? WHERE rowid = ?`, [context.secrets.seal(row.plain), row.id]);
+  if (!context.secrets)
+    throw new Error(`migration 9 must seal the webhook secrets in ${table}, and was given no secrets key`);
+  for (const row of rows)
+    await db.run(`UPDATE ${table} SET sealed_secret = ? WHERE rowid = ?`, [context.secrets.seal(row.plain), row.id]);
 }

@@ -18,9 +18,13 @@ export const migration015: Migration = {
   version: 15,
   name: 'group-subscriptions',
   async up(db: MigrationDb) {
-    const groups = await db.all<GroupRow>("SELECT id, account_id, body FROM check_groups WHERE body LIKE '%alertChannelSubscriptions%'");
+    const groups = await db.all<GroupRow>(
+      "SELECT id, account_id, body FROM check_groups WHERE body LIKE '%alertChannelSubscriptions%'",
+    );
     for (const group of groups) {
-      const { alertChannelSubscriptions, ...body } = JSON.parse(group.body) as { alertChannelSubscriptions?: BodySubscriptions };
+      const { alertChannelSubscriptions, ...body } = JSON.parse(group.body) as {
+        alertChannelSubscriptions?: BodySubscriptions;
+      };
       for (const sub of alertChannelSubscriptions ?? []) {
         if (typeof sub.alertChannelId !== 'number') continue;
         await db.run(

@@ -38,7 +38,9 @@ export const migration017: Migration = {
       CREATE INDEX sp_subscription_tokens_subscription ON sp_subscription_tokens (subscription_id);
     `);
     await giveUnsubscribeTokens(db, context);
-    await db.run(`UPDATE sp_subscriptions SET expires_at = ? WHERE status = 'PENDING'`, [new Date(Date.now() + LEGACY_PENDING_HOURS * 3_600_000).toISOString()]);
+    await db.run(`UPDATE sp_subscriptions SET expires_at = ? WHERE status = 'PENDING'`, [
+      new Date(Date.now() + LEGACY_PENDING_HOURS * 3_600_000).toISOString(),
+    ]);
     await rebuildOutbox(db);
   },
 };
@@ -50,12 +52,14 @@ async function giveUnsubscribeTokens(db: MigrationDb, context: MigrationContext)
   const now = new Date().toISOString();
   for (const { id } of rows) {
     const token = newLinkToken();
-    await db.run('UPDATE sp_subscriptions SET sealed_unsubscribe_token = ? WHERE id = ?', [context.secrets.seal(token), id]);
-    await db.run(`INSERT INTO sp_subscription_tokens (token_hash, subscription_id, purpose, created_at) VALUES (?, ?, 'unsubscribe', ?)`, [
-      hashLinkToken(token),
+    await db.run('UPDATE sp_subscriptions SET sealed_unsubscribe_token = ? WHERE id = ?', [
+      context.secrets.seal(token),
       id,
-      now,
     ]);
+    await db.run(
+      `INSERT INTO sp_subscription_tokens (token_hash, subscription_id, purpose, created_at) VALUES (?, ?, 'unsubscribe', ?)`,
+      [hashLinkToken(token), id, now],
+    );
   }
 }
 

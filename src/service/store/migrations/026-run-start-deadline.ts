@@ -17,7 +17,9 @@ export const migration026: Migration = {
   name: 'run-start-deadline',
   async up(db: MigrationDb) {
     await db.ddl('ALTER TABLE runs ADD COLUMN start_by TEXT');
-    const queued = await db.all<{ run_id: string; due_at: string }>("SELECT run_id, due_at FROM runs WHERE state = 'queued'");
+    const queued = await db.all<{ run_id: string; due_at: string }>(
+      "SELECT run_id, due_at FROM runs WHERE state = 'queued'",
+    );
     for (const run of queued) {
       const startBy = new Date(Date.parse(run.due_at) + DEFAULT_QUEUE_TTL_MS).toISOString();
       await db.run('UPDATE runs SET start_by = $startBy WHERE run_id = $runId', { startBy, runId: run.run_id });

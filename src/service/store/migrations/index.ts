@@ -61,7 +61,39 @@ export interface Migration {
 }
 
 /** Every migration the service knows, in order. New ones are appended, never edited once released. */
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009, migration010, migration011, migration012, migration013, migration014, migration015, migration016, migration017, migration018, migration019, migration020, migration021, migration022, migration023, migration024, migration026, migration028, migration029, migration030, migration031, migration032, migration033];
+export const MIGRATIONS: readonly Migration[] = [
+  migration001,
+  migration002,
+  migration003,
+  migration004,
+  migration005,
+  migration006,
+  migration007,
+  migration008,
+  migration009,
+  migration010,
+  migration011,
+  migration012,
+  migration013,
+  migration014,
+  migration015,
+  migration016,
+  migration017,
+  migration018,
+  migration019,
+  migration020,
+  migration021,
+  migration022,
+  migration023,
+  migration024,
+  migration026,
+  migration028,
+  migration029,
+  migration030,
+  migration031,
+  migration032,
+  migration033,
+];
 
 /**
  * An arbitrary constant: the PostgreSQL advisory lock replicas starting at once take around each
@@ -70,7 +102,11 @@ export const MIGRATIONS: readonly Migration[] = [migration001, migration002, mig
 const MIGRATION_LOCK = 7_346_001;
 
 /** Applies the migrations not yet recorded in schema_migrations; returns the versions applied. */
-export async function runMigrations(db: SqlDatabase, migrations: readonly Migration[] = MIGRATIONS, context: MigrationContext = {}): Promise<number[]> {
+export async function runMigrations(
+  db: SqlDatabase,
+  migrations: readonly Migration[] = MIGRATIONS,
+  context: MigrationContext = {},
+): Promise<number[]> {
   assertOrdered(migrations);
   await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version    INTEGER PRIMARY KEY,
@@ -85,7 +121,10 @@ export async function runMigrations(db: SqlDatabase, migrations: readonly Migrat
 }
 
 /** The migrations of `migrations` that the database has not recorded as applied. */
-export async function pendingMigrations(db: SqlExecutor, migrations: readonly Migration[] = MIGRATIONS): Promise<Migration[]> {
+export async function pendingMigrations(
+  db: SqlExecutor,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<Migration[]> {
   const rows = await db.all<{ version: number }>('SELECT version FROM schema_migrations');
   const applied = new Set(rows.map((row) => row.version));
   return migrations.filter((m) => !applied.has(m.version));
@@ -103,7 +142,11 @@ async function applyOnce(db: SqlDatabase, migration: Migration, context: Migrati
       if (db.dialect === 'postgres') await db.get('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK]);
       if (await db.get('SELECT 1 AS done FROM schema_migrations WHERE version = ?', [migration.version])) return false;
       await migration.up(migrationDb(db), context);
-      await db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [migration.version, migration.name, nowIso()]);
+      await db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+        migration.version,
+        migration.name,
+        nowIso(),
+      ]);
       return true;
     },
     { isolation: 'read committed' },

@@ -6,7 +6,12 @@
  * database is a query, and a replica must not start with a key that cannot open what others sealed.
  */
 import { SecretBox } from '../../secrets/box.ts';
-import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig, secretsKeySourceOf } from '../../secrets/key.ts';
+import {
+  defaultSecretsKeyConfig,
+  loadSecretsKey,
+  type SecretsKeyConfig,
+  secretsKeySourceOf,
+} from '../../secrets/key.ts';
 import { assembleStore } from '../assemble.ts';
 import { MIGRATIONS, runMigrations } from '../migrations/index.ts';
 import { PostgresDatabase, type PostgresOptions } from '../sql/postgres-database.ts';

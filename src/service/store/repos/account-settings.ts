@@ -8,7 +8,10 @@ export class SqlAccountSettingsRepo implements AccountSettingsRepo {
   }
 
   async get(accountId: string): Promise<AccountSettings> {
-    const row = await this.#db.get<{ badges_enabled: number }>('SELECT badges_enabled FROM account_settings WHERE account_id = ?', [accountId]);
+    const row = await this.#db.get<{ badges_enabled: number }>(
+      'SELECT badges_enabled FROM account_settings WHERE account_id = ?',
+      [accountId],
+    );
     return row ? { badgesEnabled: row.badges_enabled === 1 } : { ...DEFAULT_ACCOUNT_SETTINGS };
   }
 

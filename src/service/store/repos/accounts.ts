@@ -35,7 +35,11 @@ export class SqlAccountRepo implements AccountRepo {
     const account: Account = { id: randomUUID(), name, createdAt: nowIso() };
     // One transaction: an account without its first key could never be used.
     const apiKey = await this.#db.transaction(async () => {
-      await this.#db.run('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', [account.id, name, account.createdAt]);
+      await this.#db.run('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', [
+        account.id,
+        name,
+        account.createdAt,
+      ]);
       return (await this.#insertKey(account.id)).apiKey;
     });
     return { account, apiKey };
@@ -49,8 +53,11 @@ export class SqlAccountRepo implements AccountRepo {
   }
 
   async findAccountByApiKey(rawKey: string): Promise<Account | undefined> {
-    const row = (await this.#db.get(`SELECT a.id, a.name, a.created_at FROM api_keys k JOIN accounts a ON a.id = k.account_id
-         WHERE k.key_hash = ? AND k.revoked_at IS NULL`, [hashKey(rawKey)])) as AccountRow | undefined;
+    const row = (await this.#db.get(
+      `SELECT a.id, a.name, a.created_at FROM api_keys k JOIN accounts a ON a.id = k.account_id
+         WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
+      [hashKey(rawKey)],
+    )) as AccountRow | undefined;
     return row && toAccount(row);
   }
 
@@ -59,20 +66,29 @@ export class SqlAccountRepo implements AccountRepo {
   }
 
   async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
-    const rows = (await this.#db.all(`SELECT id, account_id, masked_key, created_at FROM api_keys
-         WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id`, [accountId])) as unknown as ApiKeyRow[];
+    const rows = (await this.#db.all(
+      `SELECT id, account_id, masked_key, created_at FROM api_keys
+         WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id`,
+      [accountId],
+    )) as unknown as ApiKeyRow[];
     return rows.map(toKeyRecord);
   }
 
   async revokeApiKey(accountId: string, keyId: string): Promise<boolean> {
-    const result = await this.#db.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL', [nowIso(), keyId, accountId]);
+    const result = await this.#db.run(
+      'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL',
+      [nowIso(), keyId, accountId],
+    );
     return result.changes > 0;
   }
 
   async #insertKey(accountId: string): Promise<{ record: ApiKeyRecord; apiKey: string }> {
     const apiKey = newApiKey();
     const record: ApiKeyRecord = { id: randomUUID(), accountId, maskedKey: maskKey(apiKey), createdAt: nowIso() };
-    await this.#db.run('INSERT INTO api_keys (id, account_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)', [record.id, accountId, hashKey(apiKey), record.maskedKey, record.createdAt]);
+    await this.#db.run(
+      'INSERT INTO api_keys (id, account_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)',
+      [record.id, accountId, hashKey(apiKey), record.maskedKey, record.createdAt],
+    );
     return { record, apiKey };
   }
 }

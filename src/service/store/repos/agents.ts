@@ -64,11 +64,18 @@ export class SqlAgentRepo implements AgentRepo {
   }
 
   async listByLocation(locationId: string): Promise<Agent[]> {
-    return (await this.#db.all<AgentRow>('SELECT * FROM agents WHERE location_id = ? ORDER BY last_seen_at DESC', [locationId])).map(toAgent);
+    return (
+      await this.#db.all<AgentRow>('SELECT * FROM agents WHERE location_id = ? ORDER BY last_seen_at DESC', [
+        locationId,
+      ])
+    ).map(toAgent);
   }
 
   async touch(agentId: string, now: string): Promise<void> {
-    await this.#db.run('UPDATE agents SET last_seen_at = $now WHERE id = $id AND last_seen_at < $now', { id: agentId, now });
+    await this.#db.run('UPDATE agents SET last_seen_at = $now WHERE id = $id AND last_seen_at < $now', {
+      id: agentId,
+      now,
+    });
   }
 
   async markGone(agentId: string, now: string): Promise<void> {

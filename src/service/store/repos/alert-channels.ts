@@ -50,7 +50,8 @@ const toSubscription = (r: SubscriptionRow): AlertChannelSubscription => ({
 type SubscriberColumn = 'check_id' | 'group_id';
 
 /** The column naming a subscriber, and its id. */
-const subscriberColumn = (s: Subscriber): [SubscriberColumn, string | number] => ('checkId' in s ? ['check_id', s.checkId] : ['group_id', s.groupId]);
+const subscriberColumn = (s: Subscriber): [SubscriberColumn, string | number] =>
+  'checkId' in s ? ['check_id', s.checkId] : ['group_id', s.groupId];
 
 /** A subscriber id as a typed value in a SELECT list (PostgreSQL cannot tell the type of a bare parameter there). */
 const typedSubscriber = (column: SubscriberColumn) => (column === 'check_id' ? 'CAST(? AS TEXT)' : 'CAST(? AS BIGINT)');
@@ -68,7 +69,10 @@ export class SqlAlertChannelRepo implements AlertChannelRepo {
   }
 
   async #subscriptions(channelId: number): Promise<AlertChannelSubscription[]> {
-    const rows = await this.#db.all<SubscriptionRow>('SELECT * FROM alert_channel_subscriptions WHERE channel_id = ? ORDER BY id', [channelId]);
+    const rows = await this.#db.all<SubscriptionRow>(
+      'SELECT * FROM alert_channel_subscriptions WHERE channel_id = ? ORDER BY id',
+      [channelId],
+    );
     return rows.map(toSubscription);
   }
 
@@ -128,11 +132,10 @@ export class SqlAlertChannelRepo implements AlertChannelRepo {
   }
 
   async list(accountId: string, opts: { limit: number; page: number }): Promise<StoredAlertChannel[]> {
-    const rows = await this.#db.all<ChannelRow>('SELECT * FROM alert_channels WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?', [
-      accountId,
-      opts.limit,
-      (opts.page - 1) * opts.limit,
-    ]);
+    const rows = await this.#db.all<ChannelRow>(
+      'SELECT * FROM alert_channels WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?',
+      [accountId, opts.limit, (opts.page - 1) * opts.limit],
+    );
     return Promise.all(rows.map((r) => this.#toChannel(r)));
   }
 
@@ -173,7 +176,9 @@ export class SqlAlertChannelRepo implements AlertChannelRepo {
   }
 
   async delete(accountId: string, id: number): Promise<boolean> {
-    return (await this.#db.run('DELETE FROM alert_channels WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
+    return (
+      (await this.#db.run('DELETE FROM alert_channels WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0
+    );
   }
 
   async putSubscription(
@@ -182,7 +187,10 @@ export class SqlAlertChannelRepo implements AlertChannelRepo {
     input: AlertChannelSubscriptionInput,
   ): Promise<AlertChannelSubscription | undefined> {
     return this.#db.transaction(async () => {
-      const owned = await this.#db.get('SELECT 1 AS owned FROM alert_channels WHERE id = ? AND account_id = ?', [channelId, accountId]);
+      const owned = await this.#db.get('SELECT 1 AS owned FROM alert_channels WHERE id = ? AND account_id = ?', [
+        channelId,
+        accountId,
+      ]);
       return owned ? this.#upsertSubscription(channelId, input) : undefined;
     });
   }
@@ -202,7 +210,12 @@ export class SqlAlertChannelRepo implements AlertChannelRepo {
     return row && this.#toTarget(row);
   }
 
-  async subscribeNew(accountId: string, subscriber: Subscriber, given: ChannelRef[], autoAssign: boolean): Promise<void> {
+  async subscribeNew(
+    accountId: string,
+    subscriber: Subscriber,
+    given: ChannelRef[],
+    autoAssign: boolean,
+  ): Promise<void> {
     const [column, id] = subscriberColumn(subscriber);
     await this.#db.transaction(async () => {
       await this.#insertRefs(accountId, column, id, given);
@@ -230,7 +243,12 @@ export class SqlAlertChannelRepo implements AlertChannelRepo {
   }
 
   /** Inserts the subscriptions of channels of the account; others (deleted meanwhile) are skipped. */
-  async #insertRefs(accountId: string, column: SubscriberColumn, id: string | number, refs: ChannelRef[]): Promise<void> {
+  async #insertRefs(
+    accountId: string,
+    column: SubscriberColumn,
+    id: string | number,
+    refs: ChannelRef[],
+  ): Promise<void> {
     const insert = `INSERT INTO alert_channel_subscriptions (channel_id, ${column}, activated)
        SELECT id, ${typedSubscriber(column)}, CAST(? AS BIGINT) FROM alert_channels WHERE id = ? AND account_id = ?
        ON CONFLICT (channel_id, ${column}) DO UPDATE SET activated = excluded.activated`;
@@ -245,7 +263,11 @@ export class SqlAlertChannelRepo implements AlertChannelRepo {
     return this.#refsOf(accountId, 'group_id', groupIds);
   }
 
-  async #refsOf<K extends string | number>(accountId: string, column: SubscriberColumn, ids: K[]): Promise<Map<K, ChannelRef[]>> {
+  async #refsOf<K extends string | number>(
+    accountId: string,
+    column: SubscriberColumn,
+    ids: K[],
+  ): Promise<Map<K, ChannelRef[]>> {
     const byId = new Map<K, ChannelRef[]>(ids.map((id) => [id, []]));
     const rows = await this.#db.all<{ owner: K; channel_id: number; activated: number }>(
       `SELECT s.${column} AS owner, s.channel_id, s.activated FROM alert_channel_subscriptions s
@@ -258,10 +280,10 @@ export class SqlAlertChannelRepo implements AlertChannelRepo {
   }
 
   async ownedIds(accountId: string, ids: number[]): Promise<Set<number>> {
-    const rows = await this.#db.all<{ id: number }>(`SELECT id FROM alert_channels WHERE account_id = ? AND id IN ${idsIn(this.#db.dialect, 'id')}`, [
-      accountId,
-      JSON.stringify(ids),
-    ]);
+    const rows = await this.#db.all<{ id: number }>(
+      `SELECT id FROM alert_channels WHERE account_id = ? AND id IN ${idsIn(this.#db.dialect, 'id')}`,
+      [accountId, JSON.stringify(ids)],
+    );
     return new Set(rows.map((r) => r.id));
   }
 }

@@ -80,26 +80,42 @@ export class SqlAlertNotificationRepo implements AlertNotificationRepo {
   }
 
   async pendingAlerts(limit: number): Promise<CheckAlertRecord[]> {
-    const rows = await this.#db.all<AlertRow>('SELECT * FROM check_alerts WHERE fanned_out_at IS NULL ORDER BY id LIMIT ?', [limit]);
+    const rows = await this.#db.all<AlertRow>(
+      'SELECT * FROM check_alerts WHERE fanned_out_at IS NULL ORDER BY id LIMIT ?',
+      [limit],
+    );
     return rows.map(toAlert);
   }
 
-  async fanOut(alertId: number, drafts: AlertNotificationDraft[], suppressedReason: string | null, now: Date): Promise<number> {
+  async fanOut(
+    alertId: number,
+    drafts: AlertNotificationDraft[],
+    suppressedReason: string | null,
+    now: Date,
+  ): Promise<number> {
     const at = now.toISOString();
     return this.#db.transaction(async () => {
-      const alert = await this.#db.get<{ account_id: string; check_id: string; alert_type: string; fanned_out_at: string | null }>(
-        'SELECT account_id, check_id, alert_type, fanned_out_at FROM check_alerts WHERE id = ?',
-        [alertId],
-      );
+      const alert = await this.#db.get<{
+        account_id: string;
+        check_id: string;
+        alert_type: string;
+        fanned_out_at: string | null;
+      }>('SELECT account_id, check_id, alert_type, fanned_out_at FROM check_alerts WHERE id = ?', [alertId]);
       if (!alert || alert.fanned_out_at !== null) return 0;
       let queued = 0;
       for (const d of drafts) {
         const message = JSON.stringify(d.message);
         const config = JSON.stringify(d.alertConfig);
         const args = [d.channelType, alert.alert_type, message, config, at, at, d.alertChannelId, alert.account_id];
-        queued += (await this.#db.run(QUEUE, [d.message.notificationId, alert.account_id, alert.check_id, alertId, ...args])).changes;
+        queued += (
+          await this.#db.run(QUEUE, [d.message.notificationId, alert.account_id, alert.check_id, alertId, ...args])
+        ).changes;
       }
-      await this.#db.run('UPDATE check_alerts SET fanned_out_at = ?, suppressed_reason = ? WHERE id = ?', [at, suppressedReason, alertId]);
+      await this.#db.run('UPDATE check_alerts SET fanned_out_at = ?, suppressed_reason = ? WHERE id = ?', [
+        at,
+        suppressedReason,
+        alertId,
+      ]);
       return queued;
     });
   }
@@ -114,33 +130,37 @@ export class SqlAlertNotificationRepo implements AlertNotificationRepo {
   }
 
   async markDelivered(id: string, at: Date, result: string | null): Promise<void> {
-    await this.#db.run(`UPDATE alert_notifications SET state = 'delivered', sent_at = ?, last_error = NULL, notification_result = ? WHERE id = ?`, [
-      at.toISOString(),
-      result,
-      id,
-    ]);
+    await this.#db.run(
+      `UPDATE alert_notifications SET state = 'delivered', sent_at = ?, last_error = NULL, notification_result = ? WHERE id = ?`,
+      [at.toISOString(), result, id],
+    );
   }
 
   async reschedule(id: string, nextAttemptAt: Date, error: string, result: string | null): Promise<void> {
-    await this.#db.run(`UPDATE alert_notifications SET next_attempt_at = ?, last_error = ?, notification_result = ? WHERE id = ? AND state = 'pending'`, [
-      nextAttemptAt.toISOString(),
-      error,
-      result,
-      id,
-    ]);
+    await this.#db.run(
+      `UPDATE alert_notifications SET next_attempt_at = ?, last_error = ?, notification_result = ? WHERE id = ? AND state = 'pending'`,
+      [nextAttemptAt.toISOString(), error, result, id],
+    );
   }
 
   async markFailed(id: string, error: string, result: string | null): Promise<void> {
-    await this.#db.run(`UPDATE alert_notifications SET state = 'failed', last_error = ?, notification_result = ? WHERE id = ?`, [error, result, id]);
+    await this.#db.run(
+      `UPDATE alert_notifications SET state = 'failed', last_error = ?, notification_result = ? WHERE id = ?`,
+      [error, result, id],
+    );
   }
 
   async nextDueAt(): Promise<string | null> {
-    const row = await this.#db.get<{ due: string | null }>(`SELECT MIN(next_attempt_at) AS due FROM alert_notifications WHERE state = 'pending'`);
+    const row = await this.#db.get<{ due: string | null }>(
+      `SELECT MIN(next_attempt_at) AS due FROM alert_notifications WHERE state = 'pending'`,
+    );
     return row?.due ?? null;
   }
 
   async pendingCount(): Promise<number> {
-    const row = await this.#db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM alert_notifications WHERE state = 'pending'`);
+    const row = await this.#db.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM alert_notifications WHERE state = 'pending'`,
+    );
     return row?.n ?? 0;
   }
 
@@ -152,20 +172,26 @@ export class SqlAlertNotificationRepo implements AlertNotificationRepo {
       args.push(q.alertChannelId);
     }
     if (q.hasFailures !== undefined) where.push(q.hasFailures ? `state = 'failed'` : `state <> 'failed'`);
-    const rows = await this.#db.all<NotificationRow>(`SELECT * FROM alert_notifications WHERE ${where.join(' AND ')} ${NEWEST_FIRST} LIMIT ? OFFSET ?`, [
-      ...args,
-      q.limit,
-      (q.page - 1) * q.limit,
-    ]);
+    const rows = await this.#db.all<NotificationRow>(
+      `SELECT * FROM alert_notifications WHERE ${where.join(' AND ')} ${NEWEST_FIRST} LIMIT ? OFFSET ?`,
+      [...args, q.limit, (q.page - 1) * q.limit],
+    );
     return rows.map(toRecord);
   }
 
-  async forAlert(alertId: number): Promise<{ fannedOutAt: string | null; suppressedReason: string | null; notifications: AlertNotificationRecord[] }> {
+  async forAlert(alertId: number): Promise<{
+    fannedOutAt: string | null;
+    suppressedReason: string | null;
+    notifications: AlertNotificationRecord[];
+  }> {
     const mark = await this.#db.get<{ fanned_out_at: string | null; suppressed_reason: string | null }>(
       'SELECT fanned_out_at, suppressed_reason FROM check_alerts WHERE id = ?',
       [alertId],
     );
-    const rows = await this.#db.all<NotificationRow>('SELECT * FROM alert_notifications WHERE check_alert_id = ? ORDER BY alert_channel_id', [alertId]);
+    const rows = await this.#db.all<NotificationRow>(
+      'SELECT * FROM alert_notifications WHERE check_alert_id = ? ORDER BY alert_channel_id',
+      [alertId],
+    );
     return {
       fannedOutAt: mark?.fanned_out_at ?? null,
       suppressedReason: mark?.suppressed_reason ?? null,

@@ -8,7 +8,8 @@ import type { SqlDatabase } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 
 const HOUR_MS = 3_600_000;
-const BASE = 'check_id, hour, location, failed, status_code, runs, failures, total_ms, min_ms, max_ms, sq_ms, retries, histogram';
+const BASE =
+  'check_id, hour, location, failed, status_code, runs, failures, total_ms, min_ms, max_ms, sq_ms, retries, histogram';
 
 type Row = Record<string, unknown>;
 
@@ -81,7 +82,12 @@ export class SqlAnalyticsRepo implements AnalyticsRepo, RetentionRepo {
        ORDER BY seq DESC LIMIT ? OFFSET ?`,
       [checkId, accountId, window.fromIso, window.toIso, page.limit, page.offset],
     );
-    return rows.map((r) => ({ createdAt: String(r.created_at), location: String(r.run_location), attempts: Number(r.attempts), payload: String(r.payload) }));
+    return rows.map((r) => ({
+      createdAt: String(r.created_at),
+      location: String(r.run_location),
+      attempts: Number(r.attempts),
+      payload: String(r.payload),
+    }));
   }
 
   async heartbeatHours(accountId: string, checkId: string, fromMs: number, toMs: number) {
@@ -106,17 +112,23 @@ export class SqlAnalyticsRepo implements AnalyticsRepo, RetentionRepo {
   }
 
   async checkIdsAfter(afterId: string, limit: number): Promise<string[]> {
-    const rows = await this.#db.all<{ id: string }>('SELECT id FROM checks WHERE id > ? ORDER BY id LIMIT ?', [afterId, limit]);
+    const rows = await this.#db.all<{ id: string }>('SELECT id FROM checks WHERE id > ? ORDER BY id LIMIT ?', [
+      afterId,
+      limit,
+    ]);
     return rows.map((r) => r.id);
   }
 
   async deleteRollupsBefore(checkIds: readonly string[], beforeHour: number): Promise<number> {
     if (checkIds.length === 0) return 0;
     const d = dialectSql(this.#db.dialect);
-    const { changes } = await this.#db.run(`DELETE FROM check_stats_hourly WHERE check_id IN (${d.jsonArrayValues('$ids')}) AND hour < $before`, {
-      ids: JSON.stringify(checkIds),
-      before: beforeHour,
-    });
+    const { changes } = await this.#db.run(
+      `DELETE FROM check_stats_hourly WHERE check_id IN (${d.jsonArrayValues('$ids')}) AND hour < $before`,
+      {
+        ids: JSON.stringify(checkIds),
+        before: beforeHour,
+      },
+    );
     return changes;
   }
 }

@@ -48,14 +48,26 @@ export class SqlArtifactRepo implements ArtifactRepo {
   }
 
   async resultRun(accountId: string, checkId: string, resultId: string): Promise<ResultRunRef | undefined> {
-    const row = await this.#db.get<{ run_id: string; check_id: string; check_name: string; id: string; check_type: string }>(
+    const row = await this.#db.get<{
+      run_id: string;
+      check_id: string;
+      check_name: string;
+      id: string;
+      check_type: string;
+    }>(
       `SELECT r.run_id, r.check_id, r.check_name, r.id, c.check_type
          FROM results r JOIN checks c ON c.id = r.check_id
         WHERE r.id = ? AND r.check_id = ? AND r.account_id = ?`,
       [resultId, checkId, accountId],
     );
     return row
-      ? { runId: row.run_id, checkId: row.check_id, checkName: row.check_name, checkType: row.check_type, resultId: row.id }
+      ? {
+          runId: row.run_id,
+          checkId: row.check_id,
+          checkName: row.check_name,
+          checkType: row.check_type,
+          resultId: row.id,
+        }
       : undefined;
   }
 
@@ -84,25 +96,26 @@ export class SqlArtifactRepo implements ArtifactRepo {
   }
 
   async get(accountId: string, runId: string, name: string): Promise<ArtifactRecord | undefined> {
-    const row = await this.#db.get<ArtifactRow>('SELECT * FROM artifacts WHERE account_id = ? AND run_id = ? AND name = ?', [
-      accountId,
-      runId,
-      name,
-    ]);
+    const row = await this.#db.get<ArtifactRow>(
+      'SELECT * FROM artifacts WHERE account_id = ? AND run_id = ? AND name = ?',
+      [accountId, runId, name],
+    );
     return row ? toRecord(row) : undefined;
   }
 
   async markComplete(accountId: string, runId: string, name: string): Promise<void> {
-    await this.#db.run('UPDATE artifacts SET complete = 1, completed_at = ? WHERE account_id = ? AND run_id = ? AND name = ?', [
-      nowIso(),
+    await this.#db.run(
+      'UPDATE artifacts SET complete = 1, completed_at = ? WHERE account_id = ? AND run_id = ? AND name = ?',
+      [nowIso(), accountId, runId, name],
+    );
+  }
+
+  async remove(accountId: string, runId: string, name: string): Promise<void> {
+    await this.#db.run('DELETE FROM artifacts WHERE account_id = ? AND run_id = ? AND name = ?', [
       accountId,
       runId,
       name,
     ]);
-  }
-
-  async remove(accountId: string, runId: string, name: string): Promise<void> {
-    await this.#db.run('DELETE FROM artifacts WHERE account_id = ? AND run_id = ? AND name = ?', [accountId, runId, name]);
   }
 
   async listComplete(accountId: string, runId: string): Promise<ArtifactRecord[]> {
@@ -113,7 +126,10 @@ export class SqlArtifactRepo implements ArtifactRepo {
     return rows.map(toRecord);
   }
 
-  async listExpired(incompleteBefore: string, limit: number): Promise<Array<{ accountId: string; runId: string; name: string }>> {
+  async listExpired(
+    incompleteBefore: string,
+    limit: number,
+  ): Promise<Array<{ accountId: string; runId: string; name: string }>> {
     const rows = await this.#db.all<{ account_id: string; run_id: string; name: string }>(
       `SELECT a.account_id, a.run_id, a.name FROM artifacts a
         WHERE NOT EXISTS (SELECT 1 FROM checks c WHERE c.id = a.check_id)

@@ -31,7 +31,8 @@ const stateColumns = (dialect: Dialect) => `
 const groupIdOf = (dialect: Dialect, body: string) => dialectSql(dialect).jsonNumber(body, 'groupId');
 
 /** True when the account in `accountColumn` has badges on. */
-const badgesOn = (accountColumn: string) => `EXISTS (SELECT 1 FROM account_settings a WHERE a.account_id = ${accountColumn} AND a.badges_enabled = 1)`;
+const badgesOn = (accountColumn: string) =>
+  `EXISTS (SELECT 1 FROM account_settings a WHERE a.account_id = ${accountColumn} AND a.badges_enabled = 1)`;
 
 const toState = (row: StateRow): BadgeCheckState => ({
   activated: row.activated === 1,

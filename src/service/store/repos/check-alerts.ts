@@ -36,7 +36,12 @@ export const toAlert = (row: AlertRow): CheckAlertRecord => ({
 });
 
 /** The alerts that begin a failing or degraded episode: what a reminder reminds of. */
-const EPISODE_ALERTS: readonly AlertType[] = ['ALERT_FAILURE', 'ALERT_DEGRADED', 'ALERT_DEGRADED_FAILURE', 'ALERT_FAILURE_DEGRADED'];
+const EPISODE_ALERTS: readonly AlertType[] = [
+  'ALERT_FAILURE',
+  'ALERT_DEGRADED',
+  'ALERT_DEGRADED_FAILURE',
+  'ALERT_FAILURE_DEGRADED',
+];
 
 const LAST_EPISODE_ALERT = `SELECT * FROM check_alerts WHERE account_id = ? AND check_id = ? AND alert_type IN (${EPISODE_ALERTS.map(() => '?').join(', ')})
   ORDER BY id DESC LIMIT 1`;
@@ -45,7 +50,11 @@ const INSERT_ALERT = `INSERT INTO check_alerts (account_id, check_id, name, chec
   status_code, result_id, started_at, ssl_days_remaining, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`;
 
 /** The check's last alert that began an episode; called by the status repository inside its transaction. */
-export async function lastEpisodeAlert(db: SqlDatabase, accountId: string, checkId: string): Promise<CheckAlertRecord | undefined> {
+export async function lastEpisodeAlert(
+  db: SqlDatabase,
+  accountId: string,
+  checkId: string,
+): Promise<CheckAlertRecord | undefined> {
   const row = await db.get<AlertRow>(LAST_EPISODE_ALERT, [accountId, checkId, ...EPISODE_ALERTS]);
   return row ? toAlert(row) : undefined;
 }
@@ -53,8 +62,19 @@ export async function lastEpisodeAlert(db: SqlDatabase, accountId: string, check
 /** Inserts an alert; called by the status repository inside its transaction. */
 export async function insertCheckAlert(db: SqlDatabase, a: Omit<CheckAlertRecord, 'id'>): Promise<CheckAlertRecord> {
   const row = await db.get<{ id: number }>(INSERT_ALERT, [
-    a.accountId, a.checkId, a.name, a.checkType, a.alertType, a.runLocation, a.responseTime, a.error, a.statusCode, a.resultId, a.startedAt,
-    a.sslDaysRemaining, a.createdAt,
+    a.accountId,
+    a.checkId,
+    a.name,
+    a.checkType,
+    a.alertType,
+    a.runLocation,
+    a.responseTime,
+    a.error,
+    a.statusCode,
+    a.resultId,
+    a.startedAt,
+    a.sslDaysRemaining,
+    a.createdAt,
   ]);
   if (!row) throw new Error('inserting a check alert returned no id');
   return { ...a, id: row.id };

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../secrets/box.ts';
 import { parseStoredJson, storedJson } from '../../secrets/variables.ts';
-import type { CheckGroupBody, CheckGroupInput, CheckGroupRepo, GroupTrigger, StoredCheckGroup } from '../check-group-types.ts';
+import type {
+  CheckGroupBody,
+  CheckGroupInput,
+  CheckGroupRepo,
+  GroupTrigger,
+  StoredCheckGroup,
+} from '../check-group-types.ts';
 import { type Dialect, nowIso, type SqlDatabase, type SqlValue } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 
@@ -60,7 +66,8 @@ const toTrigger = (row: TriggerRow): GroupTrigger => ({
  * Checks of the group: the same expression as the checks_group index in migration 005 (which
  * PostgreSQL keeps as the member's text), so the index serves the query on both databases.
  */
-export const memberWhere = (dialect: Dialect) => `account_id = ? AND ${dialectSql(dialect).jsonText('body', 'groupId')} = ?`;
+export const memberWhere = (dialect: Dialect) =>
+  `account_id = ? AND ${dialectSql(dialect).jsonText('body', 'groupId')} = ?`;
 
 export class SqlCheckGroupRepo implements CheckGroupRepo {
   readonly #db: SqlDatabase;
@@ -79,7 +86,15 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
       const row = await this.#db.get<{ id: number }>(
         `INSERT INTO check_groups (account_id, name, activated, muted, concurrency, body, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-        [accountId, input.name, input.activated ? 1 : 0, input.muted ? 1 : 0, input.concurrency, storedJson(this.#box, input.body), nowIso()],
+        [
+          accountId,
+          input.name,
+          input.activated ? 1 : 0,
+          input.muted ? 1 : 0,
+          input.concurrency,
+          storedJson(this.#box, input.body),
+          nowIso(),
+        ],
       );
       if (!row) throw new Error('inserting a check group returned no id');
       await this.#setLocations(row.id, input.locationIds);
@@ -93,7 +108,16 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
       const result = await this.#db.run(
         `UPDATE check_groups SET name = ?, activated = ?, muted = ?, concurrency = ?, body = ?, updated_at = ?
          WHERE id = ? AND account_id = ?`,
-        [input.name, input.activated ? 1 : 0, input.muted ? 1 : 0, input.concurrency, storedJson(this.#box, input.body), nowIso(), id, accountId],
+        [
+          input.name,
+          input.activated ? 1 : 0,
+          input.muted ? 1 : 0,
+          input.concurrency,
+          storedJson(this.#box, input.body),
+          nowIso(),
+          id,
+          accountId,
+        ],
       );
       if (result.changes === 0) return false;
       await this.#db.run('DELETE FROM check_group_locations WHERE group_id = ?', [id]);
@@ -108,7 +132,10 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
     return row && toGroup(row, this.#box);
   }
 
-  async list(accountId: string, opts: { limit: number; page: number; tags?: string[]; names?: string[] }): Promise<StoredCheckGroup[]> {
+  async list(
+    accountId: string,
+    opts: { limit: number; page: number; tags?: string[]; names?: string[] },
+  ): Promise<StoredCheckGroup[]> {
     const { jsonArrayTable, jsonText } = dialectSql(this.#db.dialect);
     const where = ['g.account_id = $accountId'];
     const params: Record<string, SqlValue> = { accountId, limit: opts.limit, offset: (opts.page - 1) * opts.limit };
@@ -121,15 +148,22 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
       params.names = JSON.stringify(opts.names);
       where.push(`g.name IN (SELECT v.value FROM ${jsonArrayTable('$names', 'v')})`);
     }
-    const rows = await this.#db.all<GroupRow>(`${this.#select} WHERE ${where.join(' AND ')} ORDER BY g.id LIMIT $limit OFFSET $offset`, params);
+    const rows = await this.#db.all<GroupRow>(
+      `${this.#select} WHERE ${where.join(' AND ')} ORDER BY g.id LIMIT $limit OFFSET $offset`,
+      params,
+    );
     return rows.map((r) => toGroup(r, this.#box));
   }
 
   async delete(accountId: string, id: number): Promise<'deleted' | 'not_found' | 'has_checks'> {
     return this.#db.transaction(async () => {
-      const exists = await this.#db.get('SELECT 1 AS found FROM check_groups WHERE id = ? AND account_id = ?', [id, accountId]);
+      const exists = await this.#db.get('SELECT 1 AS found FROM check_groups WHERE id = ? AND account_id = ?', [
+        id,
+        accountId,
+      ]);
       if (!exists) return 'not_found';
-      if (await this.#db.get(`SELECT 1 AS found FROM checks WHERE ${this.#memberWhere} LIMIT 1`, [accountId, id])) return 'has_checks';
+      if (await this.#db.get(`SELECT 1 AS found FROM checks WHERE ${this.#memberWhere} LIMIT 1`, [accountId, id]))
+        return 'has_checks';
       await this.#db.run('DELETE FROM check_groups WHERE id = ? AND account_id = ?', [id, accountId]);
       return 'deleted';
     });
@@ -137,15 +171,18 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
 
   async memberIds(accountId: string, groupId: number): Promise<string[]> {
     const order = dialectSql(this.#db.dialect).jsonNumber('body', 'groupOrder');
-    const rows = await this.#db.all<{ id: string }>(`SELECT id FROM checks WHERE ${this.#memberWhere} ORDER BY ${order} IS NULL, ${order}, seq`, [
-      accountId,
-      groupId,
-    ]);
+    const rows = await this.#db.all<{ id: string }>(
+      `SELECT id FROM checks WHERE ${this.#memberWhere} ORDER BY ${order} IS NULL, ${order}, seq`,
+      [accountId, groupId],
+    );
     return rows.map((r) => r.id);
   }
 
   async getTrigger(accountId: string, groupId: number): Promise<GroupTrigger | undefined> {
-    const row = await this.#db.get<TriggerRow>('SELECT * FROM check_group_triggers WHERE group_id = ? AND account_id = ?', [groupId, accountId]);
+    const row = await this.#db.get<TriggerRow>(
+      'SELECT * FROM check_group_triggers WHERE group_id = ? AND account_id = ?',
+      [groupId, accountId],
+    );
     return row && toTrigger(row);
   }
 
@@ -168,21 +205,31 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
   }
 
   async deleteTrigger(accountId: string, groupId: number): Promise<boolean> {
-    return (await this.#db.run('DELETE FROM check_group_triggers WHERE group_id = ? AND account_id = ?', [groupId, accountId])).changes > 0;
+    return (
+      (
+        await this.#db.run('DELETE FROM check_group_triggers WHERE group_id = ? AND account_id = ?', [
+          groupId,
+          accountId,
+        ])
+      ).changes > 0
+    );
   }
 
   async callTrigger(groupId: number, token: string, now: string): Promise<{ accountId: string } | undefined> {
-    const row = await this.#db.get<{ account_id: string }>('UPDATE check_group_triggers SET called_at = ? WHERE group_id = ? AND token = ? RETURNING account_id', [
-      now,
-      groupId,
-      token,
-    ]);
+    const row = await this.#db.get<{ account_id: string }>(
+      'UPDATE check_group_triggers SET called_at = ? WHERE group_id = ? AND token = ? RETURNING account_id',
+      [now, groupId, token],
+    );
     return row && { accountId: row.account_id };
   }
 
   async #setLocations(groupId: number, locationIds: readonly string[]): Promise<void> {
     for (const [position, locationId] of [...new Set(locationIds)].entries()) {
-      await this.#db.run('INSERT INTO check_group_locations (group_id, location_id, position) VALUES (?, ?, ?)', [groupId, locationId, position]);
+      await this.#db.run('INSERT INTO check_group_locations (group_id, location_id, position) VALUES (?, ?, ?)', [
+        groupId,
+        locationId,
+        position,
+      ]);
     }
   }
 

@@ -4,7 +4,13 @@
  * from the run's state (queued, leased, or ended without a result).
  */
 import type { RunResult } from '../../../shared/protocol.ts';
-import type { CheckSessionRecord, CheckSessionRepo, CheckSessionRun, CheckSessionRunSource, NewCheckSession } from '../check-session-types.ts';
+import type {
+  CheckSessionRecord,
+  CheckSessionRepo,
+  CheckSessionRun,
+  CheckSessionRunSource,
+  NewCheckSession,
+} from '../check-session-types.ts';
 import type { SqlDatabase } from '../sql/database.ts';
 import type { RunState } from '../store.ts';
 
@@ -89,12 +95,16 @@ export class SqlCheckSessionRepo implements CheckSessionRepo {
     const s = { id, accountId, checkId, checkName, checkType, runSource, startedAt };
     await this.#db.transaction(async () => {
       await this.#db.run(INSERT_SESSION, s);
-      for (const [position, run] of runs.entries()) await this.#db.run(INSERT_RUN, { ...run, sessionId: s.id, position });
+      for (const [position, run] of runs.entries())
+        await this.#db.run(INSERT_RUN, { ...run, sessionId: s.id, position });
     });
   }
 
   async get(accountId: string, id: string): Promise<CheckSessionRecord | undefined> {
-    const row = await this.#db.get<SessionRow>('SELECT * FROM check_sessions WHERE id = ? AND account_id = ?', [id, accountId]);
+    const row = await this.#db.get<SessionRow>('SELECT * FROM check_sessions WHERE id = ? AND account_id = ?', [
+      id,
+      accountId,
+    ]);
     return row && toSession(row);
   }
 
@@ -103,11 +113,14 @@ export class SqlCheckSessionRepo implements CheckSessionRepo {
   }
 
   async markCancelled(accountId: string, id: string, at: string): Promise<boolean> {
-    const done = await this.#db.run('UPDATE check_sessions SET cancelled_at = COALESCE(cancelled_at, $at) WHERE id = $id AND account_id = $accountId', {
-      at,
-      id,
-      accountId,
-    });
+    const done = await this.#db.run(
+      'UPDATE check_sessions SET cancelled_at = COALESCE(cancelled_at, $at) WHERE id = $id AND account_id = $accountId',
+      {
+        at,
+        id,
+        accountId,
+      },
+    );
     return done.changes > 0;
   }
 }

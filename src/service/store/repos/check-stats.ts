@@ -42,7 +42,10 @@ const ROLLUP_COLUMNS = 'runs, failures, total_ms, min_ms, max_ms, histogram';
  */
 export async function addRollup(db: Pick<SqlDatabase, 'dialect' | 'get' | 'run'>, sample: StatsSample): Promise<void> {
   const hour = Math.floor(sample.atMs / HOUR_MS);
-  const existing = await db.get<RollupRow>(`SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND hour = ?`, [sample.checkId, hour]);
+  const existing = await db.get<RollupRow>(
+    `SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND hour = ?`,
+    [sample.checkId, hour],
+  );
   const histogram = existing ? (JSON.parse(existing.histogram) as Histogram) : {};
   addTo(histogram, sample.responseTimeMs);
   const { least, greatest } = dialectSql(db.dialect);
@@ -52,10 +55,20 @@ export async function addRollup(db: Pick<SqlDatabase, 'dialect' | 'get' | 'run'>
      ON CONFLICT (check_id, hour) DO UPDATE SET runs = check_stats_hourly.runs + 1, failures = check_stats_hourly.failures + excluded.failures,
        total_ms = check_stats_hourly.total_ms + excluded.total_ms, min_ms = ${least('check_stats_hourly.min_ms', 'excluded.min_ms')},
        max_ms = ${greatest('check_stats_hourly.max_ms', 'excluded.max_ms')}, histogram = excluded.histogram`,
-    [sample.checkId, hour, sample.accountId, sample.failed ? 1 : 0, sample.responseTimeMs, sample.responseTimeMs, sample.responseTimeMs, JSON.stringify(histogram)],
+    [
+      sample.checkId,
+      hour,
+      sample.accountId,
+      sample.failed ? 1 : 0,
+      sample.responseTimeMs,
+      sample.responseTimeMs,
+      sample.responseTimeMs,
+      JSON.stringify(histogram),
+    ],
   );
   // Rows fall out of the window only when a new hour begins, which is when its row is first written.
-  if (!existing) await db.run('DELETE FROM check_stats_hourly WHERE check_id = ? AND hour < ?', [sample.checkId, hour - KEEP_HOURS]);
+  if (!existing)
+    await db.run('DELETE FROM check_stats_hourly WHERE check_id = ? AND hour < ?', [sample.checkId, hour - KEEP_HOURS]);
 }
 
 const KEY = 'check_id = ? AND hour = ? AND location = ? AND failed = ? AND status_code = ?';
@@ -65,10 +78,16 @@ const KEY = 'check_id = ? AND hour = ? AND location = ? AND failed = ? AND statu
  * caller's transaction: a read of the row's histograms and one upsert, the same two statements per
  * result as before the analytics columns. Old rows are deleted by the retention job, not here.
  */
-export async function addToRollup(db: Pick<SqlDatabase, 'dialect' | 'get' | 'run'>, sample: StatsSample): Promise<void> {
+export async function addToRollup(
+  db: Pick<SqlDatabase, 'dialect' | 'get' | 'run'>,
+  sample: StatsSample,
+): Promise<void> {
   const hour = Math.floor(sample.atMs / HOUR_MS);
   const key = [sample.checkId, hour, sample.location ?? '', sample.failed ? 1 : 0, sample.statusCode ?? 0];
-  const existing = await db.get<{ histogram: string; metrics: string }>(`SELECT histogram, metrics FROM check_stats_hourly WHERE ${KEY}`, key);
+  const existing = await db.get<{ histogram: string; metrics: string }>(
+    `SELECT histogram, metrics FROM check_stats_hourly WHERE ${KEY}`,
+    key,
+  );
   const histogram = existing ? (JSON.parse(existing.histogram) as Histogram) : {};
   addTo(histogram, sample.responseTimeMs);
   const metrics = existing ? (JSON.parse(existing.metrics) as MetricSummaries) : {};
@@ -82,7 +101,18 @@ export async function addToRollup(db: Pick<SqlDatabase, 'dialect' | 'get' | 'run
      ON CONFLICT (check_id, hour, location, failed, status_code) DO UPDATE SET runs = ${t}.runs + 1, failures = ${t}.failures + excluded.failures,
        total_ms = ${t}.total_ms + excluded.total_ms, min_ms = ${least(`${t}.min_ms`, 'excluded.min_ms')}, max_ms = ${greatest(`${t}.max_ms`, 'excluded.max_ms')},
        sq_ms = ${t}.sq_ms + excluded.sq_ms, retries = ${t}.retries + excluded.retries, histogram = excluded.histogram, metrics = excluded.metrics`,
-    [...key, sample.accountId, sample.failed ? 1 : 0, ms, ms, ms, ms * ms, sample.retries ?? 0, JSON.stringify(histogram), JSON.stringify(metrics)],
+    [
+      ...key,
+      sample.accountId,
+      sample.failed ? 1 : 0,
+      ms,
+      ms,
+      ms,
+      ms * ms,
+      sample.retries ?? 0,
+      JSON.stringify(histogram),
+      JSON.stringify(metrics),
+    ],
   );
 }
 
@@ -104,8 +134,18 @@ export function summarize(rows: readonly RollupRow[]): CheckWindowStats | undefi
   }
   if (runs === 0) return undefined;
   // A bucket's middle can lie outside what was measured (one run of 900 ms would read 899): clamp.
-  const [p50Ms = null, p95Ms = null, p99Ms = null] = percentiles(histogram, runs, [50, 95, 99]).map((p) => Math.round(Math.min(maxMs, Math.max(minMs, p))));
-  return { runs, failures, availability: ((runs - failures) / runs) * 100, avgMs: Math.round(totalMs / runs), p50Ms, p95Ms, p99Ms };
+  const [p50Ms = null, p95Ms = null, p99Ms = null] = percentiles(histogram, runs, [50, 95, 99]).map((p) =>
+    Math.round(Math.min(maxMs, Math.max(minMs, p))),
+  );
+  return {
+    runs,
+    failures,
+    availability: ((runs - failures) / runs) * 100,
+    avgMs: Math.round(totalMs / runs),
+    p50Ms,
+    p95Ms,
+    p99Ms,
+  };
 }
 
 interface CacheEntry {
@@ -131,7 +171,11 @@ export class SqlCheckStatsRepo implements CheckStatsRepo {
     this.#changes.bump(sample.accountId);
   }
 
-  async forChecks(accountId: string, checkIds: readonly string[], nowMs: number): Promise<Map<string, CheckWindowStats>> {
+  async forChecks(
+    accountId: string,
+    checkIds: readonly string[],
+    nowMs: number,
+  ): Promise<Map<string, CheckWindowStats>> {
     const firstHour = Math.floor(nowMs / HOUR_MS) - (WINDOW_HOURS - 1);
     const out = new Map<string, CheckWindowStats>();
     for (const checkId of checkIds) {
@@ -141,16 +185,20 @@ export class SqlCheckStatsRepo implements CheckStatsRepo {
     return out;
   }
 
-  async #cached(accountId: string, checkId: string, firstHour: number, nowMs: number): Promise<CheckWindowStats | undefined> {
+  async #cached(
+    accountId: string,
+    checkId: string,
+    firstHour: number,
+    nowMs: number,
+  ): Promise<CheckWindowStats | undefined> {
     // Keyed by account too: a check id from another account must never read this one's entry.
     const key = `${accountId}/${checkId}`;
     const hit = this.#cache.get(key);
     if (hit && hit.firstHour === firstHour && nowMs - hit.cachedAtMs < CACHE_MS) return hit.stats;
-    const rows = await this.#db.all<RollupRow>(`SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND account_id = ? AND hour >= ?`, [
-      checkId,
-      accountId,
-      firstHour,
-    ]);
+    const rows = await this.#db.all<RollupRow>(
+      `SELECT ${ROLLUP_COLUMNS} FROM check_stats_hourly WHERE check_id = ? AND account_id = ? AND hour >= ?`,
+      [checkId, accountId, firstHour],
+    );
     const stats = summarize(rows);
     this.#cache.set(key, { firstHour, cachedAtMs: nowMs, stats });
     return stats;

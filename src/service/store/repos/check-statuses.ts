@@ -89,22 +89,32 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
     // applied at once by several replicas made serializable transactions fail each other (predicate
     // locks are coarser than one check) until their retries ran out. The lock orders the updates of
     // one check; each statement then reads what the one before it committed.
-    const applied = await this.#db.transaction(async () => {
-      // Whoever clears the pending mark applies the result: a replay racing the live path, or
-      // another replica's, finds it cleared and changes nothing.
-      if ((await this.#db.run(CLEAR_PENDING, [resultId])).changes === 0) return null;
-      // SQLite's transactions take its single write lock up front: no row lock to take there.
-      const { forUpdate } = dialectSql(this.#db.dialect);
-      if (forUpdate) await this.#db.get(`SELECT id FROM checks WHERE id = ? ${forUpdate}`, [checkId]);
-      const prev = await this.#read(accountId, checkId);
-      const update = compute(prev);
-      if (!update) return null;
-      await this.#write(accountId, checkId, at, update, prev === undefined);
-      const alerts = await this.#insertAlerts(accountId, checkId, at, update.alerts, withAlert);
-      const name = prev?.name ?? (await this.#read(accountId, checkId))?.name ?? '';
-      const status: CheckStatusRecord = { ...update.status, accountId, checkId, name, createdAt: prev?.createdAt ?? at, updatedAt: at };
-      return { status, alerts };
-    }, { isolation: 'read committed' });
+    const applied = await this.#db.transaction(
+      async () => {
+        // Whoever clears the pending mark applies the result: a replay racing the live path, or
+        // another replica's, finds it cleared and changes nothing.
+        if ((await this.#db.run(CLEAR_PENDING, [resultId])).changes === 0) return null;
+        // SQLite's transactions take its single write lock up front: no row lock to take there.
+        const { forUpdate } = dialectSql(this.#db.dialect);
+        if (forUpdate) await this.#db.get(`SELECT id FROM checks WHERE id = ? ${forUpdate}`, [checkId]);
+        const prev = await this.#read(accountId, checkId);
+        const update = compute(prev);
+        if (!update) return null;
+        await this.#write(accountId, checkId, at, update, prev === undefined);
+        const alerts = await this.#insertAlerts(accountId, checkId, at, update.alerts, withAlert);
+        const name = prev?.name ?? (await this.#read(accountId, checkId))?.name ?? '';
+        const status: CheckStatusRecord = {
+          ...update.status,
+          accountId,
+          checkId,
+          name,
+          createdAt: prev?.createdAt ?? at,
+          updatedAt: at,
+        };
+        return { status, alerts };
+      },
+      { isolation: 'read committed' },
+    );
     if (applied) this.#changes.bump(accountId);
     return applied;
   }
@@ -118,7 +128,9 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
   }
 
   async nextReminderDue(): Promise<string | null> {
-    const row = await this.#db.get<{ due: string | null }>('SELECT MIN(next_reminder_at) AS due FROM check_statuses WHERE next_reminder_at IS NOT NULL');
+    const row = await this.#db.get<{ due: string | null }>(
+      'SELECT MIN(next_reminder_at) AS due FROM check_statuses WHERE next_reminder_at IS NOT NULL',
+    );
     return row?.due ?? null;
   }
 
@@ -134,7 +146,13 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
       if (!status) return null;
       const update = compute(status, await lastEpisodeAlert(this.#db, accountId, checkId));
       await this.#db.run(REMIND, [JSON.stringify(update.alert), update.nextReminderAt, checkId, accountId]);
-      const alerts = await this.#insertAlerts(accountId, checkId, at, update.reminder ? [update.reminder] : [], withAlert);
+      const alerts = await this.#insertAlerts(
+        accountId,
+        checkId,
+        at,
+        update.reminder ? [update.reminder] : [],
+        withAlert,
+      );
       return alerts[0] ?? null;
     });
   }
@@ -167,7 +185,12 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
     );
     return rows.map((row) =>
       row.alert_state === null
-        ? emptyCheckStatus({ id: row.id, accountId: row.check_account_id, name: row.name, createdAt: row.check_created_at })
+        ? emptyCheckStatus({
+            id: row.id,
+            accountId: row.check_account_id,
+            name: row.name,
+            createdAt: row.check_created_at,
+          })
         : toStatus(row),
     );
   }
@@ -177,7 +200,13 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
     return row ? toStatus(row) : undefined;
   }
 
-  async #write(accountId: string, checkId: string, at: string, { status: s, nextReminderAt }: StatusUpdate, isNew: boolean): Promise<void> {
+  async #write(
+    accountId: string,
+    checkId: string,
+    at: string,
+    { status: s, nextReminderAt }: StatusUpdate,
+    isNew: boolean,
+  ): Promise<void> {
     const values = [
       s.hasFailures ? 1 : 0,
       s.hasErrors ? 1 : 0,

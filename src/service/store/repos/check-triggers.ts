@@ -27,7 +27,10 @@ export class SqlCheckTriggerRepo implements CheckTriggerRepo {
   }
 
   async get(accountId: string, checkId: string): Promise<CheckTrigger | undefined> {
-    const row = await this.#db.get<TriggerRow>('SELECT * FROM check_triggers WHERE check_id = ? AND account_id = ?', [checkId, accountId]);
+    const row = await this.#db.get<TriggerRow>('SELECT * FROM check_triggers WHERE check_id = ? AND account_id = ?', [
+      checkId,
+      accountId,
+    ]);
     return row && toTrigger(row);
   }
 
@@ -50,15 +53,17 @@ export class SqlCheckTriggerRepo implements CheckTriggerRepo {
   }
 
   async delete(accountId: string, checkId: string): Promise<boolean> {
-    return (await this.#db.run('DELETE FROM check_triggers WHERE check_id = ? AND account_id = ?', [checkId, accountId])).changes > 0;
+    return (
+      (await this.#db.run('DELETE FROM check_triggers WHERE check_id = ? AND account_id = ?', [checkId, accountId]))
+        .changes > 0
+    );
   }
 
   async call(checkId: string, token: string, now: string): Promise<{ accountId: string } | undefined> {
-    const row = await this.#db.get<{ account_id: string }>('UPDATE check_triggers SET called_at = ? WHERE check_id = ? AND token = ? RETURNING account_id', [
-      now,
-      checkId,
-      token,
-    ]);
+    const row = await this.#db.get<{ account_id: string }>(
+      'UPDATE check_triggers SET called_at = ? WHERE check_id = ? AND token = ? RETURNING account_id',
+      [now, checkId, token],
+    );
     return row && { accountId: row.account_id };
   }
 }

@@ -68,7 +68,9 @@ function filterSql(dialect: Dialect, filter: CheckListFilter): { where: string; 
     params.push(filter.checkType);
   }
   if (filter.tags && filter.tags.length > 0) {
-    clauses.push(`EXISTS (SELECT 1 FROM ${jsonArrayTable(`COALESCE(${jsonText('c.body', 'tags')}, '[]')`, 't')} WHERE t.value IN (${jsonArrayValues('?')}))`);
+    clauses.push(
+      `EXISTS (SELECT 1 FROM ${jsonArrayTable(`COALESCE(${jsonText('c.body', 'tags')}, '[]')`, 't')} WHERE t.value IN (${jsonArrayValues('?')}))`,
+    );
     params.push(JSON.stringify(filter.tags));
   }
   if (filter.search !== undefined && filter.search !== '') {
@@ -76,7 +78,9 @@ function filterSql(dialect: Dialect, filter: CheckListFilter): { where: string; 
     params.push(containing(filter.search));
   }
   if (filter.urlContains !== undefined) {
-    clauses.push(`c.check_type = 'API' AND lower(${jsonText(jsonText('c.body', 'request'), 'url')}) LIKE ? ESCAPE '\\'`);
+    clauses.push(
+      `c.check_type = 'API' AND lower(${jsonText(jsonText('c.body', 'request'), 'url')}) LIKE ? ESCAPE '\\'`,
+    );
     params.push(containing(filter.urlContains));
   }
   if (filter.status) {
@@ -157,18 +161,18 @@ export class SqlCheckRepo implements CheckRepo {
   }
 
   async get(accountId: string, id: string): Promise<StoredCheck | undefined> {
-    const row = (await this.#db.get(`${this.#select} WHERE c.id = ? AND c.account_id = ?`, [id, accountId])) as CheckRow | undefined;
+    const row = (await this.#db.get(`${this.#select} WHERE c.id = ? AND c.account_id = ?`, [id, accountId])) as
+      | CheckRow
+      | undefined;
     return row && toCheck(row, this.#box);
   }
 
   async list(accountId: string, opts: { limit: number; page: number } & CheckListFilter): Promise<StoredCheck[]> {
     const { where, params } = filterSql(this.#db.dialect, opts);
-    const rows = await this.#db.all<CheckRow>(`${this.#select} WHERE c.account_id = ?${where} ORDER BY c.seq LIMIT ? OFFSET ?`, [
-      accountId,
-      ...params,
-      opts.limit,
-      (opts.page - 1) * opts.limit,
-    ]);
+    const rows = await this.#db.all<CheckRow>(
+      `${this.#select} WHERE c.account_id = ?${where} ORDER BY c.seq LIMIT ? OFFSET ?`,
+      [accountId, ...params, opts.limit, (opts.page - 1) * opts.limit],
+    );
     return rows.map((r) => toCheck(r, this.#box));
   }
 
@@ -178,12 +182,15 @@ export class SqlCheckRepo implements CheckRepo {
 
   async listSummaries(accountId: string): Promise<CheckSummary[]> {
     const { jsonText, jsonNumber } = dialectSql(this.#db.dialect);
-    const rows = (await this.#db.all(`SELECT c.id, c.name, c.check_type, c.activated, ${jsonText('c.body', 'tags')} AS tags, g.name AS group_name,
+    const rows = (await this.#db.all(
+      `SELECT c.id, c.name, c.check_type, c.activated, ${jsonText('c.body', 'tags')} AS tags, g.name AS group_name,
                 s.has_failures, s.has_errors, s.is_degraded, s.last_run_location, s.last_check_run_id, s.updated_at
          FROM checks c
          LEFT JOIN check_groups g ON g.id = ${jsonNumber('c.body', 'groupId')} AND g.account_id = c.account_id
          LEFT JOIN check_statuses s ON s.check_id = c.id
-         WHERE c.account_id = ? ORDER BY c.seq`, [accountId])) as unknown as SummaryRow[];
+         WHERE c.account_id = ? ORDER BY c.seq`,
+      [accountId],
+    )) as unknown as SummaryRow[];
     return rows.map(toSummary);
   }
 
@@ -198,18 +205,32 @@ export class SqlCheckRepo implements CheckRepo {
 
   /** check_type, name, activated, muted, frequency, frequency_offset and body, as both writes store them. */
   #settings(check: CheckInput): SqlValue[] {
-    return [check.checkType, check.name, check.activated ? 1 : 0, check.muted ? 1 : 0, check.frequency, check.frequencyOffset, storedJson(this.#box, check.body)];
+    return [
+      check.checkType,
+      check.name,
+      check.activated ? 1 : 0,
+      check.muted ? 1 : 0,
+      check.frequency,
+      check.frequencyOffset,
+      storedJson(this.#box, check.body),
+    ];
   }
 
   async #setLocations(checkId: string, locationIds: string[]): Promise<void> {
     // A Set: listing a location twice would otherwise break the primary key.
     for (const [position, locationId] of [...new Set(locationIds)].entries()) {
-      await this.#db.run('INSERT INTO check_locations (check_id, location_id, position) VALUES (?, ?, ?)', [checkId, locationId, position]);
+      await this.#db.run('INSERT INTO check_locations (check_id, location_id, position) VALUES (?, ?, ?)', [
+        checkId,
+        locationId,
+        position,
+      ]);
     }
   }
 
   async #mustGet(accountId: string, id: string): Promise<StoredCheck> {
-    const row = (await this.#db.get(`${this.#select} WHERE c.id = ? AND c.account_id = ?`, [id, accountId])) as CheckRow | undefined;
+    const row = (await this.#db.get(`${this.#select} WHERE c.id = ? AND c.account_id = ?`, [id, accountId])) as
+      | CheckRow
+      | undefined;
     if (!row) throw new Error(`check ${id} vanished right after it was written`);
     return toCheck(row, this.#box);
   }

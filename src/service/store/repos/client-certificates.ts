@@ -79,17 +79,24 @@ export class SqlClientCertificateRepo implements ClientCertificateRepo {
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    return (await this.#db.run('DELETE FROM client_certificates WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
+    return (
+      (await this.#db.run('DELETE FROM client_certificates WHERE id = ? AND account_id = ?', [id, accountId])).changes >
+      0
+    );
   }
 
   #rows(accountId: string): Promise<ClientCertificateRow[]> {
     // Newest first: when several match a host, the most recently added wins (the reference's rule).
-    return this.#db.all<ClientCertificateRow>('SELECT * FROM client_certificates WHERE account_id = ? ORDER BY created_at DESC, id DESC', [
-      accountId,
-    ]);
+    return this.#db.all<ClientCertificateRow>(
+      'SELECT * FROM client_certificates WHERE account_id = ? ORDER BY created_at DESC, id DESC',
+      [accountId],
+    );
   }
 
   #row(accountId: string, id: string): Promise<ClientCertificateRow | undefined> {
-    return this.#db.get<ClientCertificateRow>('SELECT * FROM client_certificates WHERE id = ? AND account_id = ?', [id, accountId]);
+    return this.#db.get<ClientCertificateRow>('SELECT * FROM client_certificates WHERE id = ? AND account_id = ?', [
+      id,
+      accountId,
+    ]);
   }
 }

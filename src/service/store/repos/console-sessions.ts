@@ -25,13 +25,10 @@ export class SqlConsoleSessionRepo implements ConsoleSessionRepo {
   }
 
   async create(token: string, s: ConsoleSessionRecord): Promise<void> {
-    await this.#db.run('INSERT INTO console_sessions (token_hash, account_id, created_at, expires_at, last_seen_at) VALUES (?, ?, ?, ?, ?)', [
-      hashKey(token),
-      s.accountId,
-      s.createdAt,
-      s.expiresAt,
-      s.lastSeenAt,
-    ]);
+    await this.#db.run(
+      'INSERT INTO console_sessions (token_hash, account_id, created_at, expires_at, last_seen_at) VALUES (?, ?, ?, ?, ?)',
+      [hashKey(token), s.accountId, s.createdAt, s.expiresAt, s.lastSeenAt],
+    );
   }
 
   async findActive(token: string, now: string, idleSince: string): Promise<ConsoleSessionRecord | undefined> {
@@ -43,7 +40,10 @@ export class SqlConsoleSessionRepo implements ConsoleSessionRepo {
   }
 
   async touch(token: string, now: string): Promise<void> {
-    await this.#db.run('UPDATE console_sessions SET last_seen_at = $now WHERE token_hash = $hash AND last_seen_at < $now', { hash: hashKey(token), now });
+    await this.#db.run(
+      'UPDATE console_sessions SET last_seen_at = $now WHERE token_hash = $hash AND last_seen_at < $now',
+      { hash: hashKey(token), now },
+    );
   }
 
   async delete(token: string): Promise<void> {
@@ -51,6 +51,11 @@ export class SqlConsoleSessionRepo implements ConsoleSessionRepo {
   }
 
   async deleteExpired(now: string, idleSince: string): Promise<number> {
-    return (await this.#db.run('DELETE FROM console_sessions WHERE expires_at <= $now OR last_seen_at < $idleSince', { now, idleSince })).changes;
+    return (
+      await this.#db.run('DELETE FROM console_sessions WHERE expires_at <= $now OR last_seen_at < $idleSince', {
+        now,
+        idleSince,
+      })
+    ).changes;
   }
 }

@@ -88,7 +88,10 @@ export class SqlDashboardIncidentRepo implements DashboardIncidentRepo {
   }
 
   async delete(accountId: string, id: string) {
-    return (await this.#db.run('DELETE FROM dashboard_incidents WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
+    return (
+      (await this.#db.run('DELETE FROM dashboard_incidents WHERE id = ? AND account_id = ?', [id, accountId])).changes >
+      0
+    );
   }
 
   async listUpdates(accountId: string, incidentId: string, limit?: number) {
@@ -110,7 +113,10 @@ export class SqlDashboardIncidentRepo implements DashboardIncidentRepo {
     );
     return Promise.all(
       rows.map(async (row) => {
-        const update = await this.#db.get<UpdateRow>('SELECT * FROM dashboard_incident_updates WHERE incident_id = ? ORDER BY seq DESC LIMIT 1', [row.id]);
+        const update = await this.#db.get<UpdateRow>(
+          'SELECT * FROM dashboard_incident_updates WHERE incident_id = ? ORDER BY seq DESC LIMIT 1',
+          [row.id],
+        );
         return { incident: toIncident(row), latest: update && toUpdate(update) };
       }),
     );
@@ -126,12 +132,10 @@ export class SqlDashboardIncidentRepo implements DashboardIncidentRepo {
   async editUpdate(accountId: string, incidentId: string, updateId: string, description: string) {
     return this.#db.transaction(async () => {
       if (!(await this.#row(accountId, incidentId))) return undefined;
-      const { changes } = await this.#db.run('UPDATE dashboard_incident_updates SET description = ?, updated_at = ? WHERE id = ? AND incident_id = ?', [
-        description,
-        nowIso(),
-        updateId,
-        incidentId,
-      ]);
+      const { changes } = await this.#db.run(
+        'UPDATE dashboard_incident_updates SET description = ?, updated_at = ? WHERE id = ? AND incident_id = ?',
+        [description, nowIso(), updateId, incidentId],
+      );
       if (changes === 0) return undefined;
       const row = await this.#db.get<UpdateRow>('SELECT * FROM dashboard_incident_updates WHERE id = ?', [updateId]);
       return row && toUpdate(row);
@@ -142,9 +146,15 @@ export class SqlDashboardIncidentRepo implements DashboardIncidentRepo {
     // Read-then-write (the count guards the last update): serializable on PostgreSQL.
     return this.#db.transaction(async () => {
       if (!(await this.#row(accountId, incidentId))) return 'not-found';
-      const exists = await this.#db.get('SELECT 1 FROM dashboard_incident_updates WHERE id = ? AND incident_id = ?', [updateId, incidentId]);
+      const exists = await this.#db.get('SELECT 1 FROM dashboard_incident_updates WHERE id = ? AND incident_id = ?', [
+        updateId,
+        incidentId,
+      ]);
       if (!exists) return 'not-found';
-      const count = await this.#db.get<{ n: number }>('SELECT count(*) AS n FROM dashboard_incident_updates WHERE incident_id = ?', [incidentId]);
+      const count = await this.#db.get<{ n: number }>(
+        'SELECT count(*) AS n FROM dashboard_incident_updates WHERE incident_id = ?',
+        [incidentId],
+      );
       if ((count?.n ?? 0) <= 1) return 'last-update';
       await this.#db.run('DELETE FROM dashboard_incident_updates WHERE id = ?', [updateId]);
       return 'deleted';
@@ -160,18 +170,18 @@ export class SqlDashboardIncidentRepo implements DashboardIncidentRepo {
       created_at: nowIso(),
       updated_at: null,
     };
-    await this.#db.run('INSERT INTO dashboard_incident_updates (id, incident_id, status, description, created_at) VALUES (?, ?, ?, ?, ?)', [
-      row.id,
-      row.incident_id,
-      row.status,
-      row.description,
-      row.created_at,
-    ]);
+    await this.#db.run(
+      'INSERT INTO dashboard_incident_updates (id, incident_id, status, description, created_at) VALUES (?, ?, ?, ?, ?)',
+      [row.id, row.incident_id, row.status, row.description, row.created_at],
+    );
     return toUpdate(row);
   }
 
   #row(accountId: string, id: string): Promise<IncidentRow | undefined> {
-    return this.#db.get<IncidentRow>('SELECT * FROM dashboard_incidents WHERE id = ? AND account_id = ?', [id, accountId]);
+    return this.#db.get<IncidentRow>('SELECT * FROM dashboard_incidents WHERE id = ? AND account_id = ?', [
+      id,
+      accountId,
+    ]);
   }
 
   async #mustGet(accountId: string, id: string): Promise<DashboardIncident> {

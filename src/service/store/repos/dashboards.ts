@@ -1,6 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConflictError } from '../../http/errors.ts';
-import type { DashboardInput, DashboardKeyRecord, DashboardRepo, StoredDashboard } from '../heartbeat-dashboard-types.ts';
+import type {
+  DashboardInput,
+  DashboardKeyRecord,
+  DashboardRepo,
+  StoredDashboard,
+} from '../heartbeat-dashboard-types.ts';
 import { isUniqueViolation, nowIso, type SqlDatabase } from '../sql/database.ts';
 import { hashKey, maskKey } from './keys.ts';
 
@@ -31,8 +36,10 @@ export const DASHBOARD_KEY_PREFIX = 'da_';
 function conflictFor(err: unknown): ConflictError | undefined {
   if (!isUniqueViolation(err)) return undefined;
   const message = (err as Error).message;
-  if (message.includes('custom_url_key')) return new ConflictError('body/customUrl is already in use by another dashboard');
-  if (message.includes('custom_domain_key')) return new ConflictError('body/customDomain is already in use by another dashboard');
+  if (message.includes('custom_url_key'))
+    return new ConflictError('body/customUrl is already in use by another dashboard');
+  if (message.includes('custom_domain_key'))
+    return new ConflictError('body/customDomain is already in use by another dashboard');
   return undefined;
 }
 
@@ -71,21 +78,30 @@ export class SqlDashboardRepo implements DashboardRepo {
   }
 
   async get(accountId: string, id: number): Promise<StoredDashboard | undefined> {
-    const row = await this.#db.get<DashboardRow>('SELECT * FROM dashboards WHERE id = ? AND account_id = ?', [id, accountId]);
+    const row = await this.#db.get<DashboardRow>('SELECT * FROM dashboards WHERE id = ? AND account_id = ?', [
+      id,
+      accountId,
+    ]);
     return row && this.#toDashboard(row);
   }
 
-  async getByAddress(accountId: string, kind: 'customUrl' | 'customDomain', key: string): Promise<StoredDashboard | undefined> {
-    const row = await this.#db.get<DashboardRow>(`SELECT * FROM dashboards WHERE ${addressColumn(kind)} = ? AND account_id = ?`, [key, accountId]);
+  async getByAddress(
+    accountId: string,
+    kind: 'customUrl' | 'customDomain',
+    key: string,
+  ): Promise<StoredDashboard | undefined> {
+    const row = await this.#db.get<DashboardRow>(
+      `SELECT * FROM dashboards WHERE ${addressColumn(kind)} = ? AND account_id = ?`,
+      [key, accountId],
+    );
     return row && this.#toDashboard(row);
   }
 
   async list(accountId: string, opts: { limit: number; page: number }): Promise<StoredDashboard[]> {
-    const rows = await this.#db.all<DashboardRow>('SELECT * FROM dashboards WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?', [
-      accountId,
-      opts.limit,
-      (opts.page - 1) * opts.limit,
-    ]);
+    const rows = await this.#db.all<DashboardRow>(
+      'SELECT * FROM dashboards WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?',
+      [accountId, opts.limit, (opts.page - 1) * opts.limit],
+    );
     return Promise.all(rows.map((row) => this.#toDashboard(row)));
   }
 
@@ -95,7 +111,12 @@ export class SqlDashboardRepo implements DashboardRepo {
   }
 
   async hasViewerKey(dashboardId: number, rawKey: string): Promise<boolean> {
-    return (await this.#db.get('SELECT 1 FROM dashboard_keys WHERE dashboard_id = ? AND key_hash = ?', [dashboardId, hashKey(rawKey)])) !== undefined;
+    return (
+      (await this.#db.get('SELECT 1 FROM dashboard_keys WHERE dashboard_id = ? AND key_hash = ?', [
+        dashboardId,
+        hashKey(rawKey),
+      ])) !== undefined
+    );
   }
 
   async delete(accountId: string, id: number): Promise<boolean> {
@@ -114,23 +135,29 @@ export class SqlDashboardRepo implements DashboardRepo {
   async #addKey(dashboardId: number): Promise<{ id: string; rawKey: string }> {
     const rawKey = DASHBOARD_KEY_PREFIX + randomBytes(16).toString('hex');
     const id = randomUUID();
-    await this.#db.run('INSERT INTO dashboard_keys (id, dashboard_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)', [
-      id,
-      dashboardId,
-      hashKey(rawKey),
-      maskKey(rawKey),
-      nowIso(),
-    ]);
+    await this.#db.run(
+      'INSERT INTO dashboard_keys (id, dashboard_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)',
+      [id, dashboardId, hashKey(rawKey), maskKey(rawKey), nowIso()],
+    );
     return { id, rawKey };
   }
 
   async #toDashboard(row: DashboardRow): Promise<StoredDashboard> {
-    const keys = await this.#db.all<KeyRow>('SELECT * FROM dashboard_keys WHERE dashboard_id = ? ORDER BY created_at', [row.id]);
+    const keys = await this.#db.all<KeyRow>('SELECT * FROM dashboard_keys WHERE dashboard_id = ? ORDER BY created_at', [
+      row.id,
+    ]);
     return {
       id: row.id,
       accountId: row.account_id,
       body: JSON.parse(row.body) as Record<string, unknown>,
-      keys: keys.map((k): DashboardKeyRecord => ({ id: k.id, maskedKey: k.masked_key, createdAt: k.created_at, updatedAt: k.updated_at })),
+      keys: keys.map(
+        (k): DashboardKeyRecord => ({
+          id: k.id,
+          maskedKey: k.masked_key,
+          createdAt: k.created_at,
+          updatedAt: k.updated_at,
+        }),
+      ),
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     };
@@ -143,4 +170,5 @@ export class SqlDashboardRepo implements DashboardRepo {
   }
 }
 
-const addressColumn = (kind: 'customUrl' | 'customDomain') => (kind === 'customUrl' ? 'custom_url_key' : 'custom_domain_key');
+const addressColumn = (kind: 'customUrl' | 'customDomain') =>
+  kind === 'customUrl' ? 'custom_url_key' : 'custom_domain_key';

@@ -37,8 +37,11 @@ export class SqlErrorReportRepo implements ErrorReportRepo {
   }
 
   async findLocationByToken(tokenHash: string): Promise<string | undefined> {
-    return (await this.#db.get<{ location_id: string }>('SELECT location_id FROM error_report_tokens WHERE token_hash = ?', [tokenHash]))
-      ?.location_id;
+    return (
+      await this.#db.get<{ location_id: string }>('SELECT location_id FROM error_report_tokens WHERE token_hash = ?', [
+        tokenHash,
+      ])
+    )?.location_id;
   }
 
   async insert(
@@ -68,8 +71,11 @@ export class SqlErrorReportRepo implements ErrorReportRepo {
   }
 
   async list(locationId: string, limit: number): Promise<ErrorReport[]> {
-    return (await this.#db.all<ReportRow>(`SELECT * FROM error_reports WHERE location_id = ? ${newestFirst(this.#db)} LIMIT ?`, [locationId, limit])).map(
-      toReport,
-    );
+    return (
+      await this.#db.all<ReportRow>(
+        `SELECT * FROM error_reports WHERE location_id = ? ${newestFirst(this.#db)} LIMIT ?`,
+        [locationId, limit],
+      )
+    ).map(toReport);
   }
 }

@@ -56,7 +56,8 @@ const toEvent = (row: EventRow): HeartbeatEvent => ({
   userAgent: row.user_agent,
 });
 
-const tokenTaken = () => new ConflictError('body/heartbeat/pingToken is already in use; choose another or leave it out');
+const tokenTaken = () =>
+  new ConflictError('body/heartbeat/pingToken is already in use; choose another or leave it out');
 
 /**
  * Heartbeat state and events. The check row itself is written here too (not through CheckRepo),
@@ -78,12 +79,30 @@ export class SqlHeartbeatRepo implements HeartbeatRepo {
         await this.#db.run(
           `INSERT INTO checks (id, account_id, check_type, name, activated, muted, frequency, frequency_offset, body, created_at)
            VALUES (?, ?, 'HEARTBEAT', ?, ?, ?, ?, ?, ?, ?)`,
-          [id, accountId, c.name, c.activated ? 1 : 0, c.muted ? 1 : 0, c.frequency, c.frequencyOffset, JSON.stringify(c.body), nowIso()],
+          [
+            id,
+            accountId,
+            c.name,
+            c.activated ? 1 : 0,
+            c.muted ? 1 : 0,
+            c.frequency,
+            c.frequencyOffset,
+            JSON.stringify(c.body),
+            nowIso(),
+          ],
         );
         await this.#db.run(
           `INSERT INTO heartbeat_states (check_id, account_id, ping_token, period_ms, grace_ms, status, anchor_ms, deadline_ms)
            VALUES (?, ?, ?, ?, ?, 'PENDING', ?, ?)`,
-          [id, accountId, input.pingToken, input.periodMs, input.graceMs, nowMs, c.activated ? nowMs + input.periodMs + input.graceMs : null],
+          [
+            id,
+            accountId,
+            input.pingToken,
+            input.periodMs,
+            input.graceMs,
+            nowMs,
+            c.activated ? nowMs + input.periodMs + input.graceMs : null,
+          ],
         );
       });
     } catch (err) {
@@ -107,7 +126,17 @@ export class SqlHeartbeatRepo implements HeartbeatRepo {
         await this.#db.run(
           `UPDATE checks SET name = ?, activated = ?, muted = ?, frequency = ?, frequency_offset = ?, body = ?, updated_at = ?
            WHERE id = ? AND account_id = ?`,
-          [c.name, c.activated ? 1 : 0, c.muted ? 1 : 0, c.frequency, c.frequencyOffset, JSON.stringify(c.body), nowIso(), checkId, accountId],
+          [
+            c.name,
+            c.activated ? 1 : 0,
+            c.muted ? 1 : 0,
+            c.frequency,
+            c.frequencyOffset,
+            JSON.stringify(c.body),
+            nowIso(),
+            checkId,
+            accountId,
+          ],
         );
         const { anchor, deadline } = nextWait(before, prev.activated === 1, input, nowMs);
         await this.#db.run(
@@ -152,13 +181,23 @@ export class SqlHeartbeatRepo implements HeartbeatRepo {
       // On time: within one period of the last ping (or of the start of the wait). Anything later,
       // including the ping that ends a FAILING spell, is LATE; see docs/api.md "Heartbeats".
       const onTime = row.status !== 'FAILING' && ping.atMs <= row.anchor_ms + row.period_ms;
-      const event = await this.#insertEvent(row.account_id, row.check_id, onTime ? 'RECEIVED' : 'LATE', ping.atMs, ping.source, ping.userAgent);
-      await this.#db.run(`UPDATE heartbeat_states SET status = 'UP', anchor_ms = ?, last_ping_at = ?, deadline_ms = ? WHERE check_id = ?`, [
-        ping.atMs,
-        new Date(ping.atMs).toISOString(),
-        row.activated === 1 ? ping.atMs + row.period_ms + row.grace_ms : null,
+      const event = await this.#insertEvent(
+        row.account_id,
         row.check_id,
-      ]);
+        onTime ? 'RECEIVED' : 'LATE',
+        ping.atMs,
+        ping.source,
+        ping.userAgent,
+      );
+      await this.#db.run(
+        `UPDATE heartbeat_states SET status = 'UP', anchor_ms = ?, last_ping_at = ?, deadline_ms = ? WHERE check_id = ?`,
+        [
+          ping.atMs,
+          new Date(ping.atMs).toISOString(),
+          row.activated === 1 ? ping.atMs + row.period_ms + row.grace_ms : null,
+          row.check_id,
+        ],
+      );
       return event;
     });
   }
@@ -188,7 +227,9 @@ export class SqlHeartbeatRepo implements HeartbeatRepo {
   }
 
   async nextDeadlineMs(): Promise<number | null> {
-    const row = await this.#db.get<{ next: number | null }>('SELECT min(deadline_ms) AS next FROM heartbeat_states WHERE deadline_ms IS NOT NULL');
+    const row = await this.#db.get<{ next: number | null }>(
+      'SELECT min(deadline_ms) AS next FROM heartbeat_states WHERE deadline_ms IS NOT NULL',
+    );
     return row?.next ?? null;
   }
 
@@ -202,7 +243,10 @@ export class SqlHeartbeatRepo implements HeartbeatRepo {
   }
 
   async getEvent(accountId: string, checkId: string, eventId: string) {
-    const row = await this.#db.get<EventRow>('SELECT * FROM heartbeat_events WHERE id = ? AND check_id = ? AND account_id = ?', [eventId, checkId, accountId]);
+    const row = await this.#db.get<EventRow>(
+      'SELECT * FROM heartbeat_events WHERE id = ? AND check_id = ? AND account_id = ?',
+      [eventId, checkId, accountId],
+    );
     return row && toEvent(row);
   }
 
@@ -228,7 +272,10 @@ export class SqlHeartbeatRepo implements HeartbeatRepo {
   }
 
   #stateRow(accountId: string, checkId: string): Promise<StateRow | undefined> {
-    return this.#db.get<StateRow>('SELECT * FROM heartbeat_states WHERE check_id = ? AND account_id = ?', [checkId, accountId]);
+    return this.#db.get<StateRow>('SELECT * FROM heartbeat_states WHERE check_id = ? AND account_id = ?', [
+      checkId,
+      accountId,
+    ]);
   }
 
   async #insertEvent(
@@ -240,15 +287,10 @@ export class SqlHeartbeatRepo implements HeartbeatRepo {
     userAgent: string | null,
   ): Promise<HeartbeatEvent> {
     const event: HeartbeatEvent = { id: randomUUID(), accountId, checkId, state, atMs, source, userAgent };
-    await this.#db.run('INSERT INTO heartbeat_events (id, account_id, check_id, state, at_ms, source, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-      event.id,
-      accountId,
-      checkId,
-      state,
-      atMs,
-      source,
-      userAgent,
-    ]);
+    await this.#db.run(
+      'INSERT INTO heartbeat_events (id, account_id, check_id, state, at_ms, source, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [event.id, accountId, checkId, state, atMs, source, userAgent],
+    );
     return event;
   }
 
@@ -261,7 +303,12 @@ export class SqlHeartbeatRepo implements HeartbeatRepo {
 }
 
 /** Where the wait stands after an update: `wasActivated` is the check's activation before it. */
-function nextWait(before: StateRow, wasActivated: boolean, input: HeartbeatCheckInput, nowMs: number): { anchor: number; deadline: number | null } {
+function nextWait(
+  before: StateRow,
+  wasActivated: boolean,
+  input: HeartbeatCheckInput,
+  nowMs: number,
+): { anchor: number; deadline: number | null } {
   const restarted = { anchor: nowMs, deadline: nowMs + input.periodMs + input.graceMs };
   if (!input.check.activated) return { anchor: before.anchor_ms, deadline: null };
   // Re-activated: the wait starts now, so time spent deactivated never counts as missed.

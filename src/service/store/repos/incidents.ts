@@ -48,8 +48,10 @@ interface UpdateRow {
   updated_at: string | null;
 }
 
-export const INCIDENT_COLUMNS = 'i.seq, i.id, i.account_id, i.name, i.severity, i.last_update_status, i.duration, i.created_at, i.updated_at';
-const UPDATE_COLUMNS = 'u.seq, u.id, u.incident_id, u.description, u.status, u.public_date, u.notify_subscribers, u.created_at, u.updated_at';
+export const INCIDENT_COLUMNS =
+  'i.seq, i.id, i.account_id, i.name, i.severity, i.last_update_status, i.duration, i.created_at, i.updated_at';
+const UPDATE_COLUMNS =
+  'u.seq, u.id, u.incident_id, u.description, u.status, u.public_date, u.notify_subscribers, u.created_at, u.updated_at';
 /** Newest first: the order of every list of updates this API returns. */
 const NEWEST_UPDATE_FIRST = 'u.public_date DESC, u.seq DESC';
 
@@ -72,7 +74,10 @@ export class SqlIncidentRepo implements IncidentRepo {
     this.#db = db;
   }
 
-  async create(accountId: string, input: IncidentInput & { update: IncidentUpdateInput }): Promise<Notifying<IncidentRecord>> {
+  async create(
+    accountId: string,
+    input: IncidentInput & { update: IncidentUpdateInput },
+  ): Promise<Notifying<IncidentRecord>> {
     return this.#db.transaction(async () => {
       const services = await resolveServices(this.#db, accountId, input.serviceIds, 'body/services');
       const id = randomUUID();
@@ -85,7 +90,14 @@ export class SqlIncidentRepo implements IncidentRepo {
       await this.#linkServices(id, services);
       const updateId = await this.#insertUpdate(id, input.update, now);
       await this.#recompute(id, null);
-      return this.#afterUpdateWrite(accountId, id, updateId, input.update.notifySubscribers, now, (incident) => incident);
+      return this.#afterUpdateWrite(
+        accountId,
+        id,
+        updateId,
+        input.update.notifySubscribers,
+        now,
+        (incident) => incident,
+      );
     });
   }
 
@@ -94,13 +106,10 @@ export class SqlIncidentRepo implements IncidentRepo {
       // Ownership first: another account's incident is a 404 whatever the body says.
       if (!(await this.#owned(accountId, id))) return undefined;
       const services = await resolveServices(this.#db, accountId, input.serviceIds, 'body/services');
-      const { changes } = await this.#db.run('UPDATE incidents SET name = ?, severity = ?, updated_at = ? WHERE id = ? AND account_id = ?', [
-        input.name,
-        input.severity,
-        nowIso(),
-        id,
-        accountId,
-      ]);
+      const { changes } = await this.#db.run(
+        'UPDATE incidents SET name = ?, severity = ?, updated_at = ? WHERE id = ? AND account_id = ?',
+        [input.name, input.severity, nowIso(), id, accountId],
+      );
       if (changes === 0) return undefined;
       await this.#db.run('DELETE FROM incident_services WHERE incident_id = ?', [id]);
       await this.#linkServices(id, services);
@@ -109,7 +118,10 @@ export class SqlIncidentRepo implements IncidentRepo {
   }
 
   async get(accountId: string, id: string): Promise<IncidentRecord | undefined> {
-    const row = await this.#db.get<IncidentRow>(`SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.id = ? AND i.account_id = ?`, [id, accountId]);
+    const row = await this.#db.get<IncidentRow>(
+      `SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.id = ? AND i.account_id = ?`,
+      [id, accountId],
+    );
     return row && (await hydrateIncidents(this.#db, [row]))[0];
   }
 
@@ -137,13 +149,24 @@ export class SqlIncidentRepo implements IncidentRepo {
     return rows.map(toUpdate);
   }
 
-  async addUpdate(accountId: string, incidentId: string, input: IncidentUpdateInput): Promise<Notifying<IncidentUpdateRecord> | undefined> {
+  async addUpdate(
+    accountId: string,
+    incidentId: string,
+    input: IncidentUpdateInput,
+  ): Promise<Notifying<IncidentUpdateRecord> | undefined> {
     return this.#db.transaction(async () => {
       if (!(await this.#owned(accountId, incidentId))) return undefined;
       const now = nowIso();
       const updateId = await this.#insertUpdate(incidentId, input, now);
       await this.#recompute(incidentId, now);
-      return this.#afterUpdateWrite(accountId, incidentId, updateId, input.notifySubscribers, now, (_, update) => update);
+      return this.#afterUpdateWrite(
+        accountId,
+        incidentId,
+        updateId,
+        input.notifySubscribers,
+        now,
+        (_, update) => update,
+      );
     });
   }
 
@@ -168,10 +191,25 @@ export class SqlIncidentRepo implements IncidentRepo {
       await this.#db.run(
         `UPDATE incident_updates SET description = ?, status = ?, public_date = ?, notify_subscribers = ?, updated_at = ?
          WHERE id = ? AND incident_id = ?`,
-        [input.description, input.status, input.publicIncidentUpdateDate, input.notifySubscribers ? 1 : 0, now, updateId, incidentId],
+        [
+          input.description,
+          input.status,
+          input.publicIncidentUpdateDate,
+          input.notifySubscribers ? 1 : 0,
+          now,
+          updateId,
+          incidentId,
+        ],
       );
       await this.#recompute(incidentId, now);
-      return this.#afterUpdateWrite(accountId, incidentId, updateId, input.notifySubscribers, now, (_, update) => update);
+      return this.#afterUpdateWrite(
+        accountId,
+        incidentId,
+        updateId,
+        input.notifySubscribers,
+        now,
+        (_, update) => update,
+      );
     });
   }
 
@@ -199,7 +237,10 @@ export class SqlIncidentRepo implements IncidentRepo {
     );
     if (links.length === 0) return result;
     const ids = [...new Set(links.map((l) => l.incident_id))];
-    const rows = await this.#db.all<IncidentRow>(`SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.id IN (${placeholders(ids.length)})`, ids);
+    const rows = await this.#db.all<IncidentRow>(
+      `SELECT ${INCIDENT_COLUMNS} FROM incidents i WHERE i.id IN (${placeholders(ids.length)})`,
+      ids,
+    );
     const byId = new Map((await hydrateIncidents(this.#db, rows)).map((incident) => [incident.id, incident]));
     for (const link of links) {
       const incident = byId.get(link.incident_id);
@@ -209,12 +250,21 @@ export class SqlIncidentRepo implements IncidentRepo {
   }
 
   async #owned(accountId: string, incidentId: string): Promise<boolean> {
-    return (await this.#db.get('SELECT 1 AS found FROM incidents WHERE id = ? AND account_id = ?', [incidentId, accountId])) !== undefined;
+    return (
+      (await this.#db.get('SELECT 1 AS found FROM incidents WHERE id = ? AND account_id = ?', [
+        incidentId,
+        accountId,
+      ])) !== undefined
+    );
   }
 
   async #linkServices(incidentId: string, services: SpService[]): Promise<void> {
     for (const [position, service] of services.entries()) {
-      await this.#db.run('INSERT INTO incident_services (incident_id, service_id, position) VALUES (?, ?, ?)', [incidentId, service.id, position]);
+      await this.#db.run('INSERT INTO incident_services (incident_id, service_id, position) VALUES (?, ?, ?)', [
+        incidentId,
+        service.id,
+        position,
+      ]);
     }
   }
 
@@ -223,7 +273,15 @@ export class SqlIncidentRepo implements IncidentRepo {
     await this.#db.run(
       `INSERT INTO incident_updates (id, incident_id, description, status, public_date, notify_subscribers, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      [id, incidentId, input.description, input.status, input.publicIncidentUpdateDate, input.notifySubscribers ? 1 : 0, now],
+      [
+        id,
+        incidentId,
+        input.description,
+        input.status,
+        input.publicIncidentUpdateDate,
+        input.notifySubscribers ? 1 : 0,
+        now,
+      ],
     );
     return id;
   }
@@ -254,7 +312,8 @@ export class SqlIncidentRepo implements IncidentRepo {
   ): Promise<Notifying<T>> {
     const incident = await this.get(accountId, incidentId);
     const update = incident?.updates.find((u) => u.id === updateId);
-    if (!incident || !update) throw new Error(`incident ${incidentId} or its update ${updateId} vanished inside a transaction`);
+    if (!incident || !update)
+      throw new Error(`incident ${incidentId} or its update ${updateId} vanished inside a transaction`);
     const queued = notify ? await enqueueIncidentNotifications(this.#db, incident, update, now) : 0;
     return { value: pick(incident, update), queued };
   }

@@ -35,7 +35,12 @@ export class SqlLocationMetricsRepo implements LocationMetricsRepo {
     return this.#db.transaction(async () => {
       let recorded = 0;
       for (const s of samples) {
-        const params = { locationId: s.locationId, sampledAt: s.sampledAt, queueSize: s.queueSize, oldest: s.oldestQueuedSeconds };
+        const params = {
+          locationId: s.locationId,
+          sampledAt: s.sampledAt,
+          queueSize: s.queueSize,
+          oldest: s.oldestQueuedSeconds,
+        };
         recorded += (await this.#db.run(RECORD, params)).changes;
       }
       return recorded;

@@ -66,8 +66,11 @@ export class SqlLocationRepo implements LocationRepo {
       updatedAt: null,
     };
     try {
-      await this.#db.run(`INSERT INTO private_locations (id, account_id, name, slug_name, icon, proxy_url, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?)`, [location.id, accountId, input.name, input.slugName, input.icon, input.proxyUrl, location.createdAt]);
+      await this.#db.run(
+        `INSERT INTO private_locations (id, account_id, name, slug_name, icon, proxy_url, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [location.id, accountId, input.name, input.slugName, input.icon, input.proxyUrl, location.createdAt],
+      );
     } catch (err) {
       // The unique index decides, so two concurrent creates with one slug cannot both succeed.
       if (isUniqueViolation(err)) {
@@ -83,17 +86,26 @@ export class SqlLocationRepo implements LocationRepo {
     id: string,
     input: { name: string; icon: string; proxyUrl: string | null },
   ): Promise<PrivateLocation | undefined> {
-    const result = await this.#db.run('UPDATE private_locations SET name = ?, icon = ?, proxy_url = ?, updated_at = ? WHERE id = ? AND account_id = ?', [input.name, input.icon, input.proxyUrl, nowIso(), id, accountId]);
+    const result = await this.#db.run(
+      'UPDATE private_locations SET name = ?, icon = ?, proxy_url = ?, updated_at = ? WHERE id = ? AND account_id = ?',
+      [input.name, input.icon, input.proxyUrl, nowIso(), id, accountId],
+    );
     return result.changes > 0 ? this.get(accountId, id) : undefined;
   }
 
   async get(accountId: string, id: string): Promise<PrivateLocation | undefined> {
-    const row = (await this.#db.get(`SELECT ${COLUMNS} FROM private_locations l WHERE l.id = ? AND l.account_id = ?`, [id, accountId])) as LocationRow | undefined;
+    const row = (await this.#db.get(`SELECT ${COLUMNS} FROM private_locations l WHERE l.id = ? AND l.account_id = ?`, [
+      id,
+      accountId,
+    ])) as LocationRow | undefined;
     return row && toLocation(row);
   }
 
   async getBySlug(accountId: string, slugName: string): Promise<PrivateLocation | undefined> {
-    const row = (await this.#db.get(`SELECT ${COLUMNS} FROM private_locations l WHERE l.account_id = ? AND l.slug_name = ?`, [accountId, slugName])) as LocationRow | undefined;
+    const row = (await this.#db.get(
+      `SELECT ${COLUMNS} FROM private_locations l WHERE l.account_id = ? AND l.slug_name = ?`,
+      [accountId, slugName],
+    )) as LocationRow | undefined;
     return row && toLocation(row);
   }
 
@@ -105,25 +117,37 @@ export class SqlLocationRepo implements LocationRepo {
   }
 
   async list(accountId: string): Promise<PrivateLocation[]> {
-    const rows = (await this.#db.all(`SELECT ${COLUMNS} FROM private_locations l WHERE l.account_id = ? ORDER BY l.created_at, l.id`, [accountId])) as unknown as LocationRow[];
+    const rows = (await this.#db.all(
+      `SELECT ${COLUMNS} FROM private_locations l WHERE l.account_id = ? ORDER BY l.created_at, l.id`,
+      [accountId],
+    )) as unknown as LocationRow[];
     return rows.map(toLocation);
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
     return this.#db.transaction(async () => {
-      const owned = await this.#db.get('SELECT 1 FROM private_locations WHERE id = ? AND account_id = ?', [id, accountId]);
+      const owned = await this.#db.get('SELECT 1 FROM private_locations WHERE id = ? AND account_id = ?', [
+        id,
+        accountId,
+      ]);
       if (!owned) return false;
-      const inUse = (await this.#db.get('SELECT COUNT(*) AS n FROM check_locations WHERE location_id = ?', [id])) as { n: number };
+      const inUse = (await this.#db.get('SELECT COUNT(*) AS n FROM check_locations WHERE location_id = ?', [id])) as {
+        n: number;
+      };
       if (inUse.n > 0) {
         throw new ConflictError(
           `The private location is used by ${inUse.n} check(s); remove it from their privateLocations first`,
         );
       }
       try {
-        return (await this.#db.run('DELETE FROM private_locations WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
+        return (
+          (await this.#db.run('DELETE FROM private_locations WHERE id = ? AND account_id = ?', [id, accountId]))
+            .changes > 0
+        );
       } catch (err) {
         // Rows of other tables (e.g. the dispatcher's) may still reference the location.
-        if (isForeignKeyViolation(err)) throw new ConflictError('The private location is still referenced and cannot be deleted');
+        if (isForeignKeyViolation(err))
+          throw new ConflictError('The private location is still referenced and cannot be deleted');
         throw err;
       }
     });
@@ -133,9 +157,14 @@ export class SqlLocationRepo implements LocationRepo {
     // Count and insert in one write transaction, so two concurrent requests cannot both add a
     // second key and end up with three.
     return this.#db.transaction(async () => {
-      const owned = await this.#db.get('SELECT 1 FROM private_locations WHERE id = ? AND account_id = ?', [locationId, accountId]);
+      const owned = await this.#db.get('SELECT 1 FROM private_locations WHERE id = ? AND account_id = ?', [
+        locationId,
+        accountId,
+      ]);
       if (!owned) throw new NotFoundError('Private location not found');
-      const { n } = (await this.#db.get('SELECT COUNT(*) AS n FROM location_keys WHERE location_id = ?', [locationId])) as {
+      const { n } = (await this.#db.get('SELECT COUNT(*) AS n FROM location_keys WHERE location_id = ?', [
+        locationId,
+      ])) as {
         n: number;
       };
       if (n >= MAX_ACTIVE_LOCATION_KEYS) {
@@ -151,24 +180,36 @@ export class SqlLocationRepo implements LocationRepo {
         createdAt: nowIso(),
         updatedAt: null,
       };
-      await this.#db.run('INSERT INTO location_keys (id, location_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)', [record.id, locationId, hashKey(rawKey), record.maskedKey, record.createdAt]);
+      await this.#db.run(
+        'INSERT INTO location_keys (id, location_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)',
+        [record.id, locationId, hashKey(rawKey), record.maskedKey, record.createdAt],
+      );
       return { record, rawKey };
     });
   }
 
   async listKeys(locationId: string): Promise<LocationKeyRecord[]> {
-    const rows = (await this.#db.all('SELECT id, location_id, masked_key, created_at, updated_at FROM location_keys WHERE location_id = ? ORDER BY created_at, id', [locationId])) as unknown as KeyRow[];
+    const rows = (await this.#db.all(
+      'SELECT id, location_id, masked_key, created_at, updated_at FROM location_keys WHERE location_id = ? ORDER BY created_at, id',
+      [locationId],
+    )) as unknown as KeyRow[];
     return rows.map(toKey);
   }
 
   async deleteKey(accountId: string, locationId: string, keyId: string): Promise<boolean> {
-    const result = await this.#db.run(`DELETE FROM location_keys WHERE id = ? AND location_id = ?
-         AND location_id IN (SELECT id FROM private_locations WHERE account_id = ?)`, [keyId, locationId, accountId]);
+    const result = await this.#db.run(
+      `DELETE FROM location_keys WHERE id = ? AND location_id = ?
+         AND location_id IN (SELECT id FROM private_locations WHERE account_id = ?)`,
+      [keyId, locationId, accountId],
+    );
     return result.changes > 0;
   }
 
   async findByKey(rawKey: string): Promise<PrivateLocation | undefined> {
-    const row = (await this.#db.get(`SELECT ${COLUMNS} FROM location_keys k JOIN private_locations l ON l.id = k.location_id WHERE k.key_hash = ?`, [hashKey(rawKey)])) as LocationRow | undefined;
+    const row = (await this.#db.get(
+      `SELECT ${COLUMNS} FROM location_keys k JOIN private_locations l ON l.id = k.location_id WHERE k.key_hash = ?`,
+      [hashKey(rawKey)],
+    )) as LocationRow | undefined;
     return row && toLocation(row);
   }
 }

@@ -1,5 +1,10 @@
 /** Maintenance windows (migration 011). */
-import type { MaintenanceWindow, MaintenanceWindowInput, MaintenanceWindowRepo, RepeatUnit } from '../maintenance-window-types.ts';
+import type {
+  MaintenanceWindow,
+  MaintenanceWindowInput,
+  MaintenanceWindowRepo,
+  RepeatUnit,
+} from '../maintenance-window-types.ts';
 import { nowIso, type SqlDatabase } from '../sql/database.ts';
 
 interface WindowRow {
@@ -81,21 +86,25 @@ export class SqlMaintenanceWindowRepo implements MaintenanceWindowRepo {
   }
 
   async list(accountId: string, opts: { limit: number; page: number }): Promise<MaintenanceWindow[]> {
-    const rows = await this.#db.all<WindowRow>('SELECT * FROM maintenance_windows WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?', [
-      accountId,
-      opts.limit,
-      (opts.page - 1) * opts.limit,
-    ]);
+    const rows = await this.#db.all<WindowRow>(
+      'SELECT * FROM maintenance_windows WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?',
+      [accountId, opts.limit, (opts.page - 1) * opts.limit],
+    );
     return rows.map(toWindow);
   }
 
   async listAll(accountId: string): Promise<MaintenanceWindow[]> {
-    const rows = await this.#db.all<WindowRow>('SELECT * FROM maintenance_windows WHERE account_id = ? ORDER BY id', [accountId]);
+    const rows = await this.#db.all<WindowRow>('SELECT * FROM maintenance_windows WHERE account_id = ? ORDER BY id', [
+      accountId,
+    ]);
     return rows.map(toWindow);
   }
 
   async get(accountId: string, id: number): Promise<MaintenanceWindow | undefined> {
-    const row = await this.#db.get<WindowRow>('SELECT * FROM maintenance_windows WHERE id = ? AND account_id = ?', [id, accountId]);
+    const row = await this.#db.get<WindowRow>('SELECT * FROM maintenance_windows WHERE id = ? AND account_id = ?', [
+      id,
+      accountId,
+    ]);
     return row ? toWindow(row) : undefined;
   }
 
@@ -111,6 +120,9 @@ export class SqlMaintenanceWindowRepo implements MaintenanceWindowRepo {
   }
 
   async delete(accountId: string, id: number): Promise<boolean> {
-    return (await this.#db.run('DELETE FROM maintenance_windows WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
+    return (
+      (await this.#db.run('DELETE FROM maintenance_windows WHERE id = ? AND account_id = ?', [id, accountId])).changes >
+      0
+    );
   }
 }

@@ -43,7 +43,8 @@ interface OutboxRow {
 const COLUMNS =
   'id, account_id, kind, subscription_id, channel, address, sealed_secret, sealed_unsubscribe_token, sealed_confirm_token, payload, state, attempts, next_attempt_at, last_error, created_at, delivered_at';
 
-const openOrNull = (box: SecretBox, sealed: string | null): string | null => (sealed === null ? null : box.open(sealed));
+const openOrNull = (box: SecretBox, sealed: string | null): string | null =>
+  sealed === null ? null : box.open(sealed);
 
 /** The row's kind with its payload, which the kind's writer froze as JSON. */
 const toMessage = (kind: OutboxKind, payload: string): OutboxMessage =>
@@ -83,7 +84,10 @@ interface RecipientRow {
 /** The order rows of sp_subscriptions or notification_outbox were written in: rowid, or seq on PostgreSQL (migration 023). */
 
 /** The pages of the incident's account that show any of its services. */
-async function pagesShowing(db: SqlDatabase, incident: IncidentRecord): Promise<{ id: string; name: string; url: string }[]> {
+async function pagesShowing(
+  db: SqlDatabase,
+  incident: IncidentRecord,
+): Promise<{ id: string; name: string; url: string }[]> {
   return db.all(
     `SELECT DISTINCT p.id, p.name, p.url, p.seq FROM incident_services i
      JOIN status_page_card_services cs ON cs.service_id = i.service_id
@@ -145,7 +149,20 @@ export async function enqueueIncidentNotifications(
          sealed_secret, sealed_unsubscribe_token, payload, state, attempts, next_attempt_at, created_at)
        VALUES (?, ?, 'incident', ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
        ON CONFLICT (incident_update_id, channel, address_key) DO NOTHING`,
-      [randomUUID(), incident.accountId, update.id, r.id, r.type, r.address, r.address_key, r.sealed_secret, r.sealed_unsubscribe_token, json, now, now],
+      [
+        randomUUID(),
+        incident.accountId,
+        update.id,
+        r.id,
+        r.type,
+        r.address,
+        r.address_key,
+        r.sealed_secret,
+        r.sealed_unsubscribe_token,
+        json,
+        now,
+        now,
+      ],
     );
     queued += changes;
   }
@@ -161,7 +178,10 @@ export async function enqueueConfirmation(
   db: SqlDatabase,
   c: { page: SubscribedPage; subscriptionId: string; sealedConfirmToken: string; expiresAt: string; now: string },
 ): Promise<void> {
-  const payload: ConfirmationRequest = { statusPage: { id: c.page.id, name: c.page.name, url: c.page.url }, expiresAt: c.expiresAt };
+  const payload: ConfirmationRequest = {
+    statusPage: { id: c.page.id, name: c.page.name, url: c.page.url },
+    expiresAt: c.expiresAt,
+  };
   await db.run(
     `INSERT INTO notification_outbox (id, account_id, kind, subscription_id, channel, address, address_key, sealed_secret,
        sealed_unsubscribe_token, sealed_confirm_token, payload, state, attempts, next_attempt_at, created_at)
@@ -200,11 +220,17 @@ export class SqlOutboxRepo implements OutboxRepo {
   }
 
   async markDelivered(id: string, at: Date): Promise<void> {
-    await this.#db.run(`UPDATE notification_outbox SET state = 'delivered', delivered_at = ?, last_error = NULL WHERE id = ?`, [at.toISOString(), id]);
+    await this.#db.run(
+      `UPDATE notification_outbox SET state = 'delivered', delivered_at = ?, last_error = NULL WHERE id = ?`,
+      [at.toISOString(), id],
+    );
   }
 
   async reschedule(id: string, nextAttemptAt: Date, error: string): Promise<void> {
-    await this.#db.run(`UPDATE notification_outbox SET next_attempt_at = ?, last_error = ? WHERE id = ? AND state = 'pending'`, [nextAttemptAt.toISOString(), error, id]);
+    await this.#db.run(
+      `UPDATE notification_outbox SET next_attempt_at = ?, last_error = ? WHERE id = ? AND state = 'pending'`,
+      [nextAttemptAt.toISOString(), error, id],
+    );
   }
 
   async markFinal(id: string, state: 'failed' | 'undeliverable', reason: string): Promise<void> {
@@ -212,12 +238,16 @@ export class SqlOutboxRepo implements OutboxRepo {
   }
 
   async nextDueAt(): Promise<string | null> {
-    const row = await this.#db.get<{ due: string | null }>(`SELECT MIN(next_attempt_at) AS due FROM notification_outbox WHERE state = 'pending'`);
+    const row = await this.#db.get<{ due: string | null }>(
+      `SELECT MIN(next_attempt_at) AS due FROM notification_outbox WHERE state = 'pending'`,
+    );
     return row?.due ?? null;
   }
 
   async pendingCount(): Promise<number> {
-    const row = await this.#db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM notification_outbox WHERE state = 'pending'`);
+    const row = await this.#db.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM notification_outbox WHERE state = 'pending'`,
+    );
     return row?.n ?? 0;
   }
 

@@ -40,7 +40,8 @@ interface RecentRow {
   is_degraded: number;
 }
 
-const COLUMNS = 'seq, id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload';
+const COLUMNS =
+  'seq, id, account_id, check_id, run_id, check_name, location_id, run_location, attempts, result_type, created_at, payload';
 
 /** A check's results newest first, before a sequence number; `byType` adds a result_type filter. */
 export const listOfCheck = (byType: boolean) =>
@@ -126,7 +127,10 @@ export class SqlResultRepo implements ResultRepo {
         ],
       );
       if (changes > 0 && result.pendingStatus) {
-        await this.#db.run('INSERT INTO results_status_pending (result_id, due_at) VALUES (?, ?)', [id, result.pendingStatus.dueAt]);
+        await this.#db.run('INSERT INTO results_status_pending (result_id, due_at) VALUES (?, ?)', [
+          id,
+          result.pendingStatus.dueAt,
+        ]);
       }
       if (changes > 0) await this.#countInStats(result, Date.parse(createdAt));
       return changes > 0;
@@ -159,7 +163,11 @@ export class SqlResultRepo implements ResultRepo {
     });
   }
 
-  async listStatusPending(opts: { limit: number; afterSequence?: number; storedBefore?: string }): Promise<StatusPendingResult[]> {
+  async listStatusPending(opts: {
+    limit: number;
+    afterSequence?: number;
+    storedBefore?: string;
+  }): Promise<StatusPendingResult[]> {
     const rows = await this.#db.all<ResultRow & { due_at: string }>(
       `SELECT r.*, p.due_at FROM results_status_pending p JOIN results r ON r.id = p.result_id
        WHERE r.seq > ? AND r.created_at < ? ORDER BY r.seq LIMIT ?`,
@@ -169,7 +177,10 @@ export class SqlResultRepo implements ResultRepo {
   }
 
   async get(accountId: string, checkId: string, resultId: string): Promise<SequencedResult | undefined> {
-    const row = await this.#db.get<ResultRow>(`SELECT ${COLUMNS} FROM results WHERE id = ? AND account_id = ? AND check_id = ?`, [resultId, accountId, checkId]);
+    const row = await this.#db.get<ResultRow>(
+      `SELECT ${COLUMNS} FROM results WHERE id = ? AND account_id = ? AND check_id = ?`,
+      [resultId, accountId, checkId],
+    );
     return row ? toResult(row) : undefined;
   }
 

@@ -46,7 +46,11 @@ export class SqlRunRetryRepo implements RunRetryRepo {
       'SELECT retry_of, attempt, chain_started_at FROM runs WHERE run_id = ?',
       [runId],
     );
-    return { retryOf: row?.retry_of ?? null, attempt: row?.attempt ?? 1, chainStartedAt: row?.chain_started_at ?? null };
+    return {
+      retryOf: row?.retry_of ?? null,
+      attempt: row?.attempt ?? 1,
+      chainStartedAt: row?.chain_started_at ?? null,
+    };
   }
 
   async setLink(runId: string, link: RunRetryLink): Promise<void> {
@@ -62,22 +66,34 @@ export class SqlRunRetryRepo implements RunRetryRepo {
     const result = await this.#db.run(
       `INSERT INTO pending_retries (retry_of, account_id, check_id, location_id, attempt, chain_started_at, due_at, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (retry_of) DO NOTHING`,
-      [retry.retryOf, retry.accountId, retry.checkId, retry.locationId, retry.attempt, retry.chainStartedAt, retry.dueAt, nowIso()],
+      [
+        retry.retryOf,
+        retry.accountId,
+        retry.checkId,
+        retry.locationId,
+        retry.attempt,
+        retry.chainStartedAt,
+        retry.dueAt,
+        nowIso(),
+      ],
     );
     return result.changes > 0;
   }
 
   async takeDue(now: string, limit: number): Promise<PendingRetry[]> {
-    const rows = await this.#db.transaction(() => this.#db.all<PendingRow>(this.#takeDue, [now, limit]), READ_COMMITTED);
+    const rows = await this.#db.transaction(
+      () => this.#db.all<PendingRow>(this.#takeDue, [now, limit]),
+      READ_COMMITTED,
+    );
     // RETURNING has no order of its own.
     return rows.map(toPending).sort((a, b) => (a.dueAt < b.dueAt ? -1 : a.dueAt > b.dueAt ? 1 : 0));
   }
 
   async pending(accountId: string, checkId: string): Promise<PendingRetry[]> {
-    const rows = await this.#db.all<PendingRow>('SELECT * FROM pending_retries WHERE check_id = ? AND account_id = ? ORDER BY due_at', [
-      checkId,
-      accountId,
-    ]);
+    const rows = await this.#db.all<PendingRow>(
+      'SELECT * FROM pending_retries WHERE check_id = ? AND account_id = ? ORDER BY due_at',
+      [checkId, accountId],
+    );
     return rows.map(toPending);
   }
 }

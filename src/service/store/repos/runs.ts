@@ -14,7 +14,14 @@
 import type { CheckClass, CheckDefinition, CheckType, OtherCheckDefinition } from '../../../shared/checks/types.ts';
 import type { LeaseRef } from '../../../shared/protocol.ts';
 import { runtimeNeededBy } from '../../../shared/runtimes.ts';
-import type { ClaimRequest, HeartbeatOutcome, LocationLoad, LocationQueueStats, NewRun, RunRepo } from '../dispatch-types.ts';
+import type {
+  ClaimRequest,
+  HeartbeatOutcome,
+  LocationLoad,
+  LocationQueueStats,
+  NewRun,
+  RunRepo,
+} from '../dispatch-types.ts';
 import type { Run, RunState } from '../store.ts';
 import type { SqlDatabase, TransactionOptions } from '../sql/database.ts';
 import { type DialectSql, dialectSql } from '../sql/dialect-sql.ts';
@@ -75,7 +82,8 @@ function withSnapshot(run: Omit<Run, 'check'>, row: RunRow): Run {
     enumerable: true,
     configurable: true,
     get(this: Run) {
-      const check = row.check_json === null ? finishedPlaceholder(row) : (JSON.parse(row.check_json) as CheckDefinition);
+      const check =
+        row.check_json === null ? finishedPlaceholder(row) : (JSON.parse(row.check_json) as CheckDefinition);
       Object.defineProperty(this, 'check', { value: check, enumerable: true, writable: true, configurable: true });
       return check;
     },
@@ -327,7 +335,12 @@ export class SqlRunRepo implements RunRepo {
     // A session's run is extra, not the pair's next slot: it supersedes nothing (and nothing supersedes it).
     const superseded = run.sessionId
       ? []
-      : await this.#db.all<{ run_id: string }>(this.#sql.supersede, { checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now });
+      : await this.#db.all<{ run_id: string }>(this.#sql.supersede, {
+          checkId: run.checkId,
+          locationId: run.locationId,
+          dueAt: run.dueAt,
+          now,
+        });
     const { runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs } = run;
     await this.#db.run(INSERT, {
       ...{ runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs, now },
@@ -380,7 +393,10 @@ export class SqlRunRepo implements RunRepo {
   }
 
   async shedLateAndClaim(req: ClaimRequest): Promise<{ shed: number; runs: Run[] }> {
-    return this.#db.transaction(async () => ({ shed: await this.shedLate(req), runs: await this.claim(req) }), READ_COMMITTED);
+    return this.#db.transaction(
+      async () => ({ shed: await this.shedLate(req), runs: await this.claim(req) }),
+      READ_COMMITTED,
+    );
   }
 
   async heartbeat(agentId: string, leases: readonly LeaseRef[], leaseExpiresAt: string): Promise<HeartbeatOutcome[]> {
@@ -410,7 +426,8 @@ export class SqlRunRepo implements RunRepo {
     const rows = await this.#db.transaction(async () => {
       if (leases === undefined) return this.#db.all<RunRow>(RELEASE_ALL, params);
       const released: RunRow[] = [];
-      for (const l of leases) released.push(...(await this.#db.all<RunRow>(RELEASE_ONE, { ...params, runId: l.runId, leaseId: l.leaseId })));
+      for (const l of leases)
+        released.push(...(await this.#db.all<RunRow>(RELEASE_ONE, { ...params, runId: l.runId, leaseId: l.leaseId })));
       return released;
     }, READ_COMMITTED);
     return rows.map(toRun).filter((r) => r.state === 'queued');
@@ -475,13 +492,23 @@ export class SqlRunRepo implements RunRepo {
   }
 
   async lastDueAt(checkId: string, locationId: string): Promise<string | undefined> {
-    const row = await this.#db.get<{ due_at: string | null }>('SELECT MAX(due_at) AS due_at FROM runs WHERE check_id = ? AND location_id = ?', [checkId, locationId]);
+    const row = await this.#db.get<{ due_at: string | null }>(
+      'SELECT MAX(due_at) AS due_at FROM runs WHERE check_id = ? AND location_id = ?',
+      [checkId, locationId],
+    );
     return row?.due_at ?? undefined;
   }
 
   async queueStats(): Promise<LocationQueueStats[]> {
-    const rows = await this.#db.all<{ location_id: string; queued: number; leased: number; oldest: string | null }>(QUEUE_STATS);
-    return rows.map((r) => ({ locationId: r.location_id, queued: r.queued, leased: r.leased, oldestQueuedDueAt: r.oldest }));
+    const rows = await this.#db.all<{ location_id: string; queued: number; leased: number; oldest: string | null }>(
+      QUEUE_STATS,
+    );
+    return rows.map((r) => ({
+      locationId: r.location_id,
+      queued: r.queued,
+      leased: r.leased,
+      oldestQueuedDueAt: r.oldest,
+    }));
   }
 
   /**

@@ -12,7 +12,9 @@ export function encodeSeqCursor(tag: string, seq: number): string {
 export function decodeSeqCursor(tag: string, cursor: string): number {
   const match = /^([a-z]+):(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (match?.[1] !== tag || !match[2]) {
-    throw new BadRequestError('querystring/nextId is not a cursor returned by this list; pass the nextId of its previous page');
+    throw new BadRequestError(
+      'querystring/nextId is not a cursor returned by this list; pass the nextId of its previous page',
+    );
   }
   return Number(match[2]);
 }

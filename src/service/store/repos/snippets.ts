@@ -27,36 +27,36 @@ export class SqlSnippetRepo implements SnippetRepo {
   }
 
   async list(accountId: string, opts: { limit: number; page: number }): Promise<Snippet[]> {
-    const rows = await this.#db.all<SnippetRow>('SELECT * FROM snippets WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?', [
-      accountId,
-      opts.limit,
-      (opts.page - 1) * opts.limit,
-    ]);
+    const rows = await this.#db.all<SnippetRow>(
+      'SELECT * FROM snippets WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?',
+      [accountId, opts.limit, (opts.page - 1) * opts.limit],
+    );
     return rows.map(toSnippet);
   }
 
   async get(accountId: string, id: number): Promise<Snippet | undefined> {
-    const row = await this.#db.get<SnippetRow>('SELECT * FROM snippets WHERE id = ? AND account_id = ?', [id, accountId]);
+    const row = await this.#db.get<SnippetRow>('SELECT * FROM snippets WHERE id = ? AND account_id = ?', [
+      id,
+      accountId,
+    ]);
     return row ? toSnippet(row) : undefined;
   }
 
   async getMany(accountId: string, ids: readonly number[]): Promise<Snippet[]> {
     if (ids.length === 0) return [];
     const unique = [...new Set(ids)];
-    const rows = await this.#db.all<SnippetRow>(`SELECT * FROM snippets WHERE account_id = ? AND id IN (${unique.map(() => '?').join(',')})`, [
-      accountId,
-      ...unique,
-    ]);
+    const rows = await this.#db.all<SnippetRow>(
+      `SELECT * FROM snippets WHERE account_id = ? AND id IN (${unique.map(() => '?').join(',')})`,
+      [accountId, ...unique],
+    );
     return rows.map(toSnippet);
   }
 
   async create(accountId: string, input: SnippetInput): Promise<Snippet> {
-    const row = await this.#db.get<SnippetRow>('INSERT INTO snippets (account_id, name, script, created_at) VALUES (?, ?, ?, ?) RETURNING *', [
-      accountId,
-      input.name,
-      input.script,
-      nowIso(),
-    ]);
+    const row = await this.#db.get<SnippetRow>(
+      'INSERT INTO snippets (account_id, name, script, created_at) VALUES (?, ?, ?, ?) RETURNING *',
+      [accountId, input.name, input.script, nowIso()],
+    );
     if (!row) throw new Error('a snippet insert returned no row');
     return toSnippet(row);
   }

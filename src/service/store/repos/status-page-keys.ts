@@ -27,20 +27,31 @@ export class SqlStatusPageKeyRepo implements StatusPageKeyRepo {
   }
 
   async #owned(accountId: string, statusPageId: string): Promise<boolean> {
-    return (await this.#db.get('SELECT 1 AS found FROM status_pages WHERE id = ? AND account_id = ?', [statusPageId, accountId])) !== undefined;
+    return (
+      (await this.#db.get('SELECT 1 AS found FROM status_pages WHERE id = ? AND account_id = ?', [
+        statusPageId,
+        accountId,
+      ])) !== undefined
+    );
   }
 
-  async create(accountId: string, statusPageId: string): Promise<{ record: StatusPageKeyRecord; key: string } | undefined> {
+  async create(
+    accountId: string,
+    statusPageId: string,
+  ): Promise<{ record: StatusPageKeyRecord; key: string } | undefined> {
     if (!(await this.#owned(accountId, statusPageId))) return undefined;
     const key = newStatusPageKey();
-    const record: StatusPageKeyRecord = { id: randomUUID(), statusPageId, maskedKey: maskKey(key), createdAt: nowIso(), updatedAt: null };
-    await this.#db.run('INSERT INTO status_page_keys (id, status_page_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)', [
-      record.id,
+    const record: StatusPageKeyRecord = {
+      id: randomUUID(),
       statusPageId,
-      hashKey(key),
-      record.maskedKey,
-      record.createdAt,
-    ]);
+      maskedKey: maskKey(key),
+      createdAt: nowIso(),
+      updatedAt: null,
+    };
+    await this.#db.run(
+      'INSERT INTO status_page_keys (id, status_page_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)',
+      [record.id, statusPageId, hashKey(key), record.maskedKey, record.createdAt],
+    );
     return { record, key };
   }
 
@@ -55,11 +66,17 @@ export class SqlStatusPageKeyRepo implements StatusPageKeyRepo {
 
   async revoke(accountId: string, statusPageId: string, keyId: string): Promise<boolean> {
     if (!(await this.#owned(accountId, statusPageId))) return false;
-    return (await this.#db.run('DELETE FROM status_page_keys WHERE id = ? AND status_page_id = ?', [keyId, statusPageId])).changes > 0;
+    return (
+      (await this.#db.run('DELETE FROM status_page_keys WHERE id = ? AND status_page_id = ?', [keyId, statusPageId]))
+        .changes > 0
+    );
   }
 
   async opens(statusPageId: string, rawKey: string): Promise<boolean> {
-    const row = await this.#db.get('SELECT 1 AS found FROM status_page_keys WHERE key_hash = ? AND status_page_id = ?', [hashKey(rawKey), statusPageId]);
+    const row = await this.#db.get(
+      'SELECT 1 AS found FROM status_page_keys WHERE key_hash = ? AND status_page_id = ?',
+      [hashKey(rawKey), statusPageId],
+    );
     return row !== undefined;
   }
 }

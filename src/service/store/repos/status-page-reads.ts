@@ -70,18 +70,28 @@ export class SqlStatusPageReadRepo implements StatusPageReadRepo {
   }
 
   async version(accountId: string): Promise<number> {
-    const row = await this.#db.get<{ version: number }>('SELECT version FROM status_page_versions WHERE account_id = ?', [accountId]);
+    const row = await this.#db.get<{ version: number }>(
+      'SELECT version FROM status_page_versions WHERE account_id = ?',
+      [accountId],
+    );
     return row?.version ?? 0;
   }
 
   async findByAddress(kind: 'url' | 'customDomain', value: string): Promise<StatusPage | undefined> {
     const column = kind === 'url' ? 'url' : 'custom_domain';
-    const row = await this.#db.get<{ id: string; account_id: string }>(`SELECT id, account_id FROM status_pages WHERE ${column} = ?`, [value.toLowerCase()]);
+    const row = await this.#db.get<{ id: string; account_id: string }>(
+      `SELECT id, account_id FROM status_pages WHERE ${column} = ?`,
+      [value.toLowerCase()],
+    );
     return row && this.#pages.get(row.account_id, row.id);
   }
 
   async openIncidents(scope: PageScope, limit: number): Promise<IncidentRecord[]> {
-    const rows = await this.#db.all<IncidentRow>(this.#sql.openIncidents, [scope.accountId, JSON.stringify(scope.serviceIds), limit]);
+    const rows = await this.#db.all<IncidentRow>(this.#sql.openIncidents, [
+      scope.accountId,
+      JSON.stringify(scope.serviceIds),
+      limit,
+    ]);
     return hydrateIncidents(this.#db, rows);
   }
 
@@ -93,13 +103,18 @@ export class SqlStatusPageReadRepo implements StatusPageReadRepo {
     const worst = new Map<string, IncidentSeverity>();
     for (const row of rows) {
       const current = worst.get(row.service_id);
-      if (!current || INCIDENT_SEVERITIES.indexOf(row.severity) < INCIDENT_SEVERITIES.indexOf(current)) worst.set(row.service_id, row.severity);
+      if (!current || INCIDENT_SEVERITIES.indexOf(row.severity) < INCIDENT_SEVERITIES.indexOf(current))
+        worst.set(row.service_id, row.severity);
     }
     return worst;
   }
 
   async startedSince(scope: PageScope, since: string): Promise<IncidentDay[]> {
-    return this.#db.all<IncidentDay>(this.#sql.startedSince, [scope.accountId, since, JSON.stringify(scope.serviceIds)]);
+    return this.#db.all<IncidentDay>(this.#sql.startedSince, [
+      scope.accountId,
+      since,
+      JSON.stringify(scope.serviceIds),
+    ]);
   }
 
   async history(scope: PageScope, page: { limit: number; nextId?: string }): Promise<Page<IncidentRecord>> {
@@ -114,11 +129,18 @@ export class SqlStatusPageReadRepo implements StatusPageReadRepo {
     ]);
     const pageRows = rows.slice(0, page.limit);
     const last = pageRows.at(-1);
-    return { entries: await hydrateIncidents(this.#db, pageRows), nextId: rows.length > page.limit && last ? encodeHistoryCursor(last) : null };
+    return {
+      entries: await hydrateIncidents(this.#db, pageRows),
+      nextId: rows.length > page.limit && last ? encodeHistoryCursor(last) : null,
+    };
   }
 
   async incident(scope: PageScope, incidentId: string): Promise<IncidentRecord | undefined> {
-    const row = await this.#db.get<IncidentRow>(this.#sql.incident, [incidentId, scope.accountId, JSON.stringify(scope.serviceIds)]);
+    const row = await this.#db.get<IncidentRow>(this.#sql.incident, [
+      incidentId,
+      scope.accountId,
+      JSON.stringify(scope.serviceIds),
+    ]);
     return row ? (await hydrateIncidents(this.#db, [row]))[0] : undefined;
   }
 }

@@ -42,7 +42,12 @@ const SERVICE_COLUMNS = 's.seq, s.id, s.account_id, s.name, s.created_at, s.upda
  * The account's services with these ids, in the order given; a BadRequestError names the first id
  * that is not one of the account's services (another account's id looks exactly like a missing one).
  */
-export async function resolveServices(db: SqlExecutor, accountId: string, ids: readonly string[], field: string): Promise<SpService[]> {
+export async function resolveServices(
+  db: SqlExecutor,
+  accountId: string,
+  ids: readonly string[],
+  field: string,
+): Promise<SpService[]> {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return [];
   const rows = await db.all<ServiceRow>(
@@ -65,17 +70,28 @@ export class SqlSpServiceRepo implements SpServiceRepo {
 
   async create(accountId: string, name: string): Promise<SpService> {
     const service: SpService = { id: randomUUID(), accountId, name, createdAt: nowIso(), updatedAt: null };
-    await this.#db.run('INSERT INTO sp_services (id, account_id, name, created_at) VALUES (?, ?, ?, ?)', [service.id, accountId, name, service.createdAt]);
+    await this.#db.run('INSERT INTO sp_services (id, account_id, name, created_at) VALUES (?, ?, ?, ?)', [
+      service.id,
+      accountId,
+      name,
+      service.createdAt,
+    ]);
     return service;
   }
 
   async update(accountId: string, id: string, name: string): Promise<SpService | undefined> {
-    const { changes } = await this.#db.run('UPDATE sp_services SET name = ?, updated_at = ? WHERE id = ? AND account_id = ?', [name, nowIso(), id, accountId]);
+    const { changes } = await this.#db.run(
+      'UPDATE sp_services SET name = ?, updated_at = ? WHERE id = ? AND account_id = ?',
+      [name, nowIso(), id, accountId],
+    );
     return changes > 0 ? this.get(accountId, id) : undefined;
   }
 
   async get(accountId: string, id: string): Promise<SpService | undefined> {
-    const row = await this.#db.get<ServiceRow>(`SELECT ${SERVICE_COLUMNS} FROM sp_services s WHERE s.id = ? AND s.account_id = ?`, [id, accountId]);
+    const row = await this.#db.get<ServiceRow>(
+      `SELECT ${SERVICE_COLUMNS} FROM sp_services s WHERE s.id = ? AND s.account_id = ?`,
+      [id, accountId],
+    );
     return row && toService(row);
   }
 
@@ -171,24 +187,28 @@ export class SqlStatusPageRepo implements StatusPageRepo {
   }
 
   async get(accountId: string, id: string): Promise<StatusPage | undefined> {
-    const row = await this.#db.get<PageRow>(`SELECT ${PAGE_COLUMNS} FROM status_pages p WHERE p.id = ? AND p.account_id = ?`, [id, accountId]);
+    const row = await this.#db.get<PageRow>(
+      `SELECT ${PAGE_COLUMNS} FROM status_pages p WHERE p.id = ? AND p.account_id = ?`,
+      [id, accountId],
+    );
     return row && (await this.#withCards([row]))[0];
   }
 
   async list(accountId: string, page: PageRequest): Promise<Page<StatusPage>> {
     const after = page.nextId ? decodeSeqCursor('sp', page.nextId) : 0;
-    const rows = await this.#db.all<PageRow>(`SELECT ${PAGE_COLUMNS} FROM status_pages p WHERE p.account_id = ? AND p.seq > ? ORDER BY p.seq LIMIT ?`, [
-      accountId,
-      after,
-      page.limit + 1,
-    ]);
+    const rows = await this.#db.all<PageRow>(
+      `SELECT ${PAGE_COLUMNS} FROM status_pages p WHERE p.account_id = ? AND p.seq > ? ORDER BY p.seq LIMIT ?`,
+      [accountId, after, page.limit + 1],
+    );
     const pageRows = rows.slice(0, page.limit);
     const withCards = await this.#withCards(pageRows);
     return toPage('sp', rows, page.limit, () => withCards);
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    return (await this.#db.run('DELETE FROM status_pages WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
+    return (
+      (await this.#db.run('DELETE FROM status_pages WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0
+    );
   }
 
   #fieldValues(input: StatusPageInput) {
@@ -229,9 +249,10 @@ export class SqlStatusPageRepo implements StatusPageRepo {
    * this page's cards keeps that id and its created_at; any other card is created anew.
    */
   async #replaceCards(accountId: string, pageId: string, input: StatusPageInput): Promise<void> {
-    const rows = await this.#db.all<CardRow>('SELECT id, status_page_id, name, created_at, updated_at FROM status_page_cards WHERE status_page_id = ?', [
-      pageId,
-    ]);
+    const rows = await this.#db.all<CardRow>(
+      'SELECT id, status_page_id, name, created_at, updated_at FROM status_page_cards WHERE status_page_id = ?',
+      [pageId],
+    );
     const existing = new Map(rows.map((c) => [c.id, c]));
     const kept = new Set<string>();
     const now = nowIso();
@@ -240,20 +261,26 @@ export class SqlStatusPageRepo implements StatusPageRepo {
       const previous = card.id === undefined ? undefined : existing.get(card.id);
       const cardId = previous && !kept.has(previous.id) ? previous.id : randomUUID();
       if (cardId === previous?.id) {
-        await this.#db.run('UPDATE status_page_cards SET name = ?, position = ?, updated_at = ? WHERE id = ?', [card.name, index, now, cardId]);
+        await this.#db.run('UPDATE status_page_cards SET name = ?, position = ?, updated_at = ? WHERE id = ?', [
+          card.name,
+          index,
+          now,
+          cardId,
+        ]);
         await this.#db.run('DELETE FROM status_page_card_services WHERE card_id = ?', [cardId]);
       } else {
-        await this.#db.run('INSERT INTO status_page_cards (id, status_page_id, position, name, created_at) VALUES (?, ?, ?, ?, ?)', [
-          cardId,
-          pageId,
-          index,
-          card.name,
-          now,
-        ]);
+        await this.#db.run(
+          'INSERT INTO status_page_cards (id, status_page_id, position, name, created_at) VALUES (?, ?, ?, ?, ?)',
+          [cardId, pageId, index, card.name, now],
+        );
       }
       kept.add(cardId);
       for (const [position, service] of services.entries()) {
-        await this.#db.run('INSERT INTO status_page_card_services (card_id, service_id, position) VALUES (?, ?, ?)', [cardId, service.id, position]);
+        await this.#db.run('INSERT INTO status_page_card_services (card_id, service_id, position) VALUES (?, ?, ?)', [
+          cardId,
+          service.id,
+          position,
+        ]);
       }
     }
     for (const id of existing.keys()) {
@@ -289,7 +316,13 @@ export class SqlStatusPageRepo implements StatusPageRepo {
     const cardsByPage = new Map<string, StatusPageCard[]>();
     for (const c of cardRows) {
       const list = cardsByPage.get(c.status_page_id) ?? [];
-      list.push({ id: c.id, name: c.name, services: servicesByCard.get(c.id) ?? [], createdAt: c.created_at, updatedAt: c.updated_at });
+      list.push({
+        id: c.id,
+        name: c.name,
+        services: servicesByCard.get(c.id) ?? [],
+        createdAt: c.created_at,
+        updatedAt: c.updated_at,
+      });
       cardsByPage.set(c.status_page_id, list);
     }
     return rows.map((row) => toStatusPage(row, cardsByPage.get(row.id) ?? []));

@@ -89,24 +89,40 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
     return rows.map(toSubscription);
   }
 
-  async bulkCreate(accountId: string, statusPageId: string, items: SubscriptionInput[], status: SubscriptionStatus, policy: ConfirmationPolicy) {
+  async bulkCreate(
+    accountId: string,
+    statusPageId: string,
+    items: SubscriptionInput[],
+    status: SubscriptionStatus,
+    policy: ConfirmationPolicy,
+  ) {
     return this.#db.transaction(async () => {
       const page = await this.#ownedPage(accountId, statusPageId);
       if (!page) return undefined;
       const outcomes: SubscribeOutcome[] = [];
       for (const item of items) outcomes.push(await this.#subscribeOne(page, item, status, policy));
       const created = outcomes.filter((o) => o === 'created').length;
-      const confirmationsQueued = status === 'PENDING' ? outcomes.filter((o) => o === 'created' || o === 'resent').length : 0;
+      const confirmationsQueued =
+        status === 'PENDING' ? outcomes.filter((o) => o === 'created' || o === 'resent').length : 0;
       return { created, skipped: items.length - created, confirmationsQueued };
     });
   }
 
-  async subscribe(page: SubscribedPage, item: SubscriptionInput, policy: ConfirmationPolicy): Promise<SubscribeOutcome> {
+  async subscribe(
+    page: SubscribedPage,
+    item: SubscriptionInput,
+    policy: ConfirmationPolicy,
+  ): Promise<SubscribeOutcome> {
     return this.#db.transaction(() => this.#subscribeOne(page, item, 'PENDING', policy));
   }
 
   /** Must run inside a transaction. */
-  async #subscribeOne(page: SubscribedPage, item: SubscriptionInput, status: SubscriptionStatus, policy: ConfirmationPolicy): Promise<SubscribeOutcome> {
+  async #subscribeOne(
+    page: SubscribedPage,
+    item: SubscriptionInput,
+    status: SubscriptionStatus,
+    policy: ConfirmationPolicy,
+  ): Promise<SubscribeOutcome> {
     const now = policy.now.toISOString();
     const key = item.address.toLowerCase();
     let existing = await this.#db.get<ExistingRow>(
@@ -124,12 +140,19 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
       return 'created';
     }
     if (existing.status !== 'PENDING' || status !== 'PENDING') return 'exists';
-    if (existing.confirmation_sent_at && existing.confirmation_sent_at > policy.resendAfter.toISOString()) return 'throttled';
+    if (existing.confirmation_sent_at && existing.confirmation_sent_at > policy.resendAfter.toISOString())
+      return 'throttled';
     await this.#sendConfirmation(page, existing.id, policy);
     return 'resent';
   }
 
-  async #insert(pageId: string, item: SubscriptionInput, key: string, status: SubscriptionStatus, policy: ConfirmationPolicy): Promise<string> {
+  async #insert(
+    pageId: string,
+    item: SubscriptionInput,
+    key: string,
+    status: SubscriptionStatus,
+    policy: ConfirmationPolicy,
+  ): Promise<string> {
     const id = randomUUID();
     const now = policy.now.toISOString();
     const unsubscribe = newLinkToken();
@@ -155,12 +178,10 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
   }
 
   async #addToken(subscriptionId: string, purpose: LinkTokenPurpose, token: string, now: string): Promise<void> {
-    await this.#db.run('INSERT INTO sp_subscription_tokens (token_hash, subscription_id, purpose, created_at) VALUES (?, ?, ?, ?)', [
-      hashLinkToken(token),
-      subscriptionId,
-      purpose,
-      now,
-    ]);
+    await this.#db.run(
+      'INSERT INTO sp_subscription_tokens (token_hash, subscription_id, purpose, created_at) VALUES (?, ?, ?, ?)',
+      [hashLinkToken(token), subscriptionId, purpose, now],
+    );
   }
 
   /** A fresh confirm token, queued in a confirmation; the expiry starts again from now. */
@@ -168,12 +189,10 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
     const now = policy.now.toISOString();
     const token = newLinkToken();
     await this.#addToken(subscriptionId, 'confirm', token, now);
-    await this.#db.run('UPDATE sp_subscriptions SET confirmation_sent_at = ?, expires_at = ?, updated_at = ? WHERE id = ?', [
-      now,
-      policy.expiresAt.toISOString(),
-      now,
-      subscriptionId,
-    ]);
+    await this.#db.run(
+      'UPDATE sp_subscriptions SET confirmation_sent_at = ?, expires_at = ?, updated_at = ? WHERE id = ?',
+      [now, policy.expiresAt.toISOString(), now, subscriptionId],
+    );
     await enqueueConfirmation(this.#db, {
       page,
       subscriptionId,
@@ -203,8 +222,13 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
       const row = await this.#byToken(token, 'confirm', now);
       if (!row) return undefined;
       const at = now.toISOString();
-      await this.#db.run(`UPDATE sp_subscriptions SET status = 'VERIFIED', expires_at = NULL, updated_at = ? WHERE id = ?`, [at, row.id]);
-      await this.#db.run(`DELETE FROM sp_subscription_tokens WHERE subscription_id = ? AND purpose = 'confirm'`, [row.id]);
+      await this.#db.run(
+        `UPDATE sp_subscriptions SET status = 'VERIFIED', expires_at = NULL, updated_at = ? WHERE id = ?`,
+        [at, row.id],
+      );
+      await this.#db.run(`DELETE FROM sp_subscription_tokens WHERE subscription_id = ? AND purpose = 'confirm'`, [
+        row.id,
+      ]);
       return toByToken({ ...row, status: 'VERIFIED', updated_at: at });
     });
   }
@@ -220,9 +244,10 @@ export class SqlSubscriptionRepo implements SubscriptionRepo {
   }
 
   async deleteExpired(now: Date): Promise<number> {
-    const result = await this.#db.run(`DELETE FROM sp_subscriptions WHERE expires_at IS NOT NULL AND expires_at <= ? AND status = 'PENDING'`, [
-      now.toISOString(),
-    ]);
+    const result = await this.#db.run(
+      `DELETE FROM sp_subscriptions WHERE expires_at IS NOT NULL AND expires_at <= ? AND status = 'PENDING'`,
+      [now.toISOString()],
+    );
     return result.changes;
   }
 

@@ -40,13 +40,20 @@ export class SqlVariableRepo implements VariableRepo {
   async list(accountId: string, opts?: { limit: number; page: number }): Promise<AccountVariable[]> {
     const oldestFirst = 'SELECT * FROM environment_variables WHERE account_id = ? ORDER BY created_at, key';
     const rows = opts
-      ? await this.#db.all<VariableRow>(`${oldestFirst} LIMIT ? OFFSET ?`, [accountId, opts.limit, (opts.page - 1) * opts.limit])
+      ? await this.#db.all<VariableRow>(`${oldestFirst} LIMIT ? OFFSET ?`, [
+          accountId,
+          opts.limit,
+          (opts.page - 1) * opts.limit,
+        ])
       : await this.#db.all<VariableRow>(oldestFirst, [accountId]);
     return rows.map((r) => this.#toVariable(r));
   }
 
   async get(accountId: string, key: string): Promise<AccountVariable | undefined> {
-    const row = await this.#db.get<VariableRow>('SELECT * FROM environment_variables WHERE account_id = ? AND key = ?', [accountId, key]);
+    const row = await this.#db.get<VariableRow>(
+      'SELECT * FROM environment_variables WHERE account_id = ? AND key = ?',
+      [accountId, key],
+    );
     return row ? this.#toVariable(row) : undefined;
   }
 
@@ -59,7 +66,11 @@ export class SqlVariableRepo implements VariableRepo {
     return row ? this.#toVariable(row) : undefined;
   }
 
-  async update(accountId: string, key: string, input: Omit<AccountVariableInput, 'key'>): Promise<AccountVariable | undefined> {
+  async update(
+    accountId: string,
+    key: string,
+    input: Omit<AccountVariableInput, 'key'>,
+  ): Promise<AccountVariable | undefined> {
     const row = await this.#db.get<VariableRow>(
       `UPDATE environment_variables SET sealed_value = ?, locked = ?, secret = ?, updated_at = ?
        WHERE account_id = ? AND key = ? RETURNING *`,
@@ -69,7 +80,10 @@ export class SqlVariableRepo implements VariableRepo {
   }
 
   async delete(accountId: string, key: string): Promise<boolean> {
-    return (await this.#db.run('DELETE FROM environment_variables WHERE account_id = ? AND key = ?', [accountId, key])).changes > 0;
+    return (
+      (await this.#db.run('DELETE FROM environment_variables WHERE account_id = ? AND key = ?', [accountId, key]))
+        .changes > 0
+    );
   }
 }
 
@@ -92,7 +106,11 @@ export function verifySecretsMarker(db: DatabaseSync, box: SecretBox, keySource:
 }
 
 /** verifySecretsMarker for a database reached asynchronously (PostgreSQL, where the key loads at open). */
-export async function verifySecretsMarkerOn(sql: SqlExecutor, box: SecretBox, keySource: SecretsKeySource): Promise<void> {
+export async function verifySecretsMarkerOn(
+  sql: SqlExecutor,
+  box: SecretBox,
+  keySource: SecretsKeySource,
+): Promise<void> {
   const read = () => sql.get<MarkerRow>(MARKER_READ);
   let row = await read();
   if (!row) {
@@ -109,7 +127,8 @@ interface MarkerRow {
 
 const MARKER_READ = 'SELECT key_id, sealed FROM secrets_marker WHERE id = 1';
 // Another process or replica may win the insert with its own key: both verifiers read back what is stored.
-const MARKER_INSERT = 'INSERT INTO secrets_marker (id, key_id, sealed, created_at) VALUES (1, ?, ?, ?) ON CONFLICT DO NOTHING';
+const MARKER_INSERT =
+  'INSERT INTO secrets_marker (id, key_id, sealed, created_at) VALUES (1, ?, ?, ?) ON CONFLICT DO NOTHING';
 const markerValues = (box: SecretBox): [string, string, string] => [box.keyId, box.seal(MARKER_PLAINTEXT), nowIso()];
 
 function storedMarker(row: MarkerRow | undefined): MarkerRow {

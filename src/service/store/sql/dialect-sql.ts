@@ -48,7 +48,8 @@ const SQLITE: Spelled = {
   jsonFlag: (column, key) => `json_extract(${column}, '$.${key}')`,
   least: (a, b) => `min(${a}, ${b})`,
   greatest: (a, b) => `max(${a}, ${b})`,
-  joinedList: (column, from, orderBy) => `(SELECT group_concat(${column}) FROM (SELECT ${column} FROM ${from} ORDER BY ${orderBy}))`,
+  joinedList: (column, from, orderBy) =>
+    `(SELECT group_concat(${column}) FROM (SELECT ${column} FROM ${from} ORDER BY ${orderBy}))`,
   jsonArrayTable: (json, alias) => `json_each(${json}) AS ${alias}`,
   insertionOrder: (table) => `${table}.rowid`,
   forUpdate: '',

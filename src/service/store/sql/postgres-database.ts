@@ -106,7 +106,11 @@ export class PostgresDatabase implements SqlDatabase {
 
   #query(sql: string, params: SqlParams | undefined): Promise<pg.QueryResult> {
     const compiled = compileForPostgres(sql);
-    const query = { name: this.#statementName(compiled.text), text: compiled.text, values: valuesFor(compiled, params) };
+    const query = {
+      name: this.#statementName(compiled.text),
+      text: compiled.text,
+      values: valuesFor(compiled, params),
+    };
     return (this.#transaction.getStore() ?? this.pool).query(query);
   }
 

@@ -53,7 +53,9 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   run(sql: string, params?: SqlParams): Promise<SqlRunResult> {
-    return this.#whenFree(() => ({ changes: Number((bind(this.statement(sql), params, 'run') as { changes: number | bigint }).changes) }));
+    return this.#whenFree(() => ({
+      changes: Number((bind(this.statement(sql), params, 'run') as { changes: number | bigint }).changes),
+    }));
   }
 
   exec(sql: string): Promise<void> {

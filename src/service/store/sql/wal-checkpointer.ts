@@ -46,7 +46,10 @@ export class WalCheckpointer {
   readonly #exited: Promise<void>;
 
   constructor(opts: WalCheckpointerOptions) {
-    this.#worker = new Worker(WORKER_PROGRAM, { eval: true, workerData: { file: opts.file, everyMs: opts.everyMs ?? 500 } });
+    this.#worker = new Worker(WORKER_PROGRAM, {
+      eval: true,
+      workerData: { file: opts.file, everyMs: opts.everyMs ?? 500 },
+    });
     this.#worker.on('message', (m: { error?: string }) => m.error && opts.onError?.(m.error));
     this.#worker.on('error', (err) => opts.onError?.(err.message));
     this.#exited = new Promise((resolve) => this.#worker.once('exit', () => resolve()));

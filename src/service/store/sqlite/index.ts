@@ -4,7 +4,12 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { SecretBox } from '../../secrets/box.ts';
-import { defaultSecretsKeyConfig, loadSecretsKey, type SecretsKeyConfig, secretsKeySourceOf } from '../../secrets/key.ts';
+import {
+  defaultSecretsKeyConfig,
+  loadSecretsKey,
+  type SecretsKeyConfig,
+  secretsKeySourceOf,
+} from '../../secrets/key.ts';
 import { assembleStore } from '../assemble.ts';
 import { MIGRATIONS, runMigrations } from '../migrations/index.ts';
 import { openSqliteDatabase } from '../sql/sqlite-database.ts';

@@ -11,9 +11,15 @@ function startLive(element) {
   async function refresh() {
     if (document.hidden) return;
     try {
-      const response = await fetch(element.dataset.liveSrc, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+      const response = await fetch(element.dataset.liveSrc, {
+        credentials: 'same-origin',
+        headers: { accept: 'text/html' },
+      });
       if (response.status === 401) {
-        element.insertAdjacentHTML('beforebegin', '<p class="form-error" role="alert">You are signed out: sign in again to see live updates.</p>');
+        element.insertAdjacentHTML(
+          'beforebegin',
+          '<p class="form-error" role="alert">You are signed out: sign in again to see live updates.</p>',
+        );
         return;
       }
       if (response.ok) {

@@ -37,7 +37,11 @@
   }
 
   const safely = (fn) => () => fn().catch(() => {});
-  if (refreshMs > 0) setInterval(safely(() => show(page)), refreshMs);
+  if (refreshMs > 0)
+    setInterval(
+      safely(() => show(page)),
+      refreshMs,
+    );
   if (rotateMs > 0) {
     setInterval(
       safely(() => {

@@ -17,10 +17,12 @@ const ALL_TIME = { from: new Date(0).toISOString(), to: '9999-12-31T23:59:59.999
 
 const STATUS_CSS = { delivered: 'state-ok', pending: 'state-degraded', failed: 'state-down' } as const;
 
-const checkLink = (checkId: string, name: string) => html`<a href=${`/app/checks/${encodeURIComponent(checkId)}`}>${name}</a>`;
+const checkLink = (checkId: string, name: string) =>
+  html`<a href=${`/app/checks/${encodeURIComponent(checkId)}`}>${name}</a>`;
 
 function alertsTable(alerts: CheckAlertRecord[]) {
-  if (alerts.length === 0) return html`<p class="empty">No alerts yet: when a check starts failing, degrades or recovers, its alert appears here.</p>`;
+  if (alerts.length === 0)
+    return html`<p class="empty">No alerts yet: when a check starts failing, degrades or recovers, its alert appears here.</p>`;
   return html`<table>
     <caption>The latest ${countOf(alerts.length, 'alert')}, newest first</caption>
     <thead><tr><th scope="col">Time</th><th scope="col">Check</th><th scope="col">Alert</th><th scope="col">Location</th><th scope="col">Error</th><th scope="col">Result</th></tr></thead>
@@ -38,7 +40,8 @@ function alertsTable(alerts: CheckAlertRecord[]) {
 }
 
 function notificationsTable(notifications: AlertNotificationRecord[]) {
-  if (notifications.length === 0) return html`<p class="empty">No notifications yet: alerts are sent to the alert channels a check subscribes to.</p>`;
+  if (notifications.length === 0)
+    return html`<p class="empty">No notifications yet: alerts are sent to the alert channels a check subscribes to.</p>`;
   return html`<table>
     <caption>The latest ${countOf(notifications.length, 'notification')}, newest first</caption>
     <thead><tr><th scope="col">Time</th><th scope="col">Check</th><th scope="col">Alert</th><th scope="col">Channel</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last error</th></tr></thead>

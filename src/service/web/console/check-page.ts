@@ -44,7 +44,10 @@ function resultRow(checkId: string, r: StoredResult) {
 }
 
 function historyRows(checkId: string, entries: StoredResult[]) {
-  if (entries.length === 0) return [html`<tr><td colspan="5" class="empty">No results yet: they appear here after the check's first run.</td></tr>`];
+  if (entries.length === 0)
+    return [
+      html`<tr><td colspan="5" class="empty">No results yet: they appear here after the check's first run.</td></tr>`,
+    ];
   return entries.map((r) => resultRow(checkId, r));
 }
 
@@ -65,9 +68,14 @@ function historyTable(checkId: string, entries: StoredResult[], nextId: string |
 /** A page of the check's results; `before` is the cursor an "Older results" link carries. */
 async function resultPage(deps: WebDeps, accountId: string, checkId: string, before: string | undefined) {
   try {
-    return await deps.store.results.list(accountId, checkId, { limit: RESULTS_PER_PAGE, nextId: before, resultType: 'ALL' });
+    return await deps.store.results.list(accountId, checkId, {
+      limit: RESULTS_PER_PAGE,
+      nextId: before,
+      resultType: 'ALL',
+    });
   } catch (err) {
-    if (err instanceof BadRequestError) throw new BadRequestError('querystring/before is not a cursor of an "Older results" link');
+    if (err instanceof BadRequestError)
+      throw new BadRequestError('querystring/before is not a cursor of an "Older results" link');
     throw err;
   }
 }
@@ -83,7 +91,10 @@ export async function checkPage(fastify: FastifyInstance, deps: WebDeps): Promis
       deps.store.alertChannels.checkSubscriptions(accountId, [check.id]),
       resultPage(deps, accountId, check.id, request.query.before),
     ]);
-    const [locations, placement] = await Promise.all([deps.store.locations.list(accountId), placementOf(deps.store, check)]);
+    const [locations, placement] = await Promise.all([
+      deps.store.locations.list(accountId),
+      placementOf(deps.store, check),
+    ]);
     const state = stateInfo(stateOf(placement.activated, status));
     const definition = anyCheckView(check, deps.config.publicUrl, subs.get(check.id) ?? []);
     return sendConsolePage(request, reply, {
@@ -95,7 +106,12 @@ export async function checkPage(fastify: FastifyInstance, deps: WebDeps): Promis
           <dt>State</dt><dd><span class=${`state ${state.css}`}>${state.label}</span>${placement.muted ? ' (muted)' : ''}</dd>
           <dt>Type</dt><dd>${check.checkType}</dd>
           <dt>Runs</dt><dd>${frequencyOf(check)}</dd>
-          <dt>Locations</dt><dd>${locations.filter((l) => placement.locationIds.includes(l.id)).map((l) => l.name).join(', ') || 'none'}</dd>
+          <dt>Locations</dt><dd>${
+            locations
+              .filter((l) => placement.locationIds.includes(l.id))
+              .map((l) => l.name)
+              .join(', ') || 'none'
+          }</dd>
           <dt>Tags</dt><dd>${tagsOf(check).join(', ') || 'none'}</dd>
         </dl>
         <details>
@@ -107,10 +123,14 @@ export async function checkPage(fastify: FastifyInstance, deps: WebDeps): Promis
     });
   });
 
-  app.get('/app/checks/:checkId/live', { schema: { params: Params }, config: { consoleActivity: false } }, async (request, reply) => {
-    const check = await deps.store.checks.get(request.consoleAccountId, request.params.checkId);
-    if (!check) return sendNotFoundPage(reply, 'check');
-    const history = await resultPage(deps, request.consoleAccountId, check.id, undefined);
-    return sendLiveContent(reply, historyRows(check.id, history.entries));
-  });
+  app.get(
+    '/app/checks/:checkId/live',
+    { schema: { params: Params }, config: { consoleActivity: false } },
+    async (request, reply) => {
+      const check = await deps.store.checks.get(request.consoleAccountId, request.params.checkId);
+      if (!check) return sendNotFoundPage(reply, 'check');
+      const history = await resultPage(deps, request.consoleAccountId, check.id, undefined);
+      return sendLiveContent(reply, historyRows(check.id, history.entries));
+    },
+  );
 }

@@ -90,6 +90,9 @@ export async function loadCheckSummaries(store: Store, accountId: string): Promi
 
 export function filterSummaries(list: readonly CheckSummary[], filter: CheckFilter): CheckSummary[] {
   return list.filter(
-    (s) => (!filter.tag || s.tags.includes(filter.tag)) && (!filter.type || s.check.checkType === filter.type) && (!filter.state || s.state === filter.state),
+    (s) =>
+      (!filter.tag || s.tags.includes(filter.tag)) &&
+      (!filter.type || s.check.checkType === filter.type) &&
+      (!filter.state || s.state === filter.state),
   );
 }

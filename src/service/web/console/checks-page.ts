@@ -7,7 +7,15 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { WebDeps } from '../deps.ts';
 import { html } from '../html.ts';
-import { ALL_CHECK_TYPES, CHECK_STATES, CheckFilter, type CheckSummary, filterSummaries, loadCheckSummaries, stateInfo } from './check-summaries.ts';
+import {
+  ALL_CHECK_TYPES,
+  CHECK_STATES,
+  CheckFilter,
+  type CheckSummary,
+  filterSummaries,
+  loadCheckSummaries,
+  stateInfo,
+} from './check-summaries.ts';
 import { timeOf } from './format.ts';
 import { sendConsolePage } from './layout.ts';
 import { LIVE_SECONDS, sendLiveContent } from './live.ts';
@@ -30,7 +38,9 @@ function checkRow(s: CheckSummary) {
 
 function checkRows(list: readonly CheckSummary[], anyChecks: boolean) {
   if (list.length > 0) return list.map(checkRow);
-  const message = anyChecks ? 'No check matches these filters.' : 'No checks yet: create one with the API (POST /v1/checks/api) and it appears here.';
+  const message = anyChecks
+    ? 'No check matches these filters.'
+    : 'No checks yet: create one with the API (POST /v1/checks/api) and it appears here.';
   return [html`<tr><td colspan=${COLUMNS} class="empty">${message}</td></tr>`];
 }
 
@@ -75,9 +85,13 @@ export async function checksPage(fastify: FastifyInstance, deps: WebDeps): Promi
     });
   });
 
-  app.get('/app/checks/live', { schema: { querystring: CheckFilter }, config: { consoleActivity: false } }, async (request, reply) => {
-    const all = await loadCheckSummaries(deps.store, request.consoleAccountId);
-    const rows = checkRows(filterSummaries(all, request.query), all.length > 0);
-    return sendLiveContent(reply, rows);
-  });
+  app.get(
+    '/app/checks/live',
+    { schema: { querystring: CheckFilter }, config: { consoleActivity: false } },
+    async (request, reply) => {
+      const all = await loadCheckSummaries(deps.store, request.consoleAccountId);
+      const rows = checkRows(filterSummaries(all, request.query), all.length > 0);
+      return sendLiveContent(reply, rows);
+    },
+  );
 }

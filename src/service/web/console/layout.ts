@@ -39,7 +39,8 @@ export function renderConsolePage(page: ConsolePage): string {
           <strong>Outpost</strong>
           <nav aria-label="Console">
             ${CONSOLE_SECTIONS.map(
-              (s) => html`<a href=${s.href} aria-current=${page.current === s.href ? 'page' : undefined}>${s.label}</a> `,
+              (s) =>
+                html`<a href=${s.href} aria-current=${page.current === s.href ? 'page' : undefined}>${s.label}</a> `,
             )}
           </nav>
           <span class="muted">Account ${page.accountId}</span>
@@ -57,7 +58,11 @@ export function renderConsolePage(page: ConsolePage): string {
 }
 
 /** Sends a console page of the signed-in account (the session guard set its account and CSRF token). */
-export function sendConsolePage(request: FastifyRequest, reply: FastifyReply, page: Omit<ConsolePage, 'accountId' | 'csrfToken'>): FastifyReply {
+export function sendConsolePage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  page: Omit<ConsolePage, 'accountId' | 'csrfToken'>,
+): FastifyReply {
   const body = renderConsolePage({ ...page, accountId: request.consoleAccountId, csrfToken: request.consoleCsrfToken });
   return setPageHeaders(reply).send(body);
 }

@@ -30,7 +30,9 @@ async function loadLocations(deps: WebDeps, accountId: string, now = Date.now())
         deps.store.runs.locationLoad(location.id),
         deps.store.errorReports.list(location.id, REPORTS_SHOWN),
       ]);
-      const online = agents.filter((a) => a.goneAt === null && now - Date.parse(a.lastSeenAt) <= RUNNING_AGENT_WINDOW_MS);
+      const online = agents.filter(
+        (a) => a.goneAt === null && now - Date.parse(a.lastSeenAt) <= RUNNING_AGENT_WINDOW_MS,
+      );
       return { location, agents: online, queued: load.queued, leasedByAgent: load.leasedByAgent, reports };
     }),
   );
@@ -67,7 +69,8 @@ function reportsTable(view: LocationView) {
     <caption>Error reports from ${view.location.name}, newest first</caption>
     <thead><tr><th scope="col">Received</th><th scope="col">Error</th><th scope="col">Release</th></tr></thead>
     <tbody>${view.reports.map(
-      (r) => html`<tr><th scope="row">${timeOf(r.receivedAt)}</th><td>${reportSummary(r.event)}</td><td>${String(r.event.release ?? '')}</td></tr>`,
+      (r) =>
+        html`<tr><th scope="row">${timeOf(r.receivedAt)}</th><td>${reportSummary(r.event)}</td><td>${String(r.event.release ?? '')}</td></tr>`,
     )}</tbody>
   </table>`;
 }
@@ -84,7 +87,8 @@ function locationSection(view: LocationView) {
 }
 
 function locationsContent(views: LocationView[]) {
-  if (views.length === 0) return html`<p class="empty">No private locations yet: create one with the API (POST /v1/private-locations).</p>`;
+  if (views.length === 0)
+    return html`<p class="empty">No private locations yet: create one with the API (POST /v1/private-locations).</p>`;
   return html`${views.map(locationSection)}`;
 }
 

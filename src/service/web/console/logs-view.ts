@@ -21,14 +21,17 @@ export interface ShownLogLine {
 function scriptLines(jobLog: Record<string, unknown> | null | undefined): ShownLogLine[] {
   if (!jobLog) return [];
   return (['setup', 'teardown'] as const).flatMap((stage) =>
-    Array.isArray(jobLog[stage]) ? (jobLog[stage] as ScriptLogLine[]).map((l) => ({ time: l.time, source: `${stage} ${l.stream}`, msg: l.msg })) : [],
+    Array.isArray(jobLog[stage])
+      ? (jobLog[stage] as ScriptLogLine[]).map((l) => ({ time: l.time, source: `${stage} ${l.stream}`, msg: l.msg }))
+      : [],
   );
 }
 
 export function logLinesOf(result: RunResult): ShownLogLine[] {
   const d = result.details;
   const browser = d?.browserCheckResult ?? d?.multiStepCheckResult;
-  if (browser) return browser.jobLog.map((l) => ({ time: new Date(l.time).toISOString(), source: l.level, msg: l.msg }));
+  if (browser)
+    return browser.jobLog.map((l) => ({ time: new Date(l.time).toISOString(), source: l.level, msg: l.msg }));
   const suite = d?.playwrightCheckResult;
   if (suite) return suite.jobLog.map((l) => ({ time: l.time, source: `${l.phase} ${l.stream}`, msg: l.msg }));
   return scriptLines(result.apiCheckResult?.jobLog);

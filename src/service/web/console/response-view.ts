@@ -20,16 +20,33 @@ export interface ResponseShown {
 export function responseOf(result: RunResult): ResponseShown | null {
   const api = result.apiCheckResult?.response;
   if (api) {
-    const note = api.bodyError ?? (api.bodyTruncated ? 'The agent cut this body at its size limit before storing it.' : null);
-    return { summary: `${api.status} ${api.statusText}`.trim(), headers: Object.entries(api.headers ?? {}), body: api.body, bodyNote: note };
+    const note =
+      api.bodyError ?? (api.bodyTruncated ? 'The agent cut this body at its size limit before storing it.' : null);
+    return {
+      summary: `${api.status} ${api.statusText}`.trim(),
+      headers: Object.entries(api.headers ?? {}),
+      body: api.body,
+      bodyNote: note,
+    };
   }
   const tcp = result.details?.tcpCheckResult?.response;
   if (tcp) {
     const note = tcp.dataTruncated ? `The agent kept the first part of the ${tcp.bytesReceived} bytes received.` : null;
-    return { summary: `${tcp.bytesReceived} bytes from ${tcp.remoteAddress}:${tcp.remotePort}`, headers: [], body: tcp.data, bodyNote: note };
+    return {
+      summary: `${tcp.bytesReceived} bytes from ${tcp.remoteAddress}:${tcp.remotePort}`,
+      headers: [],
+      body: tcp.data,
+      bodyNote: note,
+    };
   }
   const dns = result.details?.dnsCheckResult?.response;
-  if (dns) return { summary: `${dns.rcode} from ${dns.server.address}:${dns.server.port}`, headers: [], body: dns.textAnswer, bodyNote: null };
+  if (dns)
+    return {
+      summary: `${dns.rcode} from ${dns.server.address}:${dns.server.port}`,
+      headers: [],
+      body: dns.textAnswer,
+      bodyNote: null,
+    };
   const ssl = result.details?.sslCheckResult?.response;
   if (ssl) {
     // An SSL monitor: the handshake's facts in a line, the certificate chain as the body.

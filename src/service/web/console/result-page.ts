@@ -32,7 +32,12 @@ export function verdictOf(r: RunResult): Verdict {
   return r.isDegraded ? 'degraded' : 'passed';
 }
 
-const VERDICT_CLASS: Record<Verdict, string> = { passed: 'state-ok', failed: 'state-down', degraded: 'state-degraded', cancelled: 'state-none' };
+const VERDICT_CLASS: Record<Verdict, string> = {
+  passed: 'state-ok',
+  failed: 'state-down',
+  degraded: 'state-degraded',
+  cancelled: 'state-none',
+};
 
 function SummaryView({ result, locationName }: { result: StoredResult; locationName: string | null }) {
   const r = result.payload;

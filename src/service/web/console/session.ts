@@ -28,17 +28,32 @@ export function consoleCookieOptions(config: Pick<ServiceConfig, 'publicUrl'>): 
 }
 
 /** Starts a session of `accountId` and sets its cookie; expired sessions of anyone are removed on the way. */
-export async function startSession(store: Store, config: Pick<ServiceConfig, 'publicUrl'>, reply: FastifyReply, accountId: string): Promise<void> {
+export async function startSession(
+  store: Store,
+  config: Pick<ServiceConfig, 'publicUrl'>,
+  reply: FastifyReply,
+  accountId: string,
+): Promise<void> {
   const now = Date.now();
   await store.consoleSessions.deleteExpired(new Date(now).toISOString(), new Date(now - SESSION_IDLE_MS).toISOString());
   const token = randomBytes(32).toString('base64url');
   const createdAt = new Date(now).toISOString();
-  await store.consoleSessions.create(token, { accountId, createdAt, lastSeenAt: createdAt, expiresAt: new Date(now + SESSION_MAX_MS).toISOString() });
+  await store.consoleSessions.create(token, {
+    accountId,
+    createdAt,
+    lastSeenAt: createdAt,
+    expiresAt: new Date(now + SESSION_MAX_MS).toISOString(),
+  });
   reply.setCookie(SESSION_COOKIE, token, { ...consoleCookieOptions(config), maxAge: SESSION_MAX_MS / 1000 });
 }
 
 /** Ends the request's session, if it has one, and clears its cookie. */
-export async function endSession(store: Store, config: Pick<ServiceConfig, 'publicUrl'>, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function endSession(
+  store: Store,
+  config: Pick<ServiceConfig, 'publicUrl'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
   const token = request.cookies[SESSION_COOKIE];
   if (token) await store.consoleSessions.delete(token);
   reply.clearCookie(SESSION_COOKIE, consoleCookieOptions(config));
@@ -49,9 +64,14 @@ export async function sessionAccount(store: Store, request: FastifyRequest): Pro
   const token = request.cookies[SESSION_COOKIE];
   if (!token) return undefined;
   const now = Date.now();
-  const session = await store.consoleSessions.findActive(token, new Date(now).toISOString(), new Date(now - SESSION_IDLE_MS).toISOString());
+  const session = await store.consoleSessions.findActive(
+    token,
+    new Date(now).toISOString(),
+    new Date(now - SESSION_IDLE_MS).toISOString(),
+  );
   if (!session) return undefined;
-  if (request.routeOptions.config.consoleActivity !== false) await store.consoleSessions.touch(token, new Date(now).toISOString());
+  if (request.routeOptions.config.consoleActivity !== false)
+    await store.consoleSessions.touch(token, new Date(now).toISOString());
   return session.accountId;
 }
 
@@ -64,7 +84,8 @@ export function sessionGuard(store: Store) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     const accountId = await sessionAccount(store, request);
     if (!accountId) {
-      if (request.routeOptions.config.consoleActivity === false) return reply.status(401).type('text/plain').send('Signed out');
+      if (request.routeOptions.config.consoleActivity === false)
+        return reply.status(401).type('text/plain').send('Signed out');
       return reply.redirect('/app/sign-in', 303);
     }
     request.consoleAccountId = accountId;

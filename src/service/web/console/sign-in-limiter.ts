@@ -25,7 +25,10 @@ export class SignInLimiter {
 
   /** Whether a sign-in from `address` to `accountId` may be tried now. */
   allows(address: string, accountId: string, now = Date.now()): boolean {
-    return this.#count(`address:${address}`, now) < this.#limits.perAddress && this.#count(`account:${accountId}`, now) < this.#limits.perAccount;
+    return (
+      this.#count(`address:${address}`, now) < this.#limits.perAddress &&
+      this.#count(`account:${accountId}`, now) < this.#limits.perAccount
+    );
   }
 
   recordFailure(address: string, accountId: string, now = Date.now()): void {

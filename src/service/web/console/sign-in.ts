@@ -17,7 +17,8 @@ import { endSession, sessionAccount, startSession } from './session.ts';
 import type { SignInLimiter } from './sign-in-limiter.ts';
 
 export const WRONG_CREDENTIALS = 'That account id and API key do not match an account. Check both and try again.';
-export const TOO_MANY_TRIES = 'Too many failed sign-ins from here or for this account. Wait 15 minutes, then try again.';
+export const TOO_MANY_TRIES =
+  'Too many failed sign-ins from here or for this account. Wait 15 minutes, then try again.';
 
 /** Bounded, so an attacker's strings cannot grow the failure counts' memory; empty ones get the form again. */
 const SignInBody = Type.Object({
@@ -26,7 +27,11 @@ const SignInBody = Type.Object({
   _csrf: Type.Optional(Type.String()),
 });
 
-function sendSignInForm(reply: FastifyReply, csrfToken: string, opts: { status?: number; error?: string; accountId?: string } = {}): FastifyReply {
+function sendSignInForm(
+  reply: FastifyReply,
+  csrfToken: string,
+  opts: { status?: number; error?: string; accountId?: string } = {},
+): FastifyReply {
   const body = renderPage({
     title: 'Sign in · Outpost',
     bodyClass: 'console sign-in',
@@ -55,20 +60,25 @@ export function signInRoutes(fastify: FastifyInstance, deps: WebDeps, limiter: S
     return sendSignInForm(reply, reply.generateCsrf());
   });
 
-  app.post('/app/sign-in', { schema: { body: SignInBody }, preValidation: app.csrfProtection }, async (request, reply) => {
-    const accountId = request.body.accountId?.trim() ?? '';
-    const apiKey = request.body.apiKey?.trim() ?? '';
-    const again = (status: number, error: string) => sendSignInForm(reply, reply.generateCsrf(), { status, error, accountId });
-    if (!accountId || !apiKey) return again(400, 'Enter both your account id and an API key of that account.');
-    if (!limiter.allows(request.ip, accountId)) return again(429, TOO_MANY_TRIES);
-    const account = await accountForApiKey(deps.store, accountId, apiKey);
-    if (!account) {
-      limiter.recordFailure(request.ip, accountId);
-      return again(401, WRONG_CREDENTIALS);
-    }
-    await startSession(deps.store, deps.config, reply, account.id);
-    return reply.redirect('/app/checks', 303);
-  });
+  app.post(
+    '/app/sign-in',
+    { schema: { body: SignInBody }, preValidation: app.csrfProtection },
+    async (request, reply) => {
+      const accountId = request.body.accountId?.trim() ?? '';
+      const apiKey = request.body.apiKey?.trim() ?? '';
+      const again = (status: number, error: string) =>
+        sendSignInForm(reply, reply.generateCsrf(), { status, error, accountId });
+      if (!accountId || !apiKey) return again(400, 'Enter both your account id and an API key of that account.');
+      if (!limiter.allows(request.ip, accountId)) return again(429, TOO_MANY_TRIES);
+      const account = await accountForApiKey(deps.store, accountId, apiKey);
+      if (!account) {
+        limiter.recordFailure(request.ip, accountId);
+        return again(401, WRONG_CREDENTIALS);
+      }
+      await startSession(deps.store, deps.config, reply, account.id);
+      return reply.redirect('/app/checks', 303);
+    },
+  );
 
   app.post('/app/sign-out', { preValidation: app.csrfProtection }, async (request, reply) => {
     await endSession(deps.store, deps.config, request, reply);

@@ -30,7 +30,12 @@ import { contentSecurityPolicy, type PagePolicy } from '../page-headers.ts';
 const require = createRequire(import.meta.url);
 
 /** The viewer's files inside the installed playwright-core (a runtime dependency, kept in the image). */
-export const TRACE_VIEWER_DIR = path.join(path.dirname(require.resolve('playwright-core/package.json')), 'lib', 'vite', 'traceViewer');
+export const TRACE_VIEWER_DIR = path.join(
+  path.dirname(require.resolve('playwright-core/package.json')),
+  'lib',
+  'vite',
+  'traceViewer',
+);
 
 export const TRACE_VIEWER_PREFIX = '/app/trace-viewer/';
 
@@ -40,7 +45,10 @@ const VIEWER_PAGES = ['index.html', 'snapshot.html'];
 function inlineHashes(pattern: RegExp): string[] {
   return VIEWER_PAGES.flatMap((page) =>
     [...readFileSync(path.join(TRACE_VIEWER_DIR, page), 'utf8').matchAll(pattern)].map(
-      (m) => `'sha256-${createHash('sha256').update(m[1] as string).digest('base64')}'`,
+      (m) =>
+        `'sha256-${createHash('sha256')
+          .update(m[1] as string)
+          .digest('base64')}'`,
     ),
   );
 }

@@ -30,7 +30,12 @@ export function timingPhasesOf(result: RunResult): TimingPhase[] {
     ];
   }
   const tcp = result.details?.tcpCheckResult?.response?.timingPhases;
-  if (tcp) return [phase('dns', 'DNS lookup', tcp.dns), phase('tcp', 'TCP connect', tcp.connect), phase('download', 'Data', tcp.data)];
+  if (tcp)
+    return [
+      phase('dns', 'DNS lookup', tcp.dns),
+      phase('tcp', 'TCP connect', tcp.connect),
+      phase('download', 'Data', tcp.data),
+    ];
   const dns = result.details?.dnsCheckResult?.response?.timingPhases;
   if (dns) return [phase('dns', 'Resolve server', dns.dns), phase('firstByte', 'Query', dns.query)];
   return [];

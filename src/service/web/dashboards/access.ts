@@ -15,7 +15,12 @@ const COOKIE_DAYS = 30;
 export type Access = 'open' | 'key-accepted' | 'key-rejected' | 'key-required';
 
 /** Whether the request may see the dashboard; `allowQueryKey` for the page (not its parts). */
-export async function viewerAccess(store: Store, request: FastifyRequest, located: LocatedDashboard, allowQueryKey: boolean): Promise<Access> {
+export async function viewerAccess(
+  store: Store,
+  request: FastifyRequest,
+  located: LocatedDashboard,
+  allowQueryKey: boolean,
+): Promise<Access> {
   const { dashboard } = located;
   if (dashboard.body.isPrivate !== true) return 'open';
   const queryKey = allowQueryKey ? keyInQuery(request) : undefined;
@@ -28,5 +33,10 @@ export async function viewerAccess(store: Store, request: FastifyRequest, locate
 
 /** The Set-Cookie value that keeps an accepted key for this dashboard's path. */
 export function viewerCookie(request: FastifyRequest, publicUrl: URL, located: LocatedDashboard, key: string): string {
-  return keyCookie(request, publicUrl, { name: VIEWER_COOKIE, key, path: located.cookiePath, maxAge: COOKIE_DAYS * 86_400 });
+  return keyCookie(request, publicUrl, {
+    name: VIEWER_COOKIE,
+    key,
+    path: located.cookiePath,
+    maxAge: COOKIE_DAYS * 86_400,
+  });
 }

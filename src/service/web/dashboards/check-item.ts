@@ -37,7 +37,8 @@ export function formatAvailability(percent: number | null | undefined): string {
 /** Spans, not a <dl>: the figures sit in the check's <summary>, which holds phrasing content only. */
 function Metrics({ check, data }: { check: DashboardCheck; data: DashboardData }) {
   const s = check.stats;
-  const metric = (label: string, value: string) => html`<span class="metric"><span class="metric__label">${label}</span> ${value}</span>`;
+  const metric = (label: string, value: string) =>
+    html`<span class="metric"><span class="metric__label">${label}</span> ${value}</span>`;
   return html`<span class="check__metrics">
     ${metric('24h availability', formatAvailability(s?.availability))}
     ${metric('p50', formatMs(s?.p50Ms))}
@@ -63,7 +64,8 @@ function CheckDetails({ check, data, urls }: { check: DashboardCheck; data: Dash
 }
 
 export function CheckItem({ check, data, urls }: { check: DashboardCheck; data: DashboardData; urls: DashboardUrls }) {
-  const group = data.body.showGroupNames && check.groupName ? html`<span class="check__group">${check.groupName} / </span>` : null;
+  const group =
+    data.body.showGroupNames && check.groupName ? html`<span class="check__group">${check.groupName} / </span>` : null;
   return html`<li class=${`check check--${check.state}`}>
     <details open=${data.body.expandChecks} data-check-id=${check.id}>
       <summary>
@@ -76,14 +78,22 @@ export function CheckItem({ check, data, urls }: { check: DashboardCheck; data: 
   </li>`;
 }
 
-
 /** Rendered checks by dashboard and check; cleared whole when it grows past this (checks deleted long ago). */
 const rendered = new Map<string, { from: string; html: string }>();
 const MAX_RENDERED = 50_000;
 
 function checkHtml(check: DashboardCheck, data: DashboardData, urls: DashboardUrls): string {
   const { showP95, showP99, hideTags, showGroupNames, expandChecks, showCheckRunLinks } = data.body;
-  const from = JSON.stringify([check, showP95, showP99, hideTags, showGroupNames, expandChecks, showCheckRunLinks, urls.console]);
+  const from = JSON.stringify([
+    check,
+    showP95,
+    showP99,
+    hideTags,
+    showGroupNames,
+    expandChecks,
+    showCheckRunLinks,
+    urls.console,
+  ]);
   const key = `${data.id}/${check.id}`;
   const hit = rendered.get(key);
   if (hit?.from === from) return hit.html;

@@ -19,7 +19,9 @@ export interface SanitizedCss {
 /** Undoes CSS escapes (`\75 ` → `u`, `\(` → `(`), as the browser's tokenizer does. */
 function unescapeCss(value: string): string {
   return value
-    .replace(/\\([0-9a-f]{1,6})[ \t\n\r\f]?/gi, (_m, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16) || 0xfffd))
+    .replace(/\\([0-9a-f]{1,6})[ \t\n\r\f]?/gi, (_m, hex: string) =>
+      String.fromCodePoint(Number.parseInt(hex, 16) || 0xfffd),
+    )
     .replace(/\\(.)/g, '$1');
 }
 
@@ -32,8 +34,11 @@ export function isAllowedCssUrl(target: string): boolean {
 
 /** Every URL a value names: url()/src() targets, and the strings of image-set(). */
 function urlsIn(value: string): string[] {
-  const urls = [...value.matchAll(/\b(?:url|src)\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s]*))/gi)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
-  if (/image-set\(/i.test(value)) urls.push(...[...value.matchAll(/"([^"]*)"|'([^']*)'/g)].map((m) => m[1] ?? m[2] ?? ''));
+  const urls = [...value.matchAll(/\b(?:url|src)\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s]*))/gi)].map(
+    (m) => m[1] ?? m[2] ?? m[3] ?? '',
+  );
+  if (/image-set\(/i.test(value))
+    urls.push(...[...value.matchAll(/"([^"]*)"|'([^']*)'/g)].map((m) => m[1] ?? m[2] ?? ''));
   return urls;
 }
 
@@ -66,7 +71,12 @@ export function sanitizeCustomCss(source: string): SanitizedCss {
     root = postcss.parse(source);
   } catch (err) {
     // Unparseable CSS could be read differently by a browser than by us: serve none of it.
-    return { css: '', dropped: [`the whole sheet: ${(err as Error).name === 'CssSyntaxError' ? (err as postcss.CssSyntaxError).reason : 'unreadable'}`] };
+    return {
+      css: '',
+      dropped: [
+        `the whole sheet: ${(err as Error).name === 'CssSyntaxError' ? (err as postcss.CssSyntaxError).reason : 'unreadable'}`,
+      ],
+    };
   }
   const dropped: string[] = [];
   root.walkAtRules((rule) => {

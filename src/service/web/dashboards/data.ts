@@ -5,7 +5,11 @@
  */
 import type { DashboardBody } from '../../routes/dashboards.ts';
 import type { CheckWindowStats } from '../../store/check-stats-types.ts';
-import type { DashboardIncident, DashboardIncidentUpdate, StoredDashboard } from '../../store/heartbeat-dashboard-types.ts';
+import type {
+  DashboardIncident,
+  DashboardIncidentUpdate,
+  StoredDashboard,
+} from '../../store/heartbeat-dashboard-types.ts';
 import type { CheckSummary, Store } from '../../store/store.ts';
 
 export type CheckState = 'failing' | 'degraded' | 'passing' | 'pending' | 'paused';
@@ -50,7 +54,11 @@ function perPage(body: DashboardBody): number | undefined {
   return body.paginate && body.checksPerPage ? body.checksPerPage : undefined;
 }
 
-async function selectedChecks(store: Store, dashboard: StoredDashboard, body: DashboardBody): Promise<DashboardCheck[]> {
+async function selectedChecks(
+  store: Store,
+  dashboard: StoredDashboard,
+  body: DashboardBody,
+): Promise<DashboardCheck[]> {
   const checks = (await store.checks.listSummaries(dashboard.accountId))
     .filter((c) => selectsCheck(body.tags, body.useTagsAndOperator === true, c.tags))
     .map((c): DashboardCheck => ({ ...c, state: stateOf(c), stats: undefined }));
@@ -65,7 +73,12 @@ function countStates(checks: readonly DashboardCheck[]): Record<CheckState, numb
 }
 
 /** The dashboard's data for page `requestedPage` (clamped to the pages there are). */
-export async function loadDashboardData(store: Store, dashboard: StoredDashboard, requestedPage: number, nowMs: number): Promise<DashboardData> {
+export async function loadDashboardData(
+  store: Store,
+  dashboard: StoredDashboard,
+  requestedPage: number,
+  nowMs: number,
+): Promise<DashboardData> {
   const body = dashboard.body as DashboardBody;
   const all = await selectedChecks(store, dashboard, body);
   const size = perPage(body) ?? Math.max(all.length, 1);
@@ -73,9 +86,15 @@ export async function loadDashboardData(store: Store, dashboard: StoredDashboard
   const page = Math.min(Math.max(1, Math.trunc(requestedPage) || 1), pages);
   const shown = all.slice((page - 1) * size, page * size);
   // Figures only for the checks on screen: a 500-check dashboard paginated by 15 reads 15.
-  const stats = await store.checkStats.forChecks(dashboard.accountId, shown.map((c) => c.id), nowMs);
+  const stats = await store.checkStats.forChecks(
+    dashboard.accountId,
+    shown.map((c) => c.id),
+    nowMs,
+  );
   const generatedAt = new Date(nowMs).toISOString();
-  const incidents = body.enableIncidents ? await store.dashboardIncidents.listActive(dashboard.accountId, dashboard.id, generatedAt) : [];
+  const incidents = body.enableIncidents
+    ? await store.dashboardIncidents.listActive(dashboard.accountId, dashboard.id, generatedAt)
+    : [];
   return {
     id: dashboard.id,
     body,

@@ -10,7 +10,12 @@ import { sendNotFoundPage } from '../not-found.ts';
 import { DOMAIN_PARTS, dashboardAtHost, dashboardAtUrl, type LocatedDashboard } from './locate.ts';
 import { sendCustomCss, sendDashboardPage, sendDashboardRegion } from './serve.ts';
 
-type Sender = (deps: WebDeps, request: FastifyRequest, reply: FastifyReply, located: LocatedDashboard) => Promise<FastifyReply>;
+type Sender = (
+  deps: WebDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  located: LocatedDashboard,
+) => Promise<FastifyReply>;
 
 /**
  * The page at its address as stored (lower case): its viewer-key cookie is scoped to that path, and

@@ -40,7 +40,9 @@ async function cachedRender(
   const page = requestedPage(request);
   const slot = [kind, dashboard.id, located.page, page].join('|');
   const version = `${dashboard.updatedAt ?? dashboard.createdAt}|${deps.store.dashboardChanges.of(dashboard.accountId)}`;
-  return rendered.get(slot, version, async () => render(await loadDashboardData(deps.store, dashboard, page, Date.now())));
+  return rendered.get(slot, version, async () =>
+    render(await loadDashboardData(deps.store, dashboard, page, Date.now())),
+  );
 }
 
 function requestedPage(request: FastifyRequest): number {
@@ -72,16 +74,27 @@ function urlsFor(deps: WebDeps, located: LocatedDashboard): DashboardUrls {
 }
 
 function sendKeyRequired(reply: FastifyReply, located: LocatedDashboard, wrongKey: boolean): FastifyReply {
-  const body = renderPage({ title: 'Private dashboard', bodyClass: 'dashboard-key', children: html`<${KeyRequiredView} action=${located.page} wrongKey=${wrongKey} />` });
+  const body = renderPage({
+    title: 'Private dashboard',
+    bodyClass: 'dashboard-key',
+    children: html`<${KeyRequiredView} action=${located.page} wrongKey=${wrongKey} />`,
+  });
   return setPageHeaders(reply.status(401)).send(body);
 }
 
-export async function sendDashboardPage(deps: WebDeps, request: FastifyRequest, reply: FastifyReply, located: LocatedDashboard): Promise<FastifyReply> {
+export async function sendDashboardPage(
+  deps: WebDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  located: LocatedDashboard,
+): Promise<FastifyReply> {
   const access = await viewerAccess(deps.store, request, located, true);
   if (access === 'key-accepted') {
     // Keep the key in the cookie, out of the address bar and history.
     const key = keyInQuery(request) ?? '';
-    return reply.header('set-cookie', viewerCookie(request, deps.config.publicUrl, located, key)).redirect(located.page, 303);
+    return reply
+      .header('set-cookie', viewerCookie(request, deps.config.publicUrl, located, key))
+      .redirect(located.page, 303);
   }
   if (access !== 'open') return sendKeyRequired(reply, located, access === 'key-rejected');
   const urls = urlsFor(deps, located);
@@ -100,14 +113,27 @@ export async function sendDashboardPage(deps: WebDeps, request: FastifyRequest, 
   return setPageHeaders(reply).send(precompressedBody(reply, page));
 }
 
-export async function sendDashboardRegion(deps: WebDeps, request: FastifyRequest, reply: FastifyReply, located: LocatedDashboard): Promise<FastifyReply> {
-  if ((await viewerAccess(deps.store, request, located, false)) !== 'open') return setPageHeaders(reply.status(401)).send('');
+export async function sendDashboardRegion(
+  deps: WebDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  located: LocatedDashboard,
+): Promise<FastifyReply> {
+  if ((await viewerAccess(deps.store, request, located, false)) !== 'open')
+    return setPageHeaders(reply.status(401)).send('');
   const urls = urlsFor(deps, located);
-  const region = await cachedRender(deps, request, located, 'region', (data) => renderFragment(html`<${DashboardRegion} data=${data} urls=${urls} />`));
+  const region = await cachedRender(deps, request, located, 'region', (data) =>
+    renderFragment(html`<${DashboardRegion} data=${data} urls=${urls} />`),
+  );
   return setPageHeaders(reply).send(precompressedBody(reply, region));
 }
 
-export async function sendCustomCss(deps: WebDeps, request: FastifyRequest, reply: FastifyReply, located: LocatedDashboard): Promise<FastifyReply> {
+export async function sendCustomCss(
+  deps: WebDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  located: LocatedDashboard,
+): Promise<FastifyReply> {
   const open = (await viewerAccess(deps.store, request, located, false)) === 'open';
   return reply
     .status(open ? 200 : 401)

@@ -72,7 +72,9 @@ export function DashboardRegion({ data, urls }: { data: DashboardData; urls: Das
 
 function Header({ data }: { data: DashboardData }) {
   const { body } = data;
-  const logo = body.logo ? html`<img class="logo" src=${body.logo} alt=${body.link ? `${body.header}: home` : ''} />` : null;
+  const logo = body.logo
+    ? html`<img class="logo" src=${body.logo} alt=${body.link ? `${body.header}: home` : ''} />`
+    : null;
   const title = body.showHeader ? html`<h1>${body.header}</h1>` : html`<h1 class="sr-only">${body.header}</h1>`;
   return html`<header class="header site-header">
     <div class="inner">

@@ -5,7 +5,12 @@ import { sendNotFoundPage } from '../not-found.ts';
 import { sendStatusPage } from './page.ts';
 import { lookUpStatusPage } from './resolve.ts';
 
-export async function statusPageAtDomain(deps: WebDeps, request: FastifyRequest, reply: FastifyReply, host: string): Promise<FastifyReply | undefined> {
+export async function statusPageAtDomain(
+  deps: WebDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  host: string,
+): Promise<FastifyReply | undefined> {
   if (host === '') return undefined;
   const lookup = await lookUpStatusPage(deps, request, reply);
   if (lookup.kind === 'none') return undefined;

@@ -6,6 +6,10 @@ export function escapeMarkup(text: string): string {
   // Most text has nothing to escape: one test instead of two replaces.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the same characters as below
   if (!/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff&<>"']/.test(text)) return text;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters XML 1.0 does not allow
-  return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '').replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+  return (
+    text
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters XML 1.0 does not allow
+      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '')
+      .replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c)
+  );
 }

@@ -35,7 +35,12 @@ function entry(incident: IncidentRecord, pageUrl: string): string {
 `;
 }
 
-export async function sendFeed(deps: WebDeps, request: FastifyRequest, reply: FastifyReply, found: OpenStatusPage): Promise<FastifyReply> {
+export async function sendFeed(
+  deps: WebDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  found: OpenStatusPage,
+): Promise<FastifyReply> {
   const { page, base } = found;
   const { entries } = await deps.store.statusPageReads.history(pageScope(page), { limit: FEED_ENTRIES });
   const pageUrl = origin(request, found) + base;

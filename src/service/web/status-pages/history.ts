@@ -25,11 +25,19 @@ function sendBadCursor(reply: FastifyReply, message: string): FastifyReply {
   return setPageHeaders(reply.status(400)).send(body);
 }
 
-export async function sendHistoryPage(deps: WebDeps, reply: FastifyReply, found: OpenStatusPage, before: string | undefined): Promise<FastifyReply> {
+export async function sendHistoryPage(
+  deps: WebDeps,
+  reply: FastifyReply,
+  found: OpenStatusPage,
+  before: string | undefined,
+): Promise<FastifyReply> {
   const { base } = found;
   let page: Awaited<ReturnType<typeof deps.store.statusPageReads.history>>;
   try {
-    page = await deps.store.statusPageReads.history(pageScope(found.page), { limit: HISTORY_PAGE_SIZE, nextId: before });
+    page = await deps.store.statusPageReads.history(pageScope(found.page), {
+      limit: HISTORY_PAGE_SIZE,
+      nextId: before,
+    });
   } catch (err) {
     if (err instanceof BadRequestError) return sendBadCursor(reply, err.message);
     throw err;

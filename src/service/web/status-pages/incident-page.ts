@@ -8,7 +8,12 @@ import { pageScope } from './page.ts';
 import type { OpenStatusPage } from './resolve.ts';
 import { sendStatusView } from './shell.ts';
 
-export async function sendIncidentPage(deps: WebDeps, reply: FastifyReply, found: OpenStatusPage, incidentId: string): Promise<FastifyReply> {
+export async function sendIncidentPage(
+  deps: WebDeps,
+  reply: FastifyReply,
+  found: OpenStatusPage,
+  incidentId: string,
+): Promise<FastifyReply> {
   const incident = await deps.store.statusPageReads.incident(pageScope(found.page), incidentId);
   if (!incident) return sendNotFoundPage(reply, 'incident');
   return sendStatusView(reply, found, {

@@ -6,7 +6,8 @@ import { formatTime, severityState, statusWord } from './state.ts';
 export const incidentPath = (base: string, incident: { id: string }): string => `${base}incidents/${incident.id}`;
 
 /** When the incident started: its oldest update (updates are newest first). */
-export const startOf = (incident: IncidentRecord): string => incident.updates.at(-1)?.publicIncidentUpdateDate ?? incident.createdAt;
+export const startOf = (incident: IncidentRecord): string =>
+  incident.updates.at(-1)?.publicIncidentUpdateDate ?? incident.createdAt;
 
 export function incidentFacts(incident: IncidentRecord) {
   const state = severityState(incident.severity);

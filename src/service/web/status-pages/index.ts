@@ -12,7 +12,12 @@ import { sendStatusPage } from './page.ts';
 import { type OpenStatusPage, resolveStatusPage } from './resolve.ts';
 import { sendThemeStylesheet } from './theme-css.ts';
 
-type View = (deps: WebDeps, request: FastifyRequest, reply: FastifyReply, found: OpenStatusPage) => Promise<FastifyReply> | FastifyReply;
+type View = (
+  deps: WebDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  found: OpenStatusPage,
+) => Promise<FastifyReply> | FastifyReply;
 
 const VIEWS: Record<string, View> = {
   '': (deps, _request, reply, found) => sendStatusPage(deps, reply, found),

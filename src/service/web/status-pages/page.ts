@@ -49,7 +49,9 @@ const rendered = new RenderCache({ maxBytes: 64 * 1024 * 1024 });
 export async function sendStatusPage(deps: WebDeps, reply: FastifyReply, found: OpenStatusPage): Promise<FastifyReply> {
   const now = new Date();
   const accountVersion = await deps.store.statusPageReads.version(found.page.accountId);
-  const version = [found.page.updatedAt ?? found.page.createdAt, accountVersion, now.toISOString().slice(0, 10)].join('|');
+  const version = [found.page.updatedAt ?? found.page.createdAt, accountVersion, now.toISOString().slice(0, 10)].join(
+    '|',
+  );
   const page = await rendered.get(`${found.page.id}|${found.base}`, version, () => renderStatusPage(deps, found, now));
   return sendStatusHtml(reply, found, precompressedBody(reply, page));
 }

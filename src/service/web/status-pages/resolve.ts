@@ -69,7 +69,10 @@ export async function lookUpStatusPage(
   const offered = keyInQuery(request);
   if (offered !== undefined) {
     if (!(await deps.store.statusPageKeys.opens(page.id, offered))) return { kind: 'locked' };
-    reply.header('set-cookie', keyCookie(request, deps.config.publicUrl, { name: KEY_COOKIE, key: offered, path: pagePath(found) }));
+    reply.header(
+      'set-cookie',
+      keyCookie(request, deps.config.publicUrl, { name: KEY_COOKIE, key: offered, path: pagePath(found) }),
+    );
     if (opts.keyInQuery === 'serve') return { kind: 'open', found };
     await reply.redirect(withoutKey(request), 303);
     return { kind: 'sent' };

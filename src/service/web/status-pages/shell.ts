@@ -23,7 +23,8 @@ function logo(page: StatusPage) {
   const dark = page.logoDark ?? page.logo;
   if (!light || !dark) return null;
   const alt = `${page.name} logo`;
-  if (theme !== 'auto' || light === dark) return html`<img class="logo" src=${theme === 'dark' ? dark : light} alt=${alt} />`;
+  if (theme !== 'auto' || light === dark)
+    return html`<img class="logo" src=${theme === 'dark' ? dark : light} alt=${alt} />`;
   return html`<picture>
     <source srcset=${dark} media="(prefers-color-scheme: dark)" />
     <img class="logo" src=${light} alt=${alt} />

@@ -29,7 +29,8 @@ export function severityState(severity: IncidentSeverity | undefined): ServiceSt
 
 export function worstSeverity(severities: Iterable<IncidentSeverity>): IncidentSeverity | undefined {
   let worst: IncidentSeverity | undefined;
-  for (const s of severities) if (!worst || INCIDENT_SEVERITIES.indexOf(s) < INCIDENT_SEVERITIES.indexOf(worst)) worst = s;
+  for (const s of severities)
+    if (!worst || INCIDENT_SEVERITIES.indexOf(s) < INCIDENT_SEVERITIES.indexOf(worst)) worst = s;
   return worst;
 }
 
@@ -42,7 +43,12 @@ const STATUS_WORDS: Record<IncidentStatus, string> = {
 
 export const statusWord = (status: IncidentStatus): string => STATUS_WORDS[status];
 
-const DAY_FORMAT = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' });
+const DAY_FORMAT = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  timeZone: 'UTC',
+});
 const TIME_FORMAT = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
 
 export const formatDay = (isoDay: string): string => DAY_FORMAT.format(new Date(`${isoDay}T00:00:00Z`));
@@ -63,13 +69,23 @@ export function historyStart(now: Date): string {
 }
 
 /** Per service id: its 90 days, oldest first, each with the incidents (newest first) that started that day. */
-export function historyByService(now: Date, serviceIds: readonly string[], incidents: readonly IncidentDay[]): Map<string, HistoryDay[]> {
+export function historyByService(
+  now: Date,
+  serviceIds: readonly string[],
+  incidents: readonly IncidentDay[],
+): Map<string, HistoryDay[]> {
   const startMs = Date.parse(historyStart(now));
-  const days = Array.from({ length: HISTORY_DAYS }, (_, i) => new Date(startMs + i * 86_400_000).toISOString().slice(0, 10));
+  const days = Array.from({ length: HISTORY_DAYS }, (_, i) =>
+    new Date(startMs + i * 86_400_000).toISOString().slice(0, 10),
+  );
   const dates = days.map(formatDay);
   // Quiet days are one object per day shared by every bar (a page of 50 services has 4,500 days);
   // a day gets its own object when its first incident lands on it.
-  const quiet: HistoryDay[] = days.map((day, i) => ({ day, date: dates[i] ?? day, incidents: Object.freeze([]) as unknown as HistoryDay['incidents'] }));
+  const quiet: HistoryDay[] = days.map((day, i) => ({
+    day,
+    date: dates[i] ?? day,
+    incidents: Object.freeze([]) as unknown as HistoryDay['incidents'],
+  }));
   const result = new Map<string, HistoryDay[]>(serviceIds.map((id) => [id, quiet.slice()]));
   for (const incident of incidents) {
     const index = Math.floor((Date.parse(incident.startedAt) - startMs) / 86_400_000);

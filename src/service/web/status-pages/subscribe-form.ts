@@ -8,7 +8,12 @@ import type { FastifyRequest } from 'fastify';
 import type { OutboundPolicy } from '../../outbound/policy.ts';
 import { blockedKind } from '../../outbound/ranges.ts';
 import type { SubscriptionInput } from '../../store/status-pages-types.ts';
-import { EMAIL_MAX_LENGTH, parseEmailAddress, parseWebhookUrl, WEBHOOK_URL_MAX_LENGTH } from '../../subscriptions/addresses.ts';
+import {
+  EMAIL_MAX_LENGTH,
+  parseEmailAddress,
+  parseWebhookUrl,
+  WEBHOOK_URL_MAX_LENGTH,
+} from '../../subscriptions/addresses.ts';
 
 export type SubscribeField = 'email' | 'url';
 
@@ -20,13 +25,19 @@ export interface SubscribeFormValues {
 
 export type FieldErrors = Partial<Record<SubscribeField | 'channel', string>>;
 
-export type ParsedForm = { ok: true; input: SubscriptionInput } | { ok: false; values: SubscribeFormValues; errors: FieldErrors };
+export type ParsedForm =
+  | { ok: true; input: SubscriptionInput }
+  | { ok: false; values: SubscribeFormValues; errors: FieldErrors };
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 export function formValues(body: unknown): SubscribeFormValues {
   const fields = (body ?? {}) as Record<string, unknown>;
-  return { channel: text(fields.channel) === 'webhook' ? 'webhook' : 'email', email: text(fields.email).trim(), url: text(fields.url).trim() };
+  return {
+    channel: text(fields.channel) === 'webhook' ? 'webhook' : 'email',
+    email: text(fields.email).trim(),
+    url: text(fields.url).trim(),
+  };
 }
 
 /** A webhook subscribed from the page gets a secret the service makes (shown once), so nobody has to invent one. */
@@ -35,12 +46,18 @@ export function parseSubscribeForm(body: unknown, outbound: OutboundPolicy): Par
   if (values.channel === 'email') {
     const address = parseEmailAddress(values.email);
     if (address) return { ok: true, input: { type: 'EMAIL', address, secret: null } };
-    const error = values.email === '' ? 'Enter your email address.' : `Enter an email address like name@example.com (at most ${EMAIL_MAX_LENGTH} characters).`;
+    const error =
+      values.email === ''
+        ? 'Enter your email address.'
+        : `Enter an email address like name@example.com (at most ${EMAIL_MAX_LENGTH} characters).`;
     return { ok: false, values, errors: { email: error } };
   }
   const url = parseWebhookUrl(values.url);
   if (!url) {
-    const error = values.url === '' ? 'Enter the URL of your webhook.' : `Enter an http:// or https:// URL (at most ${WEBHOOK_URL_MAX_LENGTH} characters).`;
+    const error =
+      values.url === ''
+        ? 'Enter the URL of your webhook.'
+        : `Enter an http:// or https:// URL (at most ${WEBHOOK_URL_MAX_LENGTH} characters).`;
     return { ok: false, values, errors: { url: error } };
   }
   const refused = refusedAddress(url, outbound);

@@ -21,11 +21,17 @@ const ONE_CLICK_BODY_LIMIT = 4096;
 export async function subscriptionLinkRoutes(app: FastifyInstance, { deps }: { deps: WebDeps }): Promise<void> {
   const subscriptions = deps.store.subscriptions;
   // Mail providers may post the one-click body as multipart/form-data: read it (bounded) and ignore it.
-  app.addContentTypeParser('multipart/form-data', { parseAs: 'string', bodyLimit: ONE_CLICK_BODY_LIMIT }, (_request, _body, done) => done(null, null));
+  app.addContentTypeParser(
+    'multipart/form-data',
+    { parseAs: 'string', bodyLimit: ONE_CLICK_BODY_LIMIT },
+    (_request, _body, done) => done(null, null),
+  );
 
   const show = (purpose: LinkTokenPurpose) => async (request: TokenRequest, reply: FastifyReply) => {
     const { token } = request.params;
-    const found = isWellFormedLinkToken(token) ? await subscriptions.findByToken(token, purpose, new Date()) : undefined;
+    const found = isWellFormedLinkToken(token)
+      ? await subscriptions.findByToken(token, purpose, new Date())
+      : undefined;
     return found ? setPageHeaders(reply).send(tokenActionPage(purpose, found)) : invalid(reply);
   };
 

@@ -3,7 +3,12 @@
  * unsubscribe pages a message's links open. Plain HTML forms: everything works without script.
  */
 import type { VNode } from 'preact';
-import type { DefaultTheme, SubscribablePage, SubscribeOutcome, SubscriptionByToken } from '../../store/status-pages-types.ts';
+import type {
+  DefaultTheme,
+  SubscribablePage,
+  SubscribeOutcome,
+  SubscriptionByToken,
+} from '../../store/status-pages-types.ts';
 import { assetUrl } from '../assets.ts';
 import { html } from '../html.ts';
 import { renderPage, type ThemeChoice } from '../layout.ts';
@@ -12,10 +17,21 @@ import type { FieldErrors, SubscribeField, SubscribeFormValues } from './subscri
 const THEMES: Record<DefaultTheme, ThemeChoice> = { AUTO: 'auto', LIGHT: 'light', DARK: 'dark' };
 
 function page(title: string, theme: ThemeChoice, body: VNode): string {
-  return renderPage({ title, theme, stylesheets: [assetUrl('subscribe.css')], bodyClass: 'status-page subscribe', children: body });
+  return renderPage({
+    title,
+    theme,
+    stylesheets: [assetUrl('subscribe.css')],
+    bodyClass: 'status-page subscribe',
+    children: body,
+  });
 }
 
-function field(name: SubscribeField, label: string, attrs: { type: string; value: string; autocomplete: string; hint: string }, error: string | undefined) {
+function field(
+  name: SubscribeField,
+  label: string,
+  attrs: { type: string; value: string; autocomplete: string; hint: string },
+  error: string | undefined,
+) {
   const described = [`${name}-hint`, error ? `${name}-error` : ''].filter(Boolean).join(' ');
   return html`<div class=${error ? 'field has-error' : 'field'}>
     <label for=${name}>${label}</label>
@@ -37,7 +53,10 @@ export interface FormPageProps {
 export function subscribeFormPage({ statusPage, backHref, values, errors = {}, confirmHours }: FormPageProps): string {
   const v = values ?? { channel: 'email', email: '', url: '' };
   const hasErrors = Object.keys(errors).length > 0;
-  return page(`${hasErrors ? 'Error: ' : ''}Subscribe to ${statusPage.name}`, THEMES[statusPage.defaultTheme], html`<main id="main" class="narrow">
+  return page(
+    `${hasErrors ? 'Error: ' : ''}Subscribe to ${statusPage.name}`,
+    THEMES[statusPage.defaultTheme],
+    html`<main id="main" class="narrow">
     <p><a href=${backHref}>Back to ${statusPage.name}</a></p>
     <h1>Subscribe to ${statusPage.name}</h1>
     <p>Get a message when an incident is opened or updated. Nothing is sent until you confirm.</p>
@@ -57,7 +76,8 @@ export function subscribeFormPage({ statusPage, backHref, values, errors = {}, c
         <button type="submit">Subscribe by webhook</button>
       </form>
     </section>
-  </main>`);
+  </main>`,
+  );
 }
 
 export interface DonePageProps {
@@ -78,14 +98,19 @@ export function subscribeDonePage(p: DonePageProps): string {
       ? html`<h1>Check your inbox</h1>
           <p>If <strong>${p.address}</strong> is not subscribed yet, a confirmation email is on its way to it. Open its link within ${p.confirmHours} hours to start getting updates of ${p.statusPage.name}.</p>`
       : webhookDone(p);
-  return page(`Subscribe to ${p.statusPage.name}`, THEMES[p.statusPage.defaultTheme], html`<main id="main" class="narrow">
+  return page(
+    `Subscribe to ${p.statusPage.name}`,
+    THEMES[p.statusPage.defaultTheme],
+    html`<main id="main" class="narrow">
     ${body}
     <p><a href=${p.backHref}>Back to ${p.statusPage.name}</a></p>
-  </main>`);
+  </main>`,
+  );
 }
 
 function webhookDone(p: DonePageProps): VNode {
-  if (p.outcome === 'exists') return html`<h1>Already subscribed</h1><p>${p.address} already gets the updates of ${p.statusPage.name}.</p>`;
+  if (p.outcome === 'exists')
+    return html`<h1>Already subscribed</h1><p>${p.address} already gets the updates of ${p.statusPage.name}.</p>`;
   if (p.outcome !== 'created') {
     return html`<h1>Waiting for confirmation</h1>
       <p>${p.address} was subscribed already and has a confirmation request. Use the secret you were shown then.</p>`;
@@ -98,48 +123,70 @@ function webhookDone(p: DonePageProps): VNode {
 
 export function tooManyPage(statusPage: SubscribablePage, backHref: string, retryAfterSeconds: number): string {
   const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
-  return page('Too many requests', THEMES[statusPage.defaultTheme], html`<main id="main" class="narrow">
+  return page(
+    'Too many requests',
+    THEMES[statusPage.defaultTheme],
+    html`<main id="main" class="narrow">
     <h1>Too many requests</h1>
     <p>This page got too many subscriptions from your address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.</p>
     <p><a href=${backHref}>Back to ${statusPage.name}</a></p>
-  </main>`);
+  </main>`,
+  );
 }
 
 export function crossSitePage(backHref: string): string {
-  return page('Form refused', 'auto', html`<main id="main" class="narrow">
+  return page(
+    'Form refused',
+    'auto',
+    html`<main id="main" class="narrow">
     <h1>Form refused</h1>
     <p>This form can only be sent from its own page. Open the page and send it again.</p>
     <p><a href=${backHref}>Open the form</a></p>
-  </main>`);
+  </main>`,
+  );
 }
 
 /** The confirm or unsubscribe page a link opens: a button, since mail scanners open links but do not press buttons. */
 export function tokenActionPage(action: 'confirm' | 'unsubscribe', found: SubscriptionByToken): string {
   const confirm = action === 'confirm';
   const title = confirm ? `Confirm your subscription to ${found.page.name}` : `Unsubscribe from ${found.page.name}`;
-  return page(title, 'auto', html`<main id="main" class="narrow">
+  return page(
+    title,
+    'auto',
+    html`<main id="main" class="narrow">
     <h1>${title}</h1>
     <p>${confirm ? 'Updates of' : 'Stop sending updates of'} ${found.page.name} ${confirm ? 'will go to' : 'to'} <strong>${found.subscription.address}</strong>.</p>
     <form method="post">
       <button type="submit">${confirm ? 'Confirm subscription' : 'Unsubscribe'}</button>
     </form>
-  </main>`);
+  </main>`,
+  );
 }
 
 export function tokenDonePage(action: 'confirm' | 'unsubscribe', found: SubscriptionByToken): string {
   const confirm = action === 'confirm';
   const title = confirm ? 'Subscription confirmed' : 'Unsubscribed';
-  return page(title, 'auto', html`<main id="main" class="narrow">
+  return page(
+    title,
+    'auto',
+    html`<main id="main" class="narrow">
     <h1>${title}</h1>
-    <p>${confirm
-      ? html`<strong>${found.subscription.address}</strong> now gets the updates of ${found.page.name}. Every message has a link to unsubscribe.`
-      : html`<strong>${found.subscription.address}</strong> no longer gets the updates of ${found.page.name}.`}</p>
-  </main>`);
+    <p>${
+      confirm
+        ? html`<strong>${found.subscription.address}</strong> now gets the updates of ${found.page.name}. Every message has a link to unsubscribe.`
+        : html`<strong>${found.subscription.address}</strong> no longer gets the updates of ${found.page.name}.`
+    }</p>
+  </main>`,
+  );
 }
 
 export function tokenInvalidPage(): string {
-  return page('Link not valid', 'auto', html`<main id="main" class="narrow">
+  return page(
+    'Link not valid',
+    'auto',
+    html`<main id="main" class="narrow">
     <h1>This link is not valid</h1>
     <p>It was used already, or it expired, or it was copied incompletely. To subscribe again, use the status page's subscribe form.</p>
-  </main>`);
+  </main>`,
+  );
 }

@@ -47,16 +47,23 @@ export async function subscribeRoutes(app: FastifyInstance, deps: WebDeps): Prom
     if (typeof target === 'string') return sendNotFoundPage(reply);
     if (!fromSameSite(request)) return setPageHeaders(reply.status(403)).send(crossSitePage(request.url));
     const waitSeconds = limiter.take(`${target.statusPage.id} ${request.ip}`);
-    if (waitSeconds > 0) return setPageHeaders(reply.status(429).header('retry-after', String(waitSeconds))).send(tooManyPage(target.statusPage, target.backHref, waitSeconds));
+    if (waitSeconds > 0)
+      return setPageHeaders(reply.status(429).header('retry-after', String(waitSeconds))).send(
+        tooManyPage(target.statusPage, target.backHref, waitSeconds),
+      );
     const form = parseSubscribeForm(request.body, outbound);
     if (!form.ok) {
-      return setPageHeaders(reply.status(400)).send(subscribeFormPage({ ...target, values: form.values, errors: form.errors, confirmHours: config.confirmHours }));
+      return setPageHeaders(reply.status(400)).send(
+        subscribeFormPage({ ...target, values: form.values, errors: form.errors, confirmHours: config.confirmHours }),
+      );
     }
     const outcome = await deps.store.subscriptions.subscribe(target.statusPage, form.input, confirmationPolicy(config));
     if (outcome === 'created' || outcome === 'resent') deps.hooks.notificationsQueued?.();
     const { type, address, secret } = form.input;
     const shownSecret = outcome === 'created' ? secret : null;
-    return setPageHeaders(reply).send(subscribeDonePage({ ...target, type, address, outcome, secret: shownSecret, confirmHours: config.confirmHours }));
+    return setPageHeaders(reply).send(
+      subscribeDonePage({ ...target, type, address, outcome, secret: shownSecret, confirmHours: config.confirmHours }),
+    );
   };
 
   app.get('/status/:url/subscribe', showForm);
@@ -66,4 +73,3 @@ export async function subscribeRoutes(app: FastifyInstance, deps: WebDeps): Prom
   app.post('/subscribe', submit);
   await app.register(subscriptionLinkRoutes, { deps });
 }
-

@@ -24,7 +24,9 @@ const VARIABLES: Record<keyof ThemePalette, string> = {
 };
 
 function declarations(palette: ThemePalette): string {
-  return (Object.keys(VARIABLES) as (keyof ThemePalette)[]).map((key) => `${VARIABLES[key]}: ${palette[key]};`).join(' ');
+  return (Object.keys(VARIABLES) as (keyof ThemePalette)[])
+    .map((key) => `${VARIABLES[key]}: ${palette[key]};`)
+    .join(' ');
 }
 
 export function themeStylesheet(found: OpenStatusPage): string | null {

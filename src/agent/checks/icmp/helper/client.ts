@@ -12,7 +12,14 @@ import { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { raceAbort } from '../../net/run-signal.ts';
-import { type Family, IcmpHelperStoppedError, IcmpUnavailableError, type Pinger, type PingRequest, type Spawn } from '../pinger.ts';
+import {
+  type Family,
+  IcmpHelperStoppedError,
+  IcmpUnavailableError,
+  type Pinger,
+  type PingRequest,
+  type Spawn,
+} from '../pinger.ts';
 
 export interface IcmpHelperOptions {
   /** Path of the outpost-icmp binary (ICMP_HELPER_PATH). */
@@ -144,14 +151,24 @@ function asSocket(stream: Readable | Writable | null | undefined): Socket | unde
 
 function startError(path: string, err: NodeJS.ErrnoException): IcmpUnavailableError {
   const why = err.code === 'ENOENT' ? 'does not exist' : `could not start (${err.message})`;
-  return new IcmpUnavailableError(`ICMP is not available on this agent: the ICMP helper ${path} (ICMP_HELPER_PATH) ${why}`);
+  return new IcmpUnavailableError(
+    `ICMP is not available on this agent: the ICMP helper ${path} (ICMP_HELPER_PATH) ${why}`,
+  );
 }
 
 /** Stopped after it was ready: the next ping starts another. Before: it cannot run here. */
-function exitError(path: string, code: number | null, signal: NodeJS.Signals | null, stderr: string, wasReady: boolean): IcmpUnavailableError {
+function exitError(
+  path: string,
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  stderr: string,
+  wasReady: boolean,
+): IcmpUnavailableError {
   const how = signal ? `was stopped by ${signal}` : `exited with code ${code}`;
   const said = stderr.trim().slice(0, 300);
-  return new (wasReady ? IcmpHelperStoppedError : IcmpUnavailableError)(`ICMP is not available on this agent: the ICMP helper ${path} ${how}${said ? ` (${said})` : ''}`);
+  return new (wasReady ? IcmpHelperStoppedError : IcmpUnavailableError)(
+    `ICMP is not available on this agent: the ICMP helper ${path} ${how}${said ? ` (${said})` : ''}`,
+  );
 }
 
 /** Words for a family the helper has no socket for ("none:EACCES/EPERM": datagram, then raw). */
