@@ -576,6 +576,12 @@ describe.each(storeBackends())('on $name', (backend) => {
       expect(await a.runRetries.linkOf(run.runId)).toEqual({ retryOf: null, attempt: 1, chainStartedAt: null });
       await a.runRetries.setLink(run.runId, { retryOf: 'r0', attempt: 2, chainStartedAt: at(0) });
       expect(await b.runRetries.linkOf(run.runId)).toEqual({ retryOf: 'r0', attempt: 2, chainStartedAt: at(0) });
+      // The result path reads the link with the run, in one statement.
+      expect(await b.runs.getWithRetryLink(run.runId)).toEqual({
+        run: await b.runs.get(run.runId),
+        retryLink: { retryOf: 'r0', attempt: 2, chainStartedAt: at(0) },
+      });
+      expect(await b.runs.getWithRetryLink('no-such-run')).toBeUndefined();
 
       const retry = (i: number) => ({ ...f, retryOf: `run-${i}`, attempt: 2, chainStartedAt: at(0), dueAt: at(i) });
       for (let i = 1; i <= 40; i++) expect(await a.runRetries.plan(retry(i))).toBe(true);

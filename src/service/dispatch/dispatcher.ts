@@ -567,10 +567,11 @@ export class Dispatcher {
    */
   async #takeResult(location: PrivateLocation, result: RunResult): Promise<TakenResult> {
     const runId = result.runId;
-    const run = await this.#store.runs.get(runId);
+    const read = await this.#store.runs.getWithRetryLink(runId);
     // Another location's run is reported exactly like a missing one, so ids cannot be probed.
-    if (!run || run.locationId !== location.id)
+    if (!read || read.run.locationId !== location.id)
       return { status: 'unknown', runId, message: `Run ${runId} was not found for this private location` };
+    const { run, retryLink } = read;
     const now = iso(this.#now());
     const check = await this.#store.checks.get(run.accountId, run.checkId);
     if (!check) {
@@ -579,7 +580,9 @@ export class Dispatcher {
     }
     // A failed result may be an ATTEMPT to be retried rather than the FINAL one (./retries.ts). A
     // session's run is not retried: its one result is FINAL.
-    const outcome = run.sessionId ? undefined : await this.#resultPolicy?.classify(run, check, result, this.#now());
+    const outcome = run.sessionId
+      ? undefined
+      : await this.#resultPolicy?.classify(run, retryLink, check, result, this.#now());
     const resultType = outcome?.resultType ?? 'FINAL';
     // The run, not the upload, says which check and type this was: an agent cannot file a result
     // under another check. One that moves the check's status is stored marked pending, so a crash

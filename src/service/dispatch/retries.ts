@@ -27,7 +27,8 @@ export interface ResultOutcome {
 
 /** The dispatcher's view of the retry machinery. */
 export interface ResultPolicy {
-  classify(run: Run, check: StoredCheck, result: RunResult, nowMs: number): Promise<ResultOutcome>;
+  /** `link` is the run's place in its retry chain (RunRepo.getWithRetryLink reads it with the run). */
+  classify(run: Run, link: RunRetryLink, check: StoredCheck, result: RunResult, nowMs: number): Promise<ResultOutcome>;
   /** After the result was stored for the first time (not for a duplicate upload). */
   afterStored(run: Run, outcome: ResultOutcome): Promise<void>;
   /** Enqueues the retries due at `nowMs`. */
@@ -65,8 +66,13 @@ export class RetryCoordinator implements ResultPolicy {
     this.#watcher = opts.watcher;
   }
 
-  async classify(run: Run, check: StoredCheck, result: RunResult, nowMs: number): Promise<ResultOutcome> {
-    const link = await this.#store.runRetries.linkOf(run.runId);
+  async classify(
+    run: Run,
+    link: RunRetryLink,
+    check: StoredCheck,
+    result: RunResult,
+    nowMs: number,
+  ): Promise<ResultOutcome> {
     const final: ResultOutcome = { resultType: 'FINAL', attempts: run.leaseAttempt + link.attempt - 1, retry: null };
     if (!result.hasFailures || result.isCancelled || this.#watcher?.isTriggered(run.runId)) return final;
     const group = await groupOf(this.#store, check);

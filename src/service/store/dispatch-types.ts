@@ -10,6 +10,7 @@
  */
 import type { CheckClass, CheckDefinition, CheckType } from '../../shared/checks/types.ts';
 import type { LeaseRef, LeaseState } from '../../shared/protocol.ts';
+import type { RunRetryLink } from './check-group-types.ts';
 import type { Agent, ErrorReport, Run } from './store.ts';
 
 /** What the scheduler knows when a run comes due; the repo adds state, lease fields and times. */
@@ -68,6 +69,8 @@ export interface RunRepo {
   /** `enqueue` of several runs in one transaction (a scheduler tick's due runs): all or none. */
   enqueueMany(runs: readonly NewRun[], now: string): Promise<Array<{ run: Run; superseded: string[] }>>;
   get(runId: string): Promise<Run | undefined>;
+  /** The run and its place in a retry chain in one read: what storing its result needs. */
+  getWithRetryLink(runId: string): Promise<{ run: Run; retryLink: RunRetryLink } | undefined>;
   /** Account-scoped read for the public API. */
   getForAccount(accountId: string, runId: string): Promise<Run | undefined>;
   /**

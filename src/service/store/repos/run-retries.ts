@@ -25,6 +25,22 @@ const toPending = (row: PendingRow): PendingRetry => ({
 /** The transitions name their rows (see takeDue): READ COMMITTED on PostgreSQL is enough. */
 const READ_COMMITTED: TransactionOptions = { isolation: 'read committed' };
 
+/** The retry-chain columns of a runs row. */
+export interface RetryLinkColumns {
+  retry_of: string | null;
+  attempt: number | null;
+  chain_started_at: string | null;
+}
+
+/** A run's place in its retry chain; a run outside any chain (or not found) is attempt 1 of none. */
+export function retryLinkOf(row: RetryLinkColumns | undefined): RunRetryLink {
+  return {
+    retryOf: row?.retry_of ?? null,
+    attempt: row?.attempt ?? 1,
+    chainStartedAt: row?.chain_started_at ?? null,
+  };
+}
+
 /** Retry columns of runs (added by migration 005) and the pending_retries table. */
 export class SqlRunRetryRepo implements RunRetryRepo {
   readonly #db: SqlDatabase;
@@ -42,15 +58,11 @@ export class SqlRunRetryRepo implements RunRetryRepo {
   }
 
   async linkOf(runId: string): Promise<RunRetryLink> {
-    const row = await this.#db.get<{ retry_of: string | null; attempt: number; chain_started_at: string | null }>(
-      'SELECT retry_of, attempt, chain_started_at FROM runs WHERE run_id = ?',
-      [runId],
+    return retryLinkOf(
+      await this.#db.get<RetryLinkColumns>('SELECT retry_of, attempt, chain_started_at FROM runs WHERE run_id = ?', [
+        runId,
+      ]),
     );
-    return {
-      retryOf: row?.retry_of ?? null,
-      attempt: row?.attempt ?? 1,
-      chainStartedAt: row?.chain_started_at ?? null,
-    };
   }
 
   async setLink(runId: string, link: RunRetryLink): Promise<void> {

@@ -22,9 +22,11 @@ import type {
   NewRun,
   RunRepo,
 } from '../dispatch-types.ts';
+import type { RunRetryLink } from '../check-group-types.ts';
 import type { Run, RunState } from '../store.ts';
 import type { SqlDatabase, TransactionOptions } from '../sql/database.ts';
 import { type DialectSql, dialectSql } from '../sql/dialect-sql.ts';
+import { retryLinkOf } from './run-retries.ts';
 
 interface RunRow {
   run_id: string;
@@ -46,6 +48,9 @@ interface RunRow {
   created_at: string;
   finished_at: string | null;
   session_id: string | null;
+  retry_of: string | null;
+  attempt: number | null;
+  chain_started_at: string | null;
 }
 
 const toRun = (row: RunRow): Run =>
@@ -354,6 +359,11 @@ export class SqlRunRepo implements RunRepo {
   async get(runId: string): Promise<Run | undefined> {
     const row = await this.#db.get<RunRow>(GET, [runId]);
     return row && toRun(row);
+  }
+
+  async getWithRetryLink(runId: string): Promise<{ run: Run; retryLink: RunRetryLink } | undefined> {
+    const row = await this.#db.get<RunRow>(GET, [runId]);
+    return row && { run: toRun(row), retryLink: retryLinkOf(row) };
   }
 
   async getForAccount(accountId: string, runId: string): Promise<Run | undefined> {
