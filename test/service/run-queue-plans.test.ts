@@ -47,6 +47,7 @@ function explain(sql: string): string[] {
     agentId: 'a',
     leaseExpiresAt: 'x',
     endReason: 'r',
+    runIds: '[]',
   };
   const positional = ['a', 'c', ...(sql.includes('result_type = ?') ? ['FINAL'] : []), 1, 1];
   const rows = sql.includes('?') ? statement.all(...positional) : statement.all(params);
@@ -67,6 +68,13 @@ it.each([
   expect(steps.length).toBeGreaterThan(0);
   for (const step of steps.filter((s) => !s.includes('run_id=?') && !s.includes('LIST SUBQUERY')))
     expect(step, name).toContain(`INDEX ${index}`);
+});
+
+it('a batch of results reads its runs by primary key, not by a scan', () => {
+  const steps = plan(statements.getMany);
+  expect(steps.length).toBeGreaterThan(0);
+  for (const step of steps)
+    expect(step).toMatch(/SEARCH runs USING INDEX sqlite_autoindex_runs_1 \(run_id=\?\)|PRIMARY KEY/);
 });
 
 it.each(Object.keys(RUN_QUEUE_READS) as Array<keyof typeof RUN_QUEUE_READS>)(

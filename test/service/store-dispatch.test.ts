@@ -568,6 +568,18 @@ describe.each(storeBackends())('on $name', (backend) => {
     });
   });
 
+  describe('reads for a batch of results', () => {
+    it("reads several of an account's checks at once, never another account's", async () => {
+      const store = await fresh.open();
+      const mine = await fixture(store);
+      const theirs = await fixture(store);
+      const read = await store.checks.getMany(mine.accountId, [mine.checkId, theirs.checkId, 'no-such-check']);
+      expect([...read.keys()]).toEqual([mine.checkId]);
+      expect(read.get(mine.checkId)).toEqual(await store.checks.get(mine.accountId, mine.checkId));
+      expect(await store.checks.getMany(mine.accountId, [])).toEqual(new Map());
+    });
+  });
+
   describe('run retries, artifacts and location metrics', () => {
     it('links retries to runs and hands each due retry to one of two stores taking at once', async () => {
       const [a, b] = [await fresh.open(), await fresh.open()];
@@ -577,11 +589,15 @@ describe.each(storeBackends())('on $name', (backend) => {
       await a.runRetries.setLink(run.runId, { retryOf: 'r0', attempt: 2, chainStartedAt: at(0) });
       expect(await b.runRetries.linkOf(run.runId)).toEqual({ retryOf: 'r0', attempt: 2, chainStartedAt: at(0) });
       // The result path reads the link with the run, in one statement.
-      expect(await b.runs.getWithRetryLink(run.runId)).toEqual({
+      const other = (await a.runs.enqueue(newRun(f, 2), at(2))).run;
+      const read = await b.runs.getManyWithRetryLink([run.runId, 'no-such-run', other.runId]);
+      expect([...read.keys()].sort()).toEqual([run.runId, other.runId].sort());
+      expect(read.get(run.runId)).toEqual({
         run: await b.runs.get(run.runId),
         retryLink: { retryOf: 'r0', attempt: 2, chainStartedAt: at(0) },
       });
-      expect(await b.runs.getWithRetryLink('no-such-run')).toBeUndefined();
+      expect(read.get(other.runId)?.retryLink).toEqual({ retryOf: null, attempt: 1, chainStartedAt: null });
+      expect(await b.runs.getManyWithRetryLink([])).toEqual(new Map());
 
       const retry = (i: number) => ({ ...f, retryOf: `run-${i}`, attempt: 2, chainStartedAt: at(0), dueAt: at(i) });
       for (let i = 1; i <= 40; i++) expect(await a.runRetries.plan(retry(i))).toBe(true);

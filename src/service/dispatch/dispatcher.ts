@@ -8,7 +8,7 @@
  * State lives in the store (runs, agents); only the held lease requests live in memory, so a
  * restarted service loses nothing but open long-polls, which agents simply repeat.
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { Log } from '../../shared/log.ts';
 import { type CheckType, checkClassOf } from '../../shared/checks/types.ts';
 import {
   type DeregisterRequest,
@@ -43,7 +43,7 @@ import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from
 import type { SecretBox } from '../secrets/box.ts';
 import { openSecretsIn, sealSecretsIn } from '../secrets/variables.ts';
 import type { RunRetryLink } from '../store/check-group-types.ts';
-import type { NewRun } from '../store/dispatch-types.ts';
+import type { NewRun, RunWithRetryLink } from '../store/dispatch-types.ts';
 import type { Agent, ErrorReport, PrivateLocation, Run, Store, StoredCheck } from '../store/store.ts';
 import { timeOrderedId } from '../store/time-ordered-id.ts';
 import { type DefinitionReads, readsOncePerBatch } from './batch-reads.ts';
@@ -54,7 +54,7 @@ import { SessionWaiters } from './session-waiters.ts';
 import { RUN_TIMEOUT_MS, startByOf } from './timeouts.ts';
 import { WaitList } from './waiters.ts';
 
-export type DispatchLog = Pick<FastifyBaseLogger, 'debug' | 'info' | 'warn' | 'error'>;
+export type DispatchLog = Log;
 
 export interface DispatcherOptions {
   store: Store;
@@ -129,6 +129,12 @@ interface StoredTaken {
 
 /** A result whose run the location does not have (results answers 404 for it). */
 type TakenResult = StoredTaken | { status: 'unknown'; runId: string; message: string };
+
+/** What storing a batch of results reads up front: its runs (by run id) and their checks (by check id). */
+interface ResultReads {
+  runs: Map<string, RunWithRetryLink>;
+  checks: Map<string, StoredCheck>;
+}
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -519,7 +525,7 @@ export class Dispatcher {
     // No registration check here, unlike every other call: a result may come from the spool of an
     // agent process that has since restarted (new agentId) or deregistered. What makes it acceptable
     // is the location key and the run belonging to that location; the runId keeps it once-only.
-    const taken = await this.#takeResult(location, req.result);
+    const taken = await this.#takeResult(location, req.result, await this.#readForResults([req.result.runId]));
     if (taken.status === 'unknown') throw new NotFoundError(taken.message);
     const event = await this.#afterCommit(taken, req.agentId, req.leaseId);
     if (event) await this.#applyStatuses([event]);
@@ -542,7 +548,8 @@ export class Dispatcher {
     // Built afresh by each attempt: PostgreSQL may run the transaction again after a serialization failure.
     const taken = await this.#store.transaction(async () => {
       const out: TakenResult[] = [];
-      for (const item of req.results) out.push(await this.#takeResult(location, item.result));
+      const reads = await this.#readForResults(req.results.map((item) => item.result.runId));
+      for (const item of req.results) out.push(await this.#takeResult(location, item.result, reads));
       return out;
     });
     const outcomes: ResultOutcome[] = [];
@@ -561,19 +568,34 @@ export class Dispatcher {
     return { outcomes };
   }
 
+  /** The runs of a batch of results and their checks: a statement for the runs and one per account. */
+  async #readForResults(runIds: readonly string[]): Promise<ResultReads> {
+    const runs = await this.#store.runs.getManyWithRetryLink(runIds);
+    const checkIdsByAccount = new Map<string, string[]>();
+    for (const { run } of runs.values()) {
+      const ids = checkIdsByAccount.get(run.accountId);
+      if (ids) ids.push(run.checkId);
+      else checkIdsByAccount.set(run.accountId, [run.checkId]);
+    }
+    const checks = new Map<string, StoredCheck>();
+    for (const [accountId, ids] of checkIdsByAccount)
+      for (const [id, check] of await this.#store.checks.getMany(accountId, ids)) checks.set(id, check);
+    return { runs, checks };
+  }
+
   /**
    * Stores one result once (database work only, so it may run inside a batch's transaction): the
    * run must be of `location`, and its check must still exist (else the run is finished unstored).
    */
-  async #takeResult(location: PrivateLocation, result: RunResult): Promise<TakenResult> {
+  async #takeResult(location: PrivateLocation, result: RunResult, reads: ResultReads): Promise<TakenResult> {
     const runId = result.runId;
-    const read = await this.#store.runs.getWithRetryLink(runId);
+    const read = reads.runs.get(runId);
     // Another location's run is reported exactly like a missing one, so ids cannot be probed.
     if (!read || read.run.locationId !== location.id)
       return { status: 'unknown', runId, message: `Run ${runId} was not found for this private location` };
     const { run, retryLink } = read;
     const now = iso(this.#now());
-    const check = await this.#store.checks.get(run.accountId, run.checkId);
+    const check = reads.checks.get(run.checkId);
     if (!check) {
       await this.#store.runs.finish(run.runId, now);
       return { status: 'unknown', runId, message: `The check of run ${runId} was deleted; the result is not stored` };

@@ -27,7 +27,7 @@ export interface ResultOutcome {
 
 /** The dispatcher's view of the retry machinery. */
 export interface ResultPolicy {
-  /** `link` is the run's place in its retry chain (RunRepo.getWithRetryLink reads it with the run). */
+  /** `link` is the run's place in its retry chain (RunRepo.getManyWithRetryLink reads it with the run). */
   classify(run: Run, link: RunRetryLink, check: StoredCheck, result: RunResult, nowMs: number): Promise<ResultOutcome>;
   /** After the result was stored for the first time (not for a duplicate upload). */
   afterStored(run: Run, outcome: ResultOutcome): Promise<void>;

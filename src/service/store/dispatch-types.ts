@@ -59,6 +59,11 @@ export interface HeartbeatOutcome extends LeaseRef {
   leaseExpiresAt: string | null;
 }
 
+export interface RunWithRetryLink {
+  run: Run;
+  retryLink: RunRetryLink;
+}
+
 export interface RunRepo {
   /**
    * Inserts a queued run. In the same transaction, older runs of the same check and location that
@@ -69,8 +74,11 @@ export interface RunRepo {
   /** `enqueue` of several runs in one transaction (a scheduler tick's due runs): all or none. */
   enqueueMany(runs: readonly NewRun[], now: string): Promise<Array<{ run: Run; superseded: string[] }>>;
   get(runId: string): Promise<Run | undefined>;
-  /** The run and its place in a retry chain in one read: what storing its result needs. */
-  getWithRetryLink(runId: string): Promise<{ run: Run; retryLink: RunRetryLink } | undefined>;
+  /**
+   * Runs with their place in a retry chain, by run id, in one read: what storing a batch of results
+   * needs. Unknown ids are absent from the map.
+   */
+  getManyWithRetryLink(runIds: readonly string[]): Promise<Map<string, RunWithRetryLink>>;
   /** Account-scoped read for the public API. */
   getForAccount(accountId: string, runId: string): Promise<Run | undefined>;
   /**

@@ -131,6 +131,8 @@ export interface CheckRepo {
     check: Omit<StoredCheck, 'id' | 'accountId' | 'createdAt' | 'updatedAt'>,
   ): Promise<StoredCheck | undefined>;
   get(accountId: string, id: string): Promise<StoredCheck | undefined>;
+  /** The account's checks among `ids`, by id, in one read; ids of no check of the account are absent. */
+  getMany(accountId: string, ids: readonly string[]): Promise<Map<string, StoredCheck>>;
   list(accountId: string, opts: { limit: number; page: number } & CheckListFilter): Promise<StoredCheck[]>;
   delete(accountId: string, id: string): Promise<boolean>;
   /** Every check of the account, in creation order, as a summary with its status, in one read. */

@@ -167,6 +167,16 @@ export class SqlCheckRepo implements CheckRepo {
     return row && toCheck(row, this.#box);
   }
 
+  async getMany(accountId: string, ids: readonly string[]): Promise<Map<string, StoredCheck>> {
+    if (ids.length === 0) return new Map();
+    const { jsonArrayValues } = dialectSql(this.#db.dialect);
+    const rows = await this.#db.all<CheckRow>(
+      `${this.#select} WHERE c.account_id = ? AND c.id IN (${jsonArrayValues('?')})`,
+      [accountId, JSON.stringify(ids)],
+    );
+    return new Map(rows.map((r) => [r.id, toCheck(r, this.#box)]));
+  }
+
   async list(accountId: string, opts: { limit: number; page: number } & CheckListFilter): Promise<StoredCheck[]> {
     const { where, params } = filterSql(this.#db.dialect, opts);
     const rows = await this.#db.all<CheckRow>(

@@ -21,8 +21,8 @@ import type {
   LocationQueueStats,
   NewRun,
   RunRepo,
+  RunWithRetryLink,
 } from '../dispatch-types.ts';
-import type { RunRetryLink } from '../check-group-types.ts';
 import type { Run, RunState } from '../store.ts';
 import type { SqlDatabase, TransactionOptions } from '../sql/database.ts';
 import { type DialectSql, dialectSql } from '../sql/dialect-sql.ts';
@@ -236,6 +236,8 @@ export function dialectStatements(d: DialectSql) {
       WHERE check_id = $checkId AND location_id = $locationId AND state = 'queued'
         AND lease_attempt = 1 AND session_id IS NULL AND ${d.noIndex('due_at')} < $dueAt
       RETURNING run_id`,
+    // runIds is a JSON array: one statement for a batch of results, by the primary key.
+    getMany: `SELECT * FROM runs WHERE run_id IN (${d.jsonArrayValues('$runIds')})`,
     // keep is a JSON array of location ids; '[]' cancels at every location.
     cancelCheckQueued: `
       UPDATE runs SET state = 'cancelled', end_reason = $endReason, finished_at = $now, check_json = NULL
@@ -361,9 +363,10 @@ export class SqlRunRepo implements RunRepo {
     return row && toRun(row);
   }
 
-  async getWithRetryLink(runId: string): Promise<{ run: Run; retryLink: RunRetryLink } | undefined> {
-    const row = await this.#db.get<RunRow>(GET, [runId]);
-    return row && { run: toRun(row), retryLink: retryLinkOf(row) };
+  async getManyWithRetryLink(runIds: readonly string[]): Promise<Map<string, RunWithRetryLink>> {
+    if (runIds.length === 0) return new Map();
+    const rows = await this.#db.all<RunRow>(this.#sql.getMany, { runIds: JSON.stringify(runIds) });
+    return new Map(rows.map((row) => [row.run_id, { run: toRun(row), retryLink: retryLinkOf(row) }]));
   }
 
   async getForAccount(accountId: string, runId: string): Promise<Run | undefined> {
