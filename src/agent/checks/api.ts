@@ -9,7 +9,8 @@
  * Helpers: api/request.ts (request and body), api/connect.ts (DNS, TCP, TLS), api/timings.ts,
  * api/tls.ts, api/assertions.ts (the engine), api/errors.ts (words for failures).
  */
-import type { ApiCheckDefinition, ApiCheckResult, AssertionResult } from '../../shared/checks/types.ts';
+import type { ApiCheckDefinition, ApiCheckResult, AssertionResult, TimingPhases } from '../../shared/checks/types.ts';
+import type { ApiRunDetails } from '../../shared/protocol.ts';
 import { diagnoseNetworkFailure } from '../diagnostics/index.ts';
 import { evaluateAssertions } from './api/assertions.ts';
 import { failBodyAssertions } from './api/body.ts';
@@ -18,8 +19,8 @@ import { type ExchangeState, type PreparedRequest, type RawResponse, exchange, p
 import { runPhases, runTimings } from './api/timings.ts';
 import { type AfterResponse, runScriptedApiCheck } from '../sandbox/api-scripts.ts';
 import { runsUserCode } from '../../shared/runtimes.ts';
-import { startRunSignal } from './net/run-signal.ts';
-import { decideVerdict, verdictSettings } from './net/verdict.ts';
+import { type AbortKind, startRunSignal } from './net/run-signal.ts';
+import { finishRun } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
 export { evaluateAssertions } from './api/assertions.ts';
@@ -34,8 +35,6 @@ function portOf(url: URL): number {
   return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }
 
-const round = (n: number): number => Math.round(n * 1000) / 1000;
-
 /** Why a response is a failure by its status alone (4xx and 5xx, as the reference has it), else null. */
 function errorStatus(response: RawResponse): string | null {
   if (response.status < 400) return null;
@@ -43,42 +42,53 @@ function errorStatus(response: RawResponse): string | null {
   return `HTTP ${response.status}${text}: a 4xx or 5xx status fails the check unless it has shouldFail`;
 }
 
-/**
- * One API check without scripts. `afterResponse` is the teardown seam (src/agent/sandbox/api-scripts.ts):
- * it sees the response before the assertions and may change it, or fail the run with a reason.
- */
-async function runApiCheck(
-  check: ApiCheckDefinition,
-  ctx: CheckContext,
-  afterResponse?: AfterResponse,
-): Promise<CheckOutcome> {
-  const startedAt = new Date();
-  const t0 = performance.now();
-  const req = check.request;
+/** How far an API run has got; each phase below fills in its part. */
+interface ApiRun {
+  check: ApiCheckDefinition;
+  ctx: CheckContext;
+  t0: number;
+  prepared: PreparedRequest | null;
+  /** The exchange's progress: hops, phase reached, address, redirects, TLS. */
+  state: ExchangeState | null;
+  response: RawResponse | null;
+  requestError: string | null;
+  /** The failing error's code (ECONNREFUSED, ...), for the network diagnosis. */
+  failureCode: string | null;
+  /** Why the run was stopped (its limit, a cancel), or null. */
+  abortKind: AbortKind | null;
+  /** Why the teardown seam failed the run, else null. */
+  scriptError: string | null;
+}
 
+interface Timing {
+  timingPhases: TimingPhases;
+  timings: Record<string, number>;
+}
+
+/**
+ * Sends the request over a fresh connection (DNS, TCP, TLS, redirects, body) within the run's limit;
+ * every failure of the target becomes requestError.
+ */
+async function sendRequest(r: ApiRun): Promise<void> {
+  const { check, ctx } = r;
+  const req = check.request;
   // One signal for the run: the context's (cancel, or the daemon's timeout) or our own timer at
   // ctx.timeoutMs, so the runner keeps its time limit even if nobody else enforces it.
-  const run = startRunSignal(ctx, t0);
-
-  let prepared: PreparedRequest | null = null;
-  let response: RawResponse | null = null;
-  let requestError: string | null = null;
-  let state: ExchangeState | null = null;
-  let failureCode: string | null = null;
+  const run = startRunSignal(ctx, r.t0);
   try {
-    prepared = prepareRequest(req);
-    state = {
+    r.prepared = prepareRequest(req);
+    r.state = {
       hops: [],
       phase: 'setup',
-      url: prepared.url,
+      url: r.prepared.url,
       redirects: [],
       address: null,
       resolvedVia: null,
       tls: null,
     };
     if (!run.signal.aborted) {
-      response = await exchange(
-        prepared,
+      r.response = await exchange(
+        r.prepared,
         {
           followRedirects: req.followRedirects === true,
           skipSSL: req.skipSSL === true,
@@ -88,89 +98,94 @@ async function runApiCheck(
           tls: check.tls,
           maxResponseBytes: req.maxResponseBytes ?? null,
         },
-        state,
+        r.state,
       );
-      requestError = response.failure;
+      r.requestError = r.response.failure;
     }
   } catch (err) {
     if (run.abortKind === null && !isTargetError(err)) throw err;
-    failureCode = typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : null;
-    if (run.abortKind === null) {
-      const url = state?.url;
-      requestError = describeRequestError(err, {
-        host: url ? hostOf(url) : req.url,
-        port: url ? portOf(url) : 0,
-        address: state?.address?.address ?? null,
-        phase: state?.phase ?? 'setup',
-      });
-    }
+    r.failureCode = typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : null;
+    if (run.abortKind === null) r.requestError = describeFailure(r, err);
   } finally {
     run.dispose();
   }
-  if (run.abortKind !== null && response === null) {
-    requestError = run.abortKind === 'timeout' ? timeoutMessage(ctx.timeoutMs, state?.phase ?? 'setup') : CANCELLED;
+  r.abortKind = run.abortKind;
+  if (r.abortKind !== null && r.response === null) {
+    r.requestError = r.abortKind === 'timeout' ? timeoutMessage(ctx.timeoutMs, r.state?.phase ?? 'setup') : CANCELLED;
   }
-  const tEnd = performance.now();
-  const stoppedAt = new Date();
+}
 
-  const hops = state?.hops ?? [];
-  // Without a response, the phase the run stopped in carries the time up to the stop.
-  const timingPhases = runPhases(t0, hops, tEnd, response ? null : (state?.phase ?? null));
-  const timings = runTimings(t0, hops.at(-1));
-  const responseTime = timingPhases.total;
-
-  let scriptError: string | null = null;
-  if (response && afterResponse) {
-    const seen = await afterResponse({
-      status: response.status,
-      statusCode: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-      body: response.body,
-      timings,
-      timingPhases: { ...timingPhases },
-    });
-    if ('error' in seen) scriptError = seen.error;
-    else
-      response = {
-        ...response,
-        status: seen.response.status,
-        statusText: seen.response.statusText,
-        headers: seen.response.headers,
-        body: seen.response.body,
-      };
-  }
-
-  // Assertions run only on a response. A 4xx/5xx status fails the run on its own unless the check
-  // has shouldFail (net/verdict.ts), as with the reference.
-  const tls = state?.tls ?? null;
-  const assertions: AssertionResult[] = response
-    ? failBodyAssertions(
-        evaluateAssertions(req.assertions ?? [], {
-          status: response.status,
-          headers: response.headers,
-          body: response.body,
-          responseTime,
-          httpVersion: response.httpVersion,
-          tls,
-        }),
-        response.bodyError,
-      )
-    : [];
-
-  const verdict = decideVerdict({
-    requestError: requestError ?? scriptError,
-    errorAnswer: response ? errorStatus(response) : null,
-    answered: response !== null,
-    assertions,
-    responseTime,
-    ...verdictSettings(check),
-    shouldFailExcuses: 'errorAnswer',
+function describeFailure(r: ApiRun, err: unknown): string {
+  const url = r.state?.url;
+  return describeRequestError(err, {
+    host: url ? hostOf(url) : r.check.request.url,
+    port: url ? portOf(url) : 0,
+    address: r.state?.address?.address ?? null,
+    phase: r.state?.phase ?? 'setup',
   });
-  const { hasFailures, error, isDegraded, overMaxResponseTime } = verdict;
+}
 
-  const apiCheckResult: ApiCheckResult = {
-    request: prepared?.recorded ?? {
+/** Where the time went; without a response, the phase the run stopped in carries the time up to the stop. */
+function measureTimings(r: ApiRun, tEnd: number): Timing {
+  const hops = r.state?.hops ?? [];
+  return {
+    timingPhases: runPhases(r.t0, hops, tEnd, r.response ? null : (r.state?.phase ?? null)),
+    timings: runTimings(r.t0, hops.at(-1)),
+  };
+}
+
+/**
+ * The teardown seam (src/agent/sandbox/api-scripts.ts): it sees the response before the assertions
+ * and may change it, or fail the run with a reason.
+ */
+async function applyAfterResponse(r: ApiRun, afterResponse: AfterResponse, t: Timing): Promise<void> {
+  const response = r.response;
+  if (!response) return;
+  const seen = await afterResponse({
+    status: response.status,
+    statusCode: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+    body: response.body,
+    timings: t.timings,
+    timingPhases: { ...t.timingPhases },
+  });
+  if ('error' in seen) r.scriptError = seen.error;
+  else
+    r.response = {
+      ...response,
+      status: seen.response.status,
+      statusText: seen.response.statusText,
+      headers: seen.response.headers,
+      body: seen.response.body,
+    };
+}
+
+/**
+ * Assertions run only on a response. A 4xx/5xx status fails the run on its own unless the check has
+ * shouldFail (net/verdict.ts), as with the reference.
+ */
+function assertResponse(r: ApiRun, responseTime: number): AssertionResult[] {
+  const response = r.response;
+  if (!response) return [];
+  const results = evaluateAssertions(r.check.request.assertions ?? [], {
+    status: response.status,
+    headers: response.headers,
+    body: response.body,
+    responseTime,
+    httpVersion: response.httpVersion,
+    tls: r.state?.tls ?? null,
+  });
+  return failBodyAssertions(results, response.bodyError);
+}
+
+/** The result as the reference shapes it: the request sent, the response, the assertions. */
+function recordResult(r: ApiRun, t: Timing, assertions: AssertionResult[]): ApiCheckResult {
+  const { response } = r;
+  const req = r.check.request;
+  const tls = r.state?.tls ?? null;
+  return {
+    request: r.prepared?.recorded ?? {
       method: req.method,
       url: req.url,
       data: req.body ?? '',
@@ -186,76 +201,106 @@ async function runApiCheck(
           httpVersion: response.httpVersion,
           ...(response.bodyError ? { bodyError: response.bodyError } : {}),
           headers: response.headers,
-          timings,
-          timingPhases,
+          timings: t.timings,
+          timingPhases: t.timingPhases,
           ...(tls ? { tls } : {}),
         }
       : null,
     assertions,
-    requestError,
+    requestError: r.requestError,
     jobLog: null,
     jobAssets: null,
   };
+}
 
-  const details: Record<string, unknown> = {
+/** Where the request went and how far it got, beside the result. */
+function recordDetails(r: ApiRun, t: Timing): ApiRunDetails {
+  const { state, response } = r;
+  const details: ApiRunDetails = {
     finalUrl: state?.url.toString() ?? null,
     redirects: state?.redirects ?? [],
     remoteAddress: state?.address?.address ?? null,
     ipFamily: state?.address ? (state.address.family === 6 ? 'IPv6' : 'IPv4') : null,
     resolvedVia: state?.resolvedVia ?? null,
-    tls,
+    tls: state?.tls ?? null,
   };
   // Without a response there is no response.timingPhases; how far the request got is still worth
   // seeing (e.g. a DNS that took seconds before failing).
-  if (!response) {
-    details.timingPhases = timingPhases;
-    details.timings = timings;
-  }
-  if (response) {
-    details.bodyBytes = response.bodyBytes;
-    details.bodyComplete = response.bodyComplete;
-    details.maxResponseBytes = req.maxResponseBytes ?? null;
-  }
-  if (verdict.shouldFail) details.shouldFail = verdict.shouldFail;
-
-  // A failure on the network gets a traceroute (and a packet capture where allowed) in details;
-  // the verdict above is final, and only network failures pay for this (src/agent/diagnostics/).
-  if (response === null && run.abortKind !== 'cancelled' && state?.address) {
-    const diagnostics = await diagnoseNetworkFailure(
-      {
-        code: failureCode,
-        timedOut: run.abortKind === 'timeout',
-        phase: state.phase,
-        hostname: hostOf(state.url),
-        address: state.address.address,
-        family: state.address.family,
-        port: portOf(state.url),
-      },
-      { signal: ctx.signal },
-    );
-    if (diagnostics) {
-      details.traceroute = diagnostics.traceroute;
-      details.pcap = diagnostics.pcap;
-    }
-  }
-
-  ctx.log.debug(
-    { requestError, status: response?.status ?? null, responseTime: round(responseTime), hasFailures },
-    'api check done',
-  );
-
+  if (!response) return { ...details, timingPhases: t.timingPhases, timings: t.timings };
   return {
-    startedAt: startedAt.toISOString(),
-    stoppedAt: stoppedAt.toISOString(),
-    responseTime: round(responseTime),
-    hasFailures,
-    hasErrors: false,
-    isDegraded,
-    overMaxResponseTime,
-    error,
-    apiCheckResult,
-    details,
+    ...details,
+    bodyBytes: response.bodyBytes,
+    bodyComplete: response.bodyComplete,
+    maxResponseBytes: r.check.request.maxResponseBytes ?? null,
   };
+}
+
+/**
+ * A failure on the network gets a traceroute (and a packet capture where allowed) in details; the
+ * verdict does not depend on it, and only network failures pay for this (src/agent/diagnostics/).
+ */
+async function diagnose(r: ApiRun): Promise<ApiRunDetails> {
+  const { state } = r;
+  if (r.response !== null || r.abortKind === 'cancelled' || !state?.address) return {};
+  const diagnostics = await diagnoseNetworkFailure(
+    {
+      code: r.failureCode,
+      timedOut: r.abortKind === 'timeout',
+      phase: state.phase,
+      hostname: hostOf(state.url),
+      address: state.address.address,
+      family: state.address.family,
+      port: portOf(state.url),
+    },
+    { signal: r.ctx.signal },
+  );
+  return diagnostics ? { traceroute: diagnostics.traceroute, pcap: diagnostics.pcap } : {};
+}
+
+/** One API check without scripts; `afterResponse` is the teardown seam (see applyAfterResponse). */
+async function runApiCheck(
+  check: ApiCheckDefinition,
+  ctx: CheckContext,
+  afterResponse?: AfterResponse,
+): Promise<CheckOutcome> {
+  const startedAt = new Date();
+  const r: ApiRun = {
+    check,
+    ctx,
+    t0: performance.now(),
+    prepared: null,
+    state: null,
+    response: null,
+    requestError: null,
+    failureCode: null,
+    abortKind: null,
+    scriptError: null,
+  };
+  await sendRequest(r);
+  const timing = measureTimings(r, performance.now());
+  const stoppedAt = new Date();
+  const responseTime = timing.timingPhases.total;
+  if (afterResponse) await applyAfterResponse(r, afterResponse, timing);
+  const assertions = assertResponse(r, responseTime);
+  const details = { ...recordDetails(r, timing), ...(await diagnose(r)) };
+  return finishRun({
+    check,
+    ctx,
+    label: 'api',
+    startedAt,
+    stoppedAt,
+    measured: {
+      requestError: r.requestError ?? r.scriptError,
+      errorAnswer: r.response ? errorStatus(r.response) : null,
+      answered: r.response !== null,
+      assertions,
+      responseTime,
+      shouldFailExcuses: 'errorAnswer',
+    },
+    logged: { requestError: r.requestError, status: r.response?.status ?? null },
+    details: () => details,
+    apiCheckResult: recordResult(r, timing, assertions),
+  });
 }
 
 /** Runs API checks (HTTP/HTTPS requests with assertions); registered in ./index.ts. */

@@ -29,7 +29,7 @@ import { reverseName, textAnswer, toRecord, wireType } from './dns/records.ts';
 import { systemNameServer } from './dns/system-resolver.ts';
 import { DnsProtocolError, type DnsServer, queryTcp, queryUdp } from './dns/transport.ts';
 import { startRunSignal } from './net/run-signal.ts';
-import { decideVerdict, protocolOutcome, roundMs, verdictSettings } from './net/verdict.ts';
+import { finishRun, roundMs } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 
 export const DNS_DEFAULT_PORT = 53;
@@ -92,7 +92,9 @@ export function querySwitches(req: DnsCheckDefinition['request']): {
   return { recursionDesired: req.recursionDesired !== false, edns: req.edns === true || dnssecOk, dnssecOk };
 }
 
-function buildQuery(check: DnsCheckDefinition): Packet & { id: number } {
+type DnsQuery = Packet & { id: number };
+
+function buildQuery(check: DnsCheckDefinition): DnsQuery {
   const { query, recordType } = check.request;
   const switches = querySwitches(check.request);
   const literal = net.isIP(query);
@@ -151,98 +153,143 @@ function timeoutText(
     : `Timed out after ${ms} ms waiting for an answer from ${server ? serverText(server) : serverHost} over ${protocol}`;
 }
 
+/** How far a DNS run has got; each phase moves it on, and a failure is read from where it stopped. */
+interface DnsRun {
+  /** 'dns' while the name server's own name is resolved, then 'response' while it is asked. */
+  phase: RequestPhase;
+  serverHost: string;
+  server: DnsServer | null;
+  port: number;
+  /** When the name server's address was known (the end of the `dns` phase). */
+  resolvedAt: number;
+  protocol: DnsProtocol;
+  fellBackToTcp: boolean;
+  answer: DecodedPacket | null;
+  requestError: string | null;
+}
+
+/** Finds the name server's address: the check's (resolved if it is a name) or the system's. */
+async function resolveServer(
+  s: DnsRun,
+  req: DnsCheckDefinition['request'],
+  ctx: CheckContext,
+  signal: AbortSignal,
+): Promise<DnsServer> {
+  s.serverHost = req.nameServer ? req.nameServer.trim() : await systemNameServer();
+  const { addresses } = await resolveHost(s.serverHost, 4, ctx.useOsDnsResolver, signal);
+  const first = addresses[0];
+  if (!first) throw Object.assign(new Error(`no address for ${s.serverHost}`), { code: 'NO_ADDRESS' });
+  s.server = { address: first.address, port: s.port, family: first.family };
+  s.resolvedAt = performance.now();
+  s.phase = 'response';
+  return s.server;
+}
+
+/** Sends the query and waits for the answer; a truncated UDP answer is asked again over TCP. */
+async function askServer(s: DnsRun, server: DnsServer, query: DnsQuery, signal: AbortSignal): Promise<void> {
+  s.answer = s.protocol === 'TCP' ? await queryTcp(server, query, signal) : await queryUdp(server, query, signal);
+  if (s.protocol === 'UDP' && s.answer.flag_tc) {
+    // The whole answer did not fit a UDP datagram: ask again where it fits (RFC 7766).
+    s.protocol = 'TCP';
+    s.fellBackToTcp = true;
+    s.answer = await queryTcp(server, query, signal);
+  }
+}
+
+/** Resolves the server and asks it, within the run's limit; every failure of the target becomes requestError. */
+async function queryServer(check: DnsCheckDefinition, ctx: CheckContext, t0: number): Promise<DnsRun> {
+  const req = check.request;
+  const limit = waitLimit(check, ctx);
+  const run = startRunSignal({ signal: ctx.signal, timeoutMs: limit.timeoutMs }, t0);
+  const s: DnsRun = {
+    phase: 'dns',
+    serverHost: req.nameServer ?? '',
+    server: null,
+    port: req.port ?? DNS_DEFAULT_PORT,
+    resolvedAt: t0,
+    protocol: req.protocol === 'TCP' ? 'TCP' : 'UDP',
+    fellBackToTcp: false,
+    answer: null,
+    requestError: null,
+  };
+  const query = buildQuery(check);
+  try {
+    const server = await resolveServer(s, req, ctx, run.signal);
+    await askServer(s, server, query, run.signal);
+  } catch (err) {
+    s.answer = null;
+    if (run.abortKind === null && !isTargetError(err)) throw err;
+    if (run.abortKind === null)
+      s.requestError = describeDnsError(err, s.server, s.serverHost, s.port, s.phase, s.protocol);
+  } finally {
+    run.dispose();
+  }
+  if (run.abortKind !== null && s.answer === null) {
+    s.requestError =
+      run.abortKind === 'cancelled' ? CANCELLED : timeoutText(limit, s.phase, s.serverHost, s.server, s.protocol);
+  }
+  return s;
+}
+
+/** The phase the run ended in (answered, failed or timed out) carries the time up to the end. */
+function dnsTimingPhases(s: DnsRun, t0: number, tEnd: number): DnsResponse['timingPhases'] {
+  return {
+    dns: roundMs((s.phase === 'dns' ? tEnd : s.resolvedAt) - t0),
+    query: roundMs(s.phase === 'dns' ? 0 : tEnd - s.resolvedAt),
+    total: roundMs(tEnd - t0),
+  };
+}
+
+const records = (list: DecodedPacket['answers']) =>
+  (list ?? []).map(toRecord).filter((r): r is NonNullable<typeof r> => r !== null);
+
+/** The answer as the result shows it and the assertions read it. */
+function readAnswer(
+  answer: DecodedPacket,
+  s: DnsRun,
+  server: DnsServer,
+  timingPhases: DnsResponse['timingPhases'],
+): DnsResponse {
+  return {
+    rcode: String((answer as DecodedPacket & { rcode?: unknown }).rcode ?? 'NOERROR'),
+    answers: records(answer.answers),
+    authorities: records(answer.authorities),
+    additionals: records(answer.additionals),
+    textAnswer: textAnswer(answer.answers ?? []),
+    flags: {
+      authoritative: answer.flag_aa,
+      truncated: answer.flag_tc,
+      recursionDesired: answer.flag_rd,
+      recursionAvailable: answer.flag_ra,
+      authenticData: answer.flag_ad,
+      checkingDisabled: answer.flag_cd,
+    },
+    edns: answerEdns(answer),
+    server: { address: server.address, port: server.port },
+    protocol: s.protocol,
+    fellBackToTcp: s.fellBackToTcp,
+    timingPhases,
+  };
+}
+
 async function runDnsCheck(check: DnsCheckDefinition, ctx: CheckContext): Promise<CheckOutcome> {
   const startedAt = new Date();
   const t0 = performance.now();
   const req = check.request;
-  const limit = waitLimit(check, ctx);
-  const run = startRunSignal({ signal: ctx.signal, timeoutMs: limit.timeoutMs }, t0);
-  const port = req.port ?? DNS_DEFAULT_PORT;
-  let phase: RequestPhase = 'dns';
-  let server: DnsServer | null = null;
-  let serverHost = req.nameServer ?? '';
-  let resolvedAt = t0;
-  let answer: DecodedPacket | null = null;
-  let protocol: DnsProtocol = req.protocol === 'TCP' ? 'TCP' : 'UDP';
-  let fellBackToTcp = false;
-  let requestError: string | null = null;
-  const query = buildQuery(check);
-  try {
-    serverHost = req.nameServer ? req.nameServer.trim() : await systemNameServer();
-    const { addresses } = await resolveHost(serverHost, 4, ctx.useOsDnsResolver, run.signal);
-    const first = addresses[0];
-    if (!first) throw Object.assign(new Error(`no address for ${serverHost}`), { code: 'NO_ADDRESS' });
-    server = { address: first.address, port, family: first.family };
-    resolvedAt = performance.now();
-    phase = 'response';
-    answer = protocol === 'TCP' ? await queryTcp(server, query, run.signal) : await queryUdp(server, query, run.signal);
-    if (protocol === 'UDP' && answer.flag_tc) {
-      // The whole answer did not fit a UDP datagram: ask again where it fits (RFC 7766).
-      protocol = 'TCP';
-      fellBackToTcp = true;
-      answer = await queryTcp(server, query, run.signal);
-    }
-  } catch (err) {
-    answer = null;
-    if (run.abortKind === null && !isTargetError(err)) throw err;
-    if (run.abortKind === null) requestError = describeDnsError(err, server, serverHost, port, phase, protocol);
-  } finally {
-    run.dispose();
-  }
-  if (run.abortKind !== null && answer === null) {
-    requestError = run.abortKind === 'cancelled' ? CANCELLED : timeoutText(limit, phase, serverHost, server, protocol);
-  }
+  const s = await queryServer(check, ctx, t0);
   const tEnd = performance.now();
   const stoppedAt = new Date();
-  // The phase the run ended in (answered, failed or timed out) carries the time up to the end.
-  const timingPhases = {
-    dns: roundMs((phase === 'dns' ? tEnd : resolvedAt) - t0),
-    query: roundMs(phase === 'dns' ? 0 : tEnd - resolvedAt),
-    total: roundMs(tEnd - t0),
-  };
+  const timingPhases = dnsTimingPhases(s, t0, tEnd);
   const responseTime = timingPhases.total;
-
-  const records = (list: DecodedPacket['answers']) =>
-    (list ?? []).map(toRecord).filter((r): r is NonNullable<typeof r> => r !== null);
-  const response: DnsResponse | null =
-    answer && server
-      ? {
-          rcode: String((answer as DecodedPacket & { rcode?: unknown }).rcode ?? 'NOERROR'),
-          answers: records(answer.answers),
-          authorities: records(answer.authorities),
-          additionals: records(answer.additionals),
-          textAnswer: textAnswer(answer.answers ?? []),
-          flags: {
-            authoritative: answer.flag_aa,
-            truncated: answer.flag_tc,
-            recursionDesired: answer.flag_rd,
-            recursionAvailable: answer.flag_ra,
-            authenticData: answer.flag_ad,
-            checkingDisabled: answer.flag_cd,
-          },
-          edns: answerEdns(answer),
-          server: { address: server.address, port: server.port },
-          protocol,
-          fellBackToTcp,
-          timingPhases,
-        }
-      : null;
+  const { answer, server, requestError } = s;
+  const response = answer && server ? readAnswer(answer, s, server, timingPhases) : null;
   const assertions = response ? evaluateAssertionsBy(req.assertions, (a) => dnsActual(a, response, responseTime)) : [];
-  const verdict = decideVerdict({
-    requestError,
-    errorAnswer: errorReturnCode(response, req.assertions),
-    answered: response !== null,
-    assertions,
-    responseTime,
-    ...verdictSettings(check),
-    shouldFailExcuses: 'errorAnswer',
-  });
   const dnsCheckResult: DnsCheckResult = {
     request: {
       query: req.query,
       recordType: req.recordType,
       nameServer: req.nameServer,
-      port,
+      port: s.port,
       protocol: req.protocol,
       ...querySwitches(req),
     },
@@ -250,19 +297,25 @@ async function runDnsCheck(check: DnsCheckDefinition, ctx: CheckContext): Promis
     assertions,
     requestError,
   };
-  ctx.log.debug(
-    { requestError, rcode: response?.rcode ?? null, responseTime, hasFailures: verdict.hasFailures },
-    'dns check done',
-  );
-  return protocolOutcome({
+  return finishRun({
+    check,
+    ctx,
+    label: 'dns',
     startedAt,
     stoppedAt,
-    responseTime,
-    verdict,
-    details: {
+    measured: {
+      requestError,
+      errorAnswer: errorReturnCode(response, req.assertions),
+      answered: response !== null,
+      assertions,
+      responseTime,
+      shouldFailExcuses: 'errorAnswer',
+    },
+    logged: { rcode: response?.rcode ?? null },
+    details: () => ({
       dnsCheckResult,
       ...(response ? {} : { timingPhases, server: server ? { address: server.address, port: server.port } : null }),
-    },
+    }),
   });
 }
 

@@ -22,7 +22,8 @@ import {
   type IpFamily,
 } from '../../shared/checks/types.ts';
 import { resolveHost } from './api/connect.ts';
-import { describeFailedIcmpAssertion, evaluateIcmpAssertions } from './icmp/assertions.ts';
+import { describeFailedAssertion } from './api/assertions.ts';
+import { evaluateIcmpAssertions } from './icmp/assertions.ts';
 import { FpingBatcher } from './icmp/fping.ts';
 import { IcmpHelper } from './icmp/helper/client.ts';
 import { type Family, IcmpHelperStoppedError, IcmpUnavailableError, type Pinger } from './icmp/pinger.ts';
@@ -31,6 +32,7 @@ import { raceAbort, startRunSignal } from './net/run-signal.ts';
 import { noRouteMessage } from './net/unreachable.ts';
 import { latencyStats, packetLoss } from './icmp/stats.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
+import type { IcmpRunDetails } from '../../shared/protocol.ts';
 
 const familyName = (f: Family): IpFamily => (f === 6 ? 'IPv6' : 'IPv4');
 
@@ -122,7 +124,7 @@ export function createIcmpCheckRunner(
       assertions: [],
       requestError: null,
     };
-    const details: Record<string, unknown> = {};
+    const details: IcmpDetailsSoFar = {};
     try {
       if (hostname === '') throw new RunFailure('The check has no hostname to ping');
       if (!Number.isInteger(pingCount) || pingCount < ICMP_PING_COUNT.min || pingCount > ICMP_PING_COUNT.max) {
@@ -184,7 +186,6 @@ export function createIcmpCheckRunner(
         run.abortKind === 'timeout' ? `Timed out after ${ctx.timeoutMs} ms while pinging ${hostname}` : 'cancelled';
     }
     const stoppedAt = new Date();
-    details.icmpCheckResult = result;
     details.durationMs = Math.round((performance.now() - t0) * 1000) / 1000;
     return verdict(check, result, details, startedAt, stoppedAt);
   }
@@ -195,10 +196,13 @@ export function createIcmpCheckRunner(
 /** A run that ends before (or instead of) pinging, with words for the result. */
 class RunFailure extends Error {}
 
+/** The run's details until the result is complete. */
+type IcmpDetailsSoFar = Omit<IcmpRunDetails, 'icmpCheckResult'>;
+
 function verdict(
   check: IcmpCheckDefinition,
   result: IcmpCheckResult,
-  details: Record<string, unknown>,
+  details: IcmpDetailsSoFar,
   startedAt: Date,
   stoppedAt: Date,
 ): CheckOutcome {
@@ -215,7 +219,7 @@ function verdict(
     (overMaxLoss
       ? `Packet loss ${loss}% to ${res.resolvedIp} is at or above the maximum of ${maxLoss}% (${res.packetsReceived} of ${res.packetsSent} replies)`
       : null) ??
-    (failedAssertion ? describeFailedIcmpAssertion(failedAssertion) : null) ??
+    (failedAssertion ? describeFailedAssertion(failedAssertion) : null) ??
     (overMaxResponseTime
       ? `Average latency ${responseTime} ms is over the maximum of ${check.maxResponseTime} ms`
       : null);
@@ -243,7 +247,7 @@ function verdict(
     overMaxResponseTime,
     error,
     apiCheckResult: null,
-    details,
+    details: { ...details, icmpCheckResult: result },
   };
 }
 

@@ -26,7 +26,7 @@ import { tlsOptionsOf } from './api/tls.ts';
 import { connectTracked, newTrack } from './net/connect-tracked.ts';
 import { startRunSignal } from './net/run-signal.ts';
 import { peerTrust, tlsHandshake, tlsNameOf } from './net/tls-handshake.ts';
-import { decideVerdict, protocolOutcome, roundMs, verdictSettings } from './net/verdict.ts';
+import { type Verdict, finishRun, roundMs } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 import { evaluateSslAssertions } from './ssl/assertions.ts';
 import { evaluateBaseline, tlsVersionName } from './ssl/baseline.ts';
@@ -150,21 +150,11 @@ async function runSslCheck(check: SslCheckDefinition, ctx: CheckContext): Promis
     baseline?.verdict === 'fail' ? `Security baseline failed: ${brokenRules(baseline, 'fail')}` : null;
   const assertions = r ? evaluateSslAssertions(check.request.assertions, r) : [];
   const responseTime = r ? r.handshakeTimeMs : roundMs(a.elapsedMs);
-  const verdict = decideVerdict({
-    requestError: a.requestError,
-    errorAnswer: problem?.message ?? baselineFailure,
-    answered: r !== null,
-    assertions,
-    responseTime,
-    ...verdictSettings(check),
-    shouldFailExcuses: 'errorAnswer',
-  });
   // Degraded also when expiry is near (alertDaysBeforeExpiry) or a degrade-severity rule is broken.
   const expirySoon =
     r?.daysUntilExpiry != null && r.daysUntilExpiry >= 0 && r.daysUntilExpiry < cfg.alertDaysBeforeExpiry;
   const baselineDegraded = baseline?.rules.some((x) => !x.passed && x.severity === 'degrade') === true;
-  if (!verdict.hasFailures && r !== null && (expirySoon || baselineDegraded)) verdict.isDegraded = true;
-  const sslCheckResult: SslCheckResult = {
+  const sslCheckResult = (verdict: Verdict): SslCheckResult => ({
     tlsVersion: r?.protocol ?? null,
     cipherSuite: r?.cipherSuite ?? null,
     daysUntilExpiry: r?.daysUntilExpiry ?? null,
@@ -178,14 +168,23 @@ async function runSslCheck(check: SslCheckDefinition, ctx: CheckContext): Promis
     request: { hostname: cfg.hostname, port: cfg.port, serverName: cfg.serverName, ipFamily: cfg.ipFamily },
     assertions,
     response: r,
-  };
-  ctx.log.debug({ requestError: a.requestError, responseTime, hasFailures: verdict.hasFailures }, 'ssl check done');
-  return protocolOutcome({
+  });
+  return finishRun({
+    check,
+    ctx,
+    label: 'ssl',
     startedAt,
     stoppedAt: new Date(),
-    responseTime,
-    verdict,
-    details: { sslCheckResult, resolvedVia: a.resolvedVia },
+    measured: {
+      requestError: a.requestError,
+      errorAnswer: problem?.message ?? baselineFailure,
+      answered: r !== null,
+      assertions,
+      responseTime,
+      shouldFailExcuses: 'errorAnswer',
+      degradedAnyway: expirySoon || baselineDegraded,
+    },
+    details: (verdict) => ({ sslCheckResult: sslCheckResult(verdict), resolvedVia: a.resolvedVia }),
   });
 }
 

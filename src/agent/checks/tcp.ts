@@ -44,7 +44,7 @@ import { type HopMarks, cutHop, newHop } from './api/timings.ts';
 import { type ConnectTrack, connectTracked, newTrack } from './net/connect-tracked.ts';
 import { startRunSignal } from './net/run-signal.ts';
 import { peerTrust, tlsHandshake, tlsNameOf } from './net/tls-handshake.ts';
-import { decideVerdict, protocolOutcome, roundMs, verdictSettings } from './net/verdict.ts';
+import { finishRun, roundMs } from './net/verdict.ts';
 import type { CheckContext, CheckOutcome, CheckRunner } from './runner.ts';
 import { describeChain } from './ssl/certificate.ts';
 
@@ -298,14 +298,6 @@ async function runTcpCheck(check: TcpCheckDefinition, ctx: CheckContext): Promis
   const responseTime = timingPhases.total;
   const text = read ? read.data.toString('utf8') : '';
   const assertions = read ? evaluateAssertionsBy(req.assertions, (a) => tcpActual(a, text, responseTime)) : [];
-  const verdict = decideVerdict({
-    requestError,
-    answered: read !== null,
-    assertions,
-    responseTime,
-    ...verdictSettings(check),
-    shouldFailExcuses: 'requestError',
-  });
   const address = track.address;
   const tcpCheckResult: TcpCheckResult = {
     request: { hostname: req.hostname, port: req.port, ipFamily: req.ipFamily, data: req.data, ...tlsRequest(req) },
@@ -324,10 +316,16 @@ async function runTcpCheck(check: TcpCheckDefinition, ctx: CheckContext): Promis
     assertions,
     requestError,
   };
-  ctx.log.debug({ requestError, responseTime, hasFailures: verdict.hasFailures }, 'tcp check done');
-  // How far a failed run got (a DNS that took seconds before failing) is worth seeing too.
-  const details = { tcpCheckResult, resolvedVia: track.resolvedVia, ...(read ? {} : { timingPhases }) };
-  return protocolOutcome({ startedAt, stoppedAt, responseTime, verdict, details });
+  return finishRun({
+    check,
+    ctx,
+    label: 'tcp',
+    startedAt,
+    stoppedAt,
+    measured: { requestError, answered: read !== null, assertions, responseTime, shouldFailExcuses: 'requestError' },
+    // How far a failed run got (a DNS that took seconds before failing) is worth seeing too.
+    details: () => ({ tcpCheckResult, resolvedVia: track.resolvedVia, ...(read ? {} : { timingPhases }) }),
+  });
 }
 
 /** The TLS switches as the result echoes them; a plain check's request stays as it was. */

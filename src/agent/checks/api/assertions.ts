@@ -330,6 +330,12 @@ function preview(v: unknown): unknown {
   return v;
 }
 
+/** Why an assertion could not be evaluated: an AssertionError's own words, else what went wrong. */
+function evaluationError(err: unknown): string {
+  if (err instanceof AssertionError) return err.message;
+  return `could not evaluate: ${err instanceof Error ? err.message : String(err)}`;
+}
+
 function evaluateOne(a: Assertion, res: AssertableResponse, ev: Evaluation): AssertionResult {
   let target = typeof a.target === 'string' ? a.target : a.target == null ? '' : String(a.target);
   // `HTTP/2` is the same target as `2`.
@@ -355,11 +361,7 @@ function evaluateOne(a: Assertion, res: AssertableResponse, ev: Evaluation): Ass
       return { ...a, actual: preview(actual), passed: compareTlsVersion(a, actual, target) };
     return { ...a, actual: preview(actual), passed: compare(a.comparison, actual, target) };
   } catch (err) {
-    const message =
-      err instanceof AssertionError
-        ? err.message
-        : `could not evaluate: ${err instanceof Error ? err.message : String(err)}`;
-    return { ...a, actual: preview(actual), passed: false, error: message };
+    return { ...a, actual: preview(actual), passed: false, error: evaluationError(err) };
   }
 }
 
@@ -392,11 +394,7 @@ export function evaluateAssertionsBy<A extends AssertionOf<string, string>>(
       actual = applyRegexField(actualOf(a), a);
       return { ...a, actual: preview(actual), passed: compare(a.comparison as AssertionComparison, actual, target) };
     } catch (err) {
-      const message =
-        err instanceof AssertionError
-          ? err.message
-          : `could not evaluate: ${err instanceof Error ? err.message : String(err)}`;
-      return { ...a, actual: preview(actual), passed: false, error: message };
+      return { ...a, actual: preview(actual), passed: false, error: evaluationError(err) };
     }
   });
 }

@@ -12,8 +12,8 @@ import { type HopMarks, newHop } from './timings.ts';
 import { RESPONSE_BODY_CAP_BYTES, readBody } from './body.ts';
 
 // Not `import ... from 'node:http'`: an ES import of node:http builds a facade over all its exports,
-// and reading http.WebSocket/MessageEvent/CloseEvent for it loads Node's bundled copy of undici
-// (about 13 MB of RSS). getBuiltinModule returns the module without touching those getters.
+// and reading http.WebSocket/MessageEvent/CloseEvent for it loads Node's bundled copy of undici, a
+// second undici in memory. getBuiltinModule returns the module without touching those getters.
 const { STATUS_CODES } = process.getBuiltinModule('node:http');
 
 /** The Accept-Encoding sent unless the check sets its own: the encodings readBody decodes. */
@@ -27,8 +27,7 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /**
  * What every hop's Client is destroyed with once its exchange is over. Without an error undici makes
  * a new ClientDestroyedError per call, and Node formats its stack when it destroys the socket with it:
- * a few per cent of an API run's CPU (BENCHMARKS.md) for an error nobody reads. This one's stack is
- * formatted once. It is never reported: by the time it is used, the hop's outcome is decided.
+ * CPU spent on every run for an error nobody reads. This one's stack is formatted once. It is never reported: by the time it is used, the hop's outcome is decided.
  */
 const HOP_DONE = Object.assign(new Error('API check hop finished'), { code: 'UND_ERR_DESTROYED' });
 

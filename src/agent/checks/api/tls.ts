@@ -47,7 +47,7 @@ export function describeCertificate(socket: TLSSocket, now: number = Date.now())
   };
 }
 
-/** Secure contexts of CA bundles (public material only), by bundle: building one parses every default root (~30 ms). */
+/** Secure contexts of CA bundles (public material only), by bundle: building one parses every default root. */
 const CA_CONTEXTS = new Map<string, SecureContext>();
 const CA_CONTEXTS_MAX = 64;
 

@@ -56,15 +56,3 @@ export function evaluateIcmpAssertions(
     };
   });
 }
-
-/** One line for a failed ICMP assertion, for the outcome's `error`. */
-export function describeFailedIcmpAssertion(r: EvaluatedAssertion<IcmpAssertion>): string {
-  const where = r.property ? ` ${r.property}` : '';
-  const expected = ['IS_EMPTY', 'NOT_EMPTY', 'IS_NULL', 'NOT_NULL'].includes(r.comparison)
-    ? ''
-    : ` ${JSON.stringify(r.target)}`;
-  const head = `Assertion failed: ${r.source}${where} ${r.comparison}${expected}`;
-  if (r.error) return `${head}: ${r.error}`;
-  const shown = JSON.stringify(r.actual) ?? 'null';
-  return `${head} (actual: ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown})`;
-}

@@ -13,7 +13,8 @@ import type { AssertionOf, EvaluatedAssertion } from '../../../shared/checks/typ
 import { describeFailedAssertion } from '../api/assertions.ts';
 import { CANCELLED } from '../api/errors.ts';
 import type { RunDetails } from '../../../shared/protocol.ts';
-import type { CheckOutcome } from '../runner.ts';
+import type { CheckContext, CheckOutcome } from '../runner.ts';
+import type { ShouldFailEffect } from '../../../shared/checks/details.ts';
 
 /** The failure shouldFail turns into a pass: the error answer, or the request error. */
 export type ShouldFailExcuses = 'errorAnswer' | 'requestError';
@@ -31,10 +32,12 @@ export interface VerdictInput {
   shouldFail: boolean;
   /** What shouldFail excuses for this check type. */
   shouldFailExcuses: ShouldFailExcuses;
+  /** The type's own reason to call an answered run that passed degraded (an SSL certificate near expiry). */
+  degradedAnyway?: boolean;
 }
 
 /** What shouldFail did to a run, kept in `details.shouldFail`. */
-export type ShouldFailEffect = { excused: string } | { inverted: true; reason: string | null };
+export type { ShouldFailEffect };
 
 export type Verdict = Pick<CheckOutcome, 'hasFailures' | 'isDegraded' | 'overMaxResponseTime' | 'error'> & {
   /** What shouldFail changed, or null when it changed nothing. */
@@ -42,7 +45,7 @@ export type Verdict = Pick<CheckOutcome, 'hasFailures' | 'isDegraded' | 'overMax
 };
 
 /** What the verdict reads from a check's definition: its time limits and shouldFail. */
-export function verdictSettings(check: {
+function verdictSettings(check: {
   degradedResponseTime: number;
   maxResponseTime: number;
   shouldFail?: boolean;
@@ -66,7 +69,15 @@ function firstFailure(v: VerdictInput, overMax: boolean, excused: ShouldFailExcu
     : null;
 }
 
+/** The run's verdict by the rules above, then degraded anyway where the check type says so. */
 export function decideVerdict(v: VerdictInput): Verdict {
+  const verdict = judge(v);
+  if (v.degradedAnyway === true && v.answered && !verdict.hasFailures) verdict.isDegraded = true;
+  return verdict;
+}
+
+/** The verdict from the request error, assertions, error answer, time limits and shouldFail. */
+function judge(v: VerdictInput): Verdict {
   const cancelled = v.requestError === CANCELLED;
   const overMaxResponseTime = !cancelled && v.maxResponseTime > 0 && v.responseTime > v.maxResponseTime;
   const isDegraded =
@@ -82,15 +93,16 @@ export function decideVerdict(v: VerdictInput): Verdict {
 export const roundMs = (n: number): number => Math.round(n * 1000) / 1000;
 
 /**
- * The outcome of a protocol check whose result lives in `details` (TCP, DNS): the verdict, the
- * type's result, and what shouldFail changed.
+ * The outcome of a protocol check: the verdict, the type's result (in `details`, or for API and URL
+ * checks in `apiCheckResult`), and what shouldFail changed.
  */
-export function protocolOutcome(o: {
+function protocolOutcome(o: {
   startedAt: Date;
   stoppedAt: Date;
   responseTime: number;
   verdict: Verdict;
   details: RunDetails;
+  apiCheckResult?: CheckOutcome['apiCheckResult'];
 }): CheckOutcome {
   return {
     startedAt: o.startedAt.toISOString(),
@@ -101,10 +113,52 @@ export function protocolOutcome(o: {
     isDegraded: o.verdict.isDegraded,
     overMaxResponseTime: o.verdict.overMaxResponseTime,
     error: o.verdict.error,
-    apiCheckResult: null,
+    apiCheckResult: o.apiCheckResult ?? null,
     details: {
       ...o.details,
       ...(o.verdict.shouldFail ? { shouldFail: o.verdict.shouldFail } : {}),
     },
   };
+}
+
+/** What a run measured, before the check's time limits and shouldFail judge it. */
+export type Measured = Omit<VerdictInput, keyof ReturnType<typeof verdictSettings>>;
+
+export interface FinishedRun {
+  check: Parameters<typeof verdictSettings>[0];
+  ctx: Pick<CheckContext, 'log'>;
+  /** The check type as the debug line names it: `<label> check done`. */
+  label: string;
+  startedAt: Date;
+  stoppedAt: Date;
+  measured: Measured;
+  /** More fields for the debug line (the answer's status or rcode). */
+  logged?: Record<string, unknown>;
+  /** The type's result for `details`, which may depend on the verdict. */
+  details: (verdict: Verdict) => RunDetails;
+  apiCheckResult?: CheckOutcome['apiCheckResult'];
+}
+
+/** The one ending of every protocol run: decide the verdict, log it, build the outcome. */
+export function finishRun(f: FinishedRun): CheckOutcome {
+  const { measured } = f;
+  const verdict = decideVerdict({ ...measured, ...verdictSettings(f.check) });
+  const details = f.details(verdict);
+  f.ctx.log.debug(
+    {
+      requestError: measured.requestError,
+      ...f.logged,
+      responseTime: measured.responseTime,
+      hasFailures: verdict.hasFailures,
+    },
+    `${f.label} check done`,
+  );
+  return protocolOutcome({
+    startedAt: f.startedAt,
+    stoppedAt: f.stoppedAt,
+    responseTime: measured.responseTime,
+    verdict,
+    details,
+    apiCheckResult: f.apiCheckResult,
+  });
 }
