@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
-import type { Logger } from 'pino';
 import type { SubmitResultRequest } from '../shared/protocol.ts';
 import { Backoff, type BackoffOptions, DELIVERY_BACKOFF } from './backoff.ts';
 import { retryHintOf } from './client.ts';
 import { type ResultClient, ResultSender, type SendAttempt, type Settled } from './result-sender.ts';
 import type { ResultSpool, SpoolEntry } from './spool.ts';
+import type { Log } from '../shared/log.ts';
 
 /**
  * The single deliverer of results. Results not yet on disk wait in `#pending` (newest last); results
@@ -33,7 +33,7 @@ import type { ResultSpool, SpoolEntry } from './spool.ts';
 export interface DelivererOptions {
   client: ResultClient;
   spool: ResultSpool;
-  log: Logger;
+  log: Log;
   backoff?: BackoffOptions;
 }
 
@@ -50,7 +50,7 @@ export const GATHER_MS = 10;
 export class ResultDeliverer extends EventEmitter {
   readonly #sender: ResultSender;
   readonly #spool: ResultSpool;
-  readonly #log: Logger;
+  readonly #log: Log;
   readonly #backoff: Backoff;
   readonly #pending: SubmitResultRequest[] = [];
   /** When the oldest result in #pending arrived (performance.now()): its gathering window's start. */

@@ -4,9 +4,10 @@
  * rather than a bare errno later or a hang.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, realpath, stat, unlink } from 'node:fs/promises';
+import { mkdir, realpath, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../shared/errors.ts';
+import { writeFileSynced } from './spool-ledger.ts';
 
 /**
  * Kernel file systems: nothing there can hold a result, and some calls never return on them
@@ -61,12 +62,9 @@ async function createAndProbe(dir: string): Promise<void> {
   await makeDirectories(dir);
   if (!(await stat(dir)).isDirectory()) throw new SpoolDirProblem(`${dir} is a file, not a directory`);
   const probe = path.join(dir, `.probe-${randomBytes(4).toString('hex')}.tmp`);
-  const fh = await open(probe, 'wx', 0o600);
   try {
-    await fh.writeFile('probe');
-    await fh.sync();
+    await writeFileSynced(probe, 'probe', 'wx');
   } finally {
-    await fh.close();
     await unlink(probe).catch(() => {});
   }
 }

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from 'pino';
 import type { SubmitResultRequest } from '../shared/protocol.ts';
+import { SpoolLedger, unlinkIfPresent, writeFileSynced } from './spool-ledger.ts';
+import type { Log } from '../shared/log.ts';
 
 /**
  * A bounded on-disk FIFO of results the service could not take yet.
@@ -25,7 +26,7 @@ export interface SpoolEntry {
 export interface ResultSpoolOptions {
   dir: string;
   maxBytes: number;
-  log: Logger;
+  log: Log;
 }
 
 const NAME = /^(\d{16})\.json$/;
@@ -54,20 +55,16 @@ function parseSpooled(text: string): SubmitResultRequest {
 export class ResultSpool extends EventEmitter<{ empty: [] }> {
   readonly dir: string;
   readonly maxBytes: number;
-  readonly #log: Logger;
-  /** In sequence order; the disk is the truth, this is its summary. */
-  readonly #index: IndexEntry[] = [];
-  #nextSeq = 1;
-  #bytes = 0;
-  #dropped = 0;
-  /** Serialises every disk mutation so concurrent appends keep their order and the bound holds. */
-  #chain: Promise<unknown> = Promise.resolve();
+  readonly #log: Log;
+  /** Every disk mutation goes through its `serial`. */
+  readonly #index: SpoolLedger<IndexEntry>;
 
   private constructor(options: ResultSpoolOptions) {
     super();
     this.dir = options.dir;
     this.maxBytes = options.maxBytes;
     this.#log = options.log;
+    this.#index = new SpoolLedger(options.maxBytes, (e) => e.bytes);
   }
 
   /** Opens (creating) the directory, removes leftovers of interrupted writes and indexes what is there. */
@@ -89,31 +86,30 @@ export class ResultSpool extends EventEmitter<{ empty: [] }> {
     for (const seq of seqs) {
       const st = await stat(path.join(options.dir, fileName(seq)));
       spool.#index.push({ seq, bytes: st.size, runId: undefined });
-      spool.#bytes += st.size;
     }
-    spool.#nextSeq = (seqs.at(-1) ?? 0) + 1;
+    spool.#index.resumeAfter(seqs.at(-1) ?? 0);
     if (seqs.length > 0) {
-      options.log.info({ spooled: seqs.length, bytes: spool.#bytes }, 'found undelivered results in the spool');
+      options.log.info({ spooled: seqs.length, bytes: spool.#index.bytes }, 'found undelivered results in the spool');
     }
     return spool;
   }
 
   /** Results waiting on disk. */
   get size(): number {
-    return this.#index.length;
+    return this.#index.size;
   }
 
   get bytes(): number {
-    return this.#bytes;
+    return this.#index.bytes;
   }
 
   /** Results lost since this process started: dropped to keep within maxBytes, or unreadable. */
   get droppedTotal(): number {
-    return this.#dropped;
+    return this.#index.droppedTotal;
   }
 
   append(item: SubmitResultRequest): Promise<number> {
-    return this.#serial(() => this.#append(item));
+    return this.#index.serial(() => this.#append(item));
   }
 
   /** The oldest result, without removing it. */
@@ -123,11 +119,11 @@ export class ResultSpool extends EventEmitter<{ empty: [] }> {
 
   /** Up to `n` of the oldest results, oldest first, without removing them. */
   peekMany(n: number): Promise<SpoolEntry[]> {
-    return this.#serial(async () => {
+    return this.#index.serial(async () => {
       const out: SpoolEntry[] = [];
       let i = 0;
-      while (out.length < n && i < this.#index.length) {
-        const { seq } = this.#index[i] as IndexEntry;
+      while (out.length < n && i < this.#index.size) {
+        const { seq } = this.#index.at(i) as IndexEntry;
         const item = await this.#read(seq);
         // An unreadable file left the index, so the same position now holds the next entry.
         if (item) {
@@ -141,7 +137,7 @@ export class ResultSpool extends EventEmitter<{ empty: [] }> {
 
   /** Removes an entry once the service has it. Missing entries (dropped meanwhile) are fine. */
   ack(seq: number): Promise<void> {
-    return this.#serial(() => this.#remove(seq));
+    return this.#index.serial(() => this.#remove(seq));
   }
 
   /** Yields entries oldest first; the caller acks each one it delivered before asking for the next. */
@@ -156,40 +152,24 @@ export class ResultSpool extends EventEmitter<{ empty: [] }> {
     }
   }
 
-  #serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#chain.then(fn, fn);
-    this.#chain = run.catch(() => {});
-    return run;
-  }
-
   async #append(item: SubmitResultRequest): Promise<number> {
     const data = Buffer.from(JSON.stringify(item));
     const runId = item.result.runId;
     if (data.length > this.maxBytes) {
-      this.#dropped += 1;
       this.#log.error(
-        { runId, bytes: data.length, maxBytes: this.maxBytes, droppedTotal: this.#dropped },
+        { runId, bytes: data.length, maxBytes: this.maxBytes, droppedTotal: this.#index.countDrop() },
         'RESULT DROPPED: a single result is larger than SPOOL_MAX_BYTES, it cannot be spooled',
       );
       return 0;
     }
-    while (this.#index.length > 0 && this.#bytes + data.length > this.maxBytes) {
-      await this.#dropOldest();
-    }
-    const seq = this.#nextSeq++;
+    await this.#index.makeRoom(data.length, (oldest) => this.#dropOldest(oldest));
+    const seq = this.#index.nextSeq();
     const final = path.join(this.dir, fileName(seq));
     const tmp = path.join(this.dir, `.${fileName(seq)}.${randomBytes(4).toString('hex')}${TMP_SUFFIX}`);
-    const fh = await open(tmp, 'w', 0o600);
-    try {
-      await fh.writeFile(data);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
+    await writeFileSynced(tmp, data);
     await rename(tmp, final);
     await this.#syncDir();
     this.#index.push({ seq, bytes: data.length, runId });
-    this.#bytes += data.length;
     return seq;
   }
 
@@ -200,14 +180,13 @@ export class ResultSpool extends EventEmitter<{ empty: [] }> {
     } catch (err) {
       await this.#remove(seq);
       // Removed unread, the result is lost as surely as one dropped for the bound: count it.
-      this.#dropped += 1;
-      this.#log.error({ err, seq, droppedTotal: this.#dropped }, 'RESULT DROPPED: unreadable spooled result removed');
+      const droppedTotal = this.#index.countDrop();
+      this.#log.error({ err, seq, droppedTotal }, 'RESULT DROPPED: unreadable spooled result removed');
       return undefined;
     }
   }
 
-  async #dropOldest(): Promise<void> {
-    const head = this.#index[0] as IndexEntry;
+  async #dropOldest(head: IndexEntry): Promise<void> {
     let runId = head.runId;
     if (runId === undefined) {
       try {
@@ -218,22 +197,16 @@ export class ResultSpool extends EventEmitter<{ empty: [] }> {
       }
     }
     await this.#remove(head.seq);
-    this.#dropped += 1;
     this.#log.error(
-      { runId, seq: head.seq, maxBytes: this.maxBytes, droppedTotal: this.#dropped },
+      { runId, seq: head.seq, maxBytes: this.maxBytes, droppedTotal: this.#index.countDrop() },
       'RESULT DROPPED: the spool is full (SPOOL_MAX_BYTES); the oldest undelivered result was deleted',
     );
   }
 
   async #remove(seq: number): Promise<void> {
-    const i = this.#index.findIndex((e) => e.seq === seq);
-    if (i === -1) return;
-    const [entry] = this.#index.splice(i, 1);
-    this.#bytes -= entry?.bytes ?? 0;
-    await unlink(path.join(this.dir, fileName(seq))).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err;
-    });
-    if (this.#index.length === 0) this.emit('empty');
+    if (!this.#index.remove(seq)) return;
+    await unlinkIfPresent(path.join(this.dir, fileName(seq)));
+    if (this.#index.size === 0) this.emit('empty');
   }
 
   /** fsync the directory so the rename itself survives a power cut (best effort: not on every OS). */

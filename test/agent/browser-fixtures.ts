@@ -7,6 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlin
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { buffer } from 'node:stream/consumers';
 import pino from 'pino';
 import yauzl from 'yauzl';
 import type { ArtifactSpec } from '../../src/agent/artifacts/uploader.ts';
@@ -163,28 +164,14 @@ export function multiStepCheck(
 
 /** Every text entry of a zip, concatenated (what a trace viewer would show as text). */
 export async function zipText(file: string): Promise<{ names: string[]; text: string }> {
-  const zip = await new Promise<yauzl.ZipFile>((res, rej) =>
-    yauzl.open(file, { lazyEntries: true }, (e, z) => (e || !z ? rej(e) : res(z))),
-  );
+  const zip = await yauzl.openPromise(file, { lazyEntries: true });
   const names: string[] = [];
   let text = '';
-  await new Promise<void>((resolve, reject) => {
-    zip.on('end', () => resolve());
-    zip.on('error', reject);
-    zip.on('entry', (entry: yauzl.Entry) => {
-      names.push(entry.fileName);
-      zip.openReadStream(entry, (err, stream) => {
-        if (err || !stream) return reject(err);
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          text += `${Buffer.concat(chunks).toString('latin1')}\n`;
-          zip.readEntry();
-        });
-      });
-    });
-    zip.readEntry();
-  });
+  for await (const entry of zip.eachEntry()) {
+    names.push(entry.fileName);
+    text += `${(await buffer(await zip.openReadStreamPromise(entry))).toString('latin1')}\n`;
+  }
+  zip.close();
   return { names, text };
 }
 

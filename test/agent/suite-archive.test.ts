@@ -7,7 +7,6 @@
 import { mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { zipSync } from 'fflate';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPlaywrightCheckRunner } from '../../src/agent/checks/playwright.ts';
 import { extractSuiteArchive, type SuiteArchiveLimits } from '../../src/shared/suite-archive.ts';
@@ -20,6 +19,7 @@ import {
   trailingZerosBomb,
   zipProject,
 } from './suite-bombs.ts';
+import { zipBuffer } from '../helpers/zip.ts';
 import { MemoryBundles, runCheck, suiteCheck, suiteConfig } from './suite-helpers.ts';
 
 const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'sa-')));
@@ -131,10 +131,7 @@ describe('unpacking a project in one top folder', () => {
 
   it('unpacks a zip from inside the folder, with its folder entry', async () => {
     const dest = freshDir();
-    const zip = zipSync({
-      'my-suite/': new Uint8Array(),
-      ...Object.fromEntries(Object.entries(inTop).map(([k, v]) => [k, new TextEncoder().encode(v)])),
-    });
+    const zip = await zipBuffer({ 'my-suite/': '', ...inTop });
     const listing = await extractSuiteArchive(zip, dest, limits);
     expect(listing.strip).toBe(1);
     expect(readdirSync(dest).sort()).toEqual(['package-lock.json', 'package.json', 'playwright.config.ts']);

@@ -5,7 +5,6 @@
  * account only), and triggering a test session. Real composed service on loopback, real SQLite.
  */
 import { rmSync } from 'node:fs';
-import { zipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
@@ -23,6 +22,7 @@ import {
 } from '../agent/suite-bombs.ts';
 import { packSuite } from '../agent/suite-helpers.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
+import { zipBuffer } from '../helpers/zip.ts';
 
 let service: Service;
 let base: string;
@@ -132,14 +132,11 @@ describe('POST /v1/checks/playwright', () => {
 
   it('accepts a zip archive whose project sits in one top folder, and the one-word engine', async () => {
     const { call } = await account();
-    const enc = (s: string) => new TextEncoder().encode(s);
-    const zip = Buffer.from(
-      zipSync({
-        'my-suite/package.json': enc('{}'),
-        'my-suite/pnpm-lock.yaml': enc('lockfileVersion: 9'),
-        'my-suite/playwright.config.js': enc('module.exports = {}'),
-      }),
-    );
+    const zip = await zipBuffer({
+      'my-suite/package.json': '{}',
+      'my-suite/pnpm-lock.yaml': 'lockfileVersion: 9',
+      'my-suite/playwright.config.js': 'module.exports = {}',
+    });
     const res = await call('POST', '/v1/checks/playwright', {
       name: 'Zip',
       codeBundle: zip.toString('base64'),
@@ -179,14 +176,12 @@ describe('POST /v1/checks/playwright', () => {
 
   it('rejects an archive that is not a Playwright project, or that escapes its folder', async () => {
     const { call } = await account();
-    const enc = (s: string) => new TextEncoder().encode(s);
-    const noConfig = Buffer.from(zipSync({ 'package.json': enc('{}'), 'package-lock.json': enc('{}') })).toString(
-      'base64',
-    );
+    const noConfig = (await zipBuffer({ 'package.json': '{}', 'package-lock.json': '{}' })).toString('base64');
     const r1 = await call('POST', '/v1/checks/playwright', { name: 'x', codeBundle: noConfig });
     expect(r1.status).toBe(400);
     expect(String(r1.body.message)).toMatch(/not a Playwright project: no Playwright config/);
-    const evil = Buffer.from(zipSync({ '../evil.js': enc('x'), 'package.json': enc('{}') })).toString('base64');
+    // yazl refuses to write a `..` name, so this one is put together by hand.
+    const evil = zipProject({ '../evil.js': 'x', 'package.json': '{}' }, []).toString('base64');
     const r2 = await call('POST', '/v1/checks/playwright', { name: 'x', codeBundle: evil });
     expect(r2.status).toBe(400);
     expect(String(r2.body.message)).toMatch(/"\.\." is not allowed/);

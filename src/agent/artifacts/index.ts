@@ -3,11 +3,11 @@
  * `uploader.add(runId, {...})`), the result carries `details.artifacts` / `details.artifactNotes`,
  * and the uploader streams the files to the service. See uploader.ts and docs/protocol.md.
  */
-import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { ArtifactUploaderConfig } from './config.ts';
 import { ArtifactHttp } from './http.ts';
 import { ArtifactUploader } from './uploader.ts';
+import type { Log } from '../../shared/log.ts';
 
 export { type ArtifactUploaderConfig, loadArtifactUploaderConfig } from './config.ts';
 export { ArtifactHttp } from './http.ts';
@@ -20,7 +20,7 @@ export function openArtifactUploader(options: {
   apiUrl: URL;
   apiKey: string;
   dispatcher: Dispatcher;
-  log: Logger;
+  log: Log;
 }): Promise<ArtifactUploader> {
   const http = new ArtifactHttp({ apiUrl: options.apiUrl, apiKey: options.apiKey, dispatcher: options.dispatcher });
   return ArtifactUploader.open({ config: options.config, http, log: options.log });

@@ -9,10 +9,11 @@
  * error level and counted in `droppedTotal`.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from 'pino';
 import type { ArtifactRef } from '../../shared/artifacts.ts';
+import { SpoolLedger, unlinkIfPresent, writeFileSynced } from '../spool-ledger.ts';
+import type { Log } from '../../shared/log.ts';
 
 export interface QueuedArtifact extends ArtifactRef {
   seq: number;
@@ -31,22 +32,18 @@ function base(seq: number): string {
 export class ArtifactQueue {
   readonly dir: string;
   readonly maxBytes: number;
-  readonly #log: Logger;
-  /** Oldest first. */
-  readonly #entries: QueuedArtifact[] = [];
-  #bytes = 0;
-  #nextSeq = 1;
-  #dropped = 0;
-  /** Serialises every change so the bound holds under concurrent adds. */
-  #chain: Promise<unknown> = Promise.resolve();
+  readonly #log: Log;
+  /** Every change goes through its `serial`. */
+  readonly #entries: SpoolLedger<QueuedArtifact>;
 
-  private constructor(dir: string, maxBytes: number, log: Logger) {
+  private constructor(dir: string, maxBytes: number, log: Log) {
     this.dir = dir;
     this.maxBytes = maxBytes;
     this.#log = log;
+    this.#entries = new SpoolLedger(maxBytes, (e) => e.size);
   }
 
-  static async open(options: { dir: string; maxBytes: number; log: Logger }): Promise<ArtifactQueue> {
+  static async open(options: { dir: string; maxBytes: number; log: Log }): Promise<ArtifactQueue> {
     const q = new ArtifactQueue(options.dir, options.maxBytes, options.log);
     await mkdir(options.dir, { recursive: true });
     const names = new Set(await readdir(options.dir));
@@ -69,31 +66,30 @@ export class ArtifactQueue {
         const entry = JSON.parse(await readFile(path.join(options.dir, `${base(seq)}.json`), 'utf8')) as QueuedArtifact;
         entry.seq = seq;
         q.#entries.push(entry);
-        q.#bytes += entry.size;
       } catch (err) {
         options.log.error({ err, seq }, 'ARTIFACT DROPPED: unreadable queue entry removed');
-        q.#dropped += 1;
+        q.#entries.countDrop();
         await q.#unlinkEntry(seq);
       }
     }
-    q.#nextSeq = (seqs.at(-1) ?? 0) + 1;
-    if (q.#entries.length > 0) {
-      options.log.info({ artifacts: q.#entries.length, bytes: q.#bytes }, 'found artifacts waiting for upload');
+    q.#entries.resumeAfter(seqs.at(-1) ?? 0);
+    if (q.#entries.size > 0) {
+      options.log.info({ artifacts: q.#entries.size, bytes: q.#entries.bytes }, 'found artifacts waiting for upload');
     }
     return q;
   }
 
   get size(): number {
-    return this.#entries.length;
+    return this.#entries.size;
   }
 
   get bytes(): number {
-    return this.#bytes;
+    return this.#entries.bytes;
   }
 
   /** Entries dropped since start: the bound, or unreadable leftovers. */
   get droppedTotal(): number {
-    return this.#dropped;
+    return this.#entries.droppedTotal;
   }
 
   /** A fresh path inside the queue directory to write a copy to before add(). */
@@ -107,52 +103,45 @@ export class ArtifactQueue {
 
   /** Takes a complete temp file written by the caller (from tempPath) into the queue. */
   add(tempFile: string, meta: Omit<QueuedArtifact, 'seq' | 'queuedAt'>): Promise<QueuedArtifact> {
-    return this.#serial(async () => {
-      while (this.#entries.length > 0 && this.#bytes + meta.size > this.maxBytes) {
-        const oldest = this.#entries[0] as QueuedArtifact;
-        await this.#removeEntry(oldest.seq);
-        this.#dropped += 1;
-        this.#log.error(
-          {
-            runId: oldest.runId,
-            name: oldest.name,
-            size: oldest.size,
-            maxBytes: this.maxBytes,
-            droppedTotal: this.#dropped,
-          },
-          'ARTIFACT DROPPED: the artifact queue is full (ARTIFACT_QUEUE_MAX_BYTES); the oldest waiting artifact was deleted',
-        );
-      }
-      const entry: QueuedArtifact = { ...meta, seq: this.#nextSeq++, queuedAt: new Date().toISOString() };
+    return this.#entries.serial(async () => {
+      await this.#entries.makeRoom(meta.size, (oldest) => this.#dropOldest(oldest));
+      const entry: QueuedArtifact = { ...meta, seq: this.#entries.nextSeq(), queuedAt: new Date().toISOString() };
       await rename(tempFile, this.dataPath(entry.seq));
       const tmpMeta = this.tempPath();
-      const fh = await open(tmpMeta, 'w', 0o600);
-      try {
-        await fh.writeFile(JSON.stringify(entry));
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
+      await writeFileSynced(tmpMeta, JSON.stringify(entry));
       await rename(tmpMeta, path.join(this.dir, `${base(entry.seq)}.json`));
       this.#entries.push(entry);
-      this.#bytes += entry.size;
       return entry;
     });
   }
 
+  async #dropOldest(oldest: QueuedArtifact): Promise<void> {
+    await this.#removeEntry(oldest.seq);
+    this.#log.error(
+      {
+        runId: oldest.runId,
+        name: oldest.name,
+        size: oldest.size,
+        maxBytes: this.maxBytes,
+        droppedTotal: this.#entries.countDrop(),
+      },
+      'ARTIFACT DROPPED: the artifact queue is full (ARTIFACT_QUEUE_MAX_BYTES); the oldest waiting artifact was deleted',
+    );
+  }
+
   /** The oldest entry, or undefined. */
   peek(): QueuedArtifact | undefined {
-    return this.#entries[0];
+    return this.#entries.at(0);
   }
 
   /** Whether an entry is still queued (it may have been dropped for the bound while uploading). */
   has(seq: number): boolean {
-    return this.#entries.some((e) => e.seq === seq);
+    return this.#entries.has(seq);
   }
 
   /** Removes an entry: uploaded, or refused for good. */
   remove(seq: number): Promise<void> {
-    return this.#serial(() => this.#removeEntry(seq));
+    return this.#entries.serial(() => this.#removeEntry(seq));
   }
 
   /** Checks the data file is still there with its size (someone may have cleaned the disk). */
@@ -165,25 +154,13 @@ export class ArtifactQueue {
   }
 
   async #removeEntry(seq: number): Promise<void> {
-    const i = this.#entries.findIndex((e) => e.seq === seq);
-    if (i === -1) return;
-    const [entry] = this.#entries.splice(i, 1);
-    this.#bytes -= entry?.size ?? 0;
-    await this.#unlinkEntry(seq);
+    if (this.#entries.remove(seq)) await this.#unlinkEntry(seq);
   }
 
   async #unlinkEntry(seq: number): Promise<void> {
     // The JSON first: without it the entry no longer exists, even if the data unlink is cut short.
     for (const file of [`${base(seq)}.json`, `${base(seq)}.data`]) {
-      await unlink(path.join(this.dir, file)).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'ENOENT') throw err;
-      });
+      await unlinkIfPresent(path.join(this.dir, file));
     }
-  }
-
-  #serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#chain.then(fn, fn);
-    this.#chain = run.catch(() => {});
-    return run;
   }
 }

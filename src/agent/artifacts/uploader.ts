@@ -14,7 +14,6 @@ import { EventEmitter } from 'node:events';
 import { constants, createReadStream, createWriteStream } from 'node:fs';
 import { copyFile, type FileHandle, open, stat, unlink } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import type { Logger } from 'pino';
 import {
   ARTIFACT_KINDS,
   ARTIFACT_NAME_RULE,
@@ -30,6 +29,7 @@ import type { ArtifactUploaderConfig } from './config.ts';
 import { type ArtifactHttp, DigestMismatchError } from './http.ts';
 import { ArtifactQueue, type QueuedArtifact } from './queue.ts';
 import { isTextArtifact, LineScrubber, type ScrubSource, scrubTextArtifact } from './scrub.ts';
+import type { Log } from '../../shared/log.ts';
 
 /** What a runner says about a file it produced. */
 export interface ArtifactSpec {
@@ -47,7 +47,7 @@ export type ArtifactAddResult = { ok: true; ref: ArtifactRef } | { ok: false; no
 export interface ArtifactUploaderOptions {
   config: ArtifactUploaderConfig;
   http: Pick<ArtifactHttp, 'status' | 'start' | 'append'>;
-  log: Logger;
+  log: Log;
   backoff?: BackoffOptions;
   /**
    * Each request carries at most this much time of data, then the upload continues with PATCH.
@@ -71,7 +71,7 @@ const CHUNK_BYTES = 1024 * 1024;
 export class ArtifactUploader extends EventEmitter {
   readonly #config: ArtifactUploaderConfig;
   readonly #http: Pick<ArtifactHttp, 'status' | 'start' | 'append'>;
-  readonly #log: Logger;
+  readonly #log: Log;
   readonly #backoff: Backoff;
   readonly #segmentMs: number;
   readonly #chunkBytes: number;

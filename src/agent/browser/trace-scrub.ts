@@ -7,36 +7,15 @@
  * Binary entries (screenshots, images, fonts) are copied as they are. Read with yauzl and written
  * with yazl, one entry at a time.
  */
-import { createWriteStream } from 'node:fs';
 import { rename } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
-import type { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import yauzl from 'yauzl';
-import yazl from 'yazl';
+import type yazl from 'yazl';
+import { writeZipFile } from '../artifacts/zip-stream.ts';
 import type { Scrubber } from '../scrub/scrubber.ts';
 
 /** An entry bigger than this is copied without scrubbing (a video or a huge image in the trace). */
 const MAX_SCRUB_ENTRY_BYTES = 64 * 1024 * 1024;
-
-function openZip(file: string): Promise<yauzl.ZipFile> {
-  return new Promise((resolve, reject) => {
-    yauzl.open(file, { lazyEntries: true, autoClose: true }, (err, zip) =>
-      err || !zip ? reject(err ?? new Error('no zip')) : resolve(zip),
-    );
-  });
-}
-
-function readEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    zip.openReadStream(entry, (err, stream) => {
-      if (err || !stream) return reject(err ?? new Error('no stream'));
-      const chunks: Buffer[] = [];
-      (stream as Readable).on('data', (c: Buffer) => chunks.push(c));
-      (stream as Readable).on('end', () => resolve(Buffer.concat(chunks)));
-      (stream as Readable).on('error', reject);
-    });
-  });
-}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -70,32 +49,25 @@ export function scrubTraceEntry(name: string, text: string, scrubber: Scrubber):
   return scrubber.scrubText(text);
 }
 
+/** Copies every file entry of `zip` into `out`, its text scrubbed. */
+async function copyScrubbed(zip: yauzl.ZipFile, out: yazl.ZipFile, scrubber: Scrubber): Promise<void> {
+  for await (const entry of zip.eachEntry()) {
+    if (entry.fileName.endsWith('/')) continue;
+    const data = await buffer(await zip.openReadStreamPromise(entry));
+    const text = data.length <= MAX_SCRUB_ENTRY_BYTES ? asText(data) : null;
+    const body = text === null ? data : Buffer.from(scrubTraceEntry(entry.fileName, text, scrubber), 'utf8');
+    out.addBuffer(body, entry.fileName, { mtime: entry.getLastModDate(), compress: text !== null });
+  }
+}
+
 /** Rewrites the trace at `file` in place with its text entries scrubbed. */
 export async function scrubTraceZip(file: string, scrubber: Scrubber): Promise<void> {
-  const zip = await openZip(file);
-  const out = new yazl.ZipFile();
+  const zip = await yauzl.openPromise(file, { lazyEntries: true, autoClose: true });
   const temp = `${file}.scrubbed`;
-  const written = pipeline(out.outputStream, createWriteStream(temp));
-  await new Promise<void>((resolve, reject) => {
-    zip.on('error', reject);
-    zip.on('end', () => resolve());
-    zip.on('entry', (entry: yauzl.Entry) => {
-      if (entry.fileName.endsWith('/')) {
-        zip.readEntry();
-        return;
-      }
-      readEntry(zip, entry)
-        .then((data) => {
-          const text = data.length <= MAX_SCRUB_ENTRY_BYTES ? asText(data) : null;
-          const body = text === null ? data : Buffer.from(scrubTraceEntry(entry.fileName, text, scrubber), 'utf8');
-          out.addBuffer(body, entry.fileName, { mtime: entry.getLastModDate(), compress: text !== null });
-          zip.readEntry();
-        })
-        .catch(reject);
-    });
-    zip.readEntry();
-  });
-  out.end();
-  await written;
+  try {
+    await writeZipFile(temp, (out) => copyScrubbed(zip, out, scrubber));
+  } finally {
+    zip.close();
+  }
   await rename(temp, file);
 }

@@ -11,19 +11,19 @@
  * Start failures are the agent's fault: acquire() tries a second, fresh sandbox and then throws
  * SandboxStartError, which runners report as an agent error (hasErrors, not hasFailures).
  */
-import type { Logger } from 'pino';
 import { byNewest, type Runtime } from '../runtimes.ts';
 import { RuntimeUnavailableError, SandboxStartError } from './errors.ts';
 import { NO_ISOLATION, type SandboxIsolation } from './isolation.ts';
 import type { SandboxProcess } from './process.ts';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './types.ts';
+import type { Log } from '../../shared/log.ts';
 
 export interface SandboxPoolOptions {
   runtimes: readonly Runtime[];
   /** Warm sandboxes kept per runtime (SANDBOX_POOL_SIZE); 0 starts each sandbox on demand. */
   size: number;
   limits?: Partial<SandboxLimits>;
-  log?: Pick<Logger, 'info' | 'warn' | 'error' | 'debug'>;
+  log?: Log;
   jobsRoot?: string;
   /** Tests start a different program to simulate a broken runtime. */
   bootstrapPath?: string;

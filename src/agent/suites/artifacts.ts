@@ -1,14 +1,14 @@
 /**
- * A suite run's artifacts: the JSON report, the HTML report (its folder zipped into one file with
- * fflate), and what Playwright attached to test results (traces, videos, screenshots). They go to
+ * A suite run's artifacts: the JSON report, the HTML report (its folder zipped into one file, as a
+ * stream), and what Playwright attached to test results (traces, videos, screenshots). They go to
  * the run's artifact collector when the daemon provides one (src/agent/artifacts/); without one the
  * result still names them and the log says they were not uploaded.
  */
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { zipSync } from 'fflate';
 import type { ArtifactKind } from '../../shared/artifacts.ts';
 import type { ArtifactAddResult, ArtifactSpec } from '../artifacts/uploader.ts';
+import { writeZipFile } from '../artifacts/zip-stream.ts';
 import type { SuiteLog } from './log.ts';
 import { insideJob } from './suite-uid.ts';
 
@@ -25,7 +25,7 @@ export interface CollectedArtifacts {
   htmlReport: string | null;
 }
 
-/** The HTML report is zipped in memory; past this it is left out (the traces are uploaded on their own). */
+/** An HTML report larger than this is left out (the traces are uploaded on their own). */
 const HTML_ZIP_MAX_BYTES = 150 * 1024 * 1024;
 
 const safe = (s: string) =>
@@ -48,9 +48,9 @@ async function zipFolder(dir: string, target: string): Promise<boolean> {
   let total = 0;
   for (const f of files) total += (await stat(f)).size;
   if (total > HTML_ZIP_MAX_BYTES) return false;
-  const tree: Record<string, Uint8Array> = {};
-  for (const f of files) tree[path.relative(dir, f)] = await readFile(f);
-  await writeFile(target, zipSync(tree, { level: 6 }));
+  await writeZipFile(target, (zip) => {
+    for (const f of files) zip.addFile(f, path.relative(dir, f));
+  });
   return true;
 }
 

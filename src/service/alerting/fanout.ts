@@ -15,10 +15,7 @@ import type { AlertChannelTarget } from '../store/alert-channel-types.ts';
 import type { CheckAlertRecord } from '../store/check-status-types.ts';
 import type { Store } from '../store/store.ts';
 import { channelWants, messageOf, suppressionOf } from './who-is-told.ts';
-
-interface Logger {
-  error(obj: object, msg: string): void;
-}
+import type { Log } from '../../shared/log.ts';
 
 export interface AlertFanOutOptions {
   store: Store;
@@ -26,7 +23,7 @@ export interface AlertFanOutOptions {
   publicUrl: URL;
   /** How often to look for alerts nobody poked about (e.g. left by a crash or another process). */
   pollMs: number;
-  log: Logger;
+  log: Pick<Log, 'error'>;
   /** Notifications were queued: the delivery worker should look now. */
   onQueued(): void;
 }

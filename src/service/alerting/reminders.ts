@@ -20,13 +20,14 @@ import type {
 import type { Store, StoredCheck } from '../store/store.ts';
 import { type AlertSettings, effectiveAlertSettings } from './alert-settings.ts';
 import { reminderStep } from './state-machine.ts';
+import type { Log } from '../../shared/log.ts';
 
 const BATCH = 100;
 export const DEFAULT_REMINDER_POLL_MS = 15_000;
 
 export interface ReminderSweeperOptions {
   store: Pick<Store, 'checkStatuses' | 'checks' | 'checkGroups'>;
-  log: { error(obj: object, msg: string): void };
+  log: Pick<Log, 'error'>;
   /** The clock reminders are due by (tests move it). */
   now?: () => number;
   /** The longest the timer waits between two sweeps. */

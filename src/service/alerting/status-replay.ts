@@ -5,13 +5,14 @@
  */
 import type { Store } from '../store/store.ts';
 import type { CheckStatusService } from './status-service.ts';
+import type { Log } from '../../shared/log.ts';
 
 const BATCH = 200;
 
 export interface ReplayOptions {
   store: Pick<Store, 'results' | 'checks'>;
   statuses: CheckStatusService;
-  log: { error(obj: object, msg: string): void };
+  log: Pick<Log, 'error'>;
   /** Only results stored before this time (ISO): leaves those the live path is still applying alone. */
   storedBefore?: string;
 }

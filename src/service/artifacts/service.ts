@@ -19,12 +19,7 @@ import type { ArtifactRecord, RunOwner } from '../store/artifact-types.ts';
 import type { PrivateLocation, Store } from '../store/store.ts';
 import type { ArtifactConfig } from './config.ts';
 import type { ArtifactBlobStore, ArtifactKey } from './store.ts';
-
-export interface ArtifactLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
+import type { Log } from '../../shared/log.ts';
 
 export interface StartUpload {
   kind: ArtifactKind;
@@ -146,7 +141,7 @@ export interface ArtifactServiceOptions {
   store: Store;
   blobs: ArtifactBlobStore;
   config: ArtifactConfig;
-  log: ArtifactLog;
+  log: Pick<Log, 'info' | 'warn' | 'error'>;
   now?: () => number;
 }
 
@@ -154,7 +149,7 @@ export class ArtifactService {
   readonly #store: Store;
   readonly blobs: ArtifactBlobStore;
   readonly config: ArtifactConfig;
-  readonly #log: ArtifactLog;
+  readonly #log: Pick<Log, 'info' | 'warn' | 'error'>;
   readonly #now: () => number;
   /** One writer per artifact at a time: a second PUT/PATCH while one is streaming gets 409. */
   readonly #writing = new Set<string>();

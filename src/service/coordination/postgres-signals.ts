@@ -170,7 +170,7 @@ export class PostgresRunSignals implements RunSignals {
       return;
     }
     if (this.#closed) return;
-    this.#log.info('listening again; waking every held lease request, announcements may have been missed');
+    this.#log.info({}, 'listening again; waking every held lease request, announcements may have been missed');
     for (const listener of this.#listeners) listener.missed?.();
   }
 

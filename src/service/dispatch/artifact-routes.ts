@@ -7,11 +7,11 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ARTIFACT_HEADERS, type ArtifactUploadStatus } from '../../shared/artifacts.ts';
+import type { Log } from '../../shared/log.ts';
 import { AGENT_API_PREFIX } from '../../shared/protocol.ts';
 import { LocalDiskArtifactStore } from '../artifacts/local-disk-store.ts';
 import {
   ArtifactBodyTooLongError,
-  type ArtifactLog,
   ArtifactService,
   OffsetMismatchError,
   parseOffsetHeader,
@@ -30,7 +30,11 @@ export interface ArtifactApiOptions {
 }
 
 /** The service's artifact component over the local disk under config.dir. */
-export function createArtifactService(store: Store, config: ArtifactConfig, log: ArtifactLog): ArtifactService {
+export function createArtifactService(
+  store: Store,
+  config: ArtifactConfig,
+  log: Pick<Log, 'info' | 'warn' | 'error'>,
+): ArtifactService {
   return new ArtifactService({ store, blobs: new LocalDiskArtifactStore(config.dir), config, log });
 }
 

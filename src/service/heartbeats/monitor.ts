@@ -10,15 +10,11 @@
  * recorded at the first sweep, stamped with the deadline itself.
  */
 import type { HeartbeatEvent, HeartbeatRepo } from '../store/heartbeat-dashboard-types.ts';
-
-export interface MonitorLog {
-  info(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
+import type { Log } from '../../shared/log.ts';
 
 export interface HeartbeatMonitorOptions {
   heartbeats: Pick<HeartbeatRepo, 'failOverdue' | 'nextDeadlineMs'>;
-  log: MonitorLog;
+  log: Pick<Log, 'info' | 'error'>;
   now?: () => number;
   /** The longest the monitor sleeps between sweeps; bounds how late a new heartbeat's FAILING can be. */
   maxSleepMs?: number;
@@ -30,7 +26,7 @@ export const DEFAULT_MAX_SLEEP_MS = 1000;
 
 export class HeartbeatMonitor {
   readonly #heartbeats: HeartbeatMonitorOptions['heartbeats'];
-  readonly #log: MonitorLog;
+  readonly #log: Pick<Log, 'info' | 'error'>;
   readonly #now: () => number;
   readonly #maxSleepMs: number;
   readonly #onFailing: (event: HeartbeatEvent) => void;

@@ -6,22 +6,19 @@
  */
 import type { LocationMetricsRepo, RunRepo } from '../store/dispatch-types.ts';
 import { oldestAgeSeconds } from './service-metrics.ts';
+import type { Log } from '../../shared/log.ts';
 
 export const SAMPLE_EVERY_MS = 60_000;
 /** The reference serves at most 15 days back. */
 export const LOCATION_METRICS_RETENTION_MS = 15 * 24 * 60 * 60_000;
 
-interface Logger {
-  error(obj: object, msg: string): void;
-}
-
 export class LocationMetricsSampler {
   readonly #runs: RunRepo;
   readonly #samples: LocationMetricsRepo;
-  readonly #log: Logger;
+  readonly #log: Pick<Log, 'error'>;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(opts: { runs: RunRepo; samples: LocationMetricsRepo; log: Logger }) {
+  constructor(opts: { runs: RunRepo; samples: LocationMetricsRepo; log: Pick<Log, 'error'> }) {
     this.#runs = opts.runs;
     this.#samples = opts.samples;
     this.#log = opts.log;

@@ -17,16 +17,12 @@ import { afterAttempt, deliveryLeaseMs } from './attempts.ts';
 import type { AlertMessage, ChannelSender, ChannelSenders, SendContext, SendOutcome } from './channels/types.ts';
 import type { NotifyConfig } from './config.ts';
 import { PollingWorker } from './poll-loop.ts';
+import type { Log } from '../../shared/log.ts';
 
 /** Notifications in hand at once: one slow receiver takes one of them. */
 const IN_FLIGHT = 32;
 /** Past the senders' own timeout, the worker stops waiting for a sender that ignores it. */
 const TIMEOUT_GRACE_MS = 1_000;
-
-interface Logger {
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
 
 export interface AlertDeliveryOptions {
   store: Store;
@@ -34,7 +30,7 @@ export interface AlertDeliveryOptions {
   senders: ChannelSenders;
   /** What the senders need besides the timeout and the clock (both come from here). */
   context: Omit<SendContext, 'timeoutMs' | 'now'>;
-  log: Logger;
+  log: Pick<Log, 'warn' | 'error'>;
   random?: () => number;
 }
 

@@ -22,15 +22,10 @@ import { afterAttempt, deliveryLeaseMs, retryDelayMs } from './attempts.ts';
 import { PollingWorker } from './poll-loop.ts';
 import { sendWebhook } from './webhook.ts';
 import { type SubscriptionLinks, subscriptionLinks } from '../subscriptions/links.ts';
+import type { Log } from '../../shared/log.ts';
 
 /** Deliveries in hand at once; their sends run concurrently. */
 const IN_FLIGHT = 20;
-
-interface Logger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
 
 export interface OutboxWorkerOptions {
   store: Store;
@@ -39,7 +34,7 @@ export interface OutboxWorkerOptions {
   http: Dispatcher;
   /** The service's SMTP transport, null without SMTP_URL; its owner closes it. */
   mail: Pick<ClosableMailTransport, 'send'> | null;
-  log: Logger;
+  log: Pick<Log, 'info' | 'warn' | 'error'>;
   /** PUBLIC_URL: its host is the domain of email Message-IDs, and confirm and unsubscribe links point at it. */
   publicUrl: URL;
   random?: () => number;
@@ -57,7 +52,7 @@ export interface OutboxWorkerEvents {
 export class OutboxWorker extends PollingWorker<OutboxEntry, OutboxWorkerEvents> {
   readonly #store: Store;
   readonly #config: NotifyConfig;
-  readonly #log: Logger;
+  readonly #log: Pick<Log, 'info' | 'warn' | 'error'>;
   readonly #random: () => number;
   readonly #email: EmailSender | null;
   readonly #http: Dispatcher;

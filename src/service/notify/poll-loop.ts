@@ -9,10 +9,7 @@
  * (for at most its send timeout), never the others.
  */
 import { EventEmitter } from 'node:events';
-
-interface Logger {
-  error(obj: object, msg: string): void;
-}
+import type { Log } from '../../shared/log.ts';
 
 export interface PollLoopOptions<T> {
   /** Names the loop in logs. */
@@ -25,7 +22,7 @@ export interface PollLoopOptions<T> {
   nextDueAt?(): Promise<string | null>;
   pollMs: number;
   maxInFlight: number;
-  log: Logger;
+  log: Pick<Log, 'error'>;
 }
 
 export class PollLoop<T> {

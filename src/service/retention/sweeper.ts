@@ -7,6 +7,7 @@
  */
 import type { RetentionRepo } from '../store/analytics-types.ts';
 import type { RetentionConfig } from './config.ts';
+import type { Log } from '../../shared/log.ts';
 
 export const SWEEP_EVERY_MS = 10 * 60_000;
 /** Results deleted per statement: a few milliseconds of the writer at a time. */
@@ -14,11 +15,6 @@ export const RESULT_BATCH = 500;
 /** Checks whose old rollups one statement deletes (the rows of an hour or so each, on a regular sweep). */
 export const CHECK_BATCH = 50;
 const HOUR_MS = 3_600_000;
-
-interface Logger {
-  error(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-}
 
 export interface SweepCounts {
   results: number;
@@ -45,12 +41,12 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 export class RetentionSweeper {
   readonly #repo: RetentionRepo;
   readonly #config: RetentionConfig;
-  readonly #log: Logger;
+  readonly #log: Pick<Log, 'info' | 'error'>;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<SweepCounts> | undefined;
   #stopped = false;
 
-  constructor(opts: { repo: RetentionRepo; config: RetentionConfig; log: Logger }) {
+  constructor(opts: { repo: RetentionRepo; config: RetentionConfig; log: Pick<Log, 'info' | 'error'> }) {
     this.#repo = opts.repo;
     this.#config = opts.config;
     this.#log = opts.log;

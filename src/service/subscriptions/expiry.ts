@@ -5,21 +5,17 @@
  * never confirmed.
  */
 import type { SubscriptionRepo } from '../store/status-pages-types.ts';
+import type { Log } from '../../shared/log.ts';
 
 /** Often enough that an expired address is gone within minutes; each sweep is one indexed DELETE. */
 const SWEEP_EVERY_MS = 10 * 60_000;
 
-interface Logger {
-  info(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export class SubscriptionExpirySweeper {
   readonly #subscriptions: SubscriptionRepo;
-  readonly #log: Logger;
+  readonly #log: Pick<Log, 'info' | 'error'>;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(opts: { subscriptions: SubscriptionRepo; log: Logger }) {
+  constructor(opts: { subscriptions: SubscriptionRepo; log: Pick<Log, 'info' | 'error'> }) {
     this.#subscriptions = opts.subscriptions;
     this.#log = opts.log;
   }
