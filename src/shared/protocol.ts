@@ -5,19 +5,32 @@
  * Every call is an HTTP POST with a JSON body to `${API_URL}${AGENT_API_PREFIX}/...`, authenticated
  * with `Authorization: Bearer <private location key>` (pl_...).
  */
+import type { ArtifactNote, ArtifactRef } from './artifacts.ts';
+import type {
+  ResolvedVia,
+  PcapResult,
+  ShouldFailEffect,
+  SkippedAddress,
+  TracerouteDetails,
+  VariableNote,
+} from './checks/details.ts';
+import type { SslCheckResult } from './checks/monitors.ts';
 import type {
   ApiCheckResult,
+  ApiTlsDetails,
   BrowserCheckResult,
   CheckClass,
   CheckDefinition,
   CheckType,
   DnsCheckResult,
   IcmpCheckResult,
+  IpFamily,
   MultiStepCheckResult,
   PlaywrightCheckResult,
   TcpCheckResult,
+  TcpTimingPhases,
+  TimingPhases,
 } from './checks/types.ts';
-import type { SslCheckResult } from './checks/monitors.ts';
 
 export const AGENT_API_PREFIX = '/agent/v1';
 export const PROTOCOL_VERSION = 1;
@@ -144,24 +157,92 @@ export interface RunResult {
   scheduleLagMs: number;
 }
 
+/** What the details of a run of any type may carry beside its type's own. */
+type CommonRunDetails = {
+  /** What shouldFail changed, when it changed something. */
+  shouldFail?: ShouldFailEffect;
+  /** `{{...}}` references sent as written. */
+  variableNotes?: VariableNote[];
+  /** The run's artifacts, and those the agent left out. */
+  artifacts?: ArtifactRef[];
+  artifactNotes?: ArtifactNote[];
+};
+
 /**
- * `RunResult.details`: the reference's CheckResult has fields for API results only, so TCP, DNS and
- * ICMP results travel here under fixed names; anything else type-specific sits beside them.
+ * Each check type's own keys in `details`. The reference's CheckResult has fields for API results
+ * only, so the TCP, DNS, ICMP, SSL, browser, multistep and suite results travel here under their
+ * type's name (GET /v1/check-results shows them top-level).
  */
-export interface RunDetails {
-  tcpCheckResult?: TcpCheckResult;
-  dnsCheckResult?: DnsCheckResult;
-  icmpCheckResult?: IcmpCheckResult;
+type DetailsByType = {
+  /**
+   * API checks and URL monitors (their result is apiCheckResult), and runs with no result of their
+   * own: where the request went and how far it got, and the diagnostics of a failure on the network.
+   */
+  API: {
+    finalUrl?: string | null;
+    redirects?: Array<{ url: string; status: number }>;
+    remoteAddress?: string | null;
+    ipFamily?: IpFamily | null;
+    resolvedVia?: ResolvedVia | null;
+    tls?: ApiTlsDetails | null;
+    /** Without a response: how far the request got. */
+    timingPhases?: TimingPhases;
+    timings?: Record<string, number>;
+    bodyBytes?: number;
+    bodyComplete?: boolean;
+    maxResponseBytes?: number | null;
+    traceroute?: TracerouteDetails;
+    pcap?: PcapResult;
+    /** Why a run without a result of its own got no answer (a retry policy's NETWORK_ERROR). */
+    requestError?: string | null;
+  };
+  TCP: {
+    tcpCheckResult: TcpCheckResult;
+    resolvedVia?: ResolvedVia | null;
+    /** Without an answer: how far the connection got. */
+    timingPhases?: TcpTimingPhases;
+  };
+  DNS: {
+    dnsCheckResult: DnsCheckResult;
+    /** Without an answer: how far the query got, and the server asked. */
+    timingPhases?: NonNullable<DnsCheckResult['response']>['timingPhases'];
+    server?: { address: string; port: number } | null;
+  };
+  ICMP: {
+    icmpCheckResult: IcmpCheckResult;
+    resolvedVia?: ResolvedVia | null;
+    skippedAddresses?: SkippedAddress[];
+    /** The agent could not ping at all: its failure, not the target's (shouldFail does not apply). */
+    icmpUnavailable?: boolean;
+    durationMs?: number;
+  };
   /** SSL monitors (the reference's CheckResultSsl); URL monitors use apiCheckResult. */
-  sslCheckResult?: SslCheckResult;
-  /** BROWSER runs: the public API shows it as the result's `browserCheckResult`. */
-  browserCheckResult?: BrowserCheckResult;
-  /** MULTI_STEP runs: shown as `multiStepCheckResult`. */
-  multiStepCheckResult?: MultiStepCheckResult;
-  /** PLAYWRIGHT runs (check suites): shown as `playwrightCheckResult`. */
-  playwrightCheckResult?: PlaywrightCheckResult;
-  [key: string]: unknown;
-}
+  SSL: { sslCheckResult: SslCheckResult; resolvedVia?: ResolvedVia | null };
+  /** The public API shows it as the result's `browserCheckResult`. */
+  BROWSER: { browserCheckResult: BrowserCheckResult };
+  /** Shown as `multiStepCheckResult`. */
+  MULTI_STEP: { multiStepCheckResult: MultiStepCheckResult };
+  /** Check suites: shown as `playwrightCheckResult`. */
+  PLAYWRIGHT: { playwrightCheckResult: PlaywrightCheckResult };
+};
+
+type DetailsKey = { [T in keyof DetailsByType]: keyof DetailsByType[T] }[keyof DetailsByType];
+
+/**
+ * The details of one check type: its own keys, and every other type's key absent, so that any key
+ * reads on RunDetails as what it is where it is set (or undefined), and a type's result narrows it.
+ */
+export type RunDetailsOf<T extends keyof DetailsByType> = CommonRunDetails &
+  DetailsByType[T] & { [K in Exclude<DetailsKey, keyof DetailsByType[T]>]?: never };
+
+export type ApiRunDetails = RunDetailsOf<'API'>;
+export type TcpRunDetails = RunDetailsOf<'TCP'>;
+export type DnsRunDetails = RunDetailsOf<'DNS'>;
+export type IcmpRunDetails = RunDetailsOf<'ICMP'>;
+export type SslRunDetails = RunDetailsOf<'SSL'>;
+
+/** `RunResult.details`: the variant of the run's check type (API's for URL monitors and runs without a result). */
+export type RunDetails = { [T in keyof DetailsByType]: RunDetailsOf<T> }[keyof DetailsByType];
 
 export interface SubmitResultRequest {
   agentId: string;

@@ -106,7 +106,7 @@ describe('maxResponseBytes', () => {
     expect(r.apiCheckResult?.requestError).toBe(message);
     expect(r.apiCheckResult?.response?.status).toBe(200);
     expect(r.details).toMatchObject({ bodyComplete: false, maxResponseBytes: 1024 });
-    expect(r.details?.bodyBytes as number).toBeGreaterThan(1024);
+    expect(r.details?.bodyBytes).toBeGreaterThan(1024);
   });
 
   it('a body of exactly the limit passes', async () => {

@@ -12,7 +12,8 @@
  */
 import { hasNetRaw } from './capabilities.ts';
 import { type PcapResult, capturePcap } from './pcap.ts';
-import { type TracerouteResult, traceroute } from './traceroute.ts';
+import { traceroute } from './traceroute.ts';
+import type { TracerouteDetails } from '../../shared/checks/details.ts';
 
 export const DIAGNOSTICS_TIME_LIMIT_MS = 5_000;
 export const MAX_CONCURRENT_DIAGNOSTICS = 4;
@@ -46,7 +47,7 @@ export interface NetworkFailure {
   port: number;
 }
 
-export type TracerouteDetails = TracerouteResult | { ran: false; reason: string };
+export type { TracerouteDetails };
 
 export interface NetworkDiagnostics {
   traceroute: TracerouteDetails;

@@ -10,30 +10,13 @@
  */
 import { spawn } from 'node:child_process';
 import net from 'node:net';
+import type { PcapCaptured, PcapNotCaptured, PcapResult } from '../../shared/checks/details.ts';
 
 export const PCAP_MAX_BYTES = 256 * 1024;
 const SNAP_LENGTH = 160;
 const MAX_PACKETS = 200;
 
-export interface PcapCaptured {
-  captured: true;
-  format: 'pcap';
-  /** Packet records in the capture (0: tcpdump listened, but nothing matching went by). */
-  packets: number;
-  /** The capture file, base64, until results can carry artifacts (pcapDataUrl, issue 5). */
-  base64: string;
-  bytes: number;
-  truncated: boolean;
-  filter: string;
-  /** What the retried connection did: connected, or the error code (ECONNREFUSED, timeout...). */
-  retry: { address: string; port: number; outcome: string };
-  durationMs: number;
-}
-export interface PcapNotCaptured {
-  captured: false;
-  reason: string;
-}
-export type PcapResult = PcapCaptured | PcapNotCaptured;
+export type { PcapCaptured, PcapNotCaptured, PcapResult };
 
 export interface PcapOptions {
   binary?: string;

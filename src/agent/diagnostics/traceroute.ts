@@ -4,33 +4,9 @@
  * CheckResultTraceroute.response.
  */
 import { spawn } from 'node:child_process';
+import type { TracerouteHop, TracerouteResult } from '../../shared/checks/details.ts';
 
-export interface TracerouteHop {
-  hop: number;
-  /** Addresses that answered at this distance (routers may balance between several). */
-  addresses: string[];
-  /** One entry per probe: who answered and the round trip in ms, or null when none did. */
-  probes: Array<{ address: string; rtt: number; annotation?: string } | null>;
-  /** Percent of probes without an answer. */
-  loss: number;
-  latency: { min: number; avg: number; max: number } | null;
-}
-
-export interface TracerouteResult {
-  ran: true;
-  tool: 'traceroute';
-  hostname: string;
-  resolvedIp: string;
-  protocol: 'IPv4' | 'IPv6';
-  probeProtocol: 'UDP';
-  totalHops: number;
-  destinationReached: boolean;
-  finalHopLatency: TracerouteHop['latency'];
-  hops: TracerouteHop[];
-  /** Set when the time limit cut the trace short. */
-  truncationReason?: string;
-  durationMs: number;
-}
+export type { TracerouteHop, TracerouteResult };
 
 export interface TracerouteOptions {
   binary?: string;

@@ -16,14 +16,8 @@ import {
   HTTP_METHODS,
 } from '../../shared/checks/types.ts';
 import { IntegerId, Nullable } from '../routes/schemas.ts';
-import {
-  assertionSchema,
-  checkResponseSchema,
-  commonCheckProperties,
-  type Mode,
-  prop,
-  required,
-} from './common-check-schema.ts';
+import { KeyValue } from '../../shared/checks/common.ts';
+import { assertionList, checkSchemas, ipFamily, type Mode, prop, required } from './common-check-schema.ts';
 import { clientTlsRequestProperties } from './client-tls.ts';
 
 export { DATA_CENTER_LOCATIONS, FREQUENCIES, RUNTIME_IDS, SUB_MINUTE_OFFSETS } from './common-check-schema.ts';
@@ -34,14 +28,13 @@ export const DEFAULT_MAX_RESPONSE_TIME_MS = 20000;
 /** The longest setup or teardown script accepted, in characters. */
 export const SCRIPT_MAX = 100_000;
 
-/** A header or query parameter; `locked` defaults on update too, since a PUT replaces the whole list. */
+/**
+ * A header or query parameter as the job carries it, with a non-empty key; `locked` defaults on update
+ * too, since a PUT replaces the whole list.
+ */
 function keyValue() {
   return Type.Object(
-    {
-      key: Type.String({ minLength: 1 }),
-      value: Type.String(),
-      locked: Type.Boolean({ default: false }),
-    },
+    { ...KeyValue.properties, key: Type.String({ minLength: 1 }), locked: Type.Boolean({ default: false }) },
     { additionalProperties: false },
   );
 }
@@ -53,13 +46,13 @@ function request(mode: Mode) {
       url: required(mode, Type.String({ minLength: 1, maxLength: 2048 })),
       followRedirects: prop(mode, (o) => Type.Boolean(o), true),
       skipSSL: prop(mode, (o) => Type.Boolean(o), false),
-      ipFamily: prop(mode, (o) => Type.Enum(['IPv4', 'IPv6'], o), 'IPv4'),
+      ipFamily: ipFamily(mode),
       body: prop(mode, (o) => Type.String(o), ''),
       bodyType: prop(mode, (o) => Type.Enum([...BODY_TYPES], o), 'NONE'),
       headers: prop(mode, (o) => Type.Array(keyValue(), o), []),
       queryParameters: prop(mode, (o) => Type.Array(keyValue(), o), []),
       // The reference's sources plus Outpost's HTTP_VERSION, TLS_VERSION, SSL_CERTIFICATE_DAYS_REMAINING.
-      assertions: prop(mode, (o) => Type.Array(assertionSchema(API_ASSERTION_SOURCES, ASSERTION_COMPARISONS), o), []),
+      assertions: assertionList(mode, API_ASSERTION_SOURCES, ASSERTION_COMPARISONS),
       // Outpost extension, no default: absent or null keeps the agent's 256 KiB kept / 16 MiB read.
       maxResponseBytes: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: API_MAX_RESPONSE_BYTES_LIMIT }))),
       // mTLS and a per-check CA bundle (checks/client-tls.ts).
@@ -80,11 +73,6 @@ function request(mode: Mode) {
 
 function apiCheckProperties(mode: Mode) {
   return {
-    ...commonCheckProperties(mode, 'API', {
-      maximum: RESPONSE_TIME_MAX_MS,
-      degraded: DEFAULT_DEGRADED_RESPONSE_TIME_MS,
-      max: DEFAULT_MAX_RESPONSE_TIME_MS,
-    }),
     request: required(mode, request(mode)),
     // Setup and teardown: inline Node.js code and/or a snippet of the account (routes/snippets.ts).
     setupSnippetId: prop(mode, (o) => Nullable(IntegerId(), o), null),
@@ -94,8 +82,14 @@ function apiCheckProperties(mode: Mode) {
   };
 }
 
-export const ApiCheckCreateBody = Type.Object(apiCheckProperties('create'), { additionalProperties: false });
-export const ApiCheckUpdateBody = Type.Object(apiCheckProperties('update'), { additionalProperties: false });
-
-/** A check as GET returns it (ChecksV1ApiCheck): the accepted body plus id and timestamps. */
-export const ApiCheckResponse = checkResponseSchema(apiCheckProperties('create'));
+const LIMITS = {
+  maximum: RESPONSE_TIME_MAX_MS,
+  degraded: DEFAULT_DEGRADED_RESPONSE_TIME_MS,
+  max: DEFAULT_MAX_RESPONSE_TIME_MS,
+};
+/** The bodies of POST and PUT, and a check as GET returns it (ChecksV1ApiCheck). */
+export const {
+  create: ApiCheckCreateBody,
+  update: ApiCheckUpdateBody,
+  response: ApiCheckResponse,
+} = checkSchemas('API', LIMITS, apiCheckProperties);

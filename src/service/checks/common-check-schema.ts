@@ -5,6 +5,8 @@
  * 'update' makes every property optional without defaults, since PUT changes only what it carries.
  */
 import { type TSchema, Type } from 'typebox';
+import { assertionOf } from '../../shared/checks/assertions.ts';
+import { IP_FAMILIES } from '../../shared/checks/common.ts';
 import { Nullable } from '../routes/schemas.ts';
 import {
   AlertChannelSubscriptionsIn,
@@ -62,20 +64,31 @@ export function required<T extends TSchema>(mode: Mode, schema: T) {
 }
 
 /**
- * One assertion of a check type: its own sources and comparisons, the shared property/target/regex.
- * Defaults on update too: a PUT replaces the whole list, and each item is stored as GET returns it.
+ * One assertion of a check type as the job carries it (shared/checks/assertions.ts), with the API's
+ * defaults for property, target and regex. Defaults on update too: a PUT replaces the whole list,
+ * and each item is stored as GET returns it.
  */
 export function assertionSchema(sources: readonly string[], comparisons: readonly string[]) {
+  const job = assertionOf(sources, comparisons).properties;
   return Type.Object(
     {
-      source: Type.Enum([...sources]),
-      comparison: Type.Enum([...comparisons]),
+      ...job,
       property: Type.String({ default: '' }),
       target: Type.String({ default: '' }),
       regex: Nullable(Type.String(), { default: '' }),
     },
     { additionalProperties: false },
   );
+}
+
+/** A check type's `request.assertions`: an empty list by default on create. */
+export function assertionList(mode: Mode, sources: readonly string[], comparisons: readonly string[]) {
+  return prop(mode, (o) => Type.Array(assertionSchema(sources, comparisons), o), []);
+}
+
+/** `request.ipFamily`: the address family tried first, IPv4 by default on create. */
+export function ipFamily(mode: Mode) {
+  return prop(mode, (o) => Type.Enum([...IP_FAMILIES], o), 'IPv4');
 }
 
 export interface ResponseTimeLimits {
@@ -125,6 +138,32 @@ export function checkResponseSchema<P extends Record<string, TSchema>>(createPro
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Nullable(Type.String({ format: 'date-time' })),
   });
+}
+
+/**
+ * The create and update bodies of a check type and the check as GET returns it: the common
+ * properties with the type's checkType and response-time limits, and the type's own (`forResponse`:
+ * as GET shows them, where input-only aliases are left out).
+ */
+export function checkSchemas<K extends string, P extends Record<string, TSchema>>(
+  checkType: K,
+  limits: ResponseTimeLimits,
+  own: (mode: Mode, forResponse: boolean) => P,
+) {
+  const properties = (mode: Mode, forResponse = false) => ({
+    ...commonCheckProperties(mode, checkType, limits),
+    ...own(mode, forResponse),
+  });
+  return {
+    create: Type.Object(properties('create'), { additionalProperties: false }),
+    update: Type.Object(properties('update'), { additionalProperties: false }),
+    response: checkResponseSchema(properties('create', true)),
+  };
+}
+
+/** The own properties of a check type that adds only its request (required on create). */
+export function requestOnly<R extends TSchema>(request: (mode: Mode) => R) {
+  return (mode: Mode) => ({ request: required(mode, request(mode)) });
 }
 
 /** A TCP/UDP port number, as an integer the socket API takes. */

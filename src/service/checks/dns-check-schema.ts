@@ -14,12 +14,12 @@ import {
 } from '../../shared/checks/types.ts';
 import { Nullable } from '../routes/schemas.ts';
 import {
-  assertionSchema,
-  checkResponseSchema,
-  commonCheckProperties,
+  assertionList,
+  checkSchemas,
   type Mode,
   PortSchema,
   prop,
+  requestOnly,
   required,
 } from './common-check-schema.ts';
 
@@ -36,7 +36,7 @@ function request(mode: Mode) {
       nameServer: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
       port: prop(mode, (o) => Nullable(PortSchema, o), DNS_DEFAULT_PORT),
       protocol: prop(mode, (o) => Type.Enum([...DNS_PROTOCOLS], o), 'UDP'),
-      assertions: prop(mode, (o) => Type.Array(assertionSchema(DNS_ASSERTION_SOURCES, ASSERTION_COMPARISONS), o), []),
+      assertions: assertionList(mode, DNS_ASSERTION_SOURCES, ASSERTION_COMPARISONS),
       // Outpost extensions (the reference has no names for these), stored only when given: the
       // query's RD bit (absent: true), an EDNS(0) OPT record and its DNSSEC OK bit (absent: false;
       // dnssecOk implies EDNS).
@@ -48,18 +48,14 @@ function request(mode: Mode) {
   );
 }
 
-function dnsCheckProperties(mode: Mode) {
-  return {
-    ...commonCheckProperties(mode, 'DNS', {
-      maximum: DNS_RESPONSE_TIME_MAX_MS,
-      degraded: DNS_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
-      max: DNS_DEFAULT_MAX_RESPONSE_TIME_MS,
-    }),
-    request: required(mode, request(mode)),
-  };
-}
-
-export const DnsCheckCreateBody = Type.Object(dnsCheckProperties('create'), { additionalProperties: false });
-export const DnsCheckUpdateBody = Type.Object(dnsCheckProperties('update'), { additionalProperties: false });
-/** A DNS check as GET returns it (ChecksV1DnsMonitor). */
-export const DnsCheckResponse = checkResponseSchema(dnsCheckProperties('create'));
+const LIMITS = {
+  maximum: DNS_RESPONSE_TIME_MAX_MS,
+  degraded: DNS_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
+  max: DNS_DEFAULT_MAX_RESPONSE_TIME_MS,
+};
+/** The bodies of POST and PUT, and a DNS check as GET returns it (ChecksV1DnsMonitor). */
+export const {
+  create: DnsCheckCreateBody,
+  update: DnsCheckUpdateBody,
+  response: DnsCheckResponse,
+} = checkSchemas('DNS', LIMITS, requestOnly(request));

@@ -6,14 +6,7 @@
 import { Type } from 'typebox';
 import { ICMP_ASSERTION_COMPARISONS, ICMP_ASSERTION_SOURCES, ICMP_PING_COUNT } from '../../shared/checks/types.ts';
 import { Nullable } from '../routes/schemas.ts';
-import {
-  assertionSchema,
-  checkResponseSchema,
-  commonCheckProperties,
-  type Mode,
-  prop,
-  required,
-} from './common-check-schema.ts';
+import { assertionList, checkSchemas, type Mode, prop, required } from './common-check-schema.ts';
 
 export const ICMP_DEFAULT_DEGRADED_RESPONSE_TIME_MS = 10000;
 export const ICMP_DEFAULT_MAX_RESPONSE_TIME_MS = 20000;
@@ -33,11 +26,7 @@ function request(mode: Mode) {
         (o) => Nullable(Type.Integer({ minimum: ICMP_PING_COUNT.min, maximum: ICMP_PING_COUNT.max }), o),
         ICMP_PING_COUNT.default,
       ),
-      assertions: prop(
-        mode,
-        (o) => Type.Array(assertionSchema(ICMP_ASSERTION_SOURCES, ICMP_ASSERTION_COMPARISONS), o),
-        [],
-      ),
+      assertions: assertionList(mode, ICMP_ASSERTION_SOURCES, ICMP_ASSERTION_COMPARISONS),
     },
     { additionalProperties: false },
   );
@@ -45,18 +34,20 @@ function request(mode: Mode) {
 
 function icmpCheckProperties(mode: Mode) {
   return {
-    ...commonCheckProperties(mode, 'ICMP', {
-      maximum: ICMP_RESPONSE_TIME_MAX_MS,
-      degraded: ICMP_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
-      max: ICMP_DEFAULT_MAX_RESPONSE_TIME_MS,
-    }),
     degradedPacketLossThreshold: prop(mode, packetLoss, ICMP_DEFAULT_DEGRADED_PACKET_LOSS),
     maxPacketLossThreshold: prop(mode, packetLoss, ICMP_DEFAULT_MAX_PACKET_LOSS),
     request: required(mode, request(mode)),
   };
 }
 
-export const IcmpCheckCreateBody = Type.Object(icmpCheckProperties('create'), { additionalProperties: false });
-export const IcmpCheckUpdateBody = Type.Object(icmpCheckProperties('update'), { additionalProperties: false });
-/** An ICMP check as GET returns it (ChecksV1IcmpMonitor). */
-export const IcmpCheckResponse = checkResponseSchema(icmpCheckProperties('create'));
+const LIMITS = {
+  maximum: ICMP_RESPONSE_TIME_MAX_MS,
+  degraded: ICMP_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
+  max: ICMP_DEFAULT_MAX_RESPONSE_TIME_MS,
+};
+/** The bodies of POST and PUT, and an ICMP check as GET returns it (ChecksV1IcmpMonitor). */
+export const {
+  create: IcmpCheckCreateBody,
+  update: IcmpCheckUpdateBody,
+  response: IcmpCheckResponse,
+} = checkSchemas('ICMP', LIMITS, icmpCheckProperties);

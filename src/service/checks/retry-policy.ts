@@ -109,11 +109,9 @@ const PROTOCOL_RESULTS = ['tcpCheckResult', 'dnsCheckResult', 'icmpCheckResult',
 export function isNetworkError(result: Pick<RunResult, 'apiCheckResult' | 'details'>): boolean {
   const api = result.apiCheckResult;
   if (api) return typeof api.requestError === 'string' && api.requestError !== '' && api.response === null;
-  const details = (result.details ?? {}) as Record<string, unknown>;
-  const own = PROTOCOL_RESULTS.map((key) => details[key] as { requestError?: unknown } | null | undefined).find(
-    (r) => r,
-  );
-  const requestError = own ? own.requestError : details.requestError;
+  const details = result.details;
+  const own = PROTOCOL_RESULTS.map((key) => details?.[key]).find((r) => r);
+  const requestError = own ? own.requestError : details?.requestError;
   return typeof requestError === 'string' && requestError !== '';
 }
 

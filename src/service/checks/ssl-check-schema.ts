@@ -15,11 +15,12 @@ import {
 import { BadRequestError } from '../http/errors.ts';
 import { Nullable } from '../routes/schemas.ts';
 import {
-  assertionSchema,
-  checkResponseSchema,
-  commonCheckProperties,
+  assertionList,
+  checkSchemas,
+  ipFamily,
   type Mode,
   prop,
+  requestOnly,
   required,
 } from './common-check-schema.ts';
 import { clientTlsRequestProperties } from './client-tls.ts';
@@ -84,7 +85,7 @@ function sslConfig(mode: Mode) {
       port: prop(mode, (o) => Type.Integer({ minimum: 1, maximum: 65535, ...o }), SSL_DEFAULTS.port),
       // "" and null both mean "send the hostname".
       serverName: Type.Optional(Nullable(Type.String({ maxLength: 2048, pattern: '^[^\\x00-\\x1f\\x7f]*$' }))),
-      ipFamily: prop(mode, (o) => Type.Enum(['IPv4', 'IPv6'], o), 'IPv4'),
+      ipFamily: ipFamily(mode),
       skipChainValidation: prop(mode, (o) => Type.Boolean(o), false),
       handshakeTimeoutMs: prop(
         mode,
@@ -109,31 +110,23 @@ function request(mode: Mode) {
       sslConfig: required(mode, sslConfig(mode)),
       // mTLS (clientCertificateMode above) and a per-check CA bundle (checks/client-tls.ts).
       ...clientTlsRequestProperties(),
-      assertions: prop(
-        mode,
-        (o) => Type.Array(assertionSchema(SSL_ASSERTION_SOURCES, SSL_ASSERTION_COMPARISONS), o),
-        [],
-      ),
+      assertions: assertionList(mode, SSL_ASSERTION_SOURCES, SSL_ASSERTION_COMPARISONS),
     },
     { additionalProperties: false },
   );
 }
 
-function sslCheckProperties(mode: Mode) {
-  return {
-    ...commonCheckProperties(mode, 'SSL', {
-      maximum: SSL_RESPONSE_TIME_MAX_MS,
-      degraded: SSL_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
-      max: SSL_DEFAULT_MAX_RESPONSE_TIME_MS,
-    }),
-    request: required(mode, request(mode)),
-  };
-}
-
-export const SslCheckCreateBody = Type.Object(sslCheckProperties('create'), { additionalProperties: false });
-export const SslCheckUpdateBody = Type.Object(sslCheckProperties('update'), { additionalProperties: false });
-/** An SSL monitor as GET returns it (ChecksV1SslMonitor). */
-export const SslCheckResponse = checkResponseSchema(sslCheckProperties('create'));
+const LIMITS = {
+  maximum: SSL_RESPONSE_TIME_MAX_MS,
+  degraded: SSL_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
+  max: SSL_DEFAULT_MAX_RESPONSE_TIME_MS,
+};
+/** The bodies of POST and PUT, and an SSL monitor as GET returns it (ChecksV1SslMonitor). */
+export const {
+  create: SslCheckCreateBody,
+  update: SslCheckUpdateBody,
+  response: SslCheckResponse,
+} = checkSchemas('SSL', LIMITS, requestOnly(request));
 
 const PROPERTIES: Record<string, readonly string[]> = {
   CERTIFICATE: SSL_CERTIFICATE_PROPERTIES,

@@ -14,15 +14,7 @@ import { Type } from 'typebox';
 import { TCP_ASSERTION_COMPARISONS, TCP_ASSERTION_SOURCES } from '../../shared/checks/types.ts';
 import { BadRequestError } from '../http/errors.ts';
 import { Nullable } from '../routes/schemas.ts';
-import {
-  assertionSchema,
-  checkResponseSchema,
-  commonCheckProperties,
-  type Mode,
-  PortSchema,
-  prop,
-  required,
-} from './common-check-schema.ts';
+import { assertionList, checkSchemas, ipFamily, type Mode, PortSchema, prop, required } from './common-check-schema.ts';
 
 export const TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS = 3000;
 export const TCP_DEFAULT_MAX_RESPONSE_TIME_MS = 5000;
@@ -44,37 +36,29 @@ function request(mode: Mode, forResponse = false) {
       ...(forResponse ? {} : { url: Type.Optional(hostname), body: Type.Optional(Nullable(Type.String())) }),
       port: required(mode, PortSchema),
       data: prop(mode, (o) => Nullable(Type.String(), o), null),
-      ipFamily: prop(mode, (o) => Type.Enum(['IPv4', 'IPv6'], o), 'IPv4'),
+      ipFamily: ipFamily(mode),
       // Outpost extensions (the reference has no TLS for TCP checks), stored only when given so a
       // reference-shaped check reads back as it was written; absent means false/null. See normalizeTcpBody.
       tls: Type.Optional(Type.Boolean()),
       tlsServerName: Type.Optional(Nullable(serverName)),
       skipSSL: Type.Optional(Type.Boolean()),
-      assertions: prop(
-        mode,
-        (o) => Type.Array(assertionSchema(TCP_ASSERTION_SOURCES, TCP_ASSERTION_COMPARISONS), o),
-        [],
-      ),
+      assertions: assertionList(mode, TCP_ASSERTION_SOURCES, TCP_ASSERTION_COMPARISONS),
     },
     { additionalProperties: false },
   );
 }
 
-function tcpCheckProperties(mode: Mode, forResponse = false) {
-  return {
-    ...commonCheckProperties(mode, 'TCP', {
-      maximum: TCP_RESPONSE_TIME_MAX_MS,
-      degraded: TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
-      max: TCP_DEFAULT_MAX_RESPONSE_TIME_MS,
-    }),
-    request: required(mode, request(mode, forResponse)),
-  };
-}
-
-export const TcpCheckCreateBody = Type.Object(tcpCheckProperties('create'), { additionalProperties: false });
-export const TcpCheckUpdateBody = Type.Object(tcpCheckProperties('update'), { additionalProperties: false });
-/** A TCP check as GET returns it (ChecksV1TcpCheck). */
-export const TcpCheckResponse = checkResponseSchema(tcpCheckProperties('create', true));
+const LIMITS = {
+  maximum: TCP_RESPONSE_TIME_MAX_MS,
+  degraded: TCP_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
+  max: TCP_DEFAULT_MAX_RESPONSE_TIME_MS,
+};
+/** The bodies of POST and PUT, and a TCP check as GET returns it (ChecksV1TcpCheck, without the aliases). */
+export const {
+  create: TcpCheckCreateBody,
+  update: TcpCheckUpdateBody,
+  response: TcpCheckResponse,
+} = checkSchemas('TCP', LIMITS, (mode, forResponse) => ({ request: required(mode, request(mode, forResponse)) }));
 
 /** Folds the reference's older spellings into hostname/data; a TCP check needs a host name. */
 export function normalizeTcpBody<B extends Record<string, unknown>>(body: B): B {

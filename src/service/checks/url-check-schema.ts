@@ -8,11 +8,12 @@ import { Type } from 'typebox';
 import { URL_ASSERTION_COMPARISONS, URL_ASSERTION_SOURCES } from '../../shared/checks/monitors.ts';
 import { assertHttpUrl } from '../routes/http-url.ts';
 import {
-  assertionSchema,
-  checkResponseSchema,
-  commonCheckProperties,
+  assertionList,
+  checkSchemas,
+  ipFamily,
   type Mode,
   prop,
+  requestOnly,
   required,
 } from './common-check-schema.ts';
 import { clientTlsRequestProperties } from './client-tls.ts';
@@ -29,34 +30,26 @@ function request(mode: Mode) {
       // The reference gives no default; true as for API checks.
       followRedirects: prop(mode, (o) => Type.Boolean(o), true),
       skipSSL: prop(mode, (o) => Type.Boolean(o), false),
-      ipFamily: prop(mode, (o) => Type.Enum(['IPv4', 'IPv6'], o), 'IPv4'),
+      ipFamily: ipFamily(mode),
       // mTLS and a per-check CA bundle (checks/client-tls.ts).
       ...clientTlsRequestProperties(),
-      assertions: prop(
-        mode,
-        (o) => Type.Array(assertionSchema(URL_ASSERTION_SOURCES, URL_ASSERTION_COMPARISONS), o),
-        [],
-      ),
+      assertions: assertionList(mode, URL_ASSERTION_SOURCES, URL_ASSERTION_COMPARISONS),
     },
     { additionalProperties: false },
   );
 }
 
-function urlCheckProperties(mode: Mode) {
-  return {
-    ...commonCheckProperties(mode, 'URL', {
-      maximum: URL_RESPONSE_TIME_MAX_MS,
-      degraded: URL_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
-      max: URL_DEFAULT_MAX_RESPONSE_TIME_MS,
-    }),
-    request: required(mode, request(mode)),
-  };
-}
-
-export const UrlCheckCreateBody = Type.Object(urlCheckProperties('create'), { additionalProperties: false });
-export const UrlCheckUpdateBody = Type.Object(urlCheckProperties('update'), { additionalProperties: false });
-/** A URL monitor as GET returns it (ChecksV1UrlMonitor). */
-export const UrlCheckResponse = checkResponseSchema(urlCheckProperties('create'));
+const LIMITS = {
+  maximum: URL_RESPONSE_TIME_MAX_MS,
+  degraded: URL_DEFAULT_DEGRADED_RESPONSE_TIME_MS,
+  max: URL_DEFAULT_MAX_RESPONSE_TIME_MS,
+};
+/** The bodies of POST and PUT, and a URL monitor as GET returns it (ChecksV1UrlMonitor). */
+export const {
+  create: UrlCheckCreateBody,
+  update: UrlCheckUpdateBody,
+  response: UrlCheckResponse,
+} = checkSchemas('URL', LIMITS, requestOnly(request));
 
 /** The URL must be an absolute http(s) URL: a monitor has no variables or group base URL to fill it in. */
 export function normalizeUrlBody<B extends Record<string, unknown>>(body: B): B {

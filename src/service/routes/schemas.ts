@@ -2,7 +2,7 @@
  * Schemas shared by the public API routes. Written with TypeBox so the same objects validate
  * requests, serialize responses and (later) feed @fastify/swagger for /openapi.json.
  */
-import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
+import { Type } from 'typebox';
 
 /** The reference's ApiError: the body of every error response. */
 export const ApiErrorSchema = Type.Object({ statusCode: Type.Number(), error: Type.String(), message: Type.String() });
@@ -47,14 +47,5 @@ export function PageNumberQuery(defaultLimit = 10) {
   };
 }
 
-/**
- * A value the reference marks `nullable: true`, as a JSON Schema type list (`type: [T, 'null']`,
- * or `null` added to an enum). Not `anyOf [T, null]`: Fastify's Ajv coerces types, and inside
- * anyOf it would turn a null into "" or 0 by the first branch before trying the null one.
- */
-export function Nullable<T extends TSchema>(schema: T, options: { default?: unknown } = {}): TUnsafe<Static<T> | null> {
-  const raw = schema as Record<string, unknown>;
-  if (Array.isArray(raw.enum)) return Type.Unsafe<Static<T> | null>({ ...raw, enum: [...raw.enum, null], ...options });
-  if (typeof raw.type !== 'string') throw new Error('Nullable needs a schema with a single type or an enum');
-  return Type.Unsafe<Static<T> | null>({ ...raw, type: [raw.type, 'null'], ...options });
-}
+/** `nullable: true` as a type list (shared with the job protocol's shapes, which say why). */
+export { Nullable } from '../../shared/checks/schema.ts';

@@ -24,7 +24,9 @@ export interface ResolvedAddress {
 }
 
 /** How a name was resolved, reported in the result's details for diagnosis. */
-export type ResolvedVia = 'literal' | 'resolver' | 'lookup';
+import type { ResolvedVia } from '../../../shared/checks/details.ts';
+
+export type { ResolvedVia };
 
 /** Preferred family first, keeping the resolver's order inside each family. */
 export function orderByFamily(list: ResolvedAddress[], prefer: Family): ResolvedAddress[] {
