@@ -20,11 +20,12 @@ import { runWhileLeading } from './coordination/leader-tasks.ts';
 import { artifactApi, createArtifactService } from './dispatch/artifact-routes.ts';
 import { CheckSessions } from './dispatch/check-sessions.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
-import { anyWatcher, CheckTriggerRunner } from './dispatch/check-trigger.ts';
+import { CheckTriggerRunner } from './dispatch/check-trigger.ts';
 import { GroupTriggerRunner } from './dispatch/group-trigger.ts';
-import { RetryCoordinator } from './dispatch/retries.ts';
+import { type EnqueueRun, RetryCoordinator } from './dispatch/retries.ts';
 import { agentApi } from './dispatch/routes.ts';
 import { Scheduler } from './dispatch/scheduler.ts';
+import { anyWatcher } from './dispatch/trigger-runner.ts';
 import { HeartbeatMonitor } from './heartbeats/monitor.ts';
 import { LocationMetricsSampler } from './metrics/location-sampler.ts';
 import { DEFAULT_RETENTION } from './retention/config.ts';
@@ -123,45 +124,16 @@ export interface Service {
 
 const PINO_LEVEL = { DEBUG: 'debug', LOG: 'info', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 
+type Log = FastifyInstance['log'];
+
 export async function buildService(config: ServiceConfig, opts: ServiceOptions = {}): Promise<Service> {
-  // Loads the secrets key now: a key that cannot open the stored secrets stops the start (ConfigError).
   // The store opens before the logger exists; its background checkpoints report through this.
   let warn: ((message: string) => void) | undefined;
-  const store = await openStore({
-    ...(config.database ? { database: config.database } : {}),
-    dataDir: config.dataDir,
-    secrets: config.secrets ?? defaultSecretsKeyConfig(config.dataDir),
-    onCheckpointError: (message) => warn?.(message),
-  });
-  const app = Fastify({
-    logger:
-      opts.logger === false ? false : { level: PINO_LEVEL[config.logLevel], redact: ['req.headers.authorization'] },
-    // Agents make several requests a second each (leases, heartbeats, results): a line per request
-    // drowns what operators need at INFO. LOG_LEVEL=DEBUG brings the access log back.
-    logController: new LogController({ disableRequestLogging: config.logLevel !== 'DEBUG' }),
-    // Agent lease requests are held open for up to maxLeaseWaitSeconds.
-    requestTimeout: (config.maxLeaseWaitSeconds + 30) * 1000,
-    bodyLimit: 10 * 1024 * 1024,
-    // The client address that per-address rate limits use: X-Forwarded-For only from trusted proxies.
-    trustProxy: fastifyTrustProxy(config.trustProxy ?? false),
-  });
+  const store = await openServiceStore(config, (message) => warn?.(message));
+  const app = createHttpServer(config, opts);
   warn = (message) =>
     app.log.warn({ message }, 'background checkpoint of the SQLite write-ahead log failed; the next one tries again');
   const metrics = new ServiceMetrics({ store });
-  // Group and check triggers and retries enqueue through the dispatcher, which asks them about each result.
-  const triggers = new GroupTriggerRunner({ store, log: app.log, enqueue: (c, l, d) => dispatcher.enqueue(c, l, d) });
-  const checkTriggers = new CheckTriggerRunner({
-    store,
-    log: app.log,
-    enqueue: (c, l, d) => dispatcher.enqueue(c, l, d),
-  });
-  const watcher = anyWatcher(triggers, checkTriggers);
-  const retries = new RetryCoordinator({
-    store,
-    log: app.log,
-    watcher,
-    enqueue: (c, l, d, r) => dispatcher.enqueue(c, l, d, r),
-  });
   const outbound = buildOutbound(config);
   const alerts = buildAlerting(store, config, outbound, opts.alerting ?? {}, app.log);
   // Replicas on one database: leader work once, run announcements to every replica (coordination/).
@@ -171,107 +143,21 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
     alerts.fanOut.poke();
     coordination.signals.workQueued('alerts');
   };
-  const dispatcher = new Dispatcher({
-    store,
-    config,
-    log: app.log,
-    resultPolicy: retries,
-    alertsRaised,
-    signals: coordination.signals,
-    counters: metrics,
-  });
-  const scheduler = new Scheduler({
-    store,
-    config,
-    dispatcher,
-    log: app.log,
-    placement: (check) => placementOf(store, check),
-  });
-  const notifier = new OutboxWorker({
-    store,
-    config: outbound.notify,
-    http: outbound.http,
-    mail: outbound.mail,
-    log: app.log,
-    publicUrl: config.publicUrl,
-  });
-  const subscriptionExpiry = new SubscriptionExpirySweeper({ subscriptions: store.subscriptions, log: app.log });
-  const heartbeats = new HeartbeatMonitor({ heartbeats: store.heartbeats, log: app.log });
-  const reminders = new ReminderSweeper({ store, log: app.log, onAlertsRaised: alertsRaised });
-  const locationSampler = new LocationMetricsSampler({
-    runs: store.runs,
-    samples: store.locationMetrics,
-    log: app.log,
-  });
-  const retention = new RetentionSweeper({
-    repo: store.retention,
-    config: config.retention ?? DEFAULT_RETENTION,
-    log: app.log,
-  });
-  runWhileLeading(
-    coordination.leadership,
-    leaderTasksOf({
-      dispatcher,
-      scheduler,
-      heartbeats,
-      reminders,
-      notifier,
-      subscriptionExpiry,
-      alertFanOut: alerts.fanOut,
-      alertDelivery: alerts.delivery,
-      locationSampler,
-      retention,
-    }),
-    app.log,
-  );
-  followOtherReplicas(coordination.signals, { store, scheduler, notifier, alertFanOut: alerts.fanOut }, app.log);
-  const hooks: ServiceHooks = {
-    checkChanged: async (accountId, checkId, check) => {
-      await scheduler.checkChanged(accountId, checkId, check);
-      coordination.signals.checkChanged(accountId, checkId);
-    },
-    notificationsQueued: () => {
-      notifier.poke();
-      coordination.signals.workQueued('notifications');
-    },
-    runNow: (check, locationId) => dispatcher.enqueue(check, locationId, Date.now()),
-    alertsRaised,
-    checkSessions: new CheckSessions({
-      store,
-      dispatcher,
-      locationSlug: async (id) => (await store.locations.getById(id))?.slugName ?? id,
-    }),
-  };
-
-  app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
-  trackHttpDurations(app, metrics);
-  // Before the routes: each route is given its limits as it is registered.
-  await installRateLimits(app, config.rateLimits ?? loadRateLimitConfig({}));
+  const runs = buildDispatch(store, config, app.log, { alertsRaised, coordination, metrics });
+  const workers = buildWorkers(store, config, outbound, alertsRaised, app.log);
+  runLeaderWork(coordination, { ...runs, ...workers, store, alerts }, app.log);
+  const hooks = serviceHooks(store, runs.dispatcher, runs.scheduler, workers.notifier, coordination, alertsRaised);
   const draining = new Draining();
-  await app.register(probeRoutes, { store, draining });
-  // Before the routes: @fastify/swagger collects them as they are registered.
-  await registerOpenApi(app, { publicUrl: config.publicUrl, version: VERSION });
-  await app.register(publicApi, { store, config, hooks });
-  // Outside publicApi: a ping carries its token, not an API key.
-  await app.register(pingRoutes, { store });
-  // Outside publicApi too: badges are embedded in READMEs (no key), for accounts that enable them.
-  await app.register(badgeRoutes, { store });
-  // Outside publicApi too: a group or check trigger URL carries its token, not an API key.
-  await app.register(checkGroupTriggerUrlRoutes, { store, triggers });
-  await app.register(checkTriggerUrlRoutes, { store, triggers: checkTriggers });
-  await app.register(agentApi, { store, config, dispatcher });
-  await app.register(metricsRoute, { metrics, token: config.metricsToken });
-  // Suite archives for agents (location key), beside the agent API.
-  await app.register(suiteBundleAgentRoutes, {
-    store,
-    bundles: new SuiteBundleStore((config.suites ?? loadSuiteServiceConfig({}, config.dataDir)).dir),
-  });
   const artifacts = createArtifactService(store, config.artifacts ?? loadArtifactConfig({}, config.dataDir), app.log);
-  await app.register(artifactApi, { store, artifacts, publicUrl: config.publicUrl });
+  await registerCrossCutting(app, { store, config, metrics, draining });
+  await app.register(publicApi, { store, config, hooks });
+  await registerTokenRoutes(app, { store, triggers: runs.triggers, checkTriggers: runs.checkTriggers });
+  await registerAgentRoutes(app, { store, config, dispatcher: runs.dispatcher, metrics, artifacts });
   // Status pages, dashboards and the console: HTML from the same store (src/service/web/).
   await app.register(webPages, { store, config, hooks, artifacts });
 
+  const { dispatcher, scheduler } = runs;
+  const { heartbeats, notifier, subscriptionExpiry, reminders } = workers;
   return {
     app,
     store,
@@ -299,13 +185,197 @@ export async function buildService(config: ServiceConfig, opts: ServiceOptions =
       await dispatcher.stop();
       // Leader work stops before the leadership is given up, so the next leader never overlaps it.
       await coordination.close();
-      triggers.stop();
-      checkTriggers.stop();
+      runs.triggers.stop();
+      runs.checkTriggers.stop();
       await outbound.close();
       await app.close();
       await store.close();
     },
   };
+}
+
+/** Loads the secrets key now: a key that cannot open the stored secrets stops the start (ConfigError). */
+function openServiceStore(config: ServiceConfig, onCheckpointError: (message: string) => void): Promise<Store> {
+  return openStore({
+    ...(config.database ? { database: config.database } : {}),
+    dataDir: config.dataDir,
+    secrets: config.secrets ?? defaultSecretsKeyConfig(config.dataDir),
+    onCheckpointError,
+  });
+}
+
+function createHttpServer(config: ServiceConfig, opts: ServiceOptions): FastifyInstance {
+  return Fastify({
+    logger:
+      opts.logger === false ? false : { level: PINO_LEVEL[config.logLevel], redact: ['req.headers.authorization'] },
+    // Agents make several requests a second each (leases, heartbeats, results): a line per request
+    // drowns what operators need at INFO. LOG_LEVEL=DEBUG brings the access log back.
+    logController: new LogController({ disableRequestLogging: config.logLevel !== 'DEBUG' }),
+    // Agent lease requests are held open for up to maxLeaseWaitSeconds.
+    requestTimeout: (config.maxLeaseWaitSeconds + 30) * 1000,
+    bodyLimit: 10 * 1024 * 1024,
+    // The client address that per-address rate limits use: X-Forwarded-For only from trusted proxies.
+    trustProxy: fastifyTrustProxy(config.trustProxy ?? false),
+  });
+}
+
+/** The dispatcher, the scheduler, and the trigger and retry policies the dispatcher asks about each result. */
+function buildDispatch(
+  store: Store,
+  config: ServiceConfig,
+  log: Log,
+  deps: { alertsRaised: () => void; coordination: Coordination; metrics: ServiceMetrics },
+) {
+  // Group and check triggers and retries enqueue through the dispatcher, created after them.
+  const enqueue: EnqueueRun = (c, l, d, r) => dispatcher.enqueue(c, l, d, r);
+  const triggers = new GroupTriggerRunner({ store, log, enqueue });
+  const checkTriggers = new CheckTriggerRunner({ store, log, enqueue });
+  const watcher = anyWatcher(triggers, checkTriggers);
+  const retries = new RetryCoordinator({ store, log, watcher, enqueue });
+  const dispatcher = new Dispatcher({
+    store,
+    config,
+    log,
+    resultPolicy: retries,
+    alertsRaised: deps.alertsRaised,
+    signals: deps.coordination.signals,
+    counters: deps.metrics,
+  });
+  const scheduler = new Scheduler({ store, config, dispatcher, log, placement: (check) => placementOf(store, check) });
+  return { triggers, checkTriggers, dispatcher, scheduler };
+}
+
+/** The background workers the leader runs, besides dispatch and the alert fan-out. */
+function buildWorkers(
+  store: Store,
+  config: ServiceConfig,
+  outbound: ReturnType<typeof buildOutbound>,
+  alertsRaised: () => void,
+  log: Log,
+) {
+  return {
+    notifier: new OutboxWorker({
+      store,
+      config: outbound.notify,
+      http: outbound.http,
+      mail: outbound.mail,
+      log,
+      publicUrl: config.publicUrl,
+    }),
+    subscriptionExpiry: new SubscriptionExpirySweeper({ subscriptions: store.subscriptions, log }),
+    heartbeats: new HeartbeatMonitor({ heartbeats: store.heartbeats, log }),
+    reminders: new ReminderSweeper({ store, log, onAlertsRaised: alertsRaised }),
+    locationSampler: new LocationMetricsSampler({ runs: store.runs, samples: store.locationMetrics, log }),
+    retention: new RetentionSweeper({ repo: store.retention, config: config.retention ?? DEFAULT_RETENTION, log }),
+  };
+}
+
+/** Leader work runs on the replica that leads; every replica follows the others' announcements. */
+function runLeaderWork(
+  coordination: Coordination,
+  parts: Omit<ReturnType<typeof buildDispatch>, 'triggers' | 'checkTriggers'> &
+    ReturnType<typeof buildWorkers> & { store: Store; alerts: ReturnType<typeof buildAlerting> },
+  log: Log,
+) {
+  const { dispatcher, scheduler, heartbeats, reminders, notifier, subscriptionExpiry, alerts } = parts;
+  runWhileLeading(
+    coordination.leadership,
+    leaderTasksOf({
+      dispatcher,
+      scheduler,
+      heartbeats,
+      reminders,
+      notifier,
+      subscriptionExpiry,
+      alertFanOut: alerts.fanOut,
+      alertDelivery: alerts.delivery,
+      locationSampler: parts.locationSampler,
+      retention: parts.retention,
+    }),
+    log,
+  );
+  followOtherReplicas(
+    coordination.signals,
+    { store: parts.store, scheduler, notifier, alertFanOut: alerts.fanOut },
+    log,
+  );
+}
+
+/** How the public API tells the scheduler, the workers and the other replicas what it changed. */
+function serviceHooks(
+  store: Store,
+  dispatcher: Dispatcher,
+  scheduler: Scheduler,
+  notifier: OutboxWorker,
+  coordination: Coordination,
+  alertsRaised: () => void,
+): ServiceHooks {
+  return {
+    checkChanged: async (accountId, checkId, check) => {
+      await scheduler.checkChanged(accountId, checkId, check);
+      coordination.signals.checkChanged(accountId, checkId);
+    },
+    notificationsQueued: () => {
+      notifier.poke();
+      coordination.signals.workQueued('notifications');
+    },
+    runNow: (check, locationId) => dispatcher.enqueue(check, locationId, Date.now()),
+    alertsRaised,
+    checkSessions: new CheckSessions({
+      store,
+      dispatcher,
+      locationSlug: async (id) => (await store.locations.getById(id))?.slugName ?? id,
+    }),
+  };
+}
+
+/** Error shapes, request metrics, rate limits, probes and the OpenAPI document: all before the routes. */
+async function registerCrossCutting(
+  app: FastifyInstance,
+  deps: { store: Store; config: ServiceConfig; metrics: ServiceMetrics; draining: Draining },
+) {
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  trackHttpDurations(app, deps.metrics);
+  // Each route is given its limits as it is registered.
+  await installRateLimits(app, deps.config.rateLimits ?? loadRateLimitConfig({}));
+  await app.register(probeRoutes, { store: deps.store, draining: deps.draining });
+  // @fastify/swagger collects the routes as they are registered.
+  await registerOpenApi(app, { publicUrl: deps.config.publicUrl, version: VERSION });
+}
+
+/** Routes outside publicApi whose credential is a token in the URL (or none), not an API key. */
+async function registerTokenRoutes(
+  app: FastifyInstance,
+  deps: { store: Store; triggers: GroupTriggerRunner; checkTriggers: CheckTriggerRunner },
+) {
+  const { store } = deps;
+  await app.register(pingRoutes, { store });
+  // Badges are embedded in READMEs (no key), for accounts that enable them.
+  await app.register(badgeRoutes, { store });
+  await app.register(checkGroupTriggerUrlRoutes, { store, triggers: deps.triggers });
+  await app.register(checkTriggerUrlRoutes, { store, triggers: deps.checkTriggers });
+}
+
+/** What agents call (location key), and the metrics scrape beside it. */
+async function registerAgentRoutes(
+  app: FastifyInstance,
+  deps: {
+    store: Store;
+    config: ServiceConfig;
+    dispatcher: Dispatcher;
+    metrics: ServiceMetrics;
+    artifacts: ArtifactService;
+  },
+) {
+  const { store, config } = deps;
+  await app.register(agentApi, { store, config, dispatcher: deps.dispatcher });
+  await app.register(metricsRoute, { metrics: deps.metrics, token: config.metricsToken });
+  await app.register(suiteBundleAgentRoutes, {
+    store,
+    bundles: new SuiteBundleStore((config.suites ?? loadSuiteServiceConfig({}, config.dataDir)).dir),
+  });
+  await app.register(artifactApi, { store, artifacts: deps.artifacts, publicUrl: config.publicUrl });
 }
 
 /**
@@ -337,7 +407,7 @@ function buildAlerting(
   config: ServiceConfig,
   outbound: ReturnType<typeof buildOutbound>,
   sending: AlertSendingOptions,
-  log: FastifyInstance['log'],
+  log: Log,
 ) {
   const { notify } = outbound;
   const delivery = new AlertDeliveryWorker({

@@ -85,7 +85,7 @@ export class LocalDiskArtifactStore implements ArtifactBlobStore {
 
 /**
  * Bytes gathered before one write. A socket hands over 64 KiB at a time, and a write per piece
- * (a thread-pool round trip each) was most of the service's CPU per uploaded byte.
+ * would cost a thread-pool round trip each.
  */
 const WRITE_BATCH_BYTES = 1024 * 1024;
 

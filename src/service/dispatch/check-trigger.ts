@@ -8,10 +8,7 @@
  * replica, a failed triggered run is retried as a scheduled one would be.
  */
 import { placementOf } from '../checks/group-of.ts';
-import type { Store } from '../store/store.ts';
-import type { DispatchLog } from './dispatcher.ts';
-import { OpenRuns } from './open-runs.ts';
-import type { EnqueueRun, RunWatcher } from './retries.ts';
+import { TriggerRunner } from './trigger-runner.ts';
 
 export interface TriggeredCheckRuns {
   checkId: string;
@@ -19,71 +16,28 @@ export interface TriggeredCheckRuns {
   runs: Array<{ runId: string; locationId: string }>;
 }
 
-export interface CheckTriggerOptions {
-  store: Store;
-  log: DispatchLog;
-  enqueue: EnqueueRun;
-  /** How often open runs are checked for having ended without a result. */
-  pollMs?: number;
-}
-
-export class CheckTriggerRunner implements RunWatcher {
-  readonly #store: Store;
-  readonly #log: DispatchLog;
-  readonly #enqueue: EnqueueRun;
-  /** Open runs started by a check trigger. */
-  readonly #open: OpenRuns<true>;
-
-  constructor(opts: CheckTriggerOptions) {
-    this.#store = opts.store;
-    this.#log = opts.log;
-    this.#enqueue = opts.enqueue;
-    this.#open = new OpenRuns({
-      store: opts.store,
-      log: opts.log,
-      pollMs: opts.pollMs ?? 1000,
-      onEnded: (runId) => this.runFinished(runId),
-    });
-  }
-
+/** Each open run it started is kept as `true`: a check trigger has nothing more to do when one ends. */
+export class CheckTriggerRunner extends TriggerRunner<true> {
   /**
    * Starts a run of the check at each of its effective locations; undefined when the account has no
    * such check. A deactivated check (or one in a deactivated group) and a heartbeat run nothing.
    */
   async trigger(accountId: string, checkId: string): Promise<TriggeredCheckRuns | undefined> {
-    const check = await this.#store.checks.get(accountId, checkId);
+    const check = await this.store.checks.get(accountId, checkId);
     if (!check) return undefined;
-    const placement = await placementOf(this.#store, check);
-    const runnable = check.checkType !== 'HEARTBEAT' && placement.activated && !this.#open.stopped;
+    const placement = await placementOf(this.store, check);
+    const runnable = check.checkType !== 'HEARTBEAT' && placement.activated && !this.open.stopped;
     const runs: TriggeredCheckRuns['runs'] = [];
     for (const locationId of runnable ? placement.locationIds : []) {
-      const run = await this.#enqueue(check, locationId, Date.now());
-      this.#open.add(run.runId, true);
+      const run = await this.enqueue(check, locationId, Date.now());
+      this.open.add(run.runId, true);
       runs.push({ runId: run.runId, locationId });
     }
-    this.#log.info({ checkId, runs: runs.length }, 'check triggered');
+    this.log.info({ checkId, runs: runs.length }, 'check triggered');
     return { checkId, runs };
   }
 
-  isTriggered(runId: string): boolean {
-    return this.#open.has(runId);
-  }
-
   runFinished(runId: string): void {
-    this.#open.take(runId);
+    this.open.take(runId);
   }
-
-  stop(): void {
-    this.#open.stop();
-  }
-}
-
-/** The retry coordinator takes one watcher: this one answers for several (group and check triggers). */
-export function anyWatcher(...watchers: RunWatcher[]): RunWatcher {
-  return {
-    isTriggered: (runId) => watchers.some((w) => w.isTriggered(runId)),
-    runFinished: (runId) => {
-      for (const w of watchers) w.runFinished(runId);
-    },
-  };
 }

@@ -8,10 +8,8 @@
  */
 import type { Placement } from '../checks/group-merge.ts';
 import { effectivePlacement } from '../checks/group-merge.ts';
-import type { StoredCheck, Store } from '../store/store.ts';
-import type { DispatchLog } from './dispatcher.ts';
-import { OpenRuns } from './open-runs.ts';
-import type { EnqueueRun, RunWatcher } from './retries.ts';
+import type { StoredCheck } from '../store/store.ts';
+import { TriggerRunner } from './trigger-runner.ts';
 
 interface Item {
   check: StoredCheck;
@@ -32,47 +30,22 @@ export interface TriggeredRuns {
   runs: Array<{ checkId: string; locationId: string }>;
 }
 
-export interface GroupTriggerOptions {
-  store: Store;
-  log: DispatchLog;
-  enqueue: EnqueueRun;
-  /** How often open runs are checked for having ended without a result. */
-  pollMs?: number;
-}
-
-export class GroupTriggerRunner implements RunWatcher {
-  readonly #store: Store;
-  readonly #log: DispatchLog;
-  readonly #enqueue: EnqueueRun;
-  /** Open runs of triggers and the batch each belongs to. */
-  readonly #open: OpenRuns<Batch>;
-
-  constructor(opts: GroupTriggerOptions) {
-    this.#store = opts.store;
-    this.#log = opts.log;
-    this.#enqueue = opts.enqueue;
-    this.#open = new OpenRuns({
-      store: opts.store,
-      log: opts.log,
-      pollMs: opts.pollMs ?? 1000,
-      onEnded: (runId) => this.runFinished(runId),
-    });
-  }
-
+/** Each open run it started is kept with its batch, which enqueues its next run when one ends. */
+export class GroupTriggerRunner extends TriggerRunner<Batch> {
   /** Starts a run of every activated check of the group. A deactivated group runs nothing. */
   async trigger(accountId: string, groupId: number): Promise<TriggeredRuns | undefined> {
-    const group = await this.#store.checkGroups.get(accountId, groupId);
+    const group = await this.store.checkGroups.get(accountId, groupId);
     if (!group) return undefined;
     const items: Item[] = [];
-    for (const checkId of await this.#store.checkGroups.memberIds(accountId, groupId)) {
-      const check = await this.#store.checks.get(accountId, checkId);
+    for (const checkId of await this.store.checkGroups.memberIds(accountId, groupId)) {
+      const check = await this.store.checks.get(accountId, checkId);
       if (!check || check.checkType === 'HEARTBEAT') continue;
       const placement: Placement = effectivePlacement(check, group);
       if (!placement.activated) continue;
       for (const locationId of placement.locationIds) items.push({ check, locationId });
     }
     const batch: Batch = { groupId, waiting: [...items], open: 0, concurrency: Math.max(1, group.concurrency) };
-    this.#log.info({ groupId, runs: items.length, concurrency: batch.concurrency }, 'check group triggered');
+    this.log.info({ groupId, runs: items.length, concurrency: batch.concurrency }, 'check group triggered');
     await this.#fill(batch);
     return {
       groupId,
@@ -81,34 +54,26 @@ export class GroupTriggerRunner implements RunWatcher {
     };
   }
 
-  isTriggered(runId: string): boolean {
-    return this.#open.has(runId);
-  }
-
   runFinished(runId: string): void {
-    const batch = this.#open.take(runId);
+    const batch = this.open.take(runId);
     if (!batch) return;
     batch.open--;
     void this.#fill(batch).catch((err: unknown) =>
-      this.#log.error({ err, groupId: batch.groupId }, 'group trigger could not enqueue'),
+      this.log.error({ err, groupId: batch.groupId }, 'group trigger could not enqueue'),
     );
   }
 
-  stop(): void {
-    this.#open.stop();
-  }
-
   async #fill(batch: Batch): Promise<void> {
-    while (!this.#open.stopped && batch.open < batch.concurrency) {
+    while (!this.open.stopped && batch.open < batch.concurrency) {
       const item = batch.waiting.shift();
       if (!item) break;
       batch.open++;
       try {
-        const run = await this.#enqueue(item.check, item.locationId, Date.now());
-        this.#open.add(run.runId, batch);
+        const run = await this.enqueue(item.check, item.locationId, Date.now());
+        this.open.add(run.runId, batch);
       } catch (err) {
         batch.open--;
-        this.#log.error(
+        this.log.error(
           { err, checkId: item.check.id, groupId: batch.groupId },
           'group trigger could not enqueue a run',
         );

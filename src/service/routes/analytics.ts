@@ -24,45 +24,18 @@ import { hoursOf, resolveWindow, type TimeWindow } from '../analytics/window.ts'
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { RollupRecord } from '../store/analytics-types.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
+import { literals, quickRanges, REFERENCE_CHECK_TYPES, windowBounds } from './query-schemas.ts';
 import { commonErrors, IdParams } from './schemas.ts';
 
 /** The check types the service stores: the protocol's and heartbeats. */
 export const SERVED_CHECK_TYPES: readonly string[] = [...CHECK_TYPES, 'HEARTBEAT'];
 
-const QUICK_RANGES = [
-  'last24Hours',
-  'last7Days',
-  'last30Days',
-  'thisWeek',
-  'thisMonth',
-  'lastWeek',
-  'lastMonth',
-] as const;
 const BATCH_RANGES = ['last24Hours', 'last7Days', 'thisWeek', 'lastWeek', 'lastMonth'] as const;
-const REFERENCE_CHECK_TYPES = [
-  'AGENTIC',
-  'API',
-  'BROWSER',
-  'HEARTBEAT',
-  'ICMP',
-  'MULTI_STEP',
-  'TCP',
-  'PLAYWRIGHT',
-  'TRACEROUTE',
-  'URL',
-  'DNS',
-  'SSL',
-  'GRPC',
-] as const;
-const BOUND = 'UNIX timestamp in seconds or ISO 8601 date; overrides quickRange';
-
-const literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
 function queryOf(kind: AnalyticsKind) {
   return Type.Object({
-    from: Type.Optional(Type.String({ maxLength: 40, description: `Start of the window (${BOUND}).` })),
-    to: Type.Optional(Type.String({ maxLength: 40, description: `End of the window (${BOUND}).` })),
-    quickRange: Type.Optional(literals(QUICK_RANGES)),
+    ...windowBounds(),
+    quickRange: Type.Optional(literals(quickRanges('last24Hours'))),
     ...(kind.intervals
       ? {
           aggregationInterval: Type.Optional(

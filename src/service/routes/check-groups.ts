@@ -5,7 +5,7 @@
  * (hooks.checkChanged) after it. docs/api.md "Check groups" has the rules.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { ServiceHooks } from '../app.ts';
 import {
@@ -148,10 +148,17 @@ function memberView(
   return view;
 }
 
-export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks }> = async (
-  fastify,
-  { store, hooks },
-) => {
+async function loadGroup(store: Store, accountId: string, id: number) {
+  const group = await store.checkGroups.get(accountId, id);
+  if (!group) throw groupNotFound();
+  return group;
+}
+
+const viewOf = async (store: Store, group: StoredCheckGroup) =>
+  groupView(group, await subscriptionsOfGroup(store, group.accountId, group.id));
+
+/** POST /v2/check-groups and PUT /v2/check-groups/{id}. */
+function registerGroupWrites(fastify: FastifyInstance, store: Store, hooks: ServiceHooks) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   /** The scheduler re-reads each member: the group may have changed where or whether it runs. */
@@ -160,23 +167,6 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
       await hooks.checkChanged(accountId, checkId, await store.checks.get(accountId, checkId));
     }
   };
-
-  const load = async (accountId: string, id: number) => {
-    const group = await store.checkGroups.get(accountId, id);
-    if (!group) throw groupNotFound();
-    return group;
-  };
-
-  /** The groups' views, with their subscriptions read in one query. */
-  const viewsOf = async (accountId: string, groups: StoredCheckGroup[]) => {
-    const subs = await store.alertChannels.groupSubscriptions(
-      accountId,
-      groups.map((g) => g.id),
-    );
-    return groups.map((g) => groupView(g, subs.get(g.id) ?? []));
-  };
-  const viewOf = async (group: StoredCheckGroup) =>
-    groupView(group, await subscriptionsOfGroup(store, group.accountId, group.id));
 
   app.post(
     '/v2/check-groups',
@@ -194,7 +184,7 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
       const body = { ...rest, retryStrategy: retryStrategyOf(rest.retryStrategy, rest.doubleCheck, 'FALLBACK') };
       const group = await store.checkGroups.create(accountId, await resolveGroup(store, accountId, body));
       await subs.created({ groupId: group.id }, request.query.autoAssignAlerts);
-      return reply.status(201).send(await viewOf(group));
+      return reply.status(201).send(await viewOf(store, group));
     },
   );
 
@@ -210,7 +200,7 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
     },
     async (request) => {
       const accountId = request.account.id;
-      const existing = await load(accountId, request.params.id);
+      const existing = await loadGroup(store, accountId, request.params.id);
       const subs = await takeSubscriptions(store, accountId, request.body);
       const patch = subs.rest;
       const merged = mergeUpdate(existing.body, patch);
@@ -226,29 +216,40 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
       if (!updated) throw groupNotFound();
       await subs.updated({ groupId: updated.id });
       await membersChanged(accountId, updated.id);
-      return viewOf(updated);
+      return viewOf(store, updated);
     },
   );
+}
+
+/** GET /v1/check-groups, GET and DELETE /v1/check-groups/{id}. */
+function registerGroupReadsAndDelete(fastify: FastifyInstance, store: Store) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get(
     '/v1/check-groups',
     { schema: { querystring: ListQuery, response: { 200: Type.Array(CheckGroupResponse), ...commonErrors } } },
     async (request) => {
+      const accountId = request.account.id;
       const { limit, page, tag, name } = request.query;
-      const groups = await store.checkGroups.list(request.account.id, {
+      const groups = await store.checkGroups.list(accountId, {
         limit,
         page,
         ...(tag ? { tags: tag } : {}),
         ...(name ? { names: name } : {}),
       });
-      return viewsOf(request.account.id, groups);
+      // Their subscriptions are read in one query.
+      const subs = await store.alertChannels.groupSubscriptions(
+        accountId,
+        groups.map((g) => g.id),
+      );
+      return groups.map((g) => groupView(g, subs.get(g.id) ?? []));
     },
   );
 
   app.get(
     '/v1/check-groups/:id',
     { schema: { params: GroupIdParams, response: { 200: CheckGroupResponse, ...commonErrors } } },
-    async (request) => viewOf(await load(request.account.id, request.params.id)),
+    async (request) => viewOf(store, await loadGroup(store, request.account.id, request.params.id)),
   );
 
   app.delete(
@@ -266,7 +267,11 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
       return reply.status(204).send(null);
     },
   );
+}
 
+/** GET /v1|v2/check-groups/{id}/checks: the members as the group runs them. */
+function registerMemberReads(fastify: FastifyInstance, store: Store) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   for (const version of ['v1', 'v2']) {
     app.get(
       `/${version}/check-groups/:id/checks`,
@@ -279,7 +284,7 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
       },
       async (request) => {
         const accountId = request.account.id;
-        const group = await load(accountId, request.params.id);
+        const group = await loadGroup(store, accountId, request.params.id);
         const { limit, page } = request.query;
         const ids = (await store.checkGroups.memberIds(accountId, group.id)).slice((page - 1) * limit, page * limit);
         const slugs = new Map((await store.locations.list(accountId)).map((l) => [l.id, l.slugName]));
@@ -293,4 +298,13 @@ export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: Service
       },
     );
   }
+}
+
+export const checkGroupRoutes: FastifyPluginAsync<{ store: Store; hooks: ServiceHooks }> = async (
+  app,
+  { store, hooks },
+) => {
+  registerGroupWrites(app, store, hooks);
+  registerGroupReadsAndDelete(app, store);
+  registerMemberReads(app, store);
 };

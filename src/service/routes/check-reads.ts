@@ -17,24 +17,8 @@ import type { StoredCheckGroup } from '../store/check-group-types.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
 import type { ChannelRef } from '../store/alert-channel-types.ts';
 import { checkNotFound, checkView } from './check-writes.ts';
+import { REFERENCE_CHECK_TYPES } from './query-schemas.ts';
 import { commonErrors, IdParams, PageNumberQuery } from './schemas.ts';
-
-/** The reference's checkType filter values; types this service lacks simply match nothing. */
-const CHECK_TYPE_FILTER = [
-  'AGENTIC',
-  'API',
-  'BROWSER',
-  'HEARTBEAT',
-  'ICMP',
-  'MULTI_STEP',
-  'TCP',
-  'PLAYWRIGHT',
-  'TRACEROUTE',
-  'URL',
-  'DNS',
-  'SSL',
-  'GRPC',
-] as const;
 
 const isCheckType = (value: string): value is StoredCheck['checkType'] =>
   value === 'HEARTBEAT' || (CHECK_TYPES as readonly string[]).includes(value);
@@ -65,7 +49,8 @@ const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItem
 
 const ListQuery = Type.Object({
   ...PageNumberQuery(),
-  checkType: Type.Optional(Type.Enum([...CHECK_TYPE_FILTER])),
+  // The reference's types: those this service lacks simply match nothing.
+  checkType: Type.Optional(Type.Enum([...REFERENCE_CHECK_TYPES])),
   apiCheckUrlFilterPattern: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
   // A single ?tag=a arrives as a string; Fastify's Ajv turns it into a one-element array.
   tag: Type.Optional(Tags),

@@ -8,7 +8,7 @@
  * playwright.config) before anything is stored.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { listSuiteArchive, projectProblems, SuiteArchiveError } from '../../shared/suite-archive.ts';
 import type { ServiceHooks } from '../app.ts';
@@ -81,9 +81,21 @@ export const playwrightCheckRoutes: FastifyPluginAsync<{
   store: Store;
   hooks: ServiceHooks;
   config: ServiceConfig;
-}> = async (fastify, { store, hooks, config }) => {
+}> = async (app, { store, hooks, config }) => {
   const suites = config.suites ?? loadSuiteServiceConfig({}, config.dataDir);
-  const bundles = new SuiteBundleStore(suites.dir);
+  registerSuiteWrites(app, { store, hooks, suites, bundles: new SuiteBundleStore(suites.dir) });
+  registerSuiteTrigger(app, store, hooks);
+};
+
+interface SuiteWriteDeps {
+  store: Store;
+  hooks: ServiceHooks;
+  suites: SuiteServiceConfig;
+  bundles: SuiteBundleStore;
+}
+
+/** POST and PUT: the archive in the body is checked and stored with the check. */
+function registerSuiteWrites(fastify: FastifyInstance, { store, hooks, suites, bundles }: SuiteWriteDeps) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   // base64 is 4/3 of the archive; the rest of the body is small.
   const bodyLimit = Math.ceil((suites.bundleMaxBytes * 4) / 3) + 1024 * 1024;
@@ -152,7 +164,11 @@ export const playwrightCheckRoutes: FastifyPluginAsync<{
       return (await loadCheckView(store, updated)) as never;
     },
   );
+}
 
+/** POST {id}/trigger: a run at each of the check's private locations, by default as a test session. */
+function registerSuiteTrigger(fastify: FastifyInstance, store: Store, hooks: ServiceHooks) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     `${PATH}/:id/trigger`,
     {
@@ -194,4 +210,4 @@ export const playwrightCheckRoutes: FastifyPluginAsync<{
       return reply.status(201).send({ checkId: check.id, testSession, runs });
     },
   );
-};
+}

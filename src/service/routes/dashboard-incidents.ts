@@ -5,7 +5,7 @@
  * dashboards (its numeric id) and always has at least one update.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import {
@@ -117,7 +117,13 @@ function fields(body: Static<typeof UpdateBody>, nowIso: string): DashboardIncid
   return { name: body.name, impact: body.impact, startedAt, stoppedAt };
 }
 
-export const dashboardIncidentRoutes: FastifyPluginAsync<{ store: Store }> = async (fastify, { store }) => {
+export const dashboardIncidentRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
+  registerIncidentRoutes(app, store);
+  registerIncidentUpdateRoutes(app, store);
+};
+
+/** POST /v1/incidents, GET/PUT/DELETE /v1/incidents/{id}. */
+function registerIncidentRoutes(fastify: FastifyInstance, store: Store) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const incidents = store.dashboardIncidents;
 
@@ -192,6 +198,12 @@ export const dashboardIncidentRoutes: FastifyPluginAsync<{ store: Store }> = asy
       return reply.status(204).send(null);
     },
   );
+}
+
+/** POST /v1/incidents/{incidentId}/updates, PUT/DELETE /v1/incidents/{incidentId}/updates/{id}. */
+function registerIncidentUpdateRoutes(fastify: FastifyInstance, store: Store) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const incidents = store.dashboardIncidents;
 
   app.post(
     '/v1/incidents/:incidentId/updates',
@@ -239,4 +251,4 @@ export const dashboardIncidentRoutes: FastifyPluginAsync<{ store: Store }> = asy
       return reply.status(204).send(null);
     },
   );
-};
+}

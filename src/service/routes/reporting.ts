@@ -12,24 +12,12 @@ import { hoursOf, HOUR_MS, resolveWindow } from '../analytics/window.ts';
 import type { ReportRollup } from '../store/analytics-types.ts';
 import { addJsonTo, DENSE_BUCKETS, densePercentiles } from '../store/response-histogram.ts';
 import type { Store } from '../store/store.ts';
+import { literals, quickRanges, windowBounds } from './query-schemas.ts';
 import { commonErrors } from './schemas.ts';
 
-const QUICK_RANGES = [
-  'last24Hrs',
-  'last7Days',
-  'last30Days',
-  'thisWeek',
-  'thisMonth',
-  'lastWeek',
-  'lastMonth',
-] as const;
-const literals = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
-const BOUND = 'UNIX timestamp in seconds or ISO 8601 date; overrides quickRange';
-
 const Query = Type.Object({
-  from: Type.Optional(Type.String({ maxLength: 40, description: `Start of the window (${BOUND}).` })),
-  to: Type.Optional(Type.String({ maxLength: 40, description: `End of the window (${BOUND}).` })),
-  quickRange: Type.Optional(literals(QUICK_RANGES)),
+  ...windowBounds(),
+  quickRange: Type.Optional(literals(quickRanges('last24Hrs'))),
   filterByTags: Type.Optional(
     Type.Array(Type.String({ maxLength: 200 }), {
       maxItems: 50,
@@ -63,7 +51,7 @@ interface Totals {
   totalMs: number;
   minMs: number;
   maxMs: number;
-  /** Dense, merged straight from the rows' JSON: JSON.parse of every row was most of a report's time. */
+  /** Dense, merged straight from the rows' JSON, so no row is parsed into objects. */
   histogram: Float64Array;
 }
 

@@ -8,24 +8,19 @@
  * Times in and out are ISO 8601 strings in UTC (`Date#toISOString()`), which also sort correctly as
  * text.
  */
-import type { CheckClass, CheckDefinition, CheckType } from '../../shared/checks/types.ts';
+import type { CheckClass, CheckType } from '../../shared/checks/types.ts';
 import type { LeaseRef, LeaseState } from '../../shared/protocol.ts';
 import type { RunRetryLink } from './check-group-types.ts';
 import type { Agent, ErrorReport, Run } from './store.ts';
 
 /** What the scheduler knows when a run comes due; the repo adds state, lease fields and times. */
-export interface NewRun {
-  runId: string;
-  accountId: string;
-  checkId: string;
-  locationId: string;
-  checkType: CheckType;
-  checkClass: CheckClass;
-  dueAt: string;
+export interface NewRun
+  extends Pick<
+    Run,
+    'runId' | 'accountId' | 'checkId' | 'locationId' | 'checkType' | 'checkClass' | 'dueAt' | 'timeoutMs' | 'check'
+  > {
   /** The latest time a first attempt may start; later it is shed at claim time (RunRepo.shedLate). */
   startBy: string;
-  timeoutMs: number;
-  check: CheckDefinition;
   /**
    * The check session the run belongs to (POST /v2/check-sessions/trigger). Its start deadline is
    * the moment it was queued: claims take it before every fresh scheduled run, and it is never shed.

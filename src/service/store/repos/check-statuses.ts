@@ -63,10 +63,10 @@ const toStatus = (row: StatusRow): CheckStatusRecord => ({
 
 /**
  * The state machine's transaction runs for every stored result: a handful of fixed statements (each
- * prepared once per connection by the database). On PostgreSQL it is SERIALIZABLE: two replicas
- * applying results of one check conflict, and the one that loses runs again from the start, reading
- * the winner's status. So everything inside it is database work; what must happen once (moving the
- * dashboards' change count) happens after the commit.
+ * prepared once per connection by the database). On PostgreSQL it locks the check's row: two replicas
+ * applying results of one check take turns, the second reading the first's status. Everything inside
+ * it is database work; what must happen once (moving the dashboards' change count) happens after the
+ * commit.
  */
 export class SqlCheckStatusRepo implements CheckStatusRepo {
   readonly #db: SqlDatabase;
@@ -85,10 +85,10 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
     compute: (prev: CheckStatusRecord | undefined) => StatusUpdate | null,
     withAlert?: WithAlert,
   ): Promise<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null> {
-    // Read committed with the check's row locked, rather than SERIALIZABLE: results of many checks
-    // applied at once by several replicas made serializable transactions fail each other (predicate
-    // locks are coarser than one check) until their retries ran out. The lock orders the updates of
-    // one check; each statement then reads what the one before it committed.
+    // Read committed with the check's row locked, rather than SERIALIZABLE, whose predicate locks are
+    // coarser than one check: results of different checks applied at once by several replicas would
+    // fail each other. The lock orders the updates of one check; each statement then reads what the
+    // one before it committed.
     const applied = await this.#db.transaction(
       async () => {
         // Whoever clears the pending mark applies the result: a replay racing the live path, or

@@ -56,6 +56,17 @@ const toEvent = (row: EventRow): HeartbeatEvent => ({
   userAgent: row.user_agent,
 });
 
+/** The checks row's values from name to body, then the time of the write, as both writes list them. */
+const checkColumns = (c: HeartbeatCheckInput['check']) => [
+  c.name,
+  c.activated ? 1 : 0,
+  c.muted ? 1 : 0,
+  c.frequency,
+  c.frequencyOffset,
+  JSON.stringify(c.body),
+  nowIso(),
+];
+
 const tokenTaken = () =>
   new ConflictError('body/heartbeat/pingToken is already in use; choose another or leave it out');
 
@@ -79,17 +90,7 @@ export class SqlHeartbeatRepo implements HeartbeatRepo {
         await this.#db.run(
           `INSERT INTO checks (id, account_id, check_type, name, activated, muted, frequency, frequency_offset, body, created_at)
            VALUES (?, ?, 'HEARTBEAT', ?, ?, ?, ?, ?, ?, ?)`,
-          [
-            id,
-            accountId,
-            c.name,
-            c.activated ? 1 : 0,
-            c.muted ? 1 : 0,
-            c.frequency,
-            c.frequencyOffset,
-            JSON.stringify(c.body),
-            nowIso(),
-          ],
+          [id, accountId, ...checkColumns(c)],
         );
         await this.#db.run(
           `INSERT INTO heartbeat_states (check_id, account_id, ping_token, period_ms, grace_ms, status, anchor_ms, deadline_ms)
@@ -126,17 +127,7 @@ export class SqlHeartbeatRepo implements HeartbeatRepo {
         await this.#db.run(
           `UPDATE checks SET name = ?, activated = ?, muted = ?, frequency = ?, frequency_offset = ?, body = ?, updated_at = ?
            WHERE id = ? AND account_id = ?`,
-          [
-            c.name,
-            c.activated ? 1 : 0,
-            c.muted ? 1 : 0,
-            c.frequency,
-            c.frequencyOffset,
-            JSON.stringify(c.body),
-            nowIso(),
-            checkId,
-            accountId,
-          ],
+          [...checkColumns(c), checkId, accountId],
         );
         const { anchor, deadline } = nextWait(before, prev.activated === 1, input, nowMs);
         await this.#db.run(

@@ -158,15 +158,7 @@ export class SqlIncidentRepo implements IncidentRepo {
       if (!(await this.#owned(accountId, incidentId))) return undefined;
       const now = nowIso();
       const updateId = await this.#insertUpdate(incidentId, input, now);
-      await this.#recompute(incidentId, now);
-      return this.#afterUpdateWrite(
-        accountId,
-        incidentId,
-        updateId,
-        input.notifySubscribers,
-        now,
-        (_, update) => update,
-      );
+      return this.#updateWritten(accountId, incidentId, updateId, input.notifySubscribers, now);
     });
   }
 
@@ -201,15 +193,7 @@ export class SqlIncidentRepo implements IncidentRepo {
           incidentId,
         ],
       );
-      await this.#recompute(incidentId, now);
-      return this.#afterUpdateWrite(
-        accountId,
-        incidentId,
-        updateId,
-        input.notifySubscribers,
-        now,
-        (_, update) => update,
-      );
+      return this.#updateWritten(accountId, incidentId, updateId, input.notifySubscribers, now);
     });
   }
 
@@ -299,6 +283,18 @@ export class SqlIncidentRepo implements IncidentRepo {
          updated_at = COALESCE(?, updated_at) WHERE id = ?`,
       [lastUpdateStatus, duration, incidentStart(entries), touchedAt, incidentId],
     );
+  }
+
+  /** After an update was added or replaced: re-derives the incident and returns the update. */
+  async #updateWritten(
+    accountId: string,
+    incidentId: string,
+    updateId: string,
+    notify: boolean,
+    now: string,
+  ): Promise<Notifying<IncidentUpdateRecord>> {
+    await this.#recompute(incidentId, now);
+    return this.#afterUpdateWrite(accountId, incidentId, updateId, notify, now, (_, update) => update);
   }
 
   /** Reads back the incident and the written update, and queues notifications when asked to. */
