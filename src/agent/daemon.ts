@@ -14,6 +14,7 @@ import {
 } from '../shared/protocol.ts';
 import { VERSION } from '../shared/version.ts';
 import { Backoff, type BackoffOptions, DELIVERY_BACKOFF, SERVICE_BACKOFF, sleep } from './backoff.ts';
+import { agentErrorOutcome } from './checks/outcome.ts';
 import type { CheckOutcome, CheckRunner } from './checks/runner.ts';
 import { PermanentError, retryHintOf, type ServiceApi, UnauthorizedError } from './client.ts';
 import { ResultDeliverer } from './deliverer.ts';
@@ -678,24 +679,14 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     });
   }
 
-  #failure(startedAt: Date, error: string): CheckOutcome {
-    const stoppedAt = new Date();
-    return {
-      startedAt: startedAt.toISOString(),
-      stoppedAt: stoppedAt.toISOString(),
-      responseTime: stoppedAt.getTime() - startedAt.getTime(),
-      hasFailures: true,
-      hasErrors: true,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      error,
-      apiCheckResult: null,
-    };
+  /** The daemon's own outcomes count the time spent and fail the run. */
+  #failure(startedAt: Date, error: string, hasErrors = true): CheckOutcome {
+    return agentErrorOutcome(startedAt, error, { responseTime: 'elapsed', hasFailures: true, hasErrors });
   }
 
   #notRun(job: Job, error: string): RunResult {
-    const outcome = this.#failure(new Date(), error);
-    return this.#result(job, new Date(outcome.startedAt), { ...outcome, hasErrors: false }, 'cancelled');
+    const outcome = this.#failure(new Date(), error, false);
+    return this.#result(job, new Date(outcome.startedAt), outcome, 'cancelled');
   }
 
   #result(job: Job, startedAt: Date, outcome: CheckOutcome, reason: AbortReason | undefined): RunResult {

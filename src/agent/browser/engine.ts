@@ -6,7 +6,8 @@
  *   the whole tree) → the job folder prepared (./script-files.ts) → the harness runs the script
  *   (./child/harness.cjs: the Playwright Test CLI for `@playwright/test` scripts, in-process for
  *   plain scripts), Playwright from the runtime and the system Chromium → what it left read back
- *   (./report.ts), artifacts scrubbed and handed to the uploader → the sandbox disposed.
+ *   (./report.ts), artifacts scrubbed and handed to the uploader (./artifacts.ts) → the sandbox
+ *   disposed.
  *
  * Chromium never outlives its job: every process the run started (the CLI, its worker, Chromium
  * and its helpers) is in the sandbox's process tree, carries its marker variable and works in its
@@ -18,7 +19,7 @@
  * forbids); the process boundary, the environment allowlist, the watchdog and the sandbox's own uid
  * (../sandbox/isolation.ts: it cannot signal the agent or another job) remain.
  */
-import { access, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type {
   BrowserCheckDefinition,
@@ -27,15 +28,19 @@ import type {
   BrowserPageVisit,
   MultiStepCheckDefinition,
 } from '../../shared/checks/types.ts';
-import type { ArtifactKind, ArtifactNote, ArtifactRef } from '../../shared/artifacts.ts';
 import { runtimeNeededBy } from '../../shared/runtimes.ts';
-import type { ArtifactSpec, RunArtifacts } from '../artifacts/uploader.ts';
+import { agentErrorOutcome } from '../checks/outcome.ts';
 import type { CheckContext, CheckOutcome } from '../checks/runner.ts';
+import type { Runtime } from '../runtimes.ts';
 import { RuntimeUnavailableError, SandboxStartError } from '../sandbox/errors.ts';
+import type { SandboxPool } from '../sandbox/pool.ts';
 import { SandboxProcess } from '../sandbox/process.ts';
 import { DEFAULT_SANDBOX_LIMITS, type StepOutcome } from '../sandbox/types.ts';
 import { Scrubber } from '../scrub/scrubber.ts';
+import { type Collected, collectArtifacts, listFiles, type RunArtifactSink } from './artifacts.ts';
 import {
+  bareError,
+  failedVerdict,
   type HarnessResult,
   type PlaywrightReport,
   type RunVerdict,
@@ -45,12 +50,17 @@ import {
   verdictOfReport,
   verdictOfScript,
 } from './report.ts';
+import {
+  HARNESS_PATH,
+  type PreparedJob,
+  prepareJobFolder,
+  REPORT_FILE,
+  type ScriptEngine,
+  scriptEngineOf,
+} from './script-files.ts';
 import { type BrowserSettings, loadBrowserSettings } from './settings.ts';
-import { HARNESS_PATH, prepareJobFolder, REPORT_FILE, scriptEngineOf } from './script-files.ts';
-import { scrubTraceZip } from './trace-scrub.ts';
 
-/** What a browser run needs of the run's artifact collector (CheckContext.artifacts, src/agent/artifacts/). */
-export type RunArtifactSink = Pick<RunArtifacts, 'add' | 'note' | 'details'>;
+export { collectArtifacts, type RunArtifactSink } from './artifacts.ts';
 
 /** What a browser run takes beyond CheckContext (tests set these; the daemon passes none of them). */
 export interface BrowserCheckContext extends Omit<CheckContext, 'artifacts'> {
@@ -71,67 +81,12 @@ function reserveMs(timeoutMs: number): number {
 
 let defaultSettings: BrowserSettings | undefined;
 
-function agentError(startedAt: Date, error: string): CheckOutcome {
-  return {
-    startedAt: startedAt.toISOString(),
-    stoppedAt: new Date().toISOString(),
-    responseTime: 0,
-    hasFailures: false,
-    hasErrors: true,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    error,
-    apiCheckResult: null,
-  };
-}
-
 async function readJson<T>(file: string): Promise<T | null> {
   try {
     return JSON.parse(await readFile(file, 'utf8')) as T;
   } catch {
     return null;
   }
-}
-
-/** Files under `dir` (recursively, not following links), with `.outpost/ms-playwright` and node_modules left out. */
-async function listFiles(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  const walk = async (d: string, depth: number): Promise<void> => {
-    if (depth > 6) return;
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = await readdir(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) {
-        if (
-          e.name === 'node_modules' ||
-          e.name === 'ms-playwright' ||
-          e.name.startsWith('playwright') ||
-          e.name.startsWith('.org.chromium')
-        )
-          continue;
-        if (d === dir && (e.name === '.cache' || e.name === '.config' || e.name === '.local' || e.name === '.pki'))
-          continue;
-        await walk(p, depth + 1);
-      } else if (e.isFile()) out.push(p);
-    }
-  };
-  await walk(dir, 0);
-  return out;
-}
-
-function kindOf(file: string): { kind: ArtifactKind; contentType: string } | null {
-  const ext = path.extname(file).toLowerCase();
-  if (ext === '.png') return { kind: 'screenshot', contentType: 'image/png' };
-  if (ext === '.jpg' || ext === '.jpeg') return { kind: 'screenshot', contentType: 'image/jpeg' };
-  if (ext === '.webm') return { kind: 'video', contentType: 'video/webm' };
-  if (ext === '.zip' && path.basename(file).startsWith('trace'))
-    return { kind: 'trace', contentType: 'application/zip' };
-  return null;
 }
 
 function describeStep(outcome: Exclude<StepOutcome, { kind: 'ok' }>): { error: string; agentFault: boolean } {
@@ -171,12 +126,12 @@ export async function runPlaywrightCheck(check: ScriptedCheck, ctx: BrowserCheck
   const runtime = pool?.runtime(runtimeId);
   if (!pool || !runtime) {
     const error = new RuntimeUnavailableError(runtimeId, pool?.runtimeIds ?? []).message;
-    return { ...agentError(startedAt, error), hasFailures: true };
+    return agentErrorOutcome(startedAt, error, { hasFailures: true });
   }
   try {
     await access(settings.chromiumPath);
   } catch {
-    return agentError(
+    return agentErrorOutcome(
       startedAt,
       `agent error: Chromium was not found at ${settings.chromiumPath}; install Debian's chromium package or set CHROMIUM_PATH`,
     );
@@ -186,7 +141,29 @@ export async function runPlaywrightCheck(check: ScriptedCheck, ctx: BrowserCheck
   const hardLimitMs = Math.max(1000, ctx.timeoutMs - Math.min(2000, Math.floor(ctx.timeoutMs * 0.05)));
   const softLimitMs = Math.max(500, ctx.timeoutMs - reserveMs(ctx.timeoutMs));
 
-  let sandbox: SandboxProcess | undefined;
+  let sandbox: SandboxProcess;
+  try {
+    sandbox = await startSandbox(pool, runtime, settings, ctx);
+  } catch (err) {
+    if (err instanceof SandboxStartError) return agentErrorOutcome(startedAt, `agent error: ${err.message}`);
+    throw err;
+  }
+
+  try {
+    const plan = { engine, settings, runtimeDir: runtime.dir, hardLimitMs, softLimitMs, startedAt, t0, runtimeId };
+    return await runInSandbox({ check, ctx, sandbox, plan, jobDir: sandbox.jobDir, outDir: outDirOf(sandbox.jobDir) });
+  } finally {
+    await sandbox.dispose().catch((err: unknown) => ctx.log.error({ err }, 'could not clean up a browser sandbox'));
+  }
+}
+
+/** A ready sandbox for the run, without the permission model; a second one is tried if the first fails to start. */
+async function startSandbox(
+  pool: SandboxPool,
+  runtime: Runtime,
+  settings: BrowserSettings,
+  ctx: BrowserCheckContext,
+): Promise<SandboxProcess> {
   const start = async (): Promise<SandboxProcess> => {
     const s = await SandboxProcess.start({
       runtime,
@@ -211,35 +188,20 @@ export async function runPlaywrightCheck(check: ScriptedCheck, ctx: BrowserCheck
     return s;
   };
   try {
-    try {
-      sandbox = await start();
-    } catch (first) {
-      ctx.log.warn({ err: first }, 'a browser sandbox could not start; trying once more');
-      sandbox = await start();
-    }
-  } catch (err) {
-    if (err instanceof SandboxStartError) return agentError(startedAt, `agent error: ${err.message}`);
-    throw err;
-  }
-
-  try {
-    return await runInSandbox(check, ctx, sandbox, {
-      engine,
-      settings,
-      runtimeDir: runtime.dir,
-      hardLimitMs,
-      softLimitMs,
-      startedAt,
-      t0,
-      runtimeId,
-    });
-  } finally {
-    await sandbox.dispose().catch((err: unknown) => ctx.log.error({ err }, 'could not clean up a browser sandbox'));
+    return await start();
+  } catch (first) {
+    ctx.log.warn({ err: first }, 'a browser sandbox could not start; trying once more');
+    return start();
   }
 }
 
+/** Where the harness and the page recorders leave their files. */
+function outDirOf(jobDir: string): string {
+  return path.join(jobDir, '.outpost');
+}
+
 interface RunPlan {
-  engine: 'test' | 'script';
+  engine: ScriptEngine;
   settings: BrowserSettings;
   runtimeDir: string;
   hardLimitMs: number;
@@ -249,13 +211,56 @@ interface RunPlan {
   runtimeId: string;
 }
 
-async function runInSandbox(
-  check: ScriptedCheck,
-  ctx: BrowserCheckContext,
-  sandbox: SandboxProcess,
-  plan: RunPlan,
-): Promise<CheckOutcome> {
-  const { jobDir } = sandbox;
+/** One run in its started sandbox: what every phase below reads. */
+interface SandboxRun {
+  check: ScriptedCheck;
+  ctx: BrowserCheckContext;
+  sandbox: SandboxProcess;
+  plan: RunPlan;
+  jobDir: string;
+  outDir: string;
+}
+
+/** How the harness's step ended, and when. */
+interface HarnessEnd {
+  step: StepOutcome;
+  endTime: number;
+  responseTime: number;
+}
+
+/** What the run's results said: the verdict, and the agent's fault when the agent broke the run. */
+interface Judgement {
+  verdict: RunVerdict;
+  agentFault: string | null;
+}
+
+/** Everything the outcome is made of. */
+interface Finished extends HarnessEnd, Judgement {
+  pages: BrowserPageVisit[];
+  collected: Collected;
+}
+
+/** The run in its sandbox, phase by phase: the folder, the harness, secrets, the verdict, pages, artifacts. */
+async function runInSandbox(run: SandboxRun): Promise<CheckOutcome> {
+  const prepared = await prepareFolder(run);
+  const end = await runHarness(run, prepared);
+  const scrubber = await secretScrubber(run, end.step);
+  // A cancelled run (or one the daemon stopped at its limit) is reported by the daemon; nothing to collect.
+  if (end.step.kind === 'aborted') {
+    return agentErrorOutcome(run.plan.startedAt, describeStep(end.step).error, {
+      hasErrors: false,
+      hasFailures: true,
+      responseTime: end.responseTime,
+    });
+  }
+  const judgement = await judge(run, end.step);
+  const pages = await readPages(run.outDir);
+  const collected = await collectArtifacts(run.jobDir, run.plan.engine, scrubber, run.ctx);
+  return scrubber.scrubDeep(outcomeOf(run, { ...end, ...judgement, pages, collected }));
+}
+
+/** The job folder made ready for the script, then handed to the sandbox's uid. */
+async function prepareFolder({ check, sandbox, plan, jobDir }: SandboxRun): Promise<PreparedJob> {
   const { settings } = plan;
   const prepared = await prepareJobFolder({
     jobDir,
@@ -272,10 +277,14 @@ async function runInSandbox(
     args: settings.args,
   });
   await sandbox.adoptJobFolder();
+  return prepared;
+}
 
+/** The harness's environment: the check's variables, then what Playwright and the harness need. */
+function harnessEnv(check: ScriptedCheck, prepared: PreparedJob, settings: BrowserSettings): Record<string, string> {
   const env: Record<string, string> = {};
   for (const v of check.environmentVariables ?? []) env[v.key] = v.value;
-  Object.assign(env, {
+  return Object.assign(env, {
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1',
     PLAYWRIGHT_BROWSERS_PATH: prepared.browsersPath,
     OUTPOST_BROWSER_SETTINGS: JSON.stringify({
@@ -288,151 +297,97 @@ async function runInSandbox(
     CI: '',
     OUTPOST: 'true',
   });
-  const options = {
+}
+
+/** Runs the harness (./child/harness.cjs) as the sandbox's one step, within what is left of the run's limits. */
+async function runHarness(
+  { check, ctx, sandbox, plan, jobDir }: SandboxRun,
+  prepared: PreparedJob,
+): Promise<HarnessEnd> {
+  const elapsed = (): number => performance.now() - plan.t0;
+  const request = {
     engine: plan.engine,
     jobDir,
     code: check.script,
     cliPath: prepared.cliPath,
     configPath: prepared.configPath,
     // An instant, not a duration: the browser's start counts against the script's time.
-    deadlineAt: Date.now() + Math.max(500, plan.softLimitMs - (performance.now() - plan.t0)),
+    deadlineAt: Date.now() + Math.max(500, plan.softLimitMs - elapsed()),
     softLimitMs: plan.softLimitMs,
     // Saving traces, videos and screenshots after a failure must end before the hard limit.
-    finishBy: Date.now() + Math.max(500, plan.hardLimitMs - (performance.now() - plan.t0) - 1500),
+    finishBy: Date.now() + Math.max(500, plan.hardLimitMs - elapsed() - 1500),
   };
-  const outcome = await sandbox.run(
+  const step = await sandbox.run(
     {
       stage: 'setup',
       filename: 'outpost-browser.js',
       code: `return require(${JSON.stringify(HARNESS_PATH)}).run(request);`,
-      env,
-      context: { request: options },
+      env: harnessEnv(check, prepared, plan.settings),
+      context: { request },
     },
-    { timeoutMs: Math.max(1, plan.hardLimitMs - (performance.now() - plan.t0)), signal: ctx.signal },
+    { timeoutMs: Math.max(1, plan.hardLimitMs - elapsed()), signal: ctx.signal },
   );
-  const endTime = Date.now();
-  const responseTime = Math.round(performance.now() - plan.t0);
+  return { step, endTime: Date.now(), responseTime: Math.round(performance.now() - plan.t0) };
+}
 
-  // Secrets: the check's secret variables and what the script put under OUTPOST_SECRET_*.
-  const outDir = path.join(jobDir, '.outpost');
-  const runtimeSecrets = new Set<string>(outcome.kind === 'ok' ? outcome.secrets : []);
+/**
+ * The run's own scrubber for what this module scrubs itself (traces, the report, the result): the
+ * check's secret variables and what the script put under OUTPOST_SECRET_*. The daemon scrubs the
+ * result again with its scrubber, which onSecret tells about those runtime secrets.
+ */
+async function secretScrubber({ check, ctx, outDir }: SandboxRun, step: StepOutcome): Promise<Scrubber> {
+  const runtimeSecrets = new Set<string>(step.kind === 'ok' ? step.secrets : []);
   for (const f of await listFiles(outDir)) {
     if (/secrets-\d+\.json$/.test(f))
       for (const v of (await readJson<string[]>(f)) ?? []) if (typeof v === 'string') runtimeSecrets.add(v);
   }
   for (const s of runtimeSecrets) ctx.onSecret?.(s);
-  // The run's own scrubber for what this module scrubs itself (traces, the report, the result); the
-  // daemon scrubs the result again with its scrubber, which onSecret told about runtime secrets.
   const scrubber = new Scrubber();
   for (const v of check.environmentVariables ?? []) if (v.secret) scrubber.add(v.value);
   for (const s of runtimeSecrets) scrubber.add(s);
+  return scrubber;
+}
 
-  // A cancelled run (or one the daemon stopped at its limit) is reported by the daemon; nothing to collect.
-  if (outcome.kind === 'aborted') {
-    return {
-      ...agentError(plan.startedAt, describeStep(outcome).error),
-      hasErrors: false,
-      hasFailures: true,
-      responseTime,
-    };
+/** The verdict from what the step left: Playwright's report, the harness's result.json, or how the step broke. */
+async function judge(
+  { plan, jobDir, outDir }: SandboxRun,
+  step: Exclude<StepOutcome, { kind: 'aborted' }>,
+): Promise<Judgement> {
+  if (step.kind !== 'ok') {
+    const d = describeStep(step);
+    const timedOut = step.kind === 'timeout';
+    const error = bareError(d.error, timedOut ? 'TimeoutError' : 'Error');
+    return { verdict: failedVerdict(error, timedOut), agentFault: d.agentFault ? d.error : null };
   }
-
-  let verdict: RunVerdict;
-  let agentFault: string | null = null;
-  if (outcome.kind === 'ok') {
-    if (plan.engine === 'test') {
-      const report = await readJson<PlaywrightReport>(path.join(jobDir, REPORT_FILE));
-      verdict = report
-        ? verdictOfReport(report, jobDir)
-        : {
-            passed: false,
-            errors: [
-              {
-                name: 'Error',
-                message: 'Playwright Test wrote no report; see the log',
-                stack: null,
-                file: null,
-                line: null,
-                column: null,
-              },
-            ],
-            attachments: [],
-            timedOut: false,
-          };
-    } else {
-      const result = (await readJson<HarnessResult>(path.join(outDir, 'result.json'))) ?? {
-        ok: false,
-        error: { message: 'the script left no result' },
-      };
-      if (result.agentError) agentFault = result.agentError;
-      verdict = verdictOfScript(result, jobDir);
-    }
-  } else {
-    const d = describeStep(outcome);
-    if (d.agentFault) agentFault = d.error;
-    verdict = {
-      passed: false,
-      errors: [
-        {
-          name: outcome.kind === 'timeout' ? 'TimeoutError' : 'Error',
-          message: d.error,
-          stack: null,
-          file: null,
-          line: null,
-          column: null,
-        },
-      ],
-      attachments: [],
-      timedOut: outcome.kind === 'timeout',
-    };
+  if (plan.engine === 'test') {
+    const report = await readJson<PlaywrightReport>(path.join(jobDir, REPORT_FILE));
+    const verdict = report
+      ? verdictOfReport(report, jobDir)
+      : failedVerdict(bareError('Playwright Test wrote no report; see the log'));
+    return { verdict, agentFault: null };
   }
+  const result = (await readJson<HarnessResult>(path.join(outDir, 'result.json'))) ?? {
+    ok: false,
+    error: { message: 'the script left no result' },
+  };
+  return { verdict: verdictOfScript(result, jobDir), agentFault: result.agentError || null };
+}
 
+/** The pages the recorders saw (./child/instrument.cjs), from each process's file. */
+async function readPages(outDir: string): Promise<BrowserPageVisit[]> {
   const pages: BrowserPageVisit[] = [];
   for (const f of await listFiles(outDir))
     if (/pages-\d+\.json$/.test(f)) pages.push(...((await readJson<BrowserPageVisit[]>(f)) ?? []));
+  return pages;
+}
 
-  const collected = await collectArtifacts(jobDir, plan.engine, scrubber, ctx);
-  const { lines } = sandbox.output();
-  const jobLog: BrowserLogLine[] = lines.map((l) => ({
-    time: Date.parse(l.time),
-    level: l.stream === 'stderr' ? 'ERROR' : 'INFO',
-    msg: relativize(stripAnsi(l.msg), jobDir),
-  }));
-  const errors = verdict.errors;
-  const common = {
-    errors,
-    startTime: plan.startedAt.getTime(),
-    endTime,
-    runtimeVersion: plan.runtimeId,
-    jobLog,
-    jobAssets: collected.names,
-    screenshots: collected.screenshots,
-    playwrightTestTraces: collected.traces,
-    ...(collected.report ? { playwrightTestJsonReportFile: collected.report } : {}),
-  };
-  const traceSummary = {
-    consoleErrors: pages.reduce((n, p) => n + p.consoleErrors.filter((e) => e.type === 'console').length, 0),
-    networkErrors: pages.reduce((n, p) => n + p.failedRequests.length, 0),
-    documentErrors: pages.reduce((n, p) => n + p.consoleErrors.filter((e) => e.type === 'pageerror').length, 0),
-    userScriptErrors: errors.length,
-  };
-  const details =
-    check.checkType === 'BROWSER'
-      ? {
-          browserCheckResult: {
-            type: plan.engine === 'test' ? 'PLAYWRIGHT_TEST' : 'PLAYWRIGHT_SCRIPT',
-            traceSummary,
-            pages,
-            playwrightTestVideos: collected.videos,
-            ...common,
-          } satisfies BrowserCheckResult,
-        }
-      : { multiStepCheckResult: { ...common, ...(pages.length > 0 ? { pages } : {}) } };
-  const first = errors[0];
-  const outcomeOut: CheckOutcome = {
-    startedAt: plan.startedAt.toISOString(),
-    stoppedAt: new Date(endTime).toISOString(),
-    responseTime,
+function outcomeOf(run: SandboxRun, f: Finished): CheckOutcome {
+  const { verdict, agentFault } = f;
+  const first = verdict.errors[0];
+  return {
+    startedAt: run.plan.startedAt.toISOString(),
+    stoppedAt: new Date(f.endTime).toISOString(),
+    responseTime: f.responseTime,
     hasFailures: agentFault === null ? !verdict.passed : false,
     hasErrors: agentFault !== null,
     isDegraded: false,
@@ -446,94 +401,51 @@ async function runInSandbox(
             ? summarize(first)
             : 'the script failed',
     apiCheckResult: null,
-    details: { ...details, ...collected.details },
+    details: { ...resultDetails(run, f), ...f.collected.details },
   };
-  return scrubber.scrubDeep(outcomeOut);
 }
 
-interface Collected {
-  names: string[];
-  screenshots: string[];
-  videos: string[];
-  traces: string[];
-  report: string | null;
-  details: { artifacts?: ArtifactRef[]; artifactNotes?: ArtifactNote[] };
+/** details.browserCheckResult or details.multiStepCheckResult: the run's errors, log, pages and files. */
+function resultDetails({ check, sandbox, plan, jobDir }: SandboxRun, { verdict, endTime, pages, collected }: Finished) {
+  const { errors } = verdict;
+  const common = {
+    errors,
+    startTime: plan.startedAt.getTime(),
+    endTime,
+    runtimeVersion: plan.runtimeId,
+    jobLog: jobLogOf(sandbox, jobDir),
+    jobAssets: collected.names,
+    screenshots: collected.screenshots,
+    playwrightTestTraces: collected.traces,
+    ...(collected.report ? { playwrightTestJsonReportFile: collected.report } : {}),
+  };
+  if (check.checkType !== 'BROWSER')
+    return { multiStepCheckResult: { ...common, ...(pages.length > 0 ? { pages } : {}) } };
+  return {
+    browserCheckResult: {
+      type: plan.engine === 'test' ? 'PLAYWRIGHT_TEST' : 'PLAYWRIGHT_SCRIPT',
+      traceSummary: traceSummaryOf(pages, errors.length),
+      pages,
+      playwrightTestVideos: collected.videos,
+      ...common,
+    } satisfies BrowserCheckResult,
+  };
 }
 
-/** Scrubs a trace in place; false when it is not a readable zip (cut short), so it must not leave the agent. */
-async function traceScrubbed(file: string, scrubber: Scrubber): Promise<boolean> {
-  try {
-    await scrubTraceZip(file, scrubber);
-    return true;
-  } catch {
-    return false;
-  }
+/** The sandbox's output as the check's log, paths shown relative to the job folder. */
+function jobLogOf(sandbox: SandboxProcess, jobDir: string): BrowserLogLine[] {
+  return sandbox.output().lines.map((l) => ({
+    time: Date.parse(l.time),
+    level: l.stream === 'stderr' ? 'ERROR' : 'INFO',
+    msg: relativize(stripAnsi(l.msg), jobDir),
+  }));
 }
 
-/**
- * Screenshots, videos and traces the run left (Playwright's test-results, the harness's folders
- * and images the script saved itself), plus the JSON report, scrubbed and handed to the uploader.
- */
-export async function collectArtifacts(
-  jobDir: string,
-  engine: 'test' | 'script',
-  scrubber: Scrubber,
-  ctx: BrowserCheckContext,
-): Promise<Collected> {
-  const files = (await listFiles(jobDir)).filter((f) => kindOf(f) !== null).sort();
-  const counters: Record<string, number> = {};
-  const out: Collected = { names: [], screenshots: [], videos: [], traces: [], report: null, details: {} };
-  const notes: ArtifactNote[] = [];
-  const items: Array<{ spec: ArtifactSpec; list: string[] | null }> = [];
-  for (const file of files) {
-    const k = kindOf(file) as { kind: ArtifactKind; contentType: string };
-    if ((await stat(file)).size === 0) continue;
-    counters[k.kind] = (counters[k.kind] ?? 0) + 1;
-    const ext = path.extname(file).toLowerCase();
-    const name = `${k.kind}-${counters[k.kind]}${ext}`;
-    if (k.kind === 'trace' && !(await traceScrubbed(file, scrubber))) {
-      const note = {
-        name,
-        kind: k.kind,
-        message:
-          'not uploaded: the trace is incomplete (the browser or the run ended while Playwright wrote it), so it could not be scrubbed',
-      };
-      if (ctx.artifacts) ctx.artifacts.note(note);
-      else notes.push(note);
-      continue;
-    }
-    const list = k.kind === 'screenshot' ? out.screenshots : k.kind === 'video' ? out.videos : out.traces;
-    items.push({ spec: { name, kind: k.kind, path: file, contentType: k.contentType }, list });
-  }
-  if (engine === 'test') {
-    const report = path.join(jobDir, REPORT_FILE);
-    try {
-      // Text: scrubbed here with the job's secrets (the uploader's own pass knows only the agent's).
-      await writeFile(report, scrubber.scrubText(await readFile(report, 'utf8')));
-      items.push({
-        spec: { name: 'report.json', kind: 'report', path: report, contentType: 'application/json' },
-        list: null,
-      });
-      out.report = 'report.json';
-    } catch {
-      // no report
-    }
-  }
-  for (const { spec, list } of items) {
-    if (!ctx.artifacts) {
-      notes.push({
-        name: spec.name,
-        kind: spec.kind,
-        message: 'not uploaded: this agent runs without an artifact uploader',
-      });
-      continue;
-    }
-    const added = await ctx.artifacts.add(spec);
-    if (!added.ok) continue;
-    out.names.push(spec.name);
-    list?.push(spec.name);
-  }
-  // With a collector the daemon puts its references (details.artifacts) into the result.
-  out.details = ctx.artifacts ? {} : { artifactNotes: notes };
-  return out;
+function traceSummaryOf(pages: BrowserPageVisit[], userScriptErrors: number): BrowserCheckResult['traceSummary'] {
+  return {
+    consoleErrors: pages.reduce((n, p) => n + p.consoleErrors.filter((e) => e.type === 'console').length, 0),
+    networkErrors: pages.reduce((n, p) => n + p.failedRequests.length, 0),
+    documentErrors: pages.reduce((n, p) => n + p.consoleErrors.filter((e) => e.type === 'pageerror').length, 0),
+    userScriptErrors,
+  };
 }

@@ -28,14 +28,17 @@ export function locate(stack: string, jobDir: string): { file: string; line: num
   return null;
 }
 
+/** An error as Playwright's JSON report gives it. */
+interface ReportError {
+  message?: string;
+  stack?: string;
+  location?: { file?: string; line?: number; column?: number };
+  snippet?: string;
+}
+
+/** An error of the report or the harness as the user sees it: their file, line and column, the agent's paths hidden. */
 export function scriptError(
-  e: {
-    name?: string;
-    message?: string;
-    stack?: string | null;
-    location?: { file?: string; line?: number; column?: number };
-    snippet?: string;
-  },
+  e: Omit<ReportError, 'stack'> & { name?: string; stack?: string | null },
   jobDir: string,
 ): BrowserScriptError {
   const message = stripAnsi(String(e.message ?? 'the script failed'));
@@ -71,18 +74,8 @@ export function scriptError(
 
 interface ReportResult {
   status?: string;
-  errors?: Array<{
-    message?: string;
-    stack?: string;
-    location?: { file?: string; line?: number; column?: number };
-    snippet?: string;
-  }>;
-  error?: {
-    message?: string;
-    stack?: string;
-    location?: { file?: string; line?: number; column?: number };
-    snippet?: string;
-  };
+  errors?: ReportError[];
+  error?: ReportError;
   attachments?: Array<{ name?: string; contentType?: string; path?: string }>;
 }
 interface ReportTest {
@@ -95,12 +88,7 @@ interface ReportSuite {
 }
 export interface PlaywrightReport {
   suites?: ReportSuite[];
-  errors?: Array<{
-    message?: string;
-    stack?: string;
-    location?: { file?: string; line?: number; column?: number };
-    snippet?: string;
-  }>;
+  errors?: ReportError[];
   stats?: { expected?: number; unexpected?: number; flaky?: number; skipped?: number };
 }
 
@@ -111,6 +99,16 @@ export interface RunVerdict {
   attachments: Array<{ name: string; contentType: string; path: string }>;
   /** The run ended at the script's time limit. */
   timedOut: boolean;
+}
+
+/** An error that points at none of the user's files: the agent's or the sandbox's own words. */
+export function bareError(message: string, name = 'Error'): BrowserScriptError {
+  return { name, message, stack: null, file: null, line: null, column: null };
+}
+
+/** The verdict of a run that failed with one such error. */
+export function failedVerdict(error: BrowserScriptError, timedOut = false): RunVerdict {
+  return { passed: false, errors: [error], attachments: [], timedOut };
 }
 
 function* tests(suites: ReportSuite[] | undefined): Generator<{ title: string; test: ReportTest }> {
@@ -148,14 +146,7 @@ export function verdictOfReport(report: PlaywrightReport, jobDir: string): RunVe
   }
   for (const e of report.errors ?? []) errors.push(scriptError(e, jobDir));
   if (ran === 0 && errors.length === 0) {
-    errors.push({
-      name: 'Error',
-      message: 'the script defines no tests that ran (no test() call, or every test was skipped)',
-      stack: null,
-      file: null,
-      line: null,
-      column: null,
-    });
+    errors.push(bareError('the script defines no tests that ran (no test() call, or every test was skipped)'));
   }
   return { passed: failed === 0 && errors.length === 0, errors, attachments, timedOut };
 }

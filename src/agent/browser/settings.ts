@@ -38,7 +38,7 @@ export function loadBrowserSettings(env: Env = process.env): BrowserSettings {
     chromiumPath: readString(env, 'CHROMIUM_PATH', '/usr/bin/chromium'),
     ffmpegPath: readString(env, 'FFMPEG_PATH', '/usr/bin/ffmpeg'),
     // Summed over Chromium's processes, resident memory counts the pages they share once per
-    // process, so the cap is about twice the reference's 1.5 GB of real use per browser check.
+    // process, so the cap sits well above what a browser check really uses.
     memoryMb: readInteger(env, 'BROWSER_MEMORY_MB', 3072, { min: 256, max: 65_536 }),
     noSandbox: process.getuid?.() === 0,
     args: CHROMIUM_ARGS,

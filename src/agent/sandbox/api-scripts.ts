@@ -13,6 +13,7 @@
  */
 import { type ApiCheckDefinition, HTTP_METHODS, type HttpMethod, type KeyValue } from '../../shared/checks/types.ts';
 import { runtimeNeededBy } from '../../shared/runtimes.ts';
+import { agentErrorOutcome } from '../checks/outcome.ts';
 import type { CheckContext, CheckOutcome } from '../checks/runner.ts';
 import { RuntimeUnavailableError, SandboxStartError } from './errors.ts';
 import type { SandboxPool } from './pool.ts';
@@ -20,8 +21,8 @@ import type { SandboxProcess } from './process.ts';
 import type { LogLine, StepOutcome } from './types.ts';
 
 /**
- * Each script's wall-clock limit, as the reference's (10 s each); the whole API check stays within
- * its run limit (30 s) because the run's signal aborts whatever step is running.
+ * Each script's wall-clock limit, as in the reference; the whole API check stays within its run limit
+ * because the run's signal aborts whatever step is running.
  */
 export const SCRIPT_TIMEOUT_MS = 10_000;
 
@@ -148,21 +149,6 @@ function describeOutcome(stage: 'setup' | 'teardown', outcome: Exclude<StepOutco
   }
 }
 
-function agentError(startedAt: Date, error: string): CheckOutcome {
-  const stoppedAt = new Date();
-  return {
-    startedAt: startedAt.toISOString(),
-    stoppedAt: stoppedAt.toISOString(),
-    responseTime: 0,
-    hasFailures: false,
-    hasErrors: true,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    error,
-    apiCheckResult: null,
-  };
-}
-
 /** A check that failed before its request was sent (setup failed, or the runtime is missing). */
 function failedBeforeRequest(
   check: ApiCheckDefinition,
@@ -171,16 +157,8 @@ function failedBeforeRequest(
   jobLog: Record<string, unknown> | null,
   hasErrors: boolean,
 ): CheckOutcome {
-  const stoppedAt = new Date();
   return {
-    startedAt: startedAt.toISOString(),
-    stoppedAt: stoppedAt.toISOString(),
-    responseTime: 0,
-    hasFailures: true,
-    hasErrors,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    error,
+    ...agentErrorOutcome(startedAt, error, { hasFailures: true, hasErrors }),
     apiCheckResult: {
       request: {
         method: check.request.method,
@@ -230,7 +208,7 @@ export async function runScriptedApiCheck(
   } catch (err) {
     if (err instanceof SandboxStartError) {
       ctx.log.error({ err, runtime: runtimeId }, 'the sandbox could not start: agent error');
-      return agentError(startedAt, `agent error: ${err.message}`);
+      return agentErrorOutcome(startedAt, `agent error: ${err.message}`);
     }
     throw err;
   }

@@ -59,119 +59,185 @@ function bounded(p, ms, fallback) {
   ]).finally(() => clearTimeout(timer));
 }
 
-async function runScript(opts) {
-  // What is left for finishing steps: never past opts.finishBy, when the agent stops the sandbox.
-  const left = (ms) => Math.max(0, Math.min(ms, opts.finishBy - Date.now()));
-  const jobDir = opts.jobDir;
-  const outDir = path.join(jobDir, '.outpost');
-  const dirs = {
-    traces: path.join(outDir, 'artifacts', 'traces'),
-    videos: path.join(outDir, 'artifacts', 'videos'),
-    screenshots: path.join(outDir, 'artifacts', 'screenshots'),
+/** A plain script's run: what every phase below reads and fills in. */
+function newScriptRun(opts) {
+  const outDir = path.join(opts.jobDir, '.outpost');
+  const file = path.join(opts.jobDir, 'script.js');
+  const run = {
+    opts,
+    outDir,
+    dirs: {
+      traces: path.join(outDir, 'artifacts', 'traces'),
+      videos: path.join(outDir, 'artifacts', 'videos'),
+      screenshots: path.join(outDir, 'artifacts', 'screenshots'),
+    },
+    file,
+    userRequire: createRequire(file),
+    result: { engine: 'script', ok: false, error: null, timedOut: false, agentError: null },
+    /** playwright-core of the job's runtime, once the script compiled. */
+    pw: null,
+    recorder: new PageRecorder(outDir),
+    contexts: new Set(),
+    browsers: new Set(),
+    traces: 0,
   };
-  for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
-  const file = path.join(jobDir, 'script.js');
-  const userRequire = createRequire(file);
-  const result = { engine: 'script', ok: false, error: null, timedOut: false, agentError: null };
-  const writeResult = () => fs.writeFileSync(path.join(outDir, 'result.json'), JSON.stringify(result));
+  for (const d of Object.values(run.dirs)) fs.mkdirSync(d, { recursive: true });
+  return run;
+}
 
-  let fn;
+/** What is left for finishing steps: never past opts.finishBy, when the agent stops the sandbox. */
+function left(run, ms) {
+  return Math.max(0, Math.min(ms, run.opts.finishBy - Date.now()));
+}
+
+/** A plain script, run here: compiled, given what it names, run to its deadline, then everything closed and saved. */
+async function runScript(opts) {
+  const run = newScriptRun(opts);
+  const fn = compile(run);
+  if (!fn) return finish(run, false);
+  instrumentChromium(run, run.userRequire('playwright-core'));
+  const given = await launchWhatTheScriptNames(run);
+  if (!given) return finish(run, false);
+  const trap = trapEscapes();
+  await runWithinDeadline(run, fn, given, trap.escaped);
+  if (!run.result.ok) await screenshotOpenPages(run);
+  await closeEverything(run, given.request);
+  trap.restore();
+  return finish(run, true);
+}
+
+/** The script as the body of an async function; null (with the error in the result) if it does not parse. */
+function compile(run) {
   try {
-    fn = new vm.Script(
-      `(async function (require, page, context, browser, request, module, exports, __filename, __dirname) {\n${opts.code}\n})`,
+    return new vm.Script(
+      `(async function (require, page, context, browser, request, module, exports, __filename, __dirname) {\n${run.opts.code}\n})`,
       {
-        filename: file,
+        filename: run.file,
         lineOffset: -1,
       },
     ).runInThisContext();
   } catch (err) {
-    result.error = describe(err);
-    writeResult();
-    return result;
+    run.result.error = describe(err);
+    return null;
   }
+}
 
-  const pw = userRequire('playwright-core');
-  const recorder = new PageRecorder(outDir);
-  const contexts = new Set();
-  const browsers = new Set();
-  let traces = 0;
+/** Writes the result, with the pages and runtime secrets too when the script ran. */
+function finish(run, ran) {
+  if (ran) {
+    run.recorder.save();
+    saveSecrets(run.outDir);
+  }
+  fs.writeFileSync(path.join(run.outDir, 'result.json'), JSON.stringify(run.result));
+  return run.result;
+}
 
-  const closeContext = async (ctx) => {
-    if (ctx.__outpostClosing) return ctx.__outpostClosing;
-    ctx.__outpostClosing = (async () => {
-      traces += 1;
-      await bounded(ctx.tracing.stop({ path: path.join(dirs.traces, `trace-${traces}.zip`) }), left(15_000));
-      await recorder.finish(ctx.pages(), left(1000));
-      // Closing the context is what writes its videos.
-      await bounded(ctx.__outpostClose(), left(15_000));
-    })();
-    return ctx.__outpostClosing;
+/** Stops a context's trace, records its pages and closes it, once however often it is asked. */
+function closeContext(run, ctx) {
+  if (ctx.__outpostClosing) return ctx.__outpostClosing;
+  ctx.__outpostClosing = (async () => {
+    run.traces += 1;
+    await bounded(ctx.tracing.stop({ path: path.join(run.dirs.traces, `trace-${run.traces}.zip`) }), left(run, 15_000));
+    await run.recorder.finish(ctx.pages(), left(run, 1000));
+    // Closing the context is what writes its videos.
+    await bounded(ctx.__outpostClose(), left(run, 15_000));
+  })();
+  return ctx.__outpostClosing;
+}
+
+/** Every context of the browser is traced, filmed and recorded, and closing the browser closes them first. */
+function instrumentBrowser(run, browser) {
+  run.browsers.add(browser);
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const ctx = await newContext({ recordVideo: { dir: run.dirs.videos }, ...(options || {}) });
+    await ctx.tracing.start({ screenshots: true, snapshots: true, sources: false }).catch(() => {});
+    run.contexts.add(ctx);
+    run.recorder.context(ctx);
+    ctx.__outpostClose = ctx.close.bind(ctx);
+    ctx.close = () => closeContext(run, ctx);
+    return ctx;
   };
-  const onBrowser = (browser) => {
-    browsers.add(browser);
-    const newContext = browser.newContext.bind(browser);
-    browser.newContext = async (options) => {
-      const ctx = await newContext({ recordVideo: { dir: dirs.videos }, ...(options || {}) });
-      await ctx.tracing.start({ screenshots: true, snapshots: true, sources: false }).catch(() => {});
-      contexts.add(ctx);
-      recorder.context(ctx);
-      ctx.__outpostClose = ctx.close.bind(ctx);
-      ctx.close = () => closeContext(ctx);
-      return ctx;
-    };
-    browser.newPage = async (options) => {
-      const ctx = await browser.newContext(options);
-      return ctx.newPage();
-    };
-    const close = browser.close.bind(browser);
-    browser.close = async (options) => {
-      await Promise.all([...contexts].filter((c) => c.browser() === browser).map(closeContext));
-      return close(options);
-    };
+  browser.newPage = async (options) => {
+    const ctx = await browser.newContext(options);
+    return ctx.newPage();
   };
-  patchChromium(pw.chromium, onBrowser);
+  const close = browser.close.bind(browser);
+  browser.close = async (options) => {
+    await Promise.all([...run.contexts].filter((c) => c.browser() === browser).map((c) => closeContext(run, c)));
+    return close(options);
+  };
+}
 
-  // Only what the script names is started: a script that launches its own browser, or an API-only
-  // multistep script, pays for no browser it does not use.
-  // String literals and comments do not count ("Home page" names no page).
-  const bare = opts.code
+/** Any Chromium launched from now on, by the harness or the script, gets the agent's settings and recording. */
+function instrumentChromium(run, pw) {
+  run.pw = pw;
+  patchChromium(pw.chromium, (browser) => instrumentBrowser(run, browser));
+}
+
+/** A test of whether the code names a pattern; string literals and comments do not count ("Home page" names no page). */
+function namer(code) {
+  const bare = code
     .replace(/\/\*[\s\S]*?\*\//g, ' ')
     .replace(/(^|[^:])\/\/.*$/gm, '$1')
     .replace(/'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/g, "''");
-  const names = (re) => re.test(bare);
-  let browser;
-  let context;
-  let page;
-  let request;
+  return (re) => re.test(bare);
+}
+
+/**
+ * The `browser`, `context`, `page` and `request` the script is given. Only what it names is started:
+ * a script that launches its own browser, or an API-only multistep script, pays for no browser it
+ * does not use. Null (with the agent's error in the result) if the browser could not be started.
+ */
+async function launchWhatTheScriptNames(run) {
+  const names = namer(run.opts.code);
+  const given = {};
   try {
     if (names(/\b(page|context|browser)\b/)) {
-      browser = await pw.chromium.launch();
-      context = await browser.newContext();
-      page = await context.newPage();
+      given.browser = await run.pw.chromium.launch();
+      given.context = await given.browser.newContext();
+      given.page = await given.context.newPage();
     }
-    if (names(/\brequest\b/)) request = await pw.request.newContext();
+    if (names(/\brequest\b/)) given.request = await run.pw.request.newContext();
   } catch (err) {
-    result.agentError = `the browser could not be started: ${describe(err).message}`;
-    await Promise.all([...browsers].map((b) => bounded(b.close(), 5000)));
-    writeResult();
-    return result;
+    run.result.agentError = `the browser could not be started: ${describe(err).message}`;
+    await Promise.all([...run.browsers].map((b) => bounded(b.close(), 5000)));
+    return null;
   }
+  return given;
+}
 
-  // Errors that escape the script (a throw in a callback, an unhandled rejection) fail the run
-  // here rather than ending the bootstrap's step.
+/**
+ * Errors that escape the script (a throw in a callback, an unhandled rejection) reject `escaped`
+ * and so fail the run here rather than ending the bootstrap's step; restore() puts back the
+ * process's own listeners.
+ */
+function trapEscapes() {
   const saved = {
     uncaughtException: process.listeners('uncaughtException'),
     unhandledRejection: process.listeners('unhandledRejection'),
   };
-  let escaped;
-  const escapedRun = new Promise((_, reject) => {
-    escaped = reject;
+  let reject;
+  const escaped = new Promise((_, r) => {
+    reject = r;
   });
-  escapedRun.catch(() => {});
+  escaped.catch(() => {});
   for (const ev of Object.keys(saved)) {
     process.removeAllListeners(ev);
-    process.on(ev, (err) => escaped(err));
+    process.on(ev, (err) => reject(err));
   }
+  const restore = () => {
+    for (const [ev, listeners] of Object.entries(saved)) {
+      process.removeAllListeners(ev);
+      for (const l of listeners) process.on(ev, l);
+    }
+  };
+  return { escaped, restore };
+}
+
+/** Runs the script until it ends, throws, lets an error escape or passes opts.deadlineAt; the result says which. */
+async function runWithinDeadline(run, fn, given, escaped) {
+  const { opts, result } = run;
   let timer;
   const deadline = new Promise((_, reject) => {
     timer = setTimeout(
@@ -185,11 +251,14 @@ async function runScript(opts) {
     );
   });
   const mod = { exports: {} };
+  const { browser, context, page, request } = given;
   try {
     await Promise.race([
-      Promise.resolve().then(() => fn(userRequire, page, context, browser, request, mod, mod.exports, file, jobDir)),
+      Promise.resolve().then(() =>
+        fn(run.userRequire, page, context, browser, request, mod, mod.exports, run.file, opts.jobDir),
+      ),
       deadline,
-      escapedRun,
+      escaped,
     ]);
     result.ok = true;
   } catch (err) {
@@ -197,31 +266,31 @@ async function runScript(opts) {
   } finally {
     clearTimeout(timer);
   }
+}
 
-  if (!result.ok) {
-    let n = 0;
-    for (const ctx of contexts) {
-      for (const p of ctx.pages()) {
-        if (p.isClosed()) continue;
-        n += 1;
-        await bounded(
-          p.screenshot({ path: path.join(dirs.screenshots, `failure-${n}.png`), timeout: Math.max(1, left(3000) / 2) }),
-          left(3000) / 2,
-        );
-      }
+/** A screenshot of every page still open, to show where a failed script was. */
+async function screenshotOpenPages(run) {
+  let n = 0;
+  for (const ctx of run.contexts) {
+    for (const p of ctx.pages()) {
+      if (p.isClosed()) continue;
+      n += 1;
+      await bounded(
+        p.screenshot({
+          path: path.join(run.dirs.screenshots, `failure-${n}.png`),
+          timeout: Math.max(1, left(run, 3000) / 2),
+        }),
+        left(run, 3000) / 2,
+      );
     }
   }
-  await Promise.all([...contexts].map(closeContext));
-  if (request) await bounded(request.dispose(), left(5000));
-  await Promise.all([...browsers].map((b) => bounded(b.close(), left(10_000))));
-  for (const [ev, listeners] of Object.entries(saved)) {
-    process.removeAllListeners(ev);
-    for (const l of listeners) process.on(ev, l);
-  }
-  recorder.save();
-  saveSecrets(outDir);
-  writeResult();
-  return result;
+}
+
+/** Closes every context (saving its trace and videos), the request context and every browser, each bounded. */
+async function closeEverything(run, request) {
+  await Promise.all([...run.contexts].map((c) => closeContext(run, c)));
+  if (request) await bounded(request.dispose(), left(run, 5000));
+  await Promise.all([...run.browsers].map((b) => bounded(b.close(), left(run, 10_000))));
 }
 
 module.exports = { run };
