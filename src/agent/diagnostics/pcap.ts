@@ -50,38 +50,64 @@ export function countRecords(data: Buffer): number {
   return n;
 }
 
+/** What a capture has gathered so far. */
+interface Capture {
+  readonly chunks: Buffer[];
+  bytes: number;
+  truncated: boolean;
+  stderr: string;
+  listening: boolean;
+  retry: PcapCaptured['retry'] | null;
+}
+
+function startTcpdump(binary: string | undefined, filter: string) {
+  // --immediate-mode: libpcap hands each packet over at once (not after its buffer timeout) and -U
+  // writes it at once, so stopping soon after the retry loses nothing; -c/-s bound size.
+  const args = ['-i', 'any', '-n', '-U', '--immediate-mode', '-w', '-', '-s', String(SNAP_LENGTH)];
+  return spawn(binary ?? 'tcpdump', [...args, '-c', String(MAX_PACKETS), filter], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Keeps the capture's bytes up to PCAP_MAX_BYTES, and stops tcpdump when they are reached. */
+function keepBytes(cap: Capture, chunk: Buffer, stop: () => void): void {
+  if (cap.bytes + chunk.length > PCAP_MAX_BYTES) {
+    cap.truncated = true;
+    cap.chunks.push(chunk.subarray(0, PCAP_MAX_BYTES - cap.bytes));
+    cap.bytes = PCAP_MAX_BYTES;
+    stop();
+    return;
+  }
+  cap.chunks.push(chunk);
+  cap.bytes += chunk.length;
+}
+
+function spawnFailure(err: NodeJS.ErrnoException): PcapNotCaptured {
+  return {
+    captured: false,
+    reason:
+      err.code === 'ENOENT'
+        ? 'tcpdump is not installed on this agent (Debian package tcpdump)'
+        : `tcpdump could not start: ${err.message}`,
+  };
+}
+
+/** Why tcpdump ended without a capture, in its own words minus its start-up chatter. */
+function notCaptured(code: number | null, stderr: string): PcapNotCaptured {
+  const said = stderr
+    .trim()
+    .split('\n')
+    .filter((l) => !l.startsWith('tcpdump: listening') && !l.includes('data link type'))
+    .join('; ');
+  return { captured: false, reason: `tcpdump did not capture (exit ${code}${said ? `: ${said.slice(0, 300)}` : ''})` };
+}
+
 export function capturePcap(address: string, port: number, opts: PcapOptions): Promise<PcapResult> {
   const filter = `host ${address} and (tcp port ${port} or icmp or icmp6)`;
   const t0 = performance.now();
   return new Promise((resolve) => {
-    // --immediate-mode: libpcap hands each packet over at once (not after its ~1 s buffer timeout)
-    // and -U writes it at once, so stopping soon after the retry loses nothing; -c/-s bound size.
-    const child = spawn(
-      opts.binary ?? 'tcpdump',
-      [
-        '-i',
-        'any',
-        '-n',
-        '-U',
-        '--immediate-mode',
-        '-w',
-        '-',
-        '-s',
-        String(SNAP_LENGTH),
-        '-c',
-        String(MAX_PACKETS),
-        filter,
-      ],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let truncated = false;
-    let stderr = '';
-    let listening = false;
-    let retry: PcapCaptured['retry'] | null = null;
+    const child = startTcpdump(opts.binary, filter);
+    const cap: Capture = { chunks: [], bytes: 0, truncated: false, stderr: '', listening: false, retry: null };
     let settled = false;
     const finish = (result: PcapResult): void => {
       if (settled) return;
@@ -98,60 +124,31 @@ export function capturePcap(address: string, port: number, opts: PcapOptions): P
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
 
-    child.stdout.on('data', (c: Buffer) => {
-      if (bytes + c.length > PCAP_MAX_BYTES) {
-        truncated = true;
-        chunks.push(c.subarray(0, PCAP_MAX_BYTES - bytes));
-        bytes = PCAP_MAX_BYTES;
-        stop();
-        return;
-      }
-      chunks.push(c);
-      bytes += c.length;
-    });
+    child.stdout.on('data', (c: Buffer) => keepBytes(cap, c, stop));
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', async (c: string) => {
-      if (stderr.length < 4096) stderr += c;
-      if (listening || !stderr.includes('listening on')) return;
-      listening = true;
+      if (cap.stderr.length < 4096) cap.stderr += c;
+      if (cap.listening || !cap.stderr.includes('listening on')) return;
+      cap.listening = true;
       const left = opts.timeLimitMs - (performance.now() - t0);
       const outcome = await retryConnect(address, port, Math.max(100, Math.min(2000, left - 300)));
-      retry = { address, port, outcome };
+      cap.retry = { address, port, outcome };
       // The last answers (a RST, an ICMP error) may trail the connect result by a moment.
       setTimeout(stop, 150);
     });
-    child.on('error', (err: NodeJS.ErrnoException) =>
-      finish({
-        captured: false,
-        reason:
-          err.code === 'ENOENT'
-            ? 'tcpdump is not installed on this agent (Debian package tcpdump)'
-            : `tcpdump could not start: ${err.message}`,
-      }),
-    );
+    child.on('error', (err: NodeJS.ErrnoException) => finish(spawnFailure(err)));
     child.on('close', (code) => {
-      if (!listening || bytes === 0) {
-        const said = stderr
-          .trim()
-          .split('\n')
-          .filter((l) => !l.startsWith('tcpdump: listening') && !l.includes('data link type'))
-          .join('; ');
-        finish({
-          captured: false,
-          reason: `tcpdump did not capture (exit ${code}${said ? `: ${said.slice(0, 300)}` : ''})`,
-        });
-        return;
-      }
-      const data = Buffer.concat(chunks);
+      if (!cap.listening || cap.bytes === 0) return finish(notCaptured(code, cap.stderr));
+      const data = Buffer.concat(cap.chunks);
       finish({
         captured: true,
         format: 'pcap',
         packets: countRecords(data),
         base64: data.toString('base64'),
         bytes: data.length,
-        truncated,
+        truncated: cap.truncated,
         filter,
-        retry: retry ?? { address, port, outcome: 'not tried (time limit)' },
+        retry: cap.retry ?? { address, port, outcome: 'not tried (time limit)' },
         durationMs: Math.round(performance.now() - t0),
       });
     });
