@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 // Not `import { createServer } from 'node:http'`: an ES import of node:http reads all its exports,
-// and its WebSocket/MessageEvent/CloseEvent getters load Node's bundled undici (about 13 MB of an idle
-// agent's RSS). getBuiltinModule returns the module without touching them.
+// and its WebSocket/MessageEvent/CloseEvent getters load Node's bundled undici, a second undici in an
+// idle agent's memory. getBuiltinModule returns the module without touching them.
 const { createServer } = process.getBuiltinModule('node:http');
 
 /** The figures GET /health shows. */

@@ -11,8 +11,8 @@ import { scrubActive } from './scrub/registry.ts';
  * configuration, URLs, headers or bodies leave the agent. EXTERNAL_OBSERVABILITY=off means Sentry is
  * never initialised: no client exists, so nothing can be sent.
  *
- * The SDK is loaded on the first error, not at start: importing @sentry/node costs about 50 MB of RSS,
- * which would be most of an idle agent's footprint, and most agents report nothing most of the time.
+ * The SDK is loaded on the first error, not at start: importing @sentry/node would be most of an idle
+ * agent's memory, and most agents report nothing most of the time.
  */
 
 type SentryModule = typeof import('@sentry/node');

@@ -55,8 +55,8 @@ export function byNewest(a: { id: string }, b: { id: string }): number {
 /**
  * Runs `<nodePath> --version` in a clean environment (the agent's own variables, NODE_OPTIONS
  * included, must not change the answer). node:child_process, not execa as everywhere else: this runs
- * at every start, and loading execa's 111 modules for it cost an idle agent about 17 MB of RSS
- * (BENCHMARKS.md, "Agent memory"); execa now loads with the first sandbox, for an agent that runs user code.
+ * at every start, and loading execa's modules for it would weigh on every idle agent (BENCHMARKS.md,
+ * "Agent memory"); execa loads with the first sandbox, for an agent that runs user code.
  */
 function askVersion(nodePath: string): Promise<{ version: string } | { reason: string }> {
   return new Promise((resolve) => {

@@ -8,10 +8,9 @@ import type { CheckRunner } from './runner.ts';
 /**
  * A runner whose module is loaded on its first run. Why: the engines behind the check types cost an
  * agent memory the moment they are imported (the browser, multistep and suite runners bring the
- * sandbox, execa and Playwright's helpers; all seven together were about 20 MB of RSS), and most
- * private locations run one or two types. An agent now pays for the types it runs, when it first
- * runs them, and an idle agent for none (BENCHMARKS.md, "Agent memory"). A module that fails to load
- * rejects that run (the daemon reports an agent error) and is tried again on the next.
+ * sandbox, execa and Playwright's helpers), and most private locations run one or two types, so an
+ * agent pays for the types it runs when it first runs them (BENCHMARKS.md, "Agent memory"). A module
+ * that fails to load rejects that run (the daemon reports an agent error) and is tried again.
  */
 export function lazyRunner(checkType: CheckType, load: () => Promise<CheckRunner>): CheckRunner {
   let loading: Promise<CheckRunner> | undefined;

@@ -28,8 +28,8 @@ type ConnectH2 = (client: unknown, socket: unknown) => unknown;
 
 /**
  * Defers undici's HTTP/2 half until a connection uses it. client.js requires client-h2.js when it
- * loads, and client-h2.js requires node:http2: about 8 MB of RSS (BENCHMARKS.md, "Agent memory") in
- * every agent, though only a TLS connection whose server picks h2 in ALPN runs it (undici offers h2
+ * loads, and client-h2.js requires node:http2: memory (BENCHMARKS.md, "Agent memory") in every
+ * agent, though only a TLS connection whose server picks h2 in ALPN runs it (undici offers h2
  * by default, and API checks offer it as browsers do: checks/api/connect.ts). So before client.js
  * first loads, a stand-in takes client-h2.js's place in require's cache (Node documents adding and
  * replacing require.cache entries), and the stand-in loads the real file on the first h2 connection. client.js calls client-h2.js's

@@ -173,8 +173,8 @@ export class SandboxPool {
       if (candidate.alive) sandbox = candidate;
       else void candidate.dispose();
     }
-    // Starting a replacement costs a spawn in this process and ~50 ms of CPU in the new one; begun
-    // now, it competes with the job for both (on 2 cores it was ~4 ms of a ~7 ms step). So while
+    // Starting a replacement costs a spawn in this process and CPU in the new one; begun now, it
+    // competes with the job for both (BENCHMARKS.md, "Figures moved out of comments"). So while
     // another warm sandbox is left, the replacement waits for this job to end; only a pool this
     // job empties refills at once, so a burst of jobs does not drain it into cold starts.
     const deferRefill = sandbox !== undefined && warm.some((s) => s.alive);

@@ -508,7 +508,7 @@ export class SandboxProcess {
   /**
    * One empty step through the whole path (stdin, the bootstrap's step runner, the end markers on
    * stdout and stderr, the answer on fd 3), so that a job's first step finds that code compiled and
-   * warm in both processes instead of paying for it (~0.8 ms of a ~3 ms step). The pool does this
+   * warm in both processes instead of paying for it (BENCHMARKS.md, "Figures moved out of comments"). The pool does this
    * before a sandbox counts as warm; a cold start skips it, as it would only move the cost.
    */
   async warmUp(): Promise<void> {
