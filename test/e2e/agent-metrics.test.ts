@@ -4,46 +4,36 @@
  * exactly what the agent counted as sent and observed as check durations, and the scrape must hold
  * neither key nor URL nor the check's id or name.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { expectBoundedMetrics } from '../agent/metrics-rules.ts';
 import { type Exposition, parseExposition, sampleValue } from '../helpers/prometheus-text.ts';
-import { Api, createAccount, type Proc, startAgent, startService, startTarget, tempDir, until } from './harness.ts';
+import { stackTest } from '../support/e2e-test.ts';
+import { until } from './harness.ts';
+
+const it = stackTest({ name: 'e2e-metrics', location: 'e2e-metrics' }).extend(
+  'metricsUrl',
+  { scope: 'file' },
+  async ({ agent }) => {
+    const probes = await agent.waitForLog((l) => l.msg === 'probes listening');
+    return `http://127.0.0.1:${probes.port}/metrics`;
+  },
+);
 
 describe('agent metrics against the real service', () => {
-  let data: Awaited<ReturnType<typeof tempDir>>;
-  let service: { proc: Proc; url: string };
-  let agent: Proc;
-  let target: Awaited<ReturnType<typeof startTarget>>;
-  let api: Api;
-  let location: { id: string; key: string };
-  let metricsUrl: string;
-
-  beforeAll(async () => {
-    data = await tempDir('e2e-metrics');
-    target = await startTarget((_req, res) => void res.writeHead(200).end('ok'));
-    service = await startService({ DATA_DIR: data.dir });
-    api = new Api(service.url, await createAccount(data.dir));
-    location = await api.createLocation('e2e-metrics');
-    agent = startAgent({ API_KEY: location.key, API_URL: service.url, SPOOL_DIR: `${data.dir}/spool` });
-    const probes = await agent.waitForLog((l) => l.msg === 'probes listening');
-    metricsUrl = `http://127.0.0.1:${probes.port}/metrics`;
-  });
-
-  afterAll(async () => {
-    await agent?.stop();
-    await service?.proc.stop();
-    await target?.close();
-    await data?.remove();
-  });
-
-  async function scrape(): Promise<{ text: string; m: Exposition }> {
+  async function scrape(metricsUrl: string): Promise<{ text: string; m: Exposition }> {
     const res = await fetch(metricsUrl);
     expect(res.status).toBe(200);
     const text = await res.text();
     return { text, m: parseExposition(text) };
   }
 
-  it('counts as sent and timed exactly the results the service stored', async () => {
+  it('counts as sent and timed exactly the results the service stored', async ({
+    api,
+    target,
+    location,
+    service,
+    metricsUrl,
+  }) => {
     const check = await api.createApiCheck({
       name: 'metrics target up',
       frequency: 0,
@@ -62,7 +52,7 @@ describe('agent metrics against the real service', () => {
     // and the service has every result it sent.
     const { text, m, stored } = await until(
       async () => {
-        const { text, m } = await scrape();
+        const { text, m } = await scrape(metricsUrl);
         const stored = (await api.results(check.id)).length;
         const busy =
           sampleValue(m, 'outpost_agent_jobs_running', { check_class: 'uptime' }) +

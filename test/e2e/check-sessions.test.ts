@@ -3,8 +3,9 @@
  * triggered through the public API is handed to that agent at once (woken, not found on a later poll),
  * and completion answers with the verdict; a failing target gives a FAILED session.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, createAccount, type Proc, startAgent, startService, startTarget, tempDir, until } from './harness.ts';
+import { describe, expect } from 'vitest';
+import { stackTest } from '../support/e2e-test.ts';
+import { type Api, until } from './harness.ts';
 
 interface Session {
   checkSessionId: string;
@@ -13,32 +14,16 @@ interface Session {
   results: Array<{ hasFailures: boolean; startedAt: string; resultType: string }>;
 }
 
+let status = 200;
+const it = stackTest({
+  name: 'e2e-sessions',
+  location: 'e2e-sessions',
+  target: (_req, res) => res.writeHead(status).end('ok'),
+});
+
 describe('check sessions run by a real agent', () => {
-  let data: Awaited<ReturnType<typeof tempDir>>;
-  let service: { proc: Proc; url: string };
-  let agent: Proc;
-  let target: Awaited<ReturnType<typeof startTarget>>;
-  let api: Api;
-  let status = 200;
-
-  beforeAll(async () => {
-    data = await tempDir('e2e-sessions');
-    target = await startTarget((_req, res) => res.writeHead(status).end('ok'));
-    service = await startService({ DATA_DIR: data.dir });
-    api = new Api(service.url, await createAccount(data.dir));
-    const location = await api.createLocation('e2e-sessions');
-    agent = startAgent({ API_KEY: location.key, API_URL: service.url, SPOOL_DIR: `${data.dir}/spool` });
-  });
-
-  afterAll(async () => {
-    await agent?.stop();
-    await service?.proc.stop();
-    await target?.close();
-    await data?.remove();
-  });
-
   /** Triggers a session of `checkId` and waits for its completion (408s are asked again). */
-  async function runNow(checkId: string): Promise<{ triggeredAt: number; session: Session }> {
+  async function runNow(api: Api, checkId: string): Promise<{ triggeredAt: number; session: Session }> {
     const triggeredAt = Date.now();
     const started = await api.ok<{ sessions: Session[] }>('POST', '/v2/check-sessions/trigger', {
       target: { checkId: [checkId] },
@@ -54,7 +39,7 @@ describe('check sessions run by a real agent', () => {
     return { triggeredAt, session };
   }
 
-  it('starts on the idle agent at once and completes with the verdict, passed then failed', async () => {
+  it('starts on the idle agent at once and completes with the verdict, passed then failed', async ({ api, target }) => {
     // An hourly check: after its first run (on creation) the schedule leaves the agent idle.
     const check = await api.createApiCheck({
       name: 'on demand',
@@ -64,7 +49,7 @@ describe('check sessions run by a real agent', () => {
     });
     await until(async () => (await api.results(check.id))[0], { what: 'the first scheduled result' });
 
-    const passed = await runNow(check.id);
+    const passed = await runNow(api, check.id);
     expect(passed.session).toMatchObject({ status: 'PASSED', results: [{ hasFailures: false, resultType: 'FINAL' }] });
     // Woken in its held lease request: a start seconds later would mean the run waited for a new
     // poll (the long-poll is held up to 25 s). The figure itself is for the log, not a benchmark.
@@ -73,7 +58,7 @@ describe('check sessions run by a real agent', () => {
     expect(waitedMs).toBeLessThan(5_000);
 
     status = 503;
-    const failed = await runNow(check.id);
+    const failed = await runNow(api, check.id);
     expect(failed.session).toMatchObject({ status: 'FAILED', results: [{ hasFailures: true, resultType: 'FINAL' }] });
   });
 });

@@ -238,6 +238,11 @@ export class Api {
     );
     return page.entries;
   }
+
+  /** The check's first result, once there is one. */
+  firstResult(checkId: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+    return until(async () => (await this.results(checkId))[0], { what: `a result of check ${checkId}`, timeoutMs });
+  }
 }
 
 /** A real HTTP target on loopback whose handler the test controls. */

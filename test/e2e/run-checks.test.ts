@@ -2,37 +2,51 @@
  * The walking skeleton end to end: the real service and a real agent process, a real HTTP target on
  * loopback, checks created through the public API, results read back through it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, createAccount, type Proc, startAgent, startService, startTarget, tempDir, until } from './harness.ts';
+import { describe, expect, test } from 'vitest';
+import { stackTest } from '../support/e2e-test.ts';
+import { Api, createAccount, startAgent, startService, tempDir, until } from './harness.ts';
+
+const it = stackTest({
+  name: 'e2e-run',
+  location: 'e2e-main',
+  target: (req, res) => {
+    if (req.url === '/broken') return void res.writeHead(503).end('down');
+    res.writeHead(200, { 'content-type': 'application/json', 'x-target': 'yes' }).end('{"status":"ok"}');
+  },
+});
+
+describe('an agent without Chromium or runtimes (the uptime image)', () => {
+  // Its own service and agent, so plain vitest `test`; it comes first because the file's stack, once
+  // started by the next describe's first test, runs until the file ends.
+  test('offers only API, TCP, DNS and ICMP checks and URL and SSL monitors, and says why the rest are left out', async () => {
+    const data = await tempDir('e2e-uptime');
+    const service = await startService({ DATA_DIR: data.dir });
+    const api = new Api(service.url, await createAccount(data.dir));
+    const location = await api.createLocation('uptime-only');
+    const agent = startAgent({
+      API_KEY: location.key,
+      API_URL: service.url,
+      SPOOL_DIR: `${data.dir}/spool`,
+      RUNTIMES_DIR: `${data.dir}/no-runtimes`,
+      CHROMIUM_PATH: `${data.dir}/no-chromium`,
+    });
+    try {
+      const registered = await agent.waitForLog((l) => l.msg === 'registered; taking work');
+      expect(registered.checkTypes).toEqual(['API', 'TCP', 'DNS', 'ICMP', 'URL', 'SSL']);
+      const omitted = agent.lines
+        .filter((l) => l.msg === 'check type not offered by this agent')
+        .map((l) => l.checkType);
+      expect(omitted.sort()).toEqual(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']);
+    } finally {
+      await agent.stop();
+      await service.proc.stop();
+      await data.remove();
+    }
+  });
+});
 
 describe('service and agent run API checks end to end', () => {
-  let data: Awaited<ReturnType<typeof tempDir>>;
-  let service: { proc: Proc; url: string };
-  let agent: Proc;
-  let target: Awaited<ReturnType<typeof startTarget>>;
-  let api: Api;
-  let location: { id: string; key: string };
-
-  beforeAll(async () => {
-    data = await tempDir('e2e-run');
-    target = await startTarget((req, res) => {
-      if (req.url === '/broken') return void res.writeHead(503).end('down');
-      res.writeHead(200, { 'content-type': 'application/json', 'x-target': 'yes' }).end('{"status":"ok"}');
-    });
-    service = await startService({ DATA_DIR: data.dir });
-    api = new Api(service.url, await createAccount(data.dir));
-    location = await api.createLocation('e2e-main');
-    agent = startAgent({ API_KEY: location.key, API_URL: service.url, SPOOL_DIR: `${data.dir}/spool` });
-  });
-
-  afterAll(async () => {
-    await agent?.stop();
-    await service?.proc.stop();
-    await target?.close();
-    await data?.remove();
-  });
-
-  it('stores a passing and a failing result with the reference fields', async () => {
+  it('stores a passing and a failing result with the reference fields', async ({ api, target }) => {
     const passing = await api.createApiCheck({
       name: 'target up',
       frequency: 0,
@@ -91,7 +105,7 @@ describe('service and agent run API checks end to end', () => {
     expect((fail!.apiCheckResult as { response: { status: number } }).response.status).toBe(503);
   });
 
-  it('shows the running agent on its private location', async () => {
+  it('shows the running agent on its private location', async ({ api, agent, location }) => {
     await agent.waitForLog((l) => l.msg === 'registered; taking work');
     const view = await api.ok<{
       agentCount: number;
@@ -104,38 +118,10 @@ describe('service and agent run API checks end to end', () => {
     expect(view.runningAgents[0]).toMatchObject({ count: 1, isOutdated: false });
   });
 
-  it('does not show one account the results of another', async () => {
+  it('does not show one account the results of another', async ({ api, service, data }) => {
     const checks = await api.ok<Array<{ id: string }>>('GET', '/v1/checks');
     const other = new Api(service.url, await createAccount(data.dir));
     const res = await other.call('GET', `/v2/check-results/${checks[0]!.id}`);
     expect(res.status).toBe(404);
-  });
-});
-
-describe('an agent without Chromium or runtimes (the uptime image)', () => {
-  it('offers only API, TCP, DNS and ICMP checks and URL and SSL monitors, and says why the rest are left out', async () => {
-    const data = await tempDir('e2e-uptime');
-    const service = await startService({ DATA_DIR: data.dir });
-    const api = new Api(service.url, await createAccount(data.dir));
-    const location = await api.createLocation('uptime-only');
-    const agent = startAgent({
-      API_KEY: location.key,
-      API_URL: service.url,
-      SPOOL_DIR: `${data.dir}/spool`,
-      RUNTIMES_DIR: `${data.dir}/no-runtimes`,
-      CHROMIUM_PATH: `${data.dir}/no-chromium`,
-    });
-    try {
-      const registered = await agent.waitForLog((l) => l.msg === 'registered; taking work');
-      expect(registered.checkTypes).toEqual(['API', 'TCP', 'DNS', 'ICMP', 'URL', 'SSL']);
-      const omitted = agent.lines
-        .filter((l) => l.msg === 'check type not offered by this agent')
-        .map((l) => l.checkType);
-      expect(omitted.sort()).toEqual(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']);
-    } finally {
-      await agent.stop();
-      await service.proc.stop();
-      await data.remove();
-    }
   });
 });

@@ -4,49 +4,30 @@
  * Each pair has a check that must pass and one that must fail, so a result that merely arrives is
  * not mistaken for the runner doing its work.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { type DnsmasqServer, freePort, startDnsmasq } from '../agent/dns-server.ts';
 import { type NetServer, startNetServer } from '../agent/tcp-servers.ts';
-import { Api, createAccount, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
+import { stackTest } from '../support/e2e-test.ts';
+
+const it = stackTest({ name: 'e2e-tcp-dns', location: 'e2e-net' });
 
 describe('service and agent run TCP and DNS checks end to end', () => {
-  let data: Awaited<ReturnType<typeof tempDir>>;
-  let service: { proc: Proc; url: string };
-  let agent: Proc;
   let echo: NetServer;
   let dns: DnsmasqServer;
-  let api: Api;
 
   beforeAll(async () => {
-    data = await tempDir('e2e-tcp-dns');
     echo = await startNetServer((socket) => socket.pipe(socket));
     dns = await startDnsmasq(['local=/example.test/', 'host-record=www.example.test,192.0.2.10']);
-    service = await startService({ DATA_DIR: data.dir });
-    api = new Api(service.url, await createAccount(data.dir));
-    const location = await api.createLocation('e2e-net');
-    agent = startAgent({ API_KEY: location.key, API_URL: service.url, SPOOL_DIR: `${data.dir}/spool` });
   });
 
   afterAll(async () => {
-    await agent?.stop();
-    await service?.proc.stop();
     await echo?.close();
     await dns?.stop();
-    await data?.remove();
   });
-
-  const firstResult = (checkId: string) =>
-    until(
-      async () => {
-        const r = await api.results(checkId);
-        return r[0];
-      },
-      { what: `a result of check ${checkId}` },
-    );
 
   const common = { frequency: 0, frequencyOffset: 10, privateLocations: ['e2e-net'] };
 
-  it('runs TCP checks: an echo that answers as asserted passes, a closed port fails', async () => {
+  it('runs TCP checks: an echo that answers as asserted passes, a closed port fails', async ({ api }) => {
     const closedPort = await freePort();
     const up = await api.ok<{ id: string }>('POST', '/v1/checks/tcp', {
       ...common,
@@ -63,7 +44,7 @@ describe('service and agent run TCP and DNS checks end to end', () => {
       name: 'closed',
       request: { hostname: '127.0.0.1', port: closedPort },
     });
-    const upResult = await firstResult(up.id);
+    const upResult = await api.firstResult(up.id);
     expect(upResult).toMatchObject({
       checkId: up.id,
       name: 'echo',
@@ -75,12 +56,12 @@ describe('service and agent run TCP and DNS checks end to end', () => {
     // What the agent measured reaches the user through the public API.
     expect(upResult?.tcpCheckResult).toBeTypeOf('object');
     expect(JSON.stringify(upResult?.tcpCheckResult)).toContain('hello e2e');
-    const downResult = await firstResult(down.id);
+    const downResult = await api.firstResult(down.id);
     expect(downResult).toMatchObject({ checkId: down.id, hasFailures: true, hasErrors: false });
     expect(String(downResult?.error)).toMatch(/refused/i);
   });
 
-  it('runs DNS checks against dnsmasq: the right answer passes, a wrong expectation fails', async () => {
+  it('runs DNS checks against dnsmasq: the right answer passes, a wrong expectation fails', async ({ api }) => {
     const request = { query: 'www.example.test', recordType: 'A', nameServer: '127.0.0.1', port: dns.port };
     const ok = await api.ok<{ id: string }>('POST', '/v1/checks/dns', {
       ...common,
@@ -98,9 +79,9 @@ describe('service and agent run TCP and DNS checks end to end', () => {
       name: 'www A wrong',
       request: { ...request, assertions: [{ source: 'TEXT_ANSWER', comparison: 'CONTAINS', target: '198.51.100.1' }] },
     });
-    const okResult = await firstResult(ok.id);
+    const okResult = await api.firstResult(ok.id);
     expect(okResult).toMatchObject({ checkId: ok.id, hasFailures: false, hasErrors: false });
     expect(JSON.stringify(okResult?.dnsCheckResult)).toContain('192.0.2.10');
-    expect(await firstResult(wrong.id)).toMatchObject({ checkId: wrong.id, hasFailures: true, hasErrors: false });
+    expect(await api.firstResult(wrong.id)).toMatchObject({ checkId: wrong.id, hasFailures: true, hasErrors: false });
   });
 });

@@ -9,23 +9,20 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { type DnsmasqServer, startDnsmasq } from '../agent/dns-server.ts';
 import { makeSelfSignedLeaf } from '../agent/ssl-fixtures.ts';
-import { Api, createAccount, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
+import { stackTest } from '../support/e2e-test.ts';
+
+const it = stackTest({ name: 'e2e-tcp-tls', location: 'e2e-tls' });
 
 describe('service and agent run TCP checks over TLS and DNS checks with query switches', () => {
-  let data: Awaited<ReturnType<typeof tempDir>>;
   let certDir: string;
-  let service: { proc: Proc; url: string };
-  let agent: Proc;
   let echo: tls.Server;
   let echoPort: number;
   let dns: DnsmasqServer;
-  let api: Api;
 
   beforeAll(async () => {
-    data = await tempDir('e2e-tcp-tls');
     certDir = mkdtempSync(join(tmpdir(), 'outpost-e2e-tls-'));
     const files = makeSelfSignedLeaf(certDir, 'echo', 'echo.test');
     echo = tls.createServer({ cert: readFileSync(files.cert), key: readFileSync(files.key) }, (socket) => {
@@ -41,33 +38,19 @@ describe('service and agent run TCP checks over TLS and DNS checks with query sw
       'auth-server=ns1.example.test,127.0.0.1',
       'host-record=www.example.test,192.0.2.10',
     ]);
-    service = await startService({ DATA_DIR: data.dir });
-    api = new Api(service.url, await createAccount(data.dir));
-    const location = await api.createLocation('e2e-tls');
-    agent = startAgent({ API_KEY: location.key, API_URL: service.url, SPOOL_DIR: `${data.dir}/spool` });
   });
 
   afterAll(async () => {
-    await agent?.stop();
-    await service?.proc.stop();
     await new Promise((resolve) => (echo ? echo.close(resolve) : resolve(undefined)));
     await dns?.stop();
-    await data?.remove();
     if (certDir) rmSync(certDir, { recursive: true, force: true });
   });
 
-  const firstResult = (checkId: string) =>
-    until(
-      async () => {
-        const r = await api.results(checkId);
-        return r[0];
-      },
-      { what: `a result of check ${checkId}` },
-    );
-
   const common = { frequency: 0, frequencyOffset: 10, privateLocations: ['e2e-tls'] };
 
-  it('runs a TCP check over TLS: skipSSL passes with the certificate reported, verification fails it', async () => {
+  it('runs a TCP check over TLS: skipSSL passes with the certificate reported, verification fails it', async ({
+    api,
+  }) => {
     const request = { hostname: '127.0.0.1', port: echoPort, data: 'hello tls', tls: true, tlsServerName: 'echo.test' };
     const skipped = await api.ok<{ id: string }>('POST', '/v1/checks/tcp', {
       ...common,
@@ -83,18 +66,18 @@ describe('service and agent run TCP checks over TLS and DNS checks with query sw
       name: 'tls echo, verified',
       request,
     });
-    const ok = await firstResult(skipped.id);
+    const ok = await api.firstResult(skipped.id);
     expect(ok).toMatchObject({ hasFailures: false, hasErrors: false, error: null });
     expect(ok?.tcpCheckResult).toMatchObject({
       response: { data: 'hello tls' },
       tls: { serverName: 'echo.test', chainTrusted: false, certificate: { subjectCN: 'echo.test', selfSigned: true } },
     });
-    const failed = await firstResult(verified.id);
+    const failed = await api.firstResult(verified.id);
     expect(failed).toMatchObject({ hasFailures: true, hasErrors: false });
     expect(String(failed?.error)).toMatch(/^TLS error: self-signed certificate \(DEPTH_ZERO_SELF_SIGNED_CERT\)$/);
   });
 
-  it('runs a DNS check with recursion off and DNSSEC OK, the switches reaching the server', async () => {
+  it('runs a DNS check with recursion off and DNSSEC OK, the switches reaching the server', async ({ api }) => {
     const check = await api.ok<{ id: string }>('POST', '/v1/checks/dns', {
       ...common,
       name: 'www A, switches',
@@ -107,7 +90,7 @@ describe('service and agent run TCP checks over TLS and DNS checks with query sw
         dnssecOk: true,
       },
     });
-    const result = await firstResult(check.id);
+    const result = await api.firstResult(check.id);
     expect(result).toMatchObject({ hasFailures: false, hasErrors: false });
     expect(result?.dnsCheckResult).toMatchObject({
       request: { recursionDesired: false, edns: true, dnssecOk: true },

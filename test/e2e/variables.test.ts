@@ -6,41 +6,25 @@
  * substituted into the URL is in no stored result.
  */
 import type http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, createAccount, type Proc, startAgent, startService, startTarget, tempDir, until } from './harness.ts';
+import { describe, expect } from 'vitest';
+import { stackTest } from '../support/e2e-test.ts';
 
 const TOKEN = 'e2e-variables-secret-token';
 
-describe('variables end to end', () => {
-  let data: Awaited<ReturnType<typeof tempDir>>;
-  let service: { proc: Proc; url: string };
-  let agent: Proc;
-  let target: Awaited<ReturnType<typeof startTarget>>;
-  let api: Api;
-  const seen: Array<{ path: string; headers: http.IncomingHttpHeaders }> = [];
+const seen: Array<{ path: string; headers: http.IncomingHttpHeaders }> = [];
+const it = stackTest({
+  name: 'e2e-variables',
+  location: 'vars-agent',
+  target: (req, res) => {
+    seen.push({ path: req.url ?? '', headers: req.headers });
+    res.writeHead(200).end('ok');
+  },
+});
 
-  const finalResult = (checkId: string) =>
-    until(
-      async () =>
-        (await api.ok<{ entries: Array<Record<string, unknown>> }>('GET', `/v2/check-results/${checkId}?limit=1`))
-          .entries[0],
-      { what: `a result of ${checkId}` },
-    );
+describe('variables end to end', () => {
   const hit = (prefix: string) => seen.find((s) => s.path.startsWith(prefix));
 
-  beforeAll(async () => {
-    data = await tempDir('e2e-variables');
-    target = await startTarget((req, res) => {
-      seen.push({ path: req.url ?? '', headers: req.headers });
-      res.writeHead(200).end('ok');
-    });
-    service = await startService({ DATA_DIR: data.dir });
-    api = new Api(service.url, await createAccount(data.dir));
-    agent = startAgent({
-      API_KEY: (await api.createLocation('vars-agent')).key,
-      API_URL: service.url,
-      SPOOL_DIR: `${data.dir}/spool`,
-    });
+  it.beforeAll(async ({ api }) => {
     for (const v of [
       { key: 'LEVEL', value: 'account' },
       { key: 'ACCOUNT_ONLY', value: 'acct' },
@@ -50,14 +34,10 @@ describe('variables end to end', () => {
     }
   });
 
-  afterAll(async () => {
-    await agent?.stop();
-    await service?.proc.stop();
-    await target?.close();
-    await data?.remove();
-  });
-
-  it('resolves check over group over account, notes a missing variable and scrubs a secret', async () => {
+  it('resolves check over group over account, notes a missing variable and scrubs a secret', async ({
+    api,
+    target,
+  }) => {
     const group = await api.ok<{ id: number }>('POST', '/v2/check-groups', {
       name: 'vars',
       privateLocations: ['vars-agent'],
@@ -91,7 +71,11 @@ describe('variables end to end', () => {
       request: { method: 'GET', url: url('/alone/{{LEVEL}}') },
     });
 
-    const [ownResult] = await Promise.all([finalResult(own.id), finalResult(member.id), finalResult(alone.id)]);
+    const [ownResult] = await Promise.all([
+      api.firstResult(own.id),
+      api.firstResult(member.id),
+      api.firstResult(alone.id),
+    ]);
     expect(hit('/own/')?.path).toBe(`/own/check/grp/acct?t=${TOKEN}`);
     expect(hit('/own/')?.headers['x-missing']).toBe('{{NOPE}}');
     expect(hit('/member/')?.path).toBe('/member/group');

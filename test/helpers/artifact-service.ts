@@ -9,13 +9,13 @@ import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createAccount } from '../../src/service/accounts.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import type { PrivateLocation, StoredCheck } from '../../src/service/store/store.ts';
 import { type ArtifactKind, artifactPath } from '../../src/shared/artifacts.ts';
 import type { CheckType } from '../../src/shared/checks/types.ts';
 import { AGENT_PATHS, type RunResult } from '../../src/shared/protocol.ts';
+import { createTenant } from './dispatch-harness.ts';
 
 export interface ArtifactTenant {
   accountId: string;
@@ -85,33 +85,20 @@ export async function startArtifactService(env: Record<string, string> = {}): Pr
     async tenant(name = 'Acme', checkType: CheckType = 'API') {
       tenants += 1;
       const store = current.service.store;
-      const { accountId, apiKey } = await createAccount(store, name);
-      const location = await store.locations.create(accountId, {
-        name: `Office ${tenants}`,
-        slugName: `office-${tenants}`,
-        icon: 'location',
-        proxyUrl: null,
-      });
-      const { rawKey } = await store.locations.createKey(accountId, location.id);
+      const tenant = await createTenant(store, name, tenants);
       // Not activated: the scheduler leaves it alone, the test makes its runs.
       const check = await store.checks.create({
-        accountId,
+        accountId: tenant.accountId,
         checkType,
         name: 'Login flow',
         activated: false,
         muted: false,
         frequency: 10,
         frequencyOffset: null,
-        locationIds: [location.id],
+        locationIds: [tenant.location.id],
         body: { name: 'Login flow', request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
       });
-      return {
-        accountId,
-        headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId },
-        location,
-        key: rawKey,
-        check,
-      };
+      return { ...tenant, check };
     },
     async run(t) {
       return (await current.service.dispatcher.enqueue(t.check, t.location.id, Date.now())).runId;

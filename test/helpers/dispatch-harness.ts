@@ -45,6 +45,24 @@ export interface TestTenant {
   key: string;
 }
 
+/** An account named `name` with its own private location (the `n`th: office-n) and a raw key of it. */
+export async function createTenant(store: Store, name: string, n: number): Promise<TestTenant> {
+  const { accountId, apiKey } = await createAccount(store, name);
+  const location = await store.locations.create(accountId, {
+    name: `Office ${n}`,
+    slugName: `office-${n}`,
+    icon: 'location',
+    proxyUrl: null,
+  });
+  const { rawKey } = await store.locations.createKey(accountId, location.id);
+  return {
+    accountId,
+    headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId },
+    location,
+    key: rawKey,
+  };
+}
+
 export interface Harness {
   app: FastifyInstance;
   store: Store;
@@ -132,20 +150,7 @@ export async function startHarness(
     metrics,
     async tenant(name = 'Acme') {
       tenants += 1;
-      const { accountId, apiKey } = await createAccount(store, name);
-      const location = await store.locations.create(accountId, {
-        name: `Office ${tenants}`,
-        slugName: `office-${tenants}`,
-        icon: 'location',
-        proxyUrl: null,
-      });
-      const { rawKey } = await store.locations.createKey(accountId, location.id);
-      return {
-        accountId,
-        headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId },
-        location,
-        key: rawKey,
-      };
+      return createTenant(store, name, tenants);
     },
     async check(tenant, overrides = {}) {
       return store.checks.create({

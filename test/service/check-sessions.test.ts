@@ -8,12 +8,18 @@
  * makes no run of its own: every run in a test is one the test asked for.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/service/accounts.ts';
 import { CheckSessions } from '../../src/service/dispatch/check-sessions.ts';
 import { SessionWaiters } from '../../src/service/dispatch/session-waiters.ts';
-import type { PrivateLocation, StoredCheck } from '../../src/service/store/store.ts';
+import type { StoredCheck } from '../../src/service/store/store.ts';
 import { AGENT_PATHS, type Job, type RunResult } from '../../src/shared/protocol.ts';
-import { type Harness, registrationBody, resultFor, startHarness } from '../helpers/dispatch-harness.ts';
+import {
+  createTenant,
+  type Harness,
+  registrationBody,
+  resultFor,
+  startHarness,
+  type TestTenant as Tenant,
+} from '../helpers/dispatch-harness.ts';
 import { type RunningService, startRunningService } from '../helpers/running-service.ts';
 import { type FreshStore, storeBackends } from '../support/store-backends.ts';
 
@@ -22,13 +28,6 @@ beforeAll(async () => {
   svc = await startRunningService({ PUBLIC_URL: 'https://outpost.example.com' });
 });
 afterAll(() => svc.stop());
-
-interface Tenant {
-  accountId: string;
-  headers: Record<string, string>;
-  location: PrivateLocation;
-  key: string;
-}
 
 interface SessionView {
   checkSessionId: string;
@@ -46,23 +45,9 @@ interface SessionView {
 }
 
 let tenants = 0;
-async function tenant(): Promise<Tenant> {
+function tenant(): Promise<Tenant> {
   tenants += 1;
-  const store = svc.service.store;
-  const { accountId, apiKey } = await createAccount(store, `Tenant ${tenants}`);
-  const location = await store.locations.create(accountId, {
-    name: `Office ${tenants}`,
-    slugName: `office-${tenants}`,
-    icon: 'location',
-    proxyUrl: null,
-  });
-  const { rawKey } = await store.locations.createKey(accountId, location.id);
-  return {
-    accountId,
-    headers: { authorization: `Bearer ${apiKey}`, 'x-service-account': accountId },
-    location,
-    key: rawKey,
-  };
+  return createTenant(svc.service.store, `Tenant ${tenants}`, tenants);
 }
 
 async function check(t: Tenant, overrides: Partial<StoredCheck> & { tags?: string[] } = {}): Promise<StoredCheck> {

@@ -2,65 +2,28 @@
  * Browser and multistep check CRUD (/v1/checks/browser, /v1/checks/multistep) with the reference
  * bodies and defaults, validation, another account's check, and the job definition they become.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
-import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
-
-let api: TestApi;
-let acme: TestAccount;
-let other: TestAccount;
-beforeEach(async () => {
-  api = await startTestApi();
-  acme = await api.newAccount('Acme');
-  other = await api.newAccount('Other');
-  const res = await api.request(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
-  expect(res.statusCode).toBe(201);
-});
-afterEach(async () => {
-  await api.close();
-});
-
-type CheckView = Record<string, unknown> & { id: string; checkType: string };
+import { json } from '../helpers/public-api.ts';
+import { checkDefaults, type CheckView, checksTest as it } from '../support/api-test.ts';
 
 const SCRIPT =
   "const { test, expect } = require('@playwright/test');\ntest('home', async ({ page }) => {\n  await page.goto('https://example.test');\n});\n";
 
 const scriptedDefaults = {
-  id: expect.any(String),
-  activated: true,
-  muted: false,
-  doubleCheck: true,
-  shouldFail: false,
-  runParallel: false,
-  locations: [],
-  privateLocations: ['office'],
-  tags: [],
-  runtimeId: null,
-  groupId: null,
-  groupOrder: null,
-  retryStrategy: null,
-  alertSettings: {
-    escalationType: 'RUN_BASED',
-    runBasedEscalation: { failedRunThreshold: 1 },
-    reminders: { amount: 0, interval: 5 },
-    parallelRunFailureThreshold: { enabled: false, percentage: 10 },
-  },
-  useGlobalAlertSettings: true,
-  // From alert_channel_subscriptions: none without channels.
-  alertChannelSubscriptions: [],
-  environmentVariables: [],
-  frequency: 10,
+  ...checkDefaults,
   scriptPath: null,
   dependencies: [],
-  created_at: expect.any(String),
-  updated_at: null,
 };
 
 describe.each([
   ['/v1/checks/browser', 'BROWSER', { sslCheckDomain: null }],
   ['/v1/checks/multistep', 'MULTI_STEP', {}],
 ] as const)('%s', (path, checkType, extraDefaults) => {
-  it('fills in the reference defaults, reads back and becomes a job definition with the runtime resolved', async () => {
+  it('fills in the reference defaults, reads back and becomes a job definition with the runtime resolved', async ({
+    api,
+    acme,
+  }) => {
     const res = await api.request(acme, 'POST', path, {
       name: 'Home',
       script: SCRIPT,
@@ -94,7 +57,7 @@ describe.each([
     });
   });
 
-  it('updates with PUT, keeping what the body leaves out', async () => {
+  it('updates with PUT, keeping what the body leaves out', async ({ api, acme }) => {
     const created = json<CheckView>(
       await api.request(acme, 'POST', path, { name: 'Home', script: SCRIPT, runtimeId: '2025.04' }),
     );
@@ -118,7 +81,7 @@ describe.each([
     });
   });
 
-  it.each([
+  it.for<[object, string]>([
     [{ name: 'x' }, 'script'],
     [{ name: 'x', script: null }, 'body/script is required'],
     [{ name: 'x', script: '   ' }, 'body/script is required'],
@@ -138,14 +101,14 @@ describe.each([
       'body/dependencies/1/path: "a.js" is given more than once',
     ],
     [{ name: 'x', script: SCRIPT, privateLocations: ['nowhere'] }, 'no private location with slugName "nowhere"'],
-  ])('refuses %j with a 400 naming the field', async (body, message) => {
+  ])('refuses %j with a 400 naming the field', async ([body, message], { api, acme }) => {
     const res = await api.request(acme, 'POST', path, body);
     expect(res.statusCode, res.body).toBe(400);
     expect(json(res)).toMatchObject({ statusCode: 400, error: 'Bad Request' });
     expect(json(res).message).toContain(message);
   });
 
-  it("answers 404 for another account's check and for another type's", async () => {
+  it("answers 404 for another account's check and for another type's", async ({ api, acme, other }) => {
     const created = json<CheckView>(await api.request(acme, 'POST', path, { name: 'Home', script: SCRIPT }));
     expect((await api.request(other, 'PUT', `${path}/${created.id}`, { name: 'mine' })).statusCode).toBe(404);
     const otherPath = path.endsWith('browser') ? '/v1/checks/multistep' : '/v1/checks/browser';

@@ -1,68 +1,21 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
-import { first, json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
-
-let api: TestApi;
-let acme: TestAccount;
-beforeEach(async () => {
-  api = await startTestApi();
-  acme = await api.newAccount('Acme');
-  const res = await api.request(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
-  expect(res.statusCode).toBe(201);
-});
-afterEach(async () => {
-  await api.close();
-});
-
-type CheckView = Record<string, unknown> & { id: string; checkType: string; request: Record<string, unknown> };
-
-async function create(path: string, body: object, account = acme): Promise<CheckView> {
-  const res = await api.request(account, 'POST', path, body);
-  expect(res.statusCode, res.body).toBe(201);
-  return json<CheckView>(res);
-}
-
-/** What every type's create fills in besides its thresholds and request. */
-const commonDefaults = {
-  id: expect.any(String),
-  activated: true,
-  muted: false,
-  doubleCheck: true,
-  shouldFail: false,
-  runParallel: false,
-  locations: [],
-  privateLocations: ['office'],
-  tags: [],
-  runtimeId: null,
-  // Check groups (src/service/checks/group-membership.ts).
-  groupId: null,
-  groupOrder: null,
-  retryStrategy: null,
-  alertSettings: {
-    escalationType: 'RUN_BASED',
-    runBasedEscalation: { failedRunThreshold: 1 },
-    reminders: { amount: 0, interval: 5 },
-    parallelRunFailureThreshold: { enabled: false, percentage: 10 },
-  },
-  useGlobalAlertSettings: true,
-  // From alert_channel_subscriptions: none without channels.
-  alertChannelSubscriptions: [],
-  // Variables of the check (docs/secrets.md).
-  environmentVariables: [],
-  frequency: 10,
-  created_at: expect.any(String),
-  updated_at: null,
-};
+import { first, json } from '../helpers/public-api.ts';
+import { checkDefaults, type CheckView, checksTest as it } from '../support/api-test.ts';
 
 const tcpMinimal = { name: 'Postgres port', request: { hostname: 'db.example.test', port: 5432 } };
 const dnsMinimal = { name: 'Apex A', request: { query: 'example.test', recordType: 'A' } };
 const icmpMinimal = { name: 'Gateway ping', request: { hostname: 'gw.example.test' } };
 
 describe('TCP checks', () => {
-  it('fills in the reference defaults (3000/5000 ms) and reads back through GET /v1/checks/{id}', async () => {
-    const created = await create('/v1/checks/tcp', { ...tcpMinimal, privateLocations: ['office'] });
+  it('fills in the reference defaults (3000/5000 ms) and reads back through GET /v1/checks/{id}', async ({
+    api,
+    acme,
+    createCheck,
+  }) => {
+    const created = await createCheck('/v1/checks/tcp', { ...tcpMinimal, privateLocations: ['office'] });
     expect(created).toEqual({
-      ...commonDefaults,
+      ...checkDefaults,
       name: 'Postgres port',
       checkType: 'TCP',
       degradedResponseTime: 3000,
@@ -74,8 +27,8 @@ describe('TCP checks', () => {
     expect(api.hookCalls.map((c) => c.checkId)).toEqual([created.id]);
   });
 
-  it('takes the reference older spellings url and body for hostname and data', async () => {
-    const created = await create('/v1/checks/tcp', {
+  it('takes the reference older spellings url and body for hostname and data', async ({ createCheck }) => {
+    const created = await createCheck('/v1/checks/tcp', {
       name: 'Old client',
       request: { url: 'mail.example.test', port: 25, body: 'EHLO x\r\n' },
     });
@@ -83,7 +36,7 @@ describe('TCP checks', () => {
     expect(created.request).not.toHaveProperty('url');
   });
 
-  it.each([
+  it.for<[object, string]>([
     [
       { name: 'x', request: { port: 80 } },
       'body/request/hostname is required: the host name or IP address to connect to',
@@ -109,14 +62,14 @@ describe('TCP checks', () => {
       'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, LESS_THAN, GREATER_THAN, CONTAINS, NOT_CONTAINS',
     ],
     [{ ...tcpMinimal, maxResponseTime: 45001 }, 'body/maxResponseTime must be <= 45000'],
-  ])('answers 400 naming the field for %j', async (body, message) => {
+  ])('answers 400 naming the field for %j', async ([body, message], { api, acme }) => {
     const res = await api.request(acme, 'POST', '/v1/checks/tcp', body);
     expect(res.statusCode).toBe(400);
     expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
   });
 
-  it('PUT changes only what it carries and merges request one level deep', async () => {
-    const created = await create('/v1/checks/tcp', {
+  it('PUT changes only what it carries and merges request one level deep', async ({ api, acme, createCheck }) => {
+    const created = await createCheck('/v1/checks/tcp', {
       ...tcpMinimal,
       request: { ...tcpMinimal.request, data: 'PING\n' },
     });
@@ -137,8 +90,8 @@ describe('TCP checks', () => {
     expect(updated.maxResponseTime).toBe(5000);
   });
 
-  it('becomes a TCP job definition', async () => {
-    const created = await create('/v1/checks/tcp', {
+  it('becomes a TCP job definition', async ({ api, acme, createCheck }) => {
+    const created = await createCheck('/v1/checks/tcp', {
       ...tcpMinimal,
       shouldFail: true,
       request: {
@@ -176,8 +129,12 @@ describe('TCP checks', () => {
       skipSSL: true,
     };
 
-    it('stores tls, tlsServerName and skipSSL, reads them back and puts them in the job', async () => {
-      const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
+    it('stores tls, tlsServerName and skipSSL, reads them back and puts them in the job', async ({
+      api,
+      acme,
+      createCheck,
+    }) => {
+      const created = await createCheck('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
       expect(created.request).toEqual({ ...tlsRequest, data: null, ipFamily: 'IPv4', assertions: [] });
       expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${created.id}`)).request).toEqual(
         created.request,
@@ -188,14 +145,18 @@ describe('TCP checks', () => {
       });
     });
 
-    it('leaves a check without them as the reference writes it, and its job without TLS', async () => {
-      const created = await create('/v1/checks/tcp', tcpMinimal);
+    it('leaves a check without them as the reference writes it, and its job without TLS', async ({
+      api,
+      acme,
+      createCheck,
+    }) => {
+      const created = await createCheck('/v1/checks/tcp', tcpMinimal);
       expect(created.request).not.toHaveProperty('tls');
       const stored = await api.store.checks.get(acme.accountId, created.id);
       expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).not.toHaveProperty('tls');
     });
 
-    it.each([
+    it.for<[object, string]>([
       [{ tls: 'yes' }, 'body/request/tls must be boolean'],
       [{ tls: true, skipSSL: 'maybe' }, 'body/request/skipSSL must be boolean'],
       [{ tls: true, tlsServerName: 'not a host' }, 'body/request/tlsServerName must match pattern'],
@@ -205,7 +166,7 @@ describe('TCP checks', () => {
       ],
       [{ tlsServerName: 'smtp.example.test' }, 'body/request/tlsServerName applies only when request.tls is true'],
       [{ tls: false, skipSSL: true }, 'body/request/skipSSL applies only when request.tls is true'],
-    ])('answers 400 naming the field for request %j', async (extra, message) => {
+    ])('answers 400 naming the field for request %j', async ([extra, message], { api, acme }) => {
       const res = await api.request(acme, 'POST', '/v1/checks/tcp', {
         ...tcpMinimal,
         request: { ...tcpMinimal.request, ...extra },
@@ -214,8 +175,8 @@ describe('TCP checks', () => {
       expect(json<{ message: string }>(res).message).toContain(message);
     });
 
-    it('checks the switches after a PUT merged them into the stored request', async () => {
-      const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
+    it('checks the switches after a PUT merged them into the stored request', async ({ api, acme, createCheck }) => {
+      const created = await createCheck('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
       const off = await api.request(acme, 'PUT', `/v1/checks/tcp/${created.id}`, {
         request: { port: 465, tls: false },
       });
@@ -231,9 +192,8 @@ describe('TCP checks', () => {
       expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).not.toHaveProperty('tls');
     });
 
-    it("does not let another account change a check's TLS switches", async () => {
-      const created = await create('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
-      const other = await api.newAccount('Other');
+    it("does not let another account change a check's TLS switches", async ({ api, acme, other, createCheck }) => {
+      const created = await createCheck('/v1/checks/tcp', { ...tcpMinimal, request: tlsRequest });
       const res = await api.request(other, 'PUT', `/v1/checks/tcp/${created.id}`, {
         request: { port: 465, skipSSL: false },
       });
@@ -244,10 +204,10 @@ describe('TCP checks', () => {
 });
 
 describe('DNS checks', () => {
-  it('fills in the reference defaults (500/1000 ms, UDP, port 53)', async () => {
-    const created = await create('/v1/checks/dns', { ...dnsMinimal, privateLocations: ['office'] });
+  it('fills in the reference defaults (500/1000 ms, UDP, port 53)', async ({ createCheck }) => {
+    const created = await createCheck('/v1/checks/dns', { ...dnsMinimal, privateLocations: ['office'] });
     expect(created).toEqual({
-      ...commonDefaults,
+      ...checkDefaults,
       name: 'Apex A',
       checkType: 'DNS',
       degradedResponseTime: 500,
@@ -256,11 +216,11 @@ describe('DNS checks', () => {
     });
   });
 
-  it('accepts PTR, SRV and CAA besides the reference types, and a name server', async () => {
+  it('accepts PTR, SRV and CAA besides the reference types, and a name server', async ({ api, acme, createCheck }) => {
     for (const recordType of ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SOA', 'NS', 'HTTPS', 'PTR', 'SRV', 'CAA']) {
-      await create('/v1/checks/dns', { name: recordType, request: { query: 'example.test', recordType } });
+      await createCheck('/v1/checks/dns', { name: recordType, request: { query: 'example.test', recordType } });
     }
-    const created = await create('/v1/checks/dns', {
+    const created = await createCheck('/v1/checks/dns', {
       name: 'ns',
       request: {
         query: '_sip._tcp.example.test',
@@ -289,7 +249,7 @@ describe('DNS checks', () => {
     });
   });
 
-  it.each([
+  it.for<[object, string]>([
     [{ name: 'x', request: { recordType: 'A' } }, 'body/request/query is required'],
     [
       { name: 'x', request: { query: 'a.test', recordType: 'SPF' } },
@@ -309,16 +269,20 @@ describe('DNS checks', () => {
       'body/request/assertions/0/source must be one of RESPONSE_TIME, RESPONSE_CODE, TEXT_ANSWER, JSON_ANSWER',
     ],
     [{ ...dnsMinimal, degradedResponseTime: 5001 }, 'body/degradedResponseTime must be <= 5000'],
-  ])('answers 400 naming the field for %j', async (body, message) => {
+  ])('answers 400 naming the field for %j', async ([body, message], { api, acme }) => {
     const res = await api.request(acme, 'POST', '/v1/checks/dns', body);
     expect(res.statusCode).toBe(400);
     expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
   });
 
   describe('query switches (Outpost extension)', () => {
-    it('stores recursionDesired, edns and dnssecOk and puts them in the job; dnssecOk implies EDNS', async () => {
+    it('stores recursionDesired, edns and dnssecOk and puts them in the job; dnssecOk implies EDNS', async ({
+      api,
+      acme,
+      createCheck,
+    }) => {
       const request = { ...dnsMinimal.request, recursionDesired: false, dnssecOk: true };
-      const created = await create('/v1/checks/dns', { ...dnsMinimal, request });
+      const created = await createCheck('/v1/checks/dns', { ...dnsMinimal, request });
       expect(created.request).toMatchObject({ recursionDesired: false, dnssecOk: true });
       const stored = await api.store.checks.get(acme.accountId, created.id);
       expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).toMatchObject({
@@ -328,8 +292,8 @@ describe('DNS checks', () => {
       });
     });
 
-    it('gives a check without them RD on and no EDNS in its job', async () => {
-      const created = await create('/v1/checks/dns', dnsMinimal);
+    it('gives a check without them RD on and no EDNS in its job', async ({ api, acme, createCheck }) => {
+      const created = await createCheck('/v1/checks/dns', dnsMinimal);
       expect(created.request).not.toHaveProperty('recursionDesired');
       const stored = await api.store.checks.get(acme.accountId, created.id);
       expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).toMatchObject({
@@ -339,8 +303,11 @@ describe('DNS checks', () => {
       });
     });
 
-    it('PUT switches one of them and keeps the rest of the request', async () => {
-      const created = await create('/v1/checks/dns', { ...dnsMinimal, request: { ...dnsMinimal.request, edns: true } });
+    it('PUT switches one of them and keeps the rest of the request', async ({ api, acme, createCheck }) => {
+      const created = await createCheck('/v1/checks/dns', {
+        ...dnsMinimal,
+        request: { ...dnsMinimal.request, edns: true },
+      });
       const res = await api.request(acme, 'PUT', `/v1/checks/dns/${created.id}`, {
         request: { recursionDesired: false },
       });
@@ -352,11 +319,11 @@ describe('DNS checks', () => {
       });
     });
 
-    it.each([
+    it.for<[object, string]>([
       [{ recursionDesired: 'no' }, 'body/request/recursionDesired must be boolean'],
       [{ edns: 'sometimes' }, 'body/request/edns must be boolean'],
       [{ dnssecOk: { on: true } }, 'body/request/dnssecOk must be boolean'],
-    ])('answers 400 naming the field for request %j', async (extra, message) => {
+    ])('answers 400 naming the field for request %j', async ([extra, message], { api, acme }) => {
       const res = await api.request(acme, 'POST', '/v1/checks/dns', {
         ...dnsMinimal,
         request: { ...dnsMinimal.request, ...extra },
@@ -368,10 +335,14 @@ describe('DNS checks', () => {
 });
 
 describe('ICMP checks', () => {
-  it('fills in the reference defaults (pingCount 10, loss 10/20 %, 10000/20000 ms)', async () => {
-    const created = await create('/v1/checks/icmp', { ...icmpMinimal, privateLocations: ['office'] });
+  it('fills in the reference defaults (pingCount 10, loss 10/20 %, 10000/20000 ms)', async ({
+    api,
+    acme,
+    createCheck,
+  }) => {
+    const created = await createCheck('/v1/checks/icmp', { ...icmpMinimal, privateLocations: ['office'] });
     expect(created).toEqual({
-      ...commonDefaults,
+      ...checkDefaults,
       name: 'Gateway ping',
       checkType: 'ICMP',
       degradedResponseTime: 10000,
@@ -389,7 +360,7 @@ describe('ICMP checks', () => {
     });
   });
 
-  it.each([
+  it.for<[object, string]>([
     [{ name: 'x', request: {} }, 'body/request/hostname is required'],
     [{ name: 'x', request: { hostname: 'h', pingCount: 0 } }, 'body/request/pingCount must be >= 1'],
     [{ name: 'x', request: { hostname: 'h', pingCount: 51 } }, 'body/request/pingCount must be <= 50'],
@@ -399,14 +370,14 @@ describe('ICMP checks', () => {
       { name: 'x', request: { hostname: 'h', assertions: [{ source: 'LATENCY', comparison: 'HAS_KEY' }] } },
       'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, GREATER_THAN, LESS_THAN, CONTAINS, NOT_CONTAINS, IS_NULL, NOT_NULL',
     ],
-  ])('answers 400 naming the field for %j', async (body, message) => {
+  ])('answers 400 naming the field for %j', async ([body, message], { api, acme }) => {
     const res = await api.request(acme, 'POST', '/v1/checks/icmp', body);
     expect(res.statusCode).toBe(400);
     expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
   });
 
-  it('PUT sets pingCount and thresholds', async () => {
-    const created = await create('/v1/checks/icmp', icmpMinimal);
+  it('PUT sets pingCount and thresholds', async ({ api, acme, createCheck }) => {
+    const created = await createCheck('/v1/checks/icmp', icmpMinimal);
     const res = await api.request(acme, 'PUT', `/v1/checks/icmp/${created.id}`, {
       request: { pingCount: 3 },
       maxPacketLossThreshold: 50,
@@ -420,11 +391,15 @@ describe('ICMP checks', () => {
 });
 
 describe('all types together', () => {
-  it('GET /v1/checks lists every type in its own shape, filters by checkType, DELETE removes any', async () => {
-    const tcp = await create('/v1/checks/tcp', tcpMinimal);
-    const dns = await create('/v1/checks/dns', dnsMinimal);
-    const icmp = await create('/v1/checks/icmp', icmpMinimal);
-    const apiCheck = await create('/v1/checks/api', {
+  it('GET /v1/checks lists every type in its own shape, filters by checkType, DELETE removes any', async ({
+    api,
+    acme,
+    createCheck,
+  }) => {
+    const tcp = await createCheck('/v1/checks/tcp', tcpMinimal);
+    const dns = await createCheck('/v1/checks/dns', dnsMinimal);
+    const icmp = await createCheck('/v1/checks/icmp', icmpMinimal);
+    const apiCheck = await createCheck('/v1/checks/api', {
       name: 'Home',
       request: { method: 'GET', url: 'https://example.test/' },
     });
@@ -445,11 +420,15 @@ describe('all types together', () => {
     expect(first(json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks'))).id).toBe(apiCheck.id);
   });
 
-  it("answers 404 for another account's check and for a check of another type under a type's path", async () => {
-    const other = await api.newAccount('Other');
-    const tcp = await create('/v1/checks/tcp', tcpMinimal);
-    const dns = await create('/v1/checks/dns', dnsMinimal);
-    const icmp = await create('/v1/checks/icmp', icmpMinimal);
+  it("answers 404 for another account's check and for a check of another type under a type's path", async ({
+    api,
+    acme,
+    other,
+    createCheck,
+  }) => {
+    const tcp = await createCheck('/v1/checks/tcp', tcpMinimal);
+    const dns = await createCheck('/v1/checks/dns', dnsMinimal);
+    const icmp = await createCheck('/v1/checks/icmp', icmpMinimal);
     const notFound = { statusCode: 404, error: 'Not Found', message: 'Check not found' };
     for (const [path, id] of [
       ['tcp', tcp.id],

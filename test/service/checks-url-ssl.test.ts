@@ -2,36 +2,23 @@
  * URL and SSL monitors through the public API (POST/PUT /v1/checks/url and /v1/checks/ssl, and the
  * list, read and delete every type shares), on a real in-process service and store.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
 import { assertionsOf } from '../../src/service/web/console/assertions-view.ts';
 import { responseOf } from '../../src/service/web/console/response-view.ts';
 import type { SslCheckResult } from '../../src/shared/checks/monitors.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
-import { first, json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { first, json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { type CheckView, checksTest as it } from '../support/api-test.ts';
 
-let api: TestApi;
-let acme: TestAccount;
-beforeEach(async () => {
-  api = await startTestApi();
-  acme = await api.newAccount('Acme');
-  const res = await api.request(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
-  expect(res.statusCode).toBe(201);
-});
-afterEach(async () => {
-  await api.close();
-});
-
-type CheckView = Record<string, unknown> & { id: string; checkType: string; request: Record<string, unknown> };
-
-async function create(path: string, body: object, account = acme): Promise<CheckView> {
-  const res = await api.request(account, 'POST', path, body);
-  expect(res.statusCode, res.body).toBe(201);
-  return json<CheckView>(res);
-}
-
-async function rejected(method: 'POST' | 'PUT', path: string, body: object): Promise<string> {
-  const res = await api.request(acme, method, path, body);
+async function rejected(
+  api: TestApi,
+  account: TestAccount,
+  method: 'POST' | 'PUT',
+  path: string,
+  body: object,
+): Promise<string> {
+  const res = await api.request(account, method, path, body);
   expect(res.statusCode, res.body).toBe(400);
   return json(res).message;
 }
@@ -57,8 +44,12 @@ const BASELINE_DEFAULTS = {
 };
 
 describe('URL monitors', () => {
-  it('fills in the reference defaults (GET, 3000/5000 ms), reads back through GET and runs as a URL job', async () => {
-    const created = await create('/v1/checks/url', urlMinimal);
+  it('fills in the reference defaults (GET, 3000/5000 ms), reads back through GET and runs as a URL job', async ({
+    api,
+    acme,
+    createCheck,
+  }) => {
+    const created = await createCheck('/v1/checks/url', urlMinimal);
     expect(created).toMatchObject({
       name: 'Home page',
       checkType: 'URL',
@@ -93,8 +84,12 @@ describe('URL monitors', () => {
     });
   });
 
-  it('takes status-code and response-time assertions and PUT merges the request', async () => {
-    const created = await create('/v1/checks/url', {
+  it('takes status-code and response-time assertions and PUT merges the request', async ({
+    api,
+    acme,
+    createCheck,
+  }) => {
+    const created = await createCheck('/v1/checks/url', {
       ...urlMinimal,
       request: {
         ...urlMinimal.request,
@@ -122,7 +117,7 @@ describe('URL monitors', () => {
     });
   });
 
-  it.each([
+  it.for<[object, string]>([
     [{ name: 'x', request: {} }, 'body/request/url is required'],
     [
       { name: 'x', request: { url: 'ftp://files.example.test/' } },
@@ -151,14 +146,18 @@ describe('URL monitors', () => {
       'body/request/assertions/0/target must be a number for STATUS_CODE EQUALS, got "ok"',
     ],
     [{ ...urlMinimal, maxResponseTime: 45001 }, 'body/maxResponseTime must be <= 45000'],
-  ])('answers 400 naming the field for %j', async (body, message) => {
-    expect(await rejected('POST', '/v1/checks/url', body)).toContain(message);
+  ])('answers 400 naming the field for %j', async ([body, message], { api, acme }) => {
+    expect(await rejected(api, acme, 'POST', '/v1/checks/url', body)).toContain(message);
   });
 });
 
 describe('SSL monitors', () => {
-  it('fills in the reference defaults (port 443, 20 days, the baseline) and runs as an SSL job', async () => {
-    const created = await create('/v1/checks/ssl', sslMinimal);
+  it('fills in the reference defaults (port 443, 20 days, the baseline) and runs as an SSL job', async ({
+    api,
+    acme,
+    createCheck,
+  }) => {
+    const created = await createCheck('/v1/checks/ssl', sslMinimal);
     expect(created).toMatchObject({
       name: 'Edge certificate',
       checkType: 'SSL',
@@ -188,8 +187,8 @@ describe('SSL monitors', () => {
     });
   });
 
-  it('PUT replaces sslConfig, filling what it leaves out with the defaults', async () => {
-    const created = await create('/v1/checks/ssl', {
+  it('PUT replaces sslConfig, filling what it leaves out with the defaults', async ({ api, acme, createCheck }) => {
+    const created = await createCheck('/v1/checks/ssl', {
       ...sslMinimal,
       request: {
         sslConfig: {
@@ -226,7 +225,7 @@ describe('SSL monitors', () => {
     expect(updated.request.assertions).toHaveLength(1);
   });
 
-  it.each([
+  it.for<[object, string]>([
     [{ name: 'x', request: {} }, 'body/request/sslConfig is required'],
     [{ name: 'x', request: { sslConfig: { hostname: 'h', port: 0 } } }, 'body/request/sslConfig/port must be >= 1'],
     [
@@ -290,12 +289,12 @@ describe('SSL monitors', () => {
       'body/request/assertions/0/source must be one of CERTIFICATE, CONNECTION, RESPONSE_TIME, JSON_RESPONSE, TEXT_RESPONSE',
     ],
     [{ ...sslMinimal, maxResponseTime: 30001 }, 'body/maxResponseTime must be <= 30000'],
-  ])('answers 400 naming the field for %j', async (body, message) => {
-    expect(await rejected('POST', '/v1/checks/ssl', body)).toContain(message);
+  ])('answers 400 naming the field for %j', async ([body, message], { api, acme }) => {
+    expect(await rejected(api, acme, 'POST', '/v1/checks/ssl', body)).toContain(message);
   });
 
-  it('takes a TLS version as the target of an ordered tlsVersion assertion', async () => {
-    const created = await create('/v1/checks/ssl', {
+  it('takes a TLS version as the target of an ordered tlsVersion assertion', async ({ createCheck }) => {
+    const created = await createCheck('/v1/checks/ssl', {
       ...sslMinimal,
       request: {
         ...sslMinimal.request,
@@ -307,17 +306,19 @@ describe('SSL monitors', () => {
     ]);
   });
 
-  it('a PUT whose sslConfig has no hostname is a 400 naming it', async () => {
-    const created = await create('/v1/checks/ssl', sslMinimal);
-    const message = await rejected('PUT', `/v1/checks/ssl/${created.id}`, { request: { sslConfig: { port: 444 } } });
+  it('a PUT whose sslConfig has no hostname is a 400 naming it', async ({ api, acme, createCheck }) => {
+    const created = await createCheck('/v1/checks/ssl', sslMinimal);
+    const message = await rejected(api, acme, 'PUT', `/v1/checks/ssl/${created.id}`, {
+      request: { sslConfig: { port: 444 } },
+    });
     expect(message).toBe('body/request/sslConfig/hostname is required: the host name or IP address to connect to');
   });
 });
 
 describe('both types beside the others', () => {
-  it('appear in GET /v1/checks, filter by checkType, and delete like any check', async () => {
-    const url = await create('/v1/checks/url', urlMinimal);
-    const ssl = await create('/v1/checks/ssl', sslMinimal);
+  it('appear in GET /v1/checks, filter by checkType, and delete like any check', async ({ api, acme, createCheck }) => {
+    const url = await createCheck('/v1/checks/url', urlMinimal);
+    const ssl = await createCheck('/v1/checks/ssl', sslMinimal);
     const listed = json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks'));
     expect(listed.map((c) => [c.id, c.checkType])).toEqual([
       [url.id, 'URL'],
@@ -332,10 +333,14 @@ describe('both types beside the others', () => {
     expect(json<CheckView[]>(await api.request(acme, 'GET', '/v1/checks')).map((c) => c.id)).toEqual([ssl.id]);
   });
 
-  it('another account sees none of them, and a check of another type is absent under these paths', async () => {
-    const other = await api.newAccount('Other');
-    const url = await create('/v1/checks/url', urlMinimal);
-    const ssl = await create('/v1/checks/ssl', sslMinimal);
+  it('another account sees none of them, and a check of another type is absent under these paths', async ({
+    api,
+    acme,
+    other,
+    createCheck,
+  }) => {
+    const url = await createCheck('/v1/checks/url', urlMinimal);
+    const ssl = await createCheck('/v1/checks/ssl', sslMinimal);
     const notFound = { statusCode: 404, error: 'Not Found', message: 'Check not found' };
     for (const [path, id] of [
       ['url', url.id],

@@ -1,64 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
-import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
-
-let api: TestApi;
-let acme: TestAccount;
-beforeEach(async () => {
-  api = await startTestApi();
-  acme = await api.newAccount('Acme');
-  const res = await api.request(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
-  expect(res.statusCode).toBe(201);
-});
-afterEach(async () => {
-  await api.close();
-});
-
-type CheckView = Record<string, unknown> & { id: string; request: Record<string, unknown> };
+import { json } from '../helpers/public-api.ts';
+import { checkDefaults, type CheckView, checksTest as it } from '../support/api-test.ts';
 
 const minimal = { name: 'Home page', request: { method: 'GET', url: 'https://example.test/' } };
 
-async function createCheck(body: object = minimal, account = acme): Promise<CheckView> {
-  const res = await api.request(account, 'POST', '/v1/checks/api', body);
-  expect(res.statusCode, res.body).toBe(201);
-  return json<CheckView>(res);
-}
-
 describe('API checks', () => {
-  it('fills in the reference defaults on create and returns them on GET', async () => {
-    const created = await createCheck({ ...minimal, privateLocations: ['office'] });
+  it('fills in the reference defaults on create and returns them on GET', async ({ api, acme, createCheck }) => {
+    const created = await createCheck('/v1/checks/api', { ...minimal, privateLocations: ['office'] });
     expect(created).toEqual({
-      id: expect.any(String),
+      ...checkDefaults,
       name: 'Home page',
       checkType: 'API',
-      activated: true,
-      muted: false,
-      doubleCheck: true,
-      shouldFail: false,
-      runParallel: false,
-      locations: [],
-      privateLocations: ['office'],
-      tags: [],
-      runtimeId: null,
-      // From alert_channel_subscriptions: none without channels.
-      alertChannelSubscriptions: [],
-      // Check groups (src/service/checks/group-membership.ts).
-      groupId: null,
-      groupOrder: null,
-      retryStrategy: null,
-      // Alert settings (docs/api.md "Check statuses and alerts").
-      alertSettings: {
-        escalationType: 'RUN_BASED',
-        runBasedEscalation: { failedRunThreshold: 1 },
-        reminders: { amount: 0, interval: 5 },
-        parallelRunFailureThreshold: { enabled: false, percentage: 10 },
-      },
-      useGlobalAlertSettings: true,
-      frequency: 10,
       degradedResponseTime: 5000,
       maxResponseTime: 20000,
-      // Variables, snippets and scripts (docs/secrets.md).
-      environmentVariables: [],
+      // Snippets and scripts (docs/secrets.md).
       setupSnippetId: null,
       tearDownSnippetId: null,
       localSetupScript: null,
@@ -76,8 +32,6 @@ describe('API checks', () => {
         assertions: [],
         basicAuth: null,
       },
-      created_at: expect.any(String),
-      updated_at: null,
     });
     expect(json(await api.request(acme, 'GET', `/v1/checks/${created.id}`))).toEqual(created);
     // The scheduler hears about it, with the location resolved to its id.
@@ -91,7 +45,7 @@ describe('API checks', () => {
     ]);
   });
 
-  it.each([
+  it.for<[object, string]>([
     [
       { ...minimal, request: { ...minimal.request, method: 'FETCH' } },
       'body/request/method must be one of GET, POST, PUT, HEAD, DELETE, PATCH',
@@ -112,29 +66,32 @@ describe('API checks', () => {
       { ...minimal, privateLocations: ['office', 'attic'] },
       'body/privateLocations: no private location with slugName "attic" in this account',
     ],
-  ])('answers 400 naming the field for %j', async (body, message) => {
+  ])('answers 400 naming the field for %j', async ([body, message], { api, acme }) => {
     const res = await api.request(acme, 'POST', '/v1/checks/api', body);
     expect(res.statusCode).toBe(400);
     expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
     expect(api.hookCalls).toEqual([]);
   });
 
-  it('accepts a sub-minute check with a valid frequencyOffset', async () => {
-    const created = await createCheck({ ...minimal, frequency: 0, frequencyOffset: 20 });
+  it('accepts a sub-minute check with a valid frequencyOffset', async ({ api, acme, createCheck }) => {
+    const created = await createCheck('/v1/checks/api', { ...minimal, frequency: 0, frequencyOffset: 20 });
     expect(created).toMatchObject({ frequency: 0, frequencyOffset: 20 });
     expect(await api.store.checks.get(acme.accountId, created.id)).toMatchObject({ frequency: 0, frequencyOffset: 20 });
   });
 
-  it("does not accept another account's location slug", async () => {
-    const other = await api.newAccount('Other');
+  it("does not accept another account's location slug", async ({ api, acme, other }) => {
     await api.request(other, 'POST', '/v1/private-locations', { name: 'Basement', slugName: 'basement' });
     const res = await api.request(acme, 'POST', '/v1/checks/api', { ...minimal, privateLocations: ['basement'] });
     expect(res.statusCode).toBe(400);
     expect(json(res).message).toContain('"basement"');
   });
 
-  it('updates only the given properties, merging request, and tells the scheduler', async () => {
-    const created = await createCheck({ ...minimal, tags: ['web'] });
+  it('updates only the given properties, merging request, and tells the scheduler', async ({
+    api,
+    acme,
+    createCheck,
+  }) => {
+    const created = await createCheck('/v1/checks/api', { ...minimal, tags: ['web'] });
     const res = await api.request(acme, 'PUT', `/v1/checks/api/${created.id}`, {
       activated: false,
       privateLocations: ['office'],
@@ -148,16 +105,16 @@ describe('API checks', () => {
     expect(api.hookCalls.at(-1)).toMatchObject({ checkId: created.id, check: { activated: false } });
   });
 
-  it('validates the merged result of an update', async () => {
-    const created = await createCheck();
+  it('validates the merged result of an update', async ({ api, acme, createCheck }) => {
+    const created = await createCheck('/v1/checks/api', minimal);
     const res = await api.request(acme, 'PUT', `/v1/checks/api/${created.id}`, { frequency: 0 });
     expect(res.statusCode).toBe(400);
     expect(json(res).message).toMatch(/^body\/frequencyOffset/);
   });
 
-  it('lists with limit and page, and filters by checkType', async () => {
+  it('lists with limit and page, and filters by checkType', async ({ api, acme, createCheck }) => {
     const ids: string[] = [];
-    for (const name of ['a', 'b', 'c']) ids.push((await createCheck({ ...minimal, name })).id);
+    for (const name of ['a', 'b', 'c']) ids.push((await createCheck('/v1/checks/api', { ...minimal, name })).id);
     const page = async (query: string) =>
       json<CheckView[]>(await api.request(acme, 'GET', `/v1/checks${query}`)).map((c) => c.id);
     expect(await page('')).toEqual(ids);
@@ -170,8 +127,8 @@ describe('API checks', () => {
     expect(json(bad).message).toBe('querystring/limit must be >= 1');
   });
 
-  it('deletes with 204, tells the scheduler, and then answers 404', async () => {
-    const created = await createCheck();
+  it('deletes with 204, tells the scheduler, and then answers 404', async ({ api, acme, createCheck }) => {
+    const created = await createCheck('/v1/checks/api', minimal);
     const res = await api.request(acme, 'DELETE', `/v1/checks/${created.id}`);
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
@@ -180,9 +137,13 @@ describe('API checks', () => {
     expect((await api.request(acme, 'DELETE', `/v1/checks/${created.id}`)).statusCode).toBe(404);
   });
 
-  it("answers 404 for another account's check on every route, and changes nothing", async () => {
-    const created = await createCheck();
-    const other = await api.newAccount('Other');
+  it("answers 404 for another account's check on every route, and changes nothing", async ({
+    api,
+    acme,
+    other,
+    createCheck,
+  }) => {
+    const created = await createCheck('/v1/checks/api', minimal);
     const hooksBefore = api.hookCalls.length;
     for (const res of [
       await api.request(other, 'GET', `/v1/checks/${created.id}`),
@@ -200,8 +161,8 @@ describe('API checks', () => {
 });
 
 describe('toCheckDefinition', () => {
-  it('turns a stored API check into the job definition the agent runs', async () => {
-    const created = await createCheck({
+  it('turns a stored API check into the job definition the agent runs', async ({ api, acme, createCheck }) => {
+    const created = await createCheck('/v1/checks/api', {
       ...minimal,
       shouldFail: true,
       runtimeId: '2026.04',

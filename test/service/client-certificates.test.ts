@@ -5,7 +5,7 @@
  */
 import { DatabaseSync } from 'node:sqlite';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect } from 'vitest';
 import {
   certificatesOncePerBatch,
   clientTlsOf,
@@ -16,7 +16,8 @@ import {
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
 import { isSealed } from '../../src/service/secrets/box.ts';
 import { startHarness } from '../helpers/dispatch-harness.ts';
-import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { apiTest as it } from '../support/api-test.ts';
 import { freshAccountEachTest } from '../support/fresh-account.ts';
 import { makePki, type Pki } from '../support/mtls-pki.ts';
 import { storeBackends } from '../support/store-backends.ts';
@@ -24,18 +25,6 @@ import { storeBackends } from '../support/store-backends.ts';
 let pki: Pki;
 beforeAll(() => {
   pki = makePki();
-});
-
-let api: TestApi;
-let acme: TestAccount;
-let other: TestAccount;
-beforeEach(async () => {
-  api = await startTestApi();
-  acme = await api.newAccount('Acme');
-  other = await api.newAccount('Other');
-});
-afterEach(async () => {
-  await api.close();
 });
 
 interface CertView {
@@ -46,7 +35,7 @@ interface CertView {
   created_at: string;
 }
 
-async function addCert(account: TestAccount, body: Record<string, unknown> = {}): Promise<CertView> {
+async function addCert(api: TestApi, account: TestAccount, body: Record<string, unknown> = {}): Promise<CertView> {
   const res = await api.request(account, 'POST', '/v1/client-certificates', {
     host: 'localhost',
     cert: pki.clientCert,
@@ -57,7 +46,7 @@ async function addCert(account: TestAccount, body: Record<string, unknown> = {})
   return json<CertView>(res);
 }
 
-async function rejected(account: TestAccount, url: string, body: object): Promise<string> {
+async function rejected(api: TestApi, account: TestAccount, url: string, body: object): Promise<string> {
   const res = await api.request(account, 'POST', url, body);
   expect(res.statusCode, res.body).toBe(400);
   return json<{ message: string }>(res).message;
@@ -69,8 +58,8 @@ const apiCheck = (request: Record<string, unknown> = {}) => ({
 });
 
 describe('/v1/client-certificates', () => {
-  it('creates, lists, reads and deletes, never showing the key or passphrase', async () => {
-    const created = await addCert(acme, {
+  it('creates, lists, reads and deletes, never showing the key or passphrase', async ({ api, acme }) => {
+    const created = await addCert(api, acme, {
       host: '*.acme.test',
       ca: pki.caCert,
       key: pki.clientKeyEncrypted,
@@ -96,41 +85,46 @@ describe('/v1/client-certificates', () => {
     expect(json(await api.request(acme, 'GET', '/v1/client-certificates'))).toEqual([]);
   });
 
-  it('rejects what does not parse or does not pair, naming the field', async () => {
+  it('rejects what does not parse or does not pair, naming the field', async ({ api, acme }) => {
     const url = '/v1/client-certificates';
     const base = { host: 'localhost', cert: pki.clientCert, key: pki.clientKey };
-    expect(await rejected(acme, url, { host: 'localhost', cert: pki.clientCert })).toMatch(/key/);
-    expect(await rejected(acme, url, { ...base, host: 'https://localhost/' })).toMatch(/^body\/host/);
-    expect(await rejected(acme, url, { ...base, cert: 'not a pem' })).toMatch(/^body\/cert/);
+    expect(await rejected(api, acme, url, { host: 'localhost', cert: pki.clientCert })).toMatch(/key/);
+    expect(await rejected(api, acme, url, { ...base, host: 'https://localhost/' })).toMatch(/^body\/host/);
+    expect(await rejected(api, acme, url, { ...base, cert: 'not a pem' })).toMatch(/^body\/cert/);
     expect(
-      await rejected(acme, url, { ...base, cert: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' }),
+      await rejected(api, acme, url, { ...base, cert: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' }),
     ).toMatch(/^body\/cert/);
-    expect(await rejected(acme, url, { ...base, key: 'nope' })).toMatch(/^body\/key/);
-    expect(await rejected(acme, url, { ...base, key: pki.strayKey })).toMatch(/^body\/key does not match body\/cert/);
-    expect(await rejected(acme, url, { ...base, ca: 'garbage' })).toMatch(/^body\/ca/);
-    expect(await rejected(acme, url, { ...base, key: pki.clientKeyEncrypted })).toMatch(
+    expect(await rejected(api, acme, url, { ...base, key: 'nope' })).toMatch(/^body\/key/);
+    expect(await rejected(api, acme, url, { ...base, key: pki.strayKey })).toMatch(
+      /^body\/key does not match body\/cert/,
+    );
+    expect(await rejected(api, acme, url, { ...base, ca: 'garbage' })).toMatch(/^body\/ca/);
+    expect(await rejected(api, acme, url, { ...base, key: pki.clientKeyEncrypted })).toMatch(
       /^body\/passphrase is required/,
     );
-    expect(await rejected(acme, url, { ...base, key: pki.clientKeyEncrypted, passphrase: 'wrong one' })).toMatch(
+    expect(await rejected(api, acme, url, { ...base, key: pki.clientKeyEncrypted, passphrase: 'wrong one' })).toMatch(
       /^body\/passphrase/,
     );
     expect(json(await api.request(acme, 'GET', url))).toEqual([]);
   });
 
-  it("never shows, deletes or lets a check use another account's certificate", async () => {
-    const mine = await addCert(acme);
+  it("never shows, deletes or lets a check use another account's certificate", async ({ api, acme, other }) => {
+    const mine = await addCert(api, acme);
     expect(json(await api.request(other, 'GET', '/v1/client-certificates'))).toEqual([]);
     expect((await api.request(other, 'GET', `/v1/client-certificates/${mine.id}`)).statusCode).toBe(404);
     expect((await api.request(other, 'DELETE', `/v1/client-certificates/${mine.id}`)).statusCode).toBe(404);
-    const message = await rejected(other, '/v1/checks/api', apiCheck({ sslClientCertificateId: mine.id }));
+    const message = await rejected(api, other, '/v1/checks/api', apiCheck({ sslClientCertificateId: mine.id }));
     expect(message).toBe(
       `body/request/sslClientCertificateId: no client certificate with id "${mine.id}" in this account`,
     );
     expect((await api.request(acme, 'GET', `/v1/client-certificates/${mine.id}`)).statusCode).toBe(200);
   });
 
-  it('stores the key and passphrase sealed: neither is in the row or the database file in clear', async () => {
-    const created = await addCert(acme, { key: pki.clientKeyEncrypted, passphrase: pki.passphrase });
+  it('stores the key and passphrase sealed: neither is in the row or the database file in clear', async ({
+    api,
+    acme,
+  }) => {
+    const created = await addCert(api, acme, { key: pki.clientKeyEncrypted, passphrase: pki.passphrase });
     const db = new DatabaseSync(path.join(api.dataDir, 'outpost.db'), { readOnly: true });
     try {
       const row = db.prepare('SELECT * FROM client_certificates WHERE id = ?').get(created.id) as Record<
@@ -150,9 +144,12 @@ describe('/v1/client-certificates', () => {
 });
 
 describe('checks with client certificates and CA bundles', () => {
-  it('takes an id of the account and a CA bundle on API checks, URL and SSL monitors, and shows them back', async () => {
+  it('takes an id of the account and a CA bundle on API checks, URL and SSL monitors, and shows them back', async ({
+    api,
+    acme,
+  }) => {
     await api.request(acme, 'POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
-    const cert = await addCert(acme);
+    const cert = await addCert(api, acme);
     const tls = { sslClientCertificateId: cert.id, sslCaBundle: pki.caCert };
     const bodies: Array<[string, object]> = [
       ['/v1/checks/api', apiCheck(tls)],
@@ -174,29 +171,35 @@ describe('checks with client certificates and CA bundles', () => {
     expect(auto.statusCode, auto.body).toBe(201);
   });
 
-  it('rejects an unknown id, an explicit SSL mode without one, and a CA bundle that does not parse, naming the field', async () => {
-    expect(await rejected(acme, '/v1/checks/api', apiCheck({ sslClientCertificateId: 'no-such-id' }))).toMatch(
+  it('rejects an unknown id, an explicit SSL mode without one, and a CA bundle that does not parse, naming the field', async ({
+    api,
+    acme,
+  }) => {
+    expect(await rejected(api, acme, '/v1/checks/api', apiCheck({ sslClientCertificateId: 'no-such-id' }))).toMatch(
       /^body\/request\/sslClientCertificateId: no client certificate/,
     );
     expect(
-      await rejected(acme, '/v1/checks/url', {
+      await rejected(api, acme, '/v1/checks/url', {
         name: 'u',
         request: { url: 'https://x.test/', sslClientCertificateId: 'nope' },
       }),
     ).toMatch(/^body\/request\/sslClientCertificateId/);
     expect(
-      await rejected(acme, '/v1/checks/ssl', {
+      await rejected(api, acme, '/v1/checks/ssl', {
         name: 's',
         request: { sslConfig: { hostname: 'x.test', clientCertificateMode: 'explicit' } },
       }),
     ).toMatch(/^body\/request\/sslClientCertificateId is required/);
-    expect(await rejected(acme, '/v1/checks/api', apiCheck({ sslCaBundle: 'not a certificate' }))).toMatch(
+    expect(await rejected(api, acme, '/v1/checks/api', apiCheck({ sslCaBundle: 'not a certificate' }))).toMatch(
       /^body\/request\/sslCaBundle/,
     );
   });
 
-  it("puts the certificate into the run's definition sealed, opened only for the job; a deleted one is left out", async () => {
-    const cert = await addCert(acme, { ca: pki.caCert, key: pki.clientKeyEncrypted, passphrase: pki.passphrase });
+  it("puts the certificate into the run's definition sealed, opened only for the job; a deleted one is left out", async ({
+    api,
+    acme,
+  }) => {
+    const cert = await addCert(api, acme, { ca: pki.caCert, key: pki.clientKeyEncrypted, passphrase: pki.passphrase });
     const res = await api.request(
       acme,
       'POST',
@@ -225,21 +228,25 @@ describe('checks with client certificates and CA bundles', () => {
     });
   });
 
-  it("matches by host when no id is given: an exact host beats a wildcard, the newest wins, never another account's", async () => {
-    const wildcard = await addCert(acme, { host: '*.acme.test' });
+  it("matches by host when no id is given: an exact host beats a wildcard, the newest wins, never another account's", async ({
+    api,
+    acme,
+    other,
+  }) => {
+    const wildcard = await addCert(api, acme, { host: '*.acme.test' });
     const res = await api.request(acme, 'POST', '/v1/checks/api', apiCheck());
     const stored = await api.store.checks.get(acme.accountId, json<{ id: string }>(res).id);
     if (!stored) throw new Error('not stored');
     const chosen = async () =>
       (await clientTlsOf(api.store.clientCertificates, stored, toCheckDefinition(stored)))?.clientCertificateId;
     expect(await chosen()).toBe(wildcard.id);
-    await addCert(other, { host: 'api.acme.test' });
+    await addCert(api, other, { host: 'api.acme.test' });
     expect(await chosen()).toBe(wildcard.id);
-    const exact = await addCert(acme, { host: 'api.acme.test' });
-    const newerWildcard = await addCert(acme, { host: '*.test' });
+    const exact = await addCert(api, acme, { host: 'api.acme.test' });
+    const newerWildcard = await addCert(api, acme, { host: '*.test' });
     expect(newerWildcard.id).not.toBe(exact.id);
     expect(await chosen()).toBe(exact.id);
-    const newerExact = await addCert(acme, { host: 'API.acme.test' });
+    const newerExact = await addCert(api, acme, { host: 'API.acme.test' });
     expect(await chosen()).toBe(newerExact.id);
   });
 });

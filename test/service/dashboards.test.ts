@@ -1,5 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { describe, expect } from 'vitest';
+import { json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { apiTest as it } from '../support/api-test.ts';
 
 interface DashboardView {
   id: number;
@@ -12,24 +13,15 @@ interface DashboardView {
   [key: string]: unknown;
 }
 
+const create = (api: TestApi, account: TestAccount, payload: Record<string, unknown>) =>
+  api.app.inject({ method: 'POST', url: '/v1/dashboards', headers: account.headers, payload });
+
 describe('dashboards', () => {
-  let api: TestApi;
-  let acme: TestAccount;
-  let other: TestAccount;
-  beforeEach(async () => {
-    api = await startTestApi();
-    acme = await api.newAccount('Acme');
-    other = await api.newAccount('Other');
-  });
-  afterEach(async () => {
-    await api.close();
-  });
-
-  const create = (account: TestAccount, payload: Record<string, unknown>) =>
-    api.app.inject({ method: 'POST', url: '/v1/dashboards', headers: account.headers, payload });
-
-  it('creates a dashboard with every reference default and returns id, dashboardId and created_at', async () => {
-    const res = await create(acme, { header: 'Acme status' });
+  it('creates a dashboard with every reference default and returns id, dashboardId and created_at', async ({
+    api,
+    acme,
+  }) => {
+    const res = await create(api, acme, { header: 'Acme status' });
     expect(res.statusCode, res.body).toBe(201);
     const d = json<DashboardView>(res);
     expect(d).toEqual({
@@ -66,7 +58,7 @@ describe('dashboards', () => {
     });
   });
 
-  it('stores every property as given and reads it back', async () => {
+  it('stores every property as given and reads it back', async ({ api, acme }) => {
     const body = {
       header: 'Ops',
       description: 'Everything we run',
@@ -94,7 +86,7 @@ describe('dashboards', () => {
       showP95: false,
       showP99: false,
     };
-    const created = json<DashboardView>(await create(acme, body));
+    const created = json<DashboardView>(await create(api, acme, body));
     const got = await api.app.inject({
       method: 'GET',
       url: `/v1/dashboards/${created.dashboardId}`,
@@ -104,7 +96,7 @@ describe('dashboards', () => {
     expect(json<DashboardView>(got)).toMatchObject(body);
   });
 
-  it('refuses values outside the enums and ranges, naming the field and what is allowed', async () => {
+  it('refuses values outside the enums and ranges, naming the field and what is allowed', async ({ api, acme }) => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ width: '800PX' }, /body\/width must be one of FULL, 960PX/],
       [{ refreshRate: 120 }, /body\/refreshRate must be one of 60, 300, 600/],
@@ -116,37 +108,42 @@ describe('dashboards', () => {
       [{ customDomain: 'nodots' }, /body\/customDomain must be a domain name/],
     ];
     for (const [extra, message] of cases) {
-      const res = await create(acme, { header: 'x', ...extra });
+      const res = await create(api, acme, { header: 'x', ...extra });
       expect(res.statusCode, JSON.stringify(extra)).toBe(400);
       expect(json(res).message).toMatch(message);
     }
-    const noHeader = await create(acme, {});
+    const noHeader = await create(api, acme, {});
     expect(json(noHeader).message).toMatch(/header is required/);
   });
 
-  it('refuses a customUrl or customDomain already used by any account, in any letter case (409)', async () => {
+  it('refuses a customUrl or customDomain already used by any account, in any letter case (409)', async ({
+    api,
+    acme,
+    other,
+  }) => {
     expect(
-      (await create(acme, { header: 'a', customUrl: 'Acme', customDomain: 'https://Status.Acme.example/' })).statusCode,
+      (await create(api, acme, { header: 'a', customUrl: 'Acme', customDomain: 'https://Status.Acme.example/' }))
+        .statusCode,
     ).toBe(201);
-    const url = await create(other, { header: 'b', customUrl: 'aCME' });
+    const url = await create(api, other, { header: 'b', customUrl: 'aCME' });
     expect(url.statusCode).toBe(409);
     expect(json(url)).toEqual({
       statusCode: 409,
       error: 'Conflict',
       message: 'body/customUrl is already in use by another dashboard',
     });
-    const domain = await create(other, { header: 'b', customDomain: 'status.acme.EXAMPLE' });
+    const domain = await create(api, other, { header: 'b', customDomain: 'status.acme.EXAMPLE' });
     expect(domain.statusCode).toBe(409);
     expect(json(domain).message).toMatch(/customDomain is already in use/);
     // Several dashboards without a custom URL or domain never collide.
-    expect((await create(other, { header: 'c', customUrl: null })).statusCode).toBe(201);
-    expect((await create(other, { header: 'd', customUrl: '' })).statusCode).toBe(201);
+    expect((await create(api, other, { header: 'c', customUrl: null })).statusCode).toBe(201);
+    expect((await create(api, other, { header: 'd', customUrl: '' })).statusCode).toBe(201);
   });
 
-  it('lets exactly one of many racing creates take a customUrl', async () => {
+  it('lets exactly one of many racing creates take a customUrl', async ({ api, acme, other }) => {
     const results = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
-        create(i % 2 === 0 ? acme : other, { header: `race ${i}`, customUrl: i % 3 === 0 ? 'RACE' : 'race' }),
+        create(api, i % 2 === 0 ? acme : other, { header: `race ${i}`, customUrl: i % 3 === 0 ? 'RACE' : 'race' }),
       ),
     );
     const codes = results.map((r) => r.statusCode).sort();
@@ -154,9 +151,13 @@ describe('dashboards', () => {
     expect(codes.filter((c) => c === 409)).toHaveLength(11);
   });
 
-  it('PUT changes what it carries, keeps its own address, and 409s on another dashboard’s', async () => {
-    const a = json<DashboardView>(await create(acme, { header: 'a', customUrl: 'alpha' }));
-    await create(other, { header: 'b', customUrl: 'beta' });
+  it('PUT changes what it carries, keeps its own address, and 409s on another dashboard’s', async ({
+    api,
+    acme,
+    other,
+  }) => {
+    const a = json<DashboardView>(await create(api, acme, { header: 'a', customUrl: 'alpha' }));
+    await create(api, other, { header: 'b', customUrl: 'beta' });
     const put = (payload: object) =>
       api.app.inject({ method: 'PUT', url: `/v1/dashboards/${a.dashboardId}`, headers: acme.headers, payload });
     const same = await put({ customUrl: 'ALPHA', refreshRate: 300 });
@@ -170,15 +171,19 @@ describe('dashboards', () => {
     expect((await put({ customUrl: 'Beta' })).statusCode).toBe(409);
     // Freed addresses can be taken by others.
     expect((await put({ customUrl: null })).statusCode).toBe(200);
-    expect((await create(other, { header: 'c', customUrl: 'alpha' })).statusCode).toBe(201);
+    expect((await create(api, other, { header: 'c', customUrl: 'alpha' })).statusCode).toBe(201);
   });
 
-  it('reads a dashboard by id, customUrl or customDomain, and lists the account’s own, paged', async () => {
+  it('reads a dashboard by id, customUrl or customDomain, and lists the account’s own, paged', async ({
+    api,
+    acme,
+    other,
+  }) => {
     const a = json<DashboardView>(
-      await create(acme, { header: 'a', customUrl: 'alpha', customDomain: 'status.alpha.example' }),
+      await create(api, acme, { header: 'a', customUrl: 'alpha', customDomain: 'status.alpha.example' }),
     );
-    await create(acme, { header: 'b' });
-    await create(other, { header: 'theirs' });
+    await create(api, acme, { header: 'b' });
+    await create(api, other, { header: 'theirs' });
     for (const url of [
       '/v1/dashboards/ALPHA?type=customUrl',
       '/v1/dashboards/status.alpha.example?type=customDomain',
@@ -194,8 +199,13 @@ describe('dashboards', () => {
     expect(json<DashboardView[]>(page2).map((d) => d.header)).toEqual(['b']);
   });
 
-  it('gives a private dashboard a key, raw once in the answer that made it, masked after, and drops it when made public', async () => {
-    const d = json<DashboardView>(await create(acme, { header: 'p', isPrivate: true, keys: [{ rawKey: 'ignored' }] }));
+  it('gives a private dashboard a key, raw once in the answer that made it, masked after, and drops it when made public', async ({
+    api,
+    acme,
+  }) => {
+    const d = json<DashboardView>(
+      await create(api, acme, { header: 'p', isPrivate: true, keys: [{ rawKey: 'ignored' }] }),
+    );
     expect(d.keys).toHaveLength(1);
     expect(Object.keys(d.keys[0] ?? {}).sort()).toEqual(['created_at', 'id', 'maskedKey', 'rawKey', 'updated_at']);
     const raw = (d.keys[0] as { rawKey?: string }).rawKey ?? '';
@@ -225,8 +235,8 @@ describe('dashboards', () => {
     expect((priv.keys[0] as { rawKey?: string }).rawKey).not.toBe(raw);
   });
 
-  it('is 404 for another account’s dashboard or an unknown id, and 401 without a key', async () => {
-    const d = json<DashboardView>(await create(acme, { header: 'a' }));
+  it('is 404 for another account’s dashboard or an unknown id, and 401 without a key', async ({ api, acme, other }) => {
+    const d = json<DashboardView>(await create(api, acme, { header: 'a' }));
     for (const [method, url] of [
       ['GET', `/v1/dashboards/${d.id}`],
       ['PUT', `/v1/dashboards/${d.id}`],

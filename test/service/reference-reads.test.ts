@@ -5,19 +5,14 @@
  * store backends.
  */
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { listRuntimes, packageRuntimesDir, readRuntimeCatalog } from '../../src/service/runtime-catalog.ts';
-import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { apiTest as it } from '../support/api-test.ts';
 import { freshAccountEachTest } from '../support/fresh-account.ts';
 import { storeBackends } from '../support/store-backends.ts';
 
-let api: TestApi;
-let acme: TestAccount;
-let other: TestAccount;
-beforeEach(async () => {
-  api = await startTestApi();
-  acme = await api.newAccount('Acme');
-  other = await api.newAccount('Other');
+it.beforeEach(async ({ api, acme, other }) => {
   for (const [account, slugName] of [
     [acme, 'office'],
     [acme, 'lab'],
@@ -27,18 +22,17 @@ beforeEach(async () => {
     expect(res.statusCode, res.body).toBe(201);
   }
 });
-afterEach(async () => {
-  await api.close();
-});
 
 type CheckView = Record<string, unknown> & { id: string; name: string };
 
-const get = (account: TestAccount, url: string) => api.request(account, 'GET', url);
+const get = (api: TestApi, account: TestAccount, url: string) => api.request(account, 'GET', url);
 
 /** A request with the given headers instead of the account's own. */
-const getWith = (headers: Record<string, string>, url: string) => api.app.inject({ method: 'GET', url, headers });
+const getWith = (api: TestApi, headers: Record<string, string>, url: string) =>
+  api.app.inject({ method: 'GET', url, headers });
 
 async function apiCheck(
+  api: TestApi,
   account: TestAccount,
   name: string,
   url: string,
@@ -49,7 +43,12 @@ async function apiCheck(
   return json<CheckView>(res);
 }
 
-async function tcpCheck(account: TestAccount, name: string, extra: Record<string, unknown> = {}): Promise<CheckView> {
+async function tcpCheck(
+  api: TestApi,
+  account: TestAccount,
+  name: string,
+  extra: Record<string, unknown> = {},
+): Promise<CheckView> {
   const res = await api.request(account, 'POST', '/v1/checks/tcp', {
     name,
     request: { hostname: 'db.internal', port: 5432 },
@@ -59,35 +58,40 @@ async function tcpCheck(account: TestAccount, name: string, extra: Record<string
   return json<CheckView>(res);
 }
 
-const names = async (account: TestAccount, url: string) => {
-  const res = await get(account, url);
+const names = async (api: TestApi, account: TestAccount, url: string) => {
+  const res = await get(api, account, url);
   expect(res.statusCode, res.body).toBe(200);
   return json<CheckView[]>(res).map((c) => c.name);
 };
 
 describe('the x-checkly-account header', () => {
-  it('is accepted in place of x-service-account, and with it when both name the same account', async () => {
+  it('is accepted in place of x-service-account, and with it when both name the same account', async ({
+    api,
+    acme,
+  }) => {
     const bearer = { authorization: `Bearer ${acme.apiKey}` };
-    const alone = await getWith({ ...bearer, 'x-checkly-account': acme.accountId }, '/v1/private-locations');
+    const alone = await getWith(api, { ...bearer, 'x-checkly-account': acme.accountId }, '/v1/private-locations');
     expect(alone.statusCode, alone.body).toBe(200);
     expect(json<unknown[]>(alone)).toHaveLength(2);
     const both = await getWith(
+      api,
       { ...bearer, 'x-checkly-account': acme.accountId, 'x-service-account': acme.accountId },
       '/v1/private-locations',
     );
     expect(both.statusCode).toBe(200);
   });
 
-  it('is checked like x-service-account: another account or an empty one is a 401', async () => {
+  it('is checked like x-service-account: another account or an empty one is a 401', async ({ api, acme, other }) => {
     const bearer = { authorization: `Bearer ${acme.apiKey}` };
     for (const value of [other.accountId, ' ']) {
-      const res = await getWith({ ...bearer, 'x-checkly-account': value }, '/v1/private-locations');
+      const res = await getWith(api, { ...bearer, 'x-checkly-account': value }, '/v1/private-locations');
       expect(res.statusCode).toBe(401);
     }
   });
 
-  it('is a 400 naming both headers when the two name different accounts', async () => {
+  it('is a 400 naming both headers when the two name different accounts', async ({ api, acme, other }) => {
     const res = await getWith(
+      api,
       {
         authorization: `Bearer ${acme.apiKey}`,
         'x-service-account': acme.accountId,
@@ -102,18 +106,18 @@ describe('the x-checkly-account header', () => {
 });
 
 describe('GET /next/accounts', () => {
-  it('answers the caller’s own account by its id, and in the list', async () => {
-    const res = await get(acme, `/next/accounts/${acme.accountId}`);
+  it('answers the caller’s own account by its id, and in the list', async ({ api, acme }) => {
+    const res = await get(api, acme, `/next/accounts/${acme.accountId}`);
     expect(res.statusCode).toBe(200);
     expect(json(res)).toEqual({ id: acme.accountId, name: 'Acme', runtimeId: '2026.04' });
-    expect(json(await get(acme, '/next/accounts'))).toEqual([
+    expect(json(await get(api, acme, '/next/accounts'))).toEqual([
       { id: acme.accountId, name: 'Acme', runtimeId: '2026.04' },
     ]);
   });
 
-  it('is a 404 for another account’s id and for an unknown one', async () => {
+  it('is a 404 for another account’s id and for an unknown one', async ({ api, acme, other }) => {
     for (const id of [other.accountId, '00000000-0000-4000-8000-000000000000']) {
-      const res = await get(acme, `/next/accounts/${id}`);
+      const res = await get(api, acme, `/next/accounts/${id}`);
       expect(res.statusCode).toBe(404);
       expect(json(res).error).toBe('Not Found');
     }
@@ -121,12 +125,12 @@ describe('GET /next/accounts', () => {
 });
 
 describe('GET /v1/locations', () => {
-  it('lists the account’s own private locations as region and name', async () => {
-    expect(json(await get(acme, '/v1/locations'))).toEqual([
+  it('lists the account’s own private locations as region and name', async ({ api, acme, other }) => {
+    expect(json(await get(api, acme, '/v1/locations'))).toEqual([
       { region: 'office', name: 'Loc office' },
       { region: 'lab', name: 'Loc lab' },
     ]);
-    expect(json(await get(other, '/v1/locations'))).toEqual([{ region: 'elsewhere', name: 'Loc elsewhere' }]);
+    expect(json(await get(api, other, '/v1/locations'))).toEqual([{ region: 'elsewhere', name: 'Loc elsewhere' }]);
   });
 });
 
@@ -138,9 +142,12 @@ describe('GET /v1/runtimes', () => {
       }
     ).dependencies.node;
 
-  it('lists every runtime under runtimes/, newest first, with its Node.js and installed libraries', async () => {
+  it('lists every runtime under runtimes/, newest first, with its Node.js and installed libraries', async ({
+    api,
+    acme,
+  }) => {
     const runtimes = json<Array<Record<string, unknown> & { name: string; dependencies: Record<string, string> }>>(
-      await get(acme, '/v1/runtimes'),
+      await get(api, acme, '/v1/runtimes'),
     );
     expect(runtimes.map((r) => r.name)).toEqual(['2026.04', '2025.04']);
     const [current, older] = runtimes;
@@ -164,12 +171,15 @@ describe('GET /v1/runtimes', () => {
     ).toEqual(await listRuntimes(packageRuntimesDir()));
   });
 
-  it('shows one runtime by id; an unknown one, or one the reference has but this service does not, is a 404', async () => {
-    const one = await get(acme, '/v1/runtimes/2025.04');
+  it('shows one runtime by id; an unknown one, or one the reference has but this service does not, is a 404', async ({
+    api,
+    acme,
+  }) => {
+    const one = await get(api, acme, '/v1/runtimes/2025.04');
     expect(one.statusCode).toBe(200);
     expect(json<{ name: string }>(one).name).toBe('2025.04');
     for (const id of ['2024.09', 'nope']) {
-      const res = await get(acme, `/v1/runtimes/${id}`);
+      const res = await get(api, acme, `/v1/runtimes/${id}`);
       expect(res.statusCode).toBe(404);
       expect(json(res).message).toContain(id);
     }
@@ -177,47 +187,47 @@ describe('GET /v1/runtimes', () => {
 });
 
 describe('GET /v2/checks', () => {
-  beforeEach(async () => {
-    await apiCheck(acme, 'Home page', 'https://www.MyApp.example/', { tags: ['web', 'prod'] });
-    await apiCheck(acme, 'Billing API', 'https://billing.example/health', { tags: ['prod'] });
-    await tcpCheck(acme, 'Database', { tags: ['db'] });
-    await apiCheck(other, 'Other home', 'https://www.myapp.example/', { tags: ['web'] });
+  it.beforeEach(async ({ api, acme, other }) => {
+    await apiCheck(api, acme, 'Home page', 'https://www.MyApp.example/', { tags: ['web', 'prod'] });
+    await apiCheck(api, acme, 'Billing API', 'https://billing.example/health', { tags: ['prod'] });
+    await tcpCheck(api, acme, 'Database', { tags: ['db'] });
+    await apiCheck(api, other, 'Other home', 'https://www.myapp.example/', { tags: ['web'] });
   });
 
-  it('lists the account’s checks in creation order with the v1 views, paged', async () => {
-    const v1 = json<CheckView[]>(await get(acme, '/v1/checks'));
-    const v2 = json<CheckView[]>(await get(acme, '/v2/checks'));
+  it('lists the account’s checks in creation order with the v1 views, paged', async ({ api, acme, other }) => {
+    const v1 = json<CheckView[]>(await get(api, acme, '/v1/checks'));
+    const v2 = json<CheckView[]>(await get(api, acme, '/v2/checks'));
     expect(v2).toEqual(v1);
     expect(v2.map((c) => c.name)).toEqual(['Home page', 'Billing API', 'Database']);
-    expect(await names(acme, '/v2/checks?limit=2&page=2')).toEqual(['Database']);
-    expect(await names(other, '/v2/checks')).toEqual(['Other home']);
+    expect(await names(api, acme, '/v2/checks?limit=2&page=2')).toEqual(['Database']);
+    expect(await names(api, other, '/v2/checks')).toEqual(['Other home']);
   });
 
-  it('filters by tag (any of them), name, type and API URL, before paging', async () => {
-    expect(await names(acme, '/v2/checks?tag=prod')).toEqual(['Home page', 'Billing API']);
-    expect(await names(acme, '/v2/checks?tag=db&tag=web')).toEqual(['Home page', 'Database']);
-    expect(await names(acme, '/v2/checks?tag=prod&limit=1&page=2')).toEqual(['Billing API']);
-    expect(await names(acme, '/v2/checks?search=BASE')).toEqual(['Database']);
-    expect(await names(acme, '/v2/checks?search=%25')).toEqual([]);
-    expect(await names(acme, '/v2/checks?checkType=TCP')).toEqual(['Database']);
-    expect(await names(acme, '/v2/checks?checkType=URL')).toEqual([]);
-    expect(await names(acme, '/v2/checks?apiCheckUrlFilterPattern=myapp.example')).toEqual(['Home page']);
-    expect(await names(acme, '/v2/checks?apiCheckUrlFilterPattern=example&tag=prod&search=bill')).toEqual([
+  it('filters by tag (any of them), name, type and API URL, before paging', async ({ api, acme }) => {
+    expect(await names(api, acme, '/v2/checks?tag=prod')).toEqual(['Home page', 'Billing API']);
+    expect(await names(api, acme, '/v2/checks?tag=db&tag=web')).toEqual(['Home page', 'Database']);
+    expect(await names(api, acme, '/v2/checks?tag=prod&limit=1&page=2')).toEqual(['Billing API']);
+    expect(await names(api, acme, '/v2/checks?search=BASE')).toEqual(['Database']);
+    expect(await names(api, acme, '/v2/checks?search=%25')).toEqual([]);
+    expect(await names(api, acme, '/v2/checks?checkType=TCP')).toEqual(['Database']);
+    expect(await names(api, acme, '/v2/checks?checkType=URL')).toEqual([]);
+    expect(await names(api, acme, '/v2/checks?apiCheckUrlFilterPattern=myapp.example')).toEqual(['Home page']);
+    expect(await names(api, acme, '/v2/checks?apiCheckUrlFilterPattern=example&tag=prod&search=bill')).toEqual([
       'Billing API',
     ]);
     // No check has run yet, so none has a status.
-    expect(await names(acme, '/v2/checks?status=passing')).toEqual([]);
+    expect(await names(api, acme, '/v2/checks?status=passing')).toEqual([]);
     // v1 takes the same filters, as the reference's v1 does (its CLI filters through /v1/checks).
-    expect(await names(acme, '/v1/checks?apiCheckUrlFilterPattern=example&tag=prod&search=bill')).toEqual([
+    expect(await names(api, acme, '/v1/checks?apiCheckUrlFilterPattern=example&tag=prod&search=bill')).toEqual([
       'Billing API',
     ]);
-    expect(await names(acme, '/v1/checks?tag=db&tag=web&limit=1&page=2')).toEqual(['Database']);
+    expect(await names(api, acme, '/v1/checks?tag=db&tag=web&limit=1&page=2')).toEqual(['Database']);
     // Arrays as axios writes them, as the reference's CLI sends --tag.
-    expect(await names(acme, '/v1/checks?tag[]=db&tag[]=web')).toEqual(['Home page', 'Database']);
-    expect(await names(acme, '/v2/checks?tag[]=db')).toEqual(['Database']);
+    expect(await names(api, acme, '/v1/checks?tag[]=db&tag[]=web')).toEqual(['Home page', 'Database']);
+    expect(await names(api, acme, '/v2/checks?tag[]=db')).toEqual(['Database']);
   });
 
-  it('answers 400 naming the parameter for bad filters and paging', async () => {
+  it('answers 400 naming the parameter for bad filters and paging', async ({ api, acme }) => {
     for (const [query, field] of [
       ['status=green', 'querystring/status'],
       ['checkType=FOO', 'querystring/checkType'],
@@ -227,7 +237,7 @@ describe('GET /v2/checks', () => {
       ['applyGroupSettings=maybe', 'querystring/applyGroupSettings'],
     ]) {
       for (const version of ['v1', 'v2']) {
-        const res = await get(acme, `/${version}/checks?${query}`);
+        const res = await get(api, acme, `/${version}/checks?${query}`);
         expect(res.statusCode, query).toBe(400);
         expect(json(res).message).toContain(field);
       }
@@ -236,18 +246,21 @@ describe('GET /v2/checks', () => {
 });
 
 describe('GET /v2/checks/{id}', () => {
-  it('shows the account’s check as v1 does; another account’s is a 404', async () => {
-    const check = await apiCheck(acme, 'Home page', 'https://example.test/');
-    const v2 = await get(acme, `/v2/checks/${check.id}?includeDependencies=true`);
-    expect((await get(other, `/v1/checks/${check.id}`)).statusCode).toBe(404);
+  it('shows the account’s check as v1 does; another account’s is a 404', async ({ api, acme, other }) => {
+    const check = await apiCheck(api, acme, 'Home page', 'https://example.test/');
+    const v2 = await get(api, acme, `/v2/checks/${check.id}?includeDependencies=true`);
+    expect((await get(api, other, `/v1/checks/${check.id}`)).statusCode).toBe(404);
     expect(v2.statusCode).toBe(200);
-    expect(json(v2)).toEqual(json(await get(acme, `/v1/checks/${check.id}`)));
-    const res = await get(other, `/v2/checks/${check.id}`);
+    expect(json(v2)).toEqual(json(await get(api, acme, `/v1/checks/${check.id}`)));
+    const res = await get(api, other, `/v2/checks/${check.id}`);
     expect(res.statusCode).toBe(404);
     expect(json(res).message).toMatch(/not found/i);
   });
 
-  it('applies the group’s settings when asked: locations, activation, runtime, variables and API defaults', async () => {
+  it('applies the group’s settings when asked: locations, activation, runtime, variables and API defaults', async ({
+    api,
+    acme,
+  }) => {
     const groupRes = await api.request(acme, 'POST', '/v2/check-groups', {
       name: 'Backend',
       activated: false,
@@ -264,16 +277,16 @@ describe('GET /v2/checks/{id}', () => {
     });
     expect(groupRes.statusCode, groupRes.body).toBe(201);
     const groupId = json<{ id: number }>(groupRes).id;
-    const check = await apiCheck(acme, 'Member', '/health', { groupId, privateLocations: ['office'] });
+    const check = await apiCheck(api, acme, 'Member', '/health', { groupId, privateLocations: ['office'] });
 
-    const plain = json<CheckView>(await get(acme, `/v2/checks/${check.id}`));
+    const plain = json<CheckView>(await get(api, acme, `/v2/checks/${check.id}`));
     expect(plain).toMatchObject({
       activated: true,
       privateLocations: ['office'],
       runtimeId: null,
       request: { url: '/health' },
     });
-    const applied = json<CheckView>(await get(acme, `/v2/checks/${check.id}?applyGroupSettings=true`));
+    const applied = json<CheckView>(await get(api, acme, `/v2/checks/${check.id}?applyGroupSettings=true`));
     expect(applied).toMatchObject({
       activated: false,
       privateLocations: ['lab'],
@@ -281,8 +294,8 @@ describe('GET /v2/checks/{id}', () => {
       environmentVariables: [expect.objectContaining({ key: 'REGION', value: 'eu' })],
       request: { url: 'https://api.example/health', headers: [{ key: 'X-Team', value: 'backend' }] },
     });
-    expect(json<CheckView[]>(await get(acme, '/v2/checks?applyGroupSettings=true'))).toEqual([applied]);
-    expect(json<CheckView>(await get(acme, `/v1/checks/${check.id}?applyGroupSettings=true`))).toEqual(applied);
+    expect(json<CheckView[]>(await get(api, acme, '/v2/checks?applyGroupSettings=true'))).toEqual([applied]);
+    expect(json<CheckView>(await get(api, acme, `/v1/checks/${check.id}?applyGroupSettings=true`))).toEqual(applied);
   });
 });
 

@@ -1,30 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
 import { groupOf } from '../../src/service/checks/group-of.ts';
 import { userCodeContextOf } from '../../src/service/checks/user-code.ts';
 import { DEFAULT_RUNTIME_ID } from '../../src/shared/checks/types.ts';
-import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { apiTest as it } from '../support/api-test.ts';
 
-let api: TestApi;
-let acme: TestAccount;
-let other: TestAccount;
-beforeEach(async () => {
-  api = await startTestApi();
-  acme = await api.newAccount('Acme');
-  other = await api.newAccount('Other');
-});
-afterEach(async () => {
-  await api.close();
-});
-
-async function snippet(account: TestAccount, name: string, script: string): Promise<number> {
+async function snippet(api: TestApi, account: TestAccount, name: string, script: string): Promise<number> {
   const res = await api.request(account, 'POST', '/v1/snippets', { name, script });
   expect(res.statusCode, res.body).toBe(201);
   return json<{ id: number }>(res).id;
 }
 
-async function definitionOf(checkId: string) {
-  const stored = await api.store.checks.get(acme.accountId, checkId);
+async function definitionOf(api: TestApi, account: TestAccount, checkId: string) {
+  const stored = await api.store.checks.get(account.accountId, checkId);
   if (!stored) throw new Error('not stored');
   const group = await groupOf(api.store, stored);
   return toCheckDefinition(stored, group, await userCodeContextOf(api.store, stored, group));
@@ -33,7 +22,7 @@ async function definitionOf(checkId: string) {
 const apiCheck = { name: 'c', request: { method: 'GET', url: 'https://x.test/' } };
 
 describe('/v1/snippets', () => {
-  it('creates, lists, reads, updates and deletes', async () => {
+  it('creates, lists, reads, updates and deletes', async ({ api, acme }) => {
     const created = await api.request(acme, 'POST', '/v1/snippets', { name: 'login', script: 'console.log(1)' });
     expect(created.statusCode).toBe(201);
     const s = json<{ id: number }>(created);
@@ -60,7 +49,7 @@ describe('/v1/snippets', () => {
     expect((await api.request(acme, 'GET', `/v1/snippets/${s.id}`)).statusCode).toBe(404);
   });
 
-  it('requires name and script, naming the field', async () => {
+  it('requires name and script, naming the field', async ({ api, acme }) => {
     const noScript = await api.request(acme, 'POST', '/v1/snippets', { name: 'x' });
     expect(noScript.statusCode).toBe(400);
     expect(json<{ message: string }>(noScript).message).toMatch(/script/);
@@ -68,8 +57,8 @@ describe('/v1/snippets', () => {
     expect(json<{ message: string }>(emptyName).message).toMatch(/name/);
   });
 
-  it("never shows or changes another account's snippet", async () => {
-    const id = await snippet(acme, 'mine', 'x');
+  it("never shows or changes another account's snippet", async ({ api, acme, other }) => {
+    const id = await snippet(api, acme, 'mine', 'x');
     expect((await api.request(other, 'GET', `/v1/snippets/${id}`)).statusCode).toBe(404);
     expect((await api.request(other, 'PUT', `/v1/snippets/${id}`, { name: 'n', script: 's' })).statusCode).toBe(404);
     expect((await api.request(other, 'DELETE', `/v1/snippets/${id}`)).statusCode).toBe(404);
@@ -78,9 +67,13 @@ describe('/v1/snippets', () => {
 });
 
 describe('snippets and scripts of API checks', () => {
-  it("accepts the account's own snippet ids; another account's or an unknown one is a 400 naming the field", async () => {
-    const mine = await snippet(acme, 'mine', 'x');
-    const theirs = await snippet(other, 'theirs', 'y');
+  it("accepts the account's own snippet ids; another account's or an unknown one is a 400 naming the field", async ({
+    api,
+    acme,
+    other,
+  }) => {
+    const mine = await snippet(api, acme, 'mine', 'x');
+    const theirs = await snippet(api, other, 'theirs', 'y');
     const ok = await api.request(acme, 'POST', '/v1/checks/api', {
       ...apiCheck,
       setupSnippetId: mine,
@@ -103,9 +96,12 @@ describe('snippets and scripts of API checks', () => {
     expect(json<{ message: string }>(unknown).message).toMatch(/^body\/tearDownSnippetId/);
   });
 
-  it('puts the resolved code in the job: group setup then check setup, check teardown then group teardown', async () => {
-    const groupSetup = await snippet(acme, 'gs', 'GROUP_SETUP_SNIPPET()');
-    const checkSetup = await snippet(acme, 'cs', 'CHECK_SETUP_SNIPPET()');
+  it('puts the resolved code in the job: group setup then check setup, check teardown then group teardown', async ({
+    api,
+    acme,
+  }) => {
+    const groupSetup = await snippet(api, acme, 'gs', 'GROUP_SETUP_SNIPPET()');
+    const checkSetup = await snippet(api, acme, 'cs', 'CHECK_SETUP_SNIPPET()');
     const group = json<{ id: number }>(
       await api.request(acme, 'POST', '/v2/check-groups', {
         name: 'g',
@@ -123,7 +119,7 @@ describe('snippets and scripts of API checks', () => {
         localTearDownScript: 'CHECK_TEARDOWN()',
       }),
     );
-    const def = await definitionOf(created.id);
+    const def = await definitionOf(api, acme, created.id);
     expect(def.localSetupScript).toBe('{\nGROUP_SETUP_SNIPPET()\n}\n{\nCHECK_SETUP_SNIPPET()\n}\n{\nCHECK_SETUP()\n}');
     expect(def.localTearDownScript).toBe('{\nCHECK_TEARDOWN()\n}\n{\nGROUP_TEARDOWN()\n}');
     // The group's runtime, since the check names none.
@@ -131,18 +127,21 @@ describe('snippets and scripts of API checks', () => {
 
     // A snippet edit applies from the next job on; a deleted one becomes a step that fails naming it.
     await api.request(acme, 'PUT', `/v1/snippets/${checkSetup}`, { name: 'cs', script: 'EDITED()' });
-    expect((await definitionOf(created.id)).localSetupScript).toContain('EDITED()');
+    expect((await definitionOf(api, acme, created.id)).localSetupScript).toContain('EDITED()');
     await api.request(acme, 'DELETE', `/v1/snippets/${checkSetup}`);
-    expect((await definitionOf(created.id)).localSetupScript).toContain(
+    expect((await definitionOf(api, acme, created.id)).localSetupScript).toContain(
       `throw new Error("the check's setup snippet ${checkSetup} no longer exists`,
     );
   });
 
-  it('a single step is its code as written, and a scripted check without a runtime gets the default', async () => {
+  it('a single step is its code as written, and a scripted check without a runtime gets the default', async ({
+    api,
+    acme,
+  }) => {
     const created = json<{ id: string }>(
       await api.request(acme, 'POST', '/v1/checks/api', { ...apiCheck, localSetupScript: 'only()' }),
     );
-    const def = await definitionOf(created.id);
+    const def = await definitionOf(api, acme, created.id);
     expect(def.localSetupScript).toBe('only()');
     expect(def.localTearDownScript).toBeUndefined();
     expect(def.runtimeId).toBe(DEFAULT_RUNTIME_ID);

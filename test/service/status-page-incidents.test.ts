@@ -2,8 +2,9 @@
  * Status page incidents and incident updates: operations 2 to 9 of the spec (plus the DELETEs of
  * the reference) through the public API on a real SQLite store.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { first, json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { describe, expect } from 'vitest';
+import { first, json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { apiTest } from '../support/api-test.ts';
 
 interface ServiceView {
   id: string;
@@ -36,24 +37,9 @@ interface Paged<T> {
   nextId: string | null;
 }
 
-let api: TestApi;
-let acme: TestAccount;
-let other: TestAccount;
-let service: ServiceView;
-
 const INCIDENTS = '/v1/status-pages/incidents';
 
-beforeEach(async () => {
-  api = await startTestApi();
-  acme = await api.newAccount('Acme');
-  other = await api.newAccount('Other');
-  service = await createService(acme, 'API');
-});
-afterEach(async () => {
-  await api.close();
-});
-
-async function createService(account: TestAccount, name: string): Promise<ServiceView> {
+async function createService(api: TestApi, account: TestAccount, name: string): Promise<ServiceView> {
   const res = await api.app.inject({
     method: 'POST',
     url: '/v1/status-pages/services',
@@ -63,40 +49,51 @@ async function createService(account: TestAccount, name: string): Promise<Servic
   return json<ServiceView>(res);
 }
 
-function incidentBody(overrides: Record<string, unknown> = {}) {
-  return {
+/**
+ * apiTest with Acme's status page service "API" made before every test, `incidentBody` (an incident on
+ * it), `createIncident` (as Acme unless told) and `addUpdate` (to one of Acme's incidents).
+ */
+const it = apiTest
+  .extend('service', { auto: true }, ({ api, acme }) => createService(api, acme, 'API'))
+  .extend('incidentBody', ({ service }) => (overrides: Record<string, unknown> = {}) => ({
     name: 'Checkout is slow',
     severity: 'MAJOR',
     services: [service],
     incidentUpdates: [{ description: 'Looking into it', status: 'INVESTIGATING' }],
     ...overrides,
-  };
-}
-
-async function createIncident(overrides: Record<string, unknown> = {}, account = acme): Promise<IncidentView> {
-  const res = await api.app.inject({
-    method: 'POST',
-    url: INCIDENTS,
-    headers: account.headers,
-    payload: incidentBody(overrides),
+  }))
+  .extend(
+    'createIncident',
+    ({ api, acme, incidentBody }) =>
+      async (overrides: Record<string, unknown> = {}, account = acme): Promise<IncidentView> => {
+        const res = await api.app.inject({
+          method: 'POST',
+          url: INCIDENTS,
+          headers: account.headers,
+          payload: incidentBody(overrides),
+        });
+        expect(res.statusCode, res.body).toBe(201);
+        return json<IncidentView>(res);
+      },
+  )
+  .extend('addUpdate', ({ api, acme }) => async (incidentId: string, payload: Record<string, unknown>) => {
+    const res = await api.app.inject({
+      method: 'POST',
+      url: `${INCIDENTS}/${incidentId}/incident-updates`,
+      headers: acme.headers,
+      payload,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    return json<UpdateView>(res);
   });
-  expect(res.statusCode, res.body).toBe(201);
-  return json<IncidentView>(res);
-}
-
-async function addUpdate(incidentId: string, payload: Record<string, unknown>): Promise<UpdateView> {
-  const res = await api.app.inject({
-    method: 'POST',
-    url: `${INCIDENTS}/${incidentId}/incident-updates`,
-    headers: acme.headers,
-    payload,
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return json<UpdateView>(res);
-}
 
 describe('incidents', () => {
-  it('creates an incident with its first update and the defaults filled (operation 3), reads it (4)', async () => {
+  it('creates an incident with its first update and the defaults filled (operation 3), reads it (4)', async ({
+    api,
+    acme,
+    service,
+    createIncident,
+  }) => {
     const before = Date.now();
     const incident = await createIncident();
     expect(incident).toMatchObject({
@@ -119,7 +116,7 @@ describe('incidents', () => {
     expect(json<IncidentView>(got)).toEqual(incident);
   });
 
-  it('validates the create body, naming the field', async () => {
+  it('validates the create body, naming the field', async ({ api, acme, incidentBody, createIncident }) => {
     const cases: [Record<string, unknown>, string][] = [
       [{ name: 'x'.repeat(256) }, 'body/name'],
       [{ name: undefined }, 'name'],
@@ -146,8 +143,14 @@ describe('incidents', () => {
     await createIncident({ name: 'x'.repeat(255) });
   });
 
-  it('refuses a service of another account or an unknown one with 400 naming its id', async () => {
-    const theirs = await createService(other, 'Theirs');
+  it('refuses a service of another account or an unknown one with 400 naming its id', async ({
+    api,
+    acme,
+    other,
+    service,
+    incidentBody,
+  }) => {
+    const theirs = await createService(api, other, 'Theirs');
     for (const svc of [theirs, { ...service, id: 'no-such-service' }]) {
       const res = await api.app.inject({
         method: 'POST',
@@ -164,9 +167,14 @@ describe('incidents', () => {
     expect(list.length).toBe(0);
   });
 
-  it('updates name, severity and services (operation 5); incidentUpdates in the body is a 400', async () => {
+  it('updates name, severity and services (operation 5); incidentUpdates in the body is a 400', async ({
+    api,
+    acme,
+    service,
+    createIncident,
+  }) => {
     const incident = await createIncident();
-    const db = await createService(acme, 'Database');
+    const db = await createService(api, acme, 'Database');
     const res = await api.app.inject({
       method: 'PUT',
       url: `${INCIDENTS}/${incident.id}`,
@@ -199,10 +207,15 @@ describe('incidents', () => {
     expect(json(noServices).message).toContain('body/services');
   });
 
-  it('lists newest first with limit 1..100 (default 20) and nextId paging to null (operation 2)', async () => {
+  it('lists newest first with limit 1..100 (default 20) and nextId paging to null (operation 2)', async ({
+    api,
+    acme,
+    other,
+    createIncident,
+  }) => {
     const created: string[] = [];
     for (let i = 0; i < 23; i++) created.push((await createIncident({ name: `Incident ${i}` })).id);
-    await createIncident({ services: [await createService(other, 'O')], name: 'theirs' }, other);
+    await createIncident({ services: [await createService(api, other, 'O')], name: 'theirs' }, other);
 
     const p1 = json<Paged<IncidentView>>(
       await api.app.inject({ method: 'GET', url: INCIDENTS, headers: acme.headers }),
@@ -232,7 +245,13 @@ describe('incidents', () => {
     }
   });
 
-  it("answers 404 for another account's incident on every operation", async () => {
+  it("answers 404 for another account's incident on every operation", async ({
+    api,
+    acme,
+    other,
+    service,
+    createIncident,
+  }) => {
     const incident = await createIncident();
     const updateId = first(incident.incidentUpdates).id;
     const requests = [
@@ -260,7 +279,7 @@ describe('incidents', () => {
     expect(got).toEqual(incident);
   });
 
-  it('deletes an incident with its updates', async () => {
+  it('deletes an incident with its updates', async ({ api, acme, createIncident }) => {
     const incident = await createIncident();
     expect(
       (await api.app.inject({ method: 'DELETE', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }))
@@ -279,7 +298,12 @@ describe('incidents', () => {
 });
 
 describe('incident updates', () => {
-  it('adds (7), reads (8), updates (9) and lists (6) updates; lastUpdateStatus and duration follow', async () => {
+  it('adds (7), reads (8), updates (9) and lists (6) updates; lastUpdateStatus and duration follow', async ({
+    api,
+    acme,
+    createIncident,
+    addUpdate,
+  }) => {
     const incident = await createIncident({
       incidentUpdates: [
         { description: 'Investigating', status: 'INVESTIGATING', publicIncidentUpdateDate: '2026-03-01T10:00:00Z' },
@@ -371,7 +395,7 @@ describe('incident updates', () => {
     expect(now.lastUpdateStatus).toBe('MONITORING'); // the backdated "Late note" is now the newest with a status
   });
 
-  it('lists at most the 100 latest updates', async () => {
+  it('lists at most the 100 latest updates', async ({ api, acme, createIncident, addUpdate }) => {
     const incident = await createIncident({
       incidentUpdates: [{ description: 'first', publicIncidentUpdateDate: '2025-12-31T00:00:00Z' }],
     });
@@ -394,7 +418,7 @@ describe('incident updates', () => {
     expect(list.at(-1)?.description).toBe('u6');
   });
 
-  it('validates update bodies and answers 404 for an unknown update', async () => {
+  it('validates update bodies and answers 404 for an unknown update', async ({ api, acme, createIncident }) => {
     const incident = await createIncident();
     const base = `${INCIDENTS}/${incident.id}/incident-updates`;
     const cases: [Record<string, unknown>, string][] = [

@@ -2,8 +2,9 @@
  * Status pages, status page services and subscriptions through the public API (app.inject on a
  * real SQLite store): shapes, validation, paging, 409s on taken urls and cross-account 404s.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { first, json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { describe, expect } from 'vitest';
+import { first, json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { apiTest as it } from '../support/api-test.ts';
 
 interface ServiceView {
   id: string;
@@ -38,20 +39,7 @@ interface Paged<T> {
   nextId: string | null;
 }
 
-let api: TestApi;
-let acme: TestAccount;
-let other: TestAccount;
-
-beforeEach(async () => {
-  api = await startTestApi();
-  acme = await api.newAccount('Acme');
-  other = await api.newAccount('Other');
-});
-afterEach(async () => {
-  await api.close();
-});
-
-async function createService(account: TestAccount, name: string): Promise<ServiceView> {
+async function createService(api: TestApi, account: TestAccount, name: string): Promise<ServiceView> {
   const res = await api.app.inject({
     method: 'POST',
     url: '/v1/status-pages/services',
@@ -62,13 +50,13 @@ async function createService(account: TestAccount, name: string): Promise<Servic
   return json<ServiceView>(res);
 }
 
-async function createPage(account: TestAccount, body: Record<string, unknown>) {
+async function createPage(api: TestApi, account: TestAccount, body: Record<string, unknown>) {
   return api.app.inject({ method: 'POST', url: '/v1/status-pages', headers: account.headers, payload: body });
 }
 
 describe('status page services', () => {
-  it('creates, reads, lists, renames and deletes a service', async () => {
-    const api1 = await createService(acme, 'API');
+  it('creates, reads, lists, renames and deletes a service', async ({ api, acme }) => {
+    const api1 = await createService(api, acme, 'API');
     expect(api1).toMatchObject({ name: 'API', accountId: acme.accountId, updated_at: null });
     const got = await api.app.inject({
       method: 'GET',
@@ -101,8 +89,8 @@ describe('status page services', () => {
     expect(gone.statusCode).toBe(404);
   });
 
-  it('pages the list with nextId and lists everything with paginated=false', async () => {
-    for (const name of ['a', 'b', 'c']) await createService(acme, name);
+  it('pages the list with nextId and lists everything with paginated=false', async ({ api, acme }) => {
+    for (const name of ['a', 'b', 'c']) await createService(api, acme, name);
     const p1 = json<Paged<ServiceView>>(
       await api.app.inject({ method: 'GET', url: '/v1/status-pages/services?limit=2', headers: acme.headers }),
     );
@@ -126,8 +114,8 @@ describe('status page services', () => {
     expect(all.length).toBe(3);
   });
 
-  it("answers 404 for another account's service and 400 without a name", async () => {
-    const mine = await createService(acme, 'API');
+  it("answers 404 for another account's service and 400 without a name", async ({ api, acme, other }) => {
+    const mine = await createService(api, acme, 'API');
     for (const method of ['GET', 'DELETE'] as const) {
       const res = await api.app.inject({ method, url: `/v1/status-pages/services/${mine.id}`, headers: other.headers });
       expect(res.statusCode).toBe(404);
@@ -144,9 +132,9 @@ describe('status page services', () => {
 });
 
 describe('status pages', () => {
-  it('creates a page with cards of services and returns the reference shape', async () => {
-    const svc = await createService(acme, 'API');
-    const res = await createPage(acme, {
+  it('creates a page with cards of services and returns the reference shape', async ({ api, acme }) => {
+    const svc = await createService(api, acme, 'API');
+    const res = await createPage(api, acme, {
       name: 'Acme status',
       url: 'Acme-Status',
       cards: [{ name: 'Core', services: [{ id: svc.id }] }],
@@ -170,11 +158,11 @@ describe('status pages', () => {
     expect(got).toEqual(page);
   });
 
-  it('replaces cards on PUT, keeping the id of a card sent back with its id', async () => {
-    const a = await createService(acme, 'A');
-    const b = await createService(acme, 'B');
+  it('replaces cards on PUT, keeping the id of a card sent back with its id', async ({ api, acme }) => {
+    const a = await createService(api, acme, 'A');
+    const b = await createService(api, acme, 'B');
     const page = json<PageView>(
-      await createPage(acme, {
+      await createPage(api, acme, {
         name: 'P',
         url: 'p',
         cards: [{ name: 'One', services: [{ id: a.id }] }, { name: 'Two' }],
@@ -199,27 +187,35 @@ describe('status pages', () => {
     expect(first(updated.cards).services.map((s) => s.name)).toEqual(['B', 'A']);
   });
 
-  it("refuses another account's service on a card with 400 naming it", async () => {
-    const theirs = await createService(other, 'Theirs');
-    const res = await createPage(acme, { name: 'P', url: 'p', cards: [{ name: 'C', services: [{ id: theirs.id }] }] });
+  it("refuses another account's service on a card with 400 naming it", async ({ api, acme, other }) => {
+    const theirs = await createService(api, other, 'Theirs');
+    const res = await createPage(api, acme, {
+      name: 'P',
+      url: 'p',
+      cards: [{ name: 'C', services: [{ id: theirs.id }] }],
+    });
     expect(res.statusCode).toBe(400);
     expect(json(res).message).toContain(theirs.id);
     expect(json(res).message).toContain('body/cards/0/services');
   });
 
-  it('answers 409 for a url or custom domain in use by any account, in any letter case', async () => {
+  it('answers 409 for a url or custom domain in use by any account, in any letter case', async ({
+    api,
+    acme,
+    other,
+  }) => {
     expect(
-      (await createPage(acme, { name: 'P', url: 'taken', customDomain: 'status.acme.com', cards: [] })).statusCode,
+      (await createPage(api, acme, { name: 'P', url: 'taken', customDomain: 'status.acme.com', cards: [] })).statusCode,
     ).toBe(201);
-    const url = await createPage(other, { name: 'Q', url: 'TAKEN', cards: [] });
+    const url = await createPage(api, other, { name: 'Q', url: 'TAKEN', cards: [] });
     expect(url.statusCode).toBe(409);
     expect(json(url).message).toContain('url');
-    const domain = await createPage(other, { name: 'Q', url: 'free', customDomain: 'Status.Acme.com', cards: [] });
+    const domain = await createPage(api, other, { name: 'Q', url: 'free', customDomain: 'Status.Acme.com', cards: [] });
     expect(domain.statusCode).toBe(409);
     expect(json(domain).message).toContain('customDomain');
   });
 
-  it('validates the body: required url and cards, theme enum, colour pattern', async () => {
+  it('validates the body: required url and cards, theme enum, colour pattern', async ({ api, acme }) => {
     const cases: [Record<string, unknown>, string][] = [
       [{ name: 'P', cards: [] }, 'url'],
       [{ name: 'P', url: 'p' }, 'cards'],
@@ -227,15 +223,19 @@ describe('status pages', () => {
       [{ name: 'P', url: 'p', cards: [], themeColors: { light: {}, dark: {} } }, 'themeColors/light'],
     ];
     for (const [body, mention] of cases) {
-      const res = await createPage(acme, body);
+      const res = await createPage(api, acme, body);
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
       expect(json(res).message).toContain(mention);
     }
   });
 
-  it('lists pages with limit bounds and nextId paging to null, with accountId, incidents and keys', async () => {
-    for (const n of [1, 2, 3]) await createPage(acme, { name: `P${n}`, url: `p${n}`, cards: [] });
-    await createPage(other, { name: 'Theirs', url: 'theirs', cards: [] });
+  it('lists pages with limit bounds and nextId paging to null, with accountId, incidents and keys', async ({
+    api,
+    acme,
+    other,
+  }) => {
+    for (const n of [1, 2, 3]) await createPage(api, acme, { name: `P${n}`, url: `p${n}`, cards: [] });
+    await createPage(api, other, { name: 'Theirs', url: 'theirs', cards: [] });
     const p1 = json<Paged<PageView>>(
       await api.app.inject({ method: 'GET', url: '/v1/status-pages?limit=2', headers: acme.headers }),
     );
@@ -263,8 +263,12 @@ describe('status pages', () => {
     expect(json(bad).message).toContain('nextId');
   });
 
-  it("answers 404 for another account's page on every operation, and 401 without a key", async () => {
-    const page = json<PageView>(await createPage(acme, { name: 'P', url: 'p', cards: [] }));
+  it("answers 404 for another account's page on every operation, and 401 without a key", async ({
+    api,
+    acme,
+    other,
+  }) => {
+    const page = json<PageView>(await createPage(api, acme, { name: 'P', url: 'p', cards: [] }));
     const body = { name: 'X', url: 'x', cards: [] };
     for (const [method, payload] of [['GET'], ['PUT', body], ['DELETE']] as const) {
       const res = await api.app.inject({ method, url: `/v1/status-pages/${page.id}`, headers: other.headers, payload });
@@ -283,8 +287,12 @@ describe('status pages', () => {
 });
 
 describe('subscriptions', () => {
-  it('bulk-creates email and webhook subscriptions, skips duplicates, lists and deletes them', async () => {
-    const page = json<PageView>(await createPage(acme, { name: 'P', url: 'p', cards: [] }));
+  it('bulk-creates email and webhook subscriptions, skips duplicates, lists and deletes them', async ({
+    api,
+    acme,
+    other,
+  }) => {
+    const page = json<PageView>(await createPage(api, acme, { name: 'P', url: 'p', cards: [] }));
     const base = `/v1/status-pages/${page.id}/subscriptions`;
     const bulk = await api.app.inject({
       method: 'POST',
@@ -327,8 +335,8 @@ describe('subscriptions', () => {
     expect(json<unknown[]>(await api.app.inject({ method: 'GET', url: base, headers: acme.headers }))).toHaveLength(1);
   });
 
-  it('validates subscriptions: count, type, email address and webhook config', async () => {
-    const page = json<PageView>(await createPage(acme, { name: 'P', url: 'p', cards: [] }));
+  it('validates subscriptions: count, type, email address and webhook config', async ({ api, acme }) => {
+    const page = json<PageView>(await createPage(api, acme, { name: 'P', url: 'p', cards: [] }));
     const url = `/v1/status-pages/${page.id}/subscriptions/bulk`;
     const cases: [unknown, string][] = [
       [[], 'subscriptions'],

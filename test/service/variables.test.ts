@@ -1,24 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
 import { groupOf } from '../../src/service/checks/group-of.ts';
 import { userCodeContextOf } from '../../src/service/checks/user-code.ts';
 import { readsOncePerBatch } from '../../src/service/dispatch/batch-reads.ts';
-import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
-
-let api: TestApi;
-let acme: TestAccount;
-let other: TestAccount;
-beforeEach(async () => {
-  api = await startTestApi();
-  acme = await api.newAccount('Acme');
-  other = await api.newAccount('Other');
-});
-afterEach(async () => {
-  await api.close();
-});
+import { json, type TestApi } from '../helpers/public-api.ts';
+import { apiTest as it } from '../support/api-test.ts';
 
 describe('/v1/variables', () => {
-  it('creates, lists, reads, updates and deletes by key; a secret value is returned as null', async () => {
+  it('creates, lists, reads, updates and deletes by key; a secret value is returned as null', async ({ api, acme }) => {
     const plain = await api.request(acme, 'POST', '/v1/variables', { key: 'BASE_URL', value: 'https://a.test' });
     expect(plain.statusCode).toBe(201);
     expect(json(plain)).toEqual({ key: 'BASE_URL', value: 'https://a.test', locked: false, secret: false });
@@ -55,7 +44,7 @@ describe('/v1/variables', () => {
     expect((await api.request(acme, 'DELETE', '/v1/variables/BASE_URL')).statusCode).toBe(404);
   });
 
-  it('keeps a secret secret and the key unchangeable', async () => {
+  it('keeps a secret secret and the key unchangeable', async ({ api, acme }) => {
     await api.request(acme, 'POST', '/v1/variables', { key: 'S', value: 'hunter22', secret: true });
     const unset = await api.request(acme, 'PUT', '/v1/variables/S', { value: 'x', secret: false });
     expect(unset.statusCode).toBe(400);
@@ -72,7 +61,7 @@ describe('/v1/variables', () => {
     expect((await api.store.variables.get(acme.accountId, 'S'))?.value).toBe('hunter33');
   });
 
-  it('rejects bad keys, duplicates and an empty value on update, naming the field', async () => {
+  it('rejects bad keys, duplicates and an empty value on update, naming the field', async ({ api, acme }) => {
     for (const key of ['', '1ABC', 'WITH-DASH', 'a b']) {
       const res = await api.request(acme, 'POST', '/v1/variables', { key, value: 'v' });
       expect(res.statusCode, key).toBe(400);
@@ -87,7 +76,7 @@ describe('/v1/variables', () => {
     expect(json<{ message: string }>(empty).message).toMatch(/value/);
   });
 
-  it("never shows or changes another account's variable", async () => {
+  it("never shows or changes another account's variable", async ({ api, acme, other }) => {
     await api.request(acme, 'POST', '/v1/variables', { key: 'MINE', value: 'v' });
     expect((await api.request(other, 'GET', '/v1/variables/MINE')).statusCode).toBe(404);
     expect((await api.request(other, 'PUT', '/v1/variables/MINE', { value: 'x' })).statusCode).toBe(404);
@@ -97,7 +86,7 @@ describe('/v1/variables', () => {
     expect((await api.request(other, 'POST', '/v1/variables', { key: 'MINE', value: 'theirs' })).statusCode).toBe(201);
   });
 
-  it('pages with limit and page', async () => {
+  it('pages with limit and page', async ({ api, acme }) => {
     for (const k of ['A', 'B', 'C']) await api.request(acme, 'POST', '/v1/variables', { key: k, value: k });
     const page2 = json<Array<{ key: string }>>(await api.request(acme, 'GET', '/v1/variables?limit=2&page=2'));
     expect(page2.map((v) => v.key)).toEqual(['C']);
@@ -111,7 +100,10 @@ describe('environmentVariables of checks', () => {
     environmentVariables: vars,
   });
 
-  it('stores them, returns secret values as null and keeps a secret a PUT sends back as null', async () => {
+  it('stores them, returns secret values as null and keeps a secret a PUT sends back as null', async ({
+    api,
+    acme,
+  }) => {
     const res = await api.request(
       acme,
       'POST',
@@ -143,7 +135,7 @@ describe('environmentVariables of checks', () => {
     ]);
   });
 
-  it('rejects duplicate keys, a null value without a stored secret, and un-secreting', async () => {
+  it('rejects duplicate keys, a null value without a stored secret, and un-secreting', async ({ api, acme }) => {
     const dup = await api.request(
       acme,
       'POST',
@@ -167,7 +159,7 @@ describe('environmentVariables of checks', () => {
     expect(json<{ message: string }>(unset).message).toMatch(/body\/environmentVariables\/0\/secret/);
   });
 
-  it('reach the job merged account → group → check, later levels winning by key', async () => {
+  it('reach the job merged account → group → check, later levels winning by key', async ({ api, acme }) => {
     await api.request(acme, 'POST', '/v1/variables', { key: 'LEVEL', value: 'account' });
     await api.request(acme, 'POST', '/v1/variables', { key: 'ACCOUNT_ONLY', value: 'a-secret', secret: true });
     await api.request(acme, 'POST', '/v1/variables', { key: 'GROUP_WINS', value: 'account' });
@@ -200,7 +192,7 @@ describe('environmentVariables of checks', () => {
 });
 
 /** Counts the store's reads of account variables. */
-function countVariableReads(): { count: number } {
+function countVariableReads(api: TestApi): { count: number } {
   const counter = { count: 0 };
   const list = api.store.variables.list.bind(api.store.variables);
   api.store.variables.list = (accountId, opts) => {
@@ -211,10 +203,14 @@ function countVariableReads(): { count: number } {
 }
 
 describe('readsOncePerBatch', () => {
-  it("reads each account's variables once per batch, keeps accounts apart, and a new batch sees a change", async () => {
+  it("reads each account's variables once per batch, keeps accounts apart, and a new batch sees a change", async ({
+    api,
+    acme,
+    other,
+  }) => {
     await api.request(acme, 'POST', '/v1/variables', { key: 'TOKEN', value: 'acme-1', secret: true });
     await api.request(other, 'POST', '/v1/variables', { key: 'TOKEN', value: 'other-1' });
-    const reads = countVariableReads();
+    const reads = countVariableReads(api);
     const batch = readsOncePerBatch(api.store);
     const [a1, a2, o1] = await Promise.all([
       batch.variables.list(acme.accountId),
@@ -233,7 +229,7 @@ describe('readsOncePerBatch', () => {
     expect(reads.count).toBe(4);
   });
 
-  it("reads a group once per batch and never another account's", async () => {
+  it("reads a group once per batch and never another account's", async ({ api, acme, other }) => {
     const created = await api.request(acme, 'POST', '/v2/check-groups', { name: 'g' });
     expect(created.statusCode, created.body).toBe(201);
     const { id } = json<{ id: number }>(created);
