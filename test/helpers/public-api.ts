@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
-import { afterEach, beforeEach } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
 import type { ServiceHooks } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
@@ -46,20 +45,6 @@ export interface TestApi {
     payload?: object,
   ): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
-}
-
-/**
- * A fresh TestApi for each test of the calling file, with one account per name (keyed by the name),
- * closed after the test. Read the fields inside tests: they change before each one.
- */
-export function apiPerTest<N extends string>(names: readonly N[]): { api: TestApi } & Record<N, TestAccount> {
-  const state = {} as { api: TestApi } & Record<N, TestAccount>;
-  beforeEach(async () => {
-    state.api = await startTestApi();
-    for (const name of names) (state as Record<N, TestAccount>)[name] = await state.api.newAccount(name);
-  });
-  afterEach(() => state.api.close());
-  return state;
 }
 
 /** `env`: further service settings, e.g. an alert gateway, on top of a fresh data directory. */

@@ -4,15 +4,15 @@
  * rollups in the same transaction). Every figure is checked against what the inserted results give:
  * averages, bounds and availability exactly, percentiles within the histogram's 4.5 %.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ANALYTICS_KINDS, type AnalyticsKind } from '../../src/service/analytics/catalog.ts';
 import { SERVED_CHECK_TYPES } from '../../src/service/routes/analytics.ts';
 import type { Store } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
-import { apiPerTest, type TestAccount } from '../helpers/public-api.ts';
+import type { TestAccount } from '../helpers/public-api.ts';
+import { apiTest as it } from '../support/api-test.ts';
 
 const HOUR = 3_600_000;
-const ctx = apiPerTest(['acme', 'other']);
 
 interface Sample {
   atMs: number;
@@ -115,22 +115,21 @@ function samplesOver(nowMs: number): Sample[] {
   }));
 }
 
-const get = (account: TestAccount, url: string) => ctx.api.request(account, 'GET', url);
 const timedMetric = (kind: AnalyticsKind) => kind.metrics.find((m) => m.source === 'responseTime')?.name;
 
 describe('GET /v1/analytics/<type>/{id}', () => {
   const kinds = ANALYTICS_KINDS.filter((k) => SERVED_CHECK_TYPES.includes(k.checkType) && k.checkType !== 'HEARTBEAT');
 
-  it.each(kinds.map((k) => [k.path, k] as const))(
+  it.for(kinds.map((k) => [k.path, k] as const))(
     '%s: availability, response time and percentiles match the stored results',
-    async (_path, kind) => {
-      const check = await createCheck(ctx.api.store, ctx.acme, kind.checkType, ['prod']);
+    async ([_path, kind], { api, acme }) => {
+      const check = await createCheck(api.store, acme, kind.checkType, ['prod']);
       const samples = samplesOver(Date.now());
-      await storeResults(ctx.api.store, ctx.acme, check, samples);
+      await storeResults(api.store, acme, check, samples);
       const timed = timedMetric(kind);
       const aggs = ['avg', 'min', 'max', 'p50', 'p90', 'p95', 'p99', 'sum', 'median', 'stddev'];
       const metrics = ['availability', 'retries', ...(timed ? aggs.map((a) => `${timed}_${a}`) : [])];
-      const res = await get(ctx.acme, `/v1/analytics/${kind.path}/${check.id}?metrics=${metrics.join(',')}`);
+      const res = await api.request(acme, 'GET', `/v1/analytics/${kind.path}/${check.id}?metrics=${metrics.join(',')}`);
       expect(res.statusCode, res.body).toBe(200);
       const body = res.json();
       expect(body).toMatchObject({
@@ -164,12 +163,12 @@ describe('GET /v1/analytics/<type>/{id}', () => {
     },
   );
 
-  it('API checks: timing phases, grouped by location and by status code, filtered by status', async () => {
-    const check = await createCheck(ctx.api.store, ctx.acme, 'API');
+  it('API checks: timing phases, grouped by location and by status code, filtered by status', async ({ api, acme }) => {
+    const check = await createCheck(api.store, acme, 'API');
     const samples = samplesOver(Date.now());
-    await storeResults(ctx.api.store, ctx.acme, check, samples);
+    await storeResults(api.store, acme, check, samples);
     const base = `/v1/analytics/api-checks/${check.id}`;
-    const phases = await get(ctx.acme, `${base}?metrics=dns_avg,tcp_max,tcp_p95,firstByte_avg`);
+    const phases = await api.request(acme, 'GET', `${base}?metrics=dns_avg,tcp_max,tcp_p95,firstByte_avg`);
     const [row] = phases.json().series[0].data;
     expect(row.dns_avg).toBeCloseTo(20.5, 3);
     expect(row.tcp_max).toBe(80);
@@ -183,7 +182,7 @@ describe('GET /v1/analytics/<type>/{id}', () => {
     expect(row.firstByte_avg).toBe(4);
 
     const byLocation = (
-      await get(ctx.acme, `${base}?metrics=availability,responseTime_avg&groupBy=runLocation`)
+      await api.request(acme, 'GET', `${base}?metrics=availability,responseTime_avg&groupBy=runLocation`)
     ).json();
     expect(byLocation.series.map((s: { runLocation: string }) => s.runLocation)).toEqual(['dc-2', 'office']);
     for (const entry of byLocation.series) {
@@ -192,33 +191,40 @@ describe('GET /v1/analytics/<type>/{id}', () => {
       expect(entry.data[0].responseTime_avg).toBeCloseTo(mine.reduce((a, s) => a + s.ms, 0) / mine.length, 3);
     }
 
-    const byStatus = (await get(ctx.acme, `${base}?metrics=availability&groupBy=statusCode`)).json();
+    const byStatus = (await api.request(acme, 'GET', `${base}?metrics=availability&groupBy=statusCode`)).json();
     expect(byStatus.series).toEqual([
       { statusCode: 200, data: [{ statusCode: 200, availability: 100 }] },
       { statusCode: 500, data: [{ statusCode: 500, availability: 0 }] },
     ]);
 
     const failures = (
-      await get(ctx.acme, `${base}?metrics=responseTime_min,availability&filterByStatus=failure`)
+      await api.request(acme, 'GET', `${base}?metrics=responseTime_min,availability&filterByStatus=failure`)
     ).json();
     expect(failures.series[0].data[0]).toEqual({ responseTime_min: 10, availability: 0 });
-    const successes = (await get(ctx.acme, `${base}?metrics=responseTime_min&filterByStatus=success`)).json();
+    const successes = (
+      await api.request(acme, 'GET', `${base}?metrics=responseTime_min&filterByStatus=success`)
+    ).json();
     expect(successes.series[0].data[0].responseTime_min).toBe(20);
   });
 
-  it('TCP and ICMP: their own measurements', async () => {
+  it('TCP and ICMP: their own measurements', async ({ api, acme }) => {
     const samples = samplesOver(Date.now());
-    const tcp = await createCheck(ctx.api.store, ctx.acme, 'TCP');
-    await storeResults(ctx.api.store, ctx.acme, tcp, samples);
+    const tcp = await createCheck(api.store, acme, 'TCP');
+    await storeResults(api.store, acme, tcp, samples);
     const tcpRow = (
-      await get(ctx.acme, `/v1/analytics/tcp-checks/${tcp.id}?metrics=total_avg,connection_max,dns_min,data_sum`)
+      await api.request(
+        acme,
+        'GET',
+        `/v1/analytics/tcp-checks/${tcp.id}?metrics=total_avg,connection_max,dns_min,data_sum`,
+      )
     ).json().series[0].data[0];
     expect(tcpRow).toEqual({ total_avg: 205, connection_max: 80, dns_min: 1, data_sum: 40 });
-    const icmp = await createCheck(ctx.api.store, ctx.acme, 'ICMP');
-    await storeResults(ctx.api.store, ctx.acme, icmp, samples);
+    const icmp = await createCheck(api.store, acme, 'ICMP');
+    await storeResults(api.store, acme, icmp, samples);
     const icmpRow = (
-      await get(
-        ctx.acme,
+      await api.request(
+        acme,
+        'GET',
         `/v1/analytics/icmp/${icmp.id}?metrics=packetLoss_avg,packetLoss_max,latencyAvg_avg,latencyMax_max,latencyMin_min`,
       )
     ).json().series[0].data[0];
@@ -231,10 +237,13 @@ describe('GET /v1/analytics/<type>/{id}', () => {
     });
   });
 
-  it('aggregationInterval splits the window into rows of whole hours; from/to in UNIX seconds or ISO', async () => {
-    const check = await createCheck(ctx.api.store, ctx.acme, 'DNS');
+  it('aggregationInterval splits the window into rows of whole hours; from/to in UNIX seconds or ISO', async ({
+    api,
+    acme,
+  }) => {
+    const check = await createCheck(api.store, acme, 'DNS');
     const h0 = Math.floor(Date.now() / HOUR) * HOUR - 5 * HOUR;
-    await storeResults(ctx.api.store, ctx.acme, check, [
+    await storeResults(api.store, acme, check, [
       { atMs: h0 + 60_000, ms: 10 },
       { atMs: h0 + 120_000, ms: 30, failed: true },
       { atMs: h0 + HOUR + 60_000, ms: 50 },
@@ -243,8 +252,9 @@ describe('GET /v1/analytics/<type>/{id}', () => {
     const from = h0 / 1000;
     const to = (h0 + 3 * HOUR) / 1000;
     const hourly = (
-      await get(
-        ctx.acme,
+      await api.request(
+        acme,
+        'GET',
         `/v1/analytics/dns/${check.id}?metrics=total_avg,availability&aggregationInterval=60&from=${from}&to=${to}`,
       )
     ).json();
@@ -257,8 +267,9 @@ describe('GET /v1/analytics/<type>/{id}', () => {
     // 90 minutes is read as two hours; an ISO `to`.
     const iso = new Date(h0 + 3 * HOUR).toISOString();
     const twoHourly = (
-      await get(
-        ctx.acme,
+      await api.request(
+        acme,
+        'GET',
         `/v1/analytics/dns/${check.id}?metrics=total_avg&aggregationInterval=90&from=${from}&to=${iso}`,
       )
     ).json();
@@ -267,42 +278,47 @@ describe('GET /v1/analytics/<type>/{id}', () => {
       { timestamp: new Date(h0 + 2 * HOUR).toISOString(), total_avg: 70 },
     ]);
     const empty = (
-      await get(
-        ctx.acme,
+      await api.request(
+        acme,
+        'GET',
         `/v1/analytics/dns/${check.id}?metrics=total_avg,availability&from=${from - 86_400}&to=${from}`,
       )
     ).json();
     expect(empty.series[0].data).toEqual([{ total_avg: null, availability: null }]);
   });
 
-  it('quickRange presets: last24Hours leaves out what last7Days has', async () => {
-    const check = await createCheck(ctx.api.store, ctx.acme, 'MULTI_STEP');
+  it('quickRange presets: last24Hours leaves out what last7Days has', async ({ api, acme }) => {
+    const check = await createCheck(api.store, acme, 'MULTI_STEP');
     const now = Date.now();
-    await storeResults(ctx.api.store, ctx.acme, check, [
+    await storeResults(api.store, acme, check, [
       { atMs: now - 3 * 24 * HOUR, ms: 100 },
       { atMs: now - HOUR, ms: 300 },
     ]);
     const url = (range: string) =>
       `/v1/analytics/multistep-checks/${check.id}?metrics=responseTime_avg&quickRange=${range}`;
-    expect((await get(ctx.acme, url('last24Hours'))).json().series[0].data[0].responseTime_avg).toBe(300);
-    expect((await get(ctx.acme, url('last7Days'))).json().series[0].data[0].responseTime_avg).toBe(200);
-    const lastMonth = (await get(ctx.acme, url('lastMonth'))).json();
+    expect((await api.request(acme, 'GET', url('last24Hours'))).json().series[0].data[0].responseTime_avg).toBe(300);
+    expect((await api.request(acme, 'GET', url('last7Days'))).json().series[0].data[0].responseTime_avg).toBe(200);
+    const lastMonth = (await api.request(acme, 'GET', url('lastMonth'))).json();
     const n = new Date(now);
     expect(lastMonth.to).toBe(new Date(Date.UTC(n.getUTCFullYear(), n.getUTCMonth(), 1)).toISOString());
     expect(lastMonth.from).toBe(new Date(Date.UTC(n.getUTCFullYear(), n.getUTCMonth() - 1, 1)).toISOString());
   });
 
-  it('metrics without an aggregation give raw data points, a page at a time', async () => {
-    const check = await createCheck(ctx.api.store, ctx.acme, 'API');
+  it('metrics without an aggregation give raw data points, a page at a time', async ({ api, acme }) => {
+    const check = await createCheck(api.store, acme, 'API');
     const start = Date.now() - 2 * HOUR;
     await storeResults(
-      ctx.api.store,
-      ctx.acme,
+      api.store,
+      acme,
       check,
       [10, 20, 30].map((ms, i) => ({ atMs: start + i * 60_000, ms, phases: { dns: ms / 10, tcp: 1 } })),
     );
     const page1 = (
-      await get(ctx.acme, `/v1/analytics/api-checks/${check.id}?metrics=responseTime,dns,availability&limit=2`)
+      await api.request(
+        acme,
+        'GET',
+        `/v1/analytics/api-checks/${check.id}?metrics=responseTime,dns,availability&limit=2`,
+      )
     ).json();
     expect(page1.series[0].data).toEqual([
       {
@@ -323,13 +339,13 @@ describe('GET /v1/analytics/<type>/{id}', () => {
       },
     ]);
     const page2 = (
-      await get(ctx.acme, `/v1/analytics/api-checks/${check.id}?metrics=responseTime&limit=2&page=2`)
+      await api.request(acme, 'GET', `/v1/analytics/api-checks/${check.id}?metrics=responseTime&limit=2&page=2`)
     ).json();
     expect(page2.series[0].data.map((r: { responseTime: number }) => r.responseTime)).toEqual([10]);
     expect(page2.pagination).toEqual({ page: 2, limit: 2 });
   });
 
-  it('heartbeat checks: availability from pings and missed deadlines', async () => {
+  it('heartbeat checks: availability from pings and missed deadlines', async ({ api, acme }) => {
     const now = Date.now() - 2 * HOUR;
     const input = {
       check: {
@@ -344,20 +360,21 @@ describe('GET /v1/analytics/<type>/{id}', () => {
       graceMs: 0,
     };
     const token = crypto.randomUUID();
-    const { check } = await ctx.api.store.heartbeats.create(ctx.acme.accountId, { ...input, pingToken: token }, now);
-    await ctx.api.store.heartbeats.recordPing(token, { atMs: now + 1000, source: '127.0.0.1', userAgent: null });
-    await ctx.api.store.heartbeats.failOverdue(now + 10 * 60_000);
-    const res = await get(ctx.acme, `/v1/analytics/heartbeat-checks/${check.id}?metrics=availability`);
+    const { check } = await api.store.heartbeats.create(acme.accountId, { ...input, pingToken: token }, now);
+    await api.store.heartbeats.recordPing(token, { atMs: now + 1000, source: '127.0.0.1', userAgent: null });
+    await api.store.heartbeats.failOverdue(now + 10 * 60_000);
+    const res = await api.request(acme, 'GET', `/v1/analytics/heartbeat-checks/${check.id}?metrics=availability`);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().series[0].data[0].availability).toBe(50);
     // The reference gives heartbeats no aggregationInterval or groupBy.
     expect(
-      (await get(ctx.acme, `/v1/analytics/heartbeat-checks/${check.id}?metrics=responseTime_avg`)).statusCode,
+      (await api.request(acme, 'GET', `/v1/analytics/heartbeat-checks/${check.id}?metrics=responseTime_avg`))
+        .statusCode,
     ).toBe(400);
   });
 
-  it('400 naming the parameter for bad input', async () => {
-    const check = await createCheck(ctx.api.store, ctx.acme, 'DNS');
+  it('400 naming the parameter for bad input', async ({ api, acme }) => {
+    const check = await createCheck(api.store, acme, 'DNS');
     const base = `/v1/analytics/dns/${check.id}`;
     const cases: Array<[string, RegExp]> = [
       [base, /metrics/],
@@ -375,30 +392,35 @@ describe('GET /v1/analytics/<type>/{id}', () => {
       [`${base}?metrics=total_avg&page=0`, /page/],
     ];
     for (const [url, field] of cases) {
-      const res = await get(ctx.acme, url);
+      const res = await api.request(acme, 'GET', url);
       expect(res.statusCode, url).toBe(400);
       expect(res.json().message, url).toMatch(field);
     }
-    const browser = await createCheck(ctx.api.store, ctx.acme, 'BROWSER');
+    const browser = await createCheck(api.store, acme, 'BROWSER');
     expect(
-      (await get(ctx.acme, `/v1/analytics/browser-checks/${browser.id}?metrics=TTFB_avg&groupBy=pageIndex`)).json()
-        .message,
+      (
+        await api.request(acme, 'GET', `/v1/analytics/browser-checks/${browser.id}?metrics=TTFB_avg&groupBy=pageIndex`)
+      ).json().message,
     ).toMatch(/groupBy/);
   });
 
-  it("another account's check, and a check of another type, are not found", async () => {
-    const check = await createCheck(ctx.api.store, ctx.acme, 'API');
-    await storeResults(ctx.api.store, ctx.acme, check, samplesOver(Date.now()));
-    expect((await get(ctx.other, `/v1/analytics/api-checks/${check.id}?metrics=availability`)).statusCode).toBe(404);
-    expect((await get(ctx.acme, `/v1/analytics/tcp-checks/${check.id}?metrics=availability`)).statusCode).toBe(404);
-    const batch = await ctx.api.request(ctx.other, 'POST', '/v1/analytics/checks', { checkIds: [check.id] });
+  it("another account's check, and a check of another type, are not found", async ({ api, acme, other }) => {
+    const check = await createCheck(api.store, acme, 'API');
+    await storeResults(api.store, acme, check, samplesOver(Date.now()));
+    expect(
+      (await api.request(other, 'GET', `/v1/analytics/api-checks/${check.id}?metrics=availability`)).statusCode,
+    ).toBe(404);
+    expect(
+      (await api.request(acme, 'GET', `/v1/analytics/tcp-checks/${check.id}?metrics=availability`)).statusCode,
+    ).toBe(404);
+    const batch = await api.request(other, 'POST', '/v1/analytics/checks', { checkIds: [check.id] });
     expect(batch.json()).toEqual([]);
   });
 });
 
 describe('GET /v1/analytics/metrics and POST /v1/analytics/checks', () => {
-  it('lists every metric of a type, raw and aggregated', async () => {
-    const res = await ctx.api.request(ctx.acme, 'GET', '/v1/analytics/metrics?checkType=API');
+  it('lists every metric of a type, raw and aggregated', async ({ api, acme }) => {
+    const res = await api.request(acme, 'GET', '/v1/analytics/metrics?checkType=API');
     const names = res.json().map((m: { name: string }) => m.name);
     expect(names).toEqual(
       expect.arrayContaining([
@@ -417,25 +439,25 @@ describe('GET /v1/analytics/metrics and POST /v1/analytics/checks', () => {
       type: 'Float',
       aggregated: true,
     });
-    expect((await ctx.api.request(ctx.acme, 'GET', '/v1/analytics/metrics?checkType=GRPC')).json()).toEqual([]);
-    const bad = await ctx.api.request(ctx.acme, 'GET', '/v1/analytics/metrics?checkType=FTP');
+    expect((await api.request(acme, 'GET', '/v1/analytics/metrics?checkType=GRPC')).json()).toEqual([]);
+    const bad = await api.request(acme, 'GET', '/v1/analytics/metrics?checkType=FTP');
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toMatch(/checkType/);
   });
 
-  it('summarises several checks, each with the fields of its type', async () => {
+  it('summarises several checks, each with the fields of its type', async ({ api, acme }) => {
     const samples = samplesOver(Date.now());
-    const api = await createCheck(ctx.api.store, ctx.acme, 'API');
-    const icmp = await createCheck(ctx.api.store, ctx.acme, 'ICMP');
-    const idle = await createCheck(ctx.api.store, ctx.acme, 'TCP');
-    await storeResults(ctx.api.store, ctx.acme, api, samples);
-    await storeResults(ctx.api.store, ctx.acme, icmp, samples);
-    const res = await ctx.api.request(ctx.acme, 'POST', '/v1/analytics/checks?quickRange=last7Days', {
-      checkIds: [api.id, icmp.id, idle.id],
+    const apiCheck = await createCheck(api.store, acme, 'API');
+    const icmp = await createCheck(api.store, acme, 'ICMP');
+    const idle = await createCheck(api.store, acme, 'TCP');
+    await storeResults(api.store, acme, apiCheck, samples);
+    await storeResults(api.store, acme, icmp, samples);
+    const res = await api.request(acme, 'POST', '/v1/analytics/checks?quickRange=last7Days', {
+      checkIds: [apiCheck.id, icmp.id, idle.id],
     });
     expect(res.statusCode, res.body).toBe(200);
     const [a, i, t] = res.json();
-    expect(a).toMatchObject({ checkId: api.id, checkType: 'API', availability: 80, responseTime_avg: 205 });
+    expect(a).toMatchObject({ checkId: apiCheck.id, checkType: 'API', availability: 80, responseTime_avg: 205 });
     within(
       a.responseTime_p95,
       exactPercentile(
@@ -454,7 +476,7 @@ describe('GET /v1/analytics/metrics and POST /v1/analytics/checks', () => {
       responseTime_p95: null,
       responseTime_p99: null,
     });
-    const bad = await ctx.api.request(ctx.acme, 'POST', '/v1/analytics/checks', { checkIds: [] });
+    const bad = await api.request(acme, 'POST', '/v1/analytics/checks', { checkIds: [] });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toMatch(/checkIds/);
   });

@@ -3,11 +3,10 @@ import moment from 'moment';
 import { describe, expect, it } from 'vitest';
 import { inMaintenance, isWindowActiveAt, windowCoversCheck } from '../../src/service/alerting/maintenance.ts';
 import type { RepeatUnit } from '../../src/service/store/maintenance-window-types.ts';
-import { apiPerTest, json, type TestAccount } from '../helpers/public-api.ts';
+import { json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { apiTest } from '../support/api-test.ts';
 
 describe('/v1/maintenance-windows', () => {
-  const t = apiPerTest(['acme', 'other']);
-
   const nightly = {
     name: 'Nightly',
     tags: ['production'],
@@ -18,20 +17,18 @@ describe('/v1/maintenance-windows', () => {
     repeatEndsAt: '2026-12-31',
   };
 
-  async function create(account: TestAccount, body: object): Promise<{ id: number } & Record<string, unknown>> {
-    const res = await t.api.request(account, 'POST', '/v1/maintenance-windows', body);
+  async function create(
+    api: TestApi,
+    account: TestAccount,
+    body: object,
+  ): Promise<{ id: number } & Record<string, unknown>> {
+    const res = await api.request(account, 'POST', '/v1/maintenance-windows', body);
     expect(res.statusCode, res.body).toBe(201);
     return json(res);
   }
 
-  async function message(method: 'POST' | 'PUT', url: string, body: object): Promise<string> {
-    const res = await t.api.request(t.acme, method, url, body);
-    expect(res.statusCode, res.body).toBe(400);
-    return json<{ message: string }>(res).message;
-  }
-
-  it('creates, lists, reads, partially updates and deletes', async () => {
-    const w = await create(t.acme, nightly);
+  apiTest('creates, lists, reads, partially updates and deletes', async ({ api, acme }) => {
+    const w = await create(api, acme, nightly);
     expect(w).toEqual({
       id: expect.any(Number),
       ...nightly,
@@ -45,8 +42,8 @@ describe('/v1/maintenance-windows', () => {
       created_at: expect.any(String),
       updated_at: null,
     });
-    expect(json(await t.api.request(t.acme, 'GET', '/v1/maintenance-windows'))).toEqual([w]);
-    const updated = await t.api.request(t.acme, 'PUT', `/v1/maintenance-windows/${w.id}`, {
+    expect(json(await api.request(acme, 'GET', '/v1/maintenance-windows'))).toEqual([w]);
+    const updated = await api.request(acme, 'PUT', `/v1/maintenance-windows/${w.id}`, {
       name: 'Renamed',
       repeatUnit: null,
     });
@@ -58,14 +55,19 @@ describe('/v1/maintenance-windows', () => {
       repeatEndsAt: null,
       updated_at: expect.any(String),
     });
-    expect(json(await t.api.request(t.acme, 'GET', `/v1/maintenance-windows/${w.id}`))).toMatchObject({
+    expect(json(await api.request(acme, 'GET', `/v1/maintenance-windows/${w.id}`))).toMatchObject({
       name: 'Renamed',
     });
-    expect((await t.api.request(t.acme, 'DELETE', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(204);
-    expect((await t.api.request(t.acme, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
+    expect((await api.request(acme, 'DELETE', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(204);
+    expect((await api.request(acme, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
   });
 
-  it('rejects inconsistent windows with a 400 naming the field', async () => {
+  apiTest('rejects inconsistent windows with a 400 naming the field', async ({ api, acme }) => {
+    async function message(method: 'POST' | 'PUT', url: string, body: object): Promise<string> {
+      const res = await api.request(acme, method, url, body);
+      expect(res.statusCode, res.body).toBe(400);
+      return json<{ message: string }>(res).message;
+    }
     const url = '/v1/maintenance-windows';
     expect(await message('POST', url, { ...nightly, endsAt: nightly.startsAt })).toMatch(
       /^body\/endsAt: must be after startsAt/,
@@ -87,21 +89,19 @@ describe('/v1/maintenance-windows', () => {
     expect(await message('POST', url, { ...nightly, statusPageVisibility: { enabled: true } })).toMatch(
       /^body\/statusPageVisibility\/enabled/,
     );
-    const w = await create(t.acme, nightly);
+    const w = await create(api, acme, nightly);
     expect(await message('PUT', `${url}/${w.id}`, { endsAt: '2026-11-01T22:00:00Z' })).toMatch(
       /^body\/endsAt: must be after startsAt/,
     );
   });
 
-  it("answers 404 for another account's window and never lists it", async () => {
-    const w = await create(t.acme, nightly);
-    expect((await t.api.request(t.other, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
-    expect((await t.api.request(t.other, 'PUT', `/v1/maintenance-windows/${w.id}`, { name: 'x' })).statusCode).toBe(
-      404,
-    );
-    expect((await t.api.request(t.other, 'DELETE', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
-    expect(json(await t.api.request(t.other, 'GET', '/v1/maintenance-windows'))).toEqual([]);
-    expect((await t.api.request(t.acme, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(200);
+  apiTest("answers 404 for another account's window and never lists it", async ({ api, acme, other }) => {
+    const w = await create(api, acme, nightly);
+    expect((await api.request(other, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
+    expect((await api.request(other, 'PUT', `/v1/maintenance-windows/${w.id}`, { name: 'x' })).statusCode).toBe(404);
+    expect((await api.request(other, 'DELETE', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(404);
+    expect(json(await api.request(other, 'GET', '/v1/maintenance-windows'))).toEqual([]);
+    expect((await api.request(acme, 'GET', `/v1/maintenance-windows/${w.id}`)).statusCode).toBe(200);
   });
 });
 
