@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
 import { listOfCheck, recentOfChecks } from '../../src/service/store/repos/results.ts';
+import { getManyChecks } from '../../src/service/store/repos/checks.ts';
 import { dialectStatements, RUN_QUEUE_READS, SqlRunRepo } from '../../src/service/store/repos/runs.ts';
 import { dialectSql } from '../../src/service/store/sql/dialect-sql.ts';
 import { openSqliteDatabase, type SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
@@ -49,7 +50,10 @@ function explain(sql: string): string[] {
     endReason: 'r',
     runIds: '[]',
   };
-  const positional = ['a', 'c', ...(sql.includes('result_type = ?') ? ['FINAL'] : []), 1, 1];
+  const positional = ['a', 'c', ...(sql.includes('result_type = ?') ? ['FINAL'] : []), 1, 1].slice(
+    0,
+    sql.split('?').length - 1,
+  );
   const rows = sql.includes('?') ? statement.all(...positional) : statement.all(params);
   return (rows as Array<{ detail: string }>).map((r) => r.detail);
 }
@@ -75,6 +79,12 @@ it('a batch of results reads its runs by primary key, not by a scan', () => {
   expect(steps.length).toBeGreaterThan(0);
   for (const step of steps)
     expect(step).toMatch(/SEARCH runs USING INDEX sqlite_autoindex_runs_1 \(run_id=\?\)|PRIMARY KEY/);
+});
+
+it('a batch of results reads its checks by primary key, not every check of the account', () => {
+  const steps = explain(getManyChecks('sqlite')).filter((s) => / c( |$)/.test(` ${s}`));
+  expect(steps.length).toBeGreaterThan(0);
+  for (const step of steps) expect(step).toMatch(/SEARCH c USING INDEX sqlite_autoindex_checks_1 \(id=\?\)/);
 });
 
 it.each(Object.keys(RUN_QUEUE_READS) as Array<keyof typeof RUN_QUEUE_READS>)(
