@@ -348,7 +348,6 @@ export class Dispatcher {
 
   /** After the commit: superseded runs counted and logged, and agents of each location woken once. */
   #enqueued(enqueued: ReadonlyArray<{ run: Run; superseded: string[] }>): void {
-    const byLocation = new Map<string, Run[]>();
     for (const { run, superseded } of enqueued) {
       if (superseded.length > 0) {
         this.#counters?.runsExpired(run.locationId, 'superseded', superseded.length);
@@ -357,10 +356,11 @@ export class Dispatcher {
           'queued runs superseded by a newer run: no agent took them before the next one came due',
         );
       }
-      const runs = byLocation.get(run.locationId);
-      if (runs) runs.push(run);
-      else byLocation.set(run.locationId, [run]);
     }
+    const byLocation = Map.groupBy(
+      enqueued.map(({ run }) => run),
+      (run) => run.locationId,
+    );
     for (const [locationId, runs] of byLocation) this.#signals.announce(locationId, runs);
   }
 
@@ -571,15 +571,11 @@ export class Dispatcher {
   /** The runs of a batch of results and their checks: a statement for the runs and one per account. */
   async #readForResults(runIds: readonly string[]): Promise<ResultReads> {
     const runs = await this.#store.runs.getManyWithRetryLink(runIds);
-    const checkIdsByAccount = new Map<string, string[]>();
-    for (const { run } of runs.values()) {
-      const ids = checkIdsByAccount.get(run.accountId);
-      if (ids) ids.push(run.checkId);
-      else checkIdsByAccount.set(run.accountId, [run.checkId]);
-    }
     const checks = new Map<string, StoredCheck>();
-    for (const [accountId, ids] of checkIdsByAccount)
+    for (const [accountId, read] of Map.groupBy(runs.values(), ({ run }) => run.accountId)) {
+      const ids = read.map(({ run }) => run.checkId);
       for (const [id, check] of await this.#store.checks.getMany(accountId, ids)) checks.set(id, check);
+    }
     return { runs, checks };
   }
 
