@@ -202,6 +202,7 @@ export class ProtocolStub {
         return;
       }
       case AGENT_PATHS.resultBatches:
+        await this.holdResults;
         this.#storeBatch(JSON.parse(body) as SubmitResultBatchRequest, res);
         return;
       case AGENT_PATHS.release:
