@@ -7,8 +7,9 @@
 import { createAccount } from '../../src/service/accounts.ts';
 import { INITIAL_STATE } from '../../src/service/alerting/state-machine.ts';
 import { openSqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
-import { addRollup } from '../../src/service/store/repos/check-stats.ts';
+import { addToRollup } from '../../src/service/store/repos/check-stats.ts';
 import type { Store } from '../../src/service/store/store.ts';
+import { storeRunResult } from '../../test/support/results-in-store.ts';
 
 const DAY_MS = 86_400_000;
 const EVERY_MS = 5 * 60_000;
@@ -34,38 +35,19 @@ async function seedChecks(store: Store, accountId: string, count: number): Promi
 
 /** The latest result and status of each check, through the repositories the dispatcher uses. */
 async function seedStatuses(store: Store, accountId: string, ids: readonly string[]): Promise<void> {
-  const at = new Date().toISOString();
+  const atMs = Date.now();
+  const at = new Date(atMs).toISOString();
   for (const [i, checkId] of ids.entries()) {
     const failing = i % 50 === 0;
-    const runId = `bench-${checkId}`;
-    const payload = {
-      runId,
-      checkId,
-      checkType: 'API' as const,
-      startedAt: at,
-      stoppedAt: at,
-      responseTime: 120,
-      hasFailures: failing,
-      hasErrors: false,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      isCancelled: false,
-      error: null,
-      apiCheckResult: null,
-      agent: { id: 'bench', version: '0' },
-      scheduleLagMs: 0,
-    };
-    const stored = await store.results.insertOnce({
+    const stored = await storeRunResult(store, {
       accountId,
       checkId,
-      runId,
+      runId: `bench-${checkId}`,
       checkName: `Service endpoint ${i}`,
       locationId: 'bench',
-      runLocation: 'office',
-      attempts: 1,
-      createdAt: at,
+      atMs,
       pendingStatus: { dueAt: at },
-      payload,
+      outcome: { responseTime: 120, hasFailures: failing },
     });
     const status = {
       hasFailures: failing,
@@ -93,7 +75,7 @@ async function seedRollups(dataDir: string, accountId: string, ids: readonly str
     for (const [i, checkId] of ids.entries()) {
       for (let t = nowMs - DAY_MS + EVERY_MS; t <= nowMs; t += EVERY_MS) {
         const responseTimeMs = 80 + ((t / EVERY_MS + i) % 17) * 9;
-        await addRollup(db, { accountId, checkId, atMs: t, failed: (t / EVERY_MS + i) % 97 === 0, responseTimeMs });
+        await addToRollup(db, { accountId, checkId, atMs: t, failed: (t / EVERY_MS + i) % 97 === 0, responseTimeMs });
       }
     }
   });
@@ -102,35 +84,13 @@ async function seedRollups(dataDir: string, accountId: string, ids: readonly str
 
 /** Stores one more passing result of the check (a counted result: the dashboard's figures change). */
 export async function storeOneResult(store: Store, accountId: string, checkId: string, n: number): Promise<void> {
-  const at = new Date().toISOString();
-  const runId = `bench-extra-${checkId}-${n}`;
-  const payload = {
-    runId,
-    checkId,
-    checkType: 'API' as const,
-    startedAt: at,
-    stoppedAt: at,
-    responseTime: 100 + (n % 50),
-    hasFailures: false,
-    hasErrors: false,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    isCancelled: false,
-    error: null,
-    apiCheckResult: null,
-    agent: { id: 'bench', version: '0' },
-    scheduleLagMs: 0,
-  };
-  await store.results.insertOnce({
+  await storeRunResult(store, {
     accountId,
     checkId,
-    runId,
+    runId: `bench-extra-${checkId}-${n}`,
     checkName: 'extra',
     locationId: 'bench',
-    runLocation: 'office',
-    attempts: 1,
-    createdAt: at,
-    payload,
+    outcome: { responseTime: 100 + (n % 50) },
   });
 }
 

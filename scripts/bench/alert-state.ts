@@ -14,6 +14,8 @@ import path from 'node:path';
 import { createAccount } from '../../src/service/accounts.ts';
 import { CheckStatusService, type StoredResultEvent } from '../../src/service/alerting/status-service.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
+import { storeRunResult } from '../../test/support/results-in-store.ts';
+import { passingRunResult } from '../../test/support/results-run-result.ts';
 import { numberFlags } from './_stats.ts';
 
 const WARMUP = 1000;
@@ -44,23 +46,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const start = Date.parse('2026-01-01T00:00:00Z');
     const event = (i: number): StoredResultEvent => {
       const atMs = start + Math.floor(i / 2) * 60_000;
-      const result = {
+      const result = passingRunResult({
         runId: `run-${i}`,
         checkId: check.id,
-        checkType: 'API' as const,
-        startedAt: '',
-        stoppedAt: '',
         responseTime: 10 + (i % 13),
         hasFailures: Math.floor(i / 2) % 7 === 0,
-        hasErrors: false,
-        isDegraded: false,
-        overMaxResponseTime: false,
-        isCancelled: false,
-        error: null,
-        apiCheckResult: null,
-        agent: { id: 'bench', version: '0' },
-        scheduleLagMs: 0,
-      };
+      });
       const locationId = locations[i % 2]?.id ?? '';
       const run = {
         accountId,
@@ -75,18 +66,16 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const events: StoredResultEvent[] = [];
     for (let i = 0; i < WARMUP + opts.results; i++) {
       const e = event(i);
-      const stored = await store.results.insertOnce({
+      const stored = await storeRunResult(store, {
         accountId,
         checkId: check.id,
         runId: e.result.runId,
         checkName: check.name,
         locationId: e.run.locationId,
         runLocation: e.runLocation,
-        attempts: 1,
-        resultType: 'FINAL',
-        createdAt: new Date(e.atMs).toISOString(),
+        atMs: e.atMs,
         pendingStatus: { dueAt: e.run.dueAt },
-        payload: e.result,
+        outcome: e.result,
       });
       events.push({ ...e, resultId: stored.id });
     }

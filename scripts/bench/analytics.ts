@@ -23,6 +23,7 @@ import { loadServiceConfig } from '../../src/service/config.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { Store } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
+import { createCheckForResults } from '../../test/support/results-in-store.ts';
 import { measureGets, numberFlags } from './_stats.ts';
 
 const MINUTE = 60_000;
@@ -126,17 +127,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const config = loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'ERROR' });
     const store = await openSqliteStore(dataDir);
     const { accountId, apiKey } = await createAccount(store, 'Bench');
-    const settings = {
-      activated: true,
-      muted: false,
-      frequency: 1,
-      frequencyOffset: null,
-      locationIds: [],
-      body: { tags: ['bench'] },
-    };
     const checkIds: string[] = [];
     for (let c = 0; c < opts.checks; c++)
-      checkIds.push((await store.checks.create({ accountId, checkType: 'API', name: `Check ${c}`, ...settings })).id);
+      checkIds.push((await createCheckForResults(store, { accountId, name: `Check ${c}`, tags: ['bench'] })).id);
     const seeded = await seed(store, accountId, checkIds, perCheck);
     const results = perCheck * opts.checks;
     const rollupRows = (await store.analytics.rollupsOfAccount(accountId, 0, Number.MAX_SAFE_INTEGER)).length;

@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import type { ErrorSink } from '../../src/agent/logger.ts';
 import { createAgentLogger, type Logger } from '../../src/agent/logger.ts';
 import type { SubmitResultRequest } from '../../src/shared/protocol.ts';
+import { passingRunResult } from '../support/results-run-result.ts';
 
 export interface RecordedLogger {
   log: Logger;
@@ -86,22 +87,13 @@ export function submitRequest(runId: string): SubmitResultRequest {
   return {
     agentId: 'a',
     leaseId: `lease-${runId}`,
-    result: {
+    result: passingRunResult({
       runId,
       checkId: 'c1',
-      checkType: 'API',
       startedAt: '2026-01-01T00:00:00.000Z',
       stoppedAt: '2026-01-01T00:00:01.000Z',
       responseTime: 1,
-      hasFailures: false,
-      hasErrors: false,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      isCancelled: false,
-      error: null,
-      apiCheckResult: null,
       agent: { id: 'a', version: '0' },
-      scheduleLagMs: 0,
-    },
+    }),
   };
 }

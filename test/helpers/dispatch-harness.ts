@@ -26,6 +26,7 @@ import {
   type RegisterResponse,
   type RunResult,
 } from '../../src/shared/protocol.ts';
+import { passingRunResult } from '../support/results-run-result.ts';
 
 function tempDataDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'outpost-dispatch-'));
@@ -225,22 +226,15 @@ export function registrationBody(agentId: string, opts: { checkTypes?: CheckType
 
 export function resultFor(job: Job, agentId: string, overrides: Partial<RunResult> = {}): RunResult {
   const started = new Date();
-  return {
+  return passingRunResult({
     runId: job.runId,
     checkId: job.check.id,
     checkType: job.check.checkType,
     startedAt: started.toISOString(),
     stoppedAt: new Date(started.getTime() + 12).toISOString(),
     responseTime: 12,
-    hasFailures: false,
-    hasErrors: false,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    isCancelled: false,
-    error: null,
-    apiCheckResult: null,
     agent: { id: agentId, version: '0.0.0-test' },
     scheduleLagMs: 3,
     ...overrides,
-  };
+  });
 }

@@ -7,10 +7,11 @@
 import { describe, expect } from 'vitest';
 import { ANALYTICS_KINDS, type AnalyticsKind } from '../../src/service/analytics/catalog.ts';
 import { SERVED_CHECK_TYPES } from '../../src/service/routes/analytics.ts';
-import type { Store } from '../../src/service/store/store.ts';
+import type { Store, StoredCheck } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
-import type { TestAccount } from '../helpers/public-api.ts';
+import type { TestAccount, TestApi } from '../helpers/public-api.ts';
 import { apiTest as it } from '../support/api-test.ts';
+import { createCheckForResults, createNightlyHeartbeat, storeRunResult } from '../support/results-in-store.ts';
 
 const HOUR = 3_600_000;
 
@@ -50,20 +51,12 @@ function payloadOf(checkType: string, s: Sample): RunResult {
   } as unknown as RunResult;
 }
 
-async function createCheck(store: Store, account: TestAccount, checkType: string, tags: string[] = []) {
-  const settings = {
-    activated: true,
-    muted: false,
-    frequency: 1,
-    frequencyOffset: null,
-    locationIds: [],
-    body: { tags },
-  };
-  return store.checks.create({
+function createCheck(store: Store, account: TestAccount, checkType: string, tags: string[] = []) {
+  return createCheckForResults(store, {
     accountId: account.accountId,
-    checkType: checkType as 'API',
+    checkType: checkType as StoredCheck['checkType'],
     name: `${checkType} check`,
-    ...settings,
+    tags,
   });
 }
 
@@ -74,19 +67,30 @@ async function storeResults(
   samples: readonly Sample[],
 ) {
   for (const s of samples) {
-    await store.results.insertOnce({
+    await storeRunResult(store, {
       accountId: account.accountId,
       checkId: check.id,
-      runId: crypto.randomUUID(),
-      checkName: 'check',
-      locationId: 'loc',
       runLocation: s.location ?? 'office',
       attempts: s.attempts ?? 1,
-      resultType: 'FINAL',
-      createdAt: new Date(s.atMs).toISOString(),
-      payload: payloadOf(check.checkType, s),
+      atMs: s.atMs,
+      outcome: payloadOf(check.checkType, s),
     });
   }
+}
+
+/** The first row of the analytics of a new check of `checkType` that gave `samples`. */
+async function firstRowOf(
+  api: TestApi,
+  account: TestAccount,
+  checkType: string,
+  path: string,
+  metrics: string,
+  samples: readonly Sample[],
+) {
+  const check = await createCheck(api.store, account, checkType);
+  await storeResults(api.store, account, check, samples);
+  return (await api.request(account, 'GET', `/v1/analytics/${path}/${check.id}?metrics=${metrics}`)).json().series[0]
+    .data[0];
 }
 
 /** Exact nearest-rank percentile, what the histogram approximates. */
@@ -209,25 +213,23 @@ describe('GET /v1/analytics/<type>/{id}', () => {
 
   it('TCP and ICMP: their own measurements', async ({ api, acme }) => {
     const samples = samplesOver(Date.now());
-    const tcp = await createCheck(api.store, acme, 'TCP');
-    await storeResults(api.store, acme, tcp, samples);
-    const tcpRow = (
-      await api.request(
-        acme,
-        'GET',
-        `/v1/analytics/tcp-checks/${tcp.id}?metrics=total_avg,connection_max,dns_min,data_sum`,
-      )
-    ).json().series[0].data[0];
+    const tcpRow = await firstRowOf(
+      api,
+      acme,
+      'TCP',
+      'tcp-checks',
+      'total_avg,connection_max,dns_min,data_sum',
+      samples,
+    );
     expect(tcpRow).toEqual({ total_avg: 205, connection_max: 80, dns_min: 1, data_sum: 40 });
-    const icmp = await createCheck(api.store, acme, 'ICMP');
-    await storeResults(api.store, acme, icmp, samples);
-    const icmpRow = (
-      await api.request(
-        acme,
-        'GET',
-        `/v1/analytics/icmp/${icmp.id}?metrics=packetLoss_avg,packetLoss_max,latencyAvg_avg,latencyMax_max,latencyMin_min`,
-      )
-    ).json().series[0].data[0];
+    const icmpRow = await firstRowOf(
+      api,
+      acme,
+      'ICMP',
+      'icmp',
+      'packetLoss_avg,packetLoss_max,latencyAvg_avg,latencyMax_max,latencyMin_min',
+      samples,
+    );
     expect(icmpRow).toEqual({
       packetLoss_avg: 6.25,
       packetLoss_max: 25,
@@ -347,20 +349,8 @@ describe('GET /v1/analytics/<type>/{id}', () => {
 
   it('heartbeat checks: availability from pings and missed deadlines', async ({ api, acme }) => {
     const now = Date.now() - 2 * HOUR;
-    const input = {
-      check: {
-        name: 'nightly',
-        activated: true,
-        muted: false,
-        frequency: 1,
-        frequencyOffset: null,
-        body: { tags: [] },
-      },
-      periodMs: 60_000,
-      graceMs: 0,
-    };
     const token = crypto.randomUUID();
-    const { check } = await api.store.heartbeats.create(acme.accountId, { ...input, pingToken: token }, now);
+    const { check } = await createNightlyHeartbeat(api.store, acme.accountId, token, now);
     await api.store.heartbeats.recordPing(token, { atMs: now + 1000, source: '127.0.0.1', userAgent: null });
     await api.store.heartbeats.failOverdue(now + 10 * 60_000);
     const res = await api.request(acme, 'GET', `/v1/analytics/heartbeat-checks/${check.id}?metrics=availability`);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunResult } from '../../src/shared/protocol.ts';
 import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { storeRunResult } from '../support/results-in-store.ts';
 
 let api: TestApi;
 let acme: TestAccount;
@@ -35,36 +35,20 @@ afterEach(async () => {
   await api.close();
 });
 
-function payload(runId: string, responseTime: number): RunResult {
-  return {
-    runId,
-    checkId,
-    checkType: 'API',
-    startedAt: '2026-01-01T00:00:00.000Z',
-    stoppedAt: '2026-01-01T00:00:00.100Z',
-    responseTime,
-    hasFailures: false,
-    hasErrors: false,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    isCancelled: false,
-    error: null,
-    apiCheckResult: null,
-    agent: { id: 'agent-1', version: '0.1.0' },
-    scheduleLagMs: 3,
-  };
-}
-
 async function store(runId: string, responseTime = 10) {
-  return api.store.results.insertOnce({
+  return storeRunResult(api.store, {
     accountId: acme.accountId,
     checkId,
     runId,
     checkName: 'Home',
     locationId,
-    runLocation: 'office',
-    attempts: 1,
-    payload: payload(runId, responseTime),
+    outcome: {
+      startedAt: '2026-01-01T00:00:00.000Z',
+      stoppedAt: '2026-01-01T00:00:00.100Z',
+      responseTime,
+      agent: { id: 'agent-1', version: '0.1.0' },
+      scheduleLagMs: 3,
+    },
   });
 }
 

@@ -5,21 +5,26 @@
  */
 import { describe, expect } from 'vitest';
 import type { Store } from '../../src/service/store/store.ts';
-import type { RunResult } from '../../src/shared/protocol.ts';
 import type { TestAccount, TestApi } from '../helpers/public-api.ts';
 import { apiTest as it } from '../support/api-test.ts';
+import { createCheckForResults, storeRunResult } from '../support/results-in-store.ts';
 
 const HOUR = 3_600_000;
 
-async function createCheck(
+function createCheck(
   store: Store,
   account: TestAccount,
   checkType: 'API' | 'TCP' | 'DNS',
   tags: string[],
   activated = true,
 ) {
-  const settings = { activated, muted: false, frequency: 1, frequencyOffset: null, locationIds: [], body: { tags } };
-  return store.checks.create({ accountId: account.accountId, checkType, name: `${checkType} check`, ...settings });
+  return createCheckForResults(store, {
+    accountId: account.accountId,
+    checkType,
+    name: `${checkType} check`,
+    tags,
+    activated,
+  });
 }
 
 async function storeResult(
@@ -30,23 +35,11 @@ async function storeResult(
   ms: number,
   failed = false,
 ) {
-  await store.results.insertOnce({
+  await storeRunResult(store, {
     accountId: account.accountId,
     checkId,
-    runId: crypto.randomUUID(),
-    checkName: 'check',
-    locationId: 'loc',
-    runLocation: 'office',
-    attempts: 1,
-    resultType: 'FINAL',
-    createdAt: new Date(atMs).toISOString(),
-    payload: {
-      checkType: 'API',
-      responseTime: ms,
-      hasFailures: failed,
-      hasErrors: false,
-      isCancelled: false,
-    } as RunResult,
+    atMs,
+    outcome: { responseTime: ms, hasFailures: failed },
   });
 }
 

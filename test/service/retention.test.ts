@@ -4,15 +4,14 @@
  * of a window whose results are gone still answer from the rollups. And the settings' parsing.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/service/accounts.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { leaderTasksOf, type LeaderWorkers } from '../../src/service/leader-work.ts';
 import { DEFAULT_RETENTION, loadRetentionConfig } from '../../src/service/retention/config.ts';
 import { cutoffs, RESULT_BATCH, RetentionSweeper } from '../../src/service/retention/sweeper.ts';
 import type { RetentionRepo } from '../../src/service/store/analytics-types.ts';
 import type { Store } from '../../src/service/store/store.ts';
-import type { RunResult } from '../../src/shared/protocol.ts';
 import { ConfigError } from '../../src/shared/errors.ts';
+import { accountWithCheck, storeRunResult } from '../support/results-in-store.ts';
 import { type FreshStore, storeBackends } from '../support/store-backends.ts';
 
 const HOUR = 3_600_000;
@@ -39,40 +38,20 @@ describe.each(storeBackends())('retention ($name)', (backend) => {
   afterEach(async () => fresh?.dispose());
 
   async function checkWithHistory(store: Store, nowMs: number, oldCount: number) {
-    const { accountId } = await createAccount(store, 'Acme');
-    const settings = {
-      activated: true,
-      muted: false,
-      frequency: 1,
-      frequencyOffset: null,
-      locationIds: [],
-      body: { tags: [] },
-    };
-    const check = await store.checks.create({ accountId, checkType: 'API', name: 'Homepage', ...settings });
+    const { accountId, checkId } = await accountWithCheck(store, 'Acme', 'Homepage');
     const insert = (atMs: number, ms: number) =>
-      store.results.insertOnce({
+      storeRunResult(store, {
         accountId,
-        checkId: check.id,
-        runId: crypto.randomUUID(),
+        checkId,
         checkName: 'Homepage',
-        locationId: 'loc',
-        runLocation: 'office',
-        attempts: 1,
-        resultType: 'FINAL',
-        createdAt: new Date(atMs).toISOString(),
-        payload: {
-          checkType: 'API',
-          responseTime: ms,
-          hasFailures: false,
-          hasErrors: false,
-          isCancelled: false,
-        } as RunResult,
+        atMs,
+        outcome: { responseTime: ms },
       });
     // Stored in time order, as the service stores them: 14 months old, 40 days old (many), then recent.
     await insert(nowMs - 430 * DAY, 7);
     for (let i = 0; i < oldCount; i++) await insert(nowMs - 40 * DAY + i * 1000, 20);
     for (let i = 0; i < 3; i++) await insert(nowMs - HOUR + i * 1000, 30);
-    return { accountId, checkId: check.id };
+    return { accountId, checkId };
   }
 
   it('deletes old results in batches and old rollups, keeping what analytics still needs', async () => {

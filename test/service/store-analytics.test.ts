@@ -17,6 +17,7 @@ import {
 } from '../../src/service/store/response-histogram.ts';
 import type { Store } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
+import { accountWithCheck, createNightlyHeartbeat, storeRunResult } from '../support/results-in-store.ts';
 import { type FreshStore, storeBackends } from '../support/store-backends.ts';
 
 const HOUR = 3_600_000;
@@ -24,20 +25,6 @@ const HOUR = 3_600_000;
 describe.each(storeBackends())('analytics reads ($name)', (backend) => {
   let fresh: FreshStore;
   afterEach(async () => fresh?.dispose());
-
-  async function apiCheck(store: Store, name: string) {
-    const { accountId } = await createAccount(store, name);
-    const settings = {
-      activated: true,
-      muted: false,
-      frequency: 1,
-      frequencyOffset: null,
-      locationIds: [],
-      body: { tags: [] },
-    };
-    const check = await store.checks.create({ accountId, checkType: 'API', name, ...settings });
-    return { accountId, checkId: check.id };
-  }
 
   const insert = (
     store: Store,
@@ -47,36 +34,28 @@ describe.each(storeBackends())('analytics reads ($name)', (backend) => {
     failed: boolean,
     location: string,
   ) =>
-    store.results.insertOnce({
-      accountId: c.accountId,
-      checkId: c.checkId,
-      runId: crypto.randomUUID(),
-      checkName: 'check',
-      locationId: 'loc',
+    storeRunResult(store, {
+      ...c,
       runLocation: location,
       attempts: failed ? 2 : 1,
-      resultType: 'FINAL',
-      createdAt: new Date(atMs).toISOString(),
-      payload: {
-        checkType: 'API',
+      atMs,
+      outcome: {
         responseTime: ms,
         hasFailures: failed,
-        hasErrors: false,
-        isCancelled: false,
         apiCheckResult: {
           response: {
             status: failed ? 503 : 200,
             timingPhases: { wait: 1, dns: ms / 10, tcp: 2, tls: 0, firstByte: 3, download: 4, total: ms },
           },
-        },
-      } as unknown as RunResult,
+        } as RunResult['apiCheckResult'],
+      },
     });
 
   it('keeps a rollup row per location, outcome and status, and reads results a page at a time', async () => {
     fresh = await backend.fresh();
     const store = await fresh.open();
-    const acme = await apiCheck(store, 'Acme');
-    const other = await apiCheck(store, 'Other');
+    const acme = await accountWithCheck(store, 'Acme', 'Acme');
+    const other = await accountWithCheck(store, 'Other', 'Other');
     const h = Math.floor(Date.now() / HOUR) - 2;
     await insert(store, acme, h * HOUR + 1000, 100, false, 'office');
     await insert(store, acme, h * HOUR + 2000, 300, false, 'office');
@@ -127,19 +106,7 @@ describe.each(storeBackends())('analytics reads ($name)', (backend) => {
     const store = await fresh.open();
     const { accountId } = await createAccount(store, 'Acme');
     const start = (Math.floor(Date.now() / HOUR) - 3) * HOUR;
-    const input = {
-      check: {
-        name: 'nightly',
-        activated: true,
-        muted: false,
-        frequency: 1,
-        frequencyOffset: null,
-        body: { tags: [] },
-      },
-      periodMs: 60_000,
-      graceMs: 0,
-    };
-    const { check } = await store.heartbeats.create(accountId, { ...input, pingToken: 'token-1' }, start);
+    const { check } = await createNightlyHeartbeat(store, accountId, 'token-1', start);
     await store.heartbeats.recordPing('token-1', { atMs: start + 1000, source: '127.0.0.1', userAgent: null });
     await store.heartbeats.recordPing('token-1', { atMs: start + 2000, source: '127.0.0.1', userAgent: null });
     await store.heartbeats.failOverdue(start + HOUR + 1000);

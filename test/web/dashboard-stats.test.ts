@@ -6,6 +6,7 @@ import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { Store } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
+import { createCheckForResults, storeRunResult } from '../support/results-in-store.ts';
 
 const HOUR = 3_600_000;
 
@@ -26,21 +27,11 @@ describe('check statistics over 24 hours (store.checkStats)', () => {
   });
 
   async function newCheck(owner = accountId): Promise<string> {
-    const check = await store.checks.create({
-      accountId: owner,
-      checkType: 'API',
-      name: `check ${++seq}`,
-      activated: true,
-      muted: false,
-      frequency: 1,
-      frequencyOffset: null,
-      locationIds: [],
-      body: { tags: [] },
-    });
+    const check = await createCheckForResults(store, { accountId: owner, name: `check ${++seq}` });
     return check.id;
   }
 
-  async function store_(
+  function store_(
     checkId: string,
     atMs: number,
     responseTime: number,
@@ -48,35 +39,14 @@ describe('check statistics over 24 hours (store.checkStats)', () => {
     owner = accountId,
   ) {
     const { resultType, ...payload } = outcome;
-    const runId = `run-${++seq}`;
-    return store.results.insertOnce({
+    return storeRunResult(store, {
       accountId: owner,
       checkId,
-      runId,
+      runId: `run-${++seq}`,
       checkName: 'x',
-      locationId: 'loc',
-      runLocation: 'office',
-      attempts: 1,
       resultType,
-      createdAt: new Date(atMs).toISOString(),
-      payload: {
-        runId,
-        checkId,
-        checkType: 'API',
-        startedAt: '',
-        stoppedAt: '',
-        responseTime,
-        hasFailures: false,
-        hasErrors: false,
-        isDegraded: false,
-        overMaxResponseTime: false,
-        isCancelled: false,
-        error: null,
-        apiCheckResult: null,
-        agent: { id: 'a', version: '0' },
-        scheduleLagMs: 0,
-        ...payload,
-      },
+      atMs,
+      outcome: { responseTime, ...payload },
     });
   }
 
