@@ -5,6 +5,7 @@
  *   npm run bench -- api [--concurrency 64] [--duration 10]
  */
 import type { ApiCheckDefinition } from '../../src/shared/checks/types.ts';
+import { apiRequest } from '../../test/support/accounts-check-bodies.ts';
 import { compare, startBlackbox, startNginx } from './_blackbox.ts';
 import { numberFlags } from './_stats.ts';
 import { requireTools, TOOLS } from './_tools.ts';
@@ -24,20 +25,11 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     runtimeId: null,
     degradedResponseTime: 5000,
     maxResponseTime: 20000,
-    request: {
-      method: 'GET',
+    request: apiRequest({
       url,
-      followRedirects: true,
-      skipSSL: false,
-      ipFamily: 'IPv4',
-      body: '',
-      bodyType: 'NONE',
-      headers: [],
-      queryParameters: [],
       // blackbox's http_2xx asserts the status; so does the agent's check.
       assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
-      basicAuth: null,
-    },
+    }),
   };
   try {
     return await compare({

@@ -13,6 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import type { CheckContext } from '../../src/agent/checks/runner.ts';
 import type { ApiCheckDefinition, ApiRequest } from '../../src/shared/checks/types.ts';
+import { apiRequest } from '../support/accounts-check-bodies.ts';
 
 export interface SelfSigned {
   key: string;
@@ -235,19 +236,7 @@ export function apiCheck(
     degradedResponseTime: 10_000,
     maxResponseTime: 20_000,
     ...extra,
-    request: {
-      method: 'GET',
-      followRedirects: true,
-      skipSSL: false,
-      ipFamily: 'IPv4',
-      body: '',
-      bodyType: 'NONE',
-      headers: [],
-      queryParameters: [],
-      assertions: [],
-      basicAuth: null,
-      ...request,
-    },
+    request: apiRequest(request),
   };
 }
 

@@ -9,6 +9,7 @@ import type { Store } from '../../src/service/store/store.ts';
 import type { CheckDefinition } from '../../src/shared/checks/types.ts';
 import { runtimeNeededBy } from '../../src/shared/runtimes.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
+import { accountWithLocation } from '../support/fresh-account.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -45,19 +46,13 @@ describe('claiming runs by runtime', () => {
     const store: Store = await openSqliteStore(dataDir);
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     cleanups.push(() => store.close());
-    const { account } = await store.accounts.create('Acme');
-    const location = await store.locations.create(account.id, {
-      name: 'Office',
-      slugName: 'office',
-      icon: 'location',
-      proxyUrl: null,
-    });
+    const { accountId, location } = await accountWithLocation(store);
     const now = new Date().toISOString();
     const enqueue = (id: string, extra: Partial<CheckDefinition>) =>
       store.runs.enqueue(
         {
           runId: `run-${id}`,
-          accountId: account.id,
+          accountId,
           checkId: id,
           locationId: location.id,
           checkType: 'API',

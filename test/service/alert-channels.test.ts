@@ -4,6 +4,7 @@ import { loadServiceConfig } from '../../src/service/config.ts';
 import type { ChannelResponse } from '../../src/service/routes/alert-channel-schemas.ts';
 import { ConfigError } from '../../src/shared/errors.ts';
 import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { CHANNEL_DEFAULTS } from '../support/alerting-fixtures.ts';
 
 /** A channel as the API answers it; its config read field by field. */
 type ChannelView = Omit<Static<typeof ChannelResponse>, 'config'> & { config: Record<string, unknown> };
@@ -48,12 +49,7 @@ describe('/v1/alert-channels CRUD', () => {
       type: 'EMAIL',
       config: { address: 'ops@example.test' },
       subscriptions: [],
-      sendRecovery: true,
-      sendFailure: true,
-      sendDegraded: false,
-      sslExpiry: false,
-      sslExpiryThreshold: 30,
-      autoSubscribe: false,
+      ...CHANNEL_DEFAULTS,
       updated_at: null,
     });
     expect(json(await api.request(acme, 'GET', '/v1/alert-channels'))).toEqual([created]);

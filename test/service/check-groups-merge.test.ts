@@ -13,21 +13,10 @@ import {
 } from '../../src/service/checks/group-merge.ts';
 import type { ApiCheckDefaults, CheckGroupBody, StoredCheckGroup } from '../../src/service/store/check-group-types.ts';
 import type { ApiCheckDefinition, ApiRequest, CheckDefinition } from '../../src/shared/checks/types.ts';
+import { apiRequest, checkGroupBody } from '../support/accounts-check-bodies.ts';
 
-const request = (over: Partial<ApiRequest> = {}): ApiRequest => ({
-  method: 'GET',
-  url: 'https://own.example/health',
-  followRedirects: true,
-  skipSSL: false,
-  ipFamily: 'IPv4',
-  body: '',
-  bodyType: 'NONE',
-  headers: [],
-  queryParameters: [],
-  assertions: [],
-  basicAuth: null,
-  ...over,
-});
+const request = (over: Partial<ApiRequest> = {}): ApiRequest =>
+  apiRequest({ url: 'https://own.example/health', ...over });
 
 const defaults = (over: Partial<ApiCheckDefaults> = {}): ApiCheckDefaults => ({
   url: '',
@@ -49,28 +38,7 @@ function group(body: Partial<CheckGroupBody> = {}, over: Partial<StoredCheckGrou
     locationIds: [],
     createdAt: '2026-01-01T00:00:00.000Z',
     updatedAt: null,
-    body: {
-      name: 'g',
-      activated: true,
-      muted: false,
-      tags: [],
-      locations: [],
-      concurrency: 3,
-      apiCheckDefaults: defaults(),
-      runtimeId: null,
-      environmentVariables: [],
-      setupSnippetId: null,
-      tearDownSnippetId: null,
-      localSetupScript: null,
-      localTearDownScript: null,
-      privateLocations: [],
-      runParallel: null,
-      alertSettings: null,
-      retryStrategy: 'FALLBACK',
-      useGlobalAlertSettings: null,
-      doubleCheck: false,
-      ...body,
-    },
+    body: checkGroupBody('g', body),
     ...over,
   };
 }

@@ -4,7 +4,9 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DOUBLE_CHECK_STRATEGY } from '../../src/service/checks/retry-policy.ts';
 import { type ApiErrorView, json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { checkGroupBody } from '../support/accounts-check-bodies.ts';
 
 let api: TestApi;
 let acme: TestAccount;
@@ -58,31 +60,15 @@ describe('POST /v2/check-groups', () => {
     const group = await createGroup({ name: 'Payments' });
     expect(typeof group.id).toBe('number');
     expect(group).toMatchObject({
-      name: 'Payments',
-      activated: true,
-      muted: false,
-      tags: [],
-      locations: [],
-      concurrency: 3,
-      apiCheckDefaults: { url: '', headers: [], queryParameters: [], assertions: [], basicAuth: null },
-      runtimeId: null,
-      environmentVariables: [],
+      ...checkGroupBody('Payments', {
+        alertSettings: {
+          escalationType: 'RUN_BASED',
+          runBasedEscalation: { failedRunThreshold: 1 },
+          reminders: { amount: 0, interval: 5 },
+          parallelRunFailureThreshold: { enabled: false, percentage: 10 },
+        },
+      }),
       alertChannelSubscriptions: [],
-      setupSnippetId: null,
-      tearDownSnippetId: null,
-      localSetupScript: null,
-      localTearDownScript: null,
-      privateLocations: [],
-      runParallel: null,
-      alertSettings: {
-        escalationType: 'RUN_BASED',
-        runBasedEscalation: { failedRunThreshold: 1 },
-        reminders: { amount: 0, interval: 5 },
-        parallelRunFailureThreshold: { enabled: false, percentage: 10 },
-      },
-      retryStrategy: 'FALLBACK',
-      useGlobalAlertSettings: null,
-      doubleCheck: false,
       updated_at: null,
     });
     expect(Date.parse(String(group.created_at))).not.toBeNaN();
@@ -155,17 +141,7 @@ describe('POST /v2/check-groups', () => {
       doubleCheck: true,
     });
     expect(res.statusCode).toBe(201);
-    expect(json<Group>(res)).toMatchObject({
-      doubleCheck: true,
-      retryStrategy: {
-        type: 'SINGLE_RETRY',
-        baseBackoffSeconds: 0,
-        maxRetries: 1,
-        maxDurationSeconds: 600,
-        sameRegion: false,
-        onlyOn: [],
-      },
-    });
+    expect(json<Group>(res)).toMatchObject({ doubleCheck: true, retryStrategy: DOUBLE_CHECK_STRATEGY });
     const explicit = await createGroup({
       name: 'Both',
       doubleCheck: true,

@@ -11,7 +11,8 @@ import { AGENT_PATHS, type Job } from '../../src/shared/protocol.ts';
 import { registrationBody, resultFor } from '../helpers/dispatch-harness.ts';
 import { type RunningService, startRunningService } from '../helpers/running-service.ts';
 import { seedTenant } from '../support/alerting-fixtures.ts';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { freshDatabaseEachTest } from '../support/fresh-account.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 interface Reply<T = Record<string, unknown>> {
   status: number;
@@ -317,14 +318,10 @@ describe('check trigger URLs are rate limited', () => {
 });
 
 describe.each(storeBackends())('check trigger tokens on $name', (backend) => {
-  let fresh: FreshStore;
+  const fresh = freshDatabaseEachTest(backend);
   let store: Store;
   beforeEach(async () => {
-    fresh = await backend.fresh();
     store = await fresh.open();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
   });
 
   it('keeps one trigger per check: created once, resolved by its token only, deleted', async () => {

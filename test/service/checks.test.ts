@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
 import { json } from '../helpers/public-api.ts';
+import { apiRequest } from '../support/accounts-check-bodies.ts';
 import { checkDefaults, type CheckView, checksTest as it } from '../support/api-test.ts';
 
 const minimal = { name: 'Home page', request: { method: 'GET', url: 'https://example.test/' } };
@@ -19,19 +20,7 @@ describe('API checks', () => {
       tearDownSnippetId: null,
       localSetupScript: null,
       localTearDownScript: null,
-      request: {
-        method: 'GET',
-        url: 'https://example.test/',
-        followRedirects: true,
-        skipSSL: false,
-        ipFamily: 'IPv4',
-        body: '',
-        bodyType: 'NONE',
-        headers: [],
-        queryParameters: [],
-        assertions: [],
-        basicAuth: null,
-      },
+      request: apiRequest({ url: 'https://example.test/' }),
     });
     expect(json(await api.request(acme, 'GET', `/v1/checks/${created.id}`))).toEqual(created);
     // The scheduler hears about it, with the location resolved to its id.
@@ -184,19 +173,11 @@ describe('toCheckDefinition', () => {
       runtimeId: '2026.04',
       degradedResponseTime: 5000,
       maxResponseTime: 20000,
-      request: {
-        method: 'GET',
+      request: apiRequest({
         url: 'https://example.test/',
-        followRedirects: true,
-        skipSSL: false,
-        ipFamily: 'IPv4',
-        body: '',
-        bodyType: 'NONE',
         headers: [{ key: 'X-Env', value: 'prod' }],
-        queryParameters: [],
         assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200', regex: null }],
-        basicAuth: null,
-      },
+      }),
     });
   });
 });

@@ -5,6 +5,7 @@ import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import type { Store, StoredCheck } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
+import { addCheck, addOffice } from '../support/fresh-account.ts';
 
 let dataDir: string;
 let store: Store;
@@ -20,24 +21,9 @@ afterEach(async () => {
 
 async function tenant() {
   const { account } = await store.accounts.create('Acme');
-  const location = await store.locations.create(account.id, {
-    name: 'Office',
-    slugName: `office-${account.id.slice(0, 6)}`,
-    icon: 'location',
-    proxyUrl: null,
-  });
+  const location = await addOffice(store, account.id, `office-${account.id.slice(0, 6)}`);
   const check = (name: string) =>
-    store.checks.create({
-      accountId: account.id,
-      checkType: 'API',
-      name,
-      activated: true,
-      muted: false,
-      frequency: 1,
-      frequencyOffset: null,
-      locationIds: [location.id],
-      body: { name, request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
-    });
+    addCheck(store, account.id, location.id, name, { request: { method: 'GET', url: 'http://127.0.0.1:9/' } });
   return { accountId: account.id, location, check };
 }
 

@@ -19,13 +19,13 @@ import {
 } from '../../src/service/coordination/postgres-leadership.ts';
 import { PostgresRunSignals } from '../../src/service/coordination/postgres-signals.ts';
 import type { Leadership, RunSignalListener, RunSignals } from '../../src/service/coordination/types.ts';
-import { createAccount } from '../../src/service/accounts.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { Dispatcher } from '../../src/service/dispatch/dispatcher.ts';
 import type { Announced } from '../../src/service/dispatch/waiters.ts';
 import { type Harness, silentLog, startHarness } from '../helpers/dispatch-harness.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
+import { accountWithCheck } from '../support/fresh-account.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.ts';
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -358,23 +358,7 @@ describe.skipIf(!postgresAvailable())('coordination on PostgreSQL', () => {
       const service = await buildService(config, { logger: false });
       closers.push(() => rmSync(dataDir, { recursive: true, force: true }));
       // The same schedulable check in each service's store, so whose scheduler runs shows.
-      const { accountId } = await createAccount(service.store, 'Acme');
-      const location = await service.store.locations.create(accountId, {
-        name: 'Office',
-        slugName: 'office',
-        icon: 'location',
-        proxyUrl: null,
-      });
-      const schedulable = {
-        checkType: 'API',
-        name: 'Home',
-        activated: true,
-        muted: false,
-        frequency: 1,
-        frequencyOffset: null,
-        body: {},
-      } as const;
-      const check = await service.store.checks.create({ ...schedulable, accountId, locationIds: [location.id] });
+      const { check } = await accountWithCheck(service.store);
       return { service, checkId: check.id };
     }
 

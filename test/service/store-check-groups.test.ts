@@ -2,21 +2,18 @@
  * Check groups (with their locations, members and trigger tokens) and maintenance windows at store
  * level, on SQLite and PostgreSQL.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { MaintenanceWindowInput } from '../../src/service/store/maintenance-window-types.ts';
 import type { Store } from '../../src/service/store/store.ts';
-import { addCheck, groupInput, seedTenant } from '../support/alerting-fixtures.ts';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { groupInput, seedTenant } from '../support/alerting-fixtures.ts';
+import { addCheck, freshDatabaseEachTest } from '../support/fresh-account.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 describe.each(storeBackends())('check groups on $name', (backend) => {
-  let fresh: FreshStore;
+  const fresh = freshDatabaseEachTest(backend);
   let store: Store;
   beforeEach(async () => {
-    fresh = await backend.fresh();
     store = await fresh.open();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
   });
 
   async function secondLocation(accountId: string) {
@@ -138,14 +135,10 @@ describe.each(storeBackends())('check groups on $name', (backend) => {
 });
 
 describe.each(storeBackends())('maintenance windows on $name', (backend) => {
-  let fresh: FreshStore;
+  const fresh = freshDatabaseEachTest(backend);
   let store: Store;
   beforeEach(async () => {
-    fresh = await backend.fresh();
     store = await fresh.open();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
   });
 
   const window = (name: string, overrides: Partial<MaintenanceWindowInput> = {}): MaintenanceWindowInput => ({

@@ -4,14 +4,14 @@
  * two connections, as two service replicas would have.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { NewRun } from '../../src/service/store/dispatch-types.ts';
 import { MAX_EXPIRED_LEASES, SHED_LATE_REASON } from '../../src/service/store/repos/runs.ts';
 import type { Run, Store } from '../../src/service/store/store.ts';
 import type { CheckDefinition, CheckType } from '../../src/shared/checks/types.ts';
 import { checkClassOf } from '../../src/shared/checks/types.ts';
-import { accountWithCheck } from '../support/fresh-account.ts';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { accountWithCheck, freshDatabaseEachTest } from '../support/fresh-account.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 const at = (second: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
 const ALL_TYPES: CheckType[] = ['API', 'TCP', 'BROWSER'];
@@ -74,14 +74,18 @@ const claimAll = (
     leaseExpiresAt,
   });
 
+/** Agent a1 asking for API runs at the fixture's location (`now` is given per call). */
+const apiLease = (f: Fixture, uptimeSlots = 1) => ({
+  locationId: f.locationId,
+  agentId: 'a1',
+  checkTypes: ['API'] as CheckType[],
+  runtimes: [],
+  slots: { uptime: uptimeSlots, heavy: 0 },
+  leaseExpiresAt: at(60),
+});
+
 describe.each(storeBackends())('on $name', (backend) => {
-  let fresh: FreshStore;
-  beforeEach(async () => {
-    fresh = await backend.fresh();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
-  });
+  const fresh = freshDatabaseEachTest(backend);
 
   describe('runs', () => {
     /** Two runs leased to agent-1, the second with a cancel requested by its user. */
@@ -191,14 +195,7 @@ describe.each(storeBackends())('on $name', (backend) => {
         await store.runs.enqueue(newRun(f, 1, { checkType: 'BROWSER', checkId: 'b', startBySecond: 6 }), at(1))
       ).run;
       const elsewhere = (await store.runs.enqueue(newRun(other, 1, { checkId: 'x', startBySecond: 6 }), at(1))).run;
-      const req = {
-        locationId: f.locationId,
-        agentId: 'a1',
-        checkTypes: ['API'] as CheckType[],
-        runtimes: [],
-        slots: { uptime: 1, heavy: 0 },
-        leaseExpiresAt: at(60),
-      };
+      const req = apiLease(f);
 
       expect(await store.runs.shedLate({ ...req, now: at(5) })).toBe(0);
       expect(await store.runs.shedLate({ ...req, now: at(6) })).toBe(1);
@@ -217,13 +214,7 @@ describe.each(storeBackends())('on $name', (backend) => {
     it('overloaded (order newest), claims hand-backs first, then the latest deadlines', async () => {
       const store = await fresh.open();
       const f = await fixture(store);
-      const req = {
-        locationId: f.locationId,
-        agentId: 'a1',
-        checkTypes: ['API'] as CheckType[],
-        runtimes: [],
-        leaseExpiresAt: at(60),
-      };
+      const req = apiLease(f);
       const back = (await store.runs.enqueue(newRun(f, 1, { checkId: 'back', startBySecond: 6 }), at(1))).run;
       const [leased] = (await store.runs.claim({ ...req, slots: { uptime: 1, heavy: 0 }, now: at(2) })) as [Run];
       await store.runs.release('a1', [{ runId: leased.runId, leaseId: leased.leaseId as string }], at(3));
@@ -245,14 +236,7 @@ describe.each(storeBackends())('on $name', (backend) => {
       const f = await fixture(store);
       const late = (await store.runs.enqueue(newRun(f, 1, { checkId: 'late', startBySecond: 6 }), at(1))).run;
       const onTime = (await store.runs.enqueue(newRun(f, 4, { checkId: 'on-time', startBySecond: 9 }), at(4))).run;
-      const req = {
-        locationId: f.locationId,
-        agentId: 'a1',
-        checkTypes: ['API'] as CheckType[],
-        runtimes: [],
-        slots: { uptime: 5, heavy: 0 },
-        leaseExpiresAt: at(60),
-      };
+      const req = apiLease(f, 5);
       const { shed, runs } = await store.runs.shedLateAndClaim({ ...req, now: at(7) });
       expect(shed).toBe(1);
       expect(runs.map((r) => r.runId)).toEqual([onTime.runId]);
@@ -263,14 +247,7 @@ describe.each(storeBackends())('on $name', (backend) => {
       const store = await fresh.open();
       const f = await fixture(store);
       const first = (await store.runs.enqueue(newRun(f, 1, { checkId: 'a', startBySecond: 6 }), at(1))).run;
-      const req = {
-        locationId: f.locationId,
-        agentId: 'a1',
-        checkTypes: ['API'] as CheckType[],
-        runtimes: [],
-        slots: { uptime: 1, heavy: 0 },
-        leaseExpiresAt: at(60),
-      };
+      const req = apiLease(f);
       const [leased] = (await store.runs.claim({ ...req, now: at(2) })) as [Run];
       expect(
         await store.runs.release('a1', [{ runId: leased.runId, leaseId: leased.leaseId as string }], at(20)),

@@ -9,8 +9,8 @@ import { hashKey } from '../../src/service/store/repos/keys.ts';
 import type { Store, StoredResult } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
-import { accountWithCheck } from '../support/fresh-account.ts';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { accountWithCheck, accountWithLocation, freshDatabaseEachTest } from '../support/fresh-account.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 let dataDir: string;
 const opened: Store[] = [];
@@ -78,13 +78,7 @@ describe('migrations', () => {
 });
 
 describe.each(storeBackends())('on $name', (backend) => {
-  let fresh: FreshStore;
-  beforeEach(async () => {
-    fresh = await backend.fresh();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
-  });
+  const fresh = freshDatabaseEachTest(backend);
   const open = () => fresh.open();
 
   it('applies each migration once, also when the store is reopened', async () => {
@@ -119,23 +113,17 @@ describe.each(storeBackends())('on $name', (backend) => {
 
     it('resolves location keys with findByKey, allows two and refuses a third', async () => {
       const store = await open();
-      const { account } = await store.accounts.create('Acme');
-      const location = await store.locations.create(account.id, {
-        name: 'Office',
-        slugName: 'office',
-        icon: 'location',
-        proxyUrl: null,
-      });
-      const first = await store.locations.createKey(account.id, location.id);
-      const second = await store.locations.createKey(account.id, location.id);
+      const { accountId, location } = await accountWithLocation(store);
+      const first = await store.locations.createKey(accountId, location.id);
+      const second = await store.locations.createKey(accountId, location.id);
       expect(first.rawKey).toMatch(/^pl_[0-9a-f]{64}$/);
       expect(await store.locations.findByKey(first.rawKey)).toEqual(location);
       expect(await store.locations.findByKey(second.rawKey)).toEqual(location);
-      await expect(store.locations.createKey(account.id, location.id)).rejects.toBeInstanceOf(ConflictError);
+      await expect(store.locations.createKey(accountId, location.id)).rejects.toBeInstanceOf(ConflictError);
 
-      expect(await store.locations.deleteKey(account.id, location.id, first.record.id)).toBe(true);
+      expect(await store.locations.deleteKey(accountId, location.id, first.record.id)).toBe(true);
       expect(await store.locations.findByKey(first.rawKey)).toBeUndefined();
-      await expect(store.locations.createKey(account.id, location.id)).resolves.toBeDefined();
+      await expect(store.locations.createKey(accountId, location.id)).resolves.toBeDefined();
     });
   });
 

@@ -16,6 +16,10 @@ import {
 } from '../../src/service/store/check-status-types.ts';
 import type { Store, StoredCheck } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
+import { checkGroupBody } from './accounts-check-bodies.ts';
+import { accountWithCheck } from './fresh-account.ts';
+
+export { addCheck } from './fresh-account.ts';
 
 export interface Tenant {
   accountId: string;
@@ -24,35 +28,8 @@ export interface Tenant {
 }
 
 export async function seedTenant(store: Store, name = 'Acme'): Promise<Tenant> {
-  const { account } = await store.accounts.create(name);
-  const location = await store.locations.create(account.id, {
-    name: 'Office',
-    slugName: 'office',
-    icon: 'location',
-    proxyUrl: null,
-  });
-  const check = await addCheck(store, account.id, location.id, 'Home');
-  return { accountId: account.id, locationId: location.id, check };
-}
-
-export function addCheck(
-  store: Store,
-  accountId: string,
-  locationId: string,
-  name: string,
-  body: Record<string, unknown> = {},
-): Promise<StoredCheck> {
-  return store.checks.create({
-    accountId,
-    checkType: 'API',
-    name,
-    activated: true,
-    muted: false,
-    frequency: 1,
-    frequencyOffset: null,
-    locationIds: [locationId],
-    body: { name, ...body },
-  });
+  const { accountId, location, check } = await accountWithCheck(store, name);
+  return { accountId, locationId: location.id, check };
 }
 
 /** Stores a FINAL result of the check, pending its status update (what the dispatcher's submit does first). */
@@ -132,18 +109,23 @@ export async function raiseAlert(
   return alert;
 }
 
+/** The documented defaults of a channel's settings: what the API stores when a create leaves them out. */
+export const CHANNEL_DEFAULTS = {
+  sendRecovery: true,
+  sendFailure: true,
+  sendDegraded: false,
+  sslExpiry: false,
+  sslExpiryThreshold: 30,
+  autoSubscribe: false,
+} as const;
+
 export function webhookChannel(url: string, overrides: Partial<AlertChannelInput> = {}): AlertChannelInput {
   return {
     definition: {
       type: 'WEBHOOK',
       config: { url, method: 'POST', headers: [], queryParameters: [], webhookSecret: 'hook-secret-value' },
     },
-    sendRecovery: true,
-    sendFailure: true,
-    sendDegraded: false,
-    sslExpiry: false,
-    sslExpiryThreshold: 30,
-    autoSubscribe: false,
+    ...CHANNEL_DEFAULTS,
     ...overrides,
   };
 }
@@ -163,33 +145,17 @@ export function draftFor(check: StoredCheck, alert: CheckAlertRecord, channelId:
   };
 }
 
-/** A check group as the API would store it, defaults filled. */
+/** A check group as the API would store it, defaults filled (one at a time, no base URL, no retries). */
 export function groupInput(
   name: string,
   overrides: Partial<CheckGroupBody> = {},
   locationIds: string[] = [],
 ): CheckGroupInput {
-  const body: CheckGroupBody = {
-    name,
-    activated: true,
-    muted: false,
-    tags: [],
-    locations: [],
+  const body = checkGroupBody(name, {
     concurrency: 1,
     apiCheckDefaults: { url: null, headers: [], queryParameters: [], assertions: [], basicAuth: null },
-    runtimeId: null,
-    environmentVariables: [],
-    setupSnippetId: null,
-    tearDownSnippetId: null,
-    localSetupScript: null,
-    localTearDownScript: null,
-    privateLocations: [],
-    runParallel: null,
-    alertSettings: null,
     retryStrategy: null,
-    useGlobalAlertSettings: null,
-    doubleCheck: false,
     ...overrides,
-  };
+  });
   return { name, activated: body.activated, muted: body.muted, concurrency: body.concurrency, locationIds, body };
 }
