@@ -13,6 +13,7 @@ import type { CheckDefinition, CheckType } from '../../src/shared/checks/types.t
 import { agentEnv, agentNodeFlags, buildDist } from './_dist.ts';
 import { closedLoop, runEngine, type SideResult } from './_engine.ts';
 import { cleanUpOnExit, freePort, spawnTool, stopChild, waitForPort } from './_proc.ts';
+import { nginxConfig } from '../../test/agent/tcp-servers.ts';
 import { peakRssMb } from './_stats.ts';
 import { findTool, missingTool, requireTools, TOOLS } from './_tools.ts';
 import { runWrk, WRK_COUNTED_DONE_LUA } from './_wrk.ts';
@@ -235,27 +236,12 @@ export async function startNginx(
   const root = join(dir, 'www');
   mkdirSync(root);
   for (const [name, bytes] of Object.entries(opts.files ?? {})) writeFileSync(join(root, name), bytes);
-  writeFileSync(
-    join(dir, 'nginx.conf'),
-    `${process.getuid?.() === 0 ? 'user root root;' : ''}
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  server {
+  const server = `server {
     listen 127.0.0.1:${port} backlog=4096;
     ${opts.location ? opts.location(root) : JSON_LOCATION}
-  }
-}
-`,
-  );
+  }`;
+  const main = [...(process.getuid?.() === 0 ? ['user root root;'] : []), 'worker_processes 1;'];
+  writeFileSync(join(dir, 'nginx.conf'), nginxConfig(dir, [server], main, 4096));
   const bin = findTool(TOOLS.nginx);
   const child = spawn(
     bin,

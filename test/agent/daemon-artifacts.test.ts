@@ -13,6 +13,7 @@ import { ServiceClient } from '../../src/agent/client.ts';
 import { AgentDaemon } from '../../src/agent/daemon.ts';
 import { ResultSpool } from '../../src/agent/spool.ts';
 import { startArtifactService } from '../helpers/artifact-service.ts';
+import { passingOutcome } from '../support/e2e-passing-outcome.ts';
 import { recordingLogger, tempDir } from './helpers.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -41,18 +42,7 @@ it('uploads what a runner adds and references it from the run result', async () 
         contentType: 'text/plain',
       });
       expect(added).toBeDefined();
-      const now = new Date().toISOString();
-      return {
-        startedAt: now,
-        stoppedAt: now,
-        responseTime: 1,
-        hasFailures: false,
-        hasErrors: false,
-        isDegraded: false,
-        overMaxResponseTime: false,
-        error: null,
-        apiCheckResult: null,
-      };
+      return passingOutcome(1);
     },
   };
 

@@ -9,6 +9,7 @@ import { AgentDaemon } from '../../src/agent/daemon.ts';
 import { ResultDeliverer } from '../../src/agent/deliverer.ts';
 import { ResultSpool } from '../../src/agent/spool.ts';
 import { AGENT_PATHS } from '../../src/shared/protocol.ts';
+import { passingOutcome } from '../support/e2e-passing-outcome.ts';
 import { recordingLogger, submitRequest as item, tempDir } from './helpers.ts';
 import { makeJob, ProtocolStub, type StubOptions } from './protocol-stub.ts';
 
@@ -151,17 +152,7 @@ describe('AgentDaemon and result batches', () => {
     const spool = await ResultSpool.open({ dir: tempDir('batches'), maxBytes: 1 << 20, log });
     const runner = {
       checkType: 'API' as const,
-      run: async () => ({
-        startedAt: new Date().toISOString(),
-        stoppedAt: new Date().toISOString(),
-        responseTime: 0,
-        hasFailures: false,
-        hasErrors: false,
-        isDegraded: false,
-        overMaxResponseTime: false,
-        error: null,
-        apiCheckResult: null,
-      }),
+      run: async () => passingOutcome(),
     };
     const daemon = new AgentDaemon({
       client,

@@ -160,18 +160,22 @@ describe('only network failures, and only when on', () => {
   });
 });
 
+/** A connection refused on loopback, as the API runner reports it to the diagnosis. */
+async function refusedConnection() {
+  return {
+    code: 'ECONNREFUSED',
+    timedOut: false,
+    phase: 'connect',
+    hostname: '127.0.0.1',
+    address: '127.0.0.1',
+    family: 4 as const,
+    port: await closedPort(),
+  };
+}
+
 describe('bounds', () => {
   it(`at most ${MAX_CONCURRENT_DIAGNOSTICS} at once; the others are skipped, saying why`, async () => {
-    const port = await closedPort();
-    const f = {
-      code: 'ECONNREFUSED',
-      timedOut: false,
-      phase: 'connect',
-      hostname: '127.0.0.1',
-      address: '127.0.0.1',
-      family: 4 as const,
-      port,
-    };
+    const f = await refusedConnection();
     const all = await Promise.all(
       Array.from({ length: MAX_CONCURRENT_DIAGNOSTICS + 2 }, () => diagnoseNetworkFailure(f, { netRaw: false })),
     );
@@ -201,16 +205,7 @@ describe('bounds', () => {
   });
 
   it('a cancelled run stops its diagnosis; a timed-out one does not', async () => {
-    const port = await closedPort();
-    const f = {
-      code: 'ECONNREFUSED',
-      timedOut: false,
-      phase: 'connect',
-      hostname: '127.0.0.1',
-      address: '127.0.0.1',
-      family: 4 as const,
-      port,
-    };
+    const f = await refusedConnection();
     const cancelled = new AbortController();
     cancelled.abort(new DOMException('run cancelled', 'AbortError'));
     const d1 = await diagnoseNetworkFailure(f, { signal: cancelled.signal, netRaw: false });

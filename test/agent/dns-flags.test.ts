@@ -7,9 +7,9 @@
 import dgram from 'node:dgram';
 import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { dnsCheckRunner, EDNS_UDP_PAYLOAD_SIZE } from '../../src/agent/checks/dns.ts';
-import type { DnsCheckDefinition, DnsCheckResult, DnsRequest } from '../../src/shared/checks/types.ts';
-import { context } from './api-fixtures.ts';
+import { EDNS_UDP_PAYLOAD_SIZE } from '../../src/agent/checks/dns.ts';
+import type { DnsCheckDefinition, DnsRequest } from '../../src/shared/checks/types.ts';
+import { dnsCheck as dnsCheckOf, runDnsCheck } from '../support/e2e-dns-check.ts';
 import { type DnsmasqServer, startDnsmasq } from './dns-server.ts';
 
 type Opt = Answer & { udpPayloadSize: number; flags: number; flag_do: boolean };
@@ -88,32 +88,11 @@ beforeEach(() => {
   recorder.answerFlags = 0;
 });
 
-function dnsCheck(port: number, request: Partial<DnsRequest> = {}): DnsCheckDefinition {
-  return {
-    id: 'check-1',
-    accountId: 'acct-1',
-    name: 'dns',
-    checkType: 'DNS',
-    shouldFail: false,
-    runtimeId: null,
-    degradedResponseTime: 500,
-    maxResponseTime: 2000,
-    request: {
-      query: 'www.example.test',
-      recordType: 'A',
-      nameServer: '127.0.0.1',
-      port,
-      protocol: 'UDP',
-      assertions: [],
-      ...request,
-    },
-  };
-}
+/** A check of www.example.test's A record at `port`. */
+const dnsCheck = (port: number, request: Partial<DnsRequest> = {}) =>
+  dnsCheckOf({ query: 'www.example.test', recordType: 'A', port, ...request }, { maxResponseTime: 2000 });
 
-async function run(check: DnsCheckDefinition) {
-  const outcome = await dnsCheckRunner.run(check, context({ timeoutMs: 5000 }));
-  return { outcome, result: outcome.details?.dnsCheckResult as DnsCheckResult };
-}
+const run = (check: DnsCheckDefinition) => runDnsCheck(check);
 
 const optOf = (q: DecodedPacket | undefined) => (q?.additionals ?? []).find((a) => a.type === 'OPT') as Opt | undefined;
 

@@ -5,9 +5,8 @@
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstNameServer } from '../../src/agent/checks/dns/system-resolver.ts';
-import { dnsCheckRunner } from '../../src/agent/checks/dns.ts';
-import type { DnsAssertion, DnsCheckDefinition, DnsCheckResult, DnsRequest } from '../../src/shared/checks/types.ts';
-import { context } from './api-fixtures.ts';
+import type { DnsAssertion, DnsCheckDefinition, DnsRequest } from '../../src/shared/checks/types.ts';
+import { dnsCheck as dnsCheckOf, runDnsCheck } from '../support/e2e-dns-check.ts';
 import { type DnsmasqServer, freePort, startDnsmasq } from './dns-server.ts';
 
 /** Six TXT strings of 200 bytes: well over 512 bytes, so a UDP answer without EDNS is truncated. */
@@ -36,29 +35,13 @@ afterAll(async () => {
   await server?.stop();
 });
 
-function dnsCheck(
+/** A check asking dnsmasq here, unless `request` names another port. */
+const dnsCheck = (
   request: Partial<DnsRequest> & Pick<DnsRequest, 'query' | 'recordType'>,
   extra: Partial<DnsCheckDefinition> = {},
-): DnsCheckDefinition {
-  return {
-    id: 'check-1',
-    accountId: 'acct-1',
-    name: 'dns',
-    checkType: 'DNS',
-    shouldFail: false,
-    runtimeId: null,
-    degradedResponseTime: 500,
-    maxResponseTime: 1000,
-    ...extra,
-    request: { nameServer: '127.0.0.1', port: server.port, protocol: 'UDP', assertions: [], ...request },
-  };
-}
+) => dnsCheckOf({ port: server.port, ...request }, extra);
 
-async function run(check: DnsCheckDefinition, timeoutMs = 5000) {
-  const outcome = await dnsCheckRunner.run(check, context({ timeoutMs }));
-  const result = outcome.details?.dnsCheckResult as DnsCheckResult;
-  return { outcome, result, response: result.response };
-}
+const run = runDnsCheck;
 
 const a = (
   source: DnsAssertion['source'],

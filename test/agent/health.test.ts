@@ -6,6 +6,18 @@ import {
   startHealthServer,
 } from '../../src/agent/health.ts';
 
+/** What the fake daemon reports besides its status. */
+const FIGURES = {
+  version: '1.2.3',
+  agentId: 'agent-1',
+  jobsRunning: 2,
+  jobsQueued: 1,
+  lastSuccessfulPollAt: '2026-01-01T00:00:00.000Z',
+  spooled: 4,
+  droppedResults: 5,
+  uptimeSeconds: 6,
+} satisfies Omit<HealthSnapshot, 'status'>;
+
 class FakeSource implements HealthSource {
   ready = false;
   stopping = false;
@@ -19,14 +31,7 @@ class FakeSource implements HealthSource {
   snapshot(): HealthSnapshot {
     return {
       status: this.stopping ? 'stopping' : this.ready ? 'ready' : 'starting',
-      version: '1.2.3',
-      agentId: 'agent-1',
-      jobsRunning: 2,
-      jobsQueued: 1,
-      lastSuccessfulPollAt: '2026-01-01T00:00:00.000Z',
-      spooled: 4,
-      droppedResults: 5,
-      uptimeSeconds: 6,
+      ...FIGURES,
     };
   }
 }
@@ -96,14 +101,7 @@ describe('health server', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       status: 'starting',
-      version: '1.2.3',
-      agentId: 'agent-1',
-      jobsRunning: 2,
-      jobsQueued: 1,
-      lastSuccessfulPollAt: '2026-01-01T00:00:00.000Z',
-      spooled: 4,
-      droppedResults: 5,
-      uptimeSeconds: 6,
+      ...FIGURES,
     });
   });
 

@@ -15,6 +15,7 @@ import { sslCheckRunner } from '../../src/agent/checks/ssl.ts';
 import { urlCheckRunner } from '../../src/agent/checks/url.ts';
 import { scrubberForCheck } from '../../src/agent/scrub/index.ts';
 import type { CheckTlsMaterial } from '../../src/shared/checks/types.ts';
+import { urlCheck } from '../support/e2e-url-check.ts';
 import { makePki, type Pki } from '../support/mtls-pki.ts';
 import { apiCheck, context } from './api-fixtures.ts';
 import { sslCheck } from './ssl-fixtures.ts';
@@ -97,21 +98,7 @@ describe('URL monitors with a client certificate', () => {
   it('carry it to the API engine they run on', async () => {
     const url = `https://localhost:${mtlsPort}/`;
     const monitor = (tls: CheckTlsMaterial) =>
-      urlCheckRunner.run(
-        {
-          id: 'chk_url',
-          accountId: 'acc_test',
-          name: 'url test',
-          checkType: 'URL',
-          shouldFail: false,
-          runtimeId: null,
-          degradedResponseTime: 5000,
-          maxResponseTime: 10000,
-          tls,
-          request: { method: 'GET', url, followRedirects: true, skipSSL: false, ipFamily: 'IPv4', assertions: [] },
-        },
-        context(),
-      );
+      urlCheckRunner.run(urlCheck({ url }, { degradedResponseTime: 5000, maxResponseTime: 10000, tls }), context());
     expect((await monitor(withCa())).hasFailures).toBe(true);
     const withCert = await monitor(withClient());
     expect(withCert.error).toBeNull();

@@ -17,6 +17,7 @@ import { SandboxPool } from '../../src/agent/sandbox/pool.ts';
 import { SandboxProcess } from '../../src/agent/sandbox/process.ts';
 import { findSandboxProcesses } from '../../src/agent/sandbox/procfs.ts';
 import { DEFAULT_SANDBOX_LIMITS, type StepOutcome } from '../../src/agent/sandbox/types.ts';
+import { readyHealthSource } from '../support/e2e-health-source.ts';
 import { tempDir } from './helpers.ts';
 
 const AGENT_KEY = `pl_sandbox_canary_${randomUUID()}`;
@@ -258,22 +259,7 @@ describe('sandbox: hostile scripts', () => {
   });
 
   it("reaches the agent's health port but finds no secret there or anywhere it can read", async () => {
-    const source = {
-      isReady: () => true,
-      jobLoopLiveness: () => ({ ok: true }) as const,
-      snapshot: () => ({
-        status: 'ready' as const,
-        version: 'test',
-        agentId: 'a',
-        jobsRunning: 0,
-        jobsQueued: 0,
-        lastSuccessfulPollAt: null,
-        spooled: 0,
-        droppedResults: 0,
-        uptimeSeconds: 1,
-      }),
-    };
-    const health = await startHealthServer({ host: '127.0.0.1', port: 0, source });
+    const health = await startHealthServer({ host: '127.0.0.1', port: 0, source: readyHealthSource() });
     try {
       const code = `const out = [];
         for (const p of ['/health', '/-/liveness', '/-/readiness', '/metrics', '/env']) {

@@ -49,12 +49,15 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const assertion = (a: Partial<SslAssertion> & Pick<SslAssertion, 'source' | 'comparison'>): SslAssertion => ({
-  property: '',
-  target: '',
-  regex: null,
-  ...a,
-});
+const assertion = (
+  source: SslAssertion['source'],
+  property: string,
+  comparison: SslAssertion['comparison'],
+  target: string,
+): SslAssertion => ({ source, property, comparison, target, regex: null });
+
+/** The check's own `assertions`, for run's `over`. */
+const asserting = (...assertions: SslAssertion[]) => ({ request: { assertions } }) as never;
 
 async function run(
   name: string,
@@ -71,22 +74,17 @@ async function run(
 
 describe('SSL monitors against nginx', () => {
   it('passes on a certificate the trusted CA signed, reporting the chain, expiry, protocol and cipher', async () => {
-    const { outcome, result } = await run('valid', 'valid.test', {
-      request: {
-        assertions: [
-          assertion({ source: 'CERTIFICATE', property: 'daysUntilExpiry', comparison: 'GREATER_THAN', target: '80' }),
-          assertion({ source: 'CERTIFICATE', property: 'issuerCN', comparison: 'EQUALS', target: CA_NAME }),
-          assertion({ source: 'CERTIFICATE', property: 'sans', comparison: 'CONTAINS', target: 'valid.test' }),
-          assertion({ source: 'CONNECTION', property: 'tlsVersion', comparison: 'GREATER_THAN', target: 'TLS1.2' }),
-          assertion({
-            source: 'JSON_RESPONSE',
-            property: '$.chain[1].subjectCN',
-            comparison: 'EQUALS',
-            target: CA_NAME,
-          }),
-        ],
-      } as never,
-    });
+    const { outcome, result } = await run(
+      'valid',
+      'valid.test',
+      asserting(
+        assertion('CERTIFICATE', 'daysUntilExpiry', 'GREATER_THAN', '80'),
+        assertion('CERTIFICATE', 'issuerCN', 'EQUALS', CA_NAME),
+        assertion('CERTIFICATE', 'sans', 'CONTAINS', 'valid.test'),
+        assertion('CONNECTION', 'tlsVersion', 'GREATER_THAN', 'TLS1.2'),
+        assertion('JSON_RESPONSE', '$.chain[1].subjectCN', 'EQUALS', CA_NAME),
+      ),
+    );
     expect(outcome).toMatchObject({ hasFailures: false, hasErrors: false, isDegraded: false, error: null });
     expect(result).toMatchObject({
       tlsVersion: 'TLS1.3',
@@ -121,13 +119,8 @@ describe('SSL monitors against nginx', () => {
   });
 
   it('is degraded when the certificate expires within alertDaysBeforeExpiry, and passes with a smaller window', async () => {
-    const daysLeft = assertion({
-      source: 'CERTIFICATE',
-      property: 'daysUntilExpiry',
-      comparison: 'LESS_THAN',
-      target: '7',
-    });
-    const soon = await run('soon', 'soon.test', { request: { assertions: [daysLeft] } as never });
+    const daysLeft = assertion('CERTIFICATE', 'daysUntilExpiry', 'LESS_THAN', '7');
+    const soon = await run('soon', 'soon.test', asserting(daysLeft));
     expect(soon.outcome).toMatchObject({ hasFailures: false, isDegraded: true });
     expect(soon.result).toMatchObject({
       daysUntilExpiry: 4,
@@ -200,24 +193,14 @@ describe('SSL monitors against nginx', () => {
     );
     expect(failed.result).toMatchObject({ baselineVerdict: 'fail', baselineGrade: 'F', failureCategory: 'baseline' });
 
-    const version = assertion({
-      source: 'CONNECTION',
-      property: 'tlsVersion',
-      comparison: 'LESS_THAN',
-      target: 'TLS1.3',
-    });
-    const asserted = await run('tls12', 'valid.test', { request: { assertions: [version] } as never });
+    const version = assertion('CONNECTION', 'tlsVersion', 'LESS_THAN', 'TLS1.3');
+    const asserted = await run('tls12', 'valid.test', asserting(version));
     expect(asserted.result.assertions[0]).toMatchObject({ passed: true, actual: 'TLS1.2', target: 'TLS1.3' });
   });
 
   it('fails a CERTIFICATE assertion with its words, and a refused connection as category connect', async () => {
-    const pinned = assertion({
-      source: 'CERTIFICATE',
-      property: 'issuerCN',
-      comparison: 'EQUALS',
-      target: 'Some Other CA',
-    });
-    const mismatch = await run('valid', 'valid.test', { request: { assertions: [pinned] } as never });
+    const pinned = assertion('CERTIFICATE', 'issuerCN', 'EQUALS', 'Some Other CA');
+    const mismatch = await run('valid', 'valid.test', asserting(pinned));
     expect(mismatch.outcome.error).toBe(
       `Assertion failed: CERTIFICATE issuerCN EQUALS "Some Other CA" (actual: "${CA_NAME}")`,
     );

@@ -3,65 +3,25 @@
  * leaves it signs, plus a self-signed one), and Debian's nginx serving them on loopback, one server
  * block per port, started in a single foreground process with a temp prefix.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SslCheckDefinition, SslConfig } from '../../src/shared/checks/monitors.ts';
+import { type CertFiles, EC, makeCaCert, openssl, signLeafCert } from '../support/mtls-pki.ts';
 import { freePort } from './dns-server.ts';
 import { runNginx } from './tcp-servers.ts';
 
 export const CA_NAME = 'Outpost Test CA';
 
-export interface CertFiles {
-  cert: string;
-  key: string;
-}
-
-const openssl = (dir: string, args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-
 /** A CA whose certificate the test trusts (tls.setDefaultCACertificates), in `dir`. */
 export function makeCa(dir: string): CertFiles & { pem: string } {
-  openssl(dir, [
-    'req',
-    '-x509',
-    ...EC,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '365',
-    '-subj',
-    `/CN=${CA_NAME}`,
-  ]);
-  return { cert: join(dir, 'ca.pem'), key: join(dir, 'ca.key'), pem: readFileSync(join(dir, 'ca.pem'), 'utf8') };
+  const ca = makeCaCert(dir, CA_NAME, 365);
+  return { ...ca, pem: readFileSync(ca.cert, 'utf8') };
 }
 
 /** A leaf for `dnsName`, signed by the CA, valid for `days` from now (-1: it expired yesterday). */
 export function makeLeaf(dir: string, name: string, dnsName: string, days: number): CertFiles {
-  const ext = join(dir, `${name}.ext`);
-  writeFileSync(ext, `subjectAltName=DNS:${dnsName}\nbasicConstraints=CA:FALSE\n`);
-  openssl(dir, ['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${dnsName}`]);
-  openssl(dir, [
-    'x509',
-    '-req',
-    '-in',
-    `${name}.csr`,
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    String(days),
-    '-extfile',
-    ext,
-    '-out',
-    `${name}.pem`,
-  ]);
-  return { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
+  return signLeafCert(dir, name, dnsName, days, `subjectAltName=DNS:${dnsName}`);
 }
 
 /** A self-signed certificate for `dnsName` (no CA vouches for it). */

@@ -52,22 +52,19 @@ export async function startNginx(locations: (dir: string) => string = () => HELL
 }
 
 /**
- * Debian's nginx in the foreground with prefix `dir` (removed on stop), serving `servers` (server
- * blocks); resolves once every one of `ports` accepts a connection.
+ * An nginx.conf that keeps nginx inside its prefix `dir` (pid, error log and every temp path there, no
+ * access log), with the `main` directives first and `servers` (server blocks) in its http block.
  */
-export async function runNginx(
+export function nginxConfig(
   dir: string,
   servers: readonly string[],
-  ports: readonly number[],
-): Promise<{ stop(): Promise<void> }> {
-  const binary = nginxPath();
-  writeFileSync(
-    join(dir, 'nginx.conf'),
-    `daemon off;
-master_process off;
+  main: readonly string[],
+  workerConnections: number,
+): string {
+  return `${main.join('\n')}
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log;
-events { worker_connections 64; }
+events { worker_connections ${workerConnections}; }
 http {
   access_log off;
   client_body_temp_path ${dir}/body;
@@ -77,8 +74,20 @@ http {
   scgi_temp_path ${dir}/scgi;
   ${servers.join('\n  ')}
 }
-`,
-  );
+`;
+}
+
+/**
+ * Debian's nginx in the foreground with prefix `dir` (removed on stop), serving `servers` (server
+ * blocks); resolves once every one of `ports` accepts a connection.
+ */
+export async function runNginx(
+  dir: string,
+  servers: readonly string[],
+  ports: readonly number[],
+): Promise<{ stop(): Promise<void> }> {
+  const binary = nginxPath();
+  writeFileSync(join(dir, 'nginx.conf'), nginxConfig(dir, servers, ['daemon off;', 'master_process off;'], 64));
   const child: ChildProcess = spawn(binary, ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf')], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });

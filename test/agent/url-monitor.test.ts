@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUNNERS } from '../../src/agent/checks/index.ts';
-import type { UrlAssertion, UrlCheckDefinition, UrlRequest } from '../../src/shared/checks/monitors.ts';
+import type { UrlAssertion, UrlCheckDefinition } from '../../src/shared/checks/monitors.ts';
+import { urlCheck } from '../support/e2e-url-check.ts';
 import { context, makeSelfSigned, startServer, type TestServer } from './api-fixtures.ts';
 
 let server: TestServer;
@@ -20,24 +21,6 @@ afterAll(async () => {
   await server?.close();
   await secure?.close();
 });
-
-function urlCheck(
-  request: Partial<UrlRequest> & { url: string },
-  extra: Partial<UrlCheckDefinition> = {},
-): UrlCheckDefinition {
-  return {
-    id: 'chk_url',
-    accountId: 'acc_test',
-    name: 'url test',
-    checkType: 'URL',
-    shouldFail: false,
-    runtimeId: null,
-    degradedResponseTime: 3000,
-    maxResponseTime: 5000,
-    ...extra,
-    request: { method: 'GET', followRedirects: true, skipSSL: false, ipFamily: 'IPv4', assertions: [], ...request },
-  };
-}
 
 const status = (comparison: UrlAssertion['comparison'], target: string): UrlAssertion => ({
   source: 'STATUS_CODE',

@@ -25,28 +25,19 @@ describe('blackbox_exporter driven by wrk (scripts/bench/_blackbox.ts)', () => {
     open?.close();
   });
 
+  /** A second of TCP-connect probes of a loopback port, two at a time. */
+  const probePort = (port: number) =>
+    probeWithWrk({ blackbox, module: 'tcp_connect', target: `127.0.0.1:${port}`, concurrency: 2, duration: 1 });
+
   it('counts probes that succeed', async () => {
-    const port = (open.address() as net.AddressInfo).port;
-    const r = await probeWithWrk({
-      blackbox,
-      module: 'tcp_connect',
-      target: `127.0.0.1:${port}`,
-      concurrency: 2,
-      duration: 1,
-    });
+    const r = await probePort((open.address() as net.AddressInfo).port);
     expect(r.probes).toBeGreaterThan(0);
     expect(r.failures).toBe(0);
     expect(r.probesPerSecond).toBeGreaterThan(0);
   });
 
   it('counts a probe that fails as failed, though blackbox_exporter answers it with 200', async () => {
-    const r = await probeWithWrk({
-      blackbox,
-      module: 'tcp_connect',
-      target: `127.0.0.1:${closedPort}`,
-      concurrency: 2,
-      duration: 1,
-    });
+    const r = await probePort(closedPort);
     expect(r.probes).toBeGreaterThan(0);
     expect(r.failures).toBe(r.probes);
   });

@@ -22,6 +22,7 @@ import { loadAgentConfig } from '../../src/agent/config.ts';
 import { type HealthServer, startHealthServer } from '../../src/agent/health.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { startRunningService } from '../helpers/running-service.ts';
+import { readyHealthSource } from '../support/e2e-health-source.ts';
 import {
   applyJsonPatch,
   container,
@@ -155,25 +156,7 @@ describe('deploy/kubernetes matches the code', () => {
   let health: HealthServer;
   beforeAll(async () => {
     // The agent's real probe server, with a daemon that is registered and whose job loop runs.
-    health = await startHealthServer({
-      host: '127.0.0.1',
-      port: 0,
-      source: {
-        isReady: () => true,
-        jobLoopLiveness: () => ({ ok: true }),
-        snapshot: () => ({
-          status: 'ready',
-          version: 'test',
-          agentId: 'a',
-          jobsRunning: 0,
-          jobsQueued: 0,
-          lastSuccessfulPollAt: null,
-          spooled: 0,
-          droppedResults: 0,
-          uptimeSeconds: 1,
-        }),
-      },
-    });
+    health = await startHealthServer({ host: '127.0.0.1', port: 0, source: readyHealthSource() });
   });
   afterAll(() => health.close());
 

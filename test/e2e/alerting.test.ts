@@ -25,6 +25,7 @@ import {
   startWebhookReceiver,
   type WebhookReceiver,
 } from '../support/alert-receivers.ts';
+import { createWebhookChannel } from '../support/e2e-webhook-channel.ts';
 import { apiCheck, type FlipTarget, startFlipTarget } from '../support/nginx-flip.ts';
 import { Api, createAccount, type Proc, startAgent, startService, tempDir, until } from './harness.ts';
 
@@ -123,19 +124,13 @@ async function notificationsOf(api: Api, checkId: string): Promise<AlertNotifica
   );
 }
 
-async function webhookChannel(api: Api, receiver: WebhookReceiver, checkIds: string[]): Promise<{ id: number }> {
-  return api.ok('POST', '/v1/alert-channels', {
-    type: 'WEBHOOK',
-    config: {
-      name: 'signed hook',
-      url: `${receiver.url}/hook`,
-      method: 'POST',
-      template: TEMPLATE,
-      webhookSecret: SECRET,
-      headers: [],
-      queryParameters: [],
-    },
-    subscriptions: checkIds.map((checkId) => ({ checkId, activated: true })),
+function webhookChannel(api: Api, receiver: WebhookReceiver, checkIds: string[]): Promise<{ id: number }> {
+  return createWebhookChannel(api, {
+    name: 'signed hook',
+    receiverUrl: receiver.url,
+    template: TEMPLATE,
+    webhookSecret: SECRET,
+    checkIds,
   });
 }
 

@@ -9,10 +9,10 @@
  * process.env.OUTPOST_SECRET_RUNTIME (built at run time, so no job or check holds it), a teardown
  * script throws with a secret variable in the message.
  */
-import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { formsOf, REDACTED } from '../../src/agent/scrub/index.ts';
-import { Api, createAccount, type Proc, startAgent, startService, startTarget, tempDir, until } from './harness.ts';
+import { stackTest } from '../support/e2e-test.ts';
+import { until } from './harness.ts';
 
 const CANARY = {
   /** An account variable (secret), sent in a non-sensitive request header. */
@@ -39,43 +39,29 @@ const CANARY = {
   runtimeSecret: 'cnry-runtime-R1aa',
 };
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
+const received: string[] = [];
+const it = stackTest({
+  name: 'e2e-canaries',
+  location: 'canaries',
+  target: (req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push(JSON.stringify({ url: req.url, headers: req.headers, body }));
+      // Echo what came, except the sensitive headers: those are redacted by name, not by value.
+      const { authorization: _a, cookie: _c, ...headers } = req.headers;
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'set-cookie': `sid=${CANARY.setCookie}; HttpOnly` })
+        .end(JSON.stringify({ url: req.url, headers, body }));
+    });
+  },
+  // Error reports go to the service's envelope endpoint, whose DSN is rooted at PUBLIC_URL.
+  publicUrl: true,
+  agentEnv: { EXTERNAL_OBSERVABILITY: 'on', LOG_LEVEL: 'DEBUG' },
+});
 
 describe('no canary secret leaves the agent', () => {
-  let data: Awaited<ReturnType<typeof tempDir>>;
-  let service: { proc: Proc; url: string };
-  let agent: Proc;
-  let target: Awaited<ReturnType<typeof startTarget>>;
-  let api: Api;
-  let location: { id: string; key: string };
-  const received: string[] = [];
-
-  beforeAll(async () => {
-    data = await tempDir('e2e-canaries');
-    target = await startTarget((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        received.push(JSON.stringify({ url: req.url, headers: req.headers, body }));
-        // Echo what came, except the sensitive headers: those are redacted by name, not by value.
-        const { authorization: _a, cookie: _c, ...headers } = req.headers;
-        res
-          .writeHead(200, { 'content-type': 'application/json', 'set-cookie': `sid=${CANARY.setCookie}; HttpOnly` })
-          .end(JSON.stringify({ url: req.url, headers, body }));
-      });
-    });
-    // Error reports go to the service's envelope endpoint, whose DSN is rooted at PUBLIC_URL.
-    const port = await freePort();
-    service = await startService({ DATA_DIR: data.dir, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
-    api = new Api(service.url, await createAccount(data.dir));
-    location = await api.createLocation('canaries');
-
+  it.beforeAll(async ({ api, target }) => {
     await api.ok('POST', '/v1/variables', { key: 'ACCOUNT_TOKEN', value: CANARY.accountVariable, secret: true });
     const group = await api.ok<{ id: number }>('POST', '/v2/check-groups', {
       name: 'canary group',
@@ -132,23 +118,14 @@ describe('no canary secret leaves the agent', () => {
       localTearDownScript: "throw new Error('teardown failed with ' + process.env.THROWN);",
       request: { method: 'GET', url: `${target.url}/scripted` },
     });
-    agent = startAgent({
-      API_KEY: location.key,
-      API_URL: service.url,
-      SPOOL_DIR: `${data.dir}/spool`,
-      EXTERNAL_OBSERVABILITY: 'on',
-      LOG_LEVEL: 'DEBUG',
-    });
   }, 120_000);
 
-  afterAll(async () => {
-    await agent?.stop();
-    await service?.proc.stop();
-    await target?.close();
-    await data?.remove();
-  });
-
-  it('scrubs results, logs and error reports of every canary in every form', async () => {
+  it('scrubs results, logs and error reports of every canary in every form', async ({
+    api,
+    agent,
+    service,
+    location,
+  }) => {
     const checks = await api.ok<Array<{ id: string; name: string }>>('GET', '/v1/checks');
     const results = await until(
       async () => {

@@ -25,21 +25,10 @@ import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readInteger } from '../../src/shared/env.ts';
 import { startNginx } from '../agent/tcp-servers.ts';
+import { awaitLeader, awaitRunsFinal, FleetProcs } from '../support/e2e-replicas.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.ts';
 import { cleanupsAfterAll } from './cleanups.ts';
-import {
-  Api,
-  createAccount,
-  freePort,
-  isLeading,
-  leadsAfter,
-  type Proc,
-  type Replica,
-  startAgent,
-  startService,
-  tempDir,
-  until,
-} from './harness.ts';
+import { Api, createAccount, freePort, isLeading, leadsAfter, type Proc, tempDir } from './harness.ts';
 import { accounting, type Disturbance, warningsOf } from './run-accounting.ts';
 
 const CHECKS = readInteger(process.env, 'FLEET_CHECKS', 100, { min: 1, max: 5000 });
@@ -63,18 +52,6 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
     };
   });
 
-  /** Every process started, restarts included, for the summary of what they warned about. */
-  const everyProc: Array<{ name: string; proc: Proc }> = [];
-
-  async function startReplica(name: string, port: number, dataDir: string): Promise<Replica> {
-    const { proc } = await startService({ ...serviceEnv, DATA_DIR: dataDir, PORT: String(port) });
-    everyProc.push({ name: `replica ${name}`, proc });
-    return { name, port, dataDir, proc };
-  }
-
-  const leads = (r: Replica, from?: number) => leadsAfter(r.proc, from);
-  const leading = (r: Replica) => isLeading(r.proc);
-
   it(
     `accounts for every due run of ${CHECKS} checks over ${SECONDS} s through kills and restarts`,
     async () => {
@@ -83,32 +60,22 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
       const dirs = await Promise.all(['fleet-a', 'fleet-b', 'fleet-agents'].map((p) => tempDir(p)));
       for (const d of dirs) cleanups.push(() => d.remove());
       const [portA, portB] = [await freePort(), await freePort()];
-      let a = await startReplica('a', portA, dirs[0]!.dir);
-      cleanups.push(() => a.proc.stop('SIGKILL'));
-      let b = await startReplica('b', portB, dirs[1]!.dir);
-      cleanups.push(() => b.proc.stop('SIGKILL'));
+      const fleet = new FleetProcs(serviceEnv, cleanups);
+      const replicas = [
+        await fleet.startReplica('a', portA, dirs[0]!.dir),
+        await fleet.startReplica('b', portB, dirs[1]!.dir),
+      ];
       const api = new Api(`http://127.0.0.1:${portA}`, await createAccount(dirs[0]!.dir, serviceEnv));
       const location = await api.createLocation('fleet');
 
-      const agentEnv = (i: number) => ({
-        API_KEY: location.key,
-        API_URL: `http://127.0.0.1:${i < 3 ? portA : portB}`,
-        SPOOL_DIR: `${dirs[2]!.dir}/spool-${i}`,
-        SANDBOX_POOL_SIZE: '0',
-        LOG_LEVEL: 'INFO',
-      });
       const agents: Proc[] = [];
       const launchAgent = (i: number) => {
-        const proc = startAgent(agentEnv(i));
-        everyProc.push({ name: `agent ${i}`, proc });
-        agents[i] = proc;
-        cleanups.push(() => proc.stop('SIGKILL'));
-        return proc.waitForLog((l) => l.msg === 'registered; taking work', 60_000);
+        agents[i] = fleet.startAgent(i, location.key, `http://127.0.0.1:${i < 3 ? portA : portB}`, dirs[2]!.dir);
+        return agents[i].waitForLog((l) => l.msg === 'registered; taking work', 60_000);
       };
       await Promise.all([0, 1, 2, 3, 4, 5].map(launchAgent));
 
-      // Whichever replica leads (the other keeps trying the lock).
-      await until(async () => (leading(a) || leading(b) ? true : undefined), { what: 'a replica to lead' });
+      await awaitLeader(replicas);
       await api.createApiChecks(
         Array.from({ length: CHECKS }, (_, i) => ({
           name: `fleet ${i}`,
@@ -128,15 +95,14 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
 
       // 1. SIGKILL the leader and two agents (one on each replica's URL), restart them.
       await waitUntil(SECONDS * 250);
-      const killedLeader = leading(a) ? a : b;
-      const follower = killedLeader === a ? b : a;
+      const killed = isLeading(replicas[0]!.proc) ? 0 : 1;
+      const killedLeader = replicas[killed]!;
+      const follower = replicas[1 - killed]!;
       const followerLines = follower.proc.lines.length;
       const killFrom = Date.now();
       await Promise.all([killedLeader.proc.stop('SIGKILL'), agents[1]!.stop('SIGKILL'), agents[4]!.stop('SIGKILL')]);
-      const restarted = await startReplica(killedLeader.name, killedLeader.port, killedLeader.dataDir);
-      if (killedLeader === a) a = restarted;
-      else b = restarted;
-      await Promise.all([launchAgent(1), launchAgent(4), leads(follower, followerLines)]);
+      replicas[killed] = await fleet.startReplica(killedLeader.name, killedLeader.port, killedLeader.dataDir);
+      await Promise.all([launchAgent(1), launchAgent(4), leadsAfter(follower.proc, followerLines)]);
       disturbances.push({
         from: killFrom,
         to: Date.now(),
@@ -145,27 +111,7 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
 
       // 2. SIGTERM the replica that leads now, restart it; the other takes over.
       await waitUntil(SECONDS * 550);
-      if (SIGTERM_STEP) await rollingRestartStep();
-      async function rollingRestartStep(): Promise<void> {
-        const stopped = leading(a) ? a : b;
-        const other = stopped === a ? b : a;
-        const otherLines = other.proc.lines.length;
-        const termFrom = Date.now();
-        const code = await stopped.proc.stop('SIGTERM');
-        // On failure, what ended it: a signal, its last words.
-        const ending = {
-          code,
-          signal: stopped.proc.child.signalCode,
-          stderr: stopped.proc.stderr.slice(-5),
-          last: stopped.proc.lines.slice(-5),
-        };
-        expect(ending).toMatchObject({ code: 0 });
-        const back = await startReplica(stopped.name, stopped.port, stopped.dataDir);
-        if (stopped === a) a = back;
-        else b = back;
-        await leads(other, otherLines);
-        disturbances.push({ from: termFrom, to: Date.now(), what: `SIGTERM of leader ${stopped.name}` });
-      }
+      if (SIGTERM_STEP) disturbances.push(await fleet.restartLeader(replicas));
 
       // 3. The cutoff: every run due before it must end up final.
       await waitUntil(SECONDS * 1000);
@@ -173,19 +119,7 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
       const db = new pg.Client({ connectionString: database.url });
       await db.connect();
       cleanups.push(() => db.end());
-      const open = async () =>
-        Number(
-          (
-            await db.query("SELECT count(*) AS n FROM runs WHERE due_at < $1 AND state IN ('queued', 'leased')", [
-              cutoff,
-            ])
-          ).rows[0].n,
-        );
-      await until(async () => ((await open()) === 0 ? true : undefined), {
-        timeoutMs: 120_000,
-        everyMs: 500,
-        what: 'every run due before the cutoff to be final',
-      });
+      await awaitRunsFinal(db, cutoff, 120_000);
 
       const report = await accounting(db, cutoff, startedAt, disturbances);
       const iso = (ms: number) => new Date(ms).toISOString();
@@ -198,7 +132,7 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
             measuredFrom: iso(startedAt),
             cutoff,
             disturbances: spans,
-            warnings: warningsOf(everyProc),
+            warnings: warningsOf(fleet.everyProc),
             ...report,
           },
           null,

@@ -16,22 +16,12 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { type ReceivedWebhook, startWebhookReceiver } from '../support/alert-receivers.ts';
+import { awaitLeader, awaitRunsFinal, FleetProcs } from '../support/e2e-replicas.ts';
+import { createWebhookChannel } from '../support/e2e-webhook-channel.ts';
 import { apiCheck, startFlipTarget } from '../support/nginx-flip.ts';
 import { createTestDatabase, postgresAvailable } from '../support/postgres.ts';
 import { cleanupsAfterAll } from './cleanups.ts';
-import {
-  Api,
-  createAccount,
-  freePort,
-  isLeading,
-  leadsAfter,
-  type Proc,
-  type Replica,
-  startAgent,
-  startService,
-  tempDir,
-  until,
-} from './harness.ts';
+import { Api, createAccount, freePort, tempDir, until } from './harness.ts';
 import { accounting, type Disturbance, warningsOf } from './run-accounting.ts';
 
 const CHECKS = 20;
@@ -62,50 +52,27 @@ describe.skipIf(!postgresAvailable())('a rolling restart of two replicas on Post
       NOTIFY_POLL_MS: '500',
       NOTIFY_BACKOFF_BASE_MS: '500',
     };
-    const everyProc: Array<{ name: string; proc: Proc }> = [];
-    const startReplica = async (name: string, port: number, dataDir: string): Promise<Replica> => {
-      const { proc } = await startService({ ...serviceEnv, DATA_DIR: dataDir, PORT: String(port) });
-      everyProc.push({ name: `replica ${name}`, proc });
-      cleanups.push(() => proc.stop('SIGKILL'));
-      return { name, port, dataDir, proc };
-    };
+    const fleet = new FleetProcs(serviceEnv, cleanups);
     const replicas = [
-      await startReplica('a', await freePort(), dirs[0]!.dir),
-      await startReplica('b', await freePort(), dirs[1]!.dir),
+      await fleet.startReplica('a', await freePort(), dirs[0]!.dir),
+      await fleet.startReplica('b', await freePort(), dirs[1]!.dir),
     ];
     const api = new Api(`http://127.0.0.1:${replicas[0]!.port}`, await createAccount(dirs[0]!.dir, serviceEnv));
     const location = await api.createLocation('rolling');
-    const agents = [0, 1].map((i) => {
-      const proc = startAgent({
-        API_KEY: location.key,
-        API_URL: `http://127.0.0.1:${replicas[i]!.port}`,
-        SPOOL_DIR: `${dirs[2]!.dir}/spool-${i}`,
-        SANDBOX_POOL_SIZE: '0',
-        LOG_LEVEL: 'INFO',
-      });
-      everyProc.push({ name: `agent ${i}`, proc });
-      cleanups.push(() => proc.stop('SIGKILL'));
-      return proc;
-    });
+    const agents = [0, 1].map((i) =>
+      fleet.startAgent(i, location.key, `http://127.0.0.1:${replicas[i]!.port}`, dirs[2]!.dir),
+    );
     await Promise.all(agents.map((a) => a.waitForLog((l) => l.msg === 'registered; taking work')));
-    await until(async () => (replicas.some((r) => isLeading(r.proc)) ? true : undefined), {
-      what: 'a replica to lead',
-    });
+    await awaitLeader(replicas);
 
     const names = Array.from({ length: CHECKS }, (_, i) => `rolling-${i}`);
     const checks = await api.createApiChecks(names.map((name) => apiCheck(name, flip, ['rolling'])));
-    await api.ok('POST', '/v1/alert-channels', {
-      type: 'WEBHOOK',
-      config: {
-        name: 'rolling hook',
-        url: `${receiver.url}/hook`,
-        method: 'POST',
-        template: TEMPLATE,
-        webhookSecret: SECRET,
-        headers: [],
-        queryParameters: [],
-      },
-      subscriptions: checks.map((c) => ({ checkId: c.id, activated: true })),
+    await createWebhookChannel(api, {
+      name: 'rolling hook',
+      receiverUrl: receiver.url,
+      template: TEMPLATE,
+      webhookSecret: SECRET,
+      checkIds: checks.map((c) => c.id),
     });
     const db = new pg.Client({ connectionString: database.url });
     await db.connect();
@@ -119,59 +86,22 @@ describe.skipIf(!postgresAvailable())('a rolling restart of two replicas on Post
     const flipped = checks.slice(0, FLIPPED).map((c) => c.id);
     const disturbances: Disturbance[] = [];
 
-    /** SIGTERM of the leading replica, its start on the same port, and the other leading. */
-    const restartLeader = async () => {
-      const index = replicas.findIndex((r) => isLeading(r.proc));
-      const stopped = replicas[index]!;
-      const other = replicas[1 - index]!;
-      const otherLines = other.proc.lines.length;
-      const from = Date.now();
-      const code = await stopped.proc.stop('SIGTERM');
-      const ending = {
-        replica: stopped.name,
-        code,
-        signal: stopped.proc.child.signalCode,
-        stderr: stopped.proc.stderr.slice(-5),
-        last: stopped.proc.lines.slice(-5),
-      };
-      expect(ending).toMatchObject({ code: 0 });
-      replicas[index] = await startReplica(stopped.name, stopped.port, stopped.dataDir);
-      await leadsAfter(other.proc, otherLines);
-      disturbances.push({ from, to: Date.now(), what: `SIGTERM of leader ${stopped.name}` });
-    };
     const delivered = (alertType: string) => (r: ReceivedWebhook) =>
       r.answered === 200 && alertOf(r).alertType === alertType && flipped.includes(alertOf(r).checkId);
 
-    for (let i = 0; i < FLIPPED; i++) flip.setFailing(names[i]!, true);
-    await restartLeader();
-    await receiver.requests.waitFor(
-      FLIPPED,
-      delivered('ALERT_FAILURE'),
-      ARRIVAL_MS,
-      'a failure alert of every flipped check',
-    );
-    for (let i = 0; i < FLIPPED; i++) flip.setFailing(names[i]!, false);
-    await restartLeader();
-    await receiver.requests.waitFor(
-      FLIPPED,
-      delivered('ALERT_RECOVERY'),
-      ARRIVAL_MS,
-      'a recovery alert of every flipped check',
-    );
+    /** Flips the first checks to `failing` across a restart of the leader; each alerts `alertType` once. */
+    const flipAcrossRestart = async (failing: boolean, alertType: string, what: string) => {
+      for (let i = 0; i < FLIPPED; i++) flip.setFailing(names[i]!, failing);
+      disturbances.push(await fleet.restartLeader(replicas));
+      await receiver.requests.waitFor(FLIPPED, delivered(alertType), ARRIVAL_MS, what);
+    };
+    await flipAcrossRestart(true, 'ALERT_FAILURE', 'a failure alert of every flipped check');
+    await flipAcrossRestart(false, 'ALERT_RECOVERY', 'a recovery alert of every flipped check');
 
     // The cutoff: one more interval after the last restart, and every run due before it final.
     await new Promise((r) => setTimeout(r, Math.max(0, disturbances.at(-1)!.to + 10_000 - Date.now())));
     const cutoff = new Date().toISOString();
-    const open = async () =>
-      Number(
-        (await db.query("SELECT count(*) AS n FROM runs WHERE due_at < $1 AND state IN ('queued', 'leased')", [cutoff]))
-          .rows[0].n,
-      );
-    await until(async () => ((await open()) === 0 ? true : undefined), {
-      timeoutMs: 60_000,
-      everyMs: 500,
-      what: 'every run due before the cutoff to be final',
-    });
+    await awaitRunsFinal(db, cutoff, 60_000);
     const report = await accounting(db, cutoff, startedAt, disturbances);
     const alerts = receiver.requests.items.filter((r) => r.answered === 200).map(alertOf);
     console.log(
@@ -179,7 +109,7 @@ describe.skipIf(!postgresAvailable())('a rolling restart of two replicas on Post
         {
           cutoff,
           disturbances,
-          warnings: warningsOf(everyProc),
+          warnings: warningsOf(fleet.everyProc),
           byState: report.byState,
           ended: report.ended,
           dueToStartMs: report.dueToStartMs,

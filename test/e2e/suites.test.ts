@@ -3,46 +3,34 @@
  * the run stops within seconds, its report marks the interrupted test, and the result says cancelled.
  */
 import { EventEmitter, once } from 'node:events';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { packSuite } from '../agent/suite-helpers.ts';
-import { Api, createAccount, type Proc, startAgent, startService, startTarget, tempDir, until } from './harness.ts';
+import { stackTest } from '../support/e2e-test.ts';
+import { until } from './harness.ts';
 
-let data: Awaited<ReturnType<typeof tempDir>>;
-let service: { proc: Proc; url: string };
-let agent: Proc;
-let target: Awaited<ReturnType<typeof startTarget>>;
-let api: Api;
 const started = new EventEmitter();
-
-beforeAll(async () => {
-  data = await tempDir('e2e-suite');
-  target = await startTarget((req, res) => {
+const it = stackTest({
+  name: 'e2e-suite',
+  location: 'suites',
+  target: (req, res) => {
     if (req.url === '/started') started.emit('started');
     res
       .writeHead(200, { 'content-type': 'text/html' })
       .end('<html><head><title>Outpost suite</title></head><body>hi</body></html>');
-  });
-  service = await startService({ DATA_DIR: data.dir });
-  api = new Api(service.url, await createAccount(data.dir));
-  const location = await api.createLocation('suites');
-  agent = startAgent({
-    API_KEY: location.key,
-    API_URL: service.url,
-    SPOOL_DIR: `${data.dir}/spool`,
-    // Installs reach the registry through whatever CA this machine trusts.
-    ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
-  });
+  },
+  // Installs reach the registry through whatever CA this machine trusts.
+  agentEnv: process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {},
+});
+
+it.beforeAll(async ({ agent }) => {
   await agent.waitForLog((l) => l.msg === 'registered; taking work');
 }, 120_000);
 
-afterAll(async () => {
-  await agent?.stop();
-  await service?.proc.stop();
-  await target?.close();
-  await data?.remove();
-});
-
-it('cancels a running suite through the service: stops within seconds, marks the test interrupted, result cancelled', async () => {
+it('cancels a running suite through the service: stops within seconds, marks the test interrupted, result cancelled', async ({
+  api,
+  agent,
+  target,
+}) => {
   const spec = `
 import { test } from '@playwright/test';
 test('waits for a long time', async ({ page, request }) => {

@@ -6,7 +6,7 @@
  */
 import type { RequestListener } from 'node:http';
 import { test } from 'vitest';
-import { Api, createAccount, startAgent, startService, startTarget, tempDir } from '../e2e/harness.ts';
+import { Api, createAccount, freePort, startAgent, startService, startTarget, tempDir } from '../e2e/harness.ts';
 
 export interface StackOptions {
   /** Names the data directory (`outpost-<name>-…`). */
@@ -15,11 +15,28 @@ export interface StackOptions {
   location: string;
   /** How `target` answers; 200 "ok" unless given. */
   target?: RequestListener;
+  /** Serve on a port picked here and set PUBLIC_URL to it (for the URLs the service hands out: DSNs, links). */
+  publicUrl?: boolean;
+  /** Settings of the agent besides its key, service URL and spool. */
+  agentEnv?: Record<string, string>;
 }
 
 const answerOk: RequestListener = (_req, res) => void res.writeHead(200).end('ok');
 
-export function stackTest({ name, location: slugName, target = answerOk }: StackOptions) {
+/** The service's settings besides DATA_DIR: a port and PUBLIC_URL at it, when the file asks for them. */
+async function publicUrlEnv(publicUrl: boolean): Promise<Record<string, string>> {
+  if (!publicUrl) return {};
+  const port = await freePort();
+  return { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` };
+}
+
+export function stackTest({
+  name,
+  location: slugName,
+  target = answerOk,
+  publicUrl = false,
+  agentEnv = {},
+}: StackOptions) {
   const stack = test
     // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern; data has none.
     .extend('data', { scope: 'file' }, async ({}, { onCleanup }) => {
@@ -28,7 +45,7 @@ export function stackTest({ name, location: slugName, target = answerOk }: Stack
       return data;
     })
     .extend('service', { scope: 'file' }, async ({ data }, { onCleanup }) => {
-      const service = await startService({ DATA_DIR: data.dir });
+      const service = await startService({ DATA_DIR: data.dir, ...(await publicUrlEnv(publicUrl)) });
       onCleanup(async () => {
         await service.proc.stop();
       });
@@ -38,7 +55,12 @@ export function stackTest({ name, location: slugName, target = answerOk }: Stack
     .extend('location', { scope: 'file' }, ({ api }) => api.createLocation(slugName))
     // Auto: the agent runs whether or not a test names it.
     .extend('agent', { scope: 'file', auto: true }, ({ data, service, location }, { onCleanup }) => {
-      const agent = startAgent({ API_KEY: location.key, API_URL: service.url, SPOOL_DIR: `${data.dir}/spool` });
+      const agent = startAgent({
+        API_KEY: location.key,
+        API_URL: service.url,
+        SPOOL_DIR: `${data.dir}/spool`,
+        ...agentEnv,
+      });
       onCleanup(async () => {
         await agent.stop();
       });
