@@ -108,30 +108,121 @@ export function createServiceDispatcher(proxy: ProxyConfig | undefined): Dispatc
   return new Agent(keepAlive);
 }
 
-/** The agent side of the job protocol (src/shared/protocol.ts), over undici. */
-export class ServiceClient implements ServiceApi {
-  /** The API key lives here and nowhere else after start-up; only #post reads it. */
+/** Where the agent's calls go and what each carries. */
+export interface ServiceConnection {
+  apiUrl: URL;
+  apiKey: string;
+  dispatcher: Dispatcher;
+  /** headersTimeout/bodyTimeout of a call that sets none of its own. */
+  timeoutMs: number;
+  /** Sent in the user agent; defaults to this build's. */
+  version?: string;
+}
+
+/** A call the service answered, its body read in full. */
+export interface ServiceAnswer {
+  status: number;
+  headers: Dispatcher.ResponseData['headers'];
+  text: string;
+}
+
+/**
+ * The HTTP calls of the agent to the service (the job protocol, artifact uploads): the key, the user
+ * agent and the timeouts each call carries, and a call that got no whole answer (refused, reset,
+ * timed out, body cut off) as a TransientError. Reading the answer is the caller's.
+ */
+export class ServiceTransport {
+  /** The API key lives here and nowhere else after start-up; only send reads it. */
   readonly #apiKey: string;
   readonly #base: URL;
-  readonly #dispatcher: Dispatcher;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
+  readonly dispatcher: Dispatcher;
 
-  constructor(options: ServiceClientOptions) {
-    this.#apiKey = options.apiKey;
-    this.#base = options.apiUrl;
-    this.#dispatcher = createServiceDispatcher(options.proxy);
-    this.#userAgent = `outpost-agent/${options.version ?? VERSION}`;
-    this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
-  }
-
-  /** Shared with the error reporter so its uploads take the same proxy route. */
-  get dispatcher(): Dispatcher {
-    return this.#dispatcher;
+  constructor(connection: ServiceConnection) {
+    this.#apiKey = connection.apiKey;
+    this.#base = connection.apiUrl;
+    this.dispatcher = connection.dispatcher;
+    this.#userAgent = `outpost-agent/${connection.version ?? VERSION}`;
+    this.#timeoutMs = connection.timeoutMs;
   }
 
   get baseUrl(): string {
     return this.#base.toString();
+  }
+
+  async send(
+    path: string,
+    call: {
+      method: 'GET' | 'POST' | 'PUT' | 'PATCH';
+      /** What error messages start with; the path when not given. */
+      label?: string;
+      headers: Record<string, string>;
+      body: Dispatcher.RequestOptions['body'];
+      signal?: AbortSignal | undefined;
+      timeoutMs?: number | undefined;
+    },
+  ): Promise<ServiceAnswer> {
+    const label = call.label ?? path;
+    const timeout = call.timeoutMs ?? this.#timeoutMs;
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(new URL(path, this.#base), {
+        method: call.method,
+        dispatcher: this.dispatcher,
+        headers: {
+          ...call.headers,
+          authorization: `Bearer ${this.#apiKey}`,
+          accept: 'application/json',
+          'user-agent': this.#userAgent,
+        },
+        body: call.body,
+        signal: call.signal,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
+    } catch (err) {
+      // An abort is the caller's decision, not a failure of the service: pass it through untouched.
+      if (call.signal?.aborted) throw err;
+      const code = (err as { code?: string }).code;
+      throw new TransientError(
+        `${label}: ${code ? `${code} ` : ''}${(err as Error).message || 'request failed'}`,
+        undefined,
+        { cause: err },
+      );
+    }
+    try {
+      return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+    } catch (err) {
+      if (call.signal?.aborted) throw err;
+      throw new TransientError(`${label}: response body failed: ${(err as Error).message}`, res.statusCode, {
+        cause: err,
+      });
+    }
+  }
+}
+
+/** The agent side of the job protocol (src/shared/protocol.ts), over undici. */
+export class ServiceClient implements ServiceApi {
+  readonly #transport: ServiceTransport;
+
+  constructor(options: ServiceClientOptions) {
+    this.#transport = new ServiceTransport({
+      apiUrl: options.apiUrl,
+      apiKey: options.apiKey,
+      dispatcher: createServiceDispatcher(options.proxy),
+      timeoutMs: options.requestTimeoutMs ?? 30_000,
+      version: options.version,
+    });
+  }
+
+  /** Shared with the error reporter so its uploads take the same proxy route. */
+  get dispatcher(): Dispatcher {
+    return this.#transport.dispatcher;
+  }
+
+  get baseUrl(): string {
+    return this.#transport.baseUrl;
   }
 
   register(body: RegisterRequest): Promise<RegisterResponse> {
@@ -167,69 +258,43 @@ export class ServiceClient implements ServiceApi {
   }
 
   async close(): Promise<void> {
-    await this.#dispatcher.close();
+    await this.#transport.dispatcher.close();
   }
 
   async #post<T>(path: string, body: unknown, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<T> {
-    const url = new URL(path, this.#base);
-    const timeout = opts.timeoutMs ?? this.#timeoutMs;
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(url, {
-        method: 'POST',
-        dispatcher: this.#dispatcher,
-        headers: {
-          authorization: `Bearer ${this.#apiKey}`,
-          'content-type': 'application/json',
-          accept: 'application/json',
-          'user-agent': this.#userAgent,
-        },
-        body: JSON.stringify(body),
-        signal: opts.signal,
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-      });
-    } catch (err) {
-      // An abort is the caller's decision, not a failure of the service: pass it through untouched.
-      if (opts.signal?.aborted) throw err;
-      const code = (err as { code?: string }).code;
-      throw new TransientError(
-        `${path}: ${code ? `${code} ` : ''}${(err as Error).message || 'request failed'}`,
-        undefined,
-        { cause: err },
-      );
-    }
-
-    const status = res.statusCode;
-    let text: string;
-    try {
-      text = await res.body.text();
-    } catch (err) {
-      if (opts.signal?.aborted) throw err;
-      throw new TransientError(`${path}: response body failed: ${(err as Error).message}`, status, { cause: err });
-    }
-
+    const { status, headers, text } = await this.#transport.send(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs,
+    });
     if (status >= 200 && status < 300) {
       if (text === '') return undefined as T;
-      try {
-        return JSON.parse(text) as T;
-      } catch {
-        // A proxy or load balancer answering with HTML in place of the service: try again later.
-        throw new TransientError(`${path}: the response was not JSON (status ${status})`, status);
-      }
+      return parseJsonAnswer<T>(path, status, text);
     }
     const message = serviceMessage(text) ?? `HTTP ${status}`;
     if (status === 401) throw new UnauthorizedError(`${path}: ${message}`);
     if (status >= 500 || status === 429 || status === 408) {
       throw new TransientError(`${path}: ${status} ${message}`, status, {
-        retryAfterMs: parseRetryAfter(res.headers['retry-after']),
+        retryAfterMs: parseRetryAfter(headers['retry-after']),
       });
     }
     throw new PermanentError(`${path}: ${status} ${message}`, status);
   }
 }
 
-function serviceMessage(text: string): string | undefined {
+/** A 2xx answer's JSON; a proxy or load balancer answering with HTML in place of the service is worth a retry. */
+export function parseJsonAnswer<T>(label: string, status: number, text: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new TransientError(`${label}: the response was not JSON (status ${status})`, status);
+  }
+}
+
+/** The `message` of the service's error answer, if the body is one. */
+export function serviceMessage(text: string): string | undefined {
   try {
     const parsed = JSON.parse(text) as Partial<ProtocolError>;
     if (typeof parsed.message === 'string') return parsed.message;

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter, once } from 'node:events';
 import os from 'node:os';
 import PQueue from 'p-queue';
-import type { Logger } from 'pino';
 import { type CheckClass, type CheckType, checkClassOf } from '../shared/checks/types.ts';
 import { EXIT } from '../shared/errors.ts';
 import {
@@ -19,7 +18,7 @@ import type { CheckOutcome, CheckRunner } from './checks/runner.ts';
 import { PermanentError, retryHintOf, type ServiceApi, UnauthorizedError } from './client.ts';
 import { ResultDeliverer } from './deliverer.ts';
 import type { HealthSnapshot, HealthSource } from './health.ts';
-import { flushLogger, jobLogger } from './logger.ts';
+import { flushLogger, jobLogger, type Logger } from './logger.ts';
 import type { Observability } from './observability.ts';
 import type { ArtifactUploader } from './artifacts/uploader.ts';
 import type { SandboxPool } from './sandbox/pool.ts';
@@ -30,6 +29,10 @@ import type { ResultSpool } from './spool.ts';
 export interface AgentDaemonOptions {
   client: ServiceApi;
   spool: ResultSpool;
+  /**
+   * The agent's pino logger itself, not the shared Log: the daemon logs its fatal stop, derives each
+   * run's child logger and flushes before it returns.
+   */
   log: Logger;
   /** The check runners by type; main passes RUNNERS, tests pass fakes. */
   runners: ReadonlyMap<CheckType, CheckRunner>;

@@ -6,6 +6,7 @@ import { describe, expect } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
 import { assertionsOf } from '../../src/service/web/console/assertions-view.ts';
 import { responseOf } from '../../src/service/web/console/response-view.ts';
+import { SSL_BASELINE_DEFAULTS as BASELINE_DEFAULTS } from '../../src/service/checks/ssl-check-schema.ts';
 import type { SslCheckResult } from '../../src/shared/checks/monitors.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { first, json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
@@ -30,18 +31,25 @@ const sslMinimal = {
   privateLocations: ['office'],
 };
 
-const BASELINE_DEFAULTS = {
-  enabled: true,
-  minTLSVersion: { value: 'TLS1.2', severity: 'fail' },
-  minKeySizeBits: { value: 2048, severity: 'fail' },
-  weakSignatureAlgorithm: { severity: 'fail' },
-  weakCipherSuite: { severity: 'fail' },
-  knownBadCA: { severity: 'fail' },
-  recommendedTLSVersion: { value: 'TLS1.3', severity: 'ignore' },
-  recommendedKeySizeBits: { value: 3072, severity: 'ignore' },
-  ocspMustStapleRespected: { severity: 'ignore' },
-  sctPresent: { severity: 'ignore' },
-};
+type CreateCheck = (path: string, body: object) => Promise<CheckView>;
+
+/**
+ * Creates the check, expects the answer to match `view`, GET to return it unchanged and the stored
+ * definition (what an agent runs) to match `definition`.
+ */
+async function createdWithDefaults(
+  { api, acme, createCheck }: { api: TestApi; acme: TestAccount; createCheck: CreateCheck },
+  path: string,
+  body: object,
+  expected: { view: object; definition: object },
+): Promise<CheckView> {
+  const created = await createCheck(path, body);
+  expect(created).toMatchObject(expected.view);
+  expect(json(await api.request(acme, 'GET', `/v1/checks/${created.id}`))).toEqual(created);
+  const stored = await api.store.checks.get(acme.accountId, created.id);
+  expect(stored && toCheckDefinition(stored)).toMatchObject(expected.definition);
+  return created;
+}
 
 describe('URL monitors', () => {
   it('fills in the reference defaults (GET, 3000/5000 ms), reads back through GET and runs as a URL job', async ({
@@ -49,39 +57,27 @@ describe('URL monitors', () => {
     acme,
     createCheck,
   }) => {
-    const created = await createCheck('/v1/checks/url', urlMinimal);
-    expect(created).toMatchObject({
-      name: 'Home page',
-      checkType: 'URL',
-      frequency: 10,
-      degradedResponseTime: 3000,
-      maxResponseTime: 5000,
-      privateLocations: ['office'],
-      request: {
-        method: 'GET',
-        url: 'https://www.example.test/',
-        followRedirects: true,
-        skipSSL: false,
-        ipFamily: 'IPv4',
-        assertions: [],
+    const request = {
+      method: 'GET',
+      url: 'https://www.example.test/',
+      followRedirects: true,
+      skipSSL: false,
+      ipFamily: 'IPv4',
+      assertions: [],
+    };
+    const created = await createdWithDefaults({ api, acme, createCheck }, '/v1/checks/url', urlMinimal, {
+      view: {
+        name: 'Home page',
+        checkType: 'URL',
+        frequency: 10,
+        degradedResponseTime: 3000,
+        maxResponseTime: 5000,
+        privateLocations: ['office'],
+        request,
       },
+      definition: { checkType: 'URL', degradedResponseTime: 3000, maxResponseTime: 5000, request },
     });
-    expect(json(await api.request(acme, 'GET', `/v1/checks/${created.id}`))).toEqual(created);
     expect(api.hookCalls.map((c) => c.checkId)).toEqual([created.id]);
-    const stored = await api.store.checks.get(acme.accountId, created.id);
-    expect(stored && toCheckDefinition(stored)).toMatchObject({
-      checkType: 'URL',
-      degradedResponseTime: 3000,
-      maxResponseTime: 5000,
-      request: {
-        method: 'GET',
-        url: 'https://www.example.test/',
-        followRedirects: true,
-        skipSSL: false,
-        ipFamily: 'IPv4',
-        assertions: [],
-      },
-    });
   });
 
   it('takes status-code and response-time assertions and PUT merges the request', async ({
@@ -157,32 +153,31 @@ describe('SSL monitors', () => {
     acme,
     createCheck,
   }) => {
-    const created = await createCheck('/v1/checks/ssl', sslMinimal);
-    expect(created).toMatchObject({
-      name: 'Edge certificate',
-      checkType: 'SSL',
-      degradedResponseTime: 3000,
-      maxResponseTime: 10000,
-      request: {
-        sslConfig: {
-          hostname: 'www.example.test',
-          port: 443,
-          ipFamily: 'IPv4',
-          skipChainValidation: false,
-          handshakeTimeoutMs: 10000,
-          alertDaysBeforeExpiry: 20,
-          securityBaseline: BASELINE_DEFAULTS,
+    await createdWithDefaults({ api, acme, createCheck }, '/v1/checks/ssl', sslMinimal, {
+      view: {
+        name: 'Edge certificate',
+        checkType: 'SSL',
+        degradedResponseTime: 3000,
+        maxResponseTime: 10000,
+        request: {
+          sslConfig: {
+            hostname: 'www.example.test',
+            port: 443,
+            ipFamily: 'IPv4',
+            skipChainValidation: false,
+            handshakeTimeoutMs: 10000,
+            alertDaysBeforeExpiry: 20,
+            securityBaseline: BASELINE_DEFAULTS,
+          },
+          assertions: [],
         },
-        assertions: [],
       },
-    });
-    expect(json(await api.request(acme, 'GET', `/v1/checks/${created.id}`))).toEqual(created);
-    const stored = await api.store.checks.get(acme.accountId, created.id);
-    expect(stored && toCheckDefinition(stored)).toMatchObject({
-      checkType: 'SSL',
-      request: {
-        sslConfig: { hostname: 'www.example.test', port: 443, serverName: null, alertDaysBeforeExpiry: 20 },
-        assertions: [],
+      definition: {
+        checkType: 'SSL',
+        request: {
+          sslConfig: { hostname: 'www.example.test', port: 443, serverName: null, alertDaysBeforeExpiry: 20 },
+          assertions: [],
+        },
       },
     });
   });

@@ -3,11 +3,9 @@
  * are async iterables read from disk a chunk at a time, so nothing holds a whole artifact.
  */
 import type { Readable } from 'node:stream';
-import { type Dispatcher, request } from '../http/undici.ts';
+import type { Dispatcher } from '../http/undici.ts';
 import { ARTIFACT_HEADERS, type ArtifactRef, type ArtifactUploadStatus, artifactPath } from '../../shared/artifacts.ts';
-import type { ProtocolError } from '../../shared/protocol.ts';
-import { VERSION } from '../../shared/version.ts';
-import { PermanentError, TransientError } from '../client.ts';
+import { PermanentError, parseJsonAnswer, ServiceTransport, serviceMessage, TransientError } from '../client.ts';
 
 export interface ArtifactHttpOptions {
   apiUrl: URL;
@@ -24,16 +22,15 @@ export class UploadConflictError extends TransientError {}
 export class DigestMismatchError extends PermanentError {}
 
 export class ArtifactHttp {
-  readonly #apiKey: string;
-  readonly #base: URL;
-  readonly #dispatcher: Dispatcher;
-  readonly #timeoutMs: number;
+  readonly #transport: ServiceTransport;
 
   constructor(options: ArtifactHttpOptions) {
-    this.#apiKey = options.apiKey;
-    this.#base = options.apiUrl;
-    this.#dispatcher = options.dispatcher;
-    this.#timeoutMs = options.timeoutMs ?? 60_000;
+    this.#transport = new ServiceTransport({
+      apiUrl: options.apiUrl,
+      apiKey: options.apiKey,
+      dispatcher: options.dispatcher,
+      timeoutMs: options.timeoutMs ?? 60_000,
+    });
   }
 
   /** What the service holds; undefined when no upload was started (or the run is unknown to it). */
@@ -96,65 +93,22 @@ export class ArtifactHttp {
   ): Promise<T> {
     const path = artifactPath(runId, name);
     const what = `${method} ${path}`;
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(new URL(path, this.#base), {
-        method,
-        dispatcher: this.#dispatcher,
-        headers: {
-          ...headers,
-          authorization: `Bearer ${this.#apiKey}`,
-          'user-agent': `outpost-agent/${VERSION}`,
-          accept: 'application/json',
-        },
-        // An async iterable, given to undici as is (its types omit iterables; it accepts them): undici
-        // then asks for the next chunk only once the last one is written or drained, which is what
-        // lets the uploader reuse its buffers (see ArtifactUploader #segment).
-        body: body as unknown as Readable | undefined,
-        signal,
-        headersTimeout: this.#timeoutMs,
-        bodyTimeout: this.#timeoutMs,
-      });
-    } catch (err) {
-      if (signal?.aborted) throw err;
-      const code = (err as { code?: string }).code;
-      throw new TransientError(
-        `${what}: ${code ? `${code} ` : ''}${(err as Error).message || 'request failed'}`,
-        undefined,
-        { cause: err },
-      );
-    }
-    let text: string;
-    try {
-      text = await res.body.text();
-    } catch (err) {
-      if (signal?.aborted) throw err;
-      throw new TransientError(`${what}: response body failed: ${(err as Error).message}`, res.statusCode, {
-        cause: err,
-      });
-    }
-    const status = res.statusCode;
-    if (status >= 200 && status < 300) {
-      try {
-        return JSON.parse(text) as T;
-      } catch {
-        throw new TransientError(`${what}: the response was not JSON (status ${status})`, status);
-      }
-    }
-    const message = `${what}: ${status} ${messageOf(text) ?? 'HTTP error'}`;
+    const { status, text } = await this.#transport.send(path, {
+      method,
+      label: what,
+      headers,
+      // An async iterable, given to undici as is (its types omit iterables; it accepts them): undici
+      // then asks for the next chunk only once the last one is written or drained, which is what
+      // lets the uploader reuse its buffers (see ArtifactUploader #segment).
+      body: body as unknown as Readable | undefined,
+      signal,
+    });
+    if (status >= 200 && status < 300) return parseJsonAnswer<T>(what, status, text);
+    const message = `${what}: ${status} ${serviceMessage(text) ?? 'HTTP error'}`;
     // 401: the key may be replaced while the artifact waits; it is not the artifact's fault.
     if (status >= 500 || status === 429 || status === 408 || status === 401) throw new TransientError(message, status);
     if (status === 409) throw new UploadConflictError(message, status);
     if (status === 422) throw new DigestMismatchError(message, status);
     throw new PermanentError(message, status);
-  }
-}
-
-function messageOf(text: string): string | undefined {
-  try {
-    const parsed = JSON.parse(text) as Partial<ProtocolError>;
-    return typeof parsed.message === 'string' ? parsed.message : undefined;
-  } catch {
-    return undefined;
   }
 }

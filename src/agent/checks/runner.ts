@@ -6,8 +6,8 @@
  * assertion): those are failed outcomes with a reason. A throw means the agent itself broke, and the
  * daemon reports it as an agent error.
  */
-import type { Logger } from 'pino';
 import type { CheckDefinition, CheckType } from '../../shared/checks/types.ts';
+import type { Log } from '../../shared/log.ts';
 import type { RunResult } from '../../shared/protocol.ts';
 import type { RunArtifacts } from '../artifacts/uploader.ts';
 import type { SandboxPool } from '../sandbox/pool.ts';
@@ -18,7 +18,7 @@ export interface CheckContext {
   /** Wall-clock limit of the run in milliseconds (the signal fires when it passes). */
   timeoutMs: number;
   /** A child logger carrying the run's ids. */
-  log: Logger;
+  log: Log;
   /** Resolve check hostnames through getaddrinfo instead of the agent's own DNS client. */
   useOsDnsResolver: boolean;
   /** Sandboxes for user code (src/agent/sandbox/); absent, checks with scripts report an error. */

@@ -1,6 +1,6 @@
 /** What one suite run (./run-suite.ts) carries from phase to phase, and how a phase says it failed. */
-import type { Logger } from 'pino';
 import type { PlaywrightCheckDefinition, PlaywrightCheckResult } from '../../shared/checks/types.ts';
+import type { Log } from '../../shared/log.ts';
 import type { SandboxIsolation } from '../sandbox/isolation.ts';
 import type { SandboxMarks } from '../sandbox/procfs.ts';
 import type { ArtifactCollector, CollectedArtifacts } from './artifacts.ts';
@@ -15,7 +15,7 @@ export interface SuiteRunContext {
   config: SuiteRunnerConfig;
   bundles: BundleSource;
   signal: AbortSignal;
-  log: Logger;
+  log: Log;
   artifacts?: ArtifactCollector;
   /** The agent's environment for LANG and TZ only (tests pass their own). */
   agentEnv?: NodeJS.ProcessEnv;

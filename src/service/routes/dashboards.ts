@@ -15,6 +15,7 @@ import { type Mode, prop } from '../checks/common-check-schema.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { DashboardInput, StoredDashboard } from '../store/heartbeat-dashboard-types.ts';
 import type { Store } from '../store/store.ts';
+import { IssuedKeySchema, issuedKeyView } from './private-locations.ts';
 import { ApiErrorSchema, commonErrors, NoContent, Nullable, PageNumberQuery } from './schemas.ts';
 
 export const DASHBOARD_WIDTHS = ['FULL', '960PX'] as const;
@@ -64,15 +65,6 @@ export const DashboardCreateBody = Type.Object(dashboardProperties('create'), { 
 export const DashboardUpdateBody = Type.Object(dashboardProperties('update'), { additionalProperties: false });
 export type DashboardBody = Static<typeof DashboardCreateBody>;
 
-const KeySchema = Type.Object({
-  id: Type.String(),
-  /** Only in the answer of the request that made the key: the viewer opens the page with it. */
-  rawKey: Type.Optional(Type.String()),
-  maskedKey: Type.String(),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Nullable(Type.String({ format: 'date-time' })),
-});
-
 /** Every stored property as returned (the reference's Dashboard); keys get their own response shape. */
 const { keys: _inputKeys, ...responseProperties } = dashboardProperties('create');
 
@@ -80,7 +72,8 @@ export const DashboardResponse = Type.Object({
   id: Type.Number(),
   dashboardId: Type.String(),
   ...responseProperties,
-  keys: Type.Array(KeySchema),
+  // The viewer opens a private dashboard with the key's raw value.
+  keys: Type.Array(IssuedKeySchema),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Nullable(Type.String({ format: 'date-time' })),
 });
@@ -142,13 +135,7 @@ export function dashboardView(d: StoredDashboard): Static<typeof DashboardRespon
     favicon: body.favicon ?? null,
     link: body.link ?? null,
     description: body.description ?? null,
-    keys: d.keys.map((k) => ({
-      id: k.id,
-      ...(d.newKey?.id === k.id ? { rawKey: d.newKey.rawKey } : {}),
-      maskedKey: k.maskedKey,
-      created_at: k.createdAt,
-      updated_at: k.updatedAt,
-    })),
+    keys: d.keys.map((k) => issuedKeyView(k, d.newKey?.id === k.id ? d.newKey.rawKey : undefined)),
     created_at: d.createdAt,
     updated_at: d.updatedAt,
   } as Static<typeof DashboardResponse>;

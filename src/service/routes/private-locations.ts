@@ -16,7 +16,11 @@ import { ApiErrorSchema, commonErrors, IdParams, NoContent, Nullable } from './s
 export const SLUG_NAME_PATTERN =
   '^((?!((us(-gov)?|ap|ca|cn|eu|sa|af|me)-(central|(north|south)?(east|west)?)-\\d+))[a-zA-Z0-9-]{1,30})$';
 
-const KeySchema = Type.Object({
+/**
+ * A key the API issues (a private location's agent key, a dashboard's viewer key): its raw value
+ * only in the response that created it, masked ever after.
+ */
+export const IssuedKeySchema = Type.Object({
   id: Type.String(),
   /** Only in the response that created the key. */
   rawKey: Type.Optional(Type.String()),
@@ -32,7 +36,7 @@ const LocationSchema = Type.Object({
   icon: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Nullable(Type.String({ format: 'date-time' })),
-  keys: Type.Array(KeySchema),
+  keys: Type.Array(IssuedKeySchema),
   proxyUrl: Nullable(Type.String()),
   lastSeen: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
   agentCount: Type.Optional(Nullable(Type.Number())),
@@ -99,7 +103,11 @@ const UpdateBody = Type.Object(
 
 const KeyParams = Type.Object({ id: Type.String({ minLength: 1 }), keyId: Type.String({ minLength: 1 }) });
 
-function keyView(key: LocationKeyRecord, rawKey?: string) {
+/** A key as IssuedKeySchema answers it; `rawKey` only when the key was just made. */
+export function issuedKeyView(
+  key: Pick<LocationKeyRecord, 'id' | 'maskedKey' | 'createdAt' | 'updatedAt'>,
+  rawKey?: string,
+) {
   return {
     id: key.id,
     ...(rawKey === undefined ? {} : { rawKey }),
@@ -109,7 +117,7 @@ function keyView(key: LocationKeyRecord, rawKey?: string) {
   };
 }
 
-function locationView(location: PrivateLocation, keys: ReturnType<typeof keyView>[]) {
+function locationView(location: PrivateLocation, keys: ReturnType<typeof issuedKeyView>[]) {
   return {
     id: location.id,
     name: location.name,
@@ -127,7 +135,7 @@ async function maskedView(store: Store, location: PrivateLocation) {
   return {
     ...locationView(
       location,
-      keys.map((k) => keyView(k)),
+      keys.map((k) => issuedKeyView(k)),
     ),
     ...(await agentsView(store, location)),
   };
@@ -153,7 +161,7 @@ export const privateLocationRoutes: FastifyPluginAsync<{ store: Store }> = async
     async (request, reply) => {
       const accountId = request.account.id;
       const { location, key, rawKey } = await createWithFirstKey(store, accountId, request.body);
-      return reply.status(201).send(locationView(location, [keyView(key, rawKey)]));
+      return reply.status(201).send(locationView(location, [issuedKeyView(key, rawKey)]));
     },
   );
 
@@ -196,11 +204,11 @@ export const privateLocationRoutes: FastifyPluginAsync<{ store: Store }> = async
 
   app.post(
     '/v1/private-locations/:id/keys',
-    { schema: { params: IdParams, response: { 201: KeySchema, 409: ApiErrorSchema, ...commonErrors } } },
+    { schema: { params: IdParams, response: { 201: IssuedKeySchema, 409: ApiErrorSchema, ...commonErrors } } },
     async (request, reply) => {
       // createKey answers 404 for another account's location and 409 at the two-key limit.
       const { record, rawKey } = await store.locations.createKey(request.account.id, request.params.id);
-      return reply.status(201).send(keyView(record, rawKey));
+      return reply.status(201).send(issuedKeyView(record, rawKey));
     },
   );
 

@@ -11,6 +11,7 @@
  */
 import type { CheckClass, CheckDefinition, CheckType } from '../../shared/checks/types.ts';
 import type { RunResult } from '../../shared/protocol.ts';
+import type { AgentRegistration } from './dispatch-types.ts';
 
 export interface Account {
   id: string;
@@ -237,13 +238,8 @@ export interface Run {
   sessionId?: string | null;
 }
 
-export interface Agent {
-  id: string;
-  locationId: string;
-  version: string;
-  hostname: string;
-  checkTypes: CheckType[];
-  runtimes: string[];
+/** An agent as the store keeps it: what it registered with, and when it was seen. */
+export interface Agent extends AgentRegistration {
   registeredAt: string;
   lastSeenAt: string;
   /** Set when it deregistered on shutdown. */

@@ -29,13 +29,10 @@ export const API_PROTOCOL_ASSERTION_COMPARISONS = [
   'NOT_NULL',
 ] as const;
 
-export const ASSERTION_COMPARISONS = [
-  'EQUALS',
-  'NOT_EQUALS',
-  'HAS_KEY',
-  'NOT_HAS_KEY',
-  'HAS_VALUE',
-  'NOT_HAS_VALUE',
+const EQUALITY_COMPARISONS = ['EQUALS', 'NOT_EQUALS'] as const;
+/** The comparisons that test an object's keys and values. */
+const KEY_VALUE_COMPARISONS = ['HAS_KEY', 'NOT_HAS_KEY', 'HAS_VALUE', 'NOT_HAS_VALUE'] as const;
+const VALUE_COMPARISONS = [
   'IS_EMPTY',
   'NOT_EMPTY',
   'GREATER_THAN',
@@ -45,6 +42,10 @@ export const ASSERTION_COMPARISONS = [
   'IS_NULL',
   'NOT_NULL',
 ] as const;
+
+export const ASSERTION_COMPARISONS = [...EQUALITY_COMPARISONS, ...KEY_VALUE_COMPARISONS, ...VALUE_COMPARISONS] as const;
+/** Every comparison but the key/value ones, in the same order: the reference's ICMP assertions take these. */
+export const ASSERTION_COMPARISONS_WITHOUT_KEY_VALUE = [...EQUALITY_COMPARISONS, ...VALUE_COMPARISONS] as const;
 export type AssertionComparison = (typeof ASSERTION_COMPARISONS)[number];
 
 /** An assertion of a check type with these sources and comparisons, as a job carries it. */

@@ -1,23 +1,12 @@
 /** ICMP checks (reference: ChecksV1IcmpMonitorCreate, ChecksV1IcmpRequest, ChecksV1IcmpAssertion). */
 import { type Static, Type } from 'typebox';
-import { assertionOf, evaluated } from './assertions.ts';
+import { ASSERTION_COMPARISONS_WITHOUT_KEY_VALUE, assertionOf, evaluated } from './assertions.ts';
 import { checkDefinition, IpFamily, responseTimeThresholds } from './common.ts';
 import { Nullable } from './schema.ts';
 
 export const ICMP_ASSERTION_SOURCES = ['LATENCY', 'JSON_RESPONSE'] as const;
 export type IcmpAssertionSource = (typeof ICMP_ASSERTION_SOURCES)[number];
-export const ICMP_ASSERTION_COMPARISONS = [
-  'EQUALS',
-  'NOT_EQUALS',
-  'IS_EMPTY',
-  'NOT_EMPTY',
-  'GREATER_THAN',
-  'LESS_THAN',
-  'CONTAINS',
-  'NOT_CONTAINS',
-  'IS_NULL',
-  'NOT_NULL',
-] as const;
+export const ICMP_ASSERTION_COMPARISONS = ASSERTION_COMPARISONS_WITHOUT_KEY_VALUE;
 export type IcmpAssertionComparison = (typeof ICMP_ASSERTION_COMPARISONS)[number];
 /** LATENCY assertions name the statistic in `property`: avg, min, max or stdDev (milliseconds). */
 export const ICMP_LATENCY_PROPERTIES = ['avg', 'min', 'max', 'stdDev'] as const;

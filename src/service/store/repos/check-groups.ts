@@ -86,15 +86,7 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
       const row = await this.#db.get<{ id: number }>(
         `INSERT INTO check_groups (account_id, name, activated, muted, concurrency, body, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-        [
-          accountId,
-          input.name,
-          input.activated ? 1 : 0,
-          input.muted ? 1 : 0,
-          input.concurrency,
-          storedJson(this.#box, input.body),
-          nowIso(),
-        ],
+        [accountId, ...this.#columnValues(input)],
       );
       if (!row) throw new Error('inserting a check group returned no id');
       await this.#setLocations(row.id, input.locationIds);
@@ -108,16 +100,7 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
       const result = await this.#db.run(
         `UPDATE check_groups SET name = ?, activated = ?, muted = ?, concurrency = ?, body = ?, updated_at = ?
          WHERE id = ? AND account_id = ?`,
-        [
-          input.name,
-          input.activated ? 1 : 0,
-          input.muted ? 1 : 0,
-          input.concurrency,
-          storedJson(this.#box, input.body),
-          nowIso(),
-          id,
-          accountId,
-        ],
+        [...this.#columnValues(input), id, accountId],
       );
       if (result.changes === 0) return false;
       await this.#db.run('DELETE FROM check_group_locations WHERE group_id = ?', [id]);
@@ -125,6 +108,18 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
       return true;
     });
     return changed ? this.#mustGet(accountId, id) : undefined;
+  }
+
+  /** name, activated, muted, concurrency, body and the time of the write: what create and update both set. */
+  #columnValues(input: CheckGroupInput): Array<string | number> {
+    return [
+      input.name,
+      input.activated ? 1 : 0,
+      input.muted ? 1 : 0,
+      input.concurrency,
+      storedJson(this.#box, input.body),
+      nowIso(),
+    ];
   }
 
   async get(accountId: string, id: number): Promise<StoredCheckGroup | undefined> {

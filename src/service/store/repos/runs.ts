@@ -26,9 +26,9 @@ import type {
 import type { Run, RunState } from '../store.ts';
 import type { SqlDatabase, TransactionOptions } from '../sql/database.ts';
 import { type DialectSql, dialectSql } from '../sql/dialect-sql.ts';
-import { retryLinkOf } from './run-retries.ts';
+import { type RetryLinkColumns, retryLinkOf } from './run-retries.ts';
 
-interface RunRow {
+interface RunRow extends RetryLinkColumns {
   run_id: string;
   account_id: string;
   check_id: string;
@@ -48,9 +48,6 @@ interface RunRow {
   created_at: string;
   finished_at: string | null;
   session_id: string | null;
-  retry_of: string | null;
-  attempt: number | null;
-  chain_started_at: string | null;
 }
 
 const toRun = (row: RunRow): Run =>
