@@ -3,20 +3,15 @@
  * under the new key (location '', failed when every run failed, status 0), so a dashboard's last
  * day and the analytics of those hours read the same figures after the upgrade.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { freshDatabaseEachTest } from '../support/fresh-account.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 const HOUR = 3_600_000;
 
 describe.each(storeBackends())('migration 032 (analytics rollups) on $name', (backend) => {
-  let fresh: FreshStore;
-  beforeEach(async () => {
-    fresh = await backend.fresh();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
-  });
+  const fresh = freshDatabaseEachTest(backend);
 
   it('keeps the rows of 018 and their figures', async () => {
     const hour = Math.floor(Date.now() / HOUR) - 1;

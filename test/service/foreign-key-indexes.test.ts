@@ -3,8 +3,9 @@
  * one, deleting a parent scans the whole child table inside the write transaction: deleting a check
  * scanned every stored result, 24 ms per check at 50,000 results and growing with them.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { describe, expect, it } from 'vitest';
+import { freshDatabaseEachTest } from '../support/fresh-account.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 interface ForeignKey {
   child: string;
@@ -38,13 +39,7 @@ const POSTGRES = {
 };
 
 describe.each(storeBackends())('foreign key indexes on $name', (backend) => {
-  let fresh: FreshStore;
-  beforeEach(async () => {
-    fresh = await backend.fresh();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
-  });
+  const fresh = freshDatabaseEachTest(backend);
 
   it('every cascading foreign key has an index its delete can use', async () => {
     await fresh.open();

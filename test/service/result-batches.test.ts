@@ -6,19 +6,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AGENT_PATHS, type Job, type ResultOutcome, type RunResult } from '../../src/shared/protocol.ts';
 import { type Harness, resultFor, startHarness, type TestAgent, type TestTenant } from '../helpers/dispatch-harness.ts';
+import { freshDatabaseEachTest } from '../support/fresh-account.ts';
 import { type FreshStore, storeBackends } from '../support/store-backends.ts';
 
 describe.each(storeBackends())('result batches ($name)', (backend) => {
+  const fresh = freshDatabaseEachTest(backend);
   let h: Harness;
-  let fresh: FreshStore;
 
   afterEach(async () => {
     await h?.close();
-    await fresh?.dispose();
   });
 
   async function start(): Promise<{ t: TestTenant; agent: TestAgent }> {
-    fresh = await backend.fresh();
     h = await startHarness({ listen: true, openStore: () => fresh.open() });
     const t = await h.tenant();
     return { t, agent: await h.agent(t) };

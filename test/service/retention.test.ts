@@ -3,7 +3,7 @@
  * older than ROLLUP_RETENTION_MONTHS are deleted in small batches, on both store backends; analytics
  * of a window whose results are gone still answer from the rollups. And the settings' parsing.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { leaderTasksOf, type LeaderWorkers } from '../../src/service/leader-work.ts';
 import { DEFAULT_RETENTION, loadRetentionConfig } from '../../src/service/retention/config.ts';
@@ -11,8 +11,9 @@ import { cutoffs, RESULT_BATCH, RetentionSweeper } from '../../src/service/reten
 import type { RetentionRepo } from '../../src/service/store/analytics-types.ts';
 import type { Store } from '../../src/service/store/store.ts';
 import { ConfigError } from '../../src/shared/errors.ts';
+import { freshDatabaseEachTest } from '../support/fresh-account.ts';
 import { accountWithCheck, storeRunResult } from '../support/results-in-store.ts';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -34,8 +35,7 @@ function counting(repo: RetentionRepo) {
 }
 
 describe.each(storeBackends())('retention ($name)', (backend) => {
-  let fresh: FreshStore;
-  afterEach(async () => fresh?.dispose());
+  const fresh = freshDatabaseEachTest(backend);
 
   async function checkWithHistory(store: Store, nowMs: number, oldCount: number) {
     const { accountId, checkId } = await accountWithCheck(store, 'Acme', 'Homepage');
@@ -55,7 +55,6 @@ describe.each(storeBackends())('retention ($name)', (backend) => {
   }
 
   it('deletes old results in batches and old rollups, keeping what analytics still needs', async () => {
-    fresh = await backend.fresh();
     const store = await fresh.open();
     const now = Date.now();
     const oldCount = RESULT_BATCH + 20;
@@ -81,7 +80,6 @@ describe.each(storeBackends())('retention ($name)', (backend) => {
   });
 
   it('honours shorter settings', async () => {
-    fresh = await backend.fresh();
     const store = await fresh.open();
     const now = Date.now();
     const { checkId } = await checkWithHistory(store, now, 2);

@@ -2,20 +2,15 @@
  * Migration 026 on both backends: runs queued before it had no start deadline but the queue TTL, so
  * they get that one and are neither shed at once nor claimed before runs enqueued with a deadline.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { freshDatabaseEachTest } from '../support/fresh-account.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 const at = (second: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
 
 describe.each(storeBackends())('migration 026 (run start deadline) on $name', (backend) => {
-  let fresh: FreshStore;
-  beforeEach(async () => {
-    fresh = await backend.fresh();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
-  });
+  const fresh = freshDatabaseEachTest(backend);
 
   /** A database as versions before 026 left it: one run queued (due at second 0), one leased. */
   async function databaseBefore026(): Promise<void> {

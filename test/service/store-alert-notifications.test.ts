@@ -3,7 +3,7 @@
  * PostgreSQL: the fan-out's transaction, the delivery worker's leased claims, and two stores (two
  * connections, as two service replicas) claiming the same due notifications at the same time.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AlertNotificationRecord } from '../../src/service/store/alert-notification-types.ts';
 import type { Store } from '../../src/service/store/store.ts';
 import {
@@ -14,20 +14,15 @@ import {
   seedTenant,
   webhookChannel,
 } from '../support/alerting-fixtures.ts';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { freshDatabaseEachTest } from '../support/fresh-account.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 const T0 = '2026-11-23T09:00:00.000Z';
 const at = (minutes: number) => new Date(Date.parse(T0) + minutes * 60_000).toISOString();
 const date = (minutes: number) => new Date(at(minutes));
 
 describe.each(storeBackends())('alert channels on $name', (backend) => {
-  let fresh: FreshStore;
-  beforeEach(async () => {
-    fresh = await backend.fresh();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
-  });
+  const fresh = freshDatabaseEachTest(backend);
 
   it('creates, reads, lists, updates and deletes a channel; its secret config field is sealed at rest', async () => {
     const store = await fresh.open();
@@ -198,13 +193,7 @@ describe.each(storeBackends())('alert channels on $name', (backend) => {
 });
 
 describe.each(storeBackends())('alert notifications on $name', (backend) => {
-  let fresh: FreshStore;
-  beforeEach(async () => {
-    fresh = await backend.fresh();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
-  });
+  const fresh = freshDatabaseEachTest(backend);
 
   async function alertWithChannels(store: Store, channels = 2) {
     const t = await seedTenant(store);

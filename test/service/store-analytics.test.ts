@@ -3,7 +3,7 @@
  * location, outcome and status code with their measured metrics, one account's rows only, raw
  * results a page at a time filtered by outcome, and heartbeat events counted per hour.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
 import type { MetricSummaries } from '../../src/service/store/metric-summary.ts';
 import {
@@ -17,14 +17,14 @@ import {
 } from '../../src/service/store/response-histogram.ts';
 import type { Store } from '../../src/service/store/store.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
+import { freshDatabaseEachTest } from '../support/fresh-account.ts';
 import { accountWithCheck, createNightlyHeartbeat, storeRunResult } from '../support/results-in-store.ts';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 const HOUR = 3_600_000;
 
 describe.each(storeBackends())('analytics reads ($name)', (backend) => {
-  let fresh: FreshStore;
-  afterEach(async () => fresh?.dispose());
+  const fresh = freshDatabaseEachTest(backend);
 
   const insert = (
     store: Store,
@@ -52,7 +52,6 @@ describe.each(storeBackends())('analytics reads ($name)', (backend) => {
     });
 
   it('keeps a rollup row per location, outcome and status, and reads results a page at a time', async () => {
-    fresh = await backend.fresh();
     const store = await fresh.open();
     const acme = await accountWithCheck(store, 'Acme', 'Acme');
     const other = await accountWithCheck(store, 'Other', 'Other');
@@ -102,7 +101,6 @@ describe.each(storeBackends())('analytics reads ($name)', (backend) => {
   });
 
   it('counts heartbeat events per hour', async () => {
-    fresh = await backend.fresh();
     const store = await fresh.open();
     const { accountId } = await createAccount(store, 'Acme');
     const start = (Math.floor(Date.now() / HOUR) - 3) * HOUR;

@@ -2,15 +2,15 @@
  * The hourly statistics rows a stored result adds to (store/repos/check-stats.ts addToRollup), on both
  * store backends. Old rows are left to the retention job (test/service/retention.test.ts).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { freshDatabaseEachTest } from '../support/fresh-account.ts';
 import { accountWithCheck, storeRunResult } from '../support/results-in-store.ts';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 const HOUR = 3_600_000;
 
 describe.each(storeBackends())('hourly check statistics ($name)', (backend) => {
-  let fresh: FreshStore;
-  afterEach(async () => fresh?.dispose());
+  const fresh = freshDatabaseEachTest(backend);
 
   const hoursOf = async (checkId: string) =>
     (await fresh.query('SELECT hour, runs FROM check_stats_hourly WHERE check_id = ? ORDER BY hour', [checkId])).map(
@@ -18,7 +18,6 @@ describe.each(storeBackends())('hourly check statistics ($name)', (backend) => {
     );
 
   it('adds each sample to its hour, and keeps older hours for the retention job', async () => {
-    fresh = await backend.fresh();
     const store = await fresh.open();
     const { accountId, checkId } = await accountWithCheck(store, 'Acme', 'Homepage');
     const now = Math.floor(Date.now() / HOUR) * HOUR + 1000;

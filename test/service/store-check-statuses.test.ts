@@ -3,7 +3,7 @@
  * transaction (applyResult, applyReminder), the reads, and two stores (two connections, as two
  * service replicas) applying results of one check at the same time.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CheckAlertRecord } from '../../src/service/store/check-status-types.ts';
 import {
   addCheck,
@@ -14,19 +14,14 @@ import {
   storePending,
   type Tenant,
 } from '../support/alerting-fixtures.ts';
+import { freshDatabaseEachTest } from '../support/fresh-account.ts';
 import { type FreshStore, storeBackends } from '../support/store-backends.ts';
 
 const T0 = '2026-11-23T09:00:00.000Z';
 const at = (minutes: number) => new Date(Date.parse(T0) + minutes * 60_000).toISOString();
 
 describe.each(storeBackends())('check statuses on $name', (backend) => {
-  let fresh: FreshStore;
-  beforeEach(async () => {
-    fresh = await backend.fresh();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
-  });
+  const fresh = freshDatabaseEachTest(backend);
 
   describe('applyResult', () => {
     it('writes the first status and its alert, clears the pending mark, and applies a result once', async () => {

@@ -1,9 +1,9 @@
 /** The heartbeat repository at store level, on SQLite and PostgreSQL: state, pings, the monitor's sweep and its races. */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConflictError } from '../../src/service/http/errors.ts';
 import type { HeartbeatCheckInput } from '../../src/service/store/heartbeat-dashboard-types.ts';
 import { freshAccountEachTest } from '../support/fresh-account.ts';
-import { type FreshStore, storeBackends } from '../support/store-backends.ts';
+import { storeBackends } from '../support/store-backends.ts';
 
 const PERIOD = 60_000;
 const GRACE = 10_000;
@@ -200,25 +200,19 @@ describe.each(storeBackends())('heartbeats on $name', (backend) => {
 });
 
 describe.each(storeBackends().filter((b) => b.name === 'postgres'))('heartbeat sweeps racing on $name', (backend) => {
-  let fresh: FreshStore;
-  beforeEach(async () => {
-    fresh = await backend.fresh();
-  });
-  afterEach(async () => {
-    await fresh.dispose();
-  });
+  const t = freshAccountEachTest(backend);
 
   /** Sessions of this database waiting for a row lock. */
   const lockWaiters = async () =>
     (
-      await fresh.query(
+      await t.fresh.query(
         "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
       )
     )[0]?.n;
 
   it('two replicas that both read the overdue heartbeat before either writes record one FAILING', async () => {
-    const [a, b, holder] = [await fresh.open(), await fresh.open(), await fresh.open()];
-    const accountId = (await a.accounts.create('Acme')).account.id;
+    const [a, b, holder] = [t.store, await t.fresh.open(), await t.fresh.open()];
+    const { accountId } = t;
     const { check } = await a.heartbeats.create(accountId, input('tok-1'), T0);
 
     // A third connection holds the heartbeat's row lock (an uncommitted ping), so both sweeps read
@@ -244,15 +238,15 @@ describe.each(storeBackends().filter((b) => b.name === 'postgres'))('heartbeat s
     expect([...fromA, ...fromB]).toEqual([
       expect.objectContaining({ checkId: check.id, state: 'FAILING', atMs: T0 + PERIOD + GRACE }),
     ]);
-    expect(await fresh.query('SELECT state, at_ms FROM heartbeat_events')).toEqual([
+    expect(await t.fresh.query('SELECT state, at_ms FROM heartbeat_events')).toEqual([
       { state: 'FAILING', at_ms: T0 + PERIOD + GRACE },
     ]);
     expect(await a.heartbeats.getState(accountId, check.id)).toMatchObject({ status: 'FAILING', deadlineMs: null });
   });
 
   it('a sweep that read the heartbeat before a ping committed leaves the pinged heartbeat UP', async () => {
-    const [sweeper, pinger] = [await fresh.open(), await fresh.open()];
-    const accountId = (await sweeper.accounts.create('Acme')).account.id;
+    const [sweeper, pinger] = [t.store, await t.fresh.open()];
+    const { accountId } = t;
     const { check } = await sweeper.heartbeats.create(accountId, input('tok-1'), T0);
 
     const released = Promise.withResolvers<void>();
@@ -270,7 +264,7 @@ describe.each(storeBackends().filter((b) => b.name === 'postgres'))('heartbeat s
     expect((await pinging)?.state).toBe('LATE');
 
     expect(await sweep).toEqual([]);
-    expect(await fresh.query('SELECT state FROM heartbeat_events')).toEqual([{ state: 'LATE' }]);
+    expect(await t.fresh.query('SELECT state FROM heartbeat_events')).toEqual([{ state: 'LATE' }]);
     expect(await sweeper.heartbeats.getState(accountId, check.id)).toMatchObject({
       status: 'UP',
       deadlineMs: T0 + 2 * PERIOD + 2 * GRACE + 5,
