@@ -7,12 +7,11 @@
  * exactly these when it registers, so the service never sends it a job it cannot start.
  */
 import { execFile } from 'node:child_process';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { newestFirst, packageRuntimesDir, RUNTIME_ID_PATTERN, runtimeFolderNames } from '../shared/runtimes.ts';
 
-/** Runtime ids are release names like 2026.04; other folders under RUNTIMES_DIR are ignored. */
-export const RUNTIME_ID_PATTERN = /^\d{4}\.\d{2}$/;
+export { RUNTIME_ID_PATTERN };
 
 export interface Runtime {
   id: string;
@@ -38,10 +37,8 @@ export interface RuntimeDiscovery {
   broken: BrokenRuntime[];
 }
 
-/** `<package root>/runtimes`: this file is src/agent/runtimes.ts (or dist/agent/runtimes.js). */
-export function defaultRuntimesDir(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'runtimes');
-}
+/** `<package root>/runtimes`, RUNTIMES_DIR's default. */
+export const defaultRuntimesDir = packageRuntimesDir;
 
 export function runtimeNodePath(runtimeDir: string): string {
   return path.join(runtimeDir, 'node_modules', '.bin', 'node');
@@ -49,7 +46,7 @@ export function runtimeNodePath(runtimeDir: string): string {
 
 /** Orders ids newest first, the order the agent advertises and prefers. */
 export function byNewest(a: { id: string }, b: { id: string }): number {
-  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+  return newestFirst(a.id, b.id);
 }
 
 /**
@@ -92,17 +89,8 @@ async function probe(id: string, dir: string): Promise<Runtime | BrokenRuntime> 
 
 /** Finds the runtimes under `dir`; a missing `dir` means none (the agent then runs no user code). */
 export async function discoverRuntimes(dir: string): Promise<RuntimeDiscovery> {
-  let names: string[];
-  try {
-    names = (await readdir(dir, { withFileTypes: true }))
-      .filter((e) => e.isDirectory() || e.isSymbolicLink())
-      .map((e) => e.name);
-  } catch {
-    return { runtimes: [], broken: [] };
-  }
-  const found = await Promise.all(
-    names.filter((n) => RUNTIME_ID_PATTERN.test(n)).map((n) => probe(n, path.join(dir, n))),
-  );
+  const names = await runtimeFolderNames(dir);
+  const found = await Promise.all(names.map((n) => probe(n, path.join(dir, n))));
   return {
     runtimes: found.filter((r): r is Runtime => 'nodePath' in r).sort(byNewest),
     broken: found.filter((r): r is BrokenRuntime => 'reason' in r).sort(byNewest),

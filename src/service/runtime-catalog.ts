@@ -10,13 +10,11 @@
  * longer matches them.
  */
 import { readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_RUNTIME_ID } from '../shared/checks/types.ts';
-
-/** Same rule as the agent's (src/agent/runtimes.ts): other folders (suite-engines) are not runtimes. */
-const RUNTIME_ID_PATTERN = /^\d{4}\.\d{2}$/;
+import { newestFirst, packageRuntimesDir, runtimeFolderNames } from '../shared/runtimes.ts';
 
 /** The reference's Runtime schema. */
 export interface RuntimeInfo {
@@ -28,10 +26,7 @@ export interface RuntimeInfo {
   dependencies: Record<string, string>;
 }
 
-/** `<package root>/runtimes`: this file is src/service/runtime-catalog.ts (or dist/service/…js). */
-export function packageRuntimesDir(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'runtimes');
-}
+export { packageRuntimesDir };
 
 interface PackageJson {
   description?: string;
@@ -75,20 +70,9 @@ async function describe(dir: string, id: string): Promise<RuntimeInfo | undefine
 
 /** Every runtime under `dir`, newest first; a missing folder means none. */
 export async function listRuntimes(dir = packageRuntimesDir()): Promise<RuntimeInfo[]> {
-  let names: string[];
-  try {
-    names = (await readdir(dir, { withFileTypes: true }))
-      .filter((e) => e.isDirectory() || e.isSymbolicLink())
-      .map((e) => e.name);
-  } catch {
-    return [];
-  }
-  const found = await Promise.all(
-    names.filter((n) => RUNTIME_ID_PATTERN.test(n)).map((n) => describe(path.join(dir, n), n)),
-  );
-  return found
-    .filter((r): r is RuntimeInfo => r !== undefined)
-    .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+  const names = await runtimeFolderNames(dir);
+  const found = await Promise.all(names.map((n) => describe(path.join(dir, n), n)));
+  return found.filter((r): r is RuntimeInfo => r !== undefined).sort((a, b) => newestFirst(a.name, b.name));
 }
 
 /** Where the catalog the service serves is kept, next to this module (src/ or dist/). */

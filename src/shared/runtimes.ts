@@ -2,7 +2,35 @@
  * Which runtime a check's job needs, the same answer on both sides: the service stores it with the
  * run and leases the run only to agents that carry it; the agent picks the runtime by it.
  */
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type CheckDefinition, DEFAULT_RUNTIME_ID } from './checks/types.ts';
+
+/** Runtime ids are release names like 2026.04; other folders (suite-engines) are not runtimes. */
+export const RUNTIME_ID_PATTERN = /^\d{4}\.\d{2}$/;
+
+/** `<package root>/runtimes`: this file is src/shared/runtimes.ts (or dist/shared/runtimes.js). */
+export function packageRuntimesDir(): string {
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'runtimes');
+}
+
+/** The names of the runtime folders (or links) under `dir`; none when `dir` is missing. */
+export async function runtimeFolderNames(dir: string): Promise<string[]> {
+  try {
+    const entries = await readdir(dir, { withFileTypes: true });
+    return entries
+      .filter((e) => (e.isDirectory() || e.isSymbolicLink()) && RUNTIME_ID_PATTERN.test(e.name))
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+
+/** Orders runtime ids newest first, the order the agent advertises and the catalog lists. */
+export function newestFirst(a: string, b: string): number {
+  return a < b ? 1 : a > b ? -1 : 0;
+}
 
 /** Check types whose every run is user code (a browser script, a multistep script, a Playwright suite). */
 const USER_CODE_TYPES = new Set(['BROWSER', 'MULTI_STEP', 'PLAYWRIGHT']);
