@@ -29,6 +29,7 @@ import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import { AGENT_PATHS } from '../../src/shared/protocol.ts';
 import { Api, type Proc, startService, tempDir } from '../../test/e2e/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/alert-receivers.ts';
+import { passingRunResult } from '../../test/support/results-run-result.ts';
 import { cpuSeconds, numberFlags, summarize } from './_stats.ts';
 
 const SECRET = 'whsec-bench-0123456789abcdef';
@@ -151,24 +152,13 @@ class BenchAgent {
 
   async #answer(job: Job): Promise<void> {
     const failing = this.failing;
-    const now = new Date().toISOString();
-    const result = {
+    const result = passingRunResult({
       runId: job.runId,
       checkId: job.check.id,
-      checkType: 'API',
-      startedAt: now,
-      stoppedAt: now,
-      responseTime: 12,
       hasFailures: failing,
-      hasErrors: false,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      isCancelled: false,
       error: failing ? 'Expected status code 200, got 500' : null,
-      apiCheckResult: null,
       agent: { id: this.agentId, version: 'bench' },
-      scheduleLagMs: 0,
-    };
+    });
     if (failing && !this.failingSentAt.has(job.check.id)) this.failingSentAt.set(job.check.id, Date.now());
     await this.#post(AGENT_PATHS.results, { agentId: this.agentId, leaseId: job.leaseId, result });
     this.counts[failing ? 'failing' : 'passing']++;

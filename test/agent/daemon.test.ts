@@ -3,16 +3,17 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CheckOutcome, CheckRunner } from '../../src/agent/checks/runner.ts';
-import { ServiceClient } from '../../src/agent/client.ts';
-import { AgentDaemon, type AgentDaemonOptions } from '../../src/agent/daemon.ts';
+import type { AgentDaemon, AgentDaemonOptions } from '../../src/agent/daemon.ts';
 import { LIVE_UPLOADS } from '../../src/agent/deliverer.ts';
 import { type HealthServer, startHealthServer } from '../../src/agent/health.ts';
 import { ResultSpool } from '../../src/agent/spool.ts';
 import type { CheckType } from '../../src/shared/checks/types.ts';
 import { EXIT } from '../../src/shared/errors.ts';
 import { AGENT_PATHS } from '../../src/shared/protocol.ts';
+import { passingRunResult } from '../support/results-run-result.ts';
 import { recordingLogger, tempDir } from './helpers.ts';
-import { makeJob, ProtocolStub } from './protocol-stub.ts';
+import { makeJob, type ProtocolStub } from './protocol-stub.ts';
+import { type Cleanups, type StubDaemonOptions, startStubDaemon } from './stub-daemon.ts';
 
 const KEY = 'pl_daemon_test_key';
 
@@ -63,40 +64,16 @@ function bothClasses(runner: CheckRunner): ReadonlyMap<CheckType, CheckRunner> {
   ]);
 }
 
-const cleanups: Array<() => Promise<unknown>> = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()?.();
 });
 
-async function setup(
-  opts: {
-    runner?: CheckRunner;
-    stub?: ConstructorParameters<typeof ProtocolStub>[0];
-    spoolDir?: string;
-  } & Partial<AgentDaemonOptions> = {},
-) {
-  const stub = await ProtocolStub.start(opts.stub);
-  cleanups.push(() => stub.close());
-  const recorder = recordingLogger();
-  const client = new ServiceClient({ apiUrl: new URL(stub.url), apiKey: KEY });
-  cleanups.push(() => client.close());
-  const spool = await ResultSpool.open({ dir: opts.spoolDir ?? tempDir(), maxBytes: 10_000_000, log: recorder.log });
-  const runner = opts.runner ?? new ControlledRunner();
-  const daemon = new AgentDaemon({
-    client,
-    spool,
-    log: recorder.log,
-    runners: new Map([['API', runner]]),
-    uptimeConcurrency: 5,
-    jobConcurrency: 1,
-    shutdownGraceSeconds: 30,
-    useOsDnsResolver: false,
-    apiUrl: stub.url,
-    backoff: { baseMs: 10, capMs: 50 },
-    ...opts,
-  });
-  cleanups.push(() => daemon.stop('test cleanup'));
-  return { stub, daemon, spool, recorder, runner };
+/** A daemon (not started) against the stub, running API checks with `runner` (a ControlledRunner by default). */
+async function setup(opts: { runner?: CheckRunner } & Omit<Partial<StubDaemonOptions>, 'apiKey'> = {}) {
+  const { runner = new ControlledRunner(), ...rest } = opts;
+  const started = await startStubDaemon(cleanups, { apiKey: KEY, runners: new Map([['API', runner]]), ...rest });
+  return { ...started, runner };
 }
 
 /** Collects 'result-delivered' runIds and resolves once `n` have arrived. */
@@ -108,6 +85,23 @@ function delivered(daemon: AgentDaemon, n: number): Promise<string[]> {
       if (ids.length === n) resolve(ids);
     });
   });
+}
+
+/** Adds `job` to the service's queue and waits until the daemon has started running it. */
+async function startJob(stub: ProtocolStub, daemon: AgentDaemon, job = makeJob()) {
+  const started = once(daemon, 'job-started');
+  stub.addJob(job);
+  await started;
+  return job;
+}
+
+/** A started daemon whose runner holds its one job: the run goes on until runner.finish(job.runId) or an abort. */
+async function heldRun(opts: Partial<AgentDaemonOptions> = {}) {
+  const runner = new ControlledRunner(false);
+  const started = await setup({ runner, ...opts });
+  await started.daemon.start();
+  const job = await startJob(started.stub, started.daemon);
+  return { ...started, runner, job };
 }
 
 describe('AgentDaemon', () => {
@@ -159,14 +153,8 @@ describe('AgentDaemon', () => {
       jobConcurrency: 1,
     });
     await daemon.start();
-    const a = makeJob();
-    const b = makeJob({ checkType: 'BROWSER' });
-    const started = once(daemon, 'job-started');
-    stub.addJob(a);
-    await started;
-    const startedB = once(daemon, 'job-started');
-    stub.addJob(b);
-    await startedB;
+    const a = await startJob(stub, daemon);
+    const b = await startJob(stub, daemon, makeJob({ checkType: 'BROWSER' }));
     const before = stub.leaseRequests.length;
     expect(daemon.jobsRunning).toBe(2);
     // Both classes full: the loop must sit on the slot event, not lease.
@@ -212,9 +200,7 @@ describe('AgentDaemon', () => {
     await daemon.start();
     const h1 = makeJob({ checkType: 'BROWSER' });
     const h2 = makeJob({ checkType: 'BROWSER' });
-    const started1 = once(daemon, 'job-started');
-    stub.addJob(h1);
-    await started1;
+    await startJob(stub, daemon, h1);
     // Queue h2 on the service; the poll in flight asks heavy: 0, so it is not handed out yet.
     await stub.until(() => stub.leaseRequests.at(-1)?.slots.heavy === 0);
     stub.addJob(h2);
@@ -227,13 +213,7 @@ describe('AgentDaemon', () => {
   });
 
   it('aborts a run the service cancels and reports it cancelled', async () => {
-    const runner = new ControlledRunner(false);
-    const { stub, daemon } = await setup({ runner });
-    await daemon.start();
-    const job = makeJob();
-    const started = once(daemon, 'job-started');
-    stub.addJob(job);
-    await started;
+    const { stub, daemon, job } = await heldRun();
     const got = delivered(daemon, 1);
     stub.leaseStates.set(job.runId, 'cancelled');
     await got;
@@ -243,13 +223,7 @@ describe('AgentDaemon', () => {
   });
 
   it('stops a run whose lease was lost without submitting a result', async () => {
-    const runner = new ControlledRunner(false);
-    const { stub, daemon } = await setup({ runner });
-    await daemon.start();
-    const job = makeJob();
-    const started = once(daemon, 'job-started');
-    stub.addJob(job);
-    await started;
+    const { stub, daemon, runner, job } = await heldRun();
     const finished = once(daemon, 'job-finished');
     stub.leaseStates.set(job.runId, 'lost');
     const [, result] = await finished;
@@ -337,23 +311,12 @@ describe('AgentDaemon', () => {
     await earlier.append({
       agentId: 'old-agent',
       leaseId: old.leaseId,
-      result: {
+      result: passingRunResult({
         runId: old.runId,
         checkId: old.check.id,
-        checkType: 'API',
-        startedAt: new Date().toISOString(),
-        stoppedAt: new Date().toISOString(),
         responseTime: 1,
-        hasFailures: false,
-        hasErrors: false,
-        isDegraded: false,
-        overMaxResponseTime: false,
-        isCancelled: false,
-        error: null,
-        apiCheckResult: null,
         agent: { id: 'old-agent', version: '0.0.0' },
-        scheduleLagMs: 0,
-      },
+      }),
     });
     const { stub, daemon } = await setup({ spoolDir: dir });
     const got = delivered(daemon, 2);
@@ -378,19 +341,12 @@ describe('AgentDaemon', () => {
 
 describe('AgentDaemon through an outage of the service', () => {
   it('reconnects within the short cap after many connection failures, and drains the spool before it leases again', async () => {
-    const runner = new ControlledRunner(false);
     // At the top of every jitter. Under one long cap these waits double (0.2, 0.4, … 6.4 s, then 12.7 s):
     // the slow return the short cap for an unreachable service exists to prevent.
     const shortCap = 400;
-    const { stub, daemon, spool } = await setup({
-      runner,
+    const { stub, daemon, spool, runner, job } = await heldRun({
       backoff: { baseMs: 200, capMs: 60_000, unreachableCapMs: shortCap, random: () => 0.99 },
     });
-    await daemon.start();
-    const job = makeJob();
-    const started = once(daemon, 'job-started');
-    stub.addJob(job);
-    await started;
 
     const leaseRetries: Array<{ delayMs: number; unreachable: boolean }> = [];
     const sixFailures = new Promise<void>((resolve) => {
@@ -477,10 +433,7 @@ describe('AgentDaemon shutdown', () => {
     expect(await readiness()).toBe(503);
     await daemon.start();
     expect(await readiness()).toBe(200);
-    const job = makeJob();
-    const started = once(daemon, 'job-started');
-    stub.addJob(job);
-    await started;
+    const job = await startJob(stub, daemon);
 
     const stopping = once(daemon, 'stopping');
     const stopped = daemon.stop('test');
@@ -498,13 +451,7 @@ describe('AgentDaemon shutdown', () => {
   });
 
   it('with grace 0 the unfinished run is aborted and its lease released, not submitted', async () => {
-    const runner = new ControlledRunner(false);
-    const { stub, daemon } = await setup({ runner, shutdownGraceSeconds: 0 });
-    await daemon.start();
-    const job = makeJob();
-    const started = once(daemon, 'job-started');
-    stub.addJob(job);
-    await started;
+    const { stub, daemon, runner, job } = await heldRun({ shutdownGraceSeconds: 0 });
     expect(await daemon.stop('test')).toBe(EXIT.ok);
     expect(stub.releases).toEqual([
       { agentId: daemon.agentId, leases: [{ runId: job.runId, leaseId: job.leaseId, reason: 'agent shutting down' }] },

@@ -5,57 +5,31 @@
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CheckOutcome, CheckRunner } from '../../src/agent/checks/runner.ts';
-import { ServiceClient } from '../../src/agent/client.ts';
-import { AgentDaemon } from '../../src/agent/daemon.ts';
-import { ResultSpool } from '../../src/agent/spool.ts';
-import { recordingLogger, tempDir } from './helpers.ts';
-import { makeJob, ProtocolStub } from './protocol-stub.ts';
+import { passingOutcome } from '../support/e2e-passing-outcome.ts';
+import { makeJob } from './protocol-stub.ts';
+import { type Cleanups, startStubDaemon } from './stub-daemon.ts';
 
 /** Passes every check at once, so results arrive faster than slots. */
 const instantRunner: CheckRunner = {
   checkType: 'API',
   async run(): Promise<CheckOutcome> {
-    const now = new Date().toISOString();
-    return {
-      startedAt: now,
-      stoppedAt: now,
-      responseTime: 0,
-      hasFailures: false,
-      hasErrors: false,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      error: null,
-      apiCheckResult: null,
-    };
+    return passingOutcome();
   },
 };
 
-const cleanups: Array<() => Promise<unknown>> = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()?.();
 });
 
 /** A daemon with 2 + 1 slots (so it waits once 3 results are a backlog) against a stub offering batches. */
 async function setup(resultBatchMax: number, jobs: number) {
-  const stub = await ProtocolStub.start({ resultBatchMax });
-  cleanups.push(() => stub.close());
-  const { log } = recordingLogger();
-  const client = new ServiceClient({ apiUrl: new URL(stub.url), apiKey: 'pl_backlog_test_key' });
-  cleanups.push(() => client.close());
-  const spool = await ResultSpool.open({ dir: tempDir(), maxBytes: 10_000_000, log });
-  const daemon = new AgentDaemon({
-    client,
-    spool,
-    log,
+  const { stub, daemon } = await startStubDaemon(cleanups, {
+    apiKey: 'pl_backlog_test_key',
+    stub: { resultBatchMax },
     runners: new Map([['API', instantRunner]]),
     uptimeConcurrency: 2,
-    jobConcurrency: 1,
-    shutdownGraceSeconds: 30,
-    useOsDnsResolver: false,
-    apiUrl: stub.url,
-    backoff: { baseMs: 10, capMs: 50 },
   });
-  cleanups.push(() => daemon.stop('test cleanup'));
   const waits: number[] = [];
   daemon.on('waiting-for-results', ({ pending }) => waits.push(pending));
   for (let i = 0; i < jobs; i++) stub.addJob(makeJob({ runId: `b${i}` }));

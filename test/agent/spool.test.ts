@@ -2,27 +2,20 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ResultSpool } from '../../src/agent/spool.ts';
-import type { RunResult, SubmitResultRequest } from '../../src/shared/protocol.ts';
+import type { SubmitResultRequest } from '../../src/shared/protocol.ts';
+import { passingRunResult } from '../support/results-run-result.ts';
 import { recordingLogger, tempDir } from './helpers.ts';
 
 function item(runId: string, pad = 0): SubmitResultRequest {
-  const result = {
+  const result = passingRunResult({
     runId,
     checkId: 'c1',
-    checkType: 'API',
     startedAt: '2026-01-01T00:00:00.000Z',
     stoppedAt: '2026-01-01T00:00:01.000Z',
     responseTime: 1000,
-    hasFailures: false,
-    hasErrors: false,
-    isDegraded: false,
-    overMaxResponseTime: false,
-    isCancelled: false,
     error: pad > 0 ? 'x'.repeat(pad) : null,
-    apiCheckResult: null,
     agent: { id: 'a', version: '0' },
-    scheduleLagMs: 0,
-  } satisfies RunResult;
+  });
   return { agentId: 'a', leaseId: `lease-${runId}`, result };
 }
 

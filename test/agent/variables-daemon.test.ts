@@ -9,16 +9,15 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
 import type { CheckRunner } from '../../src/agent/checks/runner.ts';
-import { ServiceClient } from '../../src/agent/client.ts';
-import { AgentDaemon } from '../../src/agent/daemon.ts';
-import { ResultSpool } from '../../src/agent/spool.ts';
+import type { AgentDaemon } from '../../src/agent/daemon.ts';
 import type { ApiRequest, EnvironmentVariable } from '../../src/shared/checks/types.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { apiCheck } from './api-fixtures.ts';
-import { type JsonServer, recordingLogger, startServer, tempDir } from './helpers.ts';
-import { makeJob, ProtocolStub } from './protocol-stub.ts';
+import { type JsonServer, startServer } from './helpers.ts';
+import { makeJob, type ProtocolStub } from './protocol-stub.ts';
+import { type Cleanups, startStubDaemon } from './stub-daemon.ts';
 
-const cleanups: Array<() => Promise<unknown>> = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()?.();
 });
@@ -29,25 +28,12 @@ async function setup(): Promise<{ stub: ProtocolStub; daemon: AgentDaemon; targe
     res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
   });
   cleanups.push(() => target.close());
-  const stub = await ProtocolStub.start();
-  cleanups.push(() => stub.close());
-  const { log } = recordingLogger();
-  const client = new ServiceClient({ apiUrl: new URL(stub.url), apiKey: 'pl_variables_test' });
-  cleanups.push(() => client.close());
-  const spool = await ResultSpool.open({ dir: tempDir(), maxBytes: 10_000_000, log });
-  const daemon = new AgentDaemon({
-    client,
-    spool,
-    log,
+  const { stub, daemon } = await startStubDaemon(cleanups, {
+    apiKey: 'pl_variables_test',
     runners: new Map([['API', apiCheckRunner as CheckRunner]]),
     uptimeConcurrency: 2,
-    jobConcurrency: 1,
     shutdownGraceSeconds: 5,
-    useOsDnsResolver: false,
-    apiUrl: stub.url,
-    backoff: { baseMs: 10, capMs: 50 },
   });
-  cleanups.push(() => daemon.stop('test cleanup'));
   const registered = once(daemon, 'registered');
   await daemon.start();
   await registered;

@@ -18,7 +18,10 @@ import { ANALYTICS_KINDS } from '../../src/service/analytics/catalog.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
+import { nightlyWindow } from '../support/maintenance-window-fixtures.ts';
 import { makePki } from '../support/mtls-pki.ts';
+import { createCheckForResults, type ResultToStore, storeRunResult } from '../support/results-in-store.ts';
+import { passingRunResult } from '../support/results-run-result.ts';
 import { ReferenceValidator } from './reference.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -137,6 +140,25 @@ function registered(method: Method, template: string): boolean {
   return service.app.hasRoute({ method, url: template.replace(/\{(\w+)\}/g, ':$1') });
 }
 
+const CONTRACT_AGENT = { id: 'contract-agent', version: '0.0.0' };
+
+/**
+ * Stores a result of a check of the contract account as the dispatcher stores an agent's: a passing
+ * one unless `outcome` says otherwise.
+ */
+function storeAgentResult(r: Omit<ResultToStore, 'accountId'>) {
+  const accountId = headers['x-service-account'] ?? '';
+  return storeRunResult(service.store, { accountId, ...r, outcome: { agent: CONTRACT_AGENT, ...r.outcome } });
+}
+
+/** A private location, and an API check (`check` over a GET of a closed port) that runs there. */
+async function apiCheckAt(location: { name: string; slugName: string }, check: Record<string, unknown>) {
+  await expectContract('POST', '/v1/private-locations', 201, { body: location });
+  const request = { method: 'GET', url: 'http://127.0.0.1:9/' };
+  const body = { privateLocations: [location.slugName], request, ...check };
+  return expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
+}
+
 describe('contract: responses match the reference schemas', () => {
   it('private locations and their keys', async () => {
     const loc = await expectContract<{ id: string }>('POST', '/v1/private-locations', 201, {
@@ -227,32 +249,11 @@ describe('contract: responses match the reference schemas', () => {
     const checkId = ids[0] ?? '';
     const check = await service.store.checks.get(headers['x-service-account'] ?? '', checkId);
     if (!check) throw new Error('the check was not stored');
-    const runId = crypto.randomUUID();
-    const stored = await service.store.results.insertOnce({
-      accountId: check.accountId,
+    const stored = await storeAgentResult({
       checkId,
-      runId,
       checkName: check.name,
       locationId: check.locationIds[0] ?? '',
       runLocation: 'checks-dc',
-      attempts: 1,
-      payload: {
-        runId,
-        checkId,
-        checkType: 'API',
-        startedAt: new Date().toISOString(),
-        stoppedAt: new Date().toISOString(),
-        responseTime: 12,
-        hasFailures: false,
-        hasErrors: false,
-        isDegraded: false,
-        overMaxResponseTime: false,
-        isCancelled: false,
-        error: null,
-        apiCheckResult: null,
-        agent: { id: 'contract-agent', version: '0.0.0' },
-        scheduleLagMs: 0,
-      },
     });
     await expectContract('GET', '/v1/check-results/{checkId}/{checkResultId}', 200, {
       params: { checkId, checkResultId: stored.id },
@@ -509,23 +510,16 @@ describe('contract: responses match the reference schemas', () => {
     const check = await service.store.checks.get(headers['x-service-account'] ?? '', checkId);
     if (!check) throw new Error('the check was not stored');
     const nowMs = Date.now();
-    const result = {
+    const result = passingRunResult({
       runId: crypto.randomUUID(),
       checkId,
-      checkType: 'API' as const,
       startedAt: new Date(nowMs).toISOString(),
       stoppedAt: new Date(nowMs).toISOString(),
       responseTime: 25,
       hasFailures: true,
-      hasErrors: false,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      isCancelled: false,
       error: 'status 500',
-      apiCheckResult: null,
-      agent: { id: 'contract-agent', version: '0.0.0' },
-      scheduleLagMs: 0,
-    };
+      agent: CONTRACT_AGENT,
+    });
     const run = {
       accountId: check.accountId,
       checkId,
@@ -533,17 +527,14 @@ describe('contract: responses match the reference schemas', () => {
       locationId: check.locationIds[0] ?? '',
       checkType: 'API' as const,
     };
-    const stored = await service.store.results.insertOnce({
-      accountId: check.accountId,
+    const stored = await storeAgentResult({
       checkId,
       runId: result.runId,
       checkName: check.name,
       locationId: run.locationId,
       runLocation,
-      attempts: 1,
-      resultType: 'FINAL',
       pendingStatus: { dueAt: run.dueAt },
-      payload: result,
+      outcome: result,
     });
     const [alert] = await new CheckStatusService({ store: service.store }).resultStored({
       run,
@@ -558,13 +549,7 @@ describe('contract: responses match the reference schemas', () => {
   }
 
   it('check statuses and the alert history', async () => {
-    await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Alerts DC', slugName: 'alerts-dc' } });
-    const body = {
-      name: 'Alerting',
-      privateLocations: ['alerts-dc'],
-      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
-    };
-    const created = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
+    const created = await apiCheckAt({ name: 'Alerts DC', slugName: 'alerts-dc' }, { name: 'Alerting' });
     const checkId = created.id;
     await expectContract('GET', '/v1/check-statuses/{checkId}', 200, { params: { checkId } });
     // A failed FINAL result, applied as the dispatcher applies each stored one: a status and an alert.
@@ -669,15 +654,9 @@ describe('contract: responses match the reference schemas', () => {
   });
 
   it('maintenance windows', async () => {
-    const body = {
-      name: 'Nightly',
-      tags: ['production'],
-      startsAt: '2026-11-01T23:00:00Z',
-      endsAt: '2026-11-02T01:00:00Z',
-      repeatUnit: 'DAY',
-      repeatInterval: 1,
-    };
-    const window = await expectContract<{ id: number }>('POST', '/v1/maintenance-windows', 201, { body });
+    const window = await expectContract<{ id: number }>('POST', '/v1/maintenance-windows', 201, {
+      body: nightlyWindow,
+    });
     await expectContract('GET', '/v1/maintenance-windows', 200);
     await expectContract('GET', '/v1/maintenance-windows/{id}', 200, { params: { id: window.id } });
     await expectContract('PUT', '/v1/maintenance-windows/{id}', 200, {
@@ -689,15 +668,7 @@ describe('contract: responses match the reference schemas', () => {
   });
 
   it('check triggers', async () => {
-    await expectContract('POST', '/v1/private-locations', 201, {
-      body: { name: 'Trigger DC', slugName: 'trigger-dc' },
-    });
-    const body = {
-      name: 'Triggered',
-      privateLocations: ['trigger-dc'],
-      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
-    };
-    const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
+    const check = await apiCheckAt({ name: 'Trigger DC', slugName: 'trigger-dc' }, { name: 'Triggered' });
     await expectContract('POST', '/v1/triggers/checks/{checkId}', 201, { params: { checkId: check.id } });
     await expectContract('GET', '/v1/triggers/checks/{checkId}', 200, { params: { checkId: check.id } });
     await expectContract('DELETE', '/v1/triggers/checks/{checkId}', 204, { params: { checkId: check.id } });
@@ -716,15 +687,7 @@ describe('contract: responses match the reference schemas', () => {
   });
 
   it('check sessions: trigger, read, await (done and timed out) and cancel, v1 and v2', async () => {
-    await expectContract('POST', '/v1/private-locations', 201, {
-      body: { name: 'Session DC', slugName: 'session-dc' },
-    });
-    const body = {
-      name: 'On demand',
-      privateLocations: ['session-dc'],
-      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
-    };
-    const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
+    const check = await apiCheckAt({ name: 'Session DC', slugName: 'session-dc' }, { name: 'On demand' });
     const target = { target: { checkId: [check.id] } };
     type Started = { sessions: Array<{ checkSessionId: string }> };
     const v2 =
@@ -752,32 +715,13 @@ describe('contract: responses match the reference schemas', () => {
     const [run] = await service.store.checkSessions.runsOf(v2);
     if (!run) throw new Error('the session has no run');
     const now = new Date().toISOString();
-    await service.store.results.insertOnce({
-      accountId: headers['x-service-account'] ?? '',
+    await storeAgentResult({
       checkId: check.id,
       runId: run.runId,
       checkName: 'On demand',
       locationId: run.locationId,
       runLocation: run.runLocation,
-      attempts: 1,
-      resultType: 'FINAL',
-      payload: {
-        runId: run.runId,
-        checkId: check.id,
-        checkType: 'API',
-        startedAt: now,
-        stoppedAt: now,
-        responseTime: 12,
-        hasFailures: false,
-        hasErrors: false,
-        isDegraded: false,
-        overMaxResponseTime: false,
-        isCancelled: false,
-        error: null,
-        apiCheckResult: null,
-        agent: { id: 'contract-agent', version: '0.0.0' },
-        scheduleLagMs: 0,
-      },
+      outcome: { startedAt: now, stoppedAt: now },
     });
     await service.store.runs.finish(run.runId, now);
     await expectContract('GET', '/v2/check-sessions/{checkSessionId}/completion', 200, {
@@ -830,15 +774,7 @@ describe('contract: responses match the reference schemas', () => {
   });
 
   it('reads for tools written for the reference: locations, runtimes and v2 checks', async () => {
-    await expectContract('POST', '/v1/private-locations', 201, { body: { name: 'Reads DC', slugName: 'reads-dc' } });
-    const check = await expectContract<{ id: string }>('POST', '/v1/checks/api', 201, {
-      body: {
-        name: 'Read back',
-        privateLocations: ['reads-dc'],
-        tags: ['reads'],
-        request: { method: 'GET', url: 'http://127.0.0.1:9/' },
-      },
-    });
+    const check = await apiCheckAt({ name: 'Reads DC', slugName: 'reads-dc' }, { name: 'Read back', tags: ['reads'] });
     await expectContract('GET', '/v1/locations', 200);
     await expectContract('GET', '/v1/runtimes', 200);
     await expectContract('GET', '/v1/runtimes/{id}', 200, { params: { id: '2026.04' } });
@@ -859,9 +795,11 @@ describe('contract: responses match the reference schemas', () => {
     const accountId = headers['x-service-account'] ?? '';
     for (const kind of ANALYTICS_KINDS) {
       // Made in the store: a Playwright check needs an uploaded suite, and only the type matters here.
-      const check = await service.store.checks.create({
-        ...{ accountId, checkType: kind.checkType, name: `${kind.path} analytics`, activated: true, muted: false },
-        ...{ frequency: 1, frequencyOffset: null, locationIds: [], body: { tags: ['analytics'] } },
+      const check = await createCheckForResults(service.store, {
+        accountId,
+        checkType: kind.checkType,
+        name: `${kind.path} analytics`,
+        tags: ['analytics'],
       });
       const metric = kind.metrics[0]?.name;
       const metrics = metric ? `${metric}_avg,availability` : 'availability';

@@ -15,6 +15,7 @@ import type { PrivateLocation, StoredCheck } from '../../src/service/store/store
 import { type ArtifactKind, artifactPath } from '../../src/shared/artifacts.ts';
 import type { CheckType } from '../../src/shared/checks/types.ts';
 import { AGENT_PATHS, type RunResult } from '../../src/shared/protocol.ts';
+import { passingRunResult } from '../support/results-run-result.ts';
 import { createTenant } from './dispatch-harness.ts';
 
 export interface ArtifactTenant {
@@ -104,33 +105,20 @@ export async function startArtifactService(env: Record<string, string> = {}): Pr
       return (await current.service.dispatcher.enqueue(t.check, t.location.id, Date.now())).runId;
     },
     async submitResult(t, runId, details = {}, verdict = { hasFailures: false }, fields = {}) {
-      const now = new Date().toISOString();
+      const result = passingRunResult({
+        runId,
+        checkId: t.check.id,
+        // tenant() only makes checks of a type an agent runs.
+        checkType: t.check.checkType as CheckType,
+        hasFailures: verdict.hasFailures,
+        details,
+        agent: { id: 'test', version: '0.0.0' },
+        ...fields,
+      });
       const res = await fetch(`${current.url}${AGENT_PATHS.results}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          agentId: randomUUID(),
-          leaseId: 'none',
-          result: {
-            runId,
-            checkId: t.check.id,
-            checkType: t.check.checkType,
-            startedAt: now,
-            stoppedAt: now,
-            responseTime: 12,
-            hasFailures: verdict.hasFailures,
-            hasErrors: false,
-            isDegraded: false,
-            overMaxResponseTime: false,
-            isCancelled: false,
-            error: null,
-            apiCheckResult: null,
-            details,
-            agent: { id: 'test', version: '0.0.0' },
-            scheduleLagMs: 0,
-            ...fields,
-          },
-        }),
+        body: JSON.stringify({ agentId: randomUUID(), leaseId: 'none', result }),
       });
       if (res.status !== 200) throw new Error(`result upload failed: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { resultId: string }).resultId;

@@ -5,17 +5,10 @@ import { inMaintenance, isWindowActiveAt, windowCoversCheck } from '../../src/se
 import type { RepeatUnit } from '../../src/service/store/maintenance-window-types.ts';
 import { json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
 import { apiTest } from '../support/api-test.ts';
+import { nightlyWindow } from '../support/maintenance-window-fixtures.ts';
 
 describe('/v1/maintenance-windows', () => {
-  const nightly = {
-    name: 'Nightly',
-    tags: ['production'],
-    startsAt: '2026-11-01T23:00:00Z',
-    endsAt: '2026-11-02T01:00:00Z',
-    repeatUnit: 'DAY',
-    repeatInterval: 1,
-    repeatEndsAt: '2026-12-31',
-  };
+  const nightly = { ...nightlyWindow, repeatEndsAt: '2026-12-31' };
 
   async function create(
     api: TestApi,

@@ -16,6 +16,7 @@ import {
   type TestAgent,
   type TestTenant,
 } from '../helpers/dispatch-harness.ts';
+import { passingRunResult } from '../support/results-run-result.ts';
 
 let h: Harness;
 let tenant: TestTenant;
@@ -47,23 +48,16 @@ async function storeWithoutApplying(check: StoredCheck, atMs: number): Promise<s
     resultType: 'FINAL',
     createdAt: dueAt,
     pendingStatus: { dueAt },
-    payload: {
+    payload: passingRunResult({
       runId: '',
       checkId: check.id,
-      checkType: 'API',
       startedAt: dueAt,
       stoppedAt: dueAt,
       responseTime: 30,
       hasFailures: true,
-      hasErrors: false,
-      isDegraded: false,
-      overMaxResponseTime: false,
-      isCancelled: false,
       error: 'status 503',
-      apiCheckResult: null,
       agent: { id: agent.agentId, version: '0' },
-      scheduleLagMs: 0,
-    },
+    }),
   });
   return stored.id;
 }

@@ -5,6 +5,7 @@
 import { CheckStatusService } from '../../src/service/alerting/status-service.ts';
 import type { TestAccount } from '../helpers/public-api.ts';
 import type { WebService } from '../helpers/web-service.ts';
+import { passingRunResult } from '../support/results-run-result.ts';
 
 export interface Outcome {
   hasFailures?: boolean;
@@ -46,23 +47,17 @@ export async function recordResult(
   const check = await store.checks.get(account.accountId, checkId);
   if (!check) throw new Error(`no check ${checkId}`);
   const at = new Date().toISOString();
-  const result = {
+  const result = passingRunResult({
     runId: crypto.randomUUID(),
     checkId,
-    checkType: 'API' as const,
     startedAt: at,
     stoppedAt: at,
     responseTime: outcome.responseTime ?? 100,
     hasFailures: outcome.hasFailures ?? false,
-    hasErrors: false,
     isDegraded: outcome.isDegraded ?? false,
-    overMaxResponseTime: false,
-    isCancelled: false,
     error: outcome.hasFailures ? 'status 500' : null,
-    apiCheckResult: null,
     agent: { id: 'badge-agent', version: '0.0.0' },
-    scheduleLagMs: 0,
-  };
+  });
   const run = { accountId: check.accountId, checkId, dueAt: at, locationId: '', checkType: 'API' as const };
   const stored = await store.results.insertOnce({
     accountId: check.accountId,
