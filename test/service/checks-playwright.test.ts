@@ -6,7 +6,6 @@
  */
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/service/accounts.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import type { PlaywrightCheckDefinition } from '../../src/shared/checks/types.ts';
@@ -23,6 +22,7 @@ import {
 import { packSuite } from '../agent/suite-helpers.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
 import { zipBuffer } from '../helpers/zip.ts';
+import { httpApiAccount } from '../support/web-api-account.ts';
 
 let service: Service;
 let base: string;
@@ -47,20 +47,7 @@ afterEach(async () => {
 });
 
 async function account(name = 'Acme') {
-  const { accountId, apiKey } = await createAccount(service.store, name);
-  const headers = {
-    authorization: `Bearer ${apiKey}`,
-    'x-service-account': accountId,
-    'content-type': 'application/json',
-  };
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  const { accountId, call } = await httpApiAccount(service.store, base, name);
   const loc = await call('POST', '/v1/private-locations', { name: 'Office', slugName: 'office' });
   const { rawKey } = await service.store.locations.createKey(accountId, String(loc.body.id));
   return { accountId, call, locationId: String(loc.body.id), locationKey: rawKey };

@@ -1,11 +1,56 @@
 import { describe, expect } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
-import { first, json } from '../helpers/public-api.ts';
+import { first, json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
 import { checkDefaults, type CheckView, checksTest as it } from '../support/api-test.ts';
 
 const tcpMinimal = { name: 'Postgres port', request: { hostname: 'db.example.test', port: 5432 } };
 const dnsMinimal = { name: 'Apex A', request: { query: 'example.test', recordType: 'A' } };
 const icmpMinimal = { name: 'Gateway ping', request: { hostname: 'gw.example.test' } };
+
+type CreateCheck = (path: string, body: object) => Promise<CheckView>;
+
+/** Creates `minimal` at "office" and expects it back with every reference default and `expected`. */
+async function expectCreatedWithDefaults(
+  createCheck: CreateCheck,
+  path: string,
+  minimal: object,
+  expected: Record<string, unknown>,
+): Promise<CheckView> {
+  const created = await createCheck(path, { ...minimal, privateLocations: ['office'] });
+  expect(created).toEqual({ ...checkDefaults, ...expected });
+  return created;
+}
+
+/** The job definition an agent leases for the stored check (undefined when it is not stored). */
+async function jobOf(api: TestApi, account: TestAccount, checkId: string) {
+  const stored = await api.store.checks.get(account.accountId, checkId);
+  return stored && toCheckDefinition(stored);
+}
+
+/** The request of that job. */
+async function jobRequestOf(api: TestApi, account: TestAccount, checkId: string): Promise<unknown> {
+  return ((await jobOf(api, account, checkId)) as { request?: unknown } | undefined)?.request;
+}
+
+/** POST `path` with `body` as `account` answers 400 Bad Request with exactly `message`. */
+async function expectBadRequest(
+  api: TestApi,
+  account: TestAccount,
+  path: string,
+  body: object,
+  message: string,
+): Promise<void> {
+  const res = await api.request(account, 'POST', path, body);
+  expect(res.statusCode).toBe(400);
+  expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
+}
+
+/** The message of the 400 that POST `path` with `body` answers as `account`. */
+async function refusalOf(api: TestApi, account: TestAccount, path: string, body: object): Promise<string> {
+  const res = await api.request(account, 'POST', path, body);
+  expect(res.statusCode).toBe(400);
+  return json<{ message: string }>(res).message;
+}
 
 describe('TCP checks', () => {
   it('fills in the reference defaults (3000/5000 ms) and reads back through GET /v1/checks/{id}', async ({
@@ -13,9 +58,7 @@ describe('TCP checks', () => {
     acme,
     createCheck,
   }) => {
-    const created = await createCheck('/v1/checks/tcp', { ...tcpMinimal, privateLocations: ['office'] });
-    expect(created).toEqual({
-      ...checkDefaults,
+    const created = await expectCreatedWithDefaults(createCheck, '/v1/checks/tcp', tcpMinimal, {
       name: 'Postgres port',
       checkType: 'TCP',
       degradedResponseTime: 3000,
@@ -62,11 +105,9 @@ describe('TCP checks', () => {
       'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, LESS_THAN, GREATER_THAN, CONTAINS, NOT_CONTAINS',
     ],
     [{ ...tcpMinimal, maxResponseTime: 45001 }, 'body/maxResponseTime must be <= 45000'],
-  ])('answers 400 naming the field for %j', async ([body, message], { api, acme }) => {
-    const res = await api.request(acme, 'POST', '/v1/checks/tcp', body);
-    expect(res.statusCode).toBe(400);
-    expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
-  });
+  ])('answers 400 naming the field for %j', ([body, message], { api, acme }) =>
+    expectBadRequest(api, acme, '/v1/checks/tcp', body, message),
+  );
 
   it('PUT changes only what it carries and merges request one level deep', async ({ api, acme, createCheck }) => {
     const created = await createCheck('/v1/checks/tcp', {
@@ -100,8 +141,7 @@ describe('TCP checks', () => {
         assertions: [{ source: 'RESPONSE_DATA', comparison: 'CONTAINS', target: '+OK' }],
       },
     });
-    const stored = await api.store.checks.get(acme.accountId, created.id);
-    expect(stored && toCheckDefinition(stored)).toEqual({
+    expect(await jobOf(api, acme, created.id)).toEqual({
       id: created.id,
       accountId: acme.accountId,
       name: 'Postgres port',
@@ -139,8 +179,7 @@ describe('TCP checks', () => {
       expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${created.id}`)).request).toEqual(
         created.request,
       );
-      const stored = await api.store.checks.get(acme.accountId, created.id);
-      expect(stored && toCheckDefinition(stored)).toMatchObject({
+      expect(await jobOf(api, acme, created.id)).toMatchObject({
         request: { tls: true, tlsServerName: 'smtp.example.test', skipSSL: true },
       });
     });
@@ -152,8 +191,7 @@ describe('TCP checks', () => {
     }) => {
       const created = await createCheck('/v1/checks/tcp', tcpMinimal);
       expect(created.request).not.toHaveProperty('tls');
-      const stored = await api.store.checks.get(acme.accountId, created.id);
-      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).not.toHaveProperty('tls');
+      expect(await jobRequestOf(api, acme, created.id)).not.toHaveProperty('tls');
     });
 
     it.for<[object, string]>([
@@ -167,12 +205,8 @@ describe('TCP checks', () => {
       [{ tlsServerName: 'smtp.example.test' }, 'body/request/tlsServerName applies only when request.tls is true'],
       [{ tls: false, skipSSL: true }, 'body/request/skipSSL applies only when request.tls is true'],
     ])('answers 400 naming the field for request %j', async ([extra, message], { api, acme }) => {
-      const res = await api.request(acme, 'POST', '/v1/checks/tcp', {
-        ...tcpMinimal,
-        request: { ...tcpMinimal.request, ...extra },
-      });
-      expect(res.statusCode).toBe(400);
-      expect(json<{ message: string }>(res).message).toContain(message);
+      const request = { ...tcpMinimal.request, ...extra };
+      expect(await refusalOf(api, acme, '/v1/checks/tcp', { ...tcpMinimal, request })).toContain(message);
     });
 
     it('checks the switches after a PUT merged them into the stored request', async ({ api, acme, createCheck }) => {
@@ -188,8 +222,7 @@ describe('TCP checks', () => {
         request: { port: 465, tls: false, tlsServerName: null, skipSSL: false },
       });
       expect(plain.statusCode, plain.body).toBe(200);
-      const stored = await api.store.checks.get(acme.accountId, created.id);
-      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).not.toHaveProperty('tls');
+      expect(await jobRequestOf(api, acme, created.id)).not.toHaveProperty('tls');
     });
 
     it("does not let another account change a check's TLS switches", async ({ api, acme, other, createCheck }) => {
@@ -205,9 +238,7 @@ describe('TCP checks', () => {
 
 describe('DNS checks', () => {
   it('fills in the reference defaults (500/1000 ms, UDP, port 53)', async ({ createCheck }) => {
-    const created = await createCheck('/v1/checks/dns', { ...dnsMinimal, privateLocations: ['office'] });
-    expect(created).toEqual({
-      ...checkDefaults,
+    await expectCreatedWithDefaults(createCheck, '/v1/checks/dns', dnsMinimal, {
       name: 'Apex A',
       checkType: 'DNS',
       degradedResponseTime: 500,
@@ -220,28 +251,27 @@ describe('DNS checks', () => {
     for (const recordType of ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SOA', 'NS', 'HTTPS', 'PTR', 'SRV', 'CAA']) {
       await createCheck('/v1/checks/dns', { name: recordType, request: { query: 'example.test', recordType } });
     }
+    const srv = {
+      query: '_sip._tcp.example.test',
+      recordType: 'SRV',
+      nameServer: '127.0.0.1',
+      port: 5353,
+      protocol: 'TCP',
+    };
     const created = await createCheck('/v1/checks/dns', {
       name: 'ns',
       request: {
-        query: '_sip._tcp.example.test',
-        recordType: 'SRV',
-        nameServer: '127.0.0.1',
-        port: 5353,
-        protocol: 'TCP',
+        ...srv,
         assertions: [{ source: 'JSON_ANSWER', comparison: 'HAS_KEY', property: '$.answers[0]', target: 'data' }],
       },
     });
-    const stored = await api.store.checks.get(acme.accountId, created.id);
-    expect(stored && toCheckDefinition(stored)).toMatchObject({
+    // The job carries the request as created, each assertion with its regex filled in.
+    expect(await jobOf(api, acme, created.id)).toMatchObject({
       checkType: 'DNS',
       degradedResponseTime: 500,
       maxResponseTime: 1000,
       request: {
-        query: '_sip._tcp.example.test',
-        recordType: 'SRV',
-        nameServer: '127.0.0.1',
-        port: 5353,
-        protocol: 'TCP',
+        ...srv,
         assertions: [
           { source: 'JSON_ANSWER', comparison: 'HAS_KEY', property: '$.answers[0]', target: 'data', regex: null },
         ],
@@ -269,11 +299,9 @@ describe('DNS checks', () => {
       'body/request/assertions/0/source must be one of RESPONSE_TIME, RESPONSE_CODE, TEXT_ANSWER, JSON_ANSWER',
     ],
     [{ ...dnsMinimal, degradedResponseTime: 5001 }, 'body/degradedResponseTime must be <= 5000'],
-  ])('answers 400 naming the field for %j', async ([body, message], { api, acme }) => {
-    const res = await api.request(acme, 'POST', '/v1/checks/dns', body);
-    expect(res.statusCode).toBe(400);
-    expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
-  });
+  ])('answers 400 naming the field for %j', ([body, message], { api, acme }) =>
+    expectBadRequest(api, acme, '/v1/checks/dns', body, message),
+  );
 
   describe('query switches (Outpost extension)', () => {
     it('stores recursionDesired, edns and dnssecOk and puts them in the job; dnssecOk implies EDNS', async ({
@@ -284,8 +312,7 @@ describe('DNS checks', () => {
       const request = { ...dnsMinimal.request, recursionDesired: false, dnssecOk: true };
       const created = await createCheck('/v1/checks/dns', { ...dnsMinimal, request });
       expect(created.request).toMatchObject({ recursionDesired: false, dnssecOk: true });
-      const stored = await api.store.checks.get(acme.accountId, created.id);
-      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).toMatchObject({
+      expect(await jobRequestOf(api, acme, created.id)).toMatchObject({
         recursionDesired: false,
         edns: true,
         dnssecOk: true,
@@ -295,8 +322,7 @@ describe('DNS checks', () => {
     it('gives a check without them RD on and no EDNS in its job', async ({ api, acme, createCheck }) => {
       const created = await createCheck('/v1/checks/dns', dnsMinimal);
       expect(created.request).not.toHaveProperty('recursionDesired');
-      const stored = await api.store.checks.get(acme.accountId, created.id);
-      expect(stored && (toCheckDefinition(stored) as { request?: unknown }).request).toMatchObject({
+      expect(await jobRequestOf(api, acme, created.id)).toMatchObject({
         recursionDesired: true,
         edns: false,
         dnssecOk: false,
@@ -324,12 +350,8 @@ describe('DNS checks', () => {
       [{ edns: 'sometimes' }, 'body/request/edns must be boolean'],
       [{ dnssecOk: { on: true } }, 'body/request/dnssecOk must be boolean'],
     ])('answers 400 naming the field for request %j', async ([extra, message], { api, acme }) => {
-      const res = await api.request(acme, 'POST', '/v1/checks/dns', {
-        ...dnsMinimal,
-        request: { ...dnsMinimal.request, ...extra },
-      });
-      expect(res.statusCode).toBe(400);
-      expect(json<{ message: string }>(res).message).toBe(message);
+      const request = { ...dnsMinimal.request, ...extra };
+      expect(await refusalOf(api, acme, '/v1/checks/dns', { ...dnsMinimal, request })).toBe(message);
     });
   });
 });
@@ -340,9 +362,7 @@ describe('ICMP checks', () => {
     acme,
     createCheck,
   }) => {
-    const created = await createCheck('/v1/checks/icmp', { ...icmpMinimal, privateLocations: ['office'] });
-    expect(created).toEqual({
-      ...checkDefaults,
+    const created = await expectCreatedWithDefaults(createCheck, '/v1/checks/icmp', icmpMinimal, {
       name: 'Gateway ping',
       checkType: 'ICMP',
       degradedResponseTime: 10000,
@@ -351,8 +371,7 @@ describe('ICMP checks', () => {
       maxPacketLossThreshold: 20,
       request: { hostname: 'gw.example.test', ipFamily: 'IPv4', pingCount: 10, assertions: [] },
     });
-    const stored = await api.store.checks.get(acme.accountId, created.id);
-    expect(stored && toCheckDefinition(stored)).toMatchObject({
+    expect(await jobOf(api, acme, created.id)).toMatchObject({
       checkType: 'ICMP',
       degradedPacketLossThreshold: 10,
       maxPacketLossThreshold: 20,
@@ -370,11 +389,9 @@ describe('ICMP checks', () => {
       { name: 'x', request: { hostname: 'h', assertions: [{ source: 'LATENCY', comparison: 'HAS_KEY' }] } },
       'body/request/assertions/0/comparison must be one of EQUALS, NOT_EQUALS, IS_EMPTY, NOT_EMPTY, GREATER_THAN, LESS_THAN, CONTAINS, NOT_CONTAINS, IS_NULL, NOT_NULL',
     ],
-  ])('answers 400 naming the field for %j', async ([body, message], { api, acme }) => {
-    const res = await api.request(acme, 'POST', '/v1/checks/icmp', body);
-    expect(res.statusCode).toBe(400);
-    expect(json(res)).toEqual({ statusCode: 400, error: 'Bad Request', message });
-  });
+  ])('answers 400 naming the field for %j', ([body, message], { api, acme }) =>
+    expectBadRequest(api, acme, '/v1/checks/icmp', body, message),
+  );
 
   it('PUT sets pingCount and thresholds', async ({ api, acme, createCheck }) => {
     const created = await createCheck('/v1/checks/icmp', icmpMinimal);
@@ -391,14 +408,19 @@ describe('ICMP checks', () => {
 });
 
 describe('all types together', () => {
+  /** One minimal check of each type, created as Acme. */
+  const oneOfEachType = async (createCheck: CreateCheck) => ({
+    tcp: await createCheck('/v1/checks/tcp', tcpMinimal),
+    dns: await createCheck('/v1/checks/dns', dnsMinimal),
+    icmp: await createCheck('/v1/checks/icmp', icmpMinimal),
+  });
+
   it('GET /v1/checks lists every type in its own shape, filters by checkType, DELETE removes any', async ({
     api,
     acme,
     createCheck,
   }) => {
-    const tcp = await createCheck('/v1/checks/tcp', tcpMinimal);
-    const dns = await createCheck('/v1/checks/dns', dnsMinimal);
-    const icmp = await createCheck('/v1/checks/icmp', icmpMinimal);
+    const { tcp, dns, icmp } = await oneOfEachType(createCheck);
     const apiCheck = await createCheck('/v1/checks/api', {
       name: 'Home',
       request: { method: 'GET', url: 'https://example.test/' },
@@ -426,9 +448,7 @@ describe('all types together', () => {
     other,
     createCheck,
   }) => {
-    const tcp = await createCheck('/v1/checks/tcp', tcpMinimal);
-    const dns = await createCheck('/v1/checks/dns', dnsMinimal);
-    const icmp = await createCheck('/v1/checks/icmp', icmpMinimal);
+    const { tcp, dns, icmp } = await oneOfEachType(createCheck);
     const notFound = { statusCode: 404, error: 'Not Found', message: 'Check not found' };
     for (const [path, id] of [
       ['tcp', tcp.id],

@@ -52,6 +52,15 @@ async function rejected(api: TestApi, account: TestAccount, url: string, body: o
   return json<{ message: string }>(res).message;
 }
 
+/** What the store takes for the client certificate of localhost whose key is encrypted with a passphrase. */
+const storedCertificateWithPassphrase = () => ({
+  host: 'localhost',
+  cert: pki.clientCert,
+  ca: null,
+  key: pki.clientKeyEncrypted,
+  passphrase: pki.passphrase,
+});
+
 const apiCheck = (request: Record<string, unknown> = {}) => ({
   name: 'mtls',
   request: { method: 'GET', url: 'https://api.acme.test/x', ...request },
@@ -256,14 +265,7 @@ describe('a run of a check with a client certificate', () => {
     const h = await startHarness();
     try {
       const tenant = await h.tenant();
-      const input = {
-        host: 'localhost',
-        cert: pki.clientCert,
-        ca: null,
-        key: pki.clientKeyEncrypted,
-        passphrase: pki.passphrase,
-      };
-      const cert = await h.store.clientCertificates.create(tenant.accountId, input);
+      const cert = await h.store.clientCertificates.create(tenant.accountId, storedCertificateWithPassphrase());
       const check = await h.check(tenant, {
         body: {
           name: 'mtls',
@@ -334,14 +336,7 @@ describe.each(storeBackends())('client certificate repository on $name', (backen
   const t = freshAccountEachTest(backend);
 
   it('seals the key and passphrase in the row and keeps accounts apart', async () => {
-    const input = {
-      host: 'localhost',
-      cert: pki.clientCert,
-      ca: null,
-      key: pki.clientKeyEncrypted,
-      passphrase: pki.passphrase,
-    };
-    const created = await t.store.clientCertificates.create(t.accountId, input);
+    const created = await t.store.clientCertificates.create(t.accountId, storedCertificateWithPassphrase());
     const [row] = await t.fresh.query('SELECT * FROM client_certificates WHERE id = ?', [created.id]);
     expect(row).toMatchObject({ account_id: t.accountId, host: 'localhost', cert: pki.clientCert, ca: null });
     expect(JSON.stringify(row)).not.toContain('PRIVATE KEY');

@@ -19,6 +19,7 @@ import { openDatabase } from '../../src/service/store/sqlite/db.ts';
 import { verifySecretsMarker } from '../../src/service/store/repos/variables.ts';
 import { ConfigError } from '../../src/shared/errors.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
+import { httpApiAccount } from '../support/web-api-account.ts';
 
 const dirs: string[] = [];
 const services: Service[] = [];
@@ -35,6 +36,19 @@ async function start(env: Record<string, string>, dataDir = tempDataDir()) {
   services.push(service);
   const base = await service.start();
   return { service, base, dataDir };
+}
+
+/** A started service with the account Acme, whose public API it calls over HTTP. */
+async function startWithAccount() {
+  const started = await start({});
+  return { ...started, acme: await httpApiAccount(started.service.store, started.base) };
+}
+
+/** The account Acme with one secret variable K of `value`, stored straight through the store; resolves to its id. */
+async function accountWithSecretVariable(service: Service, value: string): Promise<string> {
+  const { accountId } = await createAccount(service.store, 'Acme');
+  await service.store.variables.create(accountId, { key: 'K', value, locked: false, secret: true });
+  return accountId;
 }
 
 /** A secret as it might sit in the bytes: as given, and its base64 and base64url (unpadded). */
@@ -124,18 +138,8 @@ describe('SecretBox', () => {
 
 describe('secrets at rest', () => {
   it('keeps secret values of variables, checks, groups and run snapshots out of the database file', async () => {
-    const { service, base, dataDir } = await start({});
-    const { accountId, apiKey } = await createAccount(service.store, 'Acme');
-    const headers = {
-      authorization: `Bearer ${apiKey}`,
-      'x-service-account': accountId,
-      'content-type': 'application/json',
-    };
-    const post = async (url: string, body: object, status = 201) => {
-      const res = await fetch(`${base}${url}`, { method: 'POST', headers, body: JSON.stringify(body) });
-      expect(res.status, await res.clone().text()).toBe(status);
-      return (await res.json()) as Record<string, unknown>;
-    };
+    const { service, dataDir, acme } = await startWithAccount();
+    const { accountId, post } = acme;
     const canaries = {
       account: 'CANARY-account-7f3a9c',
       group: 'CANARY-group-5d8e21',
@@ -216,13 +220,7 @@ describe('secrets at rest', () => {
   });
 
   it('keeps the secrets of alert channel configs out of the database file', async () => {
-    const { service, base, dataDir } = await start({});
-    const { accountId, apiKey } = await createAccount(service.store, 'Acme');
-    const headers = {
-      authorization: `Bearer ${apiKey}`,
-      'x-service-account': accountId,
-      'content-type': 'application/json',
-    };
+    const { service, base, dataDir, acme } = await startWithAccount();
     const canaries = {
       slackUrl: 'https://hooks.slack.test/services/T0/B0/CANARY-slack-6e2d90',
       webhookSecret: 'CANARY-hooksecret-1f7b3c',
@@ -246,7 +244,11 @@ describe('secrets at rest', () => {
       { type: 'OPSGENIE', config: { apiKey: canaries.opsgenie, region: 'EU', priority: 'P2' } },
     ];
     for (const body of configs) {
-      const res = await fetch(`${base}/v1/alert-channels`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const res = await fetch(`${base}/v1/alert-channels`, {
+        method: 'POST',
+        headers: acme.headers,
+        body: JSON.stringify(body),
+      });
       const text = await res.text();
       expect(res.status, text).toBe(201);
       for (const secret of Object.values(canaries)) expect(text).not.toContain(secret);
@@ -254,7 +256,7 @@ describe('secrets at rest', () => {
     expect(statSync(path.join(dataDir, 'outpost.db-wal')).size).toBeGreaterThan(0);
     expectNoneStored(dataDir, canaries);
     // The store opens them again for whoever delivers alerts.
-    const stored = await service.store.alertChannels.list(accountId, { limit: 10, page: 1 });
+    const stored = await service.store.alertChannels.list(acme.accountId, { limit: 10, page: 1 });
     expect(stored.map((c) => c.definition.config)).toMatchObject([
       { url: canaries.slackUrl },
       {
@@ -303,13 +305,7 @@ describe('secrets at rest', () => {
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const key = readFileSync(keyFile, 'utf8').trim();
     expect(Buffer.from(key, 'base64')).toHaveLength(32);
-    const { accountId } = await createAccount(service.store, 'Acme');
-    await service.store.variables.create(accountId, {
-      key: 'K',
-      value: 'v-after-restart',
-      locked: false,
-      secret: true,
-    });
+    const accountId = await accountWithSecretVariable(service, 'v-after-restart');
     expect(databaseBytes(dataDir)).not.toContain(key);
     await services.pop()?.stop();
 
@@ -322,13 +318,7 @@ describe('secrets at rest', () => {
   it('refuses to start with a ConfigError when the key cannot open the stored secrets', async () => {
     const key = randomBytes(32).toString('base64');
     const { service, dataDir } = await start({ SECRETS_KEY: key });
-    const { accountId } = await createAccount(service.store, 'Acme');
-    await service.store.variables.create(accountId, {
-      key: 'K',
-      value: 'sealed-with-first-key',
-      locked: false,
-      secret: true,
-    });
+    const accountId = await accountWithSecretVariable(service, 'sealed-with-first-key');
     await services.pop()?.stop();
 
     const wrong = randomBytes(32).toString('base64');

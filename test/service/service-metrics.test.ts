@@ -7,7 +7,6 @@ import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAccount } from '../../src/service/accounts.ts';
 import { buildService, type Service } from '../../src/service/app.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { AGENT_PATHS, type Job } from '../../src/shared/protocol.ts';
@@ -15,6 +14,7 @@ import { ConfigError } from '../../src/shared/errors.ts';
 import { type Harness, registrationBody, resultFor, startHarness } from '../helpers/dispatch-harness.ts';
 import { parsePromText, valueWithLabels } from '../helpers/prometheus-text.ts';
 import { tempDataDir } from '../helpers/public-api.ts';
+import { httpApiAccount } from '../support/web-api-account.ts';
 
 const TOKEN = 'scrape-token-0123456789abcdef';
 
@@ -47,18 +47,11 @@ async function scrape(url: string) {
 
 /** An account with a location (and its agent key) and two deactivated API checks, all made through the API. */
 async function tenant(url: string, svc: Service) {
-  const { accountId, apiKey } = await createAccount(svc.store, 'Acme');
-  const headers = {
-    authorization: `Bearer ${apiKey}`,
-    'x-service-account': accountId,
-    'content-type': 'application/json',
-  };
-  const post = async (path: string, body: object) => {
-    const res = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    expect(res.status, await res.clone().text()).toBe(201);
-    return (await res.json()) as { id: string; keys?: Array<{ rawKey: string }> };
-  };
-  const location = await post('/v1/private-locations', { name: 'Office', slugName: 'office' });
+  const { accountId, post } = await httpApiAccount(svc.store, url, 'Acme');
+  const location = await post<{ id: string; keys?: Array<{ rawKey: string }> }>('/v1/private-locations', {
+    name: 'Office',
+    slugName: 'office',
+  });
   // Deactivated: the scheduler leaves them alone, so the test decides when runs are due.
   const checkBody = (name: string) => ({
     name,
@@ -66,7 +59,10 @@ async function tenant(url: string, svc: Service) {
     privateLocations: ['office'],
     request: { method: 'GET', url: 'http://127.0.0.1:9/' },
   });
-  const checks = [await post('/v1/checks/api', checkBody('One')), await post('/v1/checks/api', checkBody('Two'))];
+  const checks = [
+    await post<{ id: string }>('/v1/checks/api', checkBody('One')),
+    await post<{ id: string }>('/v1/checks/api', checkBody('Two')),
+  ];
   return {
     accountId,
     locationId: location.id,
@@ -77,19 +73,9 @@ async function tenant(url: string, svc: Service) {
 
 /** A status page with a PENDING webhook subscriber, made through the API: its confirmation is queued. */
 async function subscribeWebhook(url: string, svc: Service, hookUrl: string) {
-  const { accountId, apiKey } = await createAccount(svc.store, 'Pages');
-  const headers = {
-    authorization: `Bearer ${apiKey}`,
-    'x-service-account': accountId,
-    'content-type': 'application/json',
-  };
-  const post = async (path: string, body: object) => {
-    const res = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    expect(res.ok, await res.clone().text()).toBe(true);
-    return (await res.json()) as { id: string };
-  };
-  const service = await post('/v1/status-pages/services', { name: 'API' });
-  const page = await post('/v1/status-pages', {
+  const { post } = await httpApiAccount(svc.store, url, 'Pages');
+  const service = await post<{ id: string }>('/v1/status-pages/services', { name: 'API' }, 200);
+  const page = await post<{ id: string }>('/v1/status-pages', {
     name: 'Acme',
     url: 'acme',
     cards: [{ name: 'Core', services: [{ id: service.id }] }],

@@ -3,15 +3,10 @@
  * the reference) through the public API on a real SQLite store.
  */
 import { describe, expect } from 'vitest';
-import { first, json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { first, json } from '../helpers/public-api.ts';
 import { apiTest } from '../support/api-test.ts';
+import { createService, expectLimitsRefused, type Paged, type ServiceView } from '../support/web-status-page-api.ts';
 
-interface ServiceView {
-  id: string;
-  name: string;
-  accountId: string;
-  created_at: string;
-}
 interface UpdateView {
   id: string;
   description: string;
@@ -31,23 +26,8 @@ interface IncidentView {
   created_at: string;
   updated_at?: string;
 }
-interface Paged<T> {
-  length: number;
-  entries: T[];
-  nextId: string | null;
-}
 
 const INCIDENTS = '/v1/status-pages/incidents';
-
-async function createService(api: TestApi, account: TestAccount, name: string): Promise<ServiceView> {
-  const res = await api.app.inject({
-    method: 'POST',
-    url: '/v1/status-pages/services',
-    headers: account.headers,
-    payload: { name },
-  });
-  return json<ServiceView>(res);
-}
 
 /**
  * apiTest with Acme's status page service "API" made before every test, `incidentBody` (an incident on
@@ -238,11 +218,7 @@ describe('incidents', () => {
         await api.app.inject({ method: 'GET', url: `${INCIDENTS}?limit=100`, headers: acme.headers }),
       ).length,
     ).toBe(23);
-    for (const limit of ['0', '101', 'ten']) {
-      const res = await api.app.inject({ method: 'GET', url: `${INCIDENTS}?limit=${limit}`, headers: acme.headers });
-      expect(res.statusCode).toBe(400);
-      expect(json(res).message).toContain('limit');
-    }
+    await expectLimitsRefused(api, acme, INCIDENTS, ['0', '101', 'ten']);
   });
 
   it("answers 404 for another account's incident on every operation", async ({

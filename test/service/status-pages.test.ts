@@ -5,14 +5,8 @@
 import { describe, expect } from 'vitest';
 import { first, json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
 import { apiTest as it } from '../support/api-test.ts';
+import { createService, expectLimitsRefused, type Paged, type ServiceView } from '../support/web-status-page-api.ts';
 
-interface ServiceView {
-  id: string;
-  name: string;
-  accountId: string;
-  created_at: string;
-  updated_at: string | null;
-}
 interface CardView {
   id: string;
   name: string;
@@ -32,22 +26,6 @@ interface PageView {
   accountId?: string;
   incidents?: { id: string; lastUpdateStatus: string }[];
   keys?: unknown[];
-}
-interface Paged<T> {
-  length: number;
-  entries: T[];
-  nextId: string | null;
-}
-
-async function createService(api: TestApi, account: TestAccount, name: string): Promise<ServiceView> {
-  const res = await api.app.inject({
-    method: 'POST',
-    url: '/v1/status-pages/services',
-    headers: account.headers,
-    payload: { name },
-  });
-  expect(res.statusCode).toBe(200);
-  return json<ServiceView>(res);
 }
 
 async function createPage(api: TestApi, account: TestAccount, body: Record<string, unknown>) {
@@ -249,15 +227,7 @@ describe('status pages', () => {
       }),
     );
     expect(p2).toMatchObject({ length: 1, nextId: null });
-    for (const limit of [0, 101]) {
-      const res = await api.app.inject({
-        method: 'GET',
-        url: `/v1/status-pages?limit=${limit}`,
-        headers: acme.headers,
-      });
-      expect(res.statusCode).toBe(400);
-      expect(json(res).message).toContain('limit');
-    }
+    await expectLimitsRefused(api, acme, '/v1/status-pages', [0, 101]);
     const bad = await api.app.inject({ method: 'GET', url: '/v1/status-pages?nextId=bogus', headers: acme.headers });
     expect(bad.statusCode).toBe(400);
     expect(json(bad).message).toContain('nextId');

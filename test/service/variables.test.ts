@@ -3,7 +3,7 @@ import { toCheckDefinition } from '../../src/service/checks/definition.ts';
 import { groupOf } from '../../src/service/checks/group-of.ts';
 import { userCodeContextOf } from '../../src/service/checks/user-code.ts';
 import { readsOncePerBatch } from '../../src/service/dispatch/batch-reads.ts';
-import { json, type TestApi } from '../helpers/public-api.ts';
+import { json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
 import { apiTest as it } from '../support/api-test.ts';
 
 describe('/v1/variables', () => {
@@ -99,20 +99,18 @@ describe('environmentVariables of checks', () => {
     request: { method: 'GET', url: 'https://x.test/' },
     environmentVariables: vars,
   });
+  /** POST /v1/checks/api as `account` of a check with `vars`. */
+  const postCheckWith = (api: TestApi, account: TestAccount, vars: object[]) =>
+    api.request(account, 'POST', '/v1/checks/api', check(vars));
 
   it('stores them, returns secret values as null and keeps a secret a PUT sends back as null', async ({
     api,
     acme,
   }) => {
-    const res = await api.request(
-      acme,
-      'POST',
-      '/v1/checks/api',
-      check([
-        { key: 'PLAIN', value: 'p' },
-        { key: 'PW', value: 'pa55word', secret: true },
-      ]),
-    );
+    const res = await postCheckWith(api, acme, [
+      { key: 'PLAIN', value: 'p' },
+      { key: 'PW', value: 'pa55word', secret: true },
+    ]);
     expect(res.statusCode, res.body).toBe(201);
     const created = json<{ id: string; environmentVariables: unknown[] }>(res);
     expect(created.environmentVariables).toEqual([
@@ -136,21 +134,16 @@ describe('environmentVariables of checks', () => {
   });
 
   it('rejects duplicate keys, a null value without a stored secret, and un-secreting', async ({ api, acme }) => {
-    const dup = await api.request(
-      acme,
-      'POST',
-      '/v1/checks/api',
-      check([
-        { key: 'A', value: '1' },
-        { key: 'A', value: '2' },
-      ]),
-    );
+    const dup = await postCheckWith(api, acme, [
+      { key: 'A', value: '1' },
+      { key: 'A', value: '2' },
+    ]);
     expect(json<{ message: string }>(dup).message).toMatch(/body\/environmentVariables\/1\/key/);
-    const nullValue = await api.request(acme, 'POST', '/v1/checks/api', check([{ key: 'A', value: null }]));
+    const nullValue = await postCheckWith(api, acme, [{ key: 'A', value: null }]);
     expect(nullValue.statusCode).toBe(400);
     expect(json<{ message: string }>(nullValue).message).toMatch(/body\/environmentVariables\/0\/value/);
     const created = json<{ id: string }>(
-      await api.request(acme, 'POST', '/v1/checks/api', check([{ key: 'S', value: 'secret-1', secret: true }])),
+      await postCheckWith(api, acme, [{ key: 'S', value: 'secret-1', secret: true }]),
     );
     const unset = await api.request(acme, 'PUT', `/v1/checks/api/${created.id}`, {
       environmentVariables: [{ key: 'S', value: 'x', secret: false }],

@@ -1,23 +1,11 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { webServicePerFile } from '../helpers/web-service.ts';
-import {
-  launchChromium,
-  newContext,
-  saveScreenshot,
-  seriousA11yViolations,
-  underHost,
-} from '../support/web-browser.ts';
+import { underHost } from '../support/web-browser.ts';
+import { COLOR_SCHEMES, chromiumPerFile, expectAccessible, withPage } from '../support/web-page-tests.ts';
 
 describe('web foundation', () => {
   const t = webServicePerFile();
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const chromium = chromiumPerFile();
 
   it('answers an unknown page with the plain HTML 404 page, headers and all, and the API with JSON', async () => {
     const page = await fetch(`${t.web.url}/status/nobody-here`, { headers: { accept: 'text/html' } });
@@ -38,14 +26,12 @@ describe('web foundation', () => {
   });
 
   it('sends an unknown custom domain to the 404 page, which axe finds accessible in both themes', async () => {
-    for (const scheme of ['light', 'dark'] as const) {
-      const context = await newContext(browser, scheme);
-      const page = await context.newPage();
-      const res = await page.goto(`${underHost(t.web.url, 'unknown.example.test')}/`);
-      expect(res?.status()).toBe(404);
-      expect(await seriousA11yViolations(page)).toEqual([]);
-      await saveScreenshot(page, `not-found-${scheme}`);
-      await context.close();
+    for (const scheme of COLOR_SCHEMES) {
+      await withPage(chromium.browser, scheme, async (page) => {
+        const res = await page.goto(`${underHost(t.web.url, 'unknown.example.test')}/`);
+        expect(res?.status()).toBe(404);
+        await expectAccessible(page, `not-found-${scheme}`);
+      });
     }
   });
 });

@@ -1,28 +1,21 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestAccount } from '../helpers/public-api.ts';
 import { webServicePerFile } from '../helpers/web-service.ts';
-import {
-  launchChromium,
-  newContext,
-  saveScreenshot,
-  seriousA11yViolations,
-  underHost,
-} from '../support/web-browser.ts';
+import { underHost } from '../support/web-browser.ts';
+import { COLOR_SCHEMES, chromiumPerFile, expectAccessible, withPage } from '../support/web-page-tests.ts';
 import { dashboardFixtures } from './dashboard-fixtures.ts';
 
 describe('public dashboards', () => {
   const t = webServicePerFile({ PUBLIC_URL: 'https://outpost.acme.test' });
   const f = dashboardFixtures(() => t.web);
-  let browser: Browser;
+  const chromium = chromiumPerFile();
   let acme: TestAccount;
   let other: TestAccount;
   const ids = { api: '', web: '', batch: '', theirs: '' };
 
   beforeAll(async () => {
-    browser = await launchChromium();
     acme = await t.web.newAccount('Acme');
     other = await t.web.newAccount('Other');
     await f.location(acme);
@@ -35,9 +28,6 @@ describe('public dashboards', () => {
     await f.result(acme, ids.web, { responseTime: 900, hasFailures: true });
     await f.result(acme, ids.batch, { responseTime: 300, isDegraded: true });
     await f.result(other, ids.theirs, { responseTime: 5 });
-  });
-  afterAll(async () => {
-    await browser?.close();
   });
 
   const page = (path: string, headers: Record<string, string> = {}) =>
@@ -59,27 +49,25 @@ describe('public dashboards', () => {
       dashboardId: d.id,
       incidentUpdates: [{ status: 'INVESTIGATING', description: 'We are looking into it' }],
     });
-    for (const scheme of ['light', 'dark'] as const) {
-      const context = await newContext(browser, scheme);
-      const p = await context.newPage();
-      const res = await p.goto(`${t.web.url}/dashboards/acme-prod`);
-      expect(res?.status()).toBe(200);
-      expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
-      await expect.poll(() => p.locator('h1').textContent()).toBe('Acme production');
-      const names = await p.locator('.check__name').allTextContents();
-      // OR over tags, failing first: the web shop, then the degraded batch, then the passing API.
-      expect(names).toEqual(['Web shop', 'Nightly batch', 'Public API']);
-      const api = p.locator(`details[data-check-id="${ids.api}"]`);
-      expect(await api.locator('.check__result').textContent()).toBe('Passing');
-      expect(await api.locator('.check__metrics').textContent()).toMatch(
-        /24h availability\s*100%.*p50\s*1\d\d ms.*p95\s*1\d\d ms.*p99\s*1\d\d ms/,
-      );
-      expect(await p.locator(`details[data-check-id="${ids.web}"] .check__result`).textContent()).toBe('Failing');
-      expect(await p.locator('.active-incident--major').textContent()).toContain('Checkout is slow');
-      expect(await p.locator('.status-summary').textContent()).toContain('1 of 3 checks failing');
-      expect(await seriousA11yViolations(p)).toEqual([]);
-      await saveScreenshot(p, `dashboard-${scheme}`);
-      await context.close();
+    for (const scheme of COLOR_SCHEMES) {
+      await withPage(chromium.browser, scheme, async (p) => {
+        const res = await p.goto(`${t.web.url}/dashboards/acme-prod`);
+        expect(res?.status()).toBe(200);
+        expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+        await expect.poll(() => p.locator('h1').textContent()).toBe('Acme production');
+        const names = await p.locator('.check__name').allTextContents();
+        // OR over tags, failing first: the web shop, then the degraded batch, then the passing API.
+        expect(names).toEqual(['Web shop', 'Nightly batch', 'Public API']);
+        const api = p.locator(`details[data-check-id="${ids.api}"]`);
+        expect(await api.locator('.check__result').textContent()).toBe('Passing');
+        expect(await api.locator('.check__metrics').textContent()).toMatch(
+          /24h availability\s*100%.*p50\s*1\d\d ms.*p95\s*1\d\d ms.*p99\s*1\d\d ms/,
+        );
+        expect(await p.locator(`details[data-check-id="${ids.web}"] .check__result`).textContent()).toBe('Failing');
+        expect(await p.locator('.active-incident--major').textContent()).toContain('Checkout is slow');
+        expect(await p.locator('.status-summary').textContent()).toContain('1 of 3 checks failing');
+        await expectAccessible(p, `dashboard-${scheme}`);
+      });
     }
   });
 
@@ -92,31 +80,30 @@ describe('public dashboards', () => {
       paginationRate: 300,
       refreshRate: 60,
     });
-    const context = await newContext(browser);
-    const p = await context.newPage();
-    await p.clock.install();
-    let navigations = 0;
-    p.on('framenavigated', (frame) => {
-      if (frame === p.mainFrame()) navigations += 1;
+    await withPage(chromium.browser, 'light', async (p) => {
+      await p.clock.install();
+      let navigations = 0;
+      p.on('framenavigated', (frame) => {
+        if (frame === p.mainFrame()) navigations += 1;
+      });
+      await p.goto(`${t.web.url}/dashboards/live`);
+      await p.evaluate(() => {
+        (window as unknown as { marker: string }).marker = 'still here';
+      });
+      const api = p.locator(`details[data-check-id="${ids.api}"] .check__result`);
+      expect(await api.textContent()).toBe('Passing');
+      await f.result(acme, ids.api, { responseTime: 4000, hasFailures: true });
+      await p.clock.runFor(61_000);
+      await expect.poll(() => api.textContent()).toBe('Failing');
+      // Screen readers hear the changed summary, not the whole list again.
+      expect(await p.locator('#dashboard-announce').textContent()).toBe('2 of 2 checks failing');
+      // The second page comes after paginationRate seconds.
+      await p.clock.runFor(300_000);
+      await expect.poll(() => p.locator('.check__name').allTextContents()).toEqual(['Web shop']);
+      expect(await p.evaluate(() => (window as unknown as { marker?: string }).marker)).toBe('still here');
+      expect(navigations).toBe(1);
+      await f.result(acme, ids.api, { responseTime: 100 }); // passing again, for the tests after this one
     });
-    await p.goto(`${t.web.url}/dashboards/live`);
-    await p.evaluate(() => {
-      (window as unknown as { marker: string }).marker = 'still here';
-    });
-    const api = p.locator(`details[data-check-id="${ids.api}"] .check__result`);
-    expect(await api.textContent()).toBe('Passing');
-    await f.result(acme, ids.api, { responseTime: 4000, hasFailures: true });
-    await p.clock.runFor(61_000);
-    await expect.poll(() => api.textContent()).toBe('Failing');
-    // Screen readers hear the changed summary, not the whole list again.
-    expect(await p.locator('#dashboard-announce').textContent()).toBe('2 of 2 checks failing');
-    // The second page comes after paginationRate seconds.
-    await p.clock.runFor(300_000);
-    await expect.poll(() => p.locator('.check__name').allTextContents()).toEqual(['Web shop']);
-    expect(await p.evaluate(() => (window as unknown as { marker?: string }).marker)).toBe('still here');
-    expect(navigations).toBe(1);
-    await f.result(acme, ids.api, { responseTime: 100 }); // passing again, for the tests after this one
-    await context.close();
   });
 
   it('answers a refresh with a result stored a moment ago, though the same region was rendered just before', async () => {
@@ -245,40 +232,36 @@ describe('public dashboards', () => {
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Lax/i);
     expect(cookie).toMatch(/Path=\/dashboards\/board(;|$)/);
-    const context = await newContext(browser);
-    const p = await context.newPage();
-    await p.goto(`${t.web.url}/dashboards/board?key=${key}`);
-    expect(p.url()).toBe(`${t.web.url}/dashboards/board`);
-    expect(await p.locator('h1').textContent()).toBe('Board room');
-    expect(await p.evaluate(() => fetch('/dashboards/board/region').then((r) => r.status))).toBe(200);
-    await p.goto(`${t.web.url}/dashboards/board`);
-    expect(await p.locator('h1').textContent()).toBe('Board room');
-    await p.goto(`${t.web.url}/dashboards/acme-prod`);
-    expect(await context.cookies(`${t.web.url}/dashboards/acme-prod`)).toEqual([]);
-    await context.close();
-    for (const scheme of ['light', 'dark'] as const) {
-      const lockedOut = await newContext(browser, scheme);
-      const q = await lockedOut.newPage();
-      expect((await q.goto(`${t.web.url}/dashboards/board`))?.status()).toBe(401);
-      expect(await seriousA11yViolations(q)).toEqual([]);
-      await saveScreenshot(q, `dashboard-private-key-${scheme}`);
-      await lockedOut.close();
+    await withPage(chromium.browser, 'light', async (p, context) => {
+      await p.goto(`${t.web.url}/dashboards/board?key=${key}`);
+      expect(p.url()).toBe(`${t.web.url}/dashboards/board`);
+      expect(await p.locator('h1').textContent()).toBe('Board room');
+      expect(await p.evaluate(() => fetch('/dashboards/board/region').then((r) => r.status))).toBe(200);
+      await p.goto(`${t.web.url}/dashboards/board`);
+      expect(await p.locator('h1').textContent()).toBe('Board room');
+      await p.goto(`${t.web.url}/dashboards/acme-prod`);
+      expect(await context.cookies(`${t.web.url}/dashboards/acme-prod`)).toEqual([]);
+    });
+    for (const scheme of COLOR_SCHEMES) {
+      await withPage(chromium.browser, scheme, async (q) => {
+        expect((await q.goto(`${t.web.url}/dashboards/board`))?.status()).toBe(401);
+        await expectAccessible(q, `dashboard-private-key-${scheme}`);
+      });
     }
   });
 
   it('serves a dashboard at / of its custom domain, its live region there too', async () => {
     await f.dashboard(acme, { header: 'On our domain', customDomain: 'Status.Acme.test', tags: ['api'] });
-    const context = await newContext(browser);
-    const p = await context.newPage();
-    const base = underHost(t.web.url, 'status.acme.test');
-    const res = await p.goto(`${base}/`);
-    expect(res?.status()).toBe(200);
-    expect(await p.locator('h1').textContent()).toBe('On our domain');
-    expect(await p.locator('#dashboard-region').getAttribute('data-region-url')).toBe('/-/dashboard/region');
-    const region = await p.evaluate(() => fetch('/-/dashboard/region').then((r) => r.text()));
-    expect(region).toContain('Nightly batch');
-    expect((await p.goto(`${underHost(t.web.url, 'nobody.acme.test')}/-/dashboard/region`))?.status()).toBe(404);
-    await context.close();
+    await withPage(chromium.browser, 'light', async (p) => {
+      const base = underHost(t.web.url, 'status.acme.test');
+      const res = await p.goto(`${base}/`);
+      expect(res?.status()).toBe(200);
+      expect(await p.locator('h1').textContent()).toBe('On our domain');
+      expect(await p.locator('#dashboard-region').getAttribute('data-region-url')).toBe('/-/dashboard/region');
+      const region = await p.evaluate(() => fetch('/-/dashboard/region').then((r) => r.text()));
+      expect(region).toContain('Nightly batch');
+      expect((await p.goto(`${underHost(t.web.url, 'nobody.acme.test')}/-/dashboard/region`))?.status()).toBe(404);
+    });
   });
 
   it('answers unknown dashboards with the plain 404 page', async () => {
@@ -335,16 +318,15 @@ describe('public dashboards', () => {
         expect(rules).not.toContain(banned);
       expect(rules).toContain('text-transform: uppercase');
 
-      const context = await newContext(browser);
-      const p: Page = await context.newPage();
-      await p.goto(`${t.web.url}/dashboards/styled`);
-      expect(
-        await p
-          .locator('.check__name')
-          .first()
-          .evaluate((el) => getComputedStyle(el).textTransform),
-      ).toBe('uppercase');
-      await context.close();
+      await withPage(chromium.browser, 'light', async (p) => {
+        await p.goto(`${t.web.url}/dashboards/styled`);
+        expect(
+          await p
+            .locator('.check__name')
+            .first()
+            .evaluate((el) => getComputedStyle(el).textTransform),
+        ).toBe('uppercase');
+      });
       expect(hits).toEqual([]);
     });
   });

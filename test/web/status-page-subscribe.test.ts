@@ -4,7 +4,7 @@
  * (a GET only shows a button), RFC 8058 one-click unsubscribe, field errors, and accessibility.
  */
 
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../src/service/notify/webhook.ts';
 import type { SubscribablePage } from '../../src/service/store/status-pages-types.ts';
@@ -18,13 +18,8 @@ import {
 } from '../helpers/notify-receivers.ts';
 import type { TestAccount } from '../helpers/public-api.ts';
 import { startWebService, type WebService } from '../helpers/web-service.ts';
-import {
-  launchChromium,
-  newContext,
-  saveScreenshot,
-  seriousA11yViolations,
-  underHost,
-} from '../support/web-browser.ts';
+import { underHost } from '../support/web-browser.ts';
+import { COLOR_SCHEMES, chromiumPerFile, expectAccessible, withPage } from '../support/web-page-tests.ts';
 
 const PUBLIC_URL = 'http://status.outpost.test';
 const WAIT_MS = 15_000;
@@ -40,7 +35,7 @@ describe('subscribing from a status page', () => {
   let smtp: SmtpSink;
   let receiver: WebhookReceiver;
   let web: WebService;
-  let browser: Browser;
+  const chromium = chromiumPerFile();
   let account: TestAccount;
 
   beforeAll(async () => {
@@ -52,11 +47,9 @@ describe('subscribing from a status page', () => {
       PUBLIC_URL,
       OUTBOUND_ALLOW: '127.0.0.1',
     });
-    browser = await launchChromium();
     account = await web.newAccount();
   });
   afterAll(async () => {
-    await browser?.close();
     await web?.close();
     await smtp?.close();
     await receiver?.close();
@@ -88,9 +81,8 @@ describe('subscribing from a status page', () => {
     );
 
   async function accessible(page: Page, name: string): Promise<void> {
-    expect(await seriousA11yViolations(page), name).toEqual([]);
     expect(await page.locator('h1').count(), name).toBe(1);
-    await saveScreenshot(page, name);
+    await expectAccessible(page, name);
   }
 
   async function submitForm(url: string, fields: Record<string, string>, origin: string | null = web.url) {
@@ -101,113 +93,111 @@ describe('subscribing from a status page', () => {
     });
   }
 
-  for (const scheme of ['light', 'dark'] as const) {
+  for (const scheme of COLOR_SCHEMES) {
     it(`subscribes by email with double opt-in, notifies, and unsubscribes by the email's link (${scheme})`, async () => {
       const slug = `acme-${scheme}`;
       const { pageId, service } = await statusPage(slug);
       const address = `reader-${scheme}@acme.test`;
-      const context = await newContext(browser, scheme);
-      const page = await context.newPage();
+      await withPage(chromium.browser, scheme, async (page) => {
+        expect((await page.goto(`${web.url}/status/${slug}/subscribe`))?.status()).toBe(200);
+        await accessible(page, `subscribe-form-${scheme}`);
+        await page.getByLabel('Email address').fill(address);
+        await page.getByRole('button', { name: 'Subscribe by email' }).click();
+        await expect.poll(() => page.locator('h1').textContent()).toBe('Check your inbox');
+        await accessible(page, `subscribe-done-${scheme}`);
 
-      expect((await page.goto(`${web.url}/status/${slug}/subscribe`))?.status()).toBe(200);
-      await accessible(page, `subscribe-form-${scheme}`);
-      await page.getByLabel('Email address').fill(address);
-      await page.getByRole('button', { name: 'Subscribe by email' }).click();
-      await expect.poll(() => page.locator('h1').textContent()).toBe('Check your inbox');
-      await accessible(page, `subscribe-done-${scheme}`);
+        const confirmation = await mailTo(address, /^Confirm your subscription to Acme acme-/);
+        const confirmLink = linkIn(mailText(confirmation), `${PUBLIC_URL}/subscriptions/confirm/`);
+        expect(confirmLink).toBeDefined();
+        expect(mailHeader(confirmation, 'List-Unsubscribe')).toMatch(
+          new RegExp(`^<${PUBLIC_URL}/subscriptions/unsubscribe/[A-Za-z0-9_-]{43}>$`),
+        );
+        expect(mailHeader(confirmation, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+        expect((await subscriptions(pageId)).map((s) => [s.address, s.status])).toEqual([[address, 'PENDING']]);
 
-      const confirmation = await mailTo(address, /^Confirm your subscription to Acme acme-/);
-      const confirmLink = linkIn(mailText(confirmation), `${PUBLIC_URL}/subscriptions/confirm/`);
-      expect(confirmLink).toBeDefined();
-      expect(mailHeader(confirmation, 'List-Unsubscribe')).toMatch(
-        new RegExp(`^<${PUBLIC_URL}/subscriptions/unsubscribe/[A-Za-z0-9_-]{43}>$`),
-      );
-      expect(mailHeader(confirmation, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
-      expect((await subscriptions(pageId)).map((s) => [s.address, s.status])).toEqual([[address, 'PENDING']]);
+        // Opening the link (as a mail scanner would) only shows the button.
+        expect((await page.goto(local(confirmLink as string)))?.status()).toBe(200);
+        await accessible(page, `subscribe-confirm-${scheme}`);
+        expect((await subscriptions(pageId))[0]?.status).toBe('PENDING');
+        await page.getByRole('button', { name: 'Confirm subscription' }).click();
+        await expect.poll(() => page.locator('h1').textContent()).toBe('Subscription confirmed');
+        await accessible(page, `subscribe-confirmed-${scheme}`);
+        expect((await subscriptions(pageId)).map((s) => [s.address, s.status])).toEqual([[address, 'VERIFIED']]);
 
-      // Opening the link (as a mail scanner would) only shows the button.
-      expect((await page.goto(local(confirmLink as string)))?.status()).toBe(200);
-      await accessible(page, `subscribe-confirm-${scheme}`);
-      expect((await subscriptions(pageId))[0]?.status).toBe('PENDING');
-      await page.getByRole('button', { name: 'Confirm subscription' }).click();
-      await expect.poll(() => page.locator('h1').textContent()).toBe('Subscription confirmed');
-      await accessible(page, `subscribe-confirmed-${scheme}`);
-      expect((await subscriptions(pageId)).map((s) => [s.address, s.status])).toEqual([[address, 'VERIFIED']]);
+        await web.api(account, 'POST', '/v1/status-pages/incidents', {
+          name: `Checkout is slow (${scheme})`,
+          severity: 'MAJOR',
+          services: [{ ...service, accountId: account.accountId }],
+          incidentUpdates: [
+            { description: 'We are looking into it', status: 'INVESTIGATING', notifySubscribers: true },
+          ],
+        });
+        const update = await mailTo(address, /Checkout is slow/);
+        const unsubscribeLink = linkIn(mailText(update), `${PUBLIC_URL}/subscriptions/unsubscribe/`);
+        expect(unsubscribeLink).toBeDefined();
+        expect(mailHeader(update, 'List-Unsubscribe')).toBe(`<${unsubscribeLink}>`);
+        expect(mailHeader(update, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
 
-      await web.api(account, 'POST', '/v1/status-pages/incidents', {
-        name: `Checkout is slow (${scheme})`,
-        severity: 'MAJOR',
-        services: [{ ...service, accountId: account.accountId }],
-        incidentUpdates: [{ description: 'We are looking into it', status: 'INVESTIGATING', notifySubscribers: true }],
+        expect((await page.goto(local(unsubscribeLink as string)))?.status()).toBe(200);
+        await accessible(page, `subscribe-unsubscribe-${scheme}`);
+        expect(await subscriptions(pageId)).toHaveLength(1);
+        await page.getByRole('button', { name: 'Unsubscribe' }).click();
+        await expect.poll(() => page.locator('h1').textContent()).toBe('Unsubscribed');
+        await accessible(page, `subscribe-unsubscribed-${scheme}`);
+        expect(await subscriptions(pageId)).toEqual([]);
+        // A used link is dead.
+        expect((await page.goto(local(confirmLink as string)))?.status()).toBe(404);
+        await accessible(page, `subscribe-link-invalid-${scheme}`);
       });
-      const update = await mailTo(address, /Checkout is slow/);
-      const unsubscribeLink = linkIn(mailText(update), `${PUBLIC_URL}/subscriptions/unsubscribe/`);
-      expect(unsubscribeLink).toBeDefined();
-      expect(mailHeader(update, 'List-Unsubscribe')).toBe(`<${unsubscribeLink}>`);
-      expect(mailHeader(update, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
-
-      expect((await page.goto(local(unsubscribeLink as string)))?.status()).toBe(200);
-      await accessible(page, `subscribe-unsubscribe-${scheme}`);
-      expect(await subscriptions(pageId)).toHaveLength(1);
-      await page.getByRole('button', { name: 'Unsubscribe' }).click();
-      await expect.poll(() => page.locator('h1').textContent()).toBe('Unsubscribed');
-      await accessible(page, `subscribe-unsubscribed-${scheme}`);
-      expect(await subscriptions(pageId)).toEqual([]);
-      // A used link is dead.
-      expect((await page.goto(local(confirmLink as string)))?.status()).toBe(404);
-      await accessible(page, `subscribe-link-invalid-${scheme}`);
-      await context.close();
     });
 
     it(`shows each field's error on the page, with a 400 (${scheme})`, async () => {
       const slug = `errors-${scheme}`;
       const { pageId } = await statusPage(slug);
-      const context = await newContext(browser, scheme);
-      const page = await context.newPage();
-      await page.goto(`${web.url}/status/${slug}/subscribe`);
+      await withPage(chromium.browser, scheme, async (page) => {
+        await page.goto(`${web.url}/status/${slug}/subscribe`);
 
-      await page.getByLabel('Email address').fill('not-an-address');
-      const [answer] = await Promise.all([
-        page.waitForResponse((r) => r.request().method() === 'POST'),
-        page.getByRole('button', { name: 'Subscribe by email' }).click(),
-      ]);
-      expect(answer.status()).toBe(400);
-      await expect
-        .poll(() => page.locator('#email-error').textContent())
-        .toContain('Enter an email address like name@example.com');
-      expect(await page.getByLabel('Email address').getAttribute('aria-invalid')).toBe('true');
-      expect(await page.getByLabel('Email address').inputValue()).toBe('not-an-address');
-      expect(await page.title()).toMatch(/^Error: /);
-      await accessible(page, `subscribe-error-${scheme}`);
+        await page.getByLabel('Email address').fill('not-an-address');
+        const [answer] = await Promise.all([
+          page.waitForResponse((r) => r.request().method() === 'POST'),
+          page.getByRole('button', { name: 'Subscribe by email' }).click(),
+        ]);
+        expect(answer.status()).toBe(400);
+        await expect
+          .poll(() => page.locator('#email-error').textContent())
+          .toContain('Enter an email address like name@example.com');
+        expect(await page.getByLabel('Email address').getAttribute('aria-invalid')).toBe('true');
+        expect(await page.getByLabel('Email address').inputValue()).toBe('not-an-address');
+        expect(await page.title()).toMatch(/^Error: /);
+        await accessible(page, `subscribe-error-${scheme}`);
 
-      await page.getByLabel('Webhook URL').fill('http://10.1.2.3/hook');
-      await page.getByRole('button', { name: 'Subscribe by webhook' }).click();
-      await expect
-        .poll(() => page.locator('#url-error').textContent())
-        .toContain('This URL cannot receive notifications: 10.1.2.3 is a private address');
-      await page.getByLabel('Webhook URL').fill('ftp://example.com/');
-      await page.getByRole('button', { name: 'Subscribe by webhook' }).click();
-      await expect.poll(() => page.locator('#url-error').textContent()).toContain('Enter an http:// or https:// URL');
-      expect(await subscriptions(pageId)).toEqual([]);
-      await context.close();
+        await page.getByLabel('Webhook URL').fill('http://10.1.2.3/hook');
+        await page.getByRole('button', { name: 'Subscribe by webhook' }).click();
+        await expect
+          .poll(() => page.locator('#url-error').textContent())
+          .toContain('This URL cannot receive notifications: 10.1.2.3 is a private address');
+        await page.getByLabel('Webhook URL').fill('ftp://example.com/');
+        await page.getByRole('button', { name: 'Subscribe by webhook' }).click();
+        await expect.poll(() => page.locator('#url-error').textContent()).toContain('Enter an http:// or https:// URL');
+        expect(await subscriptions(pageId)).toEqual([]);
+      });
     });
   }
 
-  for (const scheme of ['light', 'dark'] as const) {
+  for (const scheme of COLOR_SCHEMES) {
     it(`subscribes a webhook: a signed confirmation with its confirmUrl, then VERIFIED once that is posted (${scheme})`, async () => {
       const slug = `hooked-${scheme}`;
       const { pageId } = await statusPage(slug);
       const hookUrl = `${receiver.url}?theme=${scheme}`;
-      const context = await newContext(browser, scheme);
-      const page = await context.newPage();
-      await page.goto(`${web.url}/status/${slug}/subscribe`);
-      await page.getByLabel('Webhook URL').fill(hookUrl);
-      await page.getByRole('button', { name: 'Subscribe by webhook' }).click();
-      await expect.poll(() => page.locator('h1').textContent()).toBe('Check your endpoint');
-      await accessible(page, `subscribe-webhook-done-${scheme}`);
-      const secret = (await page.locator('pre code').textContent()) ?? '';
+      const secret = await withPage(chromium.browser, scheme, async (page) => {
+        await page.goto(`${web.url}/status/${slug}/subscribe`);
+        await page.getByLabel('Webhook URL').fill(hookUrl);
+        await page.getByRole('button', { name: 'Subscribe by webhook' }).click();
+        await expect.poll(() => page.locator('h1').textContent()).toBe('Check your endpoint');
+        await accessible(page, `subscribe-webhook-done-${scheme}`);
+        return (await page.locator('pre code').textContent()) ?? '';
+      });
       expect(secret).toMatch(/^[A-Za-z0-9_-]{32}$/);
-      await context.close();
 
       const hook = await receiver.hooks.next(
         (h) => h.url.endsWith(`theme=${scheme}`),
@@ -304,61 +294,58 @@ describe('subscribing from a status page', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
 
     // Both refusals as a reader's browser shows them.
-    for (const scheme of ['light', 'dark'] as const) {
-      const context = await newContext(browser, scheme);
-      const page = await context.newPage();
-      await page.goto(form);
-      await page.getByLabel('Email address').fill('reader@acme.test');
-      await page.getByRole('button', { name: 'Subscribe by email' }).click();
-      await expect.poll(() => page.locator('h1').textContent()).toBe('Too many requests');
-      await accessible(page, `subscribe-too-many-${scheme}`);
-      // A form on another origin (about:blank: Origin "null") that posts to the page.
-      await page.goto('about:blank');
-      await page.setContent(
-        `<form method="post" action="${form}"><input name="email" value="victim@acme.test"><button>Go</button></form>`,
-      );
-      await page.getByRole('button', { name: 'Go' }).click();
-      await expect.poll(() => page.locator('h1').textContent()).toBe('Form refused');
-      await accessible(page, `subscribe-cross-site-${scheme}`);
-      await context.close();
+    for (const scheme of COLOR_SCHEMES) {
+      await withPage(chromium.browser, scheme, async (page) => {
+        await page.goto(form);
+        await page.getByLabel('Email address').fill('reader@acme.test');
+        await page.getByRole('button', { name: 'Subscribe by email' }).click();
+        await expect.poll(() => page.locator('h1').textContent()).toBe('Too many requests');
+        await accessible(page, `subscribe-too-many-${scheme}`);
+        // A form on another origin (about:blank: Origin "null") that posts to the page.
+        await page.goto('about:blank');
+        await page.setContent(
+          `<form method="post" action="${form}"><input name="email" value="victim@acme.test"><button>Go</button></form>`,
+        );
+        await page.getByRole('button', { name: 'Go' }).click();
+        await expect.poll(() => page.locator('h1').textContent()).toBe('Form refused');
+        await accessible(page, `subscribe-cross-site-${scheme}`);
+      });
     }
     expect(await subscriptions(pageId)).toEqual([]);
   });
 
   it('serves the form at /subscribe of the page custom domain, and 404 for a page that is not there', async () => {
     const { pageId } = await statusPage('domained', { customDomain: 'status.acme.test' });
-    const context = await newContext(browser, 'light');
-    const page = await context.newPage();
-    const origin = underHost(web.url, 'status.acme.test');
-    expect((await page.goto(`${origin}/subscribe`))?.status()).toBe(200);
-    expect(await page.locator('h1').textContent()).toBe('Subscribe to Acme domained');
-    expect(await page.getByRole('link', { name: 'Back to Acme domained' }).getAttribute('href')).toBe('/');
-    await page.getByLabel('Email address').fill('domain@acme.test');
-    await page.getByRole('button', { name: 'Subscribe by email' }).click();
-    await expect.poll(() => page.locator('h1').textContent()).toBe('Check your inbox');
-    expect((await subscriptions(pageId)).map((s) => s.address)).toEqual(['domain@acme.test']);
-    expect((await page.goto(`${underHost(web.url, 'nobody.acme.test')}/subscribe`))?.status()).toBe(404);
-    expect((await page.goto(`${web.url}/status/no-such-page/subscribe`))?.status()).toBe(404);
-    await context.close();
+    await withPage(chromium.browser, 'light', async (page) => {
+      const origin = underHost(web.url, 'status.acme.test');
+      expect((await page.goto(`${origin}/subscribe`))?.status()).toBe(200);
+      expect(await page.locator('h1').textContent()).toBe('Subscribe to Acme domained');
+      expect(await page.getByRole('link', { name: 'Back to Acme domained' }).getAttribute('href')).toBe('/');
+      await page.getByLabel('Email address').fill('domain@acme.test');
+      await page.getByRole('button', { name: 'Subscribe by email' }).click();
+      await expect.poll(() => page.locator('h1').textContent()).toBe('Check your inbox');
+      expect((await subscriptions(pageId)).map((s) => s.address)).toEqual(['domain@acme.test']);
+      expect((await page.goto(`${underHost(web.url, 'nobody.acme.test')}/subscribe`))?.status()).toBe(404);
+      expect((await page.goto(`${web.url}/status/no-such-page/subscribe`))?.status()).toBe(404);
+    });
   });
 
   it("opens a private page's form only to a reader who holds one of its keys, as the page itself", async () => {
     const { pageId } = await statusPage('hidden', { isPrivate: true });
     const { rawKey } = await web.api<{ rawKey: string }>(account, 'POST', `/v1/status-pages/${pageId}/keys`, {});
-    const context = await newContext(browser, 'light');
-    const page = await context.newPage();
-    expect((await page.goto(`${web.url}/status/hidden/subscribe`))?.status()).toBe(404);
-    expect(
-      (await submitForm(`${web.url}/status/hidden/subscribe`, { channel: 'email', email: 'eve@acme.test' })).status,
-    ).toBe(404);
-    // The key opens the page once and stays in a cookie scoped to it, which the form's path is under.
-    expect((await page.goto(`${web.url}/status/hidden?key=${encodeURIComponent(rawKey)}`))?.status()).toBe(200);
-    expect((await page.goto(`${web.url}/status/hidden/subscribe`))?.status()).toBe(200);
-    await page.getByLabel('Email address').fill('reader@acme.test');
-    await page.getByRole('button', { name: 'Subscribe by email' }).click();
-    await expect.poll(() => page.locator('h1').textContent()).toBe('Check your inbox');
-    expect((await subscriptions(pageId)).map((s) => s.address)).toEqual(['reader@acme.test']);
-    await context.close();
+    await withPage(chromium.browser, 'light', async (page) => {
+      expect((await page.goto(`${web.url}/status/hidden/subscribe`))?.status()).toBe(404);
+      expect(
+        (await submitForm(`${web.url}/status/hidden/subscribe`, { channel: 'email', email: 'eve@acme.test' })).status,
+      ).toBe(404);
+      // The key opens the page once and stays in a cookie scoped to it, which the form's path is under.
+      expect((await page.goto(`${web.url}/status/hidden?key=${encodeURIComponent(rawKey)}`))?.status()).toBe(200);
+      expect((await page.goto(`${web.url}/status/hidden/subscribe`))?.status()).toBe(200);
+      await page.getByLabel('Email address').fill('reader@acme.test');
+      await page.getByRole('button', { name: 'Subscribe by email' }).click();
+      await expect.poll(() => page.locator('h1').textContent()).toBe('Check your inbox');
+      expect((await subscriptions(pageId)).map((s) => s.address)).toEqual(['reader@acme.test']);
+    });
   });
 
   it('unsubscribes with the RFC 8058 one-click POST a mail provider sends, urlencoded or multipart', async () => {
