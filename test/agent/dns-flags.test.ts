@@ -9,7 +9,7 @@ import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EDNS_UDP_PAYLOAD_SIZE } from '../../src/agent/checks/dns.ts';
 import type { DnsCheckDefinition, DnsRequest } from '../../src/shared/checks/types.ts';
-import { dnsCheck as dnsCheckOf, runDnsCheck } from '../support/e2e-dns-check.ts';
+import { dnsCheck as dnsCheckOf, runDnsCheck } from '../support/dns-check.ts';
 import { type DnsmasqServer, startDnsmasq } from './dns-server.ts';
 
 type Opt = Answer & { udpPayloadSize: number; flags: number; flag_do: boolean };

@@ -6,7 +6,7 @@ import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstNameServer } from '../../src/agent/checks/dns/system-resolver.ts';
 import type { DnsAssertion, DnsCheckDefinition, DnsRequest } from '../../src/shared/checks/types.ts';
-import { dnsCheck as dnsCheckOf, runDnsCheck } from '../support/e2e-dns-check.ts';
+import { dnsCheck as dnsCheckOf, runDnsCheck } from '../support/dns-check.ts';
 import { type DnsmasqServer, freePort, startDnsmasq } from './dns-server.ts';
 
 /** Six TXT strings of 200 bytes: well over 512 bytes, so a UDP answer without EDNS is truncated. */

@@ -15,7 +15,7 @@ import { sslCheckRunner } from '../../src/agent/checks/ssl.ts';
 import { urlCheckRunner } from '../../src/agent/checks/url.ts';
 import { scrubberForCheck } from '../../src/agent/scrub/index.ts';
 import type { CheckTlsMaterial } from '../../src/shared/checks/types.ts';
-import { urlCheck } from '../support/e2e-url-check.ts';
+import { urlCheck } from '../support/url-check.ts';
 import { makePki, type Pki } from '../support/mtls-pki.ts';
 import { apiCheck, context } from './api-fixtures.ts';
 import { sslCheck } from './ssl-fixtures.ts';

@@ -17,7 +17,7 @@ import { SandboxPool } from '../../src/agent/sandbox/pool.ts';
 import { SandboxProcess } from '../../src/agent/sandbox/process.ts';
 import { findSandboxProcesses } from '../../src/agent/sandbox/procfs.ts';
 import { DEFAULT_SANDBOX_LIMITS, type StepOutcome } from '../../src/agent/sandbox/types.ts';
-import { readyHealthSource } from '../support/e2e-health-source.ts';
+import { readyHealthSource } from '../support/health-source.ts';
 import { tempDir } from './helpers.ts';
 
 const AGENT_KEY = `pl_sandbox_canary_${randomUUID()}`;

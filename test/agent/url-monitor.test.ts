@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUNNERS } from '../../src/agent/checks/index.ts';
 import type { UrlAssertion, UrlCheckDefinition } from '../../src/shared/checks/monitors.ts';
-import { urlCheck } from '../support/e2e-url-check.ts';
+import { urlCheck } from '../support/url-check.ts';
 import { context, makeSelfSigned, startServer, type TestServer } from './api-fixtures.ts';
 
 let server: TestServer;

@@ -22,7 +22,7 @@ import { loadAgentConfig } from '../../src/agent/config.ts';
 import { type HealthServer, startHealthServer } from '../../src/agent/health.ts';
 import { loadServiceConfig } from '../../src/service/config.ts';
 import { startRunningService } from '../helpers/running-service.ts';
-import { readyHealthSource } from '../support/e2e-health-source.ts';
+import { readyHealthSource } from '../support/health-source.ts';
 import {
   applyJsonPatch,
   container,
