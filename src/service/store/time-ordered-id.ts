@@ -23,7 +23,9 @@ function randomBytes16(): Uint8Array {
     randomFillSync(pool);
     next = 0;
   }
-  return pool.subarray(next, (next += 16));
+  const at = next;
+  next += 16;
+  return pool.subarray(at, next);
 }
 
 /**
