@@ -12,6 +12,7 @@ import type { StoredCheck } from '../src/service/store/store.ts';
 import { AGENT_PATHS, type Job } from '../src/shared/protocol.ts';
 import { registrationBody, resultFor } from './helpers/dispatch-harness.ts';
 import { type RunningService, startRunningService } from './helpers/running-service.ts';
+import { addCheck, addOffice } from './support/fresh-account.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../bin/outpost');
 
@@ -70,26 +71,11 @@ beforeAll(async () => {
   svc = await startRunningService();
   const store = svc.service.store;
   const { accountId, apiKey } = await createAccount(store, 'CLI');
-  const location = await store.locations.create(accountId, {
-    name: 'Office',
-    slugName: 'office',
-    icon: 'location',
-    proxyUrl: null,
-  });
+  const location = await addOffice(store, accountId);
   const { rawKey } = await store.locations.createKey(accountId, location.id);
   // Created in the store, so the scheduler makes no run of its own: every run is one `outpost run` asked for.
-  const create = (name: string) =>
-    store.checks.create({
-      accountId,
-      checkType: 'API',
-      name,
-      activated: true,
-      muted: false,
-      frequency: 10,
-      frequencyOffset: null,
-      locationIds: [location.id],
-      body: { name, request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
-    });
+  const request = { method: 'GET', url: 'http://127.0.0.1:9/' };
+  const create = (name: string) => addCheck(store, accountId, location.id, name, { request }, { frequency: 10 });
   homepage = await create('Homepage');
   broken = await create('Broken');
   env = { OUTPOST_URL: svc.baseUrl, OUTPOST_API_KEY: apiKey, OUTPOST_ACCOUNT_ID: accountId };

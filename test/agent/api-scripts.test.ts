@@ -7,16 +7,14 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
-import { ServiceClient } from '../../src/agent/client.ts';
-import { AgentDaemon } from '../../src/agent/daemon.ts';
 import { defaultRuntimesDir, discoverRuntimes } from '../../src/agent/runtimes.ts';
 import { SandboxPool } from '../../src/agent/sandbox/pool.ts';
-import { ResultSpool } from '../../src/agent/spool.ts';
 import type { ApiCheckDefinition } from '../../src/shared/checks/types.ts';
 import { AGENT_PATHS } from '../../src/shared/protocol.ts';
 import { apiCheck, context } from './api-fixtures.ts';
-import { type JsonServer, recordingLogger, startServer, tempDir } from './helpers.ts';
-import { makeJob, ProtocolStub } from './protocol-stub.ts';
+import { type JsonServer, startServer, tempDir } from './helpers.ts';
+import { makeJob } from './protocol-stub.ts';
+import { type Cleanups, startStubDaemon } from './stub-daemon.ts';
 
 let pool: SandboxPool;
 let server: JsonServer;
@@ -213,24 +211,14 @@ response.body = JSON.stringify({ normalized: body.status });`,
 
 describe('the agent with scripted checks', () => {
   it('advertises its runtimes and keeps running jobs while a hostile script is contained', async () => {
-    const stub = await ProtocolStub.start();
-    const recorder = recordingLogger();
-    const client = new ServiceClient({ apiUrl: new URL(stub.url), apiKey: 'pl_api_scripts_test' });
-    const spool = await ResultSpool.open({ dir: tempDir(), maxBytes: 10_000_000, log: recorder.log });
-    const daemon = new AgentDaemon({
-      client,
-      spool,
-      log: recorder.log,
-      runners: new Map([['API', apiCheckRunner]]),
-      uptimeConcurrency: 5,
-      jobConcurrency: 1,
-      shutdownGraceSeconds: 5,
-      useOsDnsResolver: false,
-      apiUrl: stub.url,
-      backoff: { baseMs: 10, capMs: 50 },
-      sandboxes: pool,
-    });
+    const cleanups: Cleanups = [];
     try {
+      const { stub, daemon } = await startStubDaemon(cleanups, {
+        apiKey: 'pl_api_scripts_test',
+        runners: new Map([['API', apiCheckRunner]]),
+        shutdownGraceSeconds: 5,
+        sandboxes: pool,
+      });
       const hostile = makeJob({ timeoutMs: 20_000 });
       hostile.check = scripted({
         id: 'hostile',
@@ -258,9 +246,7 @@ describe('the agent with scripted checks', () => {
       expect(byCheck.get('loop')?.error).toMatch(/^Setup script (timed out|was stopped)/);
       expect(daemon.isReady()).toBe(true);
     } finally {
-      await daemon.stop('test over');
-      await client.close();
-      await stub.close();
+      while (cleanups.length) await cleanups.pop()?.();
     }
   });
 });

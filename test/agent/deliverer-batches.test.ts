@@ -5,15 +5,15 @@
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../../src/agent/client.ts';
-import { AgentDaemon } from '../../src/agent/daemon.ts';
 import { ResultDeliverer } from '../../src/agent/deliverer.ts';
 import { ResultSpool } from '../../src/agent/spool.ts';
 import { AGENT_PATHS } from '../../src/shared/protocol.ts';
 import { passingOutcome } from '../support/e2e-passing-outcome.ts';
 import { recordingLogger, submitRequest as item, tempDir } from './helpers.ts';
 import { makeJob, ProtocolStub, type StubOptions } from './protocol-stub.ts';
+import { type Cleanups, startStubDaemon } from './stub-daemon.ts';
 
-const cleanups: Array<() => Promise<unknown>> = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()?.();
 });
@@ -144,30 +144,19 @@ describe('ResultDeliverer with result batches', () => {
 
 describe('AgentDaemon and result batches', () => {
   it("takes the batch size from the service's registration answer", async () => {
-    const stub = await ProtocolStub.start({ resultBatchMax: 25 });
-    cleanups.push(() => stub.close());
-    const client = new ServiceClient({ apiUrl: new URL(stub.url), apiKey: 'pl_batch_test_key' });
-    cleanups.push(() => client.close());
-    const { log, lines } = recordingLogger();
-    const spool = await ResultSpool.open({ dir: tempDir('batches'), maxBytes: 1 << 20, log });
     const runner = {
       checkType: 'API' as const,
       run: async () => passingOutcome(),
     };
-    const daemon = new AgentDaemon({
-      client,
-      spool,
-      log,
+    const { stub, daemon, recorder } = await startStubDaemon(cleanups, {
+      apiKey: 'pl_batch_test_key',
+      stub: { resultBatchMax: 25 },
+      spoolDir: tempDir('batches'),
       runners: new Map([['API', runner]]),
-      uptimeConcurrency: 5,
-      jobConcurrency: 1,
       shutdownGraceSeconds: 5,
-      useOsDnsResolver: false,
-      apiUrl: stub.url,
     });
-    cleanups.push(() => daemon.stop('test cleanup'));
     await daemon.start();
-    expect(lines.find((l) => l.msg === 'registered; taking work')?.resultBatchMax).toBe(25);
+    expect(recorder.lines.find((l) => l.msg === 'registered; taking work')?.resultBatchMax).toBe(25);
     const job = makeJob();
     const delivered = once(daemon, 'result-delivered');
     stub.addJob(job);

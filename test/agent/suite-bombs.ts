@@ -7,10 +7,13 @@
  *    empty block.
  * Also a maximal legal archive: one file of exactly the unpacked cap plus the project files.
  * Memory is measured by the peak RSS of this process (VmHWM), reset before the measured step.
+ * The agent's unpack step and the service's upload check are tested with the same bombs, project
+ * and budgets, below.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import zlib from 'node:zlib';
 import * as tar from 'tar';
+import type { SuiteArchiveLimits } from '../../src/shared/suite-archive.ts';
 
 export const MiB = 1024 * 1024;
 const ZEROS = Buffer.alloc(MiB);
@@ -140,12 +143,88 @@ export function zipProject(files: Record<string, string>, extra: ZipEntry[]): Bu
   return zipOf([...own, ...extra]);
 }
 
+/** A zip of the project files plus one deflated file of zeros, adding up to exactly `unpackedBytes`. */
+export function maximalZip(projectFiles: Record<string, string>, unpackedBytes: number): Buffer {
+  const zeros = unpackedBytes - projectBytes(projectFiles);
+  return zipProject(projectFiles, [{ name: 'zeros.bin', declaredBytes: zeros, body: deflatedZeros(zeros) }]);
+}
+
+/** What the project files unpack to. */
+export function projectBytes(files: Record<string, string>): number {
+  return Object.values(files).reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+}
+
 /** Starts a peak-RSS measurement of this process; the function returned gives the growth in bytes. */
-export function measurePeakRss(): () => number {
+function measurePeakRss(): () => number {
   const kib = (field: string) =>
     Number(readFileSync('/proc/self/status', 'utf8').match(new RegExp(`${field}:\\s+(\\d+) kB`))?.[1]) * 1024;
   // Writing 5 resets the peak (VmHWM) to the current RSS.
   writeFileSync('/proc/self/clear_refs', '5');
   const before = kib('VmRSS');
   return () => kib('VmHWM') - before;
+}
+
+/** What `action` gave, how long it took and how much the peak RSS of this process grew meanwhile. */
+export async function measured<T>(action: () => Promise<T>): Promise<{ result: T; ms: number; rss: number }> {
+  const peak = measurePeakRss();
+  const t0 = performance.now();
+  const result = await action();
+  return { result, ms: performance.now() - t0, rss: peak() };
+}
+
+/** The smallest project the agent and the service accept. */
+export const SMALLEST_PROJECT: Readonly<Record<string, string>> = {
+  'package.json': '{}',
+  'package-lock.json': '{}',
+  'playwright.config.ts': 'export default {};',
+};
+
+/** The caps the agent and the service use unless told otherwise. */
+export const DEFAULT_CAPS: Readonly<SuiteArchiveLimits> = { maxEntries: 10_000, unpackedMaxBytes: 200 * MiB };
+
+/** Well under what inflating a bomb in memory costs; room for the request itself and the heap. */
+export const RSS_BUDGET = 64 * MiB;
+
+/** How soon a bomb must be refused. */
+export const REFUSAL_MS = 3_000;
+
+export interface Bomb {
+  format: 'tar.gz' | 'zip';
+  archive: () => Buffer;
+  /** The error refusing it under DEFAULT_CAPS, without the caller's prefix. */
+  refusal: RegExp;
+}
+
+/** Archives of 1 GiB unpacked, each refused by a different check: rows for `it.each` of what the archive is (for titles) and the bomb. */
+export const BOMBS: ReadonlyArray<readonly [string, Bomb]> = [
+  [
+    'a tar.gz whose entry declares (and carries) 1 GiB',
+    {
+      format: 'tar.gz',
+      archive: () => tarGzBomb(1024),
+      refusal: /the archive unpacks to more than 209715200 bytes \(SUITE_UNPACKED_MAX_BYTES\)/,
+    },
+  ],
+  [
+    'a real suite followed by 1 GiB of zeros after its end-of-archive marker',
+    {
+      format: 'tar.gz',
+      archive: () => trailingZerosBomb(maximalTarGz(SMALLEST_PROJECT, 4096), 1024),
+      refusal: /more than 1048576 bytes follow the end of the tar archive/,
+    },
+  ],
+  [
+    'a zip whose entry inflates to 1 GiB, past the 1 KiB its headers declare',
+    {
+      format: 'zip',
+      archive: () =>
+        zipProject(SMALLEST_PROJECT, [{ name: 'zeros.bin', declaredBytes: 1024, body: deflatedZeros(1024 * MiB) }]),
+      refusal: /entry "zeros.bin" unpacks to more than the 1024 bytes its header declares/,
+    },
+  ],
+];
+
+/** `refusal` anchored at the start of the message, after `prefix` (a regular expression source). */
+export function refusalAfter(prefix: string, refusal: RegExp): RegExp {
+  return new RegExp(`^${prefix}${refusal.source}`);
 }

@@ -21,6 +21,7 @@ import {
   type TestTenant as Tenant,
 } from '../helpers/dispatch-harness.ts';
 import { type RunningService, startRunningService } from '../helpers/running-service.ts';
+import { addCheck } from '../support/fresh-account.ts';
 import { type FreshStore, storeBackends } from '../support/store-backends.ts';
 
 let svc: RunningService;
@@ -53,18 +54,8 @@ function tenant(): Promise<Tenant> {
 async function check(t: Tenant, overrides: Partial<StoredCheck> & { tags?: string[] } = {}): Promise<StoredCheck> {
   const { tags = [], ...rest } = overrides;
   const name = rest.name ?? 'Homepage';
-  return svc.service.store.checks.create({
-    accountId: t.accountId,
-    checkType: 'API',
-    name,
-    activated: true,
-    muted: false,
-    frequency: 10,
-    frequencyOffset: null,
-    locationIds: [t.location.id],
-    body: { name, tags, request: { method: 'GET', url: 'http://127.0.0.1:9/' } },
-    ...rest,
-  });
+  const body = { tags, request: { method: 'GET', url: 'http://127.0.0.1:9/' } };
+  return addCheck(svc.service.store, t.accountId, t.location.id, name, body, { frequency: 10, ...rest });
 }
 
 async function api(t: Tenant, method: 'GET' | 'POST', path: string, body?: unknown) {

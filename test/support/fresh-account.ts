@@ -56,13 +56,17 @@ export function addOffice(store: Store, accountId: string, slugName = 'office'):
   return store.locations.create(accountId, { name: 'Office', slugName, icon: 'location', proxyUrl: null });
 }
 
-/** An active API check every minute at one location; `body` is stored with the name. */
+/**
+ * An active API check every minute at one location, written straight into the store (so the
+ * scheduler does not know it); `body` is stored with the name, and `overrides` replace any field.
+ */
 export function addCheck(
   store: Store,
   accountId: string,
   locationId: string,
   name: string,
   body: Record<string, unknown> = {},
+  overrides: Partial<NewCheck> = {},
 ): Promise<StoredCheck> {
   return store.checks.create({
     accountId,
@@ -74,8 +78,12 @@ export function addCheck(
     frequencyOffset: null,
     locationIds: [locationId],
     body: { name, ...body },
+    ...overrides,
   });
 }
+
+/** What the store needs to create a check. */
+type NewCheck = Parameters<Store['checks']['create']>[0];
 
 /** An account with its office location. */
 export async function accountWithLocation(
