@@ -13,7 +13,7 @@ import { ServiceClient } from '../../src/agent/client.ts';
 import { AgentDaemon } from '../../src/agent/daemon.ts';
 import { ResultSpool } from '../../src/agent/spool.ts';
 import { startArtifactService } from '../helpers/artifact-service.ts';
-import { passingOutcome } from '../support/e2e-passing-outcome.ts';
+import { passingOutcome } from '../support/passing-outcome.ts';
 import { recordingLogger, tempDir } from './helpers.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];

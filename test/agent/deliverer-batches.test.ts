@@ -8,7 +8,7 @@ import { ServiceClient } from '../../src/agent/client.ts';
 import { ResultDeliverer } from '../../src/agent/deliverer.ts';
 import { ResultSpool } from '../../src/agent/spool.ts';
 import { AGENT_PATHS } from '../../src/shared/protocol.ts';
-import { passingOutcome } from '../support/e2e-passing-outcome.ts';
+import { passingOutcome } from '../support/passing-outcome.ts';
 import { recordingLogger, submitRequest as item, tempDir } from './helpers.ts';
 import { makeJob, ProtocolStub, type StubOptions } from './protocol-stub.ts';
 import { type Cleanups, startStubDaemon } from './stub-daemon.ts';

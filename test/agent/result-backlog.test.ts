@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CheckOutcome, CheckRunner } from '../../src/agent/checks/runner.ts';
-import { passingOutcome } from '../support/e2e-passing-outcome.ts';
+import { passingOutcome } from '../support/passing-outcome.ts';
 import { makeJob } from './protocol-stub.ts';
 import { type Cleanups, startStubDaemon } from './stub-daemon.ts';
 
