@@ -45,7 +45,7 @@ export const LIVE_UPLOADS = 8;
  * small share of the time a result may take to be stored, and enough to gather several at a
  * busy agent's rate.
  */
-export const GATHER_MS = 50;
+export const GATHER_MS = 10;
 
 export class ResultDeliverer extends EventEmitter {
   readonly #sender: ResultSender;
