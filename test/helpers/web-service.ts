@@ -2,12 +2,11 @@
  * The whole service listening on loopback, for tests that open its pages in a browser or over HTTP:
  * `url` is its base URL, `api()` calls the public API as an account with real HTTP.
  */
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
 import { createAccount } from '../../src/service/accounts.ts';
-import { buildService, type Service } from '../../src/service/app.ts';
-import { loadServiceConfig } from '../../src/service/config.ts';
-import { type TestAccount, tempDataDir } from './public-api.ts';
+import type { Service } from '../../src/service/app.ts';
+import type { TestAccount } from './public-api.ts';
+import { startRunningService } from './running-service.ts';
 
 export interface WebService {
   service: Service;
@@ -20,11 +19,7 @@ export interface WebService {
 }
 
 export async function startWebService(env: Record<string, string> = {}): Promise<WebService> {
-  const dataDir = tempDataDir();
-  const service = await buildService(loadServiceConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env }), {
-    logger: false,
-  });
-  const url = await service.start();
+  const { service, baseUrl: url, dataDir, stop } = await startRunningService(env);
   return {
     service,
     url,
@@ -43,10 +38,7 @@ export async function startWebService(env: Record<string, string> = {}): Promise
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
       return (text ? JSON.parse(text) : undefined) as T;
     },
-    async close() {
-      await service.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    close: stop,
   };
 }
 
