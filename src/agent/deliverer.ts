@@ -77,16 +77,6 @@ export class ResultDeliverer extends EventEmitter {
     return this.#pending.length;
   }
 
-  /**
-   * Results in memory that cannot leave now: all of them while every upload slot is taken, else
-   * those beyond the one batch still gathering (it leaves within GATHER_MS). The daemon's
-   * backpressure counts these: a batch gathering is on its way, not a backlog.
-   */
-  get backlog(): number {
-    const n = this.#pending.length;
-    return this.#inFlight.size >= LIVE_UPLOADS ? n : Math.max(0, n - this.#sender.batchMax);
-  }
-
   /** Results the service refused for good (4xx other than 401), dropped after an error log. */
   get rejectedTotal(): number {
     return this.#rejected;
