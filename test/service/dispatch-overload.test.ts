@@ -113,6 +113,36 @@ describe('overload', () => {
   });
 });
 
+describe('a run enqueued after its due time', () => {
+  it('has half an interval from its enqueue, not from its due time (a slot a new leader enqueues late runs late, and is shed only after that)', async () => {
+    h = await startHarness({ listen: true });
+    const t = await h.tenant();
+    const first = await h.check(t, { name: 'missed-1', frequency: 0, frequencyOffset: INTERVAL_MS / 1000 });
+    const second = await h.check(t, { name: 'missed-2', frequency: 0, frequencyOffset: INTERVAL_MS / 1000 });
+    const agent = await loopbackAgent(t);
+    const dueAt = h.clock.now;
+    // The slots came due while no replica led; the new leader enqueues them 7 s late.
+    const enqueuedAt = dueAt + 7_000;
+    h.clock.now = enqueuedAt;
+    const runs = [
+      await h.dispatcher.enqueue(first, t.location.id, dueAt),
+      await h.dispatcher.enqueue(second, t.location.id, dueAt),
+    ];
+    // Past half an interval after the due time, within half an interval of the enqueue: handed out.
+    h.clock.now = enqueuedAt + INTERVAL_MS / 2 - 1_000;
+    const job = await agent.runOne();
+    expect(job && runs.map((r) => r.runId)).toContain(job?.runId);
+    expect(job?.dueAt).toBe(new Date(dueAt).toISOString());
+    // Past half an interval after the enqueue: the other one is shed.
+    h.clock.now = enqueuedAt + INTERVAL_MS / 2 + 1;
+    expect(await agent.runOne()).toBeUndefined();
+    const shed = await endedExpired(runs);
+    expect(shed.map((r) => [r.runId, r.endReason])).toEqual([
+      [runs.find((r) => r.runId !== job!.runId)!.runId, SHED_LATE_REASON],
+    ]);
+  });
+});
+
 /** Those of `runs` that ended expired, as GET /v1/check-runs/{id} reads them. */
 async function endedExpired(runs: readonly Run[]): Promise<Run[]> {
   const now = await Promise.all(runs.map(async (r) => (await h.store.runs.get(r.runId))!));

@@ -51,9 +51,15 @@ describe('claiming', () => {
       body: { name: 'Login flow', script: 'await page.goto("http://127.0.0.1:9/")' },
     });
     const base = h.clock.now;
-    const late = await h.dispatcher.enqueue(api, t.location.id, base - 1_000);
-    const early = await h.dispatcher.enqueue(api, t.location.id, base - 5_000);
-    await h.dispatcher.enqueue(browser, t.location.id, base - 3_000);
+    /** Enqueued when due, as the scheduler does (a later enqueue would move its start deadline on). */
+    const enqueueAt = async (check: typeof api, dueAt: number) => {
+      h.clock.now = dueAt;
+      return h.dispatcher.enqueue(check, t.location.id, dueAt);
+    };
+    const late = await enqueueAt(api, base - 1_000);
+    const early = await enqueueAt(api, base - 5_000);
+    await enqueueAt(browser, base - 3_000);
+    h.clock.now = base;
     const agent = await h.agent(t, { checkTypes: ['API', 'BROWSER'] });
 
     const first = await agent.lease({ slots: { uptime: 1, heavy: 0 } });

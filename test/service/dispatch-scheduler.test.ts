@@ -266,6 +266,25 @@ describe('changes', () => {
     await scheduler.stop();
   });
 
+  it("a start takes a slot within half an interval of a new check's first run as skipped, not missed, as the old leader did", async () => {
+    const phase = phaseMsOf('c1', 'loc-1', 10_000);
+    const next = slotAtOrAfter(T0, 10_000, phase);
+    const previous = next - 10_000;
+    const checks = [makeCheck('c1', { frequency: 0, frequencyOffset: 10 })];
+    // The first run 2 s before the previous slot: the old leader skipped that slot, so it is not run now.
+    const skipped = setup(checks, new Map([['c1/loc-1', previous - 2_000]]));
+    await skipped.scheduler.start();
+    await vi.advanceTimersByTimeAsync(next - T0);
+    expect(skipped.enqueued.map((e) => e.dueAt)).toEqual([next]);
+    await skipped.scheduler.stop();
+    // The first run 6 s before it: the old leader would have run that slot, and nobody did.
+    const missed = setup(checks, new Map([['c1/loc-1', previous - 6_000]]));
+    await missed.scheduler.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(missed.enqueued.map((e) => e.dueAt)).toEqual([previous]);
+    await missed.scheduler.stop();
+  });
+
   it('a start after the previous slot was enqueued (a clean hand-over), or for a pair that never ran, waits for the next slot', async () => {
     const phase = phaseMsOf('c1', 'loc-1', 10_000);
     const next = slotAtOrAfter(T0, 10_000, phase);

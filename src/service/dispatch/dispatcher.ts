@@ -334,7 +334,11 @@ export class Dispatcher {
       dueAt: iso(dueAtMs),
       // A session's run is due the moment it is made: a deadline already reached puts it ahead of
       // every fresh scheduled run in the claim's order, and session runs are never shed (runs.ts).
-      startBy: sessionId ? iso(dueAtMs) : iso(startByOf(check, dueAtMs, this.#config.queueTtlSeconds)),
+      // Counted from the enqueue when that is later than the due time: a slot missed during a
+      // hand-over, enqueued by the new leader, gets its half interval from then (late, but run).
+      startBy: sessionId
+        ? iso(dueAtMs)
+        : iso(startByOf(check, Math.max(dueAtMs, this.#now()), this.#config.queueTtlSeconds)),
       // A suite's limit follows its own global timeout (checks/playwright-check-schema.ts).
       timeoutMs:
         check.checkType === 'PLAYWRIGHT'

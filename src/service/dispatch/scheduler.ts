@@ -64,6 +64,14 @@ export function slotAtOrAfter(t: number, intervalMs: number, phaseMs: number): n
   return Math.ceil((t - phaseMs) / intervalMs) * intervalMs + phaseMs;
 }
 
+/**
+ * The slot a pair runs next after its run due at `dueMs`: the next slot at least half an interval on,
+ * so a new check's immediate first run (off its phase) is not superseded by a slot right after it.
+ */
+export function slotAfterRun(dueMs: number, intervalMs: number, phaseMs: number): number {
+  return slotAtOrAfter(dueMs + intervalMs / 2, intervalMs, phaseMs);
+}
+
 interface Entry {
   check: StoredCheck;
   locationId: string;
@@ -234,8 +242,10 @@ export class Scheduler {
   }
 
   /**
-   * `lastDueAt` (at a start): each location's newest run. When it is older than the slot before the
-   * next one, that slot came and went with no scheduler running: it is due now, rather than the next.
+   * `lastDueAt` (at a start): each location's newest run. When the slot that would have followed it
+   * (slotAfterRun) is before the next one, a slot came and went with no scheduler running: the newest
+   * such slot is due now, rather than the next. A slot skipped because it came within half an
+   * interval of a new check's first run was never due.
    * A location that never ran is new, not missed: it starts at its next slot.
    */
   #put(
@@ -249,7 +259,8 @@ export class Scheduler {
       const phaseMs = phaseMsOf(check.id, locationId, intervalMs);
       const next = slotAtOrAfter(now, intervalMs, phaseMs);
       const last = lastDueAt?.get(locationId);
-      const missed = last !== undefined && last < next - intervalMs;
+      // The slot the last leader would have run after `last` is past: nobody enqueued it.
+      const missed = last !== undefined && slotAfterRun(last, intervalMs, phaseMs) < next;
       const dueMs = runNow ? now : missed ? next - intervalMs : next;
       return { check, locationId, intervalMs, phaseMs, dueMs, live: true };
     });
@@ -304,9 +315,8 @@ export class Scheduler {
       const dueMs = top.dueMs;
       this.#due.push({ check: top.check, locationId: top.locationId, dueAtMs: dueMs });
       // The pair's next slot, not dueMs + interval: a new check's immediate first run is off its phase,
-      // and checks created together would otherwise keep firing together. At least half an interval
-      // on, so a slot right after that first run does not supersede it while it is still queued.
-      let next = slotAtOrAfter(dueMs + top.intervalMs / 2, top.intervalMs, top.phaseMs);
+      // and checks created together would otherwise keep firing together.
+      let next = slotAfterRun(dueMs, top.intervalMs, top.phaseMs);
       if (next <= now) {
         const skipped = Math.floor((now - dueMs) / top.intervalMs);
         next = slotAtOrAfter(now + 1, top.intervalMs, top.phaseMs);

@@ -23,11 +23,14 @@ export const RUN_TIMEOUT_MS: Readonly<Record<CheckType, number>> = {
  */
 export const START_DEADLINE_SHARE = 0.5;
 
-/** The latest time a run due at `dueAtMs` may start: half the check's interval on, at most the queue TTL. */
+/**
+ * The latest time a run may start: half the check's interval after `fromMs` (its due time, or its
+ * enqueue when that was later), at most the queue TTL.
+ */
 export function startByOf(
   check: Pick<StoredCheck, 'frequency' | 'frequencyOffset'>,
-  dueAtMs: number,
+  fromMs: number,
   queueTtlSeconds: number,
 ): number {
-  return dueAtMs + Math.min(intervalMsOf(check) * START_DEADLINE_SHARE, queueTtlSeconds * 1000);
+  return fromMs + Math.min(intervalMsOf(check) * START_DEADLINE_SHARE, queueTtlSeconds * 1000);
 }
