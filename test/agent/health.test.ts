@@ -82,15 +82,22 @@ describe('health server', () => {
       maxEventLoopLagMs: 50,
       lagWindowMs: 300,
     });
-    // Block the loop (as a runaway synchronous task would) until a finished window has seen it.
-    while ((server?.eventLoopLagMs() ?? 0) <= 50) {
-      const until = Date.now() + 200;
+    // Block the loop (as a runaway synchronous task would) for 150 ms in every 200 ms until the answer
+    // is in: every window the probe may read, even one that rolled over while the request was on its
+    // way, saw the stalls.
+    const stall = setInterval(() => {
+      const until = Date.now() + 150;
       while (Date.now() < until) {
         /* busy */
       }
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    }, 50);
+    let res: Awaited<ReturnType<typeof get>>;
+    try {
+      while ((server?.eventLoopLagMs() ?? 0) <= 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      res = await get('/-/liveness');
+    } finally {
+      clearInterval(stall);
     }
-    const res = await get('/-/liveness');
     expect(res.status).toBe(503);
     expect(String(res.body.reason)).toMatch(/event loop lag/);
   });
