@@ -516,13 +516,13 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
    */
   async #awaitResultBacklog(): Promise<void> {
     const bound = this.#concurrency.uptime + this.#concurrency.heavy;
-    if (this.#deliverer.pending < bound) return;
+    if (this.#deliverer.backlog < bound) return;
     this.#waitingForResults = true;
     this.emit('waiting-for-results', { pending: this.#deliverer.pending });
     const done = new AbortController();
     const signal = AbortSignal.any([this.#stopController.signal, done.signal]);
     try {
-      while (!this.#stopping && this.#deliverer.pending >= bound) {
+      while (!this.#stopping && this.#deliverer.backlog >= bound) {
         // Each of these takes a result off the in-memory list.
         await Promise.race(
           ['result-delivered', 'result-spooled', 'result-rejected'].map((e) => once(this, e, { signal })),

@@ -45,7 +45,7 @@ export const LIVE_UPLOADS = 8;
  * small share of the time a result may take to be stored, and enough to gather several at a
  * busy agent's rate.
  */
-export const GATHER_MS = 10;
+export const GATHER_MS = 50;
 
 export class ResultDeliverer extends EventEmitter {
   readonly #sender: ResultSender;
@@ -75,6 +75,16 @@ export class ResultDeliverer extends EventEmitter {
   /** Results waiting in memory (not yet on disk). */
   get pending(): number {
     return this.#pending.length;
+  }
+
+  /**
+   * Results in memory that cannot leave now: all of them while every upload slot is taken, else
+   * those beyond the one batch still gathering (it leaves within GATHER_MS). The daemon's
+   * backpressure counts these: a batch gathering is on its way, not a backlog.
+   */
+  get backlog(): number {
+    const n = this.#pending.length;
+    return this.#inFlight.size >= LIVE_UPLOADS ? n : Math.max(0, n - this.#sender.batchMax);
   }
 
   /** Results the service refused for good (4xx other than 401), dropped after an error log. */
