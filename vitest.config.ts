@@ -28,6 +28,9 @@ export default defineConfig({
     // know the run tested something: it must be the log's last line.
     reporters: [process.env.CI ? 'dot' : 'default', './test/support/closing-line-reporter.ts'],
     hookTimeout: 30_000,
+    // expect.poll waits for an event (a page refreshing itself, a delivery landing); its default of 1 s
+    // is a quiet machine's figure, and a busy CI machine misses it.
+    expect: { poll: { timeout: 10_000 } },
     projects: [
       {
         extends: true,
