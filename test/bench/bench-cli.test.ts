@@ -26,59 +26,57 @@ async function bench(
   }
 }
 
+/** Runs the benchmark CLI and expects it to refuse with exit 2, its stderr naming each of `named`. */
+async function refused(args: string[], named: string[], env: Record<string, string> = {}) {
+  const r = await bench(args, env);
+  expect(r.code).toBe(2);
+  for (const text of named) expect(r.stderr).toContain(text);
+  return r;
+}
+
 describe('npm run bench', () => {
   it('stops with exit 2, naming the missing Debian packages and how to install them, before building anything', {
     timeout: 300_000,
   }, async () => {
-    const r = await bench(['api', '--concurrency', '1', '--duration', '1'], { PATH: emptyBin });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('prometheus-blackbox-exporter');
-    expect(r.stderr).toContain('apt-get install -y');
-    expect(r.stderr).toContain('wrk');
+    const r = await refused(
+      ['api', '--concurrency', '1', '--duration', '1'],
+      ['prometheus-blackbox-exporter', 'apt-get install -y', 'wrk'],
+      { PATH: emptyBin },
+    );
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.stdout).toBe('');
   });
 
   it("prometheus: stops with exit 2 naming Debian's prometheus when it is not installed", async () => {
-    const r = await bench(['prometheus', '--steps', '200,400', '--window', '30'], { PATH: emptyBin });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('apt-get install -y prometheus');
+    const r = await refused(['prometheus', '--steps', '200,400', '--window', '30'], ['apt-get install -y prometheus'], {
+      PATH: emptyBin,
+    });
     expect(r.stdout).toBe('');
   });
 
   it('prometheus: refuses steps that do not rise, and a window shorter than two intervals, with exit 2', async () => {
-    const steps = await bench(['prometheus', '--steps', '400,200']);
-    expect(steps.code).toBe(2);
-    expect(steps.stderr).toContain('--steps "400,200"');
-    const window = await bench(['prometheus', '--window', '5']);
-    expect(window.code).toBe(2);
-    expect(window.stderr).toContain('--window 5');
+    await refused(['prometheus', '--steps', '400,200'], ['--steps "400,200"']);
+    await refused(['prometheus', '--window', '5'], ['--window 5']);
   });
 
   it('refuses a flag that is not a positive number with exit 2, naming the flag', async () => {
-    const r = await bench(['scrub', '--mb', '0']);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--mb');
+    const r = await refused(['scrub', '--mb', '0'], ['--mb']);
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('refuses an unknown flag with exit 2', async () => {
-    const r = await bench(['scrub', '--megabytes', '1']);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--megabytes');
+    await refused(['scrub', '--megabytes', '1'], ['--megabytes']);
   });
 
   it('stops with exit 2 when the runtime a benchmark needs is not installed, saying how to install it', async () => {
-    const r = await bench(['sandbox', '--runs', '1', '--runtime', '1999.01']);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('runtime 1999.01 is not installed');
-    expect(r.stderr).toContain('npm run runtimes:install');
+    await refused(
+      ['sandbox', '--runs', '1', '--runtime', '1999.01'],
+      ['runtime 1999.01 is not installed', 'npm run runtimes:install'],
+    );
   });
 
   it('refuses --runs that is not a positive whole number with exit 2', async () => {
-    const r = await bench(['sandbox', '--runs', 'many']);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--runs');
+    await refused(['sandbox', '--runs', 'many'], ['--runs']);
   });
 
   it('records the machine and its load average, at start and at end, in every JSON line', async () => {

@@ -749,28 +749,25 @@ describe('contract: responses match the reference schemas', () => {
       body: { name: 'Badged group' },
     });
     const query = '?style=for-the-badge&theme=dark&responseTime=true';
-    await expectContract('GET', '/v1/badges/checks/{checkId}', 200, {
-      params: { checkId: check.id },
-      query,
-      auth: false,
-    });
-    await expectContract('GET', '/v1/badges/checks/{checkId}', 400, {
-      params: { checkId: check.id },
-      query: '?style=round',
-      auth: false,
-    });
-    await expectContract('GET', '/v1/badges/checks/{checkId}', 404, { params: { checkId: UNKNOWN_UUID }, auth: false });
-    await expectContract('GET', '/v1/badges/groups/{groupId}', 200, {
-      params: { groupId: group.id },
-      query,
-      auth: false,
-    });
-    await expectContract('GET', '/v1/badges/groups/{groupId}', 400, {
-      params: { groupId: group.id },
-      query: '?theme=blue',
-      auth: false,
-    });
-    await expectContract('GET', '/v1/badges/groups/{groupId}', 404, { params: { groupId: 999999 }, auth: false });
+    const badges: Array<{ path: string; params: Call['params']; badQuery: string; unknown: Call['params'] }> = [
+      {
+        path: '/v1/badges/checks/{checkId}',
+        params: { checkId: check.id },
+        badQuery: '?style=round',
+        unknown: { checkId: UNKNOWN_UUID },
+      },
+      {
+        path: '/v1/badges/groups/{groupId}',
+        params: { groupId: group.id },
+        badQuery: '?theme=blue',
+        unknown: { groupId: 999999 },
+      },
+    ];
+    for (const badge of badges) {
+      await expectContract('GET', badge.path, 200, { params: badge.params, query, auth: false });
+      await expectContract('GET', badge.path, 400, { params: badge.params, query: badge.badQuery, auth: false });
+      await expectContract('GET', badge.path, 404, { params: badge.unknown, auth: false });
+    }
   });
 
   it('reads for tools written for the reference: locations, runtimes and v2 checks', async () => {

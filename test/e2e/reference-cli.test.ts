@@ -41,8 +41,8 @@ async function ok(...args: string[]): Promise<string> {
 }
 
 /**
- * Independent reads, two at a time: side by side they take half as long, but more than two CLI
- * processes at once on a 2-core CI machine only slow each other (each spends about a second starting).
+ * Independent reads, two at a time: side by side they finish sooner, but more CLI processes at once
+ * than a 2-core CI machine has cores only slow each other (each spends a while starting).
  */
 async function inPairs(commands: string[][]): Promise<string[]> {
   const out: string[] = [];
@@ -90,7 +90,23 @@ async function locationAgent(slugName: string) {
   };
 }
 
-/** A CLI command takes about 1 s on a quiet machine; the generous bound is for loaded ones. */
+/**
+ * A daily API check at a new location `slugName`, with the location's agent, which has answered the
+ * run a new check gets at once (the scheduler's): only the runs the test's CLI commands start come next.
+ */
+async function answeredCheckAt(slugName: string, name: string, url: string) {
+  const agent = await locationAgent(slugName);
+  const check = await call<{ id: string }>('POST', '/v1/checks/api', {
+    name,
+    frequency: 1440,
+    request: { method: 'GET', url },
+    privateLocations: [slugName],
+  });
+  await agent.answer(check.id);
+  return { agent, check };
+}
+
+/** A generous bound: on a loaded machine each CLI process is slow to start. */
 const SLOW = 300_000;
 
 beforeAll(async () => {
@@ -222,15 +238,7 @@ describe('the reference CLI against the service', () => {
   it(
     'runs a check now and waits for the verdict its location’s agent reports',
     async () => {
-      const agent = await locationAgent('lab');
-      const login = await call<{ id: string }>('POST', '/v1/checks/api', {
-        name: 'Login',
-        frequency: 1440,
-        request: { method: 'GET', url: 'https://example.test/login' },
-        privateLocations: ['lab'],
-      });
-      // A new check runs once at once (the scheduler); only the CLI's runs come after it.
-      await agent.answer(login.id);
+      const { agent, check: login } = await answeredCheckAt('lab', 'Login', 'https://example.test/login');
 
       const passing = runCli(target, ['checks', 'run', '--check-id', login.id]);
       await agent.answer(login.id);
@@ -256,14 +264,7 @@ describe('the reference CLI against the service', () => {
   it(
     'gives up at its --timeout on the service’s 408s, and says when no check matches',
     async () => {
-      const agent = await locationAgent('annex');
-      const report = await call<{ id: string }>('POST', '/v1/checks/api', {
-        name: 'Report',
-        frequency: 1440,
-        request: { method: 'GET', url: 'https://example.test/report' },
-        privateLocations: ['annex'],
-      });
-      await agent.answer(report.id);
+      const { agent, check: report } = await answeredCheckAt('annex', 'Report', 'https://example.test/report');
       // No agent answers within the second: the completion request ends in 408 and the CLI stops waiting.
       const [waited, none] = await Promise.all([
         runCli(target, ['checks', 'run', '--check-id', report.id, '--timeout', '1']),

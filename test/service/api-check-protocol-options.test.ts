@@ -4,41 +4,36 @@
  * assertion sources HTTP_VERSION, TLS_VERSION and SSL_CERTIFICATE_DAYS_REMAINING, each a 400 naming
  * the field when it cannot work, and carried into the job the agent runs.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
-import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
-
-let api: TestApi;
-let acme: TestAccount;
-let globex: TestAccount;
-beforeEach(async () => {
-  api = await startTestApi();
-  acme = await api.newAccount('Acme');
-  globex = await api.newAccount('Globex');
-});
-afterEach(async () => {
-  await api.close();
-});
+import { json } from '../helpers/public-api.ts';
+import { apiTest } from '../support/api-test.ts';
 
 type CheckView = Record<string, unknown> & { id: string; request: Record<string, unknown> };
 const request = { method: 'GET', url: 'https://example.test/' };
 const assertion = (source: string, comparison: string, target = '') => ({ source, comparison, property: '', target });
 
-async function create(body: object): Promise<CheckView> {
-  const res = await api.request(acme, 'POST', '/v1/checks/api', body);
-  expect(res.statusCode, res.body).toBe(201);
-  return json<CheckView>(res);
-}
-
-async function definitionOf(id: string) {
-  const stored = await api.store.checks.get(acme.accountId, id);
-  const definition = stored && toCheckDefinition(stored);
-  if (!definition || !('request' in definition)) throw new Error('no API definition');
-  return definition.request as Record<string, unknown>;
-}
+/** apiTest with `create` (an API check as Acme, failing the test unless 201) and `definitionOf` (the request the agent gets). */
+const it = apiTest
+  .extend('create', ({ api, acme }) => async (body: object): Promise<CheckView> => {
+    const res = await api.request(acme, 'POST', '/v1/checks/api', body);
+    expect(res.statusCode, res.body).toBe(201);
+    return json<CheckView>(res);
+  })
+  .extend('definitionOf', ({ api, acme }) => async (id: string) => {
+    const stored = await api.store.checks.get(acme.accountId, id);
+    const definition = stored && toCheckDefinition(stored);
+    if (!definition || !('request' in definition)) throw new Error('no API definition');
+    return definition.request as Record<string, unknown>;
+  });
 
 describe('maxResponseBytes', () => {
-  it('is stored, returned and sent to the agent when set; absent otherwise', async () => {
+  it('is stored, returned and sent to the agent when set; absent otherwise', async ({
+    api,
+    acme,
+    create,
+    definitionOf,
+  }) => {
     const limited = await create({ name: 'Limited', request: { ...request, maxResponseBytes: 1_048_576 } });
     expect(limited.request.maxResponseBytes).toBe(1_048_576);
     expect(json<CheckView>(await api.request(acme, 'GET', `/v1/checks/${limited.id}`)).request.maxResponseBytes).toBe(
@@ -51,7 +46,7 @@ describe('maxResponseBytes', () => {
     expect(await definitionOf(plain.id)).not.toHaveProperty('maxResponseBytes');
   });
 
-  it('PUT can set it and clear it with null', async () => {
+  it('PUT can set it and clear it with null', async ({ api, acme, create, definitionOf }) => {
     const check = await create({ name: 'Limited', request });
     const set = await api.request(acme, 'PUT', `/v1/checks/api/${check.id}`, {
       request: { ...request, maxResponseBytes: 2048 },
@@ -71,12 +66,12 @@ describe('maxResponseBytes', () => {
     expect(await definitionOf(check.id)).not.toHaveProperty('maxResponseBytes');
   });
 
-  it.each([
+  it.for([
     [0, 'body/request/maxResponseBytes must be >= 1'],
     [16 * 1024 * 1024 + 1, 'body/request/maxResponseBytes must be <= 16777216'],
     [1.5, 'body/request/maxResponseBytes must be integer'],
     ['big', 'body/request/maxResponseBytes must be integer'],
-  ])('answers 400 naming the field for %j', async (value, message) => {
+  ])('answers 400 naming the field for %j', async ([value, message], { api, acme }) => {
     const res = await api.request(acme, 'POST', '/v1/checks/api', {
       name: 'x',
       request: { ...request, maxResponseBytes: value },
@@ -87,7 +82,10 @@ describe('maxResponseBytes', () => {
 });
 
 describe('protocol assertion sources', () => {
-  it('accepts them with their comparisons and targets, and sends them to the agent as written', async () => {
+  it('accepts them with their comparisons and targets, and sends them to the agent as written', async ({
+    create,
+    definitionOf,
+  }) => {
     const assertions = [
       assertion('HTTP_VERSION', 'EQUALS', '2'),
       assertion('HTTP_VERSION', 'GREATER_THAN', 'HTTP/1.1'),
@@ -102,7 +100,7 @@ describe('protocol assertion sources', () => {
     expect((await definitionOf(check.id)).assertions).toEqual(assertions.map((a) => ({ ...a, regex: null })));
   });
 
-  it.each([
+  it.for<[ReturnType<typeof assertion>, RegExp]>([
     [
       assertion('HTTP_VERSIONS', 'EQUALS', '2'),
       /^body\/request\/assertions\/0\/source must be one of .*HTTP_VERSION, TLS_VERSION, SSL_CERTIFICATE_DAYS_REMAINING/,
@@ -131,7 +129,7 @@ describe('protocol assertion sources', () => {
       assertion('SSL_CERTIFICATE_DAYS_REMAINING', 'EQUALS', ''),
       /^body\/request\/assertions\/0\/target must be a whole number of days/,
     ],
-  ])('answers 400 naming the field for %j', async (bad, message) => {
+  ])('answers 400 naming the field for %j', async ([bad, message], { api, acme }) => {
     const res = await api.request(acme, 'POST', '/v1/checks/api', {
       name: 'x',
       request: { ...request, assertions: [bad] },
@@ -141,7 +139,7 @@ describe('protocol assertion sources', () => {
     expect(api.hookCalls).toEqual([]);
   });
 
-  it('PUT validates them too, naming the index', async () => {
+  it('PUT validates them too, naming the index', async ({ api, acme, create }) => {
     const check = await create({ name: 'Protocol', request });
     const assertions = [assertion('STATUS_CODE', 'EQUALS', '200'), assertion('TLS_VERSION', 'CONTAINS', '1.3')];
     const res = await api.request(acme, 'PUT', `/v1/checks/api/${check.id}`, { request: { ...request, assertions } });
@@ -149,13 +147,13 @@ describe('protocol assertion sources', () => {
     expect(json(res).message).toMatch(/^body\/request\/assertions\/1\/comparison /);
   });
 
-  it('another account sees neither the check nor its options', async () => {
+  it('another account sees neither the check nor its options', async ({ api, other, create, definitionOf }) => {
     const check = await create({
       name: 'Mine',
       request: { ...request, maxResponseBytes: 4096, assertions: [assertion('HTTP_VERSION', 'EQUALS', '2')] },
     });
-    expect((await api.request(globex, 'GET', `/v1/checks/${check.id}`)).statusCode).toBe(404);
-    const put = await api.request(globex, 'PUT', `/v1/checks/api/${check.id}`, {
+    expect((await api.request(other, 'GET', `/v1/checks/${check.id}`)).statusCode).toBe(404);
+    const put = await api.request(other, 'PUT', `/v1/checks/api/${check.id}`, {
       request: { ...request, maxResponseBytes: 1 },
     });
     expect(put.statusCode).toBe(404);

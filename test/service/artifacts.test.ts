@@ -354,6 +354,9 @@ describe('a body longer than upload-length', () => {
     'x-artifact-kind': 'log',
     'x-artifact-sha256': sha(declared),
   });
+  /** Starts the upload of the run's run.log as `declared`, sending `body` (chunked when given in parts). */
+  const startRunLog = (t: ArtifactTenant, runId: string, body: Buffer | string[]) =>
+    rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/run.log`, startHeaders(t), body);
   const head = async (t: ArtifactTenant, runId: string) => {
     const res = await fetch(`${h.url}/agent/v1/runs/${runId}/artifacts/run.log`, {
       method: 'HEAD',
@@ -367,12 +370,7 @@ describe('a body longer than upload-length', () => {
   it('PUT with content-length past upload-length: 413 naming upload-length; the declared bytes complete the artifact', async () => {
     const t = await h.tenant();
     const runId = await h.run(t);
-    const res = await rawRequest(
-      'PUT',
-      `/agent/v1/runs/${runId}/artifacts/run.log`,
-      startHeaders(t),
-      Buffer.concat([declared, Buffer.from(' AND MORE')]),
-    );
+    const res = await startRunLog(t, runId, Buffer.concat([declared, Buffer.from(' AND MORE')]));
     expect(res.status, res.body).toBe(413);
     expect((JSON.parse(res.body) as { message: string }).message).toMatch(
       new RegExp(`body runs past upload-length ${declared.length}.*artifact is complete`),
@@ -389,7 +387,7 @@ describe('a body longer than upload-length', () => {
   it('a chunked PUT whose chunks run past upload-length: the same 413, the artifact complete', async () => {
     const t = await h.tenant();
     const runId = await h.run(t);
-    const res = await rawRequest('PUT', `/agent/v1/runs/${runId}/artifacts/run.log`, startHeaders(t), [
+    const res = await startRunLog(t, runId, [
       declared.toString(),
       ...Array.from({ length: 16 }, () => 'x'.repeat(256 * 1024)),
     ]);
@@ -401,12 +399,7 @@ describe('a body longer than upload-length', () => {
   it('a PATCH that runs past upload-length completes the artifact with the bytes up to it', async () => {
     const t = await h.tenant();
     const runId = await h.run(t);
-    const first = await rawRequest(
-      'PUT',
-      `/agent/v1/runs/${runId}/artifacts/run.log`,
-      startHeaders(t),
-      declared.subarray(0, 10),
-    );
+    const first = await startRunLog(t, runId, declared.subarray(0, 10));
     expect(JSON.parse(first.body)).toMatchObject({ received: 10, complete: false });
     const res = await rawRequest(
       'PATCH',
@@ -423,12 +416,7 @@ describe('a body longer than upload-length', () => {
     const t = await h.tenant();
     const runId = await h.run(t);
     const wrong = Buffer.from('other bytes, same length as declared').subarray(0, declared.length);
-    const res = await rawRequest(
-      'PUT',
-      `/agent/v1/runs/${runId}/artifacts/run.log`,
-      startHeaders(t),
-      Buffer.concat([wrong, Buffer.from('!!')]),
-    );
+    const res = await startRunLog(t, runId, Buffer.concat([wrong, Buffer.from('!!')]));
     expect(res.status, res.body).toBe(413);
     expect((JSON.parse(res.body) as { message: string }).message).toMatch(
       /do not match the declared SHA-256.*start it again with PUT/,

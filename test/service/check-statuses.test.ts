@@ -70,17 +70,25 @@ async function alertTypes(checkId: string): Promise<string[]> {
   return (res.json() as Array<{ alertType: string }>).map((a) => a.alertType).reverse();
 }
 
+/** The tenant's check "Homepage" (of a closed port), escalating by its own `alertSettings`; `more` adds to its body. */
+function homepageCheck(alertSettings: object, more: object = {}): Promise<StoredCheck> {
+  return h.check(tenant, {
+    body: {
+      name: 'Homepage',
+      request: { method: 'GET', url: 'http://127.0.0.1:9/' },
+      alertSettings,
+      useGlobalAlertSettings: false,
+      ...more,
+    },
+  });
+}
+
 describe('check statuses and alerts through the dispatcher', () => {
   it('raises exactly one failure alert after failedRunThreshold failed runs and one recovery alert; ATTEMPTs and infrastructure errors count for nothing', async () => {
-    const check = await h.check(tenant, {
-      body: {
-        name: 'Homepage',
-        request: { method: 'GET', url: 'http://127.0.0.1:9/' },
-        alertSettings: { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } },
-        useGlobalAlertSettings: false,
-        retryStrategy: { type: 'FIXED', baseBackoffSeconds: 10, maxRetries: 1, sameRegion: true },
-      },
-    });
+    const check = await homepageCheck(
+      { escalationType: 'RUN_BASED', runBasedEscalation: { failedRunThreshold: 2 } },
+      { retryStrategy: { type: 'FIXED', baseBackoffSeconds: 10, maxRetries: 1, sameRegion: true } },
+    );
     // Run 1: a failed try (stored as ATTEMPT, retried) and its failed retry (FINAL): one failed run.
     await runOnce(check, failed, failed);
     const results = await h.store.results.list(tenant.accountId, check.id, { limit: 10, resultType: 'ALL' });
@@ -171,13 +179,9 @@ describe('check statuses and alerts through the dispatcher', () => {
   });
 
   it("TIME_BASED: alerts once the check has failed for minutesFailingThreshold by the dispatcher's clock", async () => {
-    const check = await h.check(tenant, {
-      body: {
-        name: 'Homepage',
-        request: { method: 'GET', url: 'http://127.0.0.1:9/' },
-        alertSettings: { escalationType: 'TIME_BASED', timeBasedEscalation: { minutesFailingThreshold: 5 } },
-        useGlobalAlertSettings: false,
-      },
+    const check = await homepageCheck({
+      escalationType: 'TIME_BASED',
+      timeBasedEscalation: { minutesFailingThreshold: 5 },
     });
     // Each runOnce moves the clock 70 s on: the fifth failing result is 4 min 40 s after the first, the sixth 5 min 50 s.
     for (let minute = 0; minute < 5; minute++) await runOnce(check, failed);
@@ -199,15 +203,7 @@ describe('check statuses and alerts through the dispatcher', () => {
         useGlobalAlertSettings: false,
       } as never,
     });
-    const check = await h.check(tenant, {
-      body: {
-        name: 'Homepage',
-        request: { method: 'GET', url: 'http://127.0.0.1:9/' },
-        groupId: group.id,
-        alertSettings: { runBasedEscalation: { failedRunThreshold: 5 } },
-        useGlobalAlertSettings: false,
-      },
-    });
+    const check = await homepageCheck({ runBasedEscalation: { failedRunThreshold: 5 } }, { groupId: group.id });
     await runOnce(check, failed);
     expect(await alertTypes(check.id)).toEqual(['ALERT_FAILURE']);
   });

@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import { toCheckDefinition } from '../../src/service/checks/definition.ts';
 import { first, json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
 import { checkDefaults, type CheckView, checksTest as it } from '../support/api-test.ts';
+import { expectChecksHiddenFrom } from '../support/checks-of-another-account.ts';
 
 const tcpMinimal = { name: 'Postgres port', request: { hostname: 'db.example.test', port: 5432 } };
 const dnsMinimal = { name: 'Apex A', request: { query: 'example.test', recordType: 'A' } };
@@ -449,17 +450,11 @@ describe('all types together', () => {
     createCheck,
   }) => {
     const { tcp, dns, icmp } = await oneOfEachType(createCheck);
-    const notFound = { statusCode: 404, error: 'Not Found', message: 'Check not found' };
-    for (const [path, id] of [
+    await expectChecksHiddenFrom(api, other, [
       ['tcp', tcp.id],
       ['dns', dns.id],
       ['icmp', icmp.id],
-    ] as const) {
-      const put = await api.request(other, 'PUT', `/v1/checks/${path}/${id}`, { name: 'stolen' });
-      expect([put.statusCode, json(put)]).toEqual([404, notFound]);
-      expect((await api.request(other, 'GET', `/v1/checks/${id}`)).statusCode).toBe(404);
-      expect((await api.request(other, 'DELETE', `/v1/checks/${id}`)).statusCode).toBe(404);
-    }
+    ]);
     const wrongType = await api.request(acme, 'PUT', `/v1/checks/dns/${tcp.id}`, { name: 'x' });
     expect(wrongType.statusCode).toBe(404);
     expect(json(await api.request(other, 'GET', '/v1/checks'))).toEqual([]);

@@ -10,6 +10,7 @@ import type { SslCheckResult } from '../../src/shared/checks/monitors.ts';
 import type { RunResult } from '../../src/shared/protocol.ts';
 import { first, json, type TestAccount, type TestApi } from '../helpers/public-api.ts';
 import { type CheckView, checksTest as it } from '../support/api-test.ts';
+import { expectChecksHiddenFrom } from '../support/checks-of-another-account.ts';
 
 /** The reference's SSL baseline defaults, written out: the tests pin them, not the constant src uses. */
 const BASELINE_DEFAULTS = {
@@ -349,16 +350,10 @@ describe('both types beside the others', () => {
   }) => {
     const url = await createCheck('/v1/checks/url', urlMinimal);
     const ssl = await createCheck('/v1/checks/ssl', sslMinimal);
-    const notFound = { statusCode: 404, error: 'Not Found', message: 'Check not found' };
-    for (const [path, id] of [
+    await expectChecksHiddenFrom(api, other, [
       ['url', url.id],
       ['ssl', ssl.id],
-    ] as const) {
-      const put = await api.request(other, 'PUT', `/v1/checks/${path}/${id}`, { name: 'stolen' });
-      expect([put.statusCode, json(put)]).toEqual([404, notFound]);
-      expect((await api.request(other, 'GET', `/v1/checks/${id}`)).statusCode).toBe(404);
-      expect((await api.request(other, 'DELETE', `/v1/checks/${id}`)).statusCode).toBe(404);
-    }
+    ]);
     expect(json(await api.request(other, 'GET', '/v1/checks'))).toEqual([]);
     expect((await api.request(acme, 'PUT', `/v1/checks/ssl/${url.id}`, { name: 'x' })).statusCode).toBe(404);
     expect((await api.request(acme, 'PUT', `/v1/checks/url/${ssl.id}`, { name: 'x' })).statusCode).toBe(404);

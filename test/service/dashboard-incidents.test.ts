@@ -1,5 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { json, startTestApi, type TestAccount, type TestApi } from '../helpers/public-api.ts';
+import { describe, expect } from 'vitest';
+import { json } from '../helpers/public-api.ts';
+import { apiTest } from '../support/api-test.ts';
 
 interface UpdateView {
   id: string;
@@ -21,31 +22,24 @@ interface IncidentView {
   incidentUpdates?: UpdateView[];
 }
 
-describe('dashboard incidents (/v1/incidents)', () => {
-  let api: TestApi;
-  let acme: TestAccount;
-  let other: TestAccount;
-  let dashboardId: number;
-  beforeEach(async () => {
-    api = await startTestApi();
-    acme = await api.newAccount('Acme');
-    other = await api.newAccount('Other');
-    const d = await api.app.inject({
-      method: 'POST',
-      url: '/v1/dashboards',
-      headers: acme.headers,
-      payload: { header: 'Acme' },
-    });
-    dashboardId = json<{ id: number }>(d).id;
-  });
-  afterEach(async () => {
-    await api.close();
-  });
+const firstUpdate = [{ status: 'INVESTIGATING', description: 'Elevated errors on checkout' }];
 
-  const firstUpdate = [{ status: 'INVESTIGATING', description: 'Elevated errors on checkout' }];
-  const create = (payload: Record<string, unknown>, account = acme) =>
-    api.app.inject({ method: 'POST', url: '/v1/incidents', headers: account.headers, payload });
-  const createOk = async (payload: Record<string, unknown> = {}) => {
+/**
+ * apiTest with Acme's dashboard made before every test, `create` (POST /v1/incidents as Acme unless
+ * told) and `createOk` (an incident "Checkout down" on the dashboard, failing the test unless 200).
+ */
+const it = apiTest
+  .extend('dashboardId', { auto: true }, async ({ api, acme }) => {
+    const d = await api.request(acme, 'POST', '/v1/dashboards', { header: 'Acme' });
+    return json<{ id: number }>(d).id;
+  })
+  .extend(
+    'create',
+    ({ api, acme }) =>
+      (payload: Record<string, unknown>, account = acme) =>
+        api.request(account, 'POST', '/v1/incidents', payload),
+  )
+  .extend('createOk', ({ create, dashboardId }) => async (payload: Record<string, unknown> = {}) => {
     const res = await create({
       name: 'Checkout down',
       impact: 'MAJOR',
@@ -55,9 +49,13 @@ describe('dashboard incidents (/v1/incidents)', () => {
     });
     expect(res.statusCode, res.body).toBe(200);
     return json<IncidentView>(res);
-  };
+  });
 
-  it('creates an incident with exactly one update; startedAt defaults to the time of the request', async () => {
+describe('dashboard incidents (/v1/incidents)', () => {
+  it('creates an incident with exactly one update; startedAt defaults to the time of the request', async ({
+    dashboardId,
+    createOk,
+  }) => {
     const before = Date.now();
     const incident = await createOk();
     expect(incident).toMatchObject({
@@ -80,7 +78,7 @@ describe('dashboard incidents (/v1/incidents)', () => {
     ]);
   });
 
-  it('refuses bad bodies with a 400 that names the field', async () => {
+  it('refuses bad bodies with a 400 that names the field', async ({ dashboardId, create }) => {
     const base = { name: 'x', impact: 'MINOR', dashboardId, incidentUpdates: firstUpdate };
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ incidentUpdates: [] }, /body\/incidentUpdates must NOT have fewer than 1 items/],
@@ -101,7 +99,7 @@ describe('dashboard incidents (/v1/incidents)', () => {
     }
   });
 
-  it('refuses another account’s dashboard without revealing it exists', async () => {
+  it('refuses another account’s dashboard without revealing it exists', async ({ other, dashboardId, create }) => {
     const res = await create({ name: 'x', impact: 'MINOR', dashboardId, incidentUpdates: firstUpdate }, other);
     expect(res.statusCode).toBe(400);
     expect(json(res).message).toBe(`body/dashboardId: no dashboard with id ${dashboardId} in this account`);
@@ -109,13 +107,15 @@ describe('dashboard incidents (/v1/incidents)', () => {
     expect(json(unknown).message).toBe('body/dashboardId: no dashboard with id 987654 in this account');
   });
 
-  it('reads the latest update by default and all of them, newest first, with includeAllIncidentUpdates', async () => {
+  it('reads the latest update by default and all of them, newest first, with includeAllIncidentUpdates', async ({
+    api,
+    acme,
+    createOk,
+  }) => {
     const incident = await createOk();
-    const add = await api.app.inject({
-      method: 'POST',
-      url: `/v1/incidents/${incident.id}/updates`,
-      headers: acme.headers,
-      payload: { status: 'RESOLVED', description: 'Fixed' },
+    const add = await api.request(acme, 'POST', `/v1/incidents/${incident.id}/updates`, {
+      status: 'RESOLVED',
+      description: 'Fixed',
     });
     expect(add.statusCode, add.body).toBe(201);
     expect(json<UpdateView>(add)).toMatchObject({
@@ -125,25 +125,22 @@ describe('dashboard incidents (/v1/incidents)', () => {
       updated_at: null,
     });
 
-    const latest = json<IncidentView>(
-      await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers }),
-    );
+    const latest = json<IncidentView>(await api.request(acme, 'GET', `/v1/incidents/${incident.id}`));
     expect(latest.incidentUpdates?.map((u) => u.status)).toEqual(['RESOLVED']);
-    const all = await api.app.inject({
-      method: 'GET',
-      url: `/v1/incidents/${incident.id}?includeAllIncidentUpdates=true`,
-      headers: acme.headers,
-    });
+    const all = await api.request(acme, 'GET', `/v1/incidents/${incident.id}?includeAllIncidentUpdates=true`);
     expect(json<IncidentView>(all).incidentUpdates?.map((u) => u.status)).toEqual(['RESOLVED', 'INVESTIGATING']);
   });
 
-  it('updates the incident (without its updates in the response) and edits and deletes updates', async () => {
+  it('updates the incident (without its updates in the response) and edits and deletes updates', async ({
+    api,
+    acme,
+    createOk,
+  }) => {
     const incident = await createOk();
-    const put = await api.app.inject({
-      method: 'PUT',
-      url: `/v1/incidents/${incident.id}?probe=true`,
-      headers: acme.headers,
-      payload: { name: 'Checkout degraded', impact: 'MINOR', stoppedAt: '2099-01-01T00:00:00.000Z' },
+    const put = await api.request(acme, 'PUT', `/v1/incidents/${incident.id}?probe=true`, {
+      name: 'Checkout degraded',
+      impact: 'MINOR',
+      stoppedAt: '2099-01-01T00:00:00.000Z',
     });
     expect(put.statusCode, put.body).toBe(200);
     const updated = json<IncidentView>(put);
@@ -157,11 +154,8 @@ describe('dashboard incidents (/v1/incidents)', () => {
     expect(updated.incidentUpdates).toBeUndefined();
 
     const firstId = incident.incidentUpdates?.[0]?.id ?? '';
-    const edit = await api.app.inject({
-      method: 'PUT',
-      url: `/v1/incidents/${incident.id}/updates/${firstId}`,
-      headers: acme.headers,
-      payload: { description: 'Errors on checkout (EU only)' },
+    const edit = await api.request(acme, 'PUT', `/v1/incidents/${incident.id}/updates/${firstId}`, {
+      description: 'Errors on checkout (EU only)',
     });
     expect(edit.statusCode, edit.body).toBe(200);
     expect(json<UpdateView>(edit)).toMatchObject({
@@ -172,34 +166,25 @@ describe('dashboard incidents (/v1/incidents)', () => {
     });
 
     // The only update cannot go: an incident always has one.
-    const lonely = await api.app.inject({
-      method: 'DELETE',
-      url: `/v1/incidents/${incident.id}/updates/${firstId}`,
-      headers: acme.headers,
-    });
+    const lonely = await api.request(acme, 'DELETE', `/v1/incidents/${incident.id}/updates/${firstId}`);
     expect(lonely.statusCode).toBe(400);
     expect(json(lonely).message).toMatch(/at least one update/);
-    await api.app.inject({
-      method: 'POST',
-      url: `/v1/incidents/${incident.id}/updates`,
-      headers: acme.headers,
-      payload: { status: 'MONITORING', description: 'Watching' },
+    await api.request(acme, 'POST', `/v1/incidents/${incident.id}/updates`, {
+      status: 'MONITORING',
+      description: 'Watching',
     });
-    const del = await api.app.inject({
-      method: 'DELETE',
-      url: `/v1/incidents/${incident.id}/updates/${firstId}`,
-      headers: acme.headers,
-    });
+    const del = await api.request(acme, 'DELETE', `/v1/incidents/${incident.id}/updates/${firstId}`);
     expect(del.statusCode).toBe(204);
-    const again = await api.app.inject({
-      method: 'DELETE',
-      url: `/v1/incidents/${incident.id}/updates/${firstId}`,
-      headers: acme.headers,
-    });
+    const again = await api.request(acme, 'DELETE', `/v1/incidents/${incident.id}/updates/${firstId}`);
     expect(again.statusCode).toBe(404);
   });
 
-  it('is 404 for another account’s incident on every operation, and deleting removes it', async () => {
+  it('is 404 for another account’s incident on every operation, and deleting removes it', async ({
+    api,
+    acme,
+    other,
+    createOk,
+  }) => {
     const incident = await createOk();
     const updateId = incident.incidentUpdates?.[0]?.id ?? '';
     for (const [method, url, payload] of [
@@ -210,23 +195,16 @@ describe('dashboard incidents (/v1/incidents)', () => {
       ['PUT', `/v1/incidents/${incident.id}/updates/${updateId}`, { description: 'x' }],
       ['DELETE', `/v1/incidents/${incident.id}/updates/${updateId}`, undefined],
     ] as const) {
-      const res = await api.app.inject({ method, url, headers: other.headers, ...(payload ? { payload } : {}) });
+      const res = await api.request(other, method, url, payload);
       expect(res.statusCode, `${method} ${url}`).toBe(404);
     }
-    expect(
-      (await api.app.inject({ method: 'DELETE', url: `/v1/incidents/${incident.id}`, headers: acme.headers }))
-        .statusCode,
-    ).toBe(204);
-    expect(
-      (await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers })).statusCode,
-    ).toBe(404);
+    expect((await api.request(acme, 'DELETE', `/v1/incidents/${incident.id}`)).statusCode).toBe(204);
+    expect((await api.request(acme, 'GET', `/v1/incidents/${incident.id}`)).statusCode).toBe(404);
   });
 
-  it('goes with its dashboard when the dashboard is deleted', async () => {
+  it('goes with its dashboard when the dashboard is deleted', async ({ api, acme, dashboardId, createOk }) => {
     const incident = await createOk();
-    await api.app.inject({ method: 'DELETE', url: `/v1/dashboards/${dashboardId}`, headers: acme.headers });
-    expect(
-      (await api.app.inject({ method: 'GET', url: `/v1/incidents/${incident.id}`, headers: acme.headers })).statusCode,
-    ).toBe(404);
+    await api.request(acme, 'DELETE', `/v1/dashboards/${dashboardId}`);
+    expect((await api.request(acme, 'GET', `/v1/incidents/${incident.id}`)).statusCode).toBe(404);
   });
 });

@@ -3,34 +3,20 @@
  * email they get carries a working link), PENDING ones get an expiry, and queued deliveries keep
  * going out, now as 'incident' messages carrying their subscription's unsubscribe token.
  */
-import { rmSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SEALED_PREFIX } from '../../src/service/secrets/box.ts';
-import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
-import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { openDatabase } from '../../src/service/store/sqlite/db.ts';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
 import { hashLinkToken } from '../../src/service/subscriptions/tokens.ts';
-import { tempDataDir } from '../helpers/public-api.ts';
+import { sqliteDatabaseBefore, tempDataDirEachTest } from '../support/sqlite-before-migration.ts';
 
-let dataDir: string;
-beforeEach(() => {
-  dataDir = tempDataDir();
-});
-afterEach(() => {
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const currentDataDir = tempDataDirEachTest();
 
 const then = '2026-01-01T00:00:00.000Z';
 
 /** A database as versions before 017 left it: a verified and a pending subscriber, one delivery queued. */
-async function databaseBefore017(): Promise<void> {
-  const db = openDatabase(dataDir);
-  try {
-    await runMigrations(
-      new SqliteDatabase(db),
-      MIGRATIONS.filter((m) => m.version < 17),
-    );
+function databaseBefore017(): Promise<void> {
+  return sqliteDatabaseBefore(currentDataDir(), 17, (db) => {
     db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', then);
     db.prepare(
       `INSERT INTO status_pages (id, account_id, name, url, default_theme, created_at) VALUES ('page-1', 'acc-1', 'Acme', 'acme', 'AUTO', ?)`,
@@ -46,13 +32,12 @@ async function databaseBefore017(): Promise<void> {
          state, attempts, next_attempt_at, created_at) VALUES ('delivery-1', 'acc-1', 'update-1', 'sub-verified', 'EMAIL', 'ops@acme.test',
          'ops@acme.test', '{"incident":{"name":"Slow"}}', 'pending', 0, ?, ?)`,
     ).run(then, then);
-  } finally {
-    db.close();
-  }
+  });
 }
 
 describe('migration 017 (subscription links)', () => {
   it('gives existing subscriptions unsubscribe links, PENDING ones an expiry, and keeps queued deliveries', async () => {
+    const dataDir = currentDataDir();
     await databaseBefore017();
     const migratedAt = Date.now();
     let token = '';

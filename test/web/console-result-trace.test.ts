@@ -3,19 +3,19 @@
  * here with playwright-core against a loopback page and uploaded as the agent would) in the real
  * headless Chromium, under its own CSP while the result page keeps the strict one.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceViewerUrl } from '../../src/service/web/console/trace-viewer.ts';
 import type { BrowserCheckResult } from '../../src/shared/checks/types.ts';
 import type { ArtifactServiceHarness, ArtifactTenant } from '../helpers/artifact-service.ts';
-import { cspViolations, resultPageUrl, startResultPages } from '../helpers/console-results.ts';
-import { consoleCookieHeader, consoleSessionCookies } from '../helpers/console-session-cookies.ts';
-import { launchChromium, newContext, saveScreenshot, seriousA11yViolations } from '../support/web-browser.ts';
+import { cspViolations, resultPageUrl } from '../helpers/console-results.ts';
+import { consoleCookieHeader } from '../helpers/console-session-cookies.ts';
+import { openSignedIn, resultPagesInChromium, signedInContext } from '../support/console-result-pages.ts';
+import { saveScreenshot, seriousA11yViolations } from '../support/web-browser.ts';
 
 const SHOP = `<!doctype html><html lang="en"><title>Shop</title><h1>Shop</h1>
 <label>Email <input id="email"></label><button id="buy">Buy</button><p id="done" hidden>Thank you</p>
@@ -93,6 +93,7 @@ function failedScript(): BrowserCheckResult {
 }
 
 describe('trace viewer', () => {
+  const pages = resultPagesInChromium('outpost-trace-', 'BROWSER');
   let h: ArtifactServiceHarness;
   let browser: Browser;
   let shop: Shop;
@@ -101,11 +102,8 @@ describe('trace viewer', () => {
   let tmp: string;
 
   beforeAll(async () => {
-    tmp = mkdtempSync(path.join(tmpdir(), 'outpost-trace-'));
-    h = await startResultPages();
-    browser = await launchChromium();
+    ({ h, browser, owner, tmp } = pages);
     shop = await startShop();
-    owner = await h.tenant('Acme', 'BROWSER');
     const run = await h.run(owner);
     const trace = await recordTrace(browser, shop.url, path.join(tmp, 'trace.zip'));
     await h.upload(owner, run, { name: 'trace.zip', kind: 'trace', contentType: 'application/zip', bytes: trace });
@@ -121,18 +119,11 @@ describe('trace viewer', () => {
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await h?.close();
     await new Promise((resolve) => shop?.server.close(resolve));
-    rmSync(tmp, { recursive: true, force: true });
   });
 
   it("opens the result's trace in the trace viewer with its actions listed", async () => {
-    const context = await newContext(browser, 'light');
-    await context.addCookies(await consoleSessionCookies(h.url, owner));
-    const page: Page = await context.newPage();
-    const csp = cspViolations(page);
-    const resultResponse = await page.goto(resultPage);
+    const { context, page, response: resultResponse, violations: csp } = await openSignedIn(pages, owner, resultPage);
     expect(resultResponse?.headers()['content-security-policy']).not.toContain('worker-src');
     const errors = page.getByRole('region', { name: 'Errors' });
     expect(await errors.locator('strong').textContent()).toBe('TimeoutError: locator.click: Timeout 5000ms exceeded');
@@ -172,8 +163,7 @@ describe('trace viewer', () => {
   });
 
   it("opens an action's snapshot in the viewer's own window (its popout page), full size", async () => {
-    const context = await newContext(browser, 'light');
-    await context.addCookies(await consoleSessionCookies(h.url, owner));
+    const context = await signedInContext(pages, owner);
     const viewer = await context.newPage();
     await viewer.goto(`${h.url}${traceViewerUrl(new URL(`${resultPage}/artifacts/trace.zip`).pathname)}`);
     await viewer.getByRole('tabpanel', { name: 'Actions' }).getByRole('treeitem').first().waitFor();
@@ -194,8 +184,7 @@ describe('trace viewer', () => {
   });
 
   it('refuses to load a trace from another origin or a data: URL, which would run its snapshots on this origin', async () => {
-    const context = await newContext(browser, 'light');
-    await context.addCookies(await consoleSessionCookies(h.url, owner));
+    const context = await signedInContext(pages, owner);
     // The data: URL holds an empty zip: the fetch is what is refused, whatever the bytes.
     const hostile = [`${shop.url}trace.zip`, 'data:application/zip;base64,UEsFBgAAAAAAAAAAAAAAAAAAAAAAAA=='];
     for (const trace of hostile) {

@@ -4,12 +4,11 @@
  * result's artifacts; the 404 page for another account; axe; screenshots in both themes.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type {
   ApiCheckResult,
   BrowserCheckResult,
@@ -17,9 +16,10 @@ import type {
   TcpCheckResult,
 } from '../../src/shared/checks/types.ts';
 import type { ArtifactServiceHarness, ArtifactTenant } from '../helpers/artifact-service.ts';
-import { cspViolations, resultPageUrl, startResultPages } from '../helpers/console-results.ts';
-import { consoleCookieHeader, consoleSessionCookies } from '../helpers/console-session-cookies.ts';
-import { launchChromium, newContext, saveScreenshot, seriousA11yViolations } from '../support/web-browser.ts';
+import { resultPageUrl } from '../helpers/console-results.ts';
+import { consoleCookieHeader } from '../helpers/console-session-cookies.ts';
+import { openSignedIn, resultPagesInChromium } from '../support/console-result-pages.ts';
+import { saveScreenshot, seriousA11yViolations } from '../support/web-browser.ts';
 
 const BODY = `{"error":"maintenance"} BODY-START ${'a'.repeat(70_000)} BODY-END`;
 
@@ -110,6 +110,7 @@ async function textOf(page: Page, selector: string): Promise<string> {
 }
 
 describe('console result page', () => {
+  const pages = resultPagesInChromium('outpost-console-result-');
   let h: ArtifactServiceHarness;
   let browser: Browser;
   let owner: ArtifactTenant;
@@ -119,10 +120,7 @@ describe('console result page', () => {
   let tmp: string;
 
   beforeAll(async () => {
-    tmp = mkdtempSync(path.join(tmpdir(), 'outpost-console-result-'));
-    h = await startResultPages();
-    browser = await launchChromium();
-    owner = await h.tenant('Acme');
+    ({ h, browser, owner, tmp } = pages);
     const apiRun = await h.run(owner);
     const apiResultId = await h.submitResult(
       owner,
@@ -172,20 +170,8 @@ describe('console result page', () => {
     screenshotUrl = `${browserPage}/artifacts/checkout.png`;
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await h?.close();
-    rmSync(tmp, { recursive: true, force: true });
-  });
-
-  async function openAs(account: ArtifactTenant, url: string, scheme: 'light' | 'dark' = 'light') {
-    const context = await newContext(browser, scheme);
-    await context.addCookies(await consoleSessionCookies(h.url, account));
-    const page = await context.newPage();
-    const violations = cspViolations(page);
-    const response = await page.goto(url);
-    return { context, page, response, violations };
-  }
+  const openAs = (account: ArtifactTenant, url: string, scheme?: 'light' | 'dark') =>
+    openSignedIn(pages, account, url, scheme);
 
   it("shows an API result's verdict, location, agent, waterfall, assertions, headers, body and logs", async () => {
     const { context, page, response, violations } = await openAs(owner, apiPage);

@@ -2,31 +2,16 @@
  * Migration 016: incidents written before it get their start (the earliest public date of their
  * updates, or their creation when they have none), which the 90-day bars and the history read.
  */
-import { rmSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
-import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
-import { openDatabase } from '../../src/service/store/sqlite/db.ts';
+import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/service/store/sqlite/index.ts';
-import { tempDataDir } from '../helpers/public-api.ts';
+import { sqliteDatabaseBefore, tempDataDirEachTest } from '../support/sqlite-before-migration.ts';
 
-let dataDir: string;
-beforeEach(() => {
-  dataDir = tempDataDir();
-});
-afterEach(() => {
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const currentDataDir = tempDataDirEachTest();
 
 const created = '2026-11-20T09:00:00.000Z';
 
-async function databaseBefore016(): Promise<void> {
-  const db = openDatabase(dataDir);
-  try {
-    await runMigrations(
-      new SqliteDatabase(db),
-      MIGRATIONS.filter((m) => m.version < 16),
-    );
+function databaseBefore016(): Promise<void> {
+  return sqliteDatabaseBefore(currentDataDir(), 16, (db) => {
     db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('acc-1', 'Acme', created);
     db.prepare('INSERT INTO sp_services (id, account_id, name, created_at) VALUES (?, ?, ?, ?)').run(
       'svc-1',
@@ -47,15 +32,13 @@ async function databaseBefore016(): Promise<void> {
     }
     addUpdate.run('u-2', 'with-updates', '2026-11-03T10:00:00.000Z', created);
     addUpdate.run('u-1', 'with-updates', '2026-11-01T08:00:00.000Z', created);
-  } finally {
-    db.close();
-  }
+  });
 }
 
 describe('migration 016 (status page web)', () => {
   it('gives earlier incidents their start, so the history lists them by it', async () => {
     await databaseBefore016();
-    const store = await openSqliteStore(dataDir);
+    const store = await openSqliteStore(currentDataDir());
     try {
       const since = await store.statusPageReads.startedSince(
         { accountId: 'acc-1', serviceIds: ['svc-1'] },
