@@ -79,6 +79,22 @@ function interrupted(request: FastifyRequest, err: unknown): never {
   throw err;
 }
 
+/** Answers a PUT or PATCH with the upload's state once `read` has taken the body in. */
+async function answerBodyRead(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  read: () => Promise<ArtifactUploadStatus>,
+): Promise<ArtifactUploadStatus> {
+  let status: ArtifactUploadStatus;
+  try {
+    status = await read();
+  } catch (err) {
+    heldHeader(reply, err);
+    interrupted(request, err);
+  }
+  return answer(reply, status);
+}
+
 const uploadRoutes: FastifyPluginAsync<ArtifactApiOptions> = async (fastify, { artifacts, store }) => {
   fastify.addHook('onRequest', async (request) => {
     const match = request.headers.authorization ? /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization) : null;
@@ -107,27 +123,15 @@ const uploadRoutes: FastifyPluginAsync<ArtifactApiOptions> = async (fastify, { a
   fastify.put<{ Params: UploadParams }>(UPLOAD_PATH, async (request, reply) => {
     const { runId, name } = request.params;
     const upload = parseStartHeaders(request.headers, artifacts.config.maxBytes);
-    let status: ArtifactUploadStatus;
-    try {
-      status = await artifacts.start(locationOf(request), runId, name, upload, request.raw);
-    } catch (err) {
-      heldHeader(reply, err);
-      interrupted(request, err);
-    }
-    return answer(reply, status);
+    return answerBodyRead(request, reply, () => artifacts.start(locationOf(request), runId, name, upload, request.raw));
   });
 
   fastify.patch<{ Params: UploadParams }>(UPLOAD_PATH, async (request, reply) => {
     const { runId, name } = request.params;
     const offset = parseOffsetHeader(request.headers);
-    let status: ArtifactUploadStatus;
-    try {
-      status = await artifacts.append(locationOf(request), runId, name, offset, request.raw);
-    } catch (err) {
-      heldHeader(reply, err);
-      interrupted(request, err);
-    }
-    return answer(reply, status);
+    return answerBodyRead(request, reply, () =>
+      artifacts.append(locationOf(request), runId, name, offset, request.raw),
+    );
   });
 };
 

@@ -8,6 +8,7 @@
  * replica, a failed triggered run is retried as a scheduled one would be.
  */
 import { placementOf } from '../checks/group-of.ts';
+import { triggeredLocations } from './trigger-locations.ts';
 import { TriggerRunner } from './trigger-runner.ts';
 
 export interface TriggeredCheckRuns {
@@ -25,10 +26,9 @@ export class CheckTriggerRunner extends TriggerRunner<true> {
   async trigger(accountId: string, checkId: string): Promise<TriggeredCheckRuns | undefined> {
     const check = await this.store.checks.get(accountId, checkId);
     if (!check) return undefined;
-    const placement = await placementOf(this.store, check);
-    const runnable = check.checkType !== 'HEARTBEAT' && placement.activated && !this.open.stopped;
+    const locationIds = triggeredLocations(check, await placementOf(this.store, check));
     const runs: TriggeredCheckRuns['runs'] = [];
-    for (const locationId of runnable ? placement.locationIds : []) {
+    for (const locationId of this.open.stopped ? [] : locationIds) {
       const run = await this.enqueue(check, locationId, Date.now());
       this.open.add(run.runId, true);
       runs.push({ runId: run.runId, locationId });

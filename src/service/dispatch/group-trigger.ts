@@ -6,9 +6,9 @@
  * The batches live in memory: a service restart forgets the runs not yet enqueued (the open ones
  * still run). Runs of a trigger are not retried (see retries.ts), so a slot is never held by a chain.
  */
-import type { Placement } from '../checks/group-merge.ts';
 import { effectivePlacement } from '../checks/group-merge.ts';
 import type { StoredCheck } from '../store/store.ts';
+import { triggeredLocations } from './trigger-locations.ts';
 import { TriggerRunner } from './trigger-runner.ts';
 
 interface Item {
@@ -39,10 +39,9 @@ export class GroupTriggerRunner extends TriggerRunner<Batch> {
     const items: Item[] = [];
     for (const checkId of await this.store.checkGroups.memberIds(accountId, groupId)) {
       const check = await this.store.checks.get(accountId, checkId);
-      if (!check || check.checkType === 'HEARTBEAT') continue;
-      const placement: Placement = effectivePlacement(check, group);
-      if (!placement.activated) continue;
-      for (const locationId of placement.locationIds) items.push({ check, locationId });
+      if (!check) continue;
+      for (const locationId of triggeredLocations(check, effectivePlacement(check, group)))
+        items.push({ check, locationId });
     }
     const batch: Batch = { groupId, waiting: [...items], open: 0, concurrency: Math.max(1, group.concurrency) };
     this.log.info({ groupId, runs: items.length, concurrency: batch.concurrency }, 'check group triggered');

@@ -8,8 +8,9 @@
  * synchronous step, so nothing can slip in between).
  */
 import type { CheckClass, CheckType } from '../../shared/checks/types.ts';
+import { HeldRequests, type WaitOutcome } from './held-requests.ts';
 
-export type WaitOutcome = 'woken' | 'timeout' | 'aborted' | 'stopped';
+export type { WaitOutcome } from './held-requests.ts';
 
 /** What a held request can take: its agent's check types and its free slots per class. */
 export interface WaitFilter {
@@ -23,42 +24,32 @@ export interface Announced {
   checkClass: CheckClass;
 }
 
-interface Waiter {
-  filter: WaitFilter;
-  settle(outcome: WaitOutcome): void;
-}
-
 export class WaitList {
   readonly #versions = new Map<string, number>();
-  readonly #waiters = new Map<string, Set<Waiter>>();
+  readonly #held = new HeldRequests<WaitFilter>();
   /** Bumped by wakeAll: every location's version moves with it. */
   #epoch = 0;
-  #closed = false;
 
   version(locationId: string): number {
     return this.#epoch + (this.#versions.get(locationId) ?? 0);
   }
 
   get closed(): boolean {
-    return this.#closed;
+    return this.#held.closed;
   }
 
   /** Number of held requests (all locations), for tests and diagnostics. */
   get size(): number {
-    let n = 0;
-    for (const set of this.#waiters.values()) n += set.size;
-    return n;
+    return this.#held.size;
   }
 
   /** Announces runs that became claimable at a location and wakes the requests that could take one. */
   notify(locationId: string, runs: readonly Announced[]): void {
     if (runs.length === 0) return;
     this.#versions.set(locationId, (this.#versions.get(locationId) ?? 0) + 1);
-    const set = this.#waiters.get(locationId);
-    if (!set) return;
-    for (const waiter of set) {
-      const { checkTypes, slots } = waiter.filter;
-      if (runs.some((r) => checkTypes.has(r.checkType) && (slots[r.checkClass] ?? 0) > 0)) waiter.settle('woken');
+    for (const request of this.#held.at(locationId)) {
+      const { checkTypes, slots } = request.data;
+      if (runs.some((r) => checkTypes.has(r.checkType) && (slots[r.checkClass] ?? 0) > 0)) request.settle('woken');
     }
   }
 
@@ -67,29 +58,7 @@ export class WaitList {
    * version(locationId) still equals the version read before the failed claim.
    */
   wait(locationId: string, filter: WaitFilter, ms: number, signal?: AbortSignal): Promise<WaitOutcome> {
-    if (this.#closed) return Promise.resolve('stopped');
-    if (signal?.aborted) return Promise.resolve('aborted');
-    return new Promise<WaitOutcome>((resolve) => {
-      let set = this.#waiters.get(locationId);
-      if (!set) {
-        set = new Set();
-        this.#waiters.set(locationId, set);
-      }
-      const onAbort = (): void => waiter.settle('aborted');
-      const timer = setTimeout(() => waiter.settle('timeout'), ms);
-      const waiter: Waiter = {
-        filter,
-        settle: (outcome) => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          const current = this.#waiters.get(locationId);
-          if (current?.delete(waiter) && current.size === 0) this.#waiters.delete(locationId);
-          resolve(outcome);
-        },
-      };
-      set.add(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return this.#held.hold(locationId, filter, ms, signal);
   }
 
   /**
@@ -98,18 +67,16 @@ export class WaitList {
    */
   wakeAll(): void {
     this.#epoch += 1;
-    for (const set of [...this.#waiters.values()]) for (const waiter of [...set]) waiter.settle('woken');
+    this.#held.settleAll('woken');
   }
 
   /** Answers every held request (service shutdown) and refuses new ones. */
   close(): void {
-    this.#closed = true;
-    for (const set of [...this.#waiters.values()]) for (const waiter of [...set]) waiter.settle('stopped');
-    this.#waiters.clear();
+    this.#held.close();
   }
 
   /** Accepts waiters again after close (a stopped dispatcher that is started again). */
   reopen(): void {
-    this.#closed = false;
+    this.#held.reopen();
   }
 }

@@ -6,34 +6,27 @@
  */
 import type { LocationMetricsRepo, RunRepo } from '../store/dispatch-types.ts';
 import { oldestAgeSeconds } from './service-metrics.ts';
+import { RepeatingTask } from '../repeating-task.ts';
 import type { Log } from '../../shared/log.ts';
 
 export const SAMPLE_EVERY_MS = 60_000;
 /** The reference serves at most 15 days back. */
 export const LOCATION_METRICS_RETENTION_MS = 15 * 24 * 60 * 60_000;
 
-export class LocationMetricsSampler {
+export class LocationMetricsSampler extends RepeatingTask {
   readonly #runs: RunRepo;
   readonly #samples: LocationMetricsRepo;
   readonly #log: Pick<Log, 'error'>;
-  #timer: NodeJS.Timeout | undefined;
 
   constructor(opts: { runs: RunRepo; samples: LocationMetricsRepo; log: Pick<Log, 'error'> }) {
+    super(SAMPLE_EVERY_MS);
     this.#runs = opts.runs;
     this.#samples = opts.samples;
     this.#log = opts.log;
   }
 
-  start(): void {
-    if (this.#timer) return;
-    void this.sample();
-    this.#timer = setInterval(() => void this.sample(), SAMPLE_EVERY_MS);
-    this.#timer.unref();
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+  protected tick(): Promise<number> {
+    return this.sample();
   }
 
   /** Records the minute of `now` (tests pass the time); resolves to how many samples were recorded. */

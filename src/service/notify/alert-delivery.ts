@@ -13,9 +13,10 @@
 import type { AlertChannelDefinition } from '../alert-channels/channel-config.ts';
 import type { AlertNotificationRecord } from '../store/alert-notification-types.ts';
 import type { Store } from '../store/store.ts';
-import { afterAttempt, deliveryLeaseMs } from './attempts.ts';
+import { afterAttempt } from './attempts.ts';
 import type { AlertMessage, ChannelSender, ChannelSenders, SendContext, SendOutcome } from './channels/types.ts';
 import type { NotifyConfig } from './config.ts';
+import { leasedClaims } from './leased-claims.ts';
 import { PollingWorker } from './poll-loop.ts';
 import type { Log } from '../../shared/log.ts';
 
@@ -47,9 +48,7 @@ export class AlertDeliveryWorker extends PollingWorker<AlertNotificationRecord, 
   constructor(opts: AlertDeliveryOptions) {
     super({
       name: 'alert delivery',
-      claim: (limit) => opts.store.alertNotifications.claimDue(new Date(), limit, deliveryLeaseMs(opts.config)),
-      nextDueAt: () => opts.store.alertNotifications.nextDueAt(),
-      pollMs: opts.config.pollMs,
+      ...leasedClaims(opts.store.alertNotifications, opts.config),
       maxInFlight: IN_FLIGHT,
       log: opts.log,
     });

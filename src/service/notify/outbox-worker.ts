@@ -18,7 +18,8 @@ import type { NotifyConfig } from './config.ts';
 import type { ClosableMailTransport } from './channels/mail-transport.ts';
 import type { DeliveryOutcome } from './delivery.ts';
 import { createEmailSender, type EmailSender } from './email.ts';
-import { afterAttempt, deliveryLeaseMs, retryDelayMs } from './attempts.ts';
+import { afterAttempt, retryDelayMs } from './attempts.ts';
+import { leasedClaims } from './leased-claims.ts';
 import { PollingWorker } from './poll-loop.ts';
 import { sendWebhook } from './webhook.ts';
 import { type SubscriptionLinks, subscriptionLinks } from '../subscriptions/links.ts';
@@ -61,9 +62,7 @@ export class OutboxWorker extends PollingWorker<OutboxEntry, OutboxWorkerEvents>
   constructor(opts: OutboxWorkerOptions) {
     super({
       name: 'notification outbox',
-      claim: (limit) => opts.store.outbox.claimDue(new Date(), limit, deliveryLeaseMs(opts.config)),
-      nextDueAt: () => opts.store.outbox.nextDueAt(),
-      pollMs: opts.config.pollMs,
+      ...leasedClaims(opts.store.outbox, opts.config),
       maxInFlight: IN_FLIGHT,
       log: opts.log,
     });

@@ -8,6 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { ServiceHooks } from '../app.ts';
 import { NotFoundError } from '../http/errors.ts';
+import type { IncidentUpdateRecord, Notifying } from '../store/status-pages-types.ts';
 import type { Store } from '../store/store.ts';
 import { commonErrors, NoContent } from './schemas.ts';
 import { IncidentUpdateBody, IncidentUpdateSchema, incidentUpdateView } from './status-page-schemas.ts';
@@ -32,6 +33,13 @@ export const incidentUpdateRoutes: FastifyPluginAsync<{ store: Store; hooks: Ser
   { store, hooks },
 ) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  /** The answer to a write of an update; deliveries it queued go out now rather than at the next poll. */
+  const writtenView = (result: Notifying<IncidentUpdateRecord> | undefined, notFound: () => NotFoundError) => {
+    if (!result) throw notFound();
+    if (result.queued > 0) hooks.notificationsQueued?.();
+    return incidentUpdateView(result.value);
+  };
 
   app.get(
     BASE,
@@ -63,9 +71,7 @@ export const incidentUpdateRoutes: FastifyPluginAsync<{ store: Store; hooks: Ser
         request.params.incidentId,
         toUpdateInput(request.body, new Date()),
       );
-      if (!result) throw incidentNotFound();
-      if (result.queued > 0) hooks.notificationsQueued?.();
-      return incidentUpdateView(result.value);
+      return writtenView(result, incidentNotFound);
     },
   );
 
@@ -96,9 +102,7 @@ export const incidentUpdateRoutes: FastifyPluginAsync<{ store: Store; hooks: Ser
       // An edit that leaves the date out keeps the update where it is in the timeline.
       const input = toUpdateInput(request.body, new Date(existing.publicIncidentUpdateDate));
       const result = await store.incidents.replaceUpdate(request.account.id, incidentId, incidentUpdateId, input);
-      if (!result) throw updateNotFound();
-      if (result.queued > 0) hooks.notificationsQueued?.();
-      return incidentUpdateView(result.value);
+      return writtenView(result, updateNotFound);
     },
   );
 

@@ -4,32 +4,25 @@
  * yet (the store checks the time); the sweep only keeps the table from filling with addresses that
  * never confirmed.
  */
+import { RepeatingTask } from '../repeating-task.ts';
 import type { SubscriptionRepo } from '../store/status-pages-types.ts';
 import type { Log } from '../../shared/log.ts';
 
 /** Often enough that an expired address is gone within minutes; each sweep is one indexed DELETE. */
 const SWEEP_EVERY_MS = 10 * 60_000;
 
-export class SubscriptionExpirySweeper {
+export class SubscriptionExpirySweeper extends RepeatingTask {
   readonly #subscriptions: SubscriptionRepo;
   readonly #log: Pick<Log, 'info' | 'error'>;
-  #timer: NodeJS.Timeout | undefined;
 
   constructor(opts: { subscriptions: SubscriptionRepo; log: Pick<Log, 'info' | 'error'> }) {
+    super(SWEEP_EVERY_MS);
     this.#subscriptions = opts.subscriptions;
     this.#log = opts.log;
   }
 
-  start(): void {
-    if (this.#timer) return;
-    void this.sweep();
-    this.#timer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
-    this.#timer.unref();
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+  protected tick(): Promise<number> {
+    return this.sweep();
   }
 
   /** Removes what expired before `now` (tests pass a later time instead of waiting); resolves to how many. */

@@ -17,6 +17,7 @@ import type { CheckAlertRecord } from '../check-status-types.ts';
 import { type AlertRow, toAlert } from './check-alerts.ts';
 import type { SqlDatabase } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
+import { countPending, nextPendingDueAt } from './pending-deliveries.ts';
 
 interface NotificationRow {
   id: string;
@@ -150,18 +151,12 @@ export class SqlAlertNotificationRepo implements AlertNotificationRepo {
     );
   }
 
-  async nextDueAt(): Promise<string | null> {
-    const row = await this.#db.get<{ due: string | null }>(
-      `SELECT MIN(next_attempt_at) AS due FROM alert_notifications WHERE state = 'pending'`,
-    );
-    return row?.due ?? null;
+  nextDueAt(): Promise<string | null> {
+    return nextPendingDueAt(this.#db, 'alert_notifications');
   }
 
-  async pendingCount(): Promise<number> {
-    const row = await this.#db.get<{ n: number }>(
-      `SELECT COUNT(*) AS n FROM alert_notifications WHERE state = 'pending'`,
-    );
-    return row?.n ?? 0;
+  pendingCount(): Promise<number> {
+    return countPending(this.#db, 'alert_notifications');
   }
 
   async list(accountId: string, q: AlertNotificationQuery): Promise<AlertNotificationRecord[]> {

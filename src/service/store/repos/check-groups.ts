@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../secrets/box.ts';
 import { parseStoredJson, storedJson } from '../../secrets/variables.ts';
 import type {
@@ -10,6 +9,8 @@ import type {
 } from '../check-group-types.ts';
 import { type Dialect, nowIso, type SqlDatabase, type SqlValue } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
+import { insertLocationList, type LocationList, replaceLocationList } from './location-lists.ts';
+import { type TriggerTable, TriggerTokens } from './trigger-tokens.ts';
 
 interface GroupRow {
   id: number;
@@ -32,6 +33,8 @@ interface TriggerRow {
   called_at: string | null;
   updated_at: string | null;
 }
+
+const LOCATIONS: LocationList = { table: 'check_group_locations', owner: 'group_id' };
 
 // The locations joined in the order the user gave them.
 const selectGroups = (dialect: Dialect) => `
@@ -74,11 +77,18 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
   readonly #box: SecretBox;
   readonly #select: string;
   readonly #memberWhere: string;
+  readonly #triggers: TriggerTokens<number, TriggerRow, GroupTrigger>;
   constructor(db: SqlDatabase, box: SecretBox) {
     this.#db = db;
     this.#box = box;
     this.#select = selectGroups(db.dialect);
     this.#memberWhere = memberWhere(db.dialect);
+    const triggers: TriggerTable<number> = {
+      table: 'check_group_triggers',
+      target: 'group_id',
+      describe: (id) => `check group ${id}`,
+    };
+    this.#triggers = new TriggerTokens(db, triggers, toTrigger);
   }
 
   async create(accountId: string, input: CheckGroupInput): Promise<StoredCheckGroup> {
@@ -89,7 +99,7 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
         [accountId, ...this.#columnValues(input)],
       );
       if (!row) throw new Error('inserting a check group returned no id');
-      await this.#setLocations(row.id, input.locationIds);
+      await insertLocationList(this.#db, LOCATIONS, row.id, input.locationIds);
       return row.id;
     });
     return this.#mustGet(accountId, id);
@@ -103,8 +113,7 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
         [...this.#columnValues(input), id, accountId],
       );
       if (result.changes === 0) return false;
-      await this.#db.run('DELETE FROM check_group_locations WHERE group_id = ?', [id]);
-      await this.#setLocations(id, input.locationIds);
+      await replaceLocationList(this.#db, LOCATIONS, id, input.locationIds);
       return true;
     });
     return changed ? this.#mustGet(accountId, id) : undefined;
@@ -173,59 +182,20 @@ export class SqlCheckGroupRepo implements CheckGroupRepo {
     return rows.map((r) => r.id);
   }
 
-  async getTrigger(accountId: string, groupId: number): Promise<GroupTrigger | undefined> {
-    const row = await this.#db.get<TriggerRow>(
-      'SELECT * FROM check_group_triggers WHERE group_id = ? AND account_id = ?',
-      [groupId, accountId],
-    );
-    return row && toTrigger(row);
+  getTrigger(accountId: string, groupId: number): Promise<GroupTrigger | undefined> {
+    return this.#triggers.get(accountId, groupId);
   }
 
-  async ensureTrigger(accountId: string, groupId: number): Promise<{ trigger: GroupTrigger; created: boolean }> {
-    return this.#db.transaction(async () => {
-      const existing = await this.getTrigger(accountId, groupId);
-      if (existing) return { trigger: existing, created: false };
-      // 32 random bytes: the token alone authorizes running the group, like an API key.
-      const token = randomBytes(32).toString('base64url');
-      // A trigger another replica created meanwhile: on PostgreSQL DO NOTHING meets it as a
-      // serialization failure, and the transaction runs again and finds it.
-      const row = await this.#db.get<TriggerRow>(
-        `INSERT INTO check_group_triggers (group_id, account_id, token, created_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (group_id) DO NOTHING RETURNING *`,
-        [groupId, accountId, token, nowIso()],
-      );
-      if (!row) throw new Error(`the trigger of check group ${groupId} appeared while it was created`);
-      return { trigger: toTrigger(row), created: true };
-    });
+  ensureTrigger(accountId: string, groupId: number): Promise<{ trigger: GroupTrigger; created: boolean }> {
+    return this.#triggers.ensure(accountId, groupId);
   }
 
-  async deleteTrigger(accountId: string, groupId: number): Promise<boolean> {
-    return (
-      (
-        await this.#db.run('DELETE FROM check_group_triggers WHERE group_id = ? AND account_id = ?', [
-          groupId,
-          accountId,
-        ])
-      ).changes > 0
-    );
+  deleteTrigger(accountId: string, groupId: number): Promise<boolean> {
+    return this.#triggers.delete(accountId, groupId);
   }
 
-  async callTrigger(groupId: number, token: string, now: string): Promise<{ accountId: string } | undefined> {
-    const row = await this.#db.get<{ account_id: string }>(
-      'UPDATE check_group_triggers SET called_at = ? WHERE group_id = ? AND token = ? RETURNING account_id',
-      [now, groupId, token],
-    );
-    return row && { accountId: row.account_id };
-  }
-
-  async #setLocations(groupId: number, locationIds: readonly string[]): Promise<void> {
-    for (const [position, locationId] of [...new Set(locationIds)].entries()) {
-      await this.#db.run('INSERT INTO check_group_locations (group_id, location_id, position) VALUES (?, ?, ?)', [
-        groupId,
-        locationId,
-        position,
-      ]);
-    }
+  callTrigger(groupId: number, token: string, now: string): Promise<{ accountId: string } | undefined> {
+    return this.#triggers.call(groupId, token, now);
   }
 
   async #mustGet(accountId: string, id: number): Promise<StoredCheckGroup> {

@@ -6,6 +6,7 @@ import { parseStoredJson, storedJson } from '../../secrets/variables.ts';
 import type { CheckListFilter, CheckRepo, CheckSummary, StoredCheck } from '../store.ts';
 import { type Dialect, nowIso, type SqlValue } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
+import { insertLocationList, type LocationList, replaceLocationList } from './location-lists.ts';
 
 interface CheckRow {
   id: string;
@@ -24,6 +25,8 @@ interface CheckRow {
 }
 
 type CheckInput = Omit<StoredCheck, 'id' | 'accountId' | 'createdAt' | 'updatedAt'>;
+
+const LOCATIONS: LocationList = { table: 'check_locations', owner: 'check_id' };
 
 // group_concat over an ordered subquery keeps the order the user gave the locations in.
 const selectChecks = (dialect: Dialect) => `
@@ -151,7 +154,7 @@ export class SqlCheckRepo implements CheckRepo {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [id, check.accountId, ...this.#settings(check), nowIso()],
       );
-      await this.#setLocations(id, check.locationIds);
+      await insertLocationList(this.#db, LOCATIONS, id, check.locationIds);
     });
     return this.#mustGet(check.accountId, id);
   }
@@ -164,8 +167,7 @@ export class SqlCheckRepo implements CheckRepo {
         [...this.#settings(check), nowIso(), id, accountId],
       );
       if (result.changes === 0) return false;
-      await this.#db.run('DELETE FROM check_locations WHERE check_id = ?', [id]);
-      await this.#setLocations(id, check.locationIds);
+      await replaceLocationList(this.#db, LOCATIONS, id, check.locationIds);
       return true;
     });
     return changed ? this.#mustGet(accountId, id) : undefined;
@@ -231,17 +233,6 @@ export class SqlCheckRepo implements CheckRepo {
       check.frequencyOffset,
       storedJson(this.#box, check.body),
     ];
-  }
-
-  async #setLocations(checkId: string, locationIds: string[]): Promise<void> {
-    // A Set: listing a location twice would otherwise break the primary key.
-    for (const [position, locationId] of [...new Set(locationIds)].entries()) {
-      await this.#db.run('INSERT INTO check_locations (check_id, location_id, position) VALUES (?, ?, ?)', [
-        checkId,
-        locationId,
-        position,
-      ]);
-    }
   }
 
   async #mustGet(accountId: string, id: string): Promise<StoredCheck> {

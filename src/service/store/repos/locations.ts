@@ -3,10 +3,13 @@ import { ConflictError, NotFoundError } from '../../http/errors.ts';
 import type { SqlDatabase } from '../sql/database.ts';
 import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../sql/database.ts';
 import type { LocationKeyRecord, LocationRepo, PrivateLocation } from '../store.ts';
-import { hashKey, maskKey, newLocationKey } from './keys.ts';
+import { hashKey, newLocationKey } from './keys.ts';
+import { type KeyTable, storeKey } from './stored-keys.ts';
 
 /** Two keys let an operator rotate: add the new key, redeploy agents, delete the old one. */
 export const MAX_ACTIVE_LOCATION_KEYS = 2;
+
+const KEYS: KeyTable = { table: 'location_keys', owner: 'location_id' };
 
 interface LocationRow {
   id: string;
@@ -173,17 +176,8 @@ export class SqlLocationRepo implements LocationRepo {
         );
       }
       const rawKey = newLocationKey();
-      const record: LocationKeyRecord = {
-        id: randomUUID(),
-        locationId,
-        maskedKey: maskKey(rawKey),
-        createdAt: nowIso(),
-        updatedAt: null,
-      };
-      await this.#db.run(
-        'INSERT INTO location_keys (id, location_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)',
-        [record.id, locationId, hashKey(rawKey), record.maskedKey, record.createdAt],
-      );
+      const { id, maskedKey, createdAt } = await storeKey(this.#db, KEYS, locationId, rawKey);
+      const record: LocationKeyRecord = { id, locationId, maskedKey, createdAt, updatedAt: null };
       return { record, rawKey };
     });
   }

@@ -6,6 +6,7 @@ import type {
   RepeatUnit,
 } from '../maintenance-window-types.ts';
 import { nowIso, type SqlDatabase } from '../sql/database.ts';
+import { accountRow, accountRowsPage, deleteAccountRow } from './account-rows.ts';
 
 interface WindowRow {
   id: number;
@@ -86,10 +87,7 @@ export class SqlMaintenanceWindowRepo implements MaintenanceWindowRepo {
   }
 
   async list(accountId: string, opts: { limit: number; page: number }): Promise<MaintenanceWindow[]> {
-    const rows = await this.#db.all<WindowRow>(
-      'SELECT * FROM maintenance_windows WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?',
-      [accountId, opts.limit, (opts.page - 1) * opts.limit],
-    );
+    const rows = await accountRowsPage<WindowRow>(this.#db, 'maintenance_windows', accountId, opts);
     return rows.map(toWindow);
   }
 
@@ -101,10 +99,7 @@ export class SqlMaintenanceWindowRepo implements MaintenanceWindowRepo {
   }
 
   async get(accountId: string, id: number): Promise<MaintenanceWindow | undefined> {
-    const row = await this.#db.get<WindowRow>('SELECT * FROM maintenance_windows WHERE id = ? AND account_id = ?', [
-      id,
-      accountId,
-    ]);
+    const row = await accountRow<WindowRow>(this.#db, 'maintenance_windows', accountId, id);
     return row ? toWindow(row) : undefined;
   }
 
@@ -119,10 +114,7 @@ export class SqlMaintenanceWindowRepo implements MaintenanceWindowRepo {
     return row ? toWindow(row) : undefined;
   }
 
-  async delete(accountId: string, id: number): Promise<boolean> {
-    return (
-      (await this.#db.run('DELETE FROM maintenance_windows WHERE id = ? AND account_id = ?', [id, accountId])).changes >
-      0
-    );
+  delete(accountId: string, id: number): Promise<boolean> {
+    return deleteAccountRow(this.#db, 'maintenance_windows', accountId, id);
   }
 }

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { SecretBox } from '../../secrets/box.ts';
 import type { SqlDatabase } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
+import { countPending, nextPendingDueAt } from './pending-deliveries.ts';
 import type {
   ConfirmationRequest,
   IncidentNotification,
@@ -237,18 +238,12 @@ export class SqlOutboxRepo implements OutboxRepo {
     await this.#db.run('UPDATE notification_outbox SET state = ?, last_error = ? WHERE id = ?', [state, reason, id]);
   }
 
-  async nextDueAt(): Promise<string | null> {
-    const row = await this.#db.get<{ due: string | null }>(
-      `SELECT MIN(next_attempt_at) AS due FROM notification_outbox WHERE state = 'pending'`,
-    );
-    return row?.due ?? null;
+  nextDueAt(): Promise<string | null> {
+    return nextPendingDueAt(this.#db, 'notification_outbox');
   }
 
-  async pendingCount(): Promise<number> {
-    const row = await this.#db.get<{ n: number }>(
-      `SELECT COUNT(*) AS n FROM notification_outbox WHERE state = 'pending'`,
-    );
-    return row?.n ?? 0;
+  pendingCount(): Promise<number> {
+    return countPending(this.#db, 'notification_outbox');
   }
 
   async get(id: string): Promise<OutboxEntry | undefined> {

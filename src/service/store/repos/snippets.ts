@@ -1,6 +1,7 @@
 /** Snippets: reusable setup/teardown code an account's checks and groups refer to by id. */
 import type { Snippet, SnippetInput, SnippetRepo } from '../variables-types.ts';
 import { nowIso, type SqlDatabase } from '../sql/database.ts';
+import { accountRow, accountRowsPage, deleteAccountRow } from './account-rows.ts';
 
 interface SnippetRow {
   id: number;
@@ -27,18 +28,12 @@ export class SqlSnippetRepo implements SnippetRepo {
   }
 
   async list(accountId: string, opts: { limit: number; page: number }): Promise<Snippet[]> {
-    const rows = await this.#db.all<SnippetRow>(
-      'SELECT * FROM snippets WHERE account_id = ? ORDER BY id LIMIT ? OFFSET ?',
-      [accountId, opts.limit, (opts.page - 1) * opts.limit],
-    );
+    const rows = await accountRowsPage<SnippetRow>(this.#db, 'snippets', accountId, opts);
     return rows.map(toSnippet);
   }
 
   async get(accountId: string, id: number): Promise<Snippet | undefined> {
-    const row = await this.#db.get<SnippetRow>('SELECT * FROM snippets WHERE id = ? AND account_id = ?', [
-      id,
-      accountId,
-    ]);
+    const row = await accountRow<SnippetRow>(this.#db, 'snippets', accountId, id);
     return row ? toSnippet(row) : undefined;
   }
 
@@ -69,7 +64,7 @@ export class SqlSnippetRepo implements SnippetRepo {
     return row ? toSnippet(row) : undefined;
   }
 
-  async delete(accountId: string, id: number): Promise<boolean> {
-    return (await this.#db.run('DELETE FROM snippets WHERE id = ? AND account_id = ?', [id, accountId])).changes > 0;
+  delete(accountId: string, id: number): Promise<boolean> {
+    return deleteAccountRow(this.#db, 'snippets', accountId, id);
   }
 }

@@ -1,8 +1,10 @@
 /** Reader keys of private status pages: stored hashed and masked like API and location keys (keys.ts). */
-import { randomUUID } from 'node:crypto';
-import { nowIso, type SqlDatabase } from '../sql/database.ts';
+import type { SqlDatabase } from '../sql/database.ts';
 import type { StatusPageKeyRecord, StatusPageKeyRepo } from '../status-page-web-types.ts';
-import { hashKey, maskKey, newStatusPageKey } from './keys.ts';
+import { hashKey, newStatusPageKey } from './keys.ts';
+import { type KeyTable, storeKey } from './stored-keys.ts';
+
+const KEYS: KeyTable = { table: 'status_page_keys', owner: 'status_page_id' };
 
 interface KeyRow {
   id: string;
@@ -41,17 +43,8 @@ export class SqlStatusPageKeyRepo implements StatusPageKeyRepo {
   ): Promise<{ record: StatusPageKeyRecord; key: string } | undefined> {
     if (!(await this.#owned(accountId, statusPageId))) return undefined;
     const key = newStatusPageKey();
-    const record: StatusPageKeyRecord = {
-      id: randomUUID(),
-      statusPageId,
-      maskedKey: maskKey(key),
-      createdAt: nowIso(),
-      updatedAt: null,
-    };
-    await this.#db.run(
-      'INSERT INTO status_page_keys (id, status_page_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)',
-      [record.id, statusPageId, hashKey(key), record.maskedKey, record.createdAt],
-    );
+    const { id, maskedKey, createdAt } = await storeKey(this.#db, KEYS, statusPageId, key);
+    const record: StatusPageKeyRecord = { id, statusPageId, maskedKey, createdAt, updatedAt: null };
     return { record, key };
   }
 
