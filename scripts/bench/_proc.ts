@@ -5,19 +5,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import net from 'node:net';
+import { stopChild } from '../../test/support/daemon-process.ts';
+import { acceptsConnection, freePort } from '../../test/support/loopback-port.ts';
 import { findTool, type Tool } from './_tools.ts';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+// The tests' own helpers: the peers here start and stop as the tests' daemons do.
+export { freePort, stopChild };
 
 /** Spawns a Debian tool (a ConfigError naming its package when it is missing). Its stderr goes to ours. */
 export async function spawnTool(tool: Tool, args: string[]): Promise<ChildProcess> {
@@ -33,24 +26,10 @@ export async function waitForPort(port: number, child: ChildProcess, what: strin
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}) before it listened`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
+    if (await acceptsConnection(port)) return;
     if (Date.now() > deadline) throw new Error(`${what} did not listen on ${port}`);
     await new Promise((r) => setTimeout(r, 25));
   }
-}
-
-export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const done = new Promise((r) => child.once('exit', r));
-  child.kill(signal);
-  await done;
 }
 
 /**

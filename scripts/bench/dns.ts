@@ -4,8 +4,8 @@
  *
  *   npm run bench -- dns [--concurrency 64] [--duration 10]
  */
-import type { DnsCheckDefinition } from '../../src/shared/checks/types.ts';
 import { startDnsmasq } from '../../test/agent/dns-server.ts';
+import { dnsCheck } from '../../test/support/dns-check.ts';
 import { compare, startBlackbox } from './_blackbox.ts';
 import { numberFlags } from './_stats.ts';
 import { requireTools, TOOLS } from './_tools.ts';
@@ -23,24 +23,16 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     'cache-size=10000',
   ]);
   const blackbox = await startBlackbox({ queryName: 'www.example.test', queryType: 'A' });
-  const check: DnsCheckDefinition = {
-    id: 'bench',
-    accountId: 'bench',
-    name: 'bench',
-    checkType: 'DNS',
-    shouldFail: false,
-    runtimeId: null,
-    degradedResponseTime: 500,
-    maxResponseTime: 1000,
-    request: {
+  // The tests' DNS check (UDP to 127.0.0.1), asserting NOERROR.
+  const check = dnsCheck(
+    {
       query: 'www.example.test',
       recordType: 'A',
-      nameServer: '127.0.0.1',
       port: dnsmasq.port,
-      protocol: 'UDP',
       assertions: [{ source: 'RESPONSE_CODE', comparison: 'EQUALS', property: '', target: 'NOERROR' }],
     },
-  };
+    { id: 'bench', accountId: 'bench', name: 'bench' },
+  );
   try {
     return await compare({
       ...opts,

@@ -17,7 +17,8 @@
  */
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { agentEnv, agentNodeFlags, BENCH_SERVICE_ENV, buildDist, ROOT } from './_dist.ts';
+import { agentNodeFlags, ROOT } from './_dist.ts';
+import { startE2eStack } from './_e2e-stack.ts';
 import { cpuSeconds, numberFlags, rssMb, summarize } from './_stats.ts';
 
 /** OUTPOST_BENCH_SERVICE_FLAGS: Node flags for the service (a CPU profile), none by default. */
@@ -90,32 +91,15 @@ async function maxRssOver(pid: number, seconds: number): Promise<number> {
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const profile = profileFlag(args);
   const opts = numberFlags(profile.rest, { checks: 300, duration: 30, idle: 60, after: 120 });
-  // The agent and service run compiled (dist/), as in the Docker image (_dist.ts says why). The
-  // harness reads OUTPOST_CLI when it is loaded, so it is imported only after it is set.
-  process.env.OUTPOST_CLI = `${buildDist()}cli/main.js`;
-  const { Api, createAccount, startAgent, startService, startTarget, tempDir } = await import(
-    '../../test/e2e/harness.ts'
-  );
-  const data = await tempDir('bench-e2e');
-  const target = await startTarget((_req, res) =>
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
-  );
-  const service = await startService(
-    { ...BENCH_SERVICE_ENV, DATA_DIR: data.dir, LOG_LEVEL: 'INFO' },
-    serviceNodeFlags(),
-  );
-  const servicePid = service.proc.child.pid!;
-  const api = new Api(service.url, await createAccount(data.dir));
+  const stack = await startE2eStack('e2e', {}, serviceNodeFlags());
+  const { api, target } = stack;
+  const servicePid = stack.service.proc.child.pid!;
   const location = await api.createLocation('bench');
-  // INFO is the default level an operator runs with: a log line per run is part of the real cost.
   // With the agent's own Node flags and malloc settings, as bin/outpost and the image start it (the
   // harness spawns node directly).
   const nodeFlags = agentNodeFlags();
   if (profile.dir) nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${profile.dir}`);
-  const agent = startAgent(
-    { ...agentEnv(), API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool` },
-    nodeFlags,
-  );
+  const agent = stack.startAgent(location.key, nodeFlags);
   try {
     // Registered and idle: nothing is scheduled yet. Let start-up settle, then measure a quiet period.
     const registered = await agent.waitForLog((l) => l.msg === 'registered; taking work');
@@ -163,7 +147,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const loadCpuPercent = (loadCpuSeconds / opts.duration) * 100;
     const windowEnd = new Date().toISOString();
 
-    const db = new DatabaseSync(`${data.dir}/outpost.db`, { readOnly: true });
+    const db = new DatabaseSync(`${stack.dataDir}/outpost.db`, { readOnly: true });
     const rows = db
       .prepare('SELECT created_at, payload FROM results WHERE created_at >= ? AND created_at < ?')
       .all(windowStart, windowEnd) as Array<{ created_at: string; payload: string }>;
@@ -203,7 +187,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       expiredRuns: expired,
       dueToStartMs: summarize(dueToStart),
       endToStoredMs: summarize(endToStored),
-      agentEntry: process.env.OUTPOST_CLI.replace(ROOT, ''),
+      agentEntry: stack.cli.replace(ROOT, ''),
       agentNodeFlags: nodeFlags,
       // Results per upload the agent may send (1: one per call, a service without result batches).
       agentResultBatchMax: registered.resultBatchMax ?? 1,
@@ -222,9 +206,6 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       agentProfileDir: profile.dir ?? null,
     };
   } finally {
-    await agent.stop();
-    await service.proc.stop();
-    await target.close();
-    await data.remove();
+    await stack.stop(agent);
   }
 }

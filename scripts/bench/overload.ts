@@ -16,7 +16,8 @@
  * With OUTPOST_BENCH_CPU_PROF_DIR set, the service writes a CPU profile there (`--cpu-prof`).
  */
 import { DatabaseSync } from 'node:sqlite';
-import { agentEnv, agentNodeFlags, BENCH_SERVICE_ENV, buildDist } from './_dist.ts';
+import { agentNodeFlags } from './_dist.ts';
+import { startE2eStack } from './_e2e-stack.ts';
 import { numberFlags, summarize } from './_stats.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -90,29 +91,16 @@ function recoverySeconds(rows: RunRow[], dropMs: number, lateMs: number): number
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { checks: 4000, keep: 500, duration: 30, 'late-ms': 1000 });
   if (opts.keep >= opts.checks) throw new Error('--keep must be below --checks: the drop deactivates the others');
-  process.env.OUTPOST_CLI = `${buildDist()}cli/main.js`;
-  const { Api, createAccount, startAgent, startService, startTarget, tempDir } = await import(
-    '../../test/e2e/harness.ts'
-  );
-  const data = await tempDir('bench-overload');
-  const target = await startTarget((_req, res) =>
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
-  );
   // OUTPOST_BENCH_CPU_PROF_DIR: the service writes a CPU profile there when it stops.
   const profDir = process.env.OUTPOST_BENCH_CPU_PROF_DIR;
-  const service = await startService({
-    ...BENCH_SERVICE_ENV,
-    DATA_DIR: data.dir,
-    LOG_LEVEL: 'INFO',
-    ...(profDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {}),
-  });
-  const api = new Api(service.url, await createAccount(data.dir));
+  const stack = await startE2eStack(
+    'overload',
+    profDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {},
+  );
+  const { api, service, target } = stack;
   await api.createLocation('bench');
   const location = await api.createLocation('overload');
-  const agent = startAgent(
-    { ...agentEnv(), API_KEY: location.key, API_URL: service.url, LOG_LEVEL: 'INFO', SPOOL_DIR: `${data.dir}/spool` },
-    agentNodeFlags(),
-  );
+  const agent = stack.startAgent(location.key, agentNodeFlags());
   try {
     await agent.waitForLog((l) => l.msg === 'registered; taking work');
     const excess = await api.ok<{ id: number }>('POST', '/v2/check-groups', { name: 'excess', activated: true });
@@ -143,7 +131,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     // Runs due within two intervals of the drop are judged; each has had at least one more interval to finish.
     await sleep(3 * INTERVAL_S * 1000);
 
-    const db = new DatabaseSync(`${data.dir}/outpost.db`, { readOnly: true });
+    const db = new DatabaseSync(`${stack.dataDir}/outpost.db`, { readOnly: true });
     const inWindow = db
       .prepare('SELECT payload FROM results WHERE created_at >= ? AND created_at < ?')
       .all(windowStart, windowEnd) as Array<{ payload: string }>;
@@ -174,9 +162,6 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       recoverySeconds: recoverySeconds(afterDrop, dropMs, opts['late-ms']),
     };
   } finally {
-    await agent.stop();
-    await service.proc.stop();
-    await target.close();
-    await data.remove();
+    await stack.stop(agent);
   }
 }

@@ -4,7 +4,7 @@
  *
  *   npm run bench -- tcp [--concurrency 64] [--duration 10]
  */
-import type { TcpCheckDefinition } from '../../src/shared/checks/types.ts';
+import { tcpCheck } from '../../test/agent/tcp-servers.ts';
 import { compare, startBlackbox, startNginx } from './_blackbox.ts';
 import { numberFlags } from './_stats.ts';
 import { requireTools, TOOLS } from './_tools.ts';
@@ -14,17 +14,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   requireTools(TOOLS.nginx, TOOLS.blackbox, TOOLS.wrk);
   const nginx = await startNginx();
   const blackbox = await startBlackbox();
-  const check: TcpCheckDefinition = {
-    id: 'bench',
-    accountId: 'bench',
-    name: 'bench',
-    checkType: 'TCP',
-    shouldFail: false,
-    runtimeId: null,
-    degradedResponseTime: 3000,
-    maxResponseTime: 5000,
-    request: { hostname: '127.0.0.1', port: nginx.port, data: null, ipFamily: 'IPv4', assertions: [] },
-  };
+  // The tests' TCP check: connect to 127.0.0.1, no data, nothing asserted.
+  const check = tcpCheck({ port: nginx.port }, { id: 'bench', accountId: 'bench', name: 'bench' });
   try {
     return await compare({
       ...opts,

@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import type { CheckContext } from '../../src/agent/checks/runner.ts';
 import type { ApiCheckDefinition, ApiRequest } from '../../src/shared/checks/types.ts';
 import { apiRequest } from '../support/accounts-check-bodies.ts';
+import { uptimeCheckBase } from '../support/check-definition.ts';
 
 export interface SelfSigned {
   key: string;
@@ -227,14 +228,7 @@ export function apiCheck(
   extra: Partial<ApiCheckDefinition> = {},
 ): ApiCheckDefinition {
   return {
-    id: 'chk_test',
-    accountId: 'acc_test',
-    name: 'api test',
-    checkType: 'API',
-    shouldFail: false,
-    runtimeId: null,
-    degradedResponseTime: 10_000,
-    maxResponseTime: 20_000,
+    ...uptimeCheckBase('API', { id: 'chk_test', accountId: 'acc_test', name: 'api test' }, 10_000, 20_000),
     ...extra,
     request: apiRequest(request),
   };

@@ -4,16 +4,17 @@
  * with a self-signed certificate the test makes. A slow upstream is a node server behind
  * proxy_pass (nginx cannot delay by itself); a slow download is nginx's limit_rate.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
-import type { Assertion } from '../../src/shared/checks/types.ts';
+import type { ApiCheckDefinition, ApiRequest, Assertion } from '../../src/shared/checks/types.ts';
+import { freePort } from '../support/loopback-port.ts';
 import { apiCheck, context, makeSelfSigned } from './api-fixtures.ts';
+import { runNginx } from './tcp-servers.ts';
 
 const JSON_DOC = '{"name":"outpost","items":[1,2,3],"nested":{"ok":true,"count":7}}';
 const SLOW_UPSTREAM_MS = 300;
@@ -22,41 +23,14 @@ const SLOW_UPSTREAM_MS = 300;
 const THROTTLED_BYTES = 16 * 1024;
 const THROTTLE_RATE = '8k';
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
-async function waitForPort(port: number, child: ChildProcess, errorLog: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}): ${readFileSync(errorLog, 'utf8')}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1');
-      s.once('connect', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nginx did not listen on ${port}: ${readFileSync(errorLog, 'utf8')}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 let dir: string;
-let nginx: ChildProcess;
+let nginx: { stop(): Promise<void> } | undefined;
 let upstream: http.Server;
 let httpOrigin: string;
 let httpsOrigin: string;
 
 beforeAll(async () => {
-  // CI installs nginx (.ci/run); without it this must fail, not skip.
-  const nginxBin = execFileSync('sh', ['-c', 'command -v nginx || echo /usr/sbin/nginx'], { encoding: 'utf8' }).trim();
+  // CI installs nginx (.ci/run); without it this must fail, not skip (runNginx throws).
   dir = mkdtempSync(join(tmpdir(), 'outpost-nginx-'));
   const cert = makeSelfSigned();
   writeFileSync(join(dir, 'cert.pem'), cert.cert);
@@ -85,49 +59,29 @@ beforeAll(async () => {
       location = /throttled.bin { root ${dir}; limit_rate ${THROTTLE_RATE}; }
       location /slow { proxy_pass http://127.0.0.1:${upstreamPort}; }
       location = /conn { default_type text/plain; return 200 "$connection"; }`;
-  const conf = `
-    ${process.getuid?.() === 0 ? 'user root root;' : ''}
-    worker_processes 1;
-    pid ${dir}/nginx.pid;
-    error_log ${dir}/error.log warn;
-    events { worker_connections 256; }
-    http {
-      access_log ${dir}/access.log;
-      client_body_temp_path ${dir}/client_body;
-      proxy_temp_path ${dir}/proxy;
-      fastcgi_temp_path ${dir}/fastcgi;
-      uwsgi_temp_path ${dir}/uwsgi;
-      scgi_temp_path ${dir}/scgi;
-      sendfile off;
-      server { listen 127.0.0.1:${httpPort}; ${locations} }
-      server {
+  const servers = [
+    `server { listen 127.0.0.1:${httpPort}; sendfile off; ${locations} }`,
+    `server {
         listen 127.0.0.1:${httpsPort} ssl;
+        sendfile off;
         ssl_certificate ${dir}/cert.pem;
         ssl_certificate_key ${dir}/key.pem;
         ${locations}
-      }
-    }`;
-  writeFileSync(join(dir, 'nginx.conf'), conf);
-  nginx = spawn(
-    nginxBin,
-    ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'],
-    { stdio: 'ignore' },
-  );
-  await waitForPort(httpPort, nginx, join(dir, 'error.log'));
-  await waitForPort(httpsPort, nginx, join(dir, 'error.log'));
+      }`,
+  ];
+  nginx = await runNginx(dir, servers, [httpPort, httpsPort]);
 });
 
 afterAll(async () => {
-  if (nginx && nginx.exitCode === null) {
-    const exited = new Promise((r) => nginx.once('exit', r));
-    nginx.kill('SIGQUIT');
-    await exited;
-  }
+  await nginx?.stop();
   await new Promise<void>((r) => (upstream ? upstream.close(() => r()) : r()));
+  // nginx's stop removes it too; this is for an nginx that never started.
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const run = (...args: Parameters<typeof apiCheckRunner.run>) => apiCheckRunner.run(...args);
+/** Runs an API check of `request` with a fresh context. */
+const run = (request: Partial<ApiRequest> & { url: string }, extra?: Partial<ApiCheckDefinition>) =>
+  apiCheckRunner.run(apiCheck(request, extra), context());
 const a = (
   source: Assertion['source'],
   comparison: Assertion['comparison'],
@@ -144,20 +98,17 @@ const a = (
 
 describe('HTTP through nginx', () => {
   it('status and JSON_BODY assertions on a JSON location', async () => {
-    const r = await run(
-      apiCheck({
-        url: `${httpOrigin}/json`,
-        assertions: [
-          a('STATUS_CODE', 'EQUALS', '', '200'),
-          a('JSON_BODY', 'EQUALS', '$.name', 'outpost'),
-          a('JSON_BODY', 'HAS_VALUE', '$.items', '2'),
-          a('JSON_BODY', 'GREATER_THAN', '$.nested.count', '5'),
-          a('JSON_BODY', 'HAS_KEY', '$.nested', 'ok'),
-          a('HEADERS', 'CONTAINS', 'content-type', 'application/json'),
-        ],
-      }),
-      context(),
-    );
+    const r = await run({
+      url: `${httpOrigin}/json`,
+      assertions: [
+        a('STATUS_CODE', 'EQUALS', '', '200'),
+        a('JSON_BODY', 'EQUALS', '$.name', 'outpost'),
+        a('JSON_BODY', 'HAS_VALUE', '$.items', '2'),
+        a('JSON_BODY', 'GREATER_THAN', '$.nested.count', '5'),
+        a('JSON_BODY', 'HAS_KEY', '$.nested', 'ok'),
+        a('HEADERS', 'CONTAINS', 'content-type', 'application/json'),
+      ],
+    });
     expect(r.error).toBeNull();
     expect(r.apiCheckResult?.assertions.map((x) => [x.actual, x.passed])).toEqual([
       [200, true],
@@ -171,60 +122,48 @@ describe('HTTP through nginx', () => {
   });
 
   it('a failing JSON_BODY assertion fails the run with the actual value', async () => {
-    const r = await run(
-      apiCheck({ url: `${httpOrigin}/json`, assertions: [a('JSON_BODY', 'EQUALS', '$.nested.count', '8')] }),
-      context(),
-    );
+    const r = await run({ url: `${httpOrigin}/json`, assertions: [a('JSON_BODY', 'EQUALS', '$.nested.count', '8')] });
     expect(r.hasFailures).toBe(true);
     expect(r.error).toBe('Assertion failed: JSON_BODY $.nested.count EQUALS "8" (actual: 7)');
   });
 
   it('HEADERS (with a regex) and TEXT_BODY', async () => {
-    const r = await run(
-      apiCheck({
-        url: `${httpOrigin}/headers`,
-        assertions: [
-          a('HEADERS', 'EQUALS', 'x-outpost-test', 'abc-123'),
-          a('HEADERS', 'EQUALS', 'x-outpost-test', '123', '-(\\d+)$'),
-          a('HEADERS', 'CONTAINS', 'server', 'nginx'),
-          a('HEADERS', 'HAS_KEY', '', 'cache-control'),
-          a('HEADERS', 'NOT_HAS_KEY', '', 'x-powered-by'),
-          a('TEXT_BODY', 'CONTAINS', '', 'hello from nginx'),
-          a('TEXT_BODY', 'NOT_CONTAINS', '', 'apache'),
-        ],
-      }),
-      context(),
-    );
+    const r = await run({
+      url: `${httpOrigin}/headers`,
+      assertions: [
+        a('HEADERS', 'EQUALS', 'x-outpost-test', 'abc-123'),
+        a('HEADERS', 'EQUALS', 'x-outpost-test', '123', '-(\\d+)$'),
+        a('HEADERS', 'CONTAINS', 'server', 'nginx'),
+        a('HEADERS', 'HAS_KEY', '', 'cache-control'),
+        a('HEADERS', 'NOT_HAS_KEY', '', 'x-powered-by'),
+        a('TEXT_BODY', 'CONTAINS', '', 'hello from nginx'),
+        a('TEXT_BODY', 'NOT_CONTAINS', '', 'apache'),
+      ],
+    });
     expect(r.apiCheckResult?.assertions.filter((x) => !x.passed)).toEqual([]);
     expect(r.apiCheckResult?.response?.headers?.server).toMatch(/^nginx/);
   });
 
   it('a 404 fails by its status, passes with shouldFail, and still fails a STATUS_CODE assertion then', async () => {
-    const none = await run(apiCheck({ url: `${httpOrigin}/missing` }), context());
+    const none = await run({ url: `${httpOrigin}/missing` });
     expect(none.hasFailures).toBe(true);
     expect(none.error).toBe('HTTP 404 Not Found: a 4xx or 5xx status fails the check unless it has shouldFail');
     expect(none.apiCheckResult?.response?.status).toBe(404);
     const expected = await run(
-      apiCheck(
-        { url: `${httpOrigin}/missing`, assertions: [a('STATUS_CODE', 'EQUALS', '', '404')] },
-        { shouldFail: true },
-      ),
-      context(),
+      { url: `${httpOrigin}/missing`, assertions: [a('STATUS_CODE', 'EQUALS', '', '404')] },
+      { shouldFail: true },
     );
     expect(expected.hasFailures).toBe(false);
     const asserted = await run(
-      apiCheck(
-        { url: `${httpOrigin}/missing`, assertions: [a('STATUS_CODE', 'LESS_THAN', '', '400')] },
-        { shouldFail: true },
-      ),
-      context(),
+      { url: `${httpOrigin}/missing`, assertions: [a('STATUS_CODE', 'LESS_THAN', '', '400')] },
+      { shouldFail: true },
     );
     expect(asserted.hasFailures).toBe(true);
     expect(asserted.error).toBe('Assertion failed: STATUS_CODE LESS_THAN "400" (actual: 404)');
   });
 
   it('redirects: followed to the end, or reported as they are', async () => {
-    const followed = await run(apiCheck({ url: `${httpOrigin}/redirect-chain`, followRedirects: true }), context());
+    const followed = await run({ url: `${httpOrigin}/redirect-chain`, followRedirects: true });
     expect(followed.apiCheckResult?.response?.status).toBe(200);
     expect(followed.apiCheckResult?.response?.body).toBe(JSON_DOC);
     expect(followed.details?.finalUrl).toBe(`${httpOrigin}/json`);
@@ -232,14 +171,14 @@ describe('HTTP through nginx', () => {
       { url: `${httpOrigin}/redirect-chain`, status: 301 },
       { url: `${httpOrigin}/redirect`, status: 302 },
     ]);
-    const notFollowed = await run(apiCheck({ url: `${httpOrigin}/redirect`, followRedirects: false }), context());
+    const notFollowed = await run({ url: `${httpOrigin}/redirect`, followRedirects: false });
     expect(notFollowed.apiCheckResult?.response?.status).toBe(302);
     expect(notFollowed.apiCheckResult?.response?.headers?.location).toBe(`${httpOrigin}/json`);
   });
 
   it('every run opens its own connection (nginx $connection differs)', async () => {
-    const one = await run(apiCheck({ url: `${httpOrigin}/conn` }), context());
-    const two = await run(apiCheck({ url: `${httpOrigin}/conn` }), context());
+    const one = await run({ url: `${httpOrigin}/conn` });
+    const two = await run({ url: `${httpOrigin}/conn` });
     expect(Number(one.apiCheckResult?.response?.body)).toBeGreaterThan(0);
     expect(two.apiCheckResult?.response?.body).not.toBe(one.apiCheckResult?.response?.body);
   });
@@ -247,7 +186,7 @@ describe('HTTP through nginx', () => {
 
 describe('timing phases against nginx', () => {
   it('a slow upstream shows in firstByte, a throttled body in download; phases add up to total', async () => {
-    const slow = await run(apiCheck({ url: `${httpOrigin}/slow/x` }), context());
+    const slow = await run({ url: `${httpOrigin}/slow/x` });
     expect(slow.apiCheckResult?.response?.body).toBe('{"slow":true,"path":"/slow/x"}');
     const p = slow.apiCheckResult!.response!.timingPhases!;
     expect(p.firstByte).toBeGreaterThanOrEqual(SLOW_UPSTREAM_MS - 5);
@@ -255,7 +194,7 @@ describe('timing phases against nginx', () => {
     expect(p.tcp).toBeGreaterThan(0);
     expect(p.tls).toBe(0);
 
-    const throttled = await run(apiCheck({ url: `${httpOrigin}/throttled.bin` }), context());
+    const throttled = await run({ url: `${httpOrigin}/throttled.bin` });
     const q = throttled.apiCheckResult!.response!.timingPhases!;
     expect(throttled.details?.bodyBytes).toBe(THROTTLED_BYTES);
     expect(q.download).toBeGreaterThan(500);
@@ -267,7 +206,7 @@ describe('timing phases against nginx', () => {
 
 describe('HTTPS through nginx with a self-signed certificate', () => {
   it('skipSSL off: a TLS error naming the self-signed certificate, with the certificate details', async () => {
-    const r = await run(apiCheck({ url: `${httpsOrigin}/json`, skipSSL: false }), context());
+    const r = await run({ url: `${httpsOrigin}/json`, skipSSL: false });
     expect(r.hasFailures).toBe(true);
     expect(r.error).toBe('TLS error: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)');
     expect(r.apiCheckResult?.response).toBeNull();
@@ -277,14 +216,11 @@ describe('HTTPS through nginx with a self-signed certificate', () => {
   });
 
   it('skipSSL on: the response, TLS details (subject, issuer, expiry, days left) and a tls phase', async () => {
-    const r = await run(
-      apiCheck({
-        url: `${httpsOrigin}/json`,
-        skipSSL: true,
-        assertions: [a('JSON_BODY', 'EQUALS', '$.nested.ok', 'true')],
-      }),
-      context(),
-    );
+    const r = await run({
+      url: `${httpsOrigin}/json`,
+      skipSSL: true,
+      assertions: [a('JSON_BODY', 'EQUALS', '$.nested.ok', 'true')],
+    });
     expect(r.error).toBeNull();
     const res = r.apiCheckResult?.response;
     expect(res?.status).toBe(200);
@@ -303,7 +239,7 @@ describe('HTTPS through nginx with a self-signed certificate', () => {
   });
 
   it('redirects over HTTPS keep TLS on every hop', async () => {
-    const r = await run(apiCheck({ url: `${httpsOrigin}/redirect`, skipSSL: true }), context());
+    const r = await run({ url: `${httpsOrigin}/redirect`, skipSSL: true });
     expect(r.apiCheckResult?.response?.status).toBe(200);
     expect(r.details?.finalUrl).toBe(`${httpsOrigin}/json`);
   });

@@ -131,35 +131,29 @@ export class KeepingSink implements RunArtifactSink {
   }
 }
 
-export function browserCheck(script: string, extra: Partial<BrowserCheckDefinition> = {}): BrowserCheckDefinition {
+/** What a browser and a multistep check share: a script on runtime 2026.04, without dependencies. */
+function scriptCheck<K extends 'BROWSER' | 'MULTI_STEP'>(checkType: K, id: string, name: string, script: string) {
   return {
-    id: 'check-1',
+    id,
     accountId: 'acct-1',
-    name: 'browser',
-    checkType: 'BROWSER',
+    name,
+    checkType,
     shouldFail: false,
     runtimeId: '2026.04',
     script,
     dependencies: [],
-    ...extra,
   };
+}
+
+export function browserCheck(script: string, extra: Partial<BrowserCheckDefinition> = {}): BrowserCheckDefinition {
+  return { ...scriptCheck('BROWSER', 'check-1', 'browser', script), ...extra };
 }
 
 export function multiStepCheck(
   script: string,
   extra: Partial<MultiStepCheckDefinition> = {},
 ): MultiStepCheckDefinition {
-  return {
-    id: 'check-2',
-    accountId: 'acct-1',
-    name: 'multistep',
-    checkType: 'MULTI_STEP',
-    shouldFail: false,
-    runtimeId: '2026.04',
-    script,
-    dependencies: [],
-    ...extra,
-  };
+  return { ...scriptCheck('MULTI_STEP', 'check-2', 'multistep', script), ...extra };
 }
 
 /** Every text entry of a zip, concatenated (what a trace viewer would show as text). */

@@ -76,6 +76,16 @@ const browserResult = (o: { details?: Record<string, unknown> }) => o.details?.b
 const multiResult = (o: { details?: Record<string, unknown> }) =>
   o.details?.multiStepCheckResult as MultiStepCheckResult;
 
+/** A @playwright/test script of one test, `title`, given `fixtures`: `body` starts on line 3. */
+function specScript(title: string, fixtures: string, body: string[]): string {
+  return [
+    "const { test, expect } = require('@playwright/test');",
+    `test('${title}', async ({ ${fixtures} }) => {`,
+    ...body.map((line) => `  ${line}`),
+    '});',
+  ].join('\n');
+}
+
 function expectCleanedUp(): void {
   expect(processesUnder(jobsRoot)).toEqual([]);
   expect(tempFolders(jobsRoot).filter((f) => f.startsWith(`${jobsRoot}/`))).toEqual([]);
@@ -86,15 +96,12 @@ describe('browser checks', { timeout: 90_000 }, () => {
     const ctx = context();
     const out = await runPlaywrightCheck(
       browserCheck(
-        [
-          "const { test, expect } = require('@playwright/test');",
-          "test('home and next', async ({ page }) => {",
-          `  await page.goto('${server.url}/');`,
-          "  await expect(page).toHaveTitle('Home page');",
-          "  await page.click('#next');",
-          "  await expect(page.locator('h1')).toHaveText('Second');",
-          '});',
-        ].join('\n'),
+        specScript('home and next', 'page', [
+          `await page.goto('${server.url}/');`,
+          "await expect(page).toHaveTitle('Home page');",
+          "await page.click('#next');",
+          "await expect(page.locator('h1')).toHaveText('Second');",
+        ]),
       ),
       ctx,
     );
@@ -244,14 +251,11 @@ describe('browser checks', { timeout: 90_000 }, () => {
 
     const killed = await runPlaywrightCheck(
       browserCheck(
-        [
-          "const { test } = require('@playwright/test');",
-          "test('killed', async ({ page, browser }) => {",
-          `  await page.goto('${server.url}/');`,
-          "  process.kill(browser.process ? browser.process().pid : 0, 'SIGKILL');",
-          `  await page.goto('${server.url}/second');`,
-          '});',
-        ].join('\n'),
+        specScript('killed', 'page, browser', [
+          `await page.goto('${server.url}/');`,
+          "process.kill(browser.process ? browser.process().pid : 0, 'SIGKILL');",
+          `await page.goto('${server.url}/second');`,
+        ]),
       ),
       context(),
     );
@@ -281,16 +285,13 @@ describe('browser checks', { timeout: 90_000 }, () => {
     const ctx = context();
     const out = await runPlaywrightCheck(
       browserCheck(
-        [
-          "const { test, expect } = require('@playwright/test');",
-          "test('secrets', async ({ page }) => {",
-          "  await page.setExtraHTTPHeaders({ 'x-custom-token': process.env.HEADER_TOKEN, authorization: process.env.AUTH });",
-          `  await page.goto('${server.url}/');`,
-          "  console.log('saw ' + (await page.textContent('#secret')));",
-          "  await page.fill('#nothing', process.env.PAGE_TOKEN, { timeout: 500 }).catch(() => {});",
-          "  await expect(page.locator('#secret')).toHaveText('not the secret', { timeout: 500 });",
-          '});',
-        ].join('\n'),
+        specScript('secrets', 'page', [
+          "await page.setExtraHTTPHeaders({ 'x-custom-token': process.env.HEADER_TOKEN, authorization: process.env.AUTH });",
+          `await page.goto('${server.url}/');`,
+          "console.log('saw ' + (await page.textContent('#secret')));",
+          "await page.fill('#nothing', process.env.PAGE_TOKEN, { timeout: 500 }).catch(() => {});",
+          "await expect(page.locator('#secret')).toHaveText('not the secret', { timeout: 500 });",
+        ]),
         {
           environmentVariables: [
             { key: 'PAGE_TOKEN', value: PAGE_SECRET, secret: true },
@@ -337,13 +338,10 @@ describe('browser checks', { timeout: 90_000 }, () => {
   it('runs on runtime 2025.04 (Playwright 1.51) too', async () => {
     const out = await runPlaywrightCheck(
       browserCheck(
-        [
-          "const { test, expect } = require('@playwright/test');",
-          "test('home', async ({ page }) => {",
-          `  await page.goto('${server.url}/');`,
-          "  await expect(page).toHaveTitle('Home page');",
-          '});',
-        ].join('\n'),
+        specScript('home', 'page', [
+          `await page.goto('${server.url}/');`,
+          "await expect(page).toHaveTitle('Home page');",
+        ]),
         { runtimeId: '2025.04' },
       ),
       context(),
@@ -358,21 +356,18 @@ describe('multistep checks', { timeout: 90_000 }, () => {
   it('passes API steps against a JSON server without starting a browser', async () => {
     const out = await runPlaywrightCheck(
       multiStepCheck(
-        [
-          "const { test, expect } = require('@playwright/test');",
-          "test('api steps', async ({ request }) => {",
-          "  await test.step('list', async () => {",
-          `    const res = await request.get('${server.url}/api/items');`,
-          '    expect(res.status()).toBe(200);',
-          '    expect((await res.json()).items).toHaveLength(2);',
-          '  });',
-          "  await test.step('create', async () => {",
-          `    const res = await request.post('${server.url}/api/echo', { data: { name: 'three' } });`,
-          '    expect(res.status()).toBe(201);',
-          "    expect(await res.json()).toEqual({ received: { name: 'three' } });",
-          '  });',
+        specScript('api steps', 'request', [
+          "await test.step('list', async () => {",
+          `  const res = await request.get('${server.url}/api/items');`,
+          '  expect(res.status()).toBe(200);',
+          '  expect((await res.json()).items).toHaveLength(2);',
           '});',
-        ].join('\n'),
+          "await test.step('create', async () => {",
+          `  const res = await request.post('${server.url}/api/echo', { data: { name: 'three' } });`,
+          '  expect(res.status()).toBe(201);',
+          "  expect(await res.json()).toEqual({ received: { name: 'three' } });",
+          '});',
+        ]),
       ),
       context(),
     );
@@ -387,13 +382,10 @@ describe('multistep checks', { timeout: 90_000 }, () => {
   it('fails a step with its line', async () => {
     const out = await runPlaywrightCheck(
       multiStepCheck(
-        [
-          "const { test, expect } = require('@playwright/test');",
-          "test('api steps', async ({ request }) => {",
-          `  const res = await request.get('${server.url}/api/missing');`,
-          '  expect(res.status()).toBe(200);',
-          '});',
-        ].join('\n'),
+        specScript('api steps', 'request', [
+          `const res = await request.get('${server.url}/api/missing');`,
+          'expect(res.status()).toBe(200);',
+        ]),
       ),
       context(),
     );

@@ -3,11 +3,15 @@
  * a free unprivileged port with a configuration the test writes (records given with --host-record,
  * --txt-record, ...), authoritative for its zone so SOA and NS are answered too, forwarding nothing.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { installedBinary, stopChild } from '../support/daemon-process.ts';
+import { freePort } from '../support/loopback-port.ts';
+
+// Re-exported: test files that start dnsmasq beside other peers import the free port from here.
+export { freePort };
 
 export interface DnsmasqServer {
   port: number;
@@ -16,31 +20,18 @@ export interface DnsmasqServer {
 
 /** Fails loudly when dnsmasq is missing: CI installs it (.ci/run), a test must not pass without it. */
 export function dnsmasqPath(): string {
-  for (const candidate of ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq']) {
-    try {
-      execFileSync(candidate, ['--version'], { stdio: 'ignore' });
-      return candidate;
-    } catch {}
-  }
-  throw new Error('dnsmasq is not installed (apt-get install dnsmasq-base; .ci/run does this)');
-}
-
-/** A port free on 127.0.0.1 for TCP at this moment (dnsmasq binds UDP and TCP on it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+  return installedBinary(
+    ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'],
+    ['--version'],
+    'dnsmasq is not installed (apt-get install dnsmasq-base; .ci/run does this)',
+  );
 }
 
 /** Starts dnsmasq with `lines` (configuration file lines) and resolves once it has bound its port. */
 export async function startDnsmasq(lines: string[]): Promise<DnsmasqServer> {
   const binary = dnsmasqPath();
   const dir = mkdtempSync(join(tmpdir(), 'outpost-dnsmasq-'));
+  // Free for TCP now; dnsmasq binds UDP and TCP on it.
   const port = await freePort();
   const conf = join(dir, 'dnsmasq.conf');
   writeFileSync(
@@ -78,11 +69,7 @@ export async function startDnsmasq(lines: string[]): Promise<DnsmasqServer> {
   return {
     port,
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await stopChild(child);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -2,20 +2,14 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import type { Spawn } from '../../src/agent/checks/icmp/fping.ts';
 import type { IcmpCheckDefinition, IcmpRequest } from '../../src/shared/checks/types.ts';
+import { uptimeCheckBase } from '../support/check-definition.ts';
 
 export function icmpCheck(
   request: Partial<IcmpRequest> & { hostname: string },
   extra: Partial<IcmpCheckDefinition> = {},
 ): IcmpCheckDefinition {
   return {
-    id: 'chk_icmp',
-    accountId: 'acc_test',
-    name: 'icmp test',
-    checkType: 'ICMP',
-    shouldFail: false,
-    runtimeId: null,
-    degradedResponseTime: 10_000,
-    maxResponseTime: 20_000,
+    ...uptimeCheckBase('ICMP', { id: 'chk_icmp', accountId: 'acc_test', name: 'icmp test' }, 10_000, 20_000),
     degradedPacketLossThreshold: 10,
     maxPacketLossThreshold: 20,
     ...extra,

@@ -7,8 +7,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SslCheckDefinition, SslConfig } from '../../src/shared/checks/monitors.ts';
+import { uptimeCheckBase } from '../support/check-definition.ts';
+import { freePort } from '../support/loopback-port.ts';
 import { type CertFiles, EC, makeCaCert, openssl, signLeafCert } from '../support/mtls-pki.ts';
-import { freePort } from './dns-server.ts';
 import { runNginx } from './tcp-servers.ts';
 
 export const CA_NAME = 'Outpost Test CA';
@@ -80,14 +81,7 @@ export function sslCheck(
   extra: Partial<SslCheckDefinition> = {},
 ): SslCheckDefinition {
   return {
-    id: 'chk_ssl',
-    accountId: 'acc_test',
-    name: 'ssl test',
-    checkType: 'SSL',
-    shouldFail: false,
-    runtimeId: null,
-    degradedResponseTime: 3000,
-    maxResponseTime: 10000,
+    ...uptimeCheckBase('SSL', { id: 'chk_ssl', accountId: 'acc_test', name: 'ssl test' }, 3000, 10000),
     ...extra,
     request: {
       assertions: [],

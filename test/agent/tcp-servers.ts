@@ -4,14 +4,16 @@
  * node:net servers whose behaviour a test picks (echo, banner, flood, silence, reset), and the
  * builder of TCP check definitions.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TcpCheckDefinition, TcpRequest } from '../../src/shared/checks/types.ts';
-import { freePort } from './dns-server.ts';
+import { uptimeCheckBase } from '../support/check-definition.ts';
+import { installedBinary, stopChild } from '../support/daemon-process.ts';
+import { acceptsConnection, freePort } from '../support/loopback-port.ts';
 
 export interface NginxServer {
   port: number;
@@ -22,23 +24,11 @@ export interface NginxServer {
 
 /** Fails loudly when nginx is missing: CI installs it (.ci/run), a test must not pass without it. */
 function nginxPath(): string {
-  for (const candidate of ['/usr/sbin/nginx', '/usr/bin/nginx']) {
-    try {
-      execFileSync(candidate, ['-v'], { stdio: 'ignore' });
-      return candidate;
-    } catch {}
-  }
-  throw new Error('nginx is not installed (apt-get install nginx-light; .ci/run does this)');
-}
-
-function connectsOnce(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port }, () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
+  return installedBinary(
+    ['/usr/sbin/nginx', '/usr/bin/nginx'],
+    ['-v'],
+    'nginx is not installed (apt-get install nginx-light; .ci/run does this)',
+  );
 }
 
 const HELLO = 'location / { default_type text/plain; return 200 "hello from nginx\\n"; }';
@@ -101,16 +91,12 @@ export async function runNginx(
   exited.catch(() => {});
   // nginx prints nothing when ready; its ports accepting a connection is the event to wait for.
   const listening = (async () => {
-    for (const port of ports) while (!(await connectsOnce(port))) await new Promise((r) => setTimeout(r, 20));
+    for (const port of ports) while (!(await acceptsConnection(port))) await new Promise((r) => setTimeout(r, 20));
   })();
   await Promise.race([listening, exited]);
   return {
     async stop() {
-      if (child.exitCode === null) {
-        const done = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await done;
-      }
+      await stopChild(child);
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -179,14 +165,7 @@ export function tcpCheck(
   extra: Partial<TcpCheckDefinition> = {},
 ): TcpCheckDefinition {
   return {
-    id: 'check-1',
-    accountId: 'acct-1',
-    name: 'tcp',
-    checkType: 'TCP',
-    shouldFail: false,
-    runtimeId: null,
-    degradedResponseTime: 3000,
-    maxResponseTime: 5000,
+    ...uptimeCheckBase('TCP', { id: 'check-1', accountId: 'acct-1', name: 'tcp' }, 3000, 5000),
     ...extra,
     request: { hostname: '127.0.0.1', data: null, ipFamily: 'IPv4', assertions: [], ...request },
   };
