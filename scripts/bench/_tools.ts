@@ -3,7 +3,7 @@
  * tools it needs before it builds or starts anything, so a missing one stops it at once with the
  * package to install (ConfigError: `npm run bench` prints it and exits 2) instead of failing half-way.
  */
-import { accessSync, constants } from 'node:fs';
+import { isExecutable } from '../../src/shared/executable.ts';
 import { delimiter, join } from 'node:path';
 import { ConfigError } from '../../src/shared/errors.ts';
 
@@ -27,15 +27,6 @@ export const TOOLS = {
 // Daemons such as nginx and dnsmasq live in sbin, which an ordinary user's PATH often leaves out.
 const SBIN = ['/usr/local/sbin', '/usr/sbin', '/sbin'];
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The error for a missing tool: its package and the command that installs it. */
 export function missingTool(tool: Tool): ConfigError {
   return new ConfigError(
@@ -47,7 +38,7 @@ export function missingTool(tool: Tool): ConfigError {
 /** The absolute path of `tool`, from PATH or sbin; a ConfigError naming its package when it is missing. */
 export function findTool(tool: Tool): string {
   const dirs = [...(process.env.PATH ?? '').split(delimiter).filter((d) => d !== ''), ...SBIN];
-  const found = dirs.map((d) => join(d, tool.bin)).find(executable);
+  const found = dirs.map((d) => join(d, tool.bin)).find(isExecutable);
   if (!found) throw missingTool(tool);
   return found;
 }

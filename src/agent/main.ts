@@ -1,5 +1,6 @@
 import { EXIT } from '../shared/errors.ts';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { isExecutable } from '../shared/executable.ts';
 import path from 'node:path';
 import { type Env, readString } from '../shared/env.ts';
 import { VERSION } from '../shared/version.ts';
@@ -246,15 +247,6 @@ function offeredRunners(log: Logger, env: Env, hasRuntimes: boolean, suiteEngine
   for (const o of omitted)
     log.info({ checkType: o.checkType, reason: o.reason }, 'check type not offered by this agent');
   return runners;
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function createDaemon(core: AgentCore, parts: DaemonParts): AgentDaemon {

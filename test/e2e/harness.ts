@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -103,20 +103,8 @@ export async function tempDir(prefix: string): Promise<{ dir: string; remove(): 
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/**
- * A port that is free right now, for a process that must come back on the same port after a restart
- * (its agents keep their API_URL).
- */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** Used for a process that must come back on the same port after a restart (its agents keep their API_URL). */
+export { freePort } from '../support/loopback-port.ts';
 
 /** Starts `outpost serve` on a free port (or env.PORT); resolves once it listens. */
 export async function startService(

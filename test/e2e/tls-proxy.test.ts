@@ -10,18 +10,11 @@ import net from 'node:net';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/loopback-port.ts';
 import { Api, createAccount, type Proc, startAgent, startService, startTarget, tempDir, until } from './harness.ts';
 
 const PROXY_USER = 'outpost';
 const PROXY_PASS = 'pr0xy-s3cret-pass';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** Resolves once something accepts TCP connections on the port. */
 async function listening(port: number): Promise<void> {

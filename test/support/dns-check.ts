@@ -5,20 +5,14 @@
 import { dnsCheckRunner } from '../../src/agent/checks/dns.ts';
 import type { DnsCheckDefinition, DnsCheckResult, DnsRequest } from '../../src/shared/checks/types.ts';
 import { context } from '../agent/api-fixtures.ts';
+import { uptimeCheckBase } from './check-definition.ts';
 
 export function dnsCheck(
   request: Partial<DnsRequest> & Pick<DnsRequest, 'query' | 'recordType' | 'port'>,
   extra: Partial<DnsCheckDefinition> = {},
 ): DnsCheckDefinition {
   return {
-    id: 'check-1',
-    accountId: 'acct-1',
-    name: 'dns',
-    checkType: 'DNS',
-    shouldFail: false,
-    runtimeId: null,
-    degradedResponseTime: 500,
-    maxResponseTime: 1000,
+    ...uptimeCheckBase('DNS', { id: 'check-1', accountId: 'acct-1', name: 'dns' }, 500, 1000),
     ...extra,
     request: { nameServer: '127.0.0.1', protocol: 'UDP', assertions: [], ...request },
   };

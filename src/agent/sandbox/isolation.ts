@@ -12,12 +12,13 @@
  * CAP_DAC_OVERRIDE. An agent started as root (the standard image with `--user 0`) holds all of them.
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { chown, lchown, lstat, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { type Env, readEnum, readInteger } from '../../shared/env.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { findSandboxProcesses, type SandboxMarks } from './procfs.ts';
+import { isExecutable } from '../../shared/executable.ts';
 
 export const SANDBOX_ISOLATION_MODES = ['auto', 'uid', 'none'] as const;
 export type SandboxIsolationMode = (typeof SANDBOX_ISOLATION_MODES)[number];
@@ -131,12 +132,7 @@ function unavailableReason(launcher: string): string | undefined {
   if (missing.length > 0) {
     return `the agent (uid ${process.getuid?.()}) lacks ${missing.join(', ')}; start it as root with those capabilities (docker run --user 0; docs/deploy.md, "Users and capabilities")`;
   }
-  try {
-    accessSync(launcher, constants.X_OK);
-  } catch {
-    return `${launcher} (util-linux's setpriv) is missing`;
-  }
-  return undefined;
+  return isExecutable(launcher) ? undefined : `${launcher} (util-linux's setpriv) is missing`;
 }
 
 /**
