@@ -159,24 +159,42 @@ async function apiCheckAt(location: { name: string; slugName: string }, check: R
   return expectContract<{ id: string }>('POST', '/v1/checks/api', 201, { body });
 }
 
+/**
+ * The reads and the update each resource of the reference answers alike: its list, one of it, a PUT
+ * of `update` to that one, and an unknown one (404). `item` is the one's template, `known` and
+ * `unknown` its params.
+ */
+async function expectListReadUpdate(
+  list: string,
+  item: string,
+  known: Record<string, string | number>,
+  update: unknown,
+  unknown: Record<string, string | number>,
+): Promise<void> {
+  await expectContract('GET', list, 200);
+  await expectContract('GET', item, 200, { params: known });
+  await expectContract('PUT', item, 200, { params: known, body: update });
+  await expectContract('GET', item, 404, { params: unknown });
+}
+
 describe('contract: responses match the reference schemas', () => {
   it('private locations and their keys', async () => {
     const loc = await expectContract<{ id: string }>('POST', '/v1/private-locations', 201, {
       body: { name: 'Contract DC', slugName: 'contract-dc' },
     });
-    await expectContract('GET', '/v1/private-locations', 200);
-    await expectContract('GET', '/v1/private-locations/{id}', 200, { params: { id: loc.id } });
-    await expectContract('PUT', '/v1/private-locations/{id}', 200, {
-      params: { id: loc.id },
-      body: { name: 'Renamed DC' },
-    });
+    await expectListReadUpdate(
+      '/v1/private-locations',
+      '/v1/private-locations/{id}',
+      { id: loc.id },
+      { name: 'Renamed DC' },
+      { id: UNKNOWN_UUID },
+    );
     const key = await expectContract<{ id: string }>('POST', '/v1/private-locations/{id}/keys', 201, {
       params: { id: loc.id },
     });
     await expectContract('DELETE', '/v1/private-locations/{id}/keys/{keyId}', 204, {
       params: { id: loc.id, keyId: key.id },
     });
-    await expectContract('GET', '/v1/private-locations/{id}', 404, { params: { id: UNKNOWN_UUID } });
     const window = `?from=${Math.floor(Date.now() / 1000) - 3600}&to=${Math.floor(Date.now() / 1000)}`;
     await expectContract('GET', '/v1/private-locations/{id}/metrics', 200, { params: { id: loc.id }, query: window });
     await expectContract('GET', '/v1/private-locations/{id}/metrics', 400, {
@@ -316,13 +334,13 @@ describe('contract: responses match the reference schemas', () => {
     });
     await expectContract('POST', '/v1/dashboards', 409, { body: { header: 'Again', customUrl: 'CONTRACT' } });
     await expectContract('POST', '/v1/dashboards', 400, { body: { header: 'x', refreshRate: 61 } });
-    await expectContract('GET', '/v1/dashboards', 200);
-    await expectContract('GET', '/v1/dashboards/{dashboardId}', 200, { params: { dashboardId: d.dashboardId } });
-    await expectContract('PUT', '/v1/dashboards/{dashboardId}', 200, {
-      params: { dashboardId: d.dashboardId },
-      body: { width: '960PX' },
-    });
-    await expectContract('GET', '/v1/dashboards/{dashboardId}', 404, { params: { dashboardId: '999999' } });
+    await expectListReadUpdate(
+      '/v1/dashboards',
+      '/v1/dashboards/{dashboardId}',
+      { dashboardId: d.dashboardId },
+      { width: '960PX' },
+      { dashboardId: '999999' },
+    );
 
     const incident = await expectContract<{ id: string; incidentUpdates: Array<{ id: string }> }>(
       'POST',
@@ -480,13 +498,13 @@ describe('contract: responses match the reference schemas', () => {
     if (!pendingLanded('/v1/variables')) ctx.skip();
     await expectContract('POST', '/v1/variables', 201, { body: { key: 'CONTRACT_VAR', value: 'one' } });
     await expectContract('POST', '/v1/variables', 409, { body: { key: 'CONTRACT_VAR', value: 'two' } });
-    await expectContract('GET', '/v1/variables', 200);
-    await expectContract('GET', '/v1/variables/{key}', 200, { params: { key: 'CONTRACT_VAR' } });
-    await expectContract('PUT', '/v1/variables/{key}', 200, {
-      params: { key: 'CONTRACT_VAR' },
-      body: { value: 'three' },
-    });
-    await expectContract('GET', '/v1/variables/{key}', 404, { params: { key: 'NO_SUCH_VAR' } });
+    await expectListReadUpdate(
+      '/v1/variables',
+      '/v1/variables/{key}',
+      { key: 'CONTRACT_VAR' },
+      { value: 'three' },
+      { key: 'NO_SUCH_VAR' },
+    );
     await expectContract('DELETE', '/v1/variables/{key}', 204, { params: { key: 'CONTRACT_VAR' } });
   });
 
@@ -495,13 +513,13 @@ describe('contract: responses match the reference schemas', () => {
     const snippet = await expectContract<{ id: number }>('POST', '/v1/snippets', 201, {
       body: { name: 'Setup', script: 'console.log(1)' },
     });
-    await expectContract('GET', '/v1/snippets', 200);
-    await expectContract('GET', '/v1/snippets/{id}', 200, { params: { id: snippet.id } });
-    await expectContract('PUT', '/v1/snippets/{id}', 200, {
-      params: { id: snippet.id },
-      body: { name: 'Setup 2', script: 'console.log(2)' },
-    });
-    await expectContract('GET', '/v1/snippets/{id}', 404, { params: { id: 999999 } });
+    await expectListReadUpdate(
+      '/v1/snippets',
+      '/v1/snippets/{id}',
+      { id: snippet.id },
+      { name: 'Setup 2', script: 'console.log(2)' },
+      { id: 999999 },
+    );
     await expectContract('DELETE', '/v1/snippets/{id}', 204, { params: { id: snippet.id } });
   });
 
@@ -657,13 +675,13 @@ describe('contract: responses match the reference schemas', () => {
     const window = await expectContract<{ id: number }>('POST', '/v1/maintenance-windows', 201, {
       body: nightlyWindow,
     });
-    await expectContract('GET', '/v1/maintenance-windows', 200);
-    await expectContract('GET', '/v1/maintenance-windows/{id}', 200, { params: { id: window.id } });
-    await expectContract('PUT', '/v1/maintenance-windows/{id}', 200, {
-      params: { id: window.id },
-      body: { name: 'Renamed', repeatUnit: null, repeatInterval: null },
-    });
-    await expectContract('GET', '/v1/maintenance-windows/{id}', 404, { params: { id: 999999 } });
+    await expectListReadUpdate(
+      '/v1/maintenance-windows',
+      '/v1/maintenance-windows/{id}',
+      { id: window.id },
+      { name: 'Renamed', repeatUnit: null, repeatInterval: null },
+      { id: 999999 },
+    );
     await expectContract('DELETE', '/v1/maintenance-windows/{id}', 204, { params: { id: window.id } });
   });
 

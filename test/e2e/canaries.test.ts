@@ -67,13 +67,13 @@ describe('no canary secret leaves the agent', () => {
       name: 'canary group',
       environmentVariables: [{ key: 'GROUP_QUERY', value: CANARY.groupVariable, secret: true }],
     });
+    // Every check runs every 10 s (frequency 0: frequencyOffset seconds) at the canaries location.
+    const createOnce = (body: Record<string, unknown>) =>
+      api.createApiCheck({ frequency: 0, frequencyOffset: 10, privateLocations: ['canaries'], ...body });
     const blob = Buffer.from(`user:${CANARY.body}:tail`).toString('base64');
-    await api.createApiCheck({
+    await createOnce({
       name: 'echo',
       groupId: group.id,
-      frequency: 0,
-      frequencyOffset: 10,
-      privateLocations: ['canaries'],
       environmentVariables: [
         { key: 'CHECK_BODY', value: CANARY.checkVariable, secret: true },
         { key: 'URL_PATH', value: CANARY.url, secret: true },
@@ -91,20 +91,14 @@ describe('no canary secret leaves the agent', () => {
         assertions: [{ source: 'TEXT_BODY', comparison: 'CONTAINS', property: '', target: CANARY.checkVariable }],
       },
     });
-    await api.createApiCheck({
+    await createOnce({
       name: 'dns failure',
-      frequency: 0,
-      frequencyOffset: 10,
-      privateLocations: ['canaries'],
       environmentVariables: [{ key: 'HOST', value: CANARY.logLine, secret: true }],
       request: { method: 'GET', url: `http://${CANARY.logLine}.invalid/` },
     });
     const [a, b, c] = CANARY.runtimeSecret.split('-');
-    await api.createApiCheck({
+    await createOnce({
       name: 'scripted',
-      frequency: 0,
-      frequencyOffset: 10,
-      privateLocations: ['canaries'],
       environmentVariables: [
         { key: 'PRINTED', value: CANARY.scriptOutput, secret: true },
         { key: 'THROWN', value: CANARY.thrownError, secret: true },

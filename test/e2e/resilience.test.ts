@@ -54,14 +54,20 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-async function setup(serviceEnv: Record<string, string> = {}) {
-  const data = await tempDir('e2e-resilience');
+/** A fresh data directory and a holding target, both gone after the test (held requests released first). */
+async function dataAndTarget(prefix: string) {
+  const data = await tempDir(prefix);
   cleanups.push(() => data.remove());
   const target = await holdingTarget();
   cleanups.push(async () => {
     target.release();
     await target.close();
   });
+  return { data, target };
+}
+
+async function setup(serviceEnv: Record<string, string> = {}) {
+  const { data, target } = await dataAndTarget('e2e-resilience');
   const service = await startService({ DATA_DIR: data.dir, ...serviceEnv });
   cleanups.push(() => service.proc.stop());
   const api = new Api(service.url, await createAccount(data.dir));
@@ -159,13 +165,7 @@ describe('an agent killed mid-job', () => {
 
 describe('the service away for a while', () => {
   it('spools results on the agent and delivers every one, once, when the service is back', async () => {
-    const data = await tempDir('e2e-outage');
-    cleanups.push(() => data.remove());
-    const target = await holdingTarget();
-    cleanups.push(async () => {
-      target.release();
-      await target.close();
-    });
+    const { data, target } = await dataAndTarget('e2e-outage');
     let service = await startService({ DATA_DIR: data.dir });
     cleanups.push(() => service.proc.stop());
     const port = new URL(service.url).port;

@@ -16,6 +16,13 @@ afterEach(async () => {
   await h?.close();
 });
 
+/** Starts `h` afresh before each test of the describe it is called in (afterEach above closes it). */
+function harnessForEachTest(options?: Parameters<typeof startHarness>[0]): void {
+  beforeEach(async () => {
+    h = await startHarness(options);
+  });
+}
+
 async function runOf(runId: string) {
   const run = await h.store.runs.get(runId);
   if (!run) throw new Error(`run ${runId} missing`);
@@ -23,9 +30,7 @@ async function runOf(runId: string) {
 }
 
 describe('claiming', () => {
-  beforeEach(async () => {
-    h = await startHarness();
-  });
+  harnessForEachTest();
 
   it('never hands the same run to two agents, even when they lease at the same moment', async () => {
     const t = await h.tenant();
@@ -168,9 +173,7 @@ describe('long-poll', () => {
 });
 
 describe('leases', () => {
-  beforeEach(async () => {
-    h = await startHarness({ config: { leaseSeconds: 30 } });
-  });
+  harnessForEachTest({ config: { leaseSeconds: 30 } });
 
   it('heartbeats extend a lease; without them it expires and another agent gets the run as attempt 2', async () => {
     const t = await h.tenant();
@@ -261,9 +264,7 @@ describe('leases', () => {
 });
 
 describe('queue expiry', () => {
-  beforeEach(async () => {
-    h = await startHarness();
-  });
+  harnessForEachTest();
 
   it('expires a run nobody leased within queueTtlSeconds, with the reason', async () => {
     expect(h.config.queueTtlSeconds).toBe(360);
@@ -320,9 +321,7 @@ describe('queue expiry', () => {
 });
 
 describe('results', () => {
-  beforeEach(async () => {
-    h = await startHarness();
-  });
+  harnessForEachTest();
 
   it('stores a result once per run: a retried upload and a second agent’s late result are duplicates', async () => {
     const t = await h.tenant();
@@ -366,9 +365,7 @@ describe('results', () => {
 });
 
 describe('cancel', () => {
-  beforeEach(async () => {
-    h = await startHarness();
-  });
+  harnessForEachTest();
 
   it('cancels a queued run at once and flags a leased one, which its agent learns on the next heartbeat', async () => {
     const t = await h.tenant();
@@ -439,9 +436,7 @@ describe('cancel', () => {
 });
 
 describe('agent authentication', () => {
-  beforeEach(async () => {
-    h = await startHarness();
-  });
+  harnessForEachTest();
 
   it('refuses a missing, unknown or deleted location key with 401', async () => {
     const t = await h.tenant();

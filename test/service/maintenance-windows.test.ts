@@ -109,73 +109,73 @@ function schedule(
 }
 const at = (iso: string) => new Date(iso);
 
-/** Expects the window active (true) or not (false) at each of the instants. */
-function expectActivity(w: ReturnType<typeof schedule>, expected: Record<string, boolean>): void {
-  for (const [instant, active] of Object.entries(expected))
-    expect(isWindowActiveAt(w, at(instant)), instant).toBe(active);
-}
-
 // Times are UTC instants throughout, so daylight saving changes nothing here.
 describe('maintenance window activity', () => {
-  it('one-off: active from startsAt (inclusive) to endsAt (exclusive)', () => {
-    const w = schedule('2026-03-01T10:00:00Z', '2026-03-01T12:00:00Z');
-    expectActivity(w, {
-      '2026-03-01T09:59:59.999Z': false,
-      '2026-03-01T10:00:00Z': true,
-      '2026-03-01T11:59:59.999Z': true,
-      '2026-03-01T12:00:00Z': false,
-      '2026-03-02T11:00:00Z': false,
-    });
-  });
-
-  it('daily across midnight, every second day, until repeatEndsAt inclusive', () => {
-    const w = schedule('2026-03-01T23:00:00Z', '2026-03-02T01:00:00Z', 'DAY', 2, '2026-03-05');
-    expectActivity(w, {
-      '2026-03-02T00:30:00Z': true,
-      '2026-03-02T23:30:00Z': false, // odd day: no occurrence
-      '2026-03-03T23:30:00Z': true,
-      '2026-03-06T00:59:00Z': true, // the 5th's occurrence runs its full length
-      '2026-03-07T23:30:00Z': false, // would start after repeatEndsAt
-    });
-  });
-
-  it('weekly: the same weekday each interval', () => {
-    const w = schedule('2026-03-02T08:00:00Z', '2026-03-02T09:00:00Z', 'WEEK', 1);
-    expectActivity(w, {
-      '2026-03-09T08:30:00Z': true,
-      '2027-03-01T08:30:00Z': true,
-      '2026-03-10T08:30:00Z': false,
-      '2026-03-09T09:00:00Z': false,
-    });
-  });
-
-  it('monthly on the 31st: the last day of shorter months, then the 31st again', () => {
-    const w = schedule('2026-01-31T02:00:00Z', '2026-01-31T04:00:00Z', 'MONTH', 1);
-    expectActivity(w, {
-      '2026-02-28T03:00:00Z': true,
-      '2026-03-31T03:00:00Z': true,
-      '2026-03-28T03:00:00Z': false,
-      '2026-04-30T03:00:00Z': true,
-      '2028-02-29T03:00:00Z': true,
-      '2026-02-27T03:00:00Z': false,
-    });
-  });
-
-  it('a repeat that has ended is not active, and nothing is active before the first start', () => {
-    const w = schedule('2026-01-01T00:00:00Z', '2026-01-01T06:00:00Z', 'MONTH', 3, '2026-06-30');
-    expectActivity(w, {
-      '2026-04-01T05:00:00Z': true,
-      '2026-07-01T05:00:00Z': false,
-      '2025-12-31T23:00:00Z': false,
-    });
-  });
-
-  it('an occurrence longer than the repeat period overlaps the next', () => {
-    const w = schedule('2026-01-01T00:00:00Z', '2026-01-03T00:00:00Z', 'DAY', 1, '2026-01-01');
-    expectActivity(w, {
-      '2026-01-02T12:00:00Z': true,
-      '2026-01-03T00:00:00Z': false,
-    });
+  it.each<[string, ReturnType<typeof schedule>, Record<string, boolean>]>([
+    [
+      'one-off: active from startsAt (inclusive) to endsAt (exclusive)',
+      schedule('2026-03-01T10:00:00Z', '2026-03-01T12:00:00Z'),
+      {
+        '2026-03-01T09:59:59.999Z': false,
+        '2026-03-01T10:00:00Z': true,
+        '2026-03-01T11:59:59.999Z': true,
+        '2026-03-01T12:00:00Z': false,
+        '2026-03-02T11:00:00Z': false,
+      },
+    ],
+    [
+      'daily across midnight, every second day, until repeatEndsAt inclusive',
+      schedule('2026-03-01T23:00:00Z', '2026-03-02T01:00:00Z', 'DAY', 2, '2026-03-05'),
+      {
+        '2026-03-02T00:30:00Z': true,
+        '2026-03-02T23:30:00Z': false, // odd day: no occurrence
+        '2026-03-03T23:30:00Z': true,
+        '2026-03-06T00:59:00Z': true, // the 5th's occurrence runs its full length
+        '2026-03-07T23:30:00Z': false, // would start after repeatEndsAt
+      },
+    ],
+    [
+      'weekly: the same weekday each interval',
+      schedule('2026-03-02T08:00:00Z', '2026-03-02T09:00:00Z', 'WEEK', 1),
+      {
+        '2026-03-09T08:30:00Z': true,
+        '2027-03-01T08:30:00Z': true,
+        '2026-03-10T08:30:00Z': false,
+        '2026-03-09T09:00:00Z': false,
+      },
+    ],
+    [
+      'monthly on the 31st: the last day of shorter months, then the 31st again',
+      schedule('2026-01-31T02:00:00Z', '2026-01-31T04:00:00Z', 'MONTH', 1),
+      {
+        '2026-02-28T03:00:00Z': true,
+        '2026-03-31T03:00:00Z': true,
+        '2026-03-28T03:00:00Z': false,
+        '2026-04-30T03:00:00Z': true,
+        '2028-02-29T03:00:00Z': true,
+        '2026-02-27T03:00:00Z': false,
+      },
+    ],
+    [
+      'a repeat that has ended is not active, and nothing is active before the first start',
+      schedule('2026-01-01T00:00:00Z', '2026-01-01T06:00:00Z', 'MONTH', 3, '2026-06-30'),
+      {
+        '2026-04-01T05:00:00Z': true,
+        '2026-07-01T05:00:00Z': false,
+        '2025-12-31T23:00:00Z': false,
+      },
+    ],
+    [
+      'an occurrence longer than the repeat period overlaps the next',
+      schedule('2026-01-01T00:00:00Z', '2026-01-03T00:00:00Z', 'DAY', 1, '2026-01-01'),
+      {
+        '2026-01-02T12:00:00Z': true,
+        '2026-01-03T00:00:00Z': false,
+      },
+    ],
+  ])('%s', (_case, w, expected) => {
+    for (const [instant, active] of Object.entries(expected))
+      expect(isWindowActiveAt(w, at(instant)), instant).toBe(active);
   });
 
   it('covers checks by their tags or their group tags; silenceAllAlerts covers every check', () => {

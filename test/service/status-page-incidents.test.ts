@@ -5,6 +5,7 @@
 import { describe, expect } from 'vitest';
 import { first, json } from '../helpers/public-api.ts';
 import { apiTest } from '../support/api-test.ts';
+import { expectBadRequestNaming } from '../support/bad-request.ts';
 import { createService, expectLimitsRefused, type Paged, type ServiceView } from '../support/web-status-page-api.ts';
 
 interface UpdateView {
@@ -46,23 +47,13 @@ const it = apiTest
     'createIncident',
     ({ api, acme, incidentBody }) =>
       async (overrides: Record<string, unknown> = {}, account = acme): Promise<IncidentView> => {
-        const res = await api.app.inject({
-          method: 'POST',
-          url: INCIDENTS,
-          headers: account.headers,
-          payload: incidentBody(overrides),
-        });
+        const res = await api.request(account, 'POST', INCIDENTS, incidentBody(overrides));
         expect(res.statusCode, res.body).toBe(201);
         return json<IncidentView>(res);
       },
   )
   .extend('addUpdate', ({ api, acme }) => async (incidentId: string, payload: Record<string, unknown>) => {
-    const res = await api.app.inject({
-      method: 'POST',
-      url: `${INCIDENTS}/${incidentId}/incident-updates`,
-      headers: acme.headers,
-      payload,
-    });
+    const res = await api.request(acme, 'POST', `${INCIDENTS}/${incidentId}/incident-updates`, payload);
     expect(res.statusCode, res.body).toBe(200);
     return json<UpdateView>(res);
   });
@@ -91,7 +82,7 @@ describe('incidents', () => {
     expect(published).toBeGreaterThanOrEqual(before - 1);
     expect(published).toBeLessThanOrEqual(Date.now() + 1);
 
-    const got = await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers });
+    const got = await api.request(acme, 'GET', `${INCIDENTS}/${incident.id}`);
     expect(got.statusCode).toBe(200);
     expect(json<IncidentView>(got)).toEqual(incident);
   });
@@ -109,12 +100,7 @@ describe('incidents', () => {
       [{ incidentUpdates: [{ description: 'x', publicIncidentUpdateDate: 'yesterday' }] }, 'publicIncidentUpdateDate'],
     ];
     for (const [overrides, mention] of cases) {
-      const res = await api.app.inject({
-        method: 'POST',
-        url: INCIDENTS,
-        headers: acme.headers,
-        payload: incidentBody(overrides),
-      });
+      const res = await api.request(acme, 'POST', INCIDENTS, incidentBody(overrides));
       expect(res.statusCode, JSON.stringify(overrides)).toBe(400);
       expect(json(res)).toMatchObject({ statusCode: 400, error: 'Bad Request' });
       expect(json(res).message).toContain(mention);
@@ -132,18 +118,10 @@ describe('incidents', () => {
   }) => {
     const theirs = await createService(api, other, 'Theirs');
     for (const svc of [theirs, { ...service, id: 'no-such-service' }]) {
-      const res = await api.app.inject({
-        method: 'POST',
-        url: INCIDENTS,
-        headers: acme.headers,
-        payload: incidentBody({ services: [service, svc] }),
-      });
-      expect(res.statusCode).toBe(400);
-      expect(json(res).message).toContain(svc.id);
+      const res = await api.request(acme, 'POST', INCIDENTS, incidentBody({ services: [service, svc] }));
+      expectBadRequestNaming(res, svc.id);
     }
-    const list = json<Paged<IncidentView>>(
-      await api.app.inject({ method: 'GET', url: INCIDENTS, headers: acme.headers }),
-    );
+    const list = json<Paged<IncidentView>>(await api.request(acme, 'GET', INCIDENTS));
     expect(list.length).toBe(0);
   });
 
@@ -155,11 +133,10 @@ describe('incidents', () => {
   }) => {
     const incident = await createIncident();
     const db = await createService(api, acme, 'Database');
-    const res = await api.app.inject({
-      method: 'PUT',
-      url: `${INCIDENTS}/${incident.id}`,
-      headers: acme.headers,
-      payload: { name: 'Checkout down', severity: 'CRITICAL', services: [db, service] },
+    const res = await api.request(acme, 'PUT', `${INCIDENTS}/${incident.id}`, {
+      name: 'Checkout down',
+      severity: 'CRITICAL',
+      services: [db, service],
     });
     expect(res.statusCode).toBe(200);
     const updated = json<IncidentView>(res);
@@ -168,23 +145,20 @@ describe('incidents', () => {
     expect(updated.incidentUpdates).toHaveLength(1);
     expect(updated.updated_at).toEqual(expect.any(String));
 
-    const withUpdates = await api.app.inject({
-      method: 'PUT',
-      url: `${INCIDENTS}/${incident.id}`,
-      headers: acme.headers,
-      payload: { name: 'x', severity: 'MINOR', services: [service], incidentUpdates: [{ description: 'nope' }] },
+    const withUpdates = await api.request(acme, 'PUT', `${INCIDENTS}/${incident.id}`, {
+      name: 'x',
+      severity: 'MINOR',
+      services: [service],
+      incidentUpdates: [{ description: 'nope' }],
     });
-    expect(withUpdates.statusCode).toBe(400);
-    expect(json(withUpdates).message).toContain('incidentUpdates');
+    expectBadRequestNaming(withUpdates, 'incidentUpdates');
 
-    const noServices = await api.app.inject({
-      method: 'PUT',
-      url: `${INCIDENTS}/${incident.id}`,
-      headers: acme.headers,
-      payload: { name: 'x', severity: 'MINOR', services: [] },
+    const noServices = await api.request(acme, 'PUT', `${INCIDENTS}/${incident.id}`, {
+      name: 'x',
+      severity: 'MINOR',
+      services: [],
     });
-    expect(noServices.statusCode).toBe(400);
-    expect(json(noServices).message).toContain('body/services');
+    expectBadRequestNaming(noServices, 'body/services');
   });
 
   it('lists newest first with limit 1..100 (default 20) and nextId paging to null (operation 2)', async ({
@@ -197,27 +171,17 @@ describe('incidents', () => {
     for (let i = 0; i < 23; i++) created.push((await createIncident({ name: `Incident ${i}` })).id);
     await createIncident({ services: [await createService(api, other, 'O')], name: 'theirs' }, other);
 
-    const p1 = json<Paged<IncidentView>>(
-      await api.app.inject({ method: 'GET', url: INCIDENTS, headers: acme.headers }),
-    );
+    const p1 = json<Paged<IncidentView>>(await api.request(acme, 'GET', INCIDENTS));
     expect(p1.length).toBe(20);
     expect(p1.entries.map((e) => e.id)).toEqual(created.slice().reverse().slice(0, 20));
     expect(first(p1.entries).incidentUpdates).toHaveLength(1);
-    const p2 = json<Paged<IncidentView>>(
-      await api.app.inject({ method: 'GET', url: `${INCIDENTS}?nextId=${p1.nextId}`, headers: acme.headers }),
-    );
+    const p2 = json<Paged<IncidentView>>(await api.request(acme, 'GET', `${INCIDENTS}?nextId=${p1.nextId}`));
     expect(p2.entries.map((e) => e.id)).toEqual(created.slice(0, 3).reverse());
     expect(p2.nextId).toBeNull();
 
-    const exact = json<Paged<IncidentView>>(
-      await api.app.inject({ method: 'GET', url: `${INCIDENTS}?limit=23`, headers: acme.headers }),
-    );
+    const exact = json<Paged<IncidentView>>(await api.request(acme, 'GET', `${INCIDENTS}?limit=23`));
     expect(exact).toMatchObject({ length: 23, nextId: null });
-    expect(
-      json<Paged<IncidentView>>(
-        await api.app.inject({ method: 'GET', url: `${INCIDENTS}?limit=100`, headers: acme.headers }),
-      ).length,
-    ).toBe(23);
+    expect(json<Paged<IncidentView>>(await api.request(acme, 'GET', `${INCIDENTS}?limit=100`)).length).toBe(23);
     await expectLimitsRefused(api, acme, INCIDENTS, ['0', '101', 'ten']);
   });
 
@@ -249,26 +213,15 @@ describe('incidents', () => {
       expect(res.statusCode, `${r.method} ${r.url}`).toBe(404);
     }
     // The incident is untouched.
-    const got = json<IncidentView>(
-      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
-    );
+    const got = json<IncidentView>(await api.request(acme, 'GET', `${INCIDENTS}/${incident.id}`));
     expect(got).toEqual(incident);
   });
 
   it('deletes an incident with its updates', async ({ api, acme, createIncident }) => {
     const incident = await createIncident();
-    expect(
-      (await api.app.inject({ method: 'DELETE', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }))
-        .statusCode,
-    ).toBe(204);
-    expect(
-      (await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers })).statusCode,
-    ).toBe(404);
-    const updates = await api.app.inject({
-      method: 'GET',
-      url: `${INCIDENTS}/${incident.id}/incident-updates`,
-      headers: acme.headers,
-    });
+    expect((await api.request(acme, 'DELETE', `${INCIDENTS}/${incident.id}`)).statusCode).toBe(204);
+    expect((await api.request(acme, 'GET', `${INCIDENTS}/${incident.id}`)).statusCode).toBe(404);
+    const updates = await api.request(acme, 'GET', `${INCIDENTS}/${incident.id}/incident-updates`);
     expect(updates.statusCode).toBe(404);
   });
 });
@@ -291,9 +244,7 @@ describe('incident updates', () => {
       publicIncidentUpdateDate: '2026-03-01T10:20:00.000Z',
     });
     expect(identified).toMatchObject({ description: 'Found it', status: 'IDENTIFIED', notifySubscribers: false });
-    let now = json<IncidentView>(
-      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
-    );
+    let now = json<IncidentView>(await api.request(acme, 'GET', `${INCIDENTS}/${incident.id}`));
     expect(now).toMatchObject({ lastUpdateStatus: 'IDENTIFIED', duration: null });
 
     // An update without a status adds text only; the status stays.
@@ -303,9 +254,7 @@ describe('incident updates', () => {
       status: 'RESOLVED',
       publicIncidentUpdateDate: '2026-03-01T11:35:30Z',
     });
-    now = json<IncidentView>(
-      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
-    );
+    now = json<IncidentView>(await api.request(acme, 'GET', `${INCIDENTS}/${incident.id}`));
     // 10:00 to 11:35:30 is 95.5 minutes: whole minutes, rounded down.
     expect(now).toMatchObject({ lastUpdateStatus: 'RESOLVED', duration: 95 });
     expect(now.incidentUpdates.map((u) => u.description)).toEqual([
@@ -321,21 +270,14 @@ describe('incident updates', () => {
       status: 'MONITORING',
       publicIncidentUpdateDate: '2026-03-01T10:25:00Z',
     });
-    now = json<IncidentView>(
-      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
-    );
+    now = json<IncidentView>(await api.request(acme, 'GET', `${INCIDENTS}/${incident.id}`));
     expect(now).toMatchObject({ lastUpdateStatus: 'RESOLVED', duration: 95 });
 
     const url = `${INCIDENTS}/${incident.id}/incident-updates/${resolved.id}`;
-    expect(json<UpdateView>(await api.app.inject({ method: 'GET', url, headers: acme.headers }))).toEqual(resolved);
+    expect(json<UpdateView>(await api.request(acme, 'GET', url))).toEqual(resolved);
 
     // Reopening: changing the RESOLVED update to MONITORING clears the duration.
-    const put = await api.app.inject({
-      method: 'PUT',
-      url,
-      headers: acme.headers,
-      payload: { description: 'Fix deployed', status: 'MONITORING' },
-    });
+    const put = await api.request(acme, 'PUT', url, { description: 'Fix deployed', status: 'MONITORING' });
     expect(put.statusCode).toBe(200);
     // Left out, publicIncidentUpdateDate keeps its value.
     expect(json<UpdateView>(put)).toMatchObject({
@@ -344,16 +286,10 @@ describe('incident updates', () => {
       status: 'MONITORING',
       publicIncidentUpdateDate: '2026-03-01T11:35:30.000Z',
     });
-    now = json<IncidentView>(
-      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
-    );
+    now = json<IncidentView>(await api.request(acme, 'GET', `${INCIDENTS}/${incident.id}`));
     expect(now).toMatchObject({ lastUpdateStatus: 'MONITORING', duration: null });
 
-    const list = await api.app.inject({
-      method: 'GET',
-      url: `${INCIDENTS}/${incident.id}/incident-updates`,
-      headers: acme.headers,
-    });
+    const list = await api.request(acme, 'GET', `${INCIDENTS}/${incident.id}/incident-updates`);
     expect(list.statusCode).toBe(200);
     expect(json<UpdateView[]>(list).map((u) => u.description)).toEqual([
       'Fix deployed',
@@ -363,11 +299,9 @@ describe('incident updates', () => {
       'Investigating',
     ]);
 
-    const del = await api.app.inject({ method: 'DELETE', url, headers: acme.headers });
+    const del = await api.request(acme, 'DELETE', url);
     expect(del.statusCode).toBe(204);
-    now = json<IncidentView>(
-      await api.app.inject({ method: 'GET', url: `${INCIDENTS}/${incident.id}`, headers: acme.headers }),
-    );
+    now = json<IncidentView>(await api.request(acme, 'GET', `${INCIDENTS}/${incident.id}`));
     expect(now.lastUpdateStatus).toBe('MONITORING'); // the backdated "Late note" is now the newest with a status
   });
 
@@ -382,13 +316,7 @@ describe('incident updates', () => {
         publicIncidentUpdateDate: new Date(base + i * 60_000).toISOString(),
       });
     }
-    const list = json<UpdateView[]>(
-      await api.app.inject({
-        method: 'GET',
-        url: `${INCIDENTS}/${incident.id}/incident-updates`,
-        headers: acme.headers,
-      }),
-    );
+    const list = json<UpdateView[]>(await api.request(acme, 'GET', `${INCIDENTS}/${incident.id}/incident-updates`));
     expect(list).toHaveLength(100);
     expect(first(list).description).toBe('u105');
     expect(list.at(-1)?.description).toBe('u6');
@@ -403,11 +331,10 @@ describe('incident updates', () => {
       [{ description: 'x', notifySubscribers: 'sometimes' }, 'notifySubscribers'],
     ];
     for (const [payload, mention] of cases) {
-      const res = await api.app.inject({ method: 'POST', url: base, headers: acme.headers, payload });
-      expect(res.statusCode).toBe(400);
-      expect(json(res).message).toContain(mention);
+      const res = await api.request(acme, 'POST', base, payload);
+      expectBadRequestNaming(res, mention);
     }
-    const missing = await api.app.inject({ method: 'GET', url: `${base}/no-such-update`, headers: acme.headers });
+    const missing = await api.request(acme, 'GET', `${base}/no-such-update`);
     expect(missing.statusCode).toBe(404);
   });
 });
