@@ -2,20 +2,19 @@
  * A response whose body cannot be decoded as its Content-Encoding says keeps its status and headers;
  * the result says why there is no body, and only an assertion that needs the body fails.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
 import type { Assertion } from '../../src/shared/checks/types.ts';
 import { apiCheck, context } from './api-fixtures.ts';
+import { type JsonServer, startServer } from './helpers.ts';
 
-let server: http.Server;
+let server: JsonServer;
 let origin: string;
 
 beforeAll(async () => {
   // /lie/<encoding>: says the body is so encoded, sends it plain. /cut: a gzip body that ends early.
-  server = http.createServer((req, res) => {
+  server = await startServer((req, _body, res) => {
     const [, route, encoding] = (req.url ?? '').split('/');
     res.setHeader('content-type', 'text/plain');
     res.setHeader('x-trace', 'abc');
@@ -27,13 +26,9 @@ beforeAll(async () => {
     res.setHeader('content-encoding', 'gzip');
     res.end(gzipSync('hello, this body is compressed').subarray(0, 15));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = server.url;
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => server?.close());
 
 const status200: Assertion = { source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' };
 const gzipError =

@@ -4,14 +4,14 @@
  * larger than the check's maxResponseBytes, naming the limit: against a real node:http server that
  * encodes as the request's Accept-Encoding asks.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
 import { RESPONSE_BODY_CAP_BYTES } from '../../src/agent/checks/api/body.ts';
 import type { Assertion } from '../../src/shared/checks/types.ts';
 import { apiCheck, context } from './api-fixtures.ts';
+import { type JsonServer, startServer } from './helpers.ts';
 
 const DOC = JSON.stringify({ service: 'orders', ok: true, items: Array.from({ length: 50 }, (_, i) => ({ id: i })) });
 const ENCODERS: Record<string, (b: Buffer) => Buffer> = {
@@ -20,7 +20,7 @@ const ENCODERS: Record<string, (b: Buffer) => Buffer> = {
   deflate: deflateSync,
 };
 
-let server: http.Server;
+let server: JsonServer;
 let origin: string;
 const seenEncodings: Array<string | undefined> = [];
 
@@ -35,19 +35,15 @@ function send(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer,
 
 beforeAll(async () => {
   // /json: DOC; /big/:n: n bytes of "a"; both encoded as asked.
-  server = http.createServer((req, res) => {
+  server = await startServer((req, _body, res) => {
     seenEncodings.push(req.headers['accept-encoding']);
     const [, route, n] = (req.url ?? '').split('/');
     if (route === 'json') send(req, res, Buffer.from(DOC), 'application/json');
     else send(req, res, Buffer.alloc(Number(n), 'a'), 'text/plain');
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = server.url;
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => server?.close());
 
 const jsonOk: Assertion = { source: 'JSON_BODY', comparison: 'EQUALS', property: '$.service', target: 'orders' };
 const header = (value: string) => [{ key: 'Accept-Encoding', value }];

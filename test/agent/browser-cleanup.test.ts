@@ -3,22 +3,19 @@
  * browser killed from the script) or are cancelled (before or after the browser is up), four at a
  * time, and afterwards no process of theirs is left and no temporary folder either.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import PQueue from 'p-queue';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runPlaywrightCheck } from '../../src/agent/browser/engine.ts';
-import { defaultRuntimesDir, discoverRuntimes } from '../../src/agent/runtimes.ts';
-import { SandboxPool } from '../../src/agent/sandbox/pool.ts';
+import type { SandboxPool } from '../../src/agent/sandbox/pool.ts';
 import {
   browserCheck,
-  CHROMIUM,
   chromiumProcessCount,
   type PageServer,
   processesUnder,
   quietLog,
-  startPageServer,
   tempFolders,
 } from './browser-fixtures.ts';
+import { startBrowserRig, stopBrowserRig } from './browser-rig.ts';
 
 const RUNS = 200;
 let server: PageServer;
@@ -26,19 +23,10 @@ let pool: SandboxPool;
 let jobsRoot: string;
 
 beforeAll(async () => {
-  expect(existsSync(CHROMIUM), `Chromium at ${CHROMIUM} (apt-get install chromium)`).toBe(true);
-  const { runtimes } = await discoverRuntimes(defaultRuntimesDir());
-  expect(runtimes.length, 'run npm run runtimes:install').toBeGreaterThan(0);
-  pool = new SandboxPool({ runtimes, size: 0 });
-  server = await startPageServer();
-  jobsRoot = mkdtempSync('/tmp/obc-');
+  ({ pool, server, jobsRoot } = await startBrowserRig('/tmp/obc-'));
 });
 
-afterAll(async () => {
-  await server?.close();
-  await pool?.close();
-  if (jobsRoot) rmSync(jobsRoot, { recursive: true, force: true });
-});
+afterAll(() => stopBrowserRig({ server, pool, jobsRoot }));
 
 type Kind = 'timeout' | 'page-crash' | 'browser-killed' | 'cancel-running' | 'cancel-early';
 const KINDS: Kind[] = ['timeout', 'page-crash', 'browser-killed', 'cancel-running', 'cancel-early'];

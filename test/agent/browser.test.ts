@@ -4,26 +4,25 @@
  * passing and failing scripts of both shapes, the failing line, pages visited, screenshots, video
  * and trace, a timeout, crashes, a cancel, secrets scrubbed from the trace, multistep API steps.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrowserCheckContext, runPlaywrightCheck } from '../../src/agent/browser/engine.ts';
-import { defaultRuntimesDir, discoverRuntimes } from '../../src/agent/runtimes.ts';
-import { SandboxPool } from '../../src/agent/sandbox/pool.ts';
+import type { Runtime } from '../../src/agent/runtimes.ts';
+import type { SandboxPool } from '../../src/agent/sandbox/pool.ts';
 import type { BrowserCheckResult, MultiStepCheckResult } from '../../src/shared/checks/types.ts';
 import {
   browserCheck,
-  CHROMIUM,
   KeepingSink,
   multiStepCheck,
   type PageServer,
   processesUnder,
   quietLog,
-  startPageServer,
   tempFolders,
   zipText,
 } from './browser-fixtures.ts';
+import { startBrowserRig, stopBrowserRig } from './browser-rig.ts';
 
 const PAGE_SECRET = 'canary-page-secret-7c41d9';
 const HEADER_SECRET = 'canary-header-secret-52be0a';
@@ -35,26 +34,18 @@ let work: string;
 let jobsRoot: string;
 
 beforeAll(async () => {
-  // Not skips: CI installs Chromium and the runtimes, so their absence is a failure.
-  expect(existsSync(CHROMIUM), `Chromium at ${CHROMIUM} (apt-get install chromium)`).toBe(true);
-  const { runtimes } = await discoverRuntimes(defaultRuntimesDir());
+  let runtimes: Runtime[];
+  ({ runtimes, pool, server, jobsRoot } = await startBrowserRig('/tmp/ob-', PAGE_SECRET));
   expect(
     runtimes.map((r) => r.id),
     'run npm run runtimes:install',
   ).toEqual(['2026.04', '2025.04']);
-  pool = new SandboxPool({ runtimes, size: 0 });
-  server = await startPageServer(PAGE_SECRET);
   work = mkdtempSync(path.join(os.tmpdir(), 'outpost-browser-test-'));
-  // Short on purpose: Chromium's singleton socket lives in the job folder (TMPDIR), and a Unix
-  // socket path may not exceed 107 bytes (docs/checks.md).
-  jobsRoot = mkdtempSync('/tmp/ob-');
 });
 
 afterAll(async () => {
-  await server?.close();
-  await pool?.close();
+  await stopBrowserRig({ server, pool, jobsRoot });
   if (work) rmSync(work, { recursive: true, force: true });
-  if (jobsRoot) rmSync(jobsRoot, { recursive: true, force: true });
 });
 
 let sinks = 0;

@@ -104,6 +104,14 @@ async function heldRun(opts: Partial<AgentDaemonOptions> = {}) {
   return { ...started, runner, job };
 }
 
+/** A started daemon whose one held runner serves both slot classes (API: uptime, BROWSER: heavy). */
+async function startedWithBothClasses(opts: Omit<Partial<StubDaemonOptions>, 'apiKey' | 'runners'> = {}) {
+  const runner = new ControlledRunner(false);
+  const started = await setup({ runner, runners: bothClasses(runner), ...opts });
+  await started.daemon.start();
+  return { ...started, runner };
+}
+
 describe('AgentDaemon', () => {
   it('registers, leases a job, runs it and delivers its result', async () => {
     const { stub, daemon } = await setup();
@@ -145,14 +153,7 @@ describe('AgentDaemon', () => {
   });
 
   it('asks for free slots only, and waits for a slot (not polling) when all are busy', async () => {
-    const runner = new ControlledRunner(false);
-    const { stub, daemon } = await setup({
-      runner,
-      runners: bothClasses(runner),
-      uptimeConcurrency: 1,
-      jobConcurrency: 1,
-    });
-    await daemon.start();
+    const { stub, daemon, runner } = await startedWithBothClasses({ uptimeConcurrency: 1, jobConcurrency: 1 });
     const a = await startJob(stub, daemon);
     const b = await startJob(stub, daemon, makeJob({ checkType: 'BROWSER' }));
     const before = stub.leaseRequests.length;
@@ -190,14 +191,7 @@ describe('AgentDaemon', () => {
   });
 
   it('re-asks at once when a slot frees while the long-poll in flight asked none of that class', async () => {
-    const runner = new ControlledRunner(false);
-    const { stub, daemon } = await setup({
-      runner,
-      runners: bothClasses(runner),
-      jobConcurrency: 1,
-      stub: { maxWaitSeconds: 60 },
-    });
-    await daemon.start();
+    const { stub, daemon, runner } = await startedWithBothClasses({ jobConcurrency: 1, stub: { maxWaitSeconds: 60 } });
     const h1 = makeJob({ checkType: 'BROWSER' });
     const h2 = makeJob({ checkType: 'BROWSER' });
     await startJob(stub, daemon, h1);

@@ -32,6 +32,7 @@ import { agentFolder, SharedFolderError } from '../../src/agent/suites/suite-uid
 import type { PlaywrightCheckDefinition } from '../../src/shared/checks/types.ts';
 import { processesOfUid, startVictim } from './isolation-helpers.ts';
 import { MemoryBundles, packSuite, runCheck, suiteCheck, suiteConfig } from './suite-helpers.ts';
+import { packageJsonWith } from './suite-package-json.ts';
 
 vi.setConfig({ testTimeout: 180_000 });
 /** A range of its own: other test files switch uids on this machine at the same time. */
@@ -59,13 +60,7 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-const PACKAGE_JSON = JSON.stringify({
-  name: 'suite-basic',
-  private: true,
-  version: '1.0.0',
-  scripts: { postinstall: 'node postinstall.js' },
-  devDependencies: { '@playwright/test': '1.58.2' },
-});
+const PACKAGE_JSON = packageJsonWith({ scripts: { postinstall: 'node postinstall.js' } });
 
 // npm shows a lifecycle script's output only when it fails: the script writes what it saw to a file the test prints.
 const POSTINSTALL = `

@@ -22,6 +22,7 @@ import {
   suiteConfig,
   suiteProcesses,
 } from './suite-helpers.ts';
+import { packageJsonWith } from './suite-package-json.ts';
 
 // Short: Chromium's socket path under the job's TMPDIR must stay under 108 bytes.
 const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'sr-')));
@@ -157,12 +158,7 @@ test.describe('checkout', () => {
   });
 
   it("shows a failed install (lockfile out of sync) as a setup error with npm's words", async () => {
-    const pkg = JSON.stringify({
-      name: 'suite-basic',
-      private: true,
-      version: '1.0.0',
-      devDependencies: { '@playwright/test': '1.58.2', 'left-pad': '1.3.0' },
-    });
+    const pkg = packageJsonWith({ devDependencies: { 'left-pad': '1.3.0' } });
     const bundle = bundles.add(
       await packSuite({ files: { 'package.json': pkg, 'tests/home.spec.ts': passingSpec() }, omit: ['bun.lock'] }),
     );
@@ -297,13 +293,7 @@ describe('proxy variables', () => {
       }),
       bundles,
     });
-    const pkg = JSON.stringify({
-      name: 'suite-basic',
-      private: true,
-      version: '1.0.0',
-      scripts: { preinstall: 'echo install sees HTTPS_PROXY=$HTTPS_PROXY' },
-      devDependencies: { '@playwright/test': '1.58.2' },
-    });
+    const pkg = packageJsonWith({ scripts: { preinstall: 'echo install sees HTTPS_PROXY=$HTTPS_PROXY' } });
     const bundle = bundles.add(
       await packSuite({ files: { 'package.json': pkg, 'tests/home.spec.ts': passingSpec() }, omit: ['bun.lock'] }),
     );
