@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { SqlDatabase } from '../sql/database.ts';
 import { nowIso } from '../sql/database.ts';
 import type { Account, AccountRepo, ApiKeyRecord } from '../store.ts';
-import { hashKey, maskKey, newApiKey } from './keys.ts';
+import { hashKey, newApiKey } from './keys.ts';
+import { type KeyTable, storeKey } from './stored-keys.ts';
+
+const API_KEYS: KeyTable = { table: 'api_keys', owner: 'account_id' };
 
 interface AccountRow {
   id: string;
@@ -84,11 +87,7 @@ export class SqlAccountRepo implements AccountRepo {
 
   async #insertKey(accountId: string): Promise<{ record: ApiKeyRecord; apiKey: string }> {
     const apiKey = newApiKey();
-    const record: ApiKeyRecord = { id: randomUUID(), accountId, maskedKey: maskKey(apiKey), createdAt: nowIso() };
-    await this.#db.run(
-      'INSERT INTO api_keys (id, account_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)',
-      [record.id, accountId, hashKey(apiKey), record.maskedKey, record.createdAt],
-    );
-    return { record, apiKey };
+    const { id, maskedKey, createdAt } = await storeKey(this.#db, API_KEYS, accountId, apiKey);
+    return { record: { id, accountId, maskedKey, createdAt }, apiKey };
   }
 }

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { ConflictError } from '../../http/errors.ts';
 import type {
   DashboardInput,
@@ -7,7 +7,8 @@ import type {
   StoredDashboard,
 } from '../heartbeat-dashboard-types.ts';
 import { isUniqueViolation, nowIso, type SqlDatabase } from '../sql/database.ts';
-import { hashKey, maskKey } from './keys.ts';
+import { hashKey } from './keys.ts';
+import { type KeyTable, storeKey } from './stored-keys.ts';
 
 interface DashboardRow {
   id: number;
@@ -24,6 +25,8 @@ interface KeyRow {
   created_at: string;
   updated_at: string | null;
 }
+
+const VIEWER_KEYS: KeyTable = { table: 'dashboard_keys', owner: 'dashboard_id' };
 
 /** The prefix the reference's dashboard keys carry. */
 export const DASHBOARD_KEY_PREFIX = 'da_';
@@ -134,11 +137,7 @@ export class SqlDashboardRepo implements DashboardRepo {
   /** Creates a viewer key. Only its hash is kept: the raw value goes back once, to the caller. */
   async #addKey(dashboardId: number): Promise<{ id: string; rawKey: string }> {
     const rawKey = DASHBOARD_KEY_PREFIX + randomBytes(16).toString('hex');
-    const id = randomUUID();
-    await this.#db.run(
-      'INSERT INTO dashboard_keys (id, dashboard_id, key_hash, masked_key, created_at) VALUES (?, ?, ?, ?, ?)',
-      [id, dashboardId, hashKey(rawKey), maskKey(rawKey), nowIso()],
-    );
+    const { id } = await storeKey(this.#db, VIEWER_KEYS, dashboardId, rawKey);
     return { id, rawKey };
   }
 
