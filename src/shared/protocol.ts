@@ -34,6 +34,12 @@ import type {
 
 export const AGENT_API_PREFIX = '/agent/v1';
 export const PROTOCOL_VERSION = 1;
+/**
+ * How far ahead of its due time the service enqueues a run and so may hand it out; the job says how
+ * long to wait (Job.startInMs). Batching a moment's runs into one enqueue and one lease per agent
+ * is what keeps the store's commits and the lease round trips from growing with the run rate.
+ */
+export const SCHEDULE_AHEAD_MS = 100;
 
 export const AGENT_PATHS = {
   register: `${AGENT_API_PREFIX}/register`,
@@ -101,6 +107,12 @@ export interface Job {
   leaseAttempt: number;
   /** When the run was due (ISO). The agent measures due-to-start latency from it. */
   dueAt: string;
+  /**
+   * How long after receiving the job the agent starts it: runs are handed out up to
+   * SCHEDULE_AHEAD_MS before they are due (docs/protocol.md "Leasing ahead"). Absent or 0: at once.
+   * A relative figure, so the agent's clock need not agree with the service's.
+   */
+  startInMs?: number;
   checkClass: CheckClass;
   /** Wall-clock limit for the run on the agent. */
   timeoutMs: number;

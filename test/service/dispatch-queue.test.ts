@@ -78,6 +78,17 @@ describe('claiming', () => {
     expect(second.find((j) => j.checkClass === 'heavy')?.timeoutMs).toBe(240_000);
   });
 
+  it('hands out a run enqueued ahead of its due time with how long to wait (startInMs), and a due one with none', async () => {
+    const t = await h.tenant();
+    const ahead = await h.check(t, { name: 'ahead' });
+    const due = await h.check(t, { name: 'due' });
+    await h.dispatcher.enqueue(ahead, t.location.id, h.clock.now + 80);
+    await h.dispatcher.enqueue(due, t.location.id, h.clock.now - 20);
+    const jobs = await (await h.agent(t)).lease({ slots: { uptime: 5 } });
+    const waits = Object.fromEntries(jobs.map((j) => [j.check.name, j.startInMs]));
+    expect(waits).toEqual({ ahead: 80, due: 0 });
+  });
+
   it('only hands an agent check types it registered a runner for', async () => {
     const t = await h.tenant();
     const tcp = await h.check(t, {

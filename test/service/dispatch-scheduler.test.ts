@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DueRun } from '../../src/service/dispatch/dispatcher.ts';
 import { intervalMsOf, phaseMsOf, Scheduler, slotAtOrAfter } from '../../src/service/dispatch/scheduler.ts';
+import { SCHEDULE_AHEAD_MS } from '../../src/shared/protocol.ts';
 import type { Store, StoredCheck } from '../../src/service/store/store.ts';
 import { silentLog } from '../helpers/dispatch-harness.ts';
 
@@ -75,7 +76,7 @@ afterEach(() => {
 });
 
 describe('intervals', () => {
-  it('runs a check at its phase once per interval, exactly at the due time', async () => {
+  it('runs a check at its phase once per interval, enqueued exactly SCHEDULE_AHEAD_MS before the due time', async () => {
     const check = makeCheck('c1', { frequency: 2 });
     const { scheduler, enqueued } = setup([check]);
     await scheduler.start();
@@ -83,7 +84,7 @@ describe('intervals', () => {
     const first = slotAtOrAfter(T0, 120_000, phase);
     await vi.advanceTimersByTimeAsync(10 * 60_000);
     expect(enqueued.map((e) => e.dueAt)).toEqual([0, 1, 2, 3, 4].map((k) => first + k * 120_000));
-    expect(enqueued.every((e) => e.at === e.dueAt)).toBe(true);
+    expect(enqueued.every((e) => e.at === e.dueAt - SCHEDULE_AHEAD_MS)).toBe(true);
     expect(enqueued.every((e) => (e.dueAt - phase) % 120_000 === 0)).toBe(true);
     await scheduler.stop();
   });
@@ -134,20 +135,24 @@ describe('spreading', () => {
     await scheduler.stop();
   });
 
-  it('enqueues runs due within a tick (10 ms) of the last batch together, none more than a tick late', async () => {
+  it('enqueues the runs due within a tick (50 ms) together, each ahead of its due time and never late', async () => {
     const checks = Array.from({ length: 2000 }, () =>
       makeCheck(crypto.randomUUID(), { frequency: 0, frequencyOffset: 10 }),
     );
     const { scheduler, enqueued, batches } = setup(checks);
     await scheduler.start();
-    await vi.advanceTimersByTimeAsync(9_999 + 10);
+    await vi.advanceTimersByTimeAsync(9_999);
     const interval = enqueued.filter((e) => e.dueAt < T0 + 10_000);
     expect(interval).toHaveLength(2000);
-    expect(Math.max(...interval.map((e) => e.at - e.dueAt))).toBeLessThanOrEqual(10);
-    // 2000 runs over 10 s, one batch a tick at most: about a thousand batches, not two thousand.
-    expect(batches.length).toBeLessThanOrEqual(1001);
+    // (Runs due within the first SCHEDULE_AHEAD_MS were enqueued at the start, less ahead.)
+    const leads = interval.filter((e) => e.dueAt >= T0 + SCHEDULE_AHEAD_MS).map((e) => e.dueAt - e.at);
+    // Ahead by more than the tick left over, never by more than SCHEDULE_AHEAD_MS (+1: a timer may fire early).
+    expect(Math.min(...leads)).toBeGreaterThanOrEqual(SCHEDULE_AHEAD_MS - 50);
+    expect(Math.max(...leads)).toBeLessThanOrEqual(SCHEDULE_AHEAD_MS + 1);
+    // 2000 runs over 10 s, one batch a tick at most: about two hundred batches, not two thousand.
+    expect(batches.length).toBeLessThanOrEqual(201);
     const gaps = batches.slice(1).map((b, i) => b.at - (batches[i]?.at ?? 0));
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(10);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(50);
     await scheduler.stop();
   });
 
@@ -218,13 +223,13 @@ describe('changes', () => {
     // The overdue slot runs once (late)...
     expect(enqueued).toHaveLength(2);
     const late = enqueued.at(-1)!;
-    expect(late.at - late.dueAt).toBeGreaterThanOrEqual(55_000);
+    expect(late.at - late.dueAt).toBeGreaterThanOrEqual(55_000 - SCHEDULE_AHEAD_MS);
     // ...and the next run is the next slot after now: the five missed in between are skipped.
     await vi.advanceTimersByTimeAsync(10_000);
     expect(enqueued).toHaveLength(3);
     const next = enqueued.at(-1)!;
     expect(next.dueAt).toBeGreaterThan(late.at);
-    expect(next.dueAt - next.at).toBe(0);
+    expect(next.dueAt - next.at).toBe(SCHEDULE_AHEAD_MS);
     await scheduler.stop();
   });
 
@@ -296,6 +301,19 @@ describe('changes', () => {
     await scheduler.start();
     await vi.advanceTimersByTimeAsync(0);
     expect(enqueued).toEqual([]);
+    await scheduler.stop();
+  });
+
+  it('a start after the last leader enqueued the next slot ahead of time goes on after it, not running it twice', async () => {
+    const phase = phaseMsOf('c1', 'loc-1', 10_000);
+    const next = slotAtOrAfter(T0, 10_000, phase);
+    const { scheduler, enqueued } = setup(
+      [makeCheck('c1', { frequency: 0, frequencyOffset: 10 })],
+      new Map([['c1/loc-1', next]]),
+    );
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(next + 10_000 - T0);
+    expect(enqueued.map((e) => e.dueAt)).toEqual([next + 10_000]);
     await scheduler.stop();
   });
 

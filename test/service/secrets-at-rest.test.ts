@@ -209,7 +209,7 @@ describe('secrets at rest', () => {
     ]);
 
     // The job an agent gets carries them in plain text (the agent needs them, and scrubs them).
-    const job = toJob((await service.store.runs.get(run.runId)) ?? run, service.store.secrets);
+    const job = toJob((await service.store.runs.get(run.runId)) ?? run, service.store.secrets, Date.now());
     expect(job.check.environmentVariables).toEqual(
       expect.arrayContaining([
         { key: 'ACC', value: canaries.account, secret: true },

@@ -485,7 +485,7 @@ export class Dispatcher {
           );
           return { jobs: [] };
         }
-        return { jobs: runs.map((run) => toJob(run, this.#store.secrets)) };
+        return { jobs: runs.map((run) => toJob(run, this.#store.secrets, now)) };
       }
       const remaining = deadline - performance.now();
       if (remaining <= 0) return { jobs: [] };
@@ -834,14 +834,18 @@ export class Dispatcher {
   }
 }
 
-/** The job of a leased run; its snapshot's secret values opened for the agent. */
-export function toJob(run: Run, secrets: SecretBox): Job {
+/**
+ * The job of a run leased at `nowMs`; its snapshot's secret values opened for the agent. A run
+ * enqueued ahead of its due time (the scheduler's SCHEDULE_AHEAD_MS) tells the agent when to start it.
+ */
+export function toJob(run: Run, secrets: SecretBox, nowMs: number): Job {
   return {
     runId: run.runId,
     leaseId: run.leaseId ?? '',
     leaseExpiresAt: run.leaseExpiresAt ?? '',
     leaseAttempt: run.leaseAttempt,
     dueAt: run.dueAt,
+    startInMs: Math.max(0, Date.parse(run.dueAt) - nowMs),
     checkClass: run.checkClass,
     timeoutMs: run.timeoutMs,
     check: openTlsIn(secrets, openSecretsIn(secrets, run.check)),

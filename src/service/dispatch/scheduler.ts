@@ -5,10 +5,13 @@
  * - Spreading: each (check, location) pair has a fixed phase within its interval, a stable hash of
  *   the two ids, so 300 checks every 10 s are spread over the 10 s instead of all firing at :00.
  *   Slots are aligned to the epoch (dueAt = k * interval + phase), so a restart keeps the rhythm.
+ * - Ahead of time: a run is enqueued up to SCHEDULE_AHEAD_MS before it is due, and the agent that
+ *   leases it waits for its due time (Job.startInMs; docs/protocol.md "Leasing ahead"). So each fire
+ *   takes a tick's worth of runs (one transaction), and each waiting agent takes them in one lease,
+ *   while every run still starts at its due time, not at the tick.
  * - Precision: one timer, for the earliest due pair across all checks (a min-heap keyed by due
- *   time). Nothing scans all checks per tick; a run is enqueued within a timer's jitter (~1 ms) of
- *   its due time when the scheduler is quiet; under load, runs due within a tick (10 ms) of each
- *   other are enqueued together, and while a batch is being committed the next waits for it.
+ *   time). Nothing scans all checks per tick. Fires are at least a tick (50 ms) apart, and while a
+ *   batch is being committed the next waits for it.
  * - One transaction per batch: runs that come due while a batch commits wait for it and go in the
  *   next one together (a group commit), so at high rates the commits do not grow with the runs.
  * - No catch-up bursts: when the process was stalled past several slots, only the newest is run.
@@ -18,6 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ServiceConfig } from '../config.ts';
+import { SCHEDULE_AHEAD_MS } from '../../shared/protocol.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
 import type { DispatchLog, Dispatcher, DueRun } from './dispatcher.ts';
 
@@ -36,11 +40,12 @@ export interface SchedulerOptions {
 /** Sub-minute checks (frequency 0) without a valid offset run every 10 s, the shortest interval. */
 const DEFAULT_SUB_MINUTE_SECONDS = 10;
 /**
- * The shortest time between two fires. Each fire is a transaction, and its wake-up a claim by each
- * waiting agent: at a thousand runs a second, firing for every run cost a commit and a claim per run.
- * A run that comes due within a tick of the last fire waits for the next (at most this long late).
+ * The shortest time between two fires. Each fire is a transaction, and its wake-up a claim and a
+ * lease answer for each waiting agent: at a thousand runs a second, firing every 10 ms cost a commit,
+ * two claims and a lease round trip per ten runs (BENCHMARKS.md "Leasing ahead"). Runs are enqueued
+ * SCHEDULE_AHEAD_MS ahead, more than a tick, so a tick never makes a run late.
  */
-const TICK_MS = 10;
+const TICK_MS = 50;
 /** Runs per transaction at most: a start that finds thousands missed must not hold the store for long. */
 const MAX_BATCH = 500;
 /** setTimeout's longest delay is 2^31-1 ms; we re-arm well before that. */
@@ -261,7 +266,9 @@ export class Scheduler {
       const last = lastDueAt?.get(locationId);
       // The slot the last leader would have run after `last` is past: nobody enqueued it.
       const missed = last !== undefined && slotAfterRun(last, intervalMs, phaseMs) < next;
-      const dueMs = runNow ? now : missed ? next - intervalMs : next;
+      // Or the last leader already enqueued the next slot (ahead of time): go on after it.
+      const taken = last !== undefined && last >= next;
+      const dueMs = runNow ? now : missed ? next - intervalMs : taken ? slotAfterRun(last, intervalMs, phaseMs) : next;
       return { check, locationId, intervalMs, phaseMs, dueMs, live: true };
     });
     this.#byCheck.set(check.id, entries);
@@ -292,7 +299,7 @@ export class Scheduler {
       return;
     }
     // Not sooner than a tick after the last fire: runs due within a tick go in one batch.
-    const at = Math.max(top.dueMs, this.#lastFireMs + TICK_MS);
+    const at = Math.max(top.dueMs - SCHEDULE_AHEAD_MS, this.#lastFireMs + TICK_MS);
     if (this.#timer && this.#timerAt <= at) return;
     this.#disarm();
     const delay = Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS);
@@ -309,7 +316,7 @@ export class Scheduler {
     for (;;) {
       const top = this.#heap.peek();
       // Timers may fire a millisecond early; such a run is still on time.
-      if (!top || top.dueMs > now + 1) break;
+      if (!top || top.dueMs > now + SCHEDULE_AHEAD_MS + 1) break;
       this.#heap.pop();
       if (!top.live) continue;
       const dueMs = top.dueMs;
