@@ -104,6 +104,27 @@ export function unauthorizedMessage(apiUrl: string): string {
 }
 
 /**
+ * How long to hold `job` before starting it: the service's `startInMs`, counted from when the job
+ * arrived (`nowMs`), so the two clocks need not agree; then up to the next START_GRID_MS mark. Capped,
+ * so a wrong figure cannot park a job for long.
+ */
+export function startDelayOf(job: Pick<Job, 'startInMs'>, nowMs = Date.now()): number {
+  const ms = job.startInMs;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) return 0;
+  const onGrid = Math.ceil((nowMs + Math.min(ms, MAX_START_DELAY_MS)) / START_GRID_MS) * START_GRID_MS;
+  return onGrid - nowMs;
+}
+
+/** Far above the service's lead (SCHEDULE_AHEAD_MS), far below any check's interval. */
+const MAX_START_DELAY_MS = 1_000;
+/**
+ * Jobs due within the same 20 ms start together, in one turn of the event loop: one wake-up per
+ * job cost the agent half again its CPU per check (BENCHMARKS.md "Leasing ahead"), and a start at
+ * most 20 ms after the due time is well inside what a check's timing shows.
+ */
+const START_GRID_MS = 20;
+
+/**
  * The agent's main loop: register, long-poll for jobs one request at a time, run them in two pools,
  * heartbeat their leases and deliver results in order. `done` resolves with the exit code.
  */
@@ -128,6 +149,8 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   readonly #queues: Record<CheckClass, PQueue>;
   readonly #running = new Map<string, RunningJob>();
   readonly #runningByClass: Record<CheckClass, number> = { uptime: 0, heavy: 0 };
+  /** Of those, the jobs handed out ahead of their due time and waiting for it (they hold no slot). */
+  readonly #waitingByClass: Record<CheckClass, number> = { uptime: 0, heavy: 0 };
   /** Aborted at stop: cuts the long-poll, register retries and backoff waits. */
   readonly #stopController = new AbortController();
   readonly #startedAt = Date.now();
@@ -209,8 +232,10 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     return this.#queues.uptime.pending + this.#queues.heavy.pending;
   }
 
+  /** Leased and not started: waiting for their due time or for a free slot. */
   get jobsQueued(): number {
-    return this.#queues.uptime.size + this.#queues.heavy.size;
+    const waiting = this.#waitingByClass.uptime + this.#waitingByClass.heavy;
+    return waiting + this.#queues.uptime.size + this.#queues.heavy.size;
   }
 
   get leasesHeld(): number {
@@ -235,8 +260,13 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     return { queued: queue.size, running: queue.pending, slots: this.#concurrency[cls], free: this.#freeSlots(cls) };
   }
 
+  /**
+   * A job waiting for its due time holds no slot: the service hands jobs out only a moment ahead
+   * (docs/protocol.md "Leasing ahead"), so they are at most that moment's runs, and counting them
+   * would cut the runs a slot serves by that wait.
+   */
   #freeSlots(cls: CheckClass): number {
-    return Math.max(0, this.#concurrency[cls] - this.#runningByClass[cls]);
+    return Math.max(0, this.#concurrency[cls] - (this.#runningByClass[cls] - this.#waitingByClass[cls]));
   }
 
   isReady(): boolean {
@@ -553,6 +583,23 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     const entry: RunningJob = { job, controller: new AbortController(), reason: undefined, started: false };
     this.#running.set(job.runId, entry);
     this.#runningByClass[cls] += 1;
+    const waitMs = startDelayOf(job);
+    if (waitMs === 0) {
+      this.#schedule(entry, cls);
+      return;
+    }
+    // Handed out ahead of its due time: it starts then, not now. A cancel or stop meanwhile aborts
+    // the entry, and #run, reached at the due time, reports it as it does a job that waited for a slot.
+    this.#waitingByClass[cls] += 1;
+    setTimeout(() => {
+      this.#waitingByClass[cls] -= 1;
+      this.#schedule(entry, cls);
+    }, waitMs);
+  }
+
+  /** Puts a leased job in its class's pool; the slot bookkeeping ends with it. */
+  #schedule(entry: RunningJob, cls: CheckClass): void {
+    const { job } = entry;
     this.#queues[cls]
       .add(() => this.#run(entry))
       .catch((err: unknown) => {

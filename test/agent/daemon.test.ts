@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CheckOutcome, CheckRunner } from '../../src/agent/checks/runner.ts';
-import type { AgentDaemon, AgentDaemonOptions } from '../../src/agent/daemon.ts';
+import { type AgentDaemon, type AgentDaemonOptions, startDelayOf } from '../../src/agent/daemon.ts';
 import { LIVE_UPLOADS } from '../../src/agent/deliverer.ts';
 import { type HealthServer, startHealthServer } from '../../src/agent/health.ts';
 import { ResultSpool } from '../../src/agent/spool.ts';
@@ -167,6 +167,34 @@ describe('AgentDaemon', () => {
     await oneDelivered;
     expect(stub.leaseRequests.length).toBeLessThanOrEqual(before + 1);
     runner.finish(b.runId);
+  });
+
+  it('starts a job handed out ahead of its due time after startInMs, holding no slot while it waits', async () => {
+    const { stub, daemon } = await setup({ uptimeConcurrency: 1 });
+    await daemon.start();
+    const leased = once(daemon, 'leased');
+    const started = once(daemon, 'job-started');
+    const requestsBefore = stub.leaseRequests.length;
+    stub.addJob(makeJob({ dueAt: new Date(Date.now() + 300).toISOString(), startInMs: 300 }));
+    await leased;
+    const receivedAt = performance.now();
+    // It waits, and meanwhile the agent asks for its one slot again: the waiting job does not hold it.
+    await expect.poll(() => stub.leaseRequests.length).toBeGreaterThan(requestsBefore + 1);
+    expect(stub.leaseRequests.at(-1)?.slots.uptime).toBe(1);
+    expect(daemon.jobsQueued).toBe(1);
+    await started;
+    expect(performance.now() - receivedAt).toBeGreaterThanOrEqual(290);
+  });
+
+  it('takes startInMs as a bounded wait to the next 20 ms mark: none when absent or bad, at most a second', () => {
+    const now = 1_000_000;
+    expect(startDelayOf({}, now)).toBe(0);
+    expect(startDelayOf({ startInMs: -5 }, now)).toBe(0);
+    expect(startDelayOf({ startInMs: Number.NaN }, now)).toBe(0);
+    expect(startDelayOf({ startInMs: 80 }, now)).toBe(80);
+    expect(startDelayOf({ startInMs: 80.4 }, now)).toBe(100);
+    expect(startDelayOf({ startInMs: 61 }, now + 3)).toBe(77);
+    expect(startDelayOf({ startInMs: 3_600_000 }, now)).toBe(1_000);
   });
 
   it('stops leasing while more results wait for their upload than it has slots, and goes on once they are stored', async () => {
