@@ -62,12 +62,12 @@ export interface AgentDaemonOptions {
 
 /** One pool's state (uptime or heavy), for /metrics. */
 export interface PoolState {
-  /** Leased and waiting for the pool to start them. */
+  /** Leased and not started: waiting for their due time, or for the pool to start them. */
   queued: number;
   running: number;
   /** The pool's concurrency (UPTIME_CONCURRENCY, JOB_CONCURRENCY). */
   slots: number;
-  /** What the next lease asks for: slots not taken by a leased, unfinished job. */
+  /** What the next lease asks for: slots not taken by a leased, unfinished job (one waiting for its due time takes none). */
   free: number;
 }
 
@@ -257,7 +257,8 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
 
   poolState(cls: CheckClass): PoolState {
     const queue = this.#queues[cls];
-    return { queued: queue.size, running: queue.pending, slots: this.#concurrency[cls], free: this.#freeSlots(cls) };
+    const queued = queue.size + this.#waitingByClass[cls];
+    return { queued, running: queue.pending, slots: this.#concurrency[cls], free: this.#freeSlots(cls) };
   }
 
   /**

@@ -182,6 +182,7 @@ describe('AgentDaemon', () => {
     await expect.poll(() => stub.leaseRequests.length).toBeGreaterThan(requestsBefore + 1);
     expect(stub.leaseRequests.at(-1)?.slots.uptime).toBe(1);
     expect(daemon.jobsQueued).toBe(1);
+    expect(daemon.poolState('uptime')).toMatchObject({ queued: 1, running: 0, free: 1 });
     await started;
     expect(performance.now() - receivedAt).toBeGreaterThanOrEqual(290);
   });
