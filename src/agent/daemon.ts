@@ -149,7 +149,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   readonly #queues: Record<CheckClass, PQueue>;
   readonly #running = new Map<string, RunningJob>();
   readonly #runningByClass: Record<CheckClass, number> = { uptime: 0, heavy: 0 };
-  /** Of those, the jobs handed out ahead of their due time and waiting for it (they hold no slot). */
+  /** Of those, the jobs handed out ahead of their due time and waiting for it (see #freeSlots). */
   readonly #waitingByClass: Record<CheckClass, number> = { uptime: 0, heavy: 0 };
   /** Aborted at stop: cuts the long-poll, register retries and backoff waits. */
   readonly #stopController = new AbortController();
@@ -262,12 +262,15 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   }
 
   /**
-   * A job waiting for its due time holds no slot: the service hands jobs out only a moment ahead
-   * (docs/protocol.md "Leasing ahead"), so they are at most that moment's runs, and counting them
-   * would cut the runs a slot serves by that wait.
+   * An uptime job waiting for its due time holds no slot: the service hands jobs out only a moment
+   * ahead (docs/protocol.md "Leasing ahead"), so they are at most that moment's runs, and counting
+   * them would cut the runs a slot serves (each a few milliseconds) by that wait. A heavy job keeps
+   * its slot while it waits: it runs for seconds, so the wait costs little, and a heavy job taken
+   * beyond the slots would wait for a whole run while another agent could start it.
    */
   #freeSlots(cls: CheckClass): number {
-    return Math.max(0, this.#concurrency[cls] - (this.#runningByClass[cls] - this.#waitingByClass[cls]));
+    const holding = this.#runningByClass[cls] - (cls === 'uptime' ? this.#waitingByClass.uptime : 0);
+    return Math.max(0, this.#concurrency[cls] - holding);
   }
 
   isReady(): boolean {

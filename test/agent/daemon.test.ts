@@ -187,6 +187,21 @@ describe('AgentDaemon', () => {
     expect(performance.now() - receivedAt).toBeGreaterThanOrEqual(290);
   });
 
+  it('keeps the slot of a heavy job that waits for its due time', async () => {
+    const { stub, daemon, runner } = await startedWithBothClasses({ jobConcurrency: 1 });
+    const leased = once(daemon, 'leased');
+    const started = once(daemon, 'job-started');
+    const requestsBefore = stub.leaseRequests.length;
+    const job = makeJob({ checkType: 'BROWSER', dueAt: new Date(Date.now() + 300).toISOString(), startInMs: 300 });
+    stub.addJob(job);
+    await leased;
+    await expect.poll(() => stub.leaseRequests.length).toBeGreaterThan(requestsBefore + 1);
+    expect(stub.leaseRequests.at(-1)?.slots.heavy).toBe(0);
+    expect(daemon.poolState('heavy')).toMatchObject({ queued: 1, running: 0, free: 0 });
+    await started;
+    runner.finish(job.runId);
+  });
+
   it('takes startInMs as a bounded wait to the next 20 ms mark: none when absent or bad, at most a second', () => {
     const now = 1_000_000;
     expect(startDelayOf({}, now)).toBe(0);
