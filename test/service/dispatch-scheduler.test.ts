@@ -317,6 +317,19 @@ describe('changes', () => {
     await scheduler.stop();
   });
 
+  it("a start after a new check's first run just before the next slot skips that slot, as the old leader would have", async () => {
+    const phase = phaseMsOf('c1', 'loc-1', 10_000);
+    const next = slotAtOrAfter(T0, 10_000, phase);
+    const { scheduler, enqueued } = setup(
+      [makeCheck('c1', { frequency: 0, frequencyOffset: 10 })],
+      new Map([['c1/loc-1', next - 2_000]]),
+    );
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(next + 10_000 - T0);
+    expect(enqueued.map((e) => e.dueAt)).toEqual([next + 10_000]);
+    await scheduler.stop();
+  });
+
   it('stop leaves no timer behind', async () => {
     const { scheduler } = setup([makeCheck('c1')]);
     await scheduler.start();

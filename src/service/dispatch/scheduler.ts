@@ -247,10 +247,11 @@ export class Scheduler {
   }
 
   /**
-   * `lastDueAt` (at a start): each location's newest run. When the slot that would have followed it
-   * (slotAfterRun) is before the next one, a slot came and went with no scheduler running: the newest
-   * such slot is due now, rather than the next. A slot skipped because it came within half an
-   * interval of a new check's first run was never due.
+   * `lastDueAt` (at a start): each location's newest run. The pair goes on from the slot that follows
+   * it (slotAfterRun), as firing does: so a slot the last leader already enqueued ahead of time, or
+   * skipped because it came within half an interval of a new check's first run, is not run again.
+   * When that slot is before the next one, a slot came and went with no scheduler running: the newest
+   * such slot is due now, rather than the next.
    * A location that never ran is new, not missed: it starts at its next slot.
    */
   #put(
@@ -264,11 +265,9 @@ export class Scheduler {
       const phaseMs = phaseMsOf(check.id, locationId, intervalMs);
       const next = slotAtOrAfter(now, intervalMs, phaseMs);
       const last = lastDueAt?.get(locationId);
-      // The slot the last leader would have run after `last` is past: nobody enqueued it.
-      const missed = last !== undefined && slotAfterRun(last, intervalMs, phaseMs) < next;
-      // Or the last leader already enqueued the next slot (ahead of time): go on after it.
-      const taken = last !== undefined && last >= next;
-      const dueMs = runNow ? now : missed ? next - intervalMs : taken ? slotAfterRun(last, intervalMs, phaseMs) : next;
+      const after = last === undefined ? next : slotAfterRun(last, intervalMs, phaseMs);
+      // `after < next`: the slot the last leader would have run is past, and nobody enqueued it.
+      const dueMs = runNow ? now : after < next ? next - intervalMs : after;
       return { check, locationId, intervalMs, phaseMs, dueMs, live: true };
     });
     this.#byCheck.set(check.id, entries);
