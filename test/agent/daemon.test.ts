@@ -9,7 +9,7 @@ import { type HealthServer, startHealthServer } from '../../src/agent/health.ts'
 import { ResultSpool } from '../../src/agent/spool.ts';
 import type { CheckType } from '../../src/shared/checks/types.ts';
 import { EXIT } from '../../src/shared/errors.ts';
-import { AGENT_PATHS } from '../../src/shared/protocol.ts';
+import { AGENT_PATHS, type Job } from '../../src/shared/protocol.ts';
 import { passingRunResult } from '../support/results-run-result.ts';
 import { recordingLogger, tempDir } from './helpers.ts';
 import { makeJob, type ProtocolStub } from './protocol-stub.ts';
@@ -95,6 +95,26 @@ async function startJob(stub: ProtocolStub, daemon: AgentDaemon, job = makeJob()
   return job;
 }
 
+/** The fields of a job handed out `ms` ahead of its due time. */
+function dueIn(ms: number): Pick<Job, 'dueAt' | 'startInMs'> {
+  return { dueAt: new Date(Date.now() + ms).toISOString(), startInMs: ms };
+}
+
+/**
+ * Hands `job` to the daemon and waits until it has it and has asked for more once since: the state
+ * while the job waits for its due time. `started` resolves when the job starts.
+ */
+async function leaseAhead(stub: ProtocolStub, daemon: AgentDaemon, job: Job) {
+  const leased = once(daemon, 'leased');
+  const started = once(daemon, 'job-started');
+  const requestsBefore = stub.leaseRequests.length;
+  stub.addJob(job);
+  await leased;
+  const receivedAt = performance.now();
+  await expect.poll(() => stub.leaseRequests.length).toBeGreaterThan(requestsBefore + 1);
+  return { receivedAt, started };
+}
+
 /** A started daemon whose runner holds its one job: the run goes on until runner.finish(job.runId) or an abort. */
 async function heldRun(opts: Partial<AgentDaemonOptions> = {}) {
   const runner = new ControlledRunner(false);
@@ -172,14 +192,8 @@ describe('AgentDaemon', () => {
   it('starts a job handed out ahead of its due time after startInMs, holding no slot while it waits', async () => {
     const { stub, daemon } = await setup({ uptimeConcurrency: 1 });
     await daemon.start();
-    const leased = once(daemon, 'leased');
-    const started = once(daemon, 'job-started');
-    const requestsBefore = stub.leaseRequests.length;
-    stub.addJob(makeJob({ dueAt: new Date(Date.now() + 300).toISOString(), startInMs: 300 }));
-    await leased;
-    const receivedAt = performance.now();
+    const { receivedAt, started } = await leaseAhead(stub, daemon, makeJob(dueIn(300)));
     // It waits, and meanwhile the agent asks for its one slot again: the waiting job does not hold it.
-    await expect.poll(() => stub.leaseRequests.length).toBeGreaterThan(requestsBefore + 1);
     expect(stub.leaseRequests.at(-1)?.slots.uptime).toBe(1);
     expect(daemon.jobsQueued).toBe(1);
     expect(daemon.poolState('uptime')).toMatchObject({ queued: 1, running: 0, free: 1 });
@@ -189,13 +203,8 @@ describe('AgentDaemon', () => {
 
   it('keeps the slot of a heavy job that waits for its due time', async () => {
     const { stub, daemon, runner } = await startedWithBothClasses({ jobConcurrency: 1 });
-    const leased = once(daemon, 'leased');
-    const started = once(daemon, 'job-started');
-    const requestsBefore = stub.leaseRequests.length;
-    const job = makeJob({ checkType: 'BROWSER', dueAt: new Date(Date.now() + 300).toISOString(), startInMs: 300 });
-    stub.addJob(job);
-    await leased;
-    await expect.poll(() => stub.leaseRequests.length).toBeGreaterThan(requestsBefore + 1);
+    const job = makeJob({ checkType: 'BROWSER', ...dueIn(300) });
+    const { started } = await leaseAhead(stub, daemon, job);
     expect(stub.leaseRequests.at(-1)?.slots.heavy).toBe(0);
     expect(daemon.poolState('heavy')).toMatchObject({ queued: 1, running: 0, free: 0 });
     await started;
