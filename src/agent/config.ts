@@ -100,11 +100,12 @@ export function loadAgentConfig(env: Env, cwd: string = process.cwd()): AgentCon
     apiKey,
     apiUrl: readUrl(env, 'API_URL', 'http://localhost:8080'),
     jobConcurrency: readInteger(env, 'JOB_CONCURRENCY', 1, { min: 1, max: 10 }),
-    // A separate, much larger pool for uptime checks: they are cheap network probes (~150 MB worst
-    // case each, usually far less) with 30 s limits, and their schedule is tight. Sharing the heavy
-    // pool would let one 4-minute browser check hold back every ping behind it; with separate pools
-    // an uptime check never waits behind heavy work.
-    uptimeConcurrency: readInteger(env, 'UPTIME_CONCURRENCY', 50, { min: 1, max: 500 }),
+    // A separate, much larger pool for uptime checks: they are network probes that mostly wait (a
+    // response body is kept up to 256 KiB), with 30 s limits, and their schedule is tight. Sharing
+    // the heavy pool would let one 4-minute browser check hold back every ping behind it. 200, not
+    // 50: a slot is held for a check's whole latency, so 50 capped one agent below the rate its CPU
+    // allows, and runs were shed with cores idle (BENCHMARKS.md, "Uptime slots").
+    uptimeConcurrency: readInteger(env, 'UPTIME_CONCURRENCY', 200, { min: 1, max: 500 }),
     logLevel: readEnum(env, 'LOG_LEVEL', 'INFO', AGENT_LOG_LEVELS),
     // 0 binds an ephemeral port (tests); production uses 8081 as the reference agent does.
     healthPort: readInteger(env, 'AGENT_HEALTH_PORT', 8081, { min: 0, max: 65535 }),

@@ -23,7 +23,7 @@ describe('loadAgentConfig', () => {
     expect(c.apiKey).toBe(KEY);
     expect(c.apiUrl.toString()).toBe('http://localhost:8080/');
     expect(c.jobConcurrency).toBe(1);
-    expect(c.uptimeConcurrency).toBe(50);
+    expect(c.uptimeConcurrency).toBe(200);
     expect(c.logLevel).toBe('INFO');
     expect(c.healthPort).toBe(8081);
     expect(c.healthHost).toBe('0.0.0.0');
