@@ -169,11 +169,21 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const memoryAfterLoad = await memoryBreakdown(healthPort);
 
     const dueToStart: number[] = [];
+    const dueToStartBySecond = new Map<number, number[]>();
     const endToStored: number[] = [];
     let failures = 0;
     for (const row of rows) {
-      const p = JSON.parse(row.payload) as { scheduleLagMs: number; stoppedAt: string; hasFailures: boolean };
+      const p = JSON.parse(row.payload) as {
+        scheduleLagMs: number;
+        startedAt: string;
+        stoppedAt: string;
+        hasFailures: boolean;
+      };
       dueToStart.push(p.scheduleLagMs);
+      const second = Math.floor((Date.parse(p.startedAt) - Date.parse(windowStart)) / 1000);
+      const lags = dueToStartBySecond.get(second) ?? [];
+      lags.push(p.scheduleLagMs);
+      dueToStartBySecond.set(second, lags);
       endToStored.push(Date.parse(row.created_at) - Date.parse(p.stoppedAt));
       if (p.hasFailures) failures++;
     }
@@ -186,6 +196,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       failedResults: failures,
       expiredRuns: expired,
       dueToStartMs: summarize(dueToStart),
+      // p99 of each second of the window, by start time: a spike every few seconds points at a
+      // periodic task (compare with the service's profile timeline), a flat line at steady load.
+      dueToStartP99BySecond: [...dueToStartBySecond.entries()]
+        .filter(([second]) => second >= 0 && second < opts.duration)
+        .sort((a, b) => a[0] - b[0])
+        .map(([, lags]) => summarize(lags).p99),
       endToStoredMs: summarize(endToStored),
       agentEntry: stack.cli.replace(ROOT, ''),
       agentNodeFlags: nodeFlags,
