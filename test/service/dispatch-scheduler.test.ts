@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DueRun } from '../../src/service/dispatch/dispatcher.ts';
 import { intervalMsOf, phaseMsOf, Scheduler, slotAtOrAfter } from '../../src/service/dispatch/scheduler.ts';
 import { SCHEDULE_AHEAD_MS } from '../../src/shared/protocol.ts';
+import { SAVE_EVERY_MS } from '../../src/service/dispatch/schedule-cursors.ts';
+import type { ScheduleCursor } from '../../src/service/store/dispatch-types.ts';
 import type { Store, StoredCheck } from '../../src/service/store/store.ts';
 import { silentLog } from '../helpers/dispatch-harness.ts';
 
@@ -40,12 +42,18 @@ function setup(checks: StoredCheck[], lastDue: Map<string, number> = new Map()) 
   const enqueued: Enqueued[] = [];
   const batches: Array<{ at: number; size: number }> = [];
   const cancelled: Array<{ checkId: string; reason: string; keep?: readonly string[] }> = [];
+  const saved: ScheduleCursor[] = [];
   const store = {
     checks: { listSchedulable: async () => checks },
-    runs: {
-      async lastDueAt(checkId: string, locationId: string) {
-        const due = lastDue.get(`${checkId}/${locationId}`);
-        return due === undefined ? undefined : new Date(due).toISOString();
+    scheduleCursors: {
+      async newestDueTimes() {
+        return [...lastDue].map(([pair, due]) => {
+          const [checkId = '', locationId = ''] = pair.split('/');
+          return { checkId, locationId, dueAt: new Date(due).toISOString() };
+        });
+      },
+      async save(cursors: readonly ScheduleCursor[]) {
+        saved.push(...cursors);
       },
     },
   } as unknown as Store;
@@ -62,7 +70,7 @@ function setup(checks: StoredCheck[], lastDue: Map<string, number> = new Map()) 
     },
   };
   const scheduler = new Scheduler({ store, config: {} as never, dispatcher, log: silentLog });
-  return { scheduler, enqueued, batches, cancelled };
+  return { scheduler, enqueued, batches, cancelled, saved, store };
 }
 
 // A start time that is not aligned to anything, so slot arithmetic is really exercised.
@@ -187,8 +195,10 @@ describe('changes', () => {
     enqueued.length = 0;
     await vi.advanceTimersByTimeAsync(60_000);
     expect(enqueued).toHaveLength(0);
-    expect(vi.getTimerCount()).toBe(0);
+    // Nothing to fire: only the interval that saves schedule cursors is left.
+    expect(vi.getTimerCount()).toBe(1);
     await scheduler.stop();
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it("after the immediate first run of a new check, keeps to the pair's phase (checks created together do not fire together), at least half an interval later", async () => {
@@ -333,8 +343,70 @@ describe('changes', () => {
   it('stop leaves no timer behind', async () => {
     const { scheduler } = setup([makeCheck('c1')]);
     await scheduler.start();
-    expect(vi.getTimerCount()).toBe(1);
+    // The next fire, and the interval that saves schedule cursors.
+    expect(vi.getTimerCount()).toBe(2);
     await scheduler.stop();
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('schedule cursors', () => {
+  const newestDue = (enqueued: Enqueued[], checkId: string) =>
+    new Date(Math.max(...enqueued.filter((e) => e.checkId === checkId).map((e) => e.dueAt))).toISOString();
+
+  it("saves each pair's newest enqueued slot every SAVE_EVERY_MS in one batch, and what is left at stop", async () => {
+    const checks = [
+      makeCheck('c1', { frequency: 0, frequencyOffset: 10 }),
+      makeCheck('c2', { frequency: 0, frequencyOffset: 10 }),
+    ];
+    const { scheduler, enqueued, saved } = setup(checks);
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(SAVE_EVERY_MS);
+    // Three runs of each pair by now, one cursor each: the newest.
+    expect(enqueued.filter((e) => e.checkId === 'c1').length).toBeGreaterThanOrEqual(3);
+    expect(saved).toEqual(
+      expect.arrayContaining([
+        { checkId: 'c1', locationId: 'loc-1', dueAt: newestDue(enqueued, 'c1') },
+        { checkId: 'c2', locationId: 'loc-1', dueAt: newestDue(enqueued, 'c2') },
+      ]),
+    );
+    expect(saved).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(10_000);
+    await scheduler.stop();
+    expect(saved.slice(2)).toEqual(
+      expect.arrayContaining([
+        { checkId: 'c1', locationId: 'loc-1', dueAt: newestDue(enqueued, 'c1') },
+        { checkId: 'c2', locationId: 'loc-1', dueAt: newestDue(enqueued, 'c2') },
+      ]),
+    );
+    expect(saved).toHaveLength(4);
+  });
+
+  it('saves no cursor for a check deleted since its last run', async () => {
+    const { scheduler, enqueued, saved } = setup([makeCheck('c1', { frequency: 0, frequencyOffset: 10 })]);
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(enqueued.length).toBeGreaterThan(0);
+    await scheduler.checkChanged('acc-1', 'c1', undefined);
+    await vi.advanceTimersByTimeAsync(SAVE_EVERY_MS);
+    await scheduler.stop();
+    expect(saved).toEqual([]);
+  });
+
+  it('keeps the cursors of a failed save for the next one', async () => {
+    const { scheduler, enqueued, saved, store } = setup([makeCheck('c1', { frequency: 0, frequencyOffset: 10 })]);
+    const save = store.scheduleCursors.save.bind(store.scheduleCursors);
+    let failures = 1;
+    store.scheduleCursors.save = async (cursors) => {
+      if (failures-- > 0) throw new Error('store away');
+      return save(cursors);
+    };
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(SAVE_EVERY_MS);
+    expect(saved).toEqual([]);
+    const dueAtFailedSave = newestDue(enqueued, 'c1');
+    await scheduler.stop();
+    expect(saved).toEqual([{ checkId: 'c1', locationId: 'loc-1', dueAt: newestDue(enqueued, 'c1') }]);
+    expect((saved[0]?.dueAt ?? '') >= dueAtFailedSave).toBe(true);
   });
 });

@@ -496,6 +496,66 @@ describe.each(storeBackends())('on $name', (backend) => {
     );
   });
 
+  describe('schedule cursors', () => {
+    const newest = async (store: Store, finishedSince: string) =>
+      Object.fromEntries(
+        (await store.scheduleCursors.newestDueTimes(finishedSince)).map((c) => [
+          `${c.checkId}/${c.locationId}`,
+          c.dueAt,
+        ]),
+      );
+
+    it('moves a cursor forward only, and skips (not fails on) a deleted check', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const pair = `${f.checkId}/${f.locationId}`;
+      await store.scheduleCursors.save([{ checkId: f.checkId, locationId: f.locationId, dueAt: at(20) }]);
+      // An old leader saving late: the newer cursor stays.
+      await store.scheduleCursors.save([
+        { checkId: f.checkId, locationId: f.locationId, dueAt: at(10) },
+        { checkId: randomUUID(), locationId: f.locationId, dueAt: at(30) },
+      ]);
+      expect(await newest(store, at(0))).toEqual({ [pair]: at(20) });
+      await store.scheduleCursors.save([{ checkId: f.checkId, locationId: f.locationId, dueAt: at(40) }]);
+      expect(await newest(store, at(0))).toEqual({ [pair]: at(40) });
+      // Deleting the check takes its cursors with it.
+      await store.checks.delete(f.accountId, f.checkId);
+      expect(await newest(store, at(0))).toEqual({});
+    });
+
+    it('reads the runs enqueued since the last save: open ones, and finished ones since the given time', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const others = await Promise.all([1, 2, 3].map(() => accountWithCheck(store)));
+      const [queued, leased, finishedLate, finishedEarly] = [
+        f,
+        ...others.map((o) => ({ accountId: o.accountId, locationId: o.location.id, checkId: o.check.id })),
+      ] as [Fixture, Fixture, Fixture, Fixture];
+      await store.scheduleCursors.save([{ checkId: queued.checkId, locationId: queued.locationId, dueAt: at(10) }]);
+      await store.runs.enqueue(newRun(queued, 20), at(19));
+      await store.runs.enqueue(newRun(leased, 21), at(20));
+      expect(await claimAll(store, leased, 'a1')).toHaveLength(1);
+      for (const [g, due] of [
+        [finishedLate, 22],
+        [finishedEarly, 5],
+      ] as const) {
+        const { run } = await store.runs.enqueue(newRun(g, due), at(due));
+        await store.runs.finish(run.runId, at(due + 1));
+      }
+      const key = (g: Fixture) => `${g.checkId}/${g.locationId}`;
+      expect(await newest(store, at(15))).toEqual({
+        [key(queued)]: at(20),
+        [key(leased)]: at(21),
+        [key(finishedLate)]: at(22),
+      });
+      // Once saved, a finished run no longer needs the tail.
+      await store.scheduleCursors.save([
+        { checkId: finishedEarly.checkId, locationId: finishedEarly.locationId, dueAt: at(5) },
+      ]);
+      expect((await newest(store, at(15)))[key(finishedEarly)]).toBe(at(5));
+    });
+  });
+
   describe('agents and error reports', () => {
     it('registers, re-registers, touches and marks agents gone', async () => {
       const store = await fresh.open();

@@ -16,14 +16,16 @@
  *   next one together (a group commit), so at high rates the commits do not grow with the runs.
  * - No catch-up bursts: when the process was stalled past several slots, only the newest is run.
  * - Nothing lost at a start: a scheduler that starts (a restart, or a new leader after the old one
- *   died) enqueues a pair's newest slot at once when the runs show it was never enqueued, late but
- *   run, instead of waiting for the next slot. Only that one slot: the same rule as after a stall.
+ *   died) enqueues a pair's newest slot at once when its cursor and the runs show it was never
+ *   enqueued, late but run, instead of waiting for the next slot. Only that one slot: the same rule
+ *   as after a stall. Cursors are saved in bulk (./schedule-cursors.ts).
  */
 import { createHash } from 'node:crypto';
 import type { ServiceConfig } from '../config.ts';
 import { SCHEDULE_AHEAD_MS } from '../../shared/protocol.ts';
 import type { Store, StoredCheck } from '../store/store.ts';
 import type { DispatchLog, Dispatcher, DueRun } from './dispatcher.ts';
+import { loadNewestDueTimes, newestDueOf, ScheduleCursorSaver } from './schedule-cursors.ts';
 
 export interface SchedulerOptions {
   store: Store;
@@ -152,45 +154,51 @@ export class Scheduler {
   #due: DueRun[] = [];
   #committing = false;
   #lastFireMs = Number.NEGATIVE_INFINITY;
+  readonly #cursors: ScheduleCursorSaver;
 
   constructor(opts: SchedulerOptions) {
     this.#store = opts.store;
     this.#dispatcher = opts.dispatcher;
     this.#log = opts.log;
     this.#placement = opts.placement ?? (async (check) => check);
+    this.#cursors = new ScheduleCursorSaver({
+      repo: opts.store.scheduleCursors,
+      log: opts.log,
+      runs: (checkId, locationId) => this.#byCheck.get(checkId)?.some((e) => e.locationId === locationId) ?? false,
+    });
   }
 
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
     const checks = await this.#store.checks.listSchedulable();
+    const newest = await loadNewestDueTimes(this.#store.scheduleCursors, Date.now());
     let missed = 0;
     for (const check of checks) {
       const where = await this.#placement(check);
       if (!where.activated || where.locationIds.length === 0) continue;
-      const entries = this.#put(check, where.locationIds, {
-        lastDueAt: await this.#lastDueTimes(check, where.locationIds),
-      });
+      const lastDueAt = new Map<string, number>();
+      for (const locationId of where.locationIds) {
+        const last = newestDueOf(newest, check.id, locationId);
+        if (last !== undefined) lastDueAt.set(locationId, last);
+      }
+      const entries = this.#put(check, where.locationIds, { lastDueAt });
       missed += entries.filter((e) => e.dueMs < Date.now()).length;
     }
     this.#log.info({ checks: checks.length, pairs: this.#liveCount(), missed }, 'scheduler started');
+    this.#cursors.start();
     this.#arm();
   }
 
-  /** The due time of each location's newest run of the check (absent: it never ran there). */
-  async #lastDueTimes(check: StoredCheck, locationIds: readonly string[]): Promise<Map<string, number>> {
-    const times = new Map<string, number>();
-    for (const locationId of locationIds) {
-      const last = await this.#store.runs.lastDueAt(check.id, locationId);
-      if (last !== undefined) times.set(locationId, Date.parse(last));
-    }
-    return times;
-  }
-
-  /** Stops and forgets every entry: a later start() (this replica leads again) reloads them from the store. */
+  /**
+   * Stops and forgets every entry: a later start() (this replica leads again) reloads them from the
+   * store. The cursors of what it enqueued are saved first, for whoever starts next.
+   */
   async stop(): Promise<void> {
     this.#running = false;
     this.#disarm();
+    this.#cursors.stop();
+    await this.#cursors.save();
     for (const checkId of [...this.#byCheck.keys()]) this.#remove(checkId);
     this.#heap.clear();
   }
@@ -344,9 +352,12 @@ export class Scheduler {
     this.#committing = true;
     while (this.#due.length > 0) {
       const batch = this.#due.splice(0, MAX_BATCH);
-      await this.#dispatcher
-        .enqueueDue(batch)
-        .catch((err: unknown) => this.#log.error({ err, runs: batch.length }, 'enqueue failed'));
+      try {
+        await this.#dispatcher.enqueueDue(batch);
+        this.#cursors.record(batch);
+      } catch (err) {
+        this.#log.error({ err, runs: batch.length }, 'enqueue failed');
+      }
     }
     this.#committing = false;
   }

@@ -31,6 +31,7 @@ import { SqlOutboxRepo } from './repos/outbox.ts';
 import { SqlResultRepo } from './repos/results.ts';
 import { SqlRunRetryRepo } from './repos/run-retries.ts';
 import { SqlRunRepo } from './repos/runs.ts';
+import { SqlScheduleCursorRepo } from './repos/schedule-cursors.ts';
 import { SqlSnippetRepo } from './repos/snippets.ts';
 import { SqlClientCertificateRepo } from './repos/client-certificates.ts';
 import { SqlStatusPageKeyRepo } from './repos/status-page-keys.ts';
@@ -62,6 +63,7 @@ export function assembleStore({ sql, secrets }: StoreParts): Store {
     retention: analytics,
     dashboardChanges,
     runs: new SqlRunRepo(sql),
+    scheduleCursors: new SqlScheduleCursorRepo(sql),
     checkSessions: new SqlCheckSessionRepo(sql),
     agents: new SqlAgentRepo(sql),
     errorReports: new SqlErrorReportRepo(sql),

@@ -142,8 +142,24 @@ export interface RunRepo {
    * and the due time of the oldest queued one. One aggregate query, for metrics scrapes and samples.
    */
   queueStats(): Promise<LocationQueueStats[]>;
-  /** The due time of the newest run of a check at a location, whatever its state; undefined when it never had one. */
-  lastDueAt(checkId: string, locationId: string): Promise<string | undefined>;
+}
+
+/** The due time of the newest slot enqueued for a (check, location) pair. */
+export interface ScheduleCursor {
+  checkId: string;
+  locationId: string;
+  dueAt: string;
+}
+
+/** Where each pair's schedule stands, for a scheduler that starts (src/service/dispatch/schedule-cursors.ts). */
+export interface ScheduleCursorRepo {
+  /** Moves each pair's cursor forward to `dueAt`, never back (an old leader may save late). */
+  save(cursors: readonly ScheduleCursor[]): Promise<void>;
+  /**
+   * Each pair's newest due time: its saved cursor, or a newer run that is still open or finished at
+   * or after `finishedSince` (the runs enqueued since the last save), whichever is later.
+   */
+  newestDueTimes(finishedSince: string): Promise<ScheduleCursor[]>;
 }
 
 export interface LocationQueueStats {

@@ -264,6 +264,8 @@ export interface Store {
   results: ResultRepo;
   /** Runs, agents and error reports: the dispatcher's repositories, see ./dispatch-types.ts. */
   runs: import('./dispatch-types.ts').RunRepo;
+  /** Where each (check, location) pair's schedule stands: see ./dispatch-types.ts. */
+  scheduleCursors: import('./dispatch-types.ts').ScheduleCursorRepo;
   agents: import('./dispatch-types.ts').AgentRepo;
   errorReports: import('./dispatch-types.ts').ErrorReportRepo;
   /** Each location's queue size and oldest queued age, a sample a minute (private location metrics). */

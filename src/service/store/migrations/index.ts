@@ -41,6 +41,7 @@ import { migration030 } from './030-check-triggers.ts';
 import { migration031 } from './031-check-sessions.ts';
 import { migration032 } from './032-analytics-rollups.ts';
 import { migration033 } from './033-client-certificates.ts';
+import { migration034 } from './034-schedule-cursors.ts';
 
 /** What a migration may need besides the database: the key, for one that seals stored values. */
 export interface MigrationContext {
@@ -93,6 +94,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration031,
   migration032,
   migration033,
+  migration034,
 ];
 
 /**

@@ -226,8 +226,8 @@ export function dialectStatements(d: DialectSql) {
       WHERE ${runnable} AND check_class IN ('uptime', 'heavy') AND lease_attempt = 1 AND session_id IS NULL AND start_by <= $now`,
     // lease_attempt = 1 while queued means "never leased": a run handed back after an agent died
     // keeps its place, because the reference re-runs such a check elsewhere. Read through the
-    // queued runs' index: the range on due_at would lead SQLite to runs_by_pair, which holds the
-    // pair's every run of the last day (thousands for a 10 s check), once per enqueue.
+    // queued runs' index (runs_queued_by_check), never one that holds the pair's every run of the
+    // last day (thousands for a 10 s check), once per enqueue.
     supersede: `
       UPDATE runs SET state = 'expired', end_reason = 'superseded by a newer run', finished_at = $now, check_json = NULL
       WHERE check_id = $checkId AND location_id = $locationId AND state = 'queued'
@@ -499,14 +499,6 @@ export class SqlRunRepo implements RunRepo {
       else if (row.holder) load.leasedByAgent[row.holder] = row.n;
     }
     return load;
-  }
-
-  async lastDueAt(checkId: string, locationId: string): Promise<string | undefined> {
-    const row = await this.#db.get<{ due_at: string | null }>(
-      'SELECT MAX(due_at) AS due_at FROM runs WHERE check_id = ? AND location_id = ?',
-      [checkId, locationId],
-    );
-    return row?.due_at ?? undefined;
   }
 
   async queueStats(): Promise<LocationQueueStats[]> {
