@@ -1,8 +1,8 @@
 /**
  * Where each (check, location) pair's schedule stands, for a scheduler that starts: the due time of
  * the newest slot the scheduler enqueued. It replaces runs_by_pair, an index over every run kept for a
- * day that only that start read: each enqueued run wrote one of its leaves, at random, and that page
- * write was a quarter of the cost of committing an enqueue (BENCHMARKS.md "Schedule cursors").
+ * day that only that start read: each enqueued run wrote one of its leaves, at random, and those page
+ * writes made an enqueue's COMMIT four times as costly (BENCHMARKS.md "Schedule cursors").
  * The scheduler saves cursors in bulk every few seconds; the runs enqueued since are found at a start
  * through the queue's own indexes (src/service/dispatch/schedule-cursors.ts says how).
  */

@@ -3,7 +3,7 @@
  * read once when a scheduler starts (src/service/dispatch/schedule-cursors.ts).
  */
 import type { ScheduleCursor, ScheduleCursorRepo } from '../dispatch-types.ts';
-import type { SqlDatabase } from '../sql/database.ts';
+import type { SqlDatabase, TransactionOptions } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 
 /**
@@ -31,6 +31,8 @@ const NEWEST = `
   ) newest
   GROUP BY check_id, location_id`;
 
+const READ_COMMITTED: TransactionOptions = { isolation: 'read committed' };
+
 export class SqlScheduleCursorRepo implements ScheduleCursorRepo {
   readonly #db: SqlDatabase;
   readonly #save: string;
@@ -40,12 +42,17 @@ export class SqlScheduleCursorRepo implements ScheduleCursorRepo {
     this.#save = saveStatement(dialectSql(db.dialect).greatest);
   }
 
+  /**
+   * One transaction, so thousands of rows are one commit. READ COMMITTED on PostgreSQL: each upsert
+   * is right on its own (forward only), and a SERIALIZABLE transaction that long would read enough
+   * checks rows to fail concurrent requests' transactions with serialization errors.
+   */
   async save(cursors: readonly ScheduleCursor[]): Promise<void> {
     if (cursors.length === 0) return;
     await this.#db.transaction(async () => {
       for (const { checkId, locationId, dueAt } of cursors)
         await this.#db.run(this.#save, { checkId, locationId, dueAt });
-    });
+    }, READ_COMMITTED);
   }
 
   async newestDueTimes(finishedSince: string): Promise<ScheduleCursor[]> {
