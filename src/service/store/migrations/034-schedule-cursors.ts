@@ -3,7 +3,7 @@
  * the newest slot the scheduler enqueued. It replaces runs_by_pair, an index over every run kept for a
  * day that only that start read: each enqueued run wrote one of its leaves, at random, and those page
  * writes made an enqueue's COMMIT four times as costly (BENCHMARKS.md "Schedule cursors").
- * The scheduler saves cursors in bulk every few seconds; the runs enqueued since are found at a start
+ * The scheduler saves cursors in bulk every 30 s; the runs enqueued since are found at a start
  * through the queue's own indexes (src/service/dispatch/schedule-cursors.ts says how).
  */
 import type { Migration, MigrationDb } from './index.ts';
