@@ -310,17 +310,20 @@ describe.each(storeBackends())('on $name', (backend) => {
     it('finishes a leased run once and completes a cancel-requested one as cancelled', async () => {
       const { store, leased: done, cancelled } = await leasedAndCancelRequested();
 
-      expect(await store.runs.finish(done.runId, at(5))).toMatchObject({
+      expect(await store.runs.finish(done.runId, at(5))).toBe(true);
+      expect(await store.runs.get(done.runId)).toMatchObject({
         state: 'completed',
         finishedAt: at(5),
         leaseExpiresAt: null,
       });
-      expect(await store.runs.finish(done.runId, at(9))).toMatchObject({ state: 'completed', finishedAt: at(5) });
-      expect(await store.runs.finish(cancelled.runId, at(6))).toMatchObject({
+      expect(await store.runs.finish(done.runId, at(9))).toBe(false);
+      expect(await store.runs.get(done.runId)).toMatchObject({ state: 'completed', finishedAt: at(5) });
+      expect(await store.runs.finish(cancelled.runId, at(6))).toBe(true);
+      expect(await store.runs.get(cancelled.runId)).toMatchObject({
         state: 'cancelled',
         endReason: 'cancelled while running; the agent reported it',
       });
-      expect(await store.runs.finish('no-such-run', at(6))).toBeUndefined();
+      expect(await store.runs.finish('no-such-run', at(6))).toBe(false);
     });
 
     it('releases named leases or all of an agent’s leases back to the queue as the next attempt', async () => {

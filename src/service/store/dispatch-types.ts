@@ -98,9 +98,9 @@ export interface RunRepo {
   heartbeat(agentId: string, leases: readonly LeaseRef[], leaseExpiresAt: string): Promise<HeartbeatOutcome[]>;
   /**
    * A result arrived: a queued or leased run becomes `completed` (`cancelled` when a cancel had been
-   * requested). Runs already finished are left as they are. Returns the run after the update.
+   * requested). Runs already finished are left as they are. Returns whether this call finished it.
    */
-  finish(runId: string, now: string): Promise<Run | undefined>;
+  finish(runId: string, now: string): Promise<boolean>;
   /**
    * Hands leases back (agent shutdown): the agent's leased runs go back to `queued` with
    * leaseAttempt + 1 (or become `cancelled` when a cancel was requested). `leases` undefined means

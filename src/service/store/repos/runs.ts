@@ -266,8 +266,7 @@ const FINISH = `
   SET state = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE 'completed' END,
       end_reason = CASE WHEN cancel_requested = 1 THEN 'cancelled while running; the agent reported it' ELSE end_reason END,
       finished_at = $now, lease_expires_at = NULL, check_json = NULL
-  WHERE run_id = $runId AND state IN ('queued', 'leased')
-  RETURNING *`;
+  WHERE run_id = $runId AND state IN ('queued', 'leased')`;
 const RELEASE_ONE = `
   UPDATE runs SET ${HAND_BACK}
   WHERE run_id = $runId AND lease_id = $leaseId AND agent_id = $agentId AND state = 'leased'
@@ -426,9 +425,9 @@ export class SqlRunRepo implements RunRepo {
     return { ...lease, state: 'lost', leaseExpiresAt: null };
   }
 
-  async finish(runId: string, now: string): Promise<Run | undefined> {
-    const row = (await this.#db.get<RunRow>(FINISH, { runId, now })) ?? (await this.#db.get<RunRow>(GET, [runId]));
-    return row && toRun(row);
+  /** No row read back: the result path, which calls this per result, has the run already. */
+  async finish(runId: string, now: string): Promise<boolean> {
+    return (await this.#db.run(FINISH, { runId, now })).changes > 0;
   }
 
   async release(agentId: string, leases: readonly LeaseRef[] | undefined, now: string): Promise<Run[]> {
