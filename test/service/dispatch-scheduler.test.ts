@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DueRun } from '../../src/service/dispatch/dispatcher.ts';
 import { intervalMsOf, phaseMsOf, Scheduler, slotAtOrAfter } from '../../src/service/dispatch/scheduler.ts';
 import { SCHEDULE_AHEAD_MS } from '../../src/shared/protocol.ts';
-import { SAVE_EVERY_MS } from '../../src/service/dispatch/schedule-cursors.ts';
+import { SAVE_CHUNK_PAIRS, SAVE_EVERY_MS } from '../../src/service/dispatch/schedule-cursors.ts';
 import type { ScheduleCursor } from '../../src/service/store/dispatch-types.ts';
 import type { Store, StoredCheck } from '../../src/service/store/store.ts';
 import { silentLog } from '../helpers/dispatch-harness.ts';
@@ -391,6 +391,32 @@ describe('schedule cursors', () => {
     await vi.advanceTimersByTimeAsync(SAVE_EVERY_MS);
     await scheduler.stop();
     expect(saved).toEqual([]);
+  });
+
+  it('saves many pairs a chunk per transaction, in key order, keeping a failed chunk for the next save', async () => {
+    const n = 2 * SAVE_CHUNK_PAIRS + 1;
+    const checks = Array.from({ length: n }, (_, i) => makeCheck(`c${i}`, { frequency: 0, frequencyOffset: 10 }));
+    const { scheduler, saved, store } = setup(checks);
+    const save = store.scheduleCursors.save.bind(store.scheduleCursors);
+    const calls: number[] = [];
+    store.scheduleCursors.save = async (cursors) => {
+      calls.push(cursors.length);
+      // The second chunk of the first save fails.
+      if (calls.length === 2) throw new Error('store away');
+      return save(cursors);
+    };
+    await scheduler.start();
+    await vi.advanceTimersByTimeAsync(SAVE_EVERY_MS);
+    // The chunks are a turn of the event loop apart.
+    await vi.waitFor(() => expect(calls).toEqual([SAVE_CHUNK_PAIRS, SAVE_CHUNK_PAIRS, 1]));
+    expect(new Set(saved.map((c) => c.checkId)).size).toBe(SAVE_CHUNK_PAIRS + 1);
+    // In key order (check id, then location), so a chunk writes one stretch of the table.
+    const ids = saved.map((c) => c.checkId);
+    expect(ids).toEqual([...ids].sort());
+    await scheduler.stop();
+    // At stop the failed chunk's pairs are saved, with those enqueued since.
+    expect(new Set(saved.map((c) => c.checkId)).size).toBe(n);
+    expect(calls.slice(3).every((k) => k <= SAVE_CHUNK_PAIRS)).toBe(true);
   });
 
   it('keeps the cursors of a failed save for the next one', async () => {

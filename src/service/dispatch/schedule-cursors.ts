@@ -9,14 +9,27 @@
  * start reads the cursors together with the open runs and the runs finished in the last TAIL_MS,
  * several saves long; a save that fails keeps its cursors for the next one.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ScheduleCursor, ScheduleCursorRepo } from '../store/dispatch-types.ts';
 import { RepeatingTask } from '../repeating-task.ts';
 import type { DispatchLog, DueRun } from './dispatcher.ts';
 
 export const SAVE_EVERY_MS = 30_000;
 export const TAIL_MS = 5 * SAVE_EVERY_MS;
+/**
+ * Pairs per transaction of a save. On SQLite a transaction holds the service's one connection and
+ * its thread, so a save of every pair in one held up each lease and result upload that came meanwhile
+ * (BENCHMARKS.md "Schedule cursors saved in chunks").
+ */
+export const SAVE_CHUNK_PAIRS = 500;
 
 const pairKey = (checkId: string, locationId: string) => `${checkId}/${locationId}`;
+
+/** The order of schedule_cursors' primary key (check_id, location_id), as SQLite compares text. */
+function byKey(a: { checkId: string; locationId: string }, b: { checkId: string; locationId: string }): number {
+  if (a.checkId !== b.checkId) return a.checkId < b.checkId ? -1 : 1;
+  return a.locationId < b.locationId ? -1 : a.locationId > b.locationId ? 1 : 0;
+}
 
 /** Each pair's newest due time (ms) at a start, keyed by pairKey. */
 export async function loadNewestDueTimes(repo: ScheduleCursorRepo, nowMs: number): Promise<Map<string, number>> {
@@ -53,11 +66,20 @@ export class ScheduleCursorSaver extends RepeatingTask {
     for (const { check, locationId, dueAtMs } of due) this.#keepNewest(check.id, locationId, dueAtMs);
   }
 
+  /** Saves what was recorded since the last save, a chunk per transaction with a turn of the event loop between. */
   async save(): Promise<void> {
-    const batch = [...this.#unsaved.values()].filter((c) => this.#runs(c.checkId, c.locationId));
+    // In key order, so each chunk writes one stretch of the table's pages: chunks of pairs in no
+    // order each rewrote most of its pages, and took as long in all as one transaction.
+    const batch = [...this.#unsaved.values()].filter((c) => this.#runs(c.checkId, c.locationId)).sort(byKey);
     this.#unsaved = new Map();
-    if (batch.length === 0) return;
-    const cursors: ScheduleCursor[] = batch.map(({ checkId, locationId, dueAtMs }) => ({
+    for (let at = 0; at < batch.length; at += SAVE_CHUNK_PAIRS) {
+      if (at > 0) await nextTurn();
+      await this.#saveChunk(batch.slice(at, at + SAVE_CHUNK_PAIRS));
+    }
+  }
+
+  async #saveChunk(chunk: ReadonlyArray<{ checkId: string; locationId: string; dueAtMs: number }>): Promise<void> {
+    const cursors: ScheduleCursor[] = chunk.map(({ checkId, locationId, dueAtMs }) => ({
       checkId,
       locationId,
       dueAt: new Date(dueAtMs).toISOString(),
@@ -65,8 +87,8 @@ export class ScheduleCursorSaver extends RepeatingTask {
     try {
       await this.#repo.save(cursors);
     } catch (err) {
-      this.#log.warn({ err, cursors: batch.length }, 'saving schedule cursors failed; the next save retries');
-      for (const c of batch) this.#keepNewest(c.checkId, c.locationId, c.dueAtMs);
+      this.#log.warn({ err, cursors: chunk.length }, 'saving schedule cursors failed; the next save retries');
+      for (const c of chunk) this.#keepNewest(c.checkId, c.locationId, c.dueAtMs);
     }
   }
 
