@@ -1,7 +1,9 @@
 /**
  * End-to-end benchmark: the real service and a real agent process, a few hundred sub-minute API checks
  * against a local target. Reports the time from a run being due to its check starting, from check end to
- * result stored, results per second, and the agent's RSS and CPU idle and under load.
+ * result stored, results per second, and the agent's RSS and CPU idle and under load. Each second of
+ * the window also gets its due→start p99 and the longest event-loop stall of the service, the agent
+ * and this process (which serves the target).
  *
  *   npm run bench -- e2e [--checks 300] [--duration 30] [--idle 60] [--after 120] [--warmup 10] [--profile DIR]
  *
@@ -19,6 +21,7 @@
  * start unless the agent's flags say otherwise, and a shorter window would miss what that keeps.
  */
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
 import { agentNodeFlags, ROOT } from './_dist.ts';
 import { startE2eStack } from './_e2e-stack.ts';
@@ -81,6 +84,32 @@ async function runsFinished(healthPort: number): Promise<number> {
   return n;
 }
 
+/** `name`'s value in a Prometheus text exposition, in ms (the metric is in seconds). */
+function secondsMetricMs(text: string, name: string): number {
+  return Math.round(Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000);
+}
+
+/**
+ * The longest event-loop stall of the service, the agent and this process (which serves the target)
+ * since the last call, in ms: prom-client's lag histogram restarts at each scrape, so scraping once a
+ * second gives each second's worst stall. A due→start spike with a stall beside it points at that
+ * process; one without, at CPU contention between them.
+ */
+function eventLoopStalls(serviceUrl: string, healthPort: number) {
+  const target = monitorEventLoopDelay({ resolution: 10 });
+  target.enable();
+  const scrape = async (url: string, name: string) => secondsMetricMs(await (await fetch(url)).text(), name);
+  return async () => {
+    const [service, agent] = await Promise.all([
+      scrape(`${serviceUrl}/metrics`, 'outpost_service_nodejs_eventloop_lag_max_seconds'),
+      scrape(`http://127.0.0.1:${healthPort}/metrics`, 'nodejs_eventloop_lag_max_seconds'),
+    ]);
+    const here = Math.round(target.max / 1e6);
+    target.reset();
+    return { service, agent, target: here };
+  };
+}
+
 /** The highest VmRSS of `pid` sampled once a second for `seconds` seconds. */
 async function maxRssOver(pid: number, seconds: number): Promise<number> {
   const samples: number[] = [];
@@ -139,9 +168,15 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const loadCpu0 = cpuSeconds(pid);
     const serviceCpu0 = cpuSeconds(servicePid);
     const runs0 = await runsFinished(healthPort);
+    const stallsNow = eventLoopStalls(stack.service.url, healthPort);
+    await stallsNow();
+    const stalls = { service: [] as number[], agent: [] as number[], target: [] as number[] };
     for (let t = 0; t < opts.duration * 2; t++) {
       loadRss.push(rssMb(pid));
       await sleep(500);
+      if (t % 2 === 0) continue;
+      const s = await stallsNow();
+      for (const k of ['service', 'agent', 'target'] as const) stalls[k].push(s[k]);
     }
     const serviceCpuSeconds = cpuSeconds(servicePid) - serviceCpu0;
     const loadCpuSeconds = cpuSeconds(pid) - loadCpu0;
@@ -205,6 +240,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         .filter(([second]) => second >= 0 && second < opts.duration)
         .sort((a, b) => a[0] - b[0])
         .map(([, lags]) => summarize(lags).p99),
+      // Each second's longest event-loop stall (ms) of each process, beside the p99 above.
+      eventLoopStallMsBySecond: stalls,
       endToStoredMs: summarize(endToStored),
       agentEntry: stack.cli.replace(ROOT, ''),
       agentNodeFlags: nodeFlags,
