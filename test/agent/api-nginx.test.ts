@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCheckRunner } from '../../src/agent/checks/api.ts';
 import type { ApiCheckDefinition, ApiRequest, Assertion } from '../../src/shared/checks/types.ts';
-import { freePort } from '../support/loopback-port.ts';
+import { freePorts } from '../support/loopback-port.ts';
 import { apiCheck, context, makeSelfSigned } from './api-fixtures.ts';
 import { runNginx } from './tcp-servers.ts';
 
@@ -47,7 +47,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const upstreamPort = (upstream.address() as net.AddressInfo).port;
 
-  const [httpPort, httpsPort] = [await freePort(), await freePort()];
+  const [httpPort, httpsPort] = (await freePorts(2)) as [number, number];
   httpOrigin = `http://127.0.0.1:${httpPort}`;
   httpsOrigin = `https://127.0.0.1:${httpsPort}`;
   const locations = `

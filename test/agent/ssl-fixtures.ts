@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SslCheckDefinition, SslConfig } from '../../src/shared/checks/monitors.ts';
 import { uptimeCheckBase } from '../support/check-definition.ts';
-import { freePort } from '../support/loopback-port.ts';
+import { freePorts } from '../support/loopback-port.ts';
 import { type CertFiles, EC, makeCaCert, openssl, signLeafCert } from '../support/mtls-pki.ts';
 import { runNginx } from './tcp-servers.ts';
 
@@ -59,10 +59,11 @@ export interface TlsNginx {
 /** nginx with one TLS server block per site, each on its own loopback port. */
 export async function startTlsNginx(sites: Record<string, TlsSite>): Promise<TlsNginx> {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-nginx-ssl-'));
+  const picked = await freePorts(Object.keys(sites).length);
   const ports: Record<string, number> = {};
   const servers: string[] = [];
-  for (const [name, site] of Object.entries(sites)) {
-    ports[name] = await freePort();
+  for (const [i, [name, site]] of Object.entries(sites).entries()) {
+    ports[name] = picked[i] as number;
     servers.push(`server {
     listen 127.0.0.1:${ports[name]} ssl;
     ssl_certificate ${site.files.cert};

@@ -28,7 +28,7 @@ import { startNginx } from '../agent/tcp-servers.ts';
 import { awaitLeader, awaitRunsFinal, FleetProcs } from '../support/e2e-replicas.ts';
 import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/postgres.ts';
 import { cleanupsAfterAll } from './cleanups.ts';
-import { Api, createAccount, freePort, isLeading, leadsAfter, type Proc, tempDir } from './harness.ts';
+import { Api, createAccount, freePorts, isLeading, leadsAfter, type Proc, tempDir } from './harness.ts';
 import { accounting, type Disturbance, warningsOf } from './run-accounting.ts';
 
 const CHECKS = readInteger(process.env, 'FLEET_CHECKS', 100, { min: 1, max: 5000 });
@@ -59,7 +59,7 @@ describe.skipIf(!postgresAvailable())('a fleet on PostgreSQL', () => {
       cleanups.push(() => nginx.stop());
       const dirs = await Promise.all(['fleet-a', 'fleet-b', 'fleet-agents'].map((p) => tempDir(p)));
       for (const d of dirs) cleanups.push(() => d.remove());
-      const [portA, portB] = [await freePort(), await freePort()];
+      const [portA, portB] = (await freePorts(2)) as [number, number];
       const fleet = new FleetProcs(serviceEnv, cleanups);
       const replicas = [
         await fleet.startReplica('a', portA, dirs[0]!.dir),

@@ -104,7 +104,7 @@ export async function tempDir(prefix: string): Promise<{ dir: string; remove(): 
 }
 
 /** Used for a process that must come back on the same port after a restart (its agents keep their API_URL). */
-export { freePort } from '../support/loopback-port.ts';
+export { freePort, freePorts } from '../support/loopback-port.ts';
 
 /** Starts `outpost serve` on a free port (or env.PORT); resolves once it listens. */
 export async function startService(

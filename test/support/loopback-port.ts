@@ -13,6 +13,28 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * `n` different free ports. Each listener stays open until all are picked: freePort() called in a
+ * row may hand out a port it just closed again, and two nginx server blocks on one port made a test
+ * reach the wrong certificate (CI, 2026-11-29).
+ */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers: net.Server[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const server = net.createServer();
+      servers.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', resolve);
+      });
+    }
+    return servers.map((s) => (s.address() as net.AddressInfo).port);
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  }
+}
+
 /** Whether `port` on 127.0.0.1 accepts a TCP connection now (the connection is closed at once). */
 export function acceptsConnection(port: number): Promise<boolean> {
   return new Promise((resolve) => {
