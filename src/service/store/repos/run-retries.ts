@@ -1,5 +1,5 @@
 import type { PendingRetry, RunRetryLink, RunRetryRepo } from '../check-group-types.ts';
-import { nowIso, type SqlDatabase, type TransactionOptions } from '../sql/database.ts';
+import { nowIso, READ_COMMITTED, type SqlDatabase } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 
 interface PendingRow {
@@ -21,9 +21,6 @@ const toPending = (row: PendingRow): PendingRetry => ({
   chainStartedAt: row.chain_started_at,
   dueAt: row.due_at,
 });
-
-/** The transitions name their rows (see takeDue): READ COMMITTED on PostgreSQL is enough. */
-const READ_COMMITTED: TransactionOptions = { isolation: 'read committed' };
 
 /** The retry-chain columns of a runs row. */
 export interface RetryLinkColumns {
@@ -93,6 +90,7 @@ export class SqlRunRetryRepo implements RunRetryRepo {
   }
 
   async takeDue(now: string, limit: number): Promise<PendingRetry[]> {
+    // The statement names its rows: READ COMMITTED on PostgreSQL is enough.
     const rows = await this.#db.transaction(
       () => this.#db.all<PendingRow>(this.#takeDue, [now, limit]),
       READ_COMMITTED,

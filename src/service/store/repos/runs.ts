@@ -24,7 +24,7 @@ import type {
   RunWithRetryLink,
 } from '../dispatch-types.ts';
 import type { Run, RunState } from '../store.ts';
-import type { SqlDatabase, TransactionOptions } from '../sql/database.ts';
+import { READ_COMMITTED, type SqlDatabase } from '../sql/database.ts';
 import { type DialectSql, dialectSql } from '../sql/dialect-sql.ts';
 import { type RetryLinkColumns, retryLinkOf } from './run-retries.ts';
 
@@ -173,9 +173,6 @@ export const SHED_LATE_REASON =
   'shed: no agent of its location could start it within half its interval of its due time (the agents were at capacity)';
 
 const CANCELLED_WHILE_RUNNING = 'cancelled; the agent stopped before confirming it';
-
-/** See the top of this file: every transition's WHERE clause names the rows it may touch. */
-const READ_COMMITTED: TransactionOptions = { isolation: 'read committed' };
 
 /** The statements that differ by dialect (row locks, JSON lists, UUIDs, planner hints); the others are shared. */
 export function dialectStatements(d: DialectSql) {

@@ -3,7 +3,7 @@
  * read once when a scheduler starts (src/service/dispatch/schedule-cursors.ts).
  */
 import type { ScheduleCursor, ScheduleCursorRepo } from '../dispatch-types.ts';
-import type { SqlDatabase, TransactionOptions } from '../sql/database.ts';
+import { READ_COMMITTED, type SqlDatabase } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 
 /**
@@ -30,8 +30,6 @@ const NEWEST = `
     UNION ALL SELECT check_id, location_id, due_at FROM runs WHERE finished_at >= $finishedSince
   ) newest
   GROUP BY check_id, location_id`;
-
-const READ_COMMITTED: TransactionOptions = { isolation: 'read committed' };
 
 export class SqlScheduleCursorRepo implements ScheduleCursorRepo {
   readonly #db: SqlDatabase;

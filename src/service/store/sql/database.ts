@@ -36,6 +36,9 @@ export interface TransactionOptions {
   isolation?: 'serializable' | 'read committed';
 }
 
+/** For the transactions whose statements name the rows they may touch (TransactionOptions). */
+export const READ_COMMITTED: TransactionOptions = { isolation: 'read committed' };
+
 export interface SqlDatabase extends SqlExecutor {
   readonly dialect: Dialect;
   /** Runs fn in one transaction; nested calls join the outer one. */
