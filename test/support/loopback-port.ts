@@ -1,18 +1,6 @@
 /** Loopback ports for the peers tests and benchmarks start: one free right now, and whether one accepts. */
 import net from 'node:net';
 
-/** A port free on 127.0.0.1 for TCP at this moment (a peer about to start binds it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * `n` different free ports. Each listener stays open until all are picked: freePort() called in a
  * row may hand out a port it just closed again, and two nginx server blocks on one port made a test
@@ -33,6 +21,11 @@ export async function freePorts(n: number): Promise<number[]> {
   } finally {
     await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
   }
+}
+
+/** A port free on 127.0.0.1 for TCP at this moment (a peer about to start binds it). */
+export async function freePort(): Promise<number> {
+  return (await freePorts(1))[0] as number;
 }
 
 /** Whether `port` on 127.0.0.1 accepts a TCP connection now (the connection is closed at once). */
