@@ -2,8 +2,9 @@
  * How long a save of the scheduler's cursors holds the service's event loop, on SQLite: `pairs`
  * (check, location) cursors saved as the scheduler saves them (SAVE_CHUNK_PAIRS per transaction, a
  * turn of the event loop between) and in one transaction, as it did before, `rounds` times each,
- * taking turns going first, after a first save (not counted) that inserts the rows. The hold is the longest gap between turns of the loop while a save runs: a lease
- * or result upload that arrives then waits that long.
+ * taking turns going first, after a first save (not counted) that inserts the rows. The hold is the
+ * longest gap between turns of the loop while a save runs: a lease or result upload that arrives then
+ * waits that long.
  *
  *   npm run bench -- cursor-save [--pairs 16000] [--rounds 5]
  */
@@ -13,7 +14,7 @@ import { SAVE_CHUNK_PAIRS, ScheduleCursorSaver } from '../../src/service/dispatc
 import type { DueRun } from '../../src/service/dispatch/dispatcher.ts';
 import type { StoredCheck } from '../../src/service/store/store.ts';
 import { silentLog, startHarness } from '../../test/helpers/dispatch-harness.ts';
-import { numberFlags } from './_stats.ts';
+import { numberFlags, percentile } from './_stats.ts';
 
 interface Save {
   totalMs: number;
@@ -43,7 +44,7 @@ async function timeHold(save: () => Promise<void>): Promise<Save> {
 }
 
 const round = (x: number) => Math.round(x * 10) / 10;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const { pairs, rounds } = numberFlags(args, { pairs: 16000, rounds: 5 });

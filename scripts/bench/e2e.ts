@@ -61,14 +61,18 @@ async function rssAfterLoad(
   return { samples, secondsToUnder, end: samples.at(-1) ?? Number.NaN };
 }
 
+/** An unlabelled metric's value in a Prometheus text exposition (NaN when it is missing). */
+function metricValue(text: string, name: string): number {
+  return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+}
+
 /**
  * Where the agent's memory is, in MB, from its /metrics (prom-client's process and heap figures):
  * the V8 heap reserved and used, and memory outside it (buffers, native).
  */
 async function memoryBreakdown(healthPort: number): Promise<Record<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
-  const mb = (name: string) =>
-    Math.round((Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) / 1048576) * 10) / 10;
+  const mb = (name: string) => Math.round((metricValue(text, name) / 1048576) * 10) / 10;
   return {
     heapTotal: mb('nodejs_heap_size_total_bytes'),
     heapUsed: mb('nodejs_heap_size_used_bytes'),
@@ -84,10 +88,6 @@ async function runsFinished(healthPort: number): Promise<number> {
   return n;
 }
 
-/** `name`'s value in a Prometheus text exposition, in ms (the metric is in seconds). */
-function secondsMetricMs(text: string, name: string): number {
-  return Math.round(Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000);
-}
 
 /**
  * The longest event-loop stall of the service, the agent and this process (which serves the target)
@@ -98,7 +98,9 @@ function secondsMetricMs(text: string, name: string): number {
 function eventLoopStalls(serviceUrl: string, healthPort: number) {
   const target = monitorEventLoopDelay({ resolution: 10 });
   target.enable();
-  const scrape = async (url: string, name: string) => secondsMetricMs(await (await fetch(url)).text(), name);
+  // The metrics are in seconds.
+  const scrape = async (url: string, name: string) =>
+    Math.round(metricValue(await (await fetch(url)).text(), name) * 1000);
   return async () => {
     const [service, agent] = await Promise.all([
       scrape(`${serviceUrl}/metrics`, 'outpost_service_nodejs_eventloop_lag_max_seconds'),
