@@ -44,7 +44,11 @@ async function timeHold(save: () => Promise<void>): Promise<Save> {
 }
 
 const round = (x: number) => Math.round(x * 10) / 10;
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const { pairs, rounds } = numberFlags(args, { pairs: 16000, rounds: 5 });

@@ -88,7 +88,6 @@ async function runsFinished(healthPort: number): Promise<number> {
   return n;
 }
 
-
 /**
  * The longest event-loop stall of the service, the agent and this process (which serves the target)
  * since the last call, in ms: prom-client's lag histogram restarts at each scrape, so scraping once a
