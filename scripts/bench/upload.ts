@@ -2,7 +2,8 @@
  * Artifact upload: a 150 MB file through the agent's uploader (src/agent/artifacts/) to a real
  * `outpost serve` process on loopback, against `curl -T` of the same file to the same endpoint.
  * Prints the uploader's throughput, curl's, their ratio, and this process's (the agent side's) RSS
- * growth while uploading. Targets: RSS growth < 32 MB, throughput >= 0.8 x curl's.
+ * growth while uploading. Targets: RSS growth < 32 MB, throughput >= 0.8 x curl's. Also the service's
+ * CPU seconds and full garbage collections per upload, and its peak RSS.
  *
  *   npm run bench -- upload [--mb 150] [--repeat 5]
  *
@@ -28,7 +29,7 @@ import { ArtifactUploader } from '../../src/agent/artifacts/uploader.ts';
 import type { ArtifactUploadStatus } from '../../src/shared/artifacts.ts';
 import { Api, createAccount, startService, tempDir, until } from '../../test/e2e/harness.ts';
 import { writeRandomFile } from '../../test/helpers/artifact-service.ts';
-import { cpuSeconds, numberFlags } from './_stats.ts';
+import { cpuSeconds, numberFlags, peakRssMb } from './_stats.ts';
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
@@ -43,6 +44,15 @@ const loadAverage = () => os.loadavg().map((x) => round(x, 2));
 function childrenCpuSeconds(): number {
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+/**
+ * Full (mark-compact) collections of the service so far, from its /metrics (prom-client's
+ * nodejs_gc_duration_seconds, kind "major"): every body chunk the service receives is a new buffer
+ * outside V8's heap, and V8 marks the whole heap again and again to count them free.
+ */
+async function serviceMajorGcs(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^outpost_service_nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m.exec(text)?.[1] ?? 0);
 }
 const ownCpuSeconds = () => {
   const u = process.cpuUsage();
@@ -82,6 +92,7 @@ interface Round {
   /** CPU seconds of the uploader's process and of the service during the upload (after add). */
   agentCpuS: number;
   serviceCpuS: number;
+  serviceMajorGcs: number;
 }
 
 interface CurlRound {
@@ -89,6 +100,7 @@ interface CurlRound {
   curlTransferMBps: number;
   curlCpuS: number;
   serviceCpuS: number;
+  serviceMajorGcs: number;
 }
 
 interface Bench {
@@ -120,9 +132,9 @@ async function agentRound(b: Bench, name: string): Promise<Round> {
   if (!added.ok || added.ref.sha256 !== b.sha256) throw new Error(`add failed: ${JSON.stringify(added)}`);
   const t1 = performance.now();
   b.timing.take();
-  const cpu0 = [ownCpuSeconds(), cpuSeconds(b.servicePid)];
+  const cpu0 = [ownCpuSeconds(), cpuSeconds(b.servicePid), await serviceMajorGcs(b.url)];
   const t2 = await done;
-  const cpu1 = [ownCpuSeconds(), cpuSeconds(b.servicePid)];
+  const cpu1 = [ownCpuSeconds(), cpuSeconds(b.servicePid), await serviceMajorGcs(b.url)];
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage.rss());
   return {
@@ -132,12 +144,13 @@ async function agentRound(b: Bench, name: string): Promise<Round> {
     rssGrowthMb: (peak - baseline) / MB,
     agentCpuS: (cpu1[0] ?? 0) - (cpu0[0] ?? 0),
     serviceCpuS: (cpu1[1] ?? 0) - (cpu0[1] ?? 0),
+    serviceMajorGcs: (cpu1[2] ?? 0) - (cpu0[2] ?? 0),
   };
 }
 
 /** curl, same file, same endpoint, same headers. */
 async function curlRound(b: Bench, name: string): Promise<CurlRound> {
-  const cpu0 = [childrenCpuSeconds(), cpuSeconds(b.servicePid)];
+  const cpu0 = [childrenCpuSeconds(), cpuSeconds(b.servicePid), await serviceMajorGcs(b.url)];
   const { stdout } = await run('curl', [
     '-sS',
     '--fail-with-body',
@@ -162,13 +175,14 @@ async function curlRound(b: Bench, name: string): Promise<CurlRound> {
     'Expect:',
     `${b.url}/agent/v1/runs/${b.runId}/artifacts/${name}`,
   ]);
-  const cpu1 = [childrenCpuSeconds(), cpuSeconds(b.servicePid)];
+  const cpu1 = [childrenCpuSeconds(), cpuSeconds(b.servicePid), await serviceMajorGcs(b.url)];
   const [total, pretransfer] = stdout.trim().split(' ').map(Number) as [number, number];
   return {
     curlMBps: b.size / MB / total,
     curlTransferMBps: b.size / MB / (total - pretransfer),
     curlCpuS: (cpu1[0] ?? 0) - (cpu0[0] ?? 0),
     serviceCpuS: (cpu1[1] ?? 0) - (cpu0[1] ?? 0),
+    serviceMajorGcs: (cpu1[2] ?? 0) - (cpu0[2] ?? 0),
   };
 }
 
@@ -193,6 +207,7 @@ function summary(
   rounds: Round[],
   curl: CurlRound[],
   load: Record<string, number[]>,
+  serviceRssPeakMb: number,
 ) {
   const agent = median(rounds.map((r) => r.agentMBps));
   const agentTransfer = median(rounds.map((r) => r.agentTransferMBps));
@@ -220,6 +235,12 @@ function summary(
       curl: round(median(curl.map((c) => c.curlCpuS)), 2),
       serviceForCurl: round(median(curl.map((c) => c.serviceCpuS)), 2),
     },
+    // The service's full collections per upload (medians) and its peak RSS over the whole benchmark.
+    serviceMajorGcs: {
+      forUploader: median(rounds.map((r) => r.serviceMajorGcs)),
+      forCurl: median(curl.map((c) => c.serviceMajorGcs)),
+    },
+    serviceRssPeakMb,
     loadAverage: load,
     rounds: {
       uploadMBps: rounds.map((r) => round(r.agentMBps)),
@@ -273,7 +294,7 @@ export async function run_(args: string[]): Promise<Record<string, unknown>> {
       if (i % 2 === 0) curl.push(await curlRound(b, `curl-${i}.webm`));
     }
     load.after = loadAverage();
-    return summary(opts, service.url, rounds, curl, load);
+    return summary(opts, service.url, rounds, curl, load, peakRssMb(servicePid));
   } finally {
     await uploader?.close();
     await dispatcher.close();
