@@ -48,11 +48,14 @@ function childrenCpuSeconds(): number {
 /**
  * Full (mark-compact) collections of the service so far, from its /metrics (prom-client's
  * nodejs_gc_duration_seconds, kind "major"): every body chunk the service receives is a new buffer
- * outside V8's heap, and V8 marks the whole heap again and again to count them free.
+ * outside V8's heap, and V8 marks the whole heap again and again to count them free. 0 before the
+ * first one (the histogram has no "major" series yet), NaN (null in the JSON) without the metric.
  */
 async function serviceMajorGcs(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(/^outpost_service_nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m.exec(text)?.[1] ?? 0);
+  const family = 'outpost_service_nodejs_gc_duration_seconds';
+  if (!text.includes(`# TYPE ${family} histogram`)) return Number.NaN;
+  return Number(new RegExp(`^${family}_count\\{kind="major"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
 }
 const ownCpuSeconds = () => {
   const u = process.cpuUsage();
