@@ -10,6 +10,30 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[i]!;
 }
 
+/** The middle value (the lower of the two middle ones for an even count); NaN for none. */
+export function median(values: number[]): number {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * One series' value in a Prometheus text exposition, named as it is written there (with its
+ * labels, e.g. `x_count{kind="major"}`); NaN when it is missing.
+ */
+export function metricValue(text: string, series: string): number {
+  return Number(new RegExp(`^${escapeRegExp(series)} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+}
+
+/** The sum of every series of a metric, whatever its labels; NaN when it has none. */
+export function metricSum(text: string, name: string): number {
+  const values = [...text.matchAll(new RegExp(`^${escapeRegExp(name)}(?:\\{[^}]*\\})? (\\S+)`, 'gm'))];
+  return values.length === 0 ? Number.NaN : values.reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
 export function summarize(values: number[]): { p50: number; p99: number; max: number; n: number } {
   const sorted = [...values].sort((a, b) => a - b);
   const round = (x: number) => Math.round(x * 100) / 100;

@@ -14,7 +14,7 @@ import { SAVE_CHUNK_PAIRS, ScheduleCursorSaver } from '../../src/service/dispatc
 import type { DueRun } from '../../src/service/dispatch/dispatcher.ts';
 import type { StoredCheck } from '../../src/service/store/store.ts';
 import { silentLog, startHarness } from '../../test/helpers/dispatch-harness.ts';
-import { numberFlags, percentile } from './_stats.ts';
+import { median, numberFlags } from './_stats.ts';
 
 interface Save {
   totalMs: number;
@@ -44,11 +44,6 @@ async function timeHold(save: () => Promise<void>): Promise<Save> {
 }
 
 const round = (x: number) => Math.round(x * 10) / 10;
-const median = (xs: number[]) =>
-  percentile(
-    [...xs].sort((a, b) => a - b),
-    50,
-  );
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const { pairs, rounds } = numberFlags(args, { pairs: 16000, rounds: 5 });

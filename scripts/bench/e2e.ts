@@ -2,8 +2,10 @@
  * End-to-end benchmark: the real service and a real agent process, a few hundred sub-minute API checks
  * against a local target. Reports the time from a run being due to its check starting, from check end to
  * result stored, results per second, and the agent's RSS and CPU idle and under load. Each second of
- * the window also gets its due→start p99 and the longest event-loop stall of the service, the agent
- * and this process (which serves the target).
+ * the window also gets its due→start p99, the longest event-loop stall of the service, the agent
+ * and this process (which serves the target), and where runs were (`queuedRunsBySecond`: in the
+ * service's queue, held by the agent, running, finished with the result not yet stored);
+ * `lateByStageMs` says how late runs were when queued and when started.
  *
  *   npm run bench -- e2e [--checks 300] [--duration 30] [--idle 60] [--after 120] [--warmup 10] [--profile DIR]
  *
@@ -25,7 +27,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
 import { agentNodeFlags, ROOT } from './_dist.ts';
 import { startE2eStack } from './_e2e-stack.ts';
-import { cpuSeconds, numberFlags, rssMb, summarize } from './_stats.ts';
+import { cpuSeconds, metricSum, metricValue, numberFlags, rssMb, summarize } from './_stats.ts';
 
 /** OUTPOST_BENCH_SERVICE_FLAGS: Node flags for the service (a CPU profile), none by default. */
 function serviceNodeFlags(): string[] {
@@ -61,11 +63,6 @@ async function rssAfterLoad(
   return { samples, secondsToUnder, end: samples.at(-1) ?? Number.NaN };
 }
 
-/** An unlabelled metric's value in a Prometheus text exposition (NaN when it is missing). */
-function metricValue(text: string, name: string): number {
-  return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
-}
-
 /**
  * Where the agent's memory is, in MB, from its /metrics (prom-client's process and heap figures):
  * the V8 heap reserved and used, and memory outside it (buffers, native).
@@ -89,26 +86,73 @@ async function runsFinished(healthPort: number): Promise<number> {
 }
 
 /**
- * The longest event-loop stall of the service, the agent and this process (which serves the target)
- * since the last call, in ms: prom-client's lag histogram restarts at each scrape, so scraping once a
- * second gives each second's worst stall. A due→start spike with a stall beside it points at that
- * process; one without, at CPU contention between them.
+ * Once a second: the longest event-loop stall of the service, the agent and this process (which
+ * serves the target) since the last call, in ms, and where runs wait. prom-client's lag histogram
+ * restarts at each scrape, so scraping once a second gives each second's worst stall. A due→start
+ * spike with a stall beside it points at that process; one without, at CPU contention between them.
+ * Runs waiting in the service's queue (not yet leased) against runs the agent holds before it
+ * starts them (due later, or waiting for a slot) say which side a standing lag is on.
  */
-function eventLoopStalls(serviceUrl: string, healthPort: number) {
+function secondSampler(serviceUrl: string, healthPort: number) {
   const target = monitorEventLoopDelay({ resolution: 10 });
   target.enable();
-  // The metrics are in seconds.
-  const scrape = async (url: string, name: string) =>
-    Math.round(metricValue(await (await fetch(url)).text(), name) * 1000);
+  const text = async (url: string) => (await fetch(url)).text();
   return async () => {
     const [service, agent] = await Promise.all([
-      scrape(`${serviceUrl}/metrics`, 'outpost_service_nodejs_eventloop_lag_max_seconds'),
-      scrape(`http://127.0.0.1:${healthPort}/metrics`, 'nodejs_eventloop_lag_max_seconds'),
+      text(`${serviceUrl}/metrics`),
+      text(`http://127.0.0.1:${healthPort}/metrics`),
     ]);
-    const here = Math.round(target.max / 1e6);
+    const ms = (seconds: number) => Math.round(seconds * 1000);
+    const stalls = {
+      service: ms(metricValue(service, 'outpost_service_nodejs_eventloop_lag_max_seconds')),
+      agent: ms(metricValue(agent, 'nodejs_eventloop_lag_max_seconds')),
+      target: Math.round(target.max / 1e6),
+    };
     target.reset();
-    return { service, agent, target: here };
+    const queues = {
+      serviceQueued: metricSum(service, 'outpost_service_queue_depth'),
+      agentHeld: metricSum(agent, 'outpost_agent_jobs_queued'),
+      agentRunning: metricSum(agent, 'outpost_agent_jobs_running'),
+      // Finished runs whose results the service has not yet taken (in memory or in upload): the
+      // agent stops leasing while more than its slots wait (docs/protocol.md "Overload").
+      agentResultsUnsent:
+        metricSum(agent, 'outpost_agent_check_duration_seconds_count') -
+        metricSum(agent, 'outpost_agent_results_sent_total') -
+        metricSum(agent, 'outpost_agent_results_rejected_total'),
+    };
+    return { stalls, queues };
   };
+}
+
+interface RunPayload {
+  scheduleLagMs: number;
+  startedAt: string;
+  stoppedAt: string;
+  hasFailures: boolean;
+}
+
+/** A result stored in the window, with its run's due and queueing times (null when the run was pruned). */
+interface ResultRow {
+  created_at: string;
+  payload: string;
+  due_at: string | null;
+  enqueued_at: string | null;
+}
+
+/**
+ * How late each run was, past its due time, when the service queued it and when the agent started
+ * it: a lag already there at queueing is the scheduler's, one that appears after it is the lease's or
+ * the agent's (`queuedRunsBySecond` tells which queue held the runs).
+ */
+function lateByStage(rows: ResultRow[]) {
+  const stages = { enqueued: [] as number[], started: [] as number[] };
+  for (const row of rows) {
+    if (!row.due_at || !row.enqueued_at) continue;
+    const due = Date.parse(row.due_at);
+    stages.enqueued.push(Math.max(0, Date.parse(row.enqueued_at) - due));
+    stages.started.push(Math.max(0, Date.parse((JSON.parse(row.payload) as RunPayload).startedAt) - due));
+  }
+  return { enqueued: summarize(stages.enqueued), started: summarize(stages.started) };
 }
 
 /** The highest VmRSS of `pid` sampled once a second for `seconds` seconds. */
@@ -169,15 +213,22 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const loadCpu0 = cpuSeconds(pid);
     const serviceCpu0 = cpuSeconds(servicePid);
     const runs0 = await runsFinished(healthPort);
-    const stallsNow = eventLoopStalls(stack.service.url, healthPort);
-    await stallsNow();
+    const sampleSecond = secondSampler(stack.service.url, healthPort);
+    await sampleSecond();
     const stalls = { service: [] as number[], agent: [] as number[], target: [] as number[] };
+    const queues = {
+      serviceQueued: [] as number[],
+      agentHeld: [] as number[],
+      agentRunning: [] as number[],
+      agentResultsUnsent: [] as number[],
+    };
     for (let t = 0; t < opts.duration * 2; t++) {
       loadRss.push(rssMb(pid));
       await sleep(500);
       if (t % 2 === 0) continue;
-      const s = await stallsNow();
-      for (const k of ['service', 'agent', 'target'] as const) stalls[k].push(s[k]);
+      const s = await sampleSecond();
+      for (const k of ['service', 'agent', 'target'] as const) stalls[k].push(s.stalls[k]);
+      for (const k of Object.keys(queues) as Array<keyof typeof queues>) queues[k].push(s.queues[k]);
     }
     const serviceCpuSeconds = cpuSeconds(servicePid) - serviceCpu0;
     const loadCpuSeconds = cpuSeconds(pid) - loadCpu0;
@@ -188,8 +239,11 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
 
     const db = new DatabaseSync(`${stack.dataDir}/outpost.db`, { readOnly: true });
     const rows = db
-      .prepare('SELECT created_at, payload FROM results WHERE created_at >= ? AND created_at < ?')
-      .all(windowStart, windowEnd) as Array<{ created_at: string; payload: string }>;
+      .prepare(
+        `SELECT r.created_at, r.payload, u.due_at, u.created_at AS enqueued_at
+         FROM results r LEFT JOIN runs u ON u.run_id = r.run_id WHERE r.created_at >= ? AND r.created_at < ?`,
+      )
+      .all(windowStart, windowEnd) as unknown as ResultRow[];
     const expired = (db.prepare("SELECT count(*) AS n FROM runs WHERE state = 'expired'").get() as { n: number }).n;
     db.close();
 
@@ -211,13 +265,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const dueToStartBySecond = new Map<number, number[]>();
     const endToStored: number[] = [];
     let failures = 0;
+    const late = lateByStage(rows);
     for (const row of rows) {
-      const p = JSON.parse(row.payload) as {
-        scheduleLagMs: number;
-        startedAt: string;
-        stoppedAt: string;
-        hasFailures: boolean;
-      };
+      const p = JSON.parse(row.payload) as RunPayload;
       dueToStart.push(p.scheduleLagMs);
       const second = Math.floor((Date.parse(p.startedAt) - Date.parse(windowStart)) / 1000);
       const lags = dueToStartBySecond.get(second) ?? [];
@@ -243,7 +293,11 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         .map(([, lags]) => summarize(lags).p99),
       // Each second's longest event-loop stall (ms) of each process, beside the p99 above.
       eventLoopStallMsBySecond: stalls,
+      // Runs at each second: waiting in the service's queue, leased but not yet started, running,
+      // finished with the result not yet stored.
+      queuedRunsBySecond: queues,
       endToStoredMs: summarize(endToStored),
+      lateByStageMs: late,
       agentEntry: stack.cli.replace(ROOT, ''),
       agentNodeFlags: nodeFlags,
       // Results per upload the agent may send (1: one per call, a service without result batches).

@@ -29,15 +29,11 @@ import { ArtifactUploader } from '../../src/agent/artifacts/uploader.ts';
 import type { ArtifactUploadStatus } from '../../src/shared/artifacts.ts';
 import { Api, createAccount, startService, tempDir, until } from '../../test/e2e/harness.ts';
 import { writeRandomFile } from '../../test/helpers/artifact-service.ts';
-import { cpuSeconds, numberFlags, peakRssMb } from './_stats.ts';
+import { cpuSeconds, median, metricValue, numberFlags, peakRssMb } from './_stats.ts';
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
 
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.floor((s.length - 1) / 2)] ?? Number.NaN;
-}
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const loadAverage = () => os.loadavg().map((x) => round(x, 2));
 /** CPU seconds of this process's waited-for children (curl), from /proc/self/stat (cutime, cstime). */
@@ -55,7 +51,8 @@ async function serviceMajorGcs(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const family = 'outpost_service_nodejs_gc_duration_seconds';
   if (!text.includes(`# TYPE ${family} histogram`)) return Number.NaN;
-  return Number(new RegExp(`^${family}_count\\{kind="major"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  const count = metricValue(text, `${family}_count{kind="major"}`);
+  return Number.isNaN(count) ? 0 : count;
 }
 const ownCpuSeconds = () => {
   const u = process.cpuUsage();
