@@ -80,19 +80,6 @@ interface RunningJob {
   started: boolean;
 }
 
-/** A lease request in flight: the slots it asked for, and how to cut it to ask again. */
-interface LeasePoll {
-  slots: Record<CheckClass, number>;
-  refresh: AbortController;
-}
-
-/**
- * A second lease goes out beside the first only for at least this share of the uptime slots: fewer
- * free up while one lease is on its way when runs start on time, so on-time work costs no more
- * calls; a backlog frees whole batches.
- */
-const SECOND_LEASE_SHARE = 1 / 4;
-
 /** The daemon's events, for /health, logs and tests (which await them instead of sleeping). */
 export interface AgentDaemonEvents {
   registered: [RegisterResponse];
@@ -181,10 +168,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   #waitingForSlot = false;
   #waitingForSpool = false;
   #waitingForResults = false;
-  /** Lease requests in flight: the slots each asked for, and how to cut it to ask again. */
-  readonly #polls = new Set<LeasePoll>();
-  /** Tells the lease loops that a lease was sent or answered, or a slot freed. */
-  readonly #pollChanges = new EventEmitter();
+  #currentPoll: { slots: Record<CheckClass, number>; refresh: AbortController } | undefined;
   #resolveDone!: (code: number) => void;
   /** Resolves with the process exit code once the daemon has stopped (by stop() or a fatal error). */
   readonly done: Promise<number>;
@@ -377,7 +361,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     );
     this.#heartbeatTimer = setInterval(() => void this.#heartbeat(), reg.heartbeatSeconds * 1000);
     this.emit('registered', reg);
-    this.#pollLoop = Promise.all([this.#poll(), this.#pollAlongside()]).then(() => undefined);
+    this.#pollLoop = this.#poll();
   }
 
   /**
@@ -469,112 +453,59 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
 
   async #poll(): Promise<void> {
     const backoff = new Backoff(this.#backoffOptions);
+    const signal = this.#stopController.signal;
     const maxWait = this.#registration?.maxWaitSeconds ?? 25;
     while (!this.#stopping) {
       await this.#awaitSpoolDrained(maxWait * 1000);
       await this.#awaitResultBacklog();
       if (this.#stopping) break;
       this.#lastLoopProgressAt = Date.now();
-      const slots = this.#slotsToAsk();
+      const slots: Record<CheckClass, number> = { uptime: this.#freeSlots('uptime'), heavy: this.#freeSlots('heavy') };
       if (slots.uptime === 0 && slots.heavy === 0) {
-        // Every slot is busy or asked for: leasing now could only return nothing. Wait for a run to
-        // end or a lease to be answered (events, not a timer), or for stop.
+        // Every slot is busy: leasing now could only return nothing. Wait for a run to end (an event,
+        // not a timer) or for stop.
         this.#waitingForSlot = true;
-        const waited = await this.#pollChange();
-        this.#waitingForSlot = false;
-        if (!waited) break;
+        try {
+          await once(this, 'slot-freed', { signal });
+        } catch {
+          // Aborted by stop.
+        } finally {
+          this.#waitingForSlot = false;
+        }
         continue;
       }
-      if (!(await this.#lease(slots, backoff, maxWait))) break;
-    }
-  }
-
-  /**
-   * A second lease in flight beside the first, for slots that freed since the first was sent. With
-   * a backlog every job starts as it arrives and holds its slot, so one lease at a time left freed
-   * slots idle for each lease's round trip, and the agent ran less than the service had queued.
-   */
-  async #pollAlongside(): Promise<void> {
-    const backoff = new Backoff(this.#backoffOptions);
-    const maxWait = this.#registration?.maxWaitSeconds ?? 25;
-    while (!this.#stopping) {
-      const slots = this.#slotsToAsk();
-      if (!this.#worthASecondLease(slots)) {
-        if (!(await this.#pollChange())) break;
-        continue;
+      // A lease asking 0 slots of a class is re-issued when a slot of that class frees (see #enqueue):
+      // otherwise with JOB_CONCURRENCY=1 the next heavy job would wait out the whole long-poll.
+      const refresh = new AbortController();
+      this.#currentPoll = { slots, refresh };
+      try {
+        const res = await this.#client.lease(
+          { agentId: this.agentId, slots, waitSeconds: maxWait },
+          AbortSignal.any([signal, refresh.signal]),
+        );
+        this.#lastSuccessfulPollAt = new Date();
+        backoff.reset();
+        if (this.#stopping) {
+          // Jobs leased in the instant of stopping: give them straight back.
+          await this.#releaseUnstarted(res.jobs);
+          break;
+        }
+        if (res.jobs.length > 0) {
+          this.emit('leased', res.jobs);
+          for (const job of res.jobs) this.#enqueue(job);
+        }
+      } catch (err) {
+        if (this.#stopping) break;
+        if (refresh.signal.aborted) continue;
+        if (err instanceof UnauthorizedError) {
+          this.#fatal(EXIT.unauthorized, unauthorizedMessage(this.#apiUrl));
+          break;
+        }
+        if (!(await this.#retryAfter('lease', err, backoff))) break;
+      } finally {
+        this.#currentPoll = undefined;
       }
-      if (!(await this.#lease(slots, backoff, maxWait))) break;
     }
-  }
-
-  /** Only beside the first lease, with no backpressure, and for a batch worth a call. */
-  #worthASecondLease(slots: Record<CheckClass, number>): boolean {
-    if (this.#polls.size !== 1 || this.#spool.size > 0 || this.#deliverer.backlog >= this.#resultBacklogBound()) {
-      return false;
-    }
-    const minUptime = Math.max(1, Math.ceil(this.#concurrency.uptime * SECOND_LEASE_SHARE));
-    return slots.heavy > 0 || slots.uptime >= minUptime;
-  }
-
-  /** Free slots not yet asked for by a lease in flight. */
-  #slotsToAsk(): Record<CheckClass, number> {
-    const ask = (cls: CheckClass) => {
-      let asked = 0;
-      for (const poll of this.#polls) asked += poll.slots[cls];
-      return Math.max(0, this.#freeSlots(cls) - asked);
-    };
-    return { uptime: ask('uptime'), heavy: ask('heavy') };
-  }
-
-  /** Resolves true at the next lease sent or answered or slot freed, false at stop. */
-  async #pollChange(): Promise<boolean> {
-    try {
-      await once(this.#pollChanges, 'change', { signal: this.#stopController.signal });
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  /** One lease call: its jobs are enqueued. Resolves false when the loop must end (stop, a refused key). */
-  async #lease(slots: Record<CheckClass, number>, backoff: Backoff, maxWait: number): Promise<boolean> {
-    // Cut and re-asked when it asked none of a class whose slot frees (#reaskIfNoneAsked).
-    const poll: LeasePoll = { slots, refresh: new AbortController() };
-    this.#polls.add(poll);
-    this.#pollChanges.emit('change');
-    try {
-      const res = await this.#client.lease(
-        { agentId: this.agentId, slots, waitSeconds: maxWait },
-        AbortSignal.any([this.#stopController.signal, poll.refresh.signal]),
-      );
-      this.#lastSuccessfulPollAt = new Date();
-      backoff.reset();
-      this.#pollSettled(poll);
-      if (this.#stopping) {
-        // Jobs leased in the instant of stopping: give them straight back.
-        await this.#releaseUnstarted(res.jobs);
-        return false;
-      }
-      if (res.jobs.length > 0) {
-        this.emit('leased', res.jobs);
-        for (const job of res.jobs) this.#enqueue(job);
-      }
-      return true;
-    } catch (err) {
-      this.#pollSettled(poll);
-      if (this.#stopping) return false;
-      if (poll.refresh.signal.aborted) return true;
-      if (err instanceof UnauthorizedError) {
-        this.#fatal(EXIT.unauthorized, unauthorizedMessage(this.#apiUrl));
-        return false;
-      }
-      return this.#retryAfter('lease', err, backoff);
-    }
-  }
-
-  #pollSettled(poll: LeasePoll): void {
-    this.#polls.delete(poll);
-    this.#pollChanges.emit('change');
   }
 
   /**
@@ -611,11 +542,6 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     }
   }
 
-  /** Results in memory beyond which no lease is asked for: as many as the slots. */
-  #resultBacklogBound(): number {
-    return this.#concurrency.uptime + this.#concurrency.heavy;
-  }
-
   /**
    * Backpressure (docs/protocol.md "Overload"): a result waiting in memory for its upload holds its
    * run's lease, which is no longer heartbeated once the check ended. Leasing faster than the service
@@ -623,7 +549,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
    * leaves the excess in the service's queue, where it is shed with a reason.
    */
   async #awaitResultBacklog(): Promise<void> {
-    const bound = this.#resultBacklogBound();
+    const bound = this.#concurrency.uptime + this.#concurrency.heavy;
     if (this.#deliverer.backlog < bound) return;
     this.#waitingForResults = true;
     this.emit('waiting-for-results', { pending: this.#deliverer.pending });
@@ -686,23 +612,12 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       .finally(() => {
         this.#running.delete(job.runId);
         this.#runningByClass[cls] -= 1;
-        this.#reaskIfNoneAsked(cls);
+        // The long-poll in flight asked for none of this class: re-ask with the freed slot. (If the
+        // service was answering at that instant, jobs in the cut response come back after their
+        // lease expires; the window is one response write, against up to maxWait of idle slot.)
+        if (this.#currentPoll && this.#currentPoll.slots[cls] === 0) this.#currentPoll.refresh.abort();
         this.emit('slot-freed');
-        this.#pollChanges.emit('change');
       });
-  }
-
-  /**
-   * No lease in flight asked for a slot of this class: cut them to ask again with the freed slot,
-   * or a held long-poll would leave it idle (with JOB_CONCURRENCY=1, the next heavy job would wait
-   * out the whole wait). If the service was answering at that instant, jobs in the cut response
-   * come back after their lease expires; the window is one response write, against up to maxWait
-   * of idle slot. A lease that asked for some of the class takes runs of it as they come.
-   */
-  #reaskIfNoneAsked(cls: CheckClass): void {
-    const polls = [...this.#polls];
-    if (polls.some((poll) => poll.slots[cls] > 0)) return;
-    for (const poll of polls) poll.refresh.abort();
   }
 
   #abortRun(entry: RunningJob, reason: AbortReason): void {

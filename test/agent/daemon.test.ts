@@ -259,41 +259,6 @@ describe('AgentDaemon', () => {
     runner.finish(h2.runId);
   });
 
-  it('asks for slots freed while a lease is on its way in a second lease, once a quarter of them are free', async () => {
-    const runner = new ControlledRunner(false);
-    // Long-polls longer than the test: a lease re-asked after its wait would change the counts.
-    const { stub, daemon } = await setup({ runner, uptimeConcurrency: 8, stub: { maxWaitSeconds: 60 } });
-    await daemon.start();
-    const running: Job[] = [];
-    for (let i = 0; i < 4; i++) running.push(await startJob(stub, daemon));
-    // The first lease, asking for the four free slots, is on its way (held: nothing is queued).
-    await stub.until(() => stub.leaseRequests.at(-1)?.slots.uptime === 4);
-    const before = stub.leaseRequests.length;
-    // One freed slot is under a quarter of eight: no second call for it.
-    const first = delivered(daemon, 1);
-    runner.finish(running[0]!.runId);
-    await first;
-    expect(stub.leaseRequests.length).toBe(before);
-    // Two are: a second lease asks for them alone, beside the first.
-    runner.finish(running[1]!.runId);
-    await stub.until(() => stub.leaseRequests.length === before + 1);
-    expect(stub.leaseRequests.at(-1)?.slots).toEqual({ uptime: 2, heavy: 0 });
-    // Answered together, the two fill the agent's slots and no more.
-    const jobs = [0, 1, 2, 3, 4, 5, 6, 7].map(() => makeJob());
-    const started = new Promise<void>((resolve) => {
-      let n = 0;
-      daemon.on('job-started', () => {
-        n += 1;
-        if (n === 6) resolve();
-      });
-    });
-    for (const job of jobs) stub.addJob(job);
-    await started;
-    expect(daemon.jobsRunning).toBe(8);
-    expect(stub.queue).toHaveLength(2);
-    for (const job of [...running, ...jobs]) runner.finish(job.runId);
-  });
-
   it('aborts a run the service cancels and reports it cancelled', async () => {
     const { stub, daemon, job } = await heldRun();
     const got = delivered(daemon, 1);
