@@ -80,9 +80,9 @@ async function memoryBreakdown(healthPort: number): Promise<Record<string, numbe
 /** Runs the agent has finished so far: the count of its check-duration histogram, every label summed. */
 async function runsFinished(healthPort: number): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
-  let n = 0;
-  for (const m of text.matchAll(/^outpost_agent_check_duration_seconds_count\{[^}]*\} (\d+)/gm)) n += Number(m[1]);
-  return n;
+  // No series before the first run ends: none finished.
+  const n = metricSum(text, 'outpost_agent_check_duration_seconds_count');
+  return Number.isNaN(n) ? 0 : n;
 }
 
 /**
@@ -144,13 +144,13 @@ interface ResultRow {
  * it: a lag already there at queueing is the scheduler's, one that appears after it is the lease's or
  * the agent's (`queuedRunsBySecond` tells which queue held the runs).
  */
-function lateByStage(rows: ResultRow[]) {
+function lateByStage(rows: ResultRow[], payloads: RunPayload[]) {
   const stages = { enqueued: [] as number[], started: [] as number[] };
-  for (const row of rows) {
+  for (const [i, row] of rows.entries()) {
     if (!row.due_at || !row.enqueued_at) continue;
     const due = Date.parse(row.due_at);
     stages.enqueued.push(Math.max(0, Date.parse(row.enqueued_at) - due));
-    stages.started.push(Math.max(0, Date.parse((JSON.parse(row.payload) as RunPayload).startedAt) - due));
+    stages.started.push(Math.max(0, Date.parse(payloads[i]!.startedAt) - due));
   }
   return { enqueued: summarize(stages.enqueued), started: summarize(stages.started) };
 }
@@ -265,9 +265,10 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const dueToStartBySecond = new Map<number, number[]>();
     const endToStored: number[] = [];
     let failures = 0;
-    const late = lateByStage(rows);
-    for (const row of rows) {
-      const p = JSON.parse(row.payload) as RunPayload;
+    const payloads = rows.map((row) => JSON.parse(row.payload) as RunPayload);
+    const late = lateByStage(rows, payloads);
+    for (const [i, row] of rows.entries()) {
+      const p = payloads[i]!;
       dueToStart.push(p.scheduleLagMs);
       const second = Math.floor((Date.parse(p.startedAt) - Date.parse(windowStart)) / 1000);
       const lags = dueToStartBySecond.get(second) ?? [];
