@@ -198,27 +198,6 @@ describe.each(storeBackends())('result batches ($name)', (backend) => {
     for (const job of jobs) expect(await resultsOf(job.runId)).toHaveLength(1);
   });
 
-  it("stores a batch's results with their statuses in one commit, marking none pending, where a single result is marked and cleared", async () => {
-    const { t, agent } = await start();
-    const [single, ...jobs] = await leased(t, agent, 4);
-    await logPendingMarks(fresh, backend.name);
-
-    const res = await batch(t, agent, [
-      { job: jobs[0]! },
-      { job: jobs[1]!, result: { hasFailures: true } },
-      { job: jobs[2]!, result: { isCancelled: true, error: 'cancelled' } },
-    ]);
-    expect((res.json.outcomes as ResultOutcome[]).map((o) => o.status)).toEqual(['stored', 'stored', 'stored']);
-    expect(await fresh.query('SELECT result_id FROM pending_marks')).toEqual([]);
-    expect((await h.store.checkStatuses.get(t.accountId, jobs[0]!.check.id))?.hasFailures).toBe(false);
-    expect((await h.store.checkStatuses.get(t.accountId, jobs[1]!.check.id))?.hasFailures).toBe(true);
-    expect(await h.store.checkStatuses.get(t.accountId, jobs[2]!.check.id)).toBeUndefined();
-
-    const { resultId } = (await agent.submit(single!)).json() as { resultId: string };
-    expect(await fresh.query('SELECT result_id FROM pending_marks')).toEqual([{ result_id: resultId }]);
-    expect(await h.store.results.listStatusPending({ limit: 10 })).toEqual([]);
-  });
-
   it('applies the statuses of a batch together, and when one cannot be updated still applies the others and keeps the results', async () => {
     const { t, agent } = await start();
     const jobs = await leased(t, agent, 3);
@@ -269,21 +248,4 @@ async function removeInsertFailure(fresh: FreshStore, backend: 'sqlite' | 'postg
   }
   await fresh.query(`DROP TRIGGER fail_insert ON ${table}`);
   await fresh.query('DROP FUNCTION fail_insert()');
-}
-
-/** Copies every pending mark written into `pending_marks`, which outlives the mark's deletion. */
-async function logPendingMarks(fresh: FreshStore, backend: 'sqlite' | 'postgres'): Promise<void> {
-  await fresh.query('CREATE TABLE pending_marks (result_id TEXT NOT NULL)');
-  if (backend === 'sqlite') {
-    await fresh.query(
-      'CREATE TRIGGER log_mark AFTER INSERT ON results_status_pending BEGIN INSERT INTO pending_marks VALUES (NEW.result_id); END',
-    );
-    return;
-  }
-  await fresh.query(
-    'CREATE FUNCTION log_mark() RETURNS trigger AS $$ BEGIN INSERT INTO pending_marks VALUES (NEW.result_id); RETURN NEW; END $$ LANGUAGE plpgsql',
-  );
-  await fresh.query(
-    'CREATE TRIGGER log_mark AFTER INSERT ON results_status_pending FOR EACH ROW EXECUTE FUNCTION log_mark()',
-  );
 }

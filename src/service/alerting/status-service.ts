@@ -6,8 +6,7 @@
  *
  * The seams for notifications: an `onAlert` listener runs inside that transaction with each new
  * alert, so a notifier can enqueue its deliveries atomically with it; `onAlertsRaised` runs after
- * the commit, to wake whoever sends them. A result batch is stored and applied in one transaction
- * of the dispatcher's (`applyUnmarked`), which then calls `alertsCommitted` itself.
+ * the commit, to wake whoever sends them.
  */
 import type { RunResult } from '../../shared/protocol.ts';
 import { effectivePlacement } from '../checks/group-merge.ts';
@@ -20,7 +19,6 @@ import type {
   StatusUpdate,
   WithAlert,
 } from '../store/check-status-types.ts';
-import { READ_COMMITTED } from '../store/sql/database.ts';
 import type { Run, Store, StoredCheck } from '../store/store.ts';
 import { type AlertSettings, effectiveAlertSettings } from './alert-settings.ts';
 import { sslMonitorCertificate, sslStep } from './ssl-expiry.ts';
@@ -70,7 +68,7 @@ export class CheckStatusService {
    */
   async resultStored(e: StoredResultEvent): Promise<CheckAlertRecord[]> {
     const alerts = await this.#apply(e);
-    this.alertsCommitted(alerts);
+    if (alerts.length > 0) this.#onAlertsRaised?.(alerts);
     return alerts;
   }
 
@@ -80,36 +78,23 @@ export class CheckStatusService {
    * so two batches on PostgreSQL never wait for each other in a cycle.
    */
   async resultsStored(events: readonly StoredResultEvent[]): Promise<CheckAlertRecord[]> {
-    // Read committed, as applyResult's own transaction: each check's row lock orders its updates.
-    const alerts = await this.#store.transaction(() => this.#applyInCheckOrder(events, false), READ_COMMITTED);
-    this.alertsCommitted(alerts);
-    return alerts;
-  }
-
-  /**
-   * Applies results stored without a pending mark in the caller's open transaction (a result batch
-   * stored and applied in one commit), as resultsStored would; the caller passes the alerts to
-   * alertsCommitted once that transaction has committed.
-   */
-  async applyUnmarked(events: readonly StoredResultEvent[]): Promise<CheckAlertRecord[]> {
-    return this.#applyInCheckOrder(events, true);
-  }
-
-  /** Tells the listener about alerts whose transaction committed. */
-  alertsCommitted(alerts: CheckAlertRecord[]): void {
-    if (alerts.length > 0) this.#onAlertsRaised?.(alerts);
-  }
-
-  async #applyInCheckOrder(events: readonly StoredResultEvent[], unmarked: boolean): Promise<CheckAlertRecord[]> {
     const ordered = [...events].sort((a, b) =>
       a.run.checkId < b.run.checkId ? -1 : a.run.checkId > b.run.checkId ? 1 : 0,
     );
-    const raised: CheckAlertRecord[] = [];
-    for (const e of ordered) raised.push(...(await this.#apply(e, unmarked)));
-    return raised;
+    // Read committed, as applyResult's own transaction: each check's row lock orders its updates.
+    const alerts = await this.#store.transaction(
+      async () => {
+        const raised: CheckAlertRecord[] = [];
+        for (const e of ordered) raised.push(...(await this.#apply(e)));
+        return raised;
+      },
+      { isolation: 'read committed' },
+    );
+    if (alerts.length > 0) this.#onAlertsRaised?.(alerts);
+    return alerts;
   }
 
-  async #apply(e: StoredResultEvent, unmarked = false): Promise<CheckAlertRecord[]> {
+  async #apply(e: StoredResultEvent): Promise<CheckAlertRecord[]> {
     if (!appliesToStatus(e.resultType, e.result)) return [];
     const group = await groupOf(this.#store, e.check);
     const settings = effectiveAlertSettings(e.check, group);
@@ -121,7 +106,6 @@ export class CheckStatusService {
       new Date(e.atMs).toISOString(),
       (prev) => nextStatus(prev, e, settings, locationIds),
       this.#onAlert,
-      { unmarked },
     );
     return applied?.alerts ?? [];
   }

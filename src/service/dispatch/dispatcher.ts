@@ -44,9 +44,7 @@ import type { SecretBox } from '../secrets/box.ts';
 import { openSecretsIn, sealSecretsIn } from '../secrets/variables.ts';
 import type { RunRetryLink } from '../store/check-group-types.ts';
 import type { NewRun, RunWithRetryLink } from '../store/dispatch-types.ts';
-import type { CheckAlertRecord } from '../store/check-status-types.ts';
 import type { Agent, ErrorReport, PrivateLocation, Run, Store, StoredCheck } from '../store/store.ts';
-import { READ_COMMITTED } from '../store/sql/database.ts';
 import { timeOrderedId } from '../store/time-ordered-id.ts';
 import { type DefinitionReads, readsOncePerBatch } from './batch-reads.ts';
 import { decodeBody, EnvelopeError, eventsOf, parseEnvelope } from './envelope.ts';
@@ -139,12 +137,6 @@ interface ResultReads {
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
-
-/** What a stored result's status update needs of it. */
-function eventOf(t: StoredTaken): StoredResultEvent {
-  const { run, check, resultId, resultType, result } = t;
-  return { run, check, resultId, resultType, result, runLocation: t.location.slugName, atMs: Date.parse(t.now) };
-}
 
 /** A run the scheduler found due: which check, where, and when. */
 export interface DueRun {
@@ -537,8 +529,7 @@ export class Dispatcher {
     // No registration check here, unlike every other call: a result may come from the spool of an
     // agent process that has since restarted (new agentId) or deregistered. What makes it acceptable
     // is the location key and the run belonging to that location; the runId keeps it once-only.
-    const reads = await this.#readForResults([req.result.runId]);
-    const taken = await this.#takeResult(location, req.result, reads, true);
+    const taken = await this.#takeResult(location, req.result, await this.#readForResults([req.result.runId]));
     if (taken.status === 'unknown') throw new NotFoundError(taken.message);
     const event = await this.#afterCommit(taken, req.agentId, req.leaseId);
     if (event) await this.#applyStatuses([event]);
@@ -546,11 +537,8 @@ export class Dispatcher {
   }
 
   /**
-   * Stores several results, each as submitResult would, and applies the stored ones to their checks'
-   * statuses, all in one store transaction; the retries and alerts follow the commit. Should that
-   * transaction fail, the results are stored in one and the statuses updated after it, as before:
-   * a status that cannot be updated must not keep its results from being stored. A run submitResult
-   * answers 404 for is `unknown`.
+   * Stores several results in one store transaction, each as submitResult would; the status updates
+   * and alerts follow the commit, in the order sent. A run submitResult answers 404 for is `unknown`.
    */
   async submitResultBatch(
     location: PrivateLocation,
@@ -561,12 +549,13 @@ export class Dispatcher {
         `body/results has ${req.results.length} results; at most ${RESULT_BATCH_MAX} (resultBatchMax) are allowed per call`,
       );
     }
-    const results = req.results.map((item) => item.result);
-    const applied = await this.#storeAndApply(location, results).catch((err: unknown) => {
-      this.#log.warn({ err, agentId: req.agentId }, 'result batch not stored with its statuses; storing it alone');
-      return undefined;
+    // Built afresh by each attempt: PostgreSQL may run the transaction again after a serialization failure.
+    const taken = await this.#store.transaction(async () => {
+      const out: TakenResult[] = [];
+      const reads = await this.#readForResults(req.results.map((item) => item.result.runId));
+      for (const item of req.results) out.push(await this.#takeResult(location, item.result, reads));
+      return out;
     });
-    const taken = applied?.taken ?? (await this.#store.transaction(() => this.#takeAll(location, results, true)));
     const outcomes: ResultOutcome[] = [];
     const events: StoredResultEvent[] = [];
     for (const [i, t] of taken.entries()) {
@@ -579,41 +568,8 @@ export class Dispatcher {
       if (event) events.push(event);
       outcomes.push({ runId: t.runId, status: t.status, resultId: t.resultId });
     }
-    if (applied) this.#alertsCommitted(applied.alerts);
-    else await this.#applyStatuses(events);
+    await this.#applyStatuses(events);
     return { outcomes };
-  }
-
-  /**
-   * One transaction for a batch's results and their status updates, where there were two (BENCHMARKS.md,
-   * "One transaction per result batch"). Read committed with the batch's checks locked in id order: the
-   * locks order each check's updates across replicas, as applyResult's own transaction does. Results
-   * stored here carry no pending mark, since their status update commits with them.
-   */
-  async #storeAndApply(
-    location: PrivateLocation,
-    results: readonly RunResult[],
-  ): Promise<{ taken: TakenResult[]; alerts: CheckAlertRecord[] }> {
-    return this.#store.transaction(async () => {
-      const taken = await this.#takeAll(location, results, false);
-      const stored = taken.flatMap((t) => (t.status === 'stored' ? [eventOf(t)] : []));
-      return { taken, alerts: await this.#statuses.applyUnmarked(stored) };
-    }, READ_COMMITTED);
-  }
-
-  /** Stores each result (database work only: inside the caller's transaction), in the order sent. */
-  async #takeAll(location: PrivateLocation, results: readonly RunResult[], marked: boolean): Promise<TakenResult[]> {
-    // Built afresh by each attempt: PostgreSQL may run the transaction again after a serialization failure.
-    const reads = await this.#readForResults(results.map((r) => r.runId));
-    if (!marked) await this.#store.checkStatuses.lockChecks([...reads.checks.keys()]);
-    const out: TakenResult[] = [];
-    for (const result of results) out.push(await this.#takeResult(location, result, reads, marked));
-    return out;
-  }
-
-  #alertsCommitted(alerts: CheckAlertRecord[]): void {
-    this.#statuses.alertsCommitted(alerts);
-    if (alerts.length > 0) this.#alertsRaised();
   }
 
   /** The runs of a batch of results and their checks: a statement for the runs and one per account. */
@@ -630,14 +586,8 @@ export class Dispatcher {
   /**
    * Stores one result once (database work only, so it may run inside a batch's transaction): the
    * run must be of `location`, and its check must still exist (else the run is finished unstored).
-   * `marked`: its status update follows in another transaction, so the result is marked pending.
    */
-  async #takeResult(
-    location: PrivateLocation,
-    result: RunResult,
-    reads: ResultReads,
-    marked: boolean,
-  ): Promise<TakenResult> {
+  async #takeResult(location: PrivateLocation, result: RunResult, reads: ResultReads): Promise<TakenResult> {
     const runId = result.runId;
     const read = reads.runs.get(runId);
     // Another location's run is reported exactly like a missing one, so ids cannot be probed.
@@ -670,7 +620,7 @@ export class Dispatcher {
       attempts: outcome?.attempts ?? run.leaseAttempt,
       resultType,
       createdAt: now,
-      pendingStatus: marked && appliesToStatus(resultType, result) ? { dueAt: run.dueAt } : undefined,
+      pendingStatus: appliesToStatus(resultType, result) ? { dueAt: run.dueAt } : undefined,
       payload: { ...result, runId: run.runId, checkId: run.checkId, checkType: run.checkType },
     });
     await this.#store.runs.finish(run.runId, now);
@@ -697,7 +647,8 @@ export class Dispatcher {
     if (t.outcome) await this.#resultPolicy?.afterStored(t.run, t.outcome);
     this.#counters?.resultStored(t.run);
     if (t.run.sessionId) this.sessionWaiters.notify(t.run.sessionId);
-    return eventOf(t);
+    const { run, check, resultId, resultType, result } = t;
+    return { run, check, resultId, resultType, result, runLocation: t.location.slugName, atMs: Date.parse(t.now) };
   }
 
   /**

@@ -111,8 +111,7 @@ export interface CheckStatusRepo {
    *
    * The result `resultId` must still be pending (ResultRepo.insertOnce with pendingStatus): applying
    * it clears that mark in the same transaction, and a result no longer pending (applied already,
-   * by this process or another replica) changes nothing and gives null. With `unmarked`, the result
-   * was stored without a mark in the caller's open transaction, which nothing else can apply.
+   * by this process or another replica) changes nothing and gives null.
    */
   applyResult(
     accountId: string,
@@ -121,14 +120,7 @@ export interface CheckStatusRepo {
     at: string,
     compute: (prev: CheckStatusRecord | undefined) => StatusUpdate | null,
     withAlert?: WithAlert,
-    opts?: { unmarked?: boolean },
   ): Promise<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null>;
-  /**
-   * Locks the checks' rows in id order until the caller's transaction ends, so transactions that
-   * touch several checks' rows never wait for each other in a cycle (PostgreSQL; SQLite's write lock
-   * already serialises every writer).
-   */
-  lockChecks(checkIds: readonly string[]): Promise<void>;
   /** Checks whose next reminder is due at or before `at`, earliest first. */
   listRemindersDue(at: string, limit: number): Promise<Array<{ accountId: string; checkId: string }>>;
   /** When the earliest reminder of any check is due (ISO), or null when none is. */

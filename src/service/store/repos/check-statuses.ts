@@ -84,7 +84,6 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
     at: string,
     compute: (prev: CheckStatusRecord | undefined) => StatusUpdate | null,
     withAlert?: WithAlert,
-    opts: { unmarked?: boolean } = {},
   ): Promise<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null> {
     // Read committed with the check's row locked, rather than SERIALIZABLE, whose predicate locks are
     // coarser than one check: results of different checks applied at once by several replicas would
@@ -94,7 +93,7 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
       async () => {
         // Whoever clears the pending mark applies the result: a replay racing the live path, or
         // another replica's, finds it cleared and changes nothing.
-        if (!opts.unmarked && (await this.#db.run(CLEAR_PENDING, [resultId])).changes === 0) return null;
+        if ((await this.#db.run(CLEAR_PENDING, [resultId])).changes === 0) return null;
         // SQLite's transactions take its single write lock up front: no row lock to take there.
         const { forUpdate } = dialectSql(this.#db.dialect);
         if (forUpdate) await this.#db.get(`SELECT id FROM checks WHERE id = ? ${forUpdate}`, [checkId]);
@@ -118,17 +117,6 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
     );
     if (applied) this.#changes.bump(accountId);
     return applied;
-  }
-
-  async lockChecks(checkIds: readonly string[]): Promise<void> {
-    const { forUpdate } = dialectSql(this.#db.dialect);
-    if (!forUpdate || checkIds.length === 0) return;
-    // Byte order ("C"), as CheckStatusService sorts the checks it then locks one by one.
-    const ids = [...new Set(checkIds)].sort();
-    await this.#db.all(
-      `SELECT id FROM checks WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id COLLATE "C" ${forUpdate}`,
-      ids,
-    );
   }
 
   async listRemindersDue(at: string, limit: number): Promise<Array<{ accountId: string; checkId: string }>> {
