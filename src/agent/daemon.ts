@@ -24,6 +24,7 @@ import type { ArtifactUploader } from './artifacts/uploader.ts';
 import type { SandboxPool } from './sandbox/pool.ts';
 import { registerActiveScrubber, scrubberForCheck } from './scrub/index.ts';
 import { substituteVariables, withVariableNotes } from './checks/variables/index.ts';
+import { UptimePrefetch } from './prefetch.ts';
 import type { ResultSpool } from './spool.ts';
 
 export interface AgentDaemonOptions {
@@ -67,7 +68,7 @@ export interface PoolState {
   running: number;
   /** The pool's concurrency (UPTIME_CONCURRENCY, JOB_CONCURRENCY). */
   slots: number;
-  /** What the next lease asks for: slots not taken by a leased, unfinished job (one waiting for its due time takes none). */
+  /** Slots not taken by a leased, unfinished job (one waiting for its due time takes none); a lease asks for these and the prefetch. */
   free: number;
 }
 
@@ -151,6 +152,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   readonly #runningByClass: Record<CheckClass, number> = { uptime: 0, heavy: 0 };
   /** Of those, the jobs handed out ahead of their due time and waiting for it (see #freeSlots). */
   readonly #waitingByClass: Record<CheckClass, number> = { uptime: 0, heavy: 0 };
+  readonly #prefetch: UptimePrefetch;
   /** Aborted at stop: cuts the long-poll, register retries and backoff waits. */
   readonly #stopController = new AbortController();
   readonly #startedAt = Date.now();
@@ -182,6 +184,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     this.#log = options.log;
     this.#runners = options.runners;
     this.#concurrency = { uptime: options.uptimeConcurrency, heavy: options.jobConcurrency };
+    this.#prefetch = new UptimePrefetch(options.uptimeConcurrency);
     this.#graceMs = options.shutdownGraceSeconds * 1000;
     this.#useOsDnsResolver = options.useOsDnsResolver;
     this.#apiUrl = options.apiUrl;
@@ -269,8 +272,17 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
    * beyond the slots would wait for a whole run while another agent could start it.
    */
   #freeSlots(cls: CheckClass): number {
-    const holding = this.#runningByClass[cls] - (cls === 'uptime' ? this.#waitingByClass.uptime : 0);
-    return Math.max(0, this.#concurrency[cls] - holding);
+    return Math.max(0, this.#concurrency[cls] - this.#holding(cls));
+  }
+
+  /** What the next lease asks for: the free slots, and uptime runs to have in hand (./prefetch.ts). */
+  #leaseSlots(cls: CheckClass): number {
+    const extra = cls === 'uptime' ? this.#prefetch.extra : 0;
+    return Math.max(0, this.#concurrency[cls] + extra - this.#holding(cls));
+  }
+
+  #holding(cls: CheckClass): number {
+    return this.#runningByClass[cls] - (cls === 'uptime' ? this.#waitingByClass.uptime : 0);
   }
 
   isReady(): boolean {
@@ -460,7 +472,10 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
       await this.#awaitResultBacklog();
       if (this.#stopping) break;
       this.#lastLoopProgressAt = Date.now();
-      const slots: Record<CheckClass, number> = { uptime: this.#freeSlots('uptime'), heavy: this.#freeSlots('heavy') };
+      const slots: Record<CheckClass, number> = {
+        uptime: this.#leaseSlots('uptime'),
+        heavy: this.#leaseSlots('heavy'),
+      };
       if (slots.uptime === 0 && slots.heavy === 0) {
         // Every slot is busy: leasing now could only return nothing. Wait for a run to end (an event,
         // not a timer) or for stop.
@@ -605,7 +620,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   #schedule(entry: RunningJob, cls: CheckClass): void {
     const { job } = entry;
     this.#queues[cls]
-      .add(() => this.#run(entry))
+      .add(() => this.#timed(entry, cls))
       .catch((err: unknown) => {
         this.#log.error({ err, runId: job.runId }, 'a run failed outside its runner');
       })
@@ -618,6 +633,13 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
         if (this.#currentPoll && this.#currentPoll.slots[cls] === 0) this.#currentPoll.refresh.abort();
         this.emit('slot-freed');
       });
+  }
+
+  /** Runs the job; an uptime run's wall time sizes the prefetch. */
+  async #timed(entry: RunningJob, cls: CheckClass): Promise<void> {
+    const startedAt = performance.now();
+    await this.#run(entry);
+    if (cls === 'uptime') this.#prefetch.ran(performance.now() - startedAt);
   }
 
   #abortRun(entry: RunningJob, reason: AbortReason): void {

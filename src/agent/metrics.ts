@@ -80,7 +80,7 @@ function poolMetrics(registry: Registry, daemon: Pick<AgentDaemon, 'poolState' |
   perClass('outpost_agent_slots', 'Concurrency of the pool (UPTIME_CONCURRENCY, JOB_CONCURRENCY).', (s) => s.slots);
   perClass(
     'outpost_agent_free_slots',
-    'Slots not taken by a leased, unfinished job: what the next lease asks for.',
+    'Slots not taken by a leased, unfinished job. A lease asks for these, plus uptime runs to hold beyond the slots when runs are short.',
     (s) => s.free,
   );
   // 0 until the first lease answers; alert on time() minus this, as for any *_timestamp_seconds.

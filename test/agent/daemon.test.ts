@@ -201,6 +201,35 @@ describe('AgentDaemon', () => {
     expect(performance.now() - receivedAt).toBeGreaterThanOrEqual(290);
   });
 
+  it('asks for runs in hand beyond its uptime slots once runs are short, and starts them as slots free', async () => {
+    const { stub, daemon, runner } = await startedWithBothClasses({ uptimeConcurrency: 4, jobConcurrency: 1 });
+    // No run has finished yet: the lease asks for the free slots only.
+    await stub.until(() => stub.leaseRequests.length > 0);
+    expect(stub.leaseRequests[0]?.slots).toEqual({ uptime: 4, heavy: 1 });
+    const first = await startJob(stub, daemon);
+    const done = delivered(daemon, 1);
+    runner.finish(first.runId);
+    await done;
+    // A run of a few milliseconds: half the slots again (2) may wait in hand.
+    await stub.until(() => stub.leaseRequests.at(-1)?.slots.uptime === 6);
+
+    const jobs = Array.from({ length: 6 }, () => makeJob());
+    const started = new Set<string>();
+    daemon.on('job-started', (job: Job) => started.add(job.runId));
+    for (const job of jobs) stub.addJob(job);
+    await stub.until(() => started.size === 4);
+    expect(daemon.poolState('uptime')).toMatchObject({ running: 4, queued: 2, free: 0 });
+    await stub.until(() => stub.leaseRequests.at(-1)?.slots.uptime === 0);
+
+    const firstStarted = jobs.find((j) => started.has(j.runId));
+    runner.finish(firstStarted!.runId);
+    await stub.until(() => started.size === 5);
+    expect(daemon.poolState('uptime')).toMatchObject({ running: 4, queued: 1 });
+    for (const job of jobs) runner.finish(job.runId);
+    await stub.until(() => started.size === 6);
+    for (const job of jobs) runner.finish(job.runId);
+  });
+
   it('keeps the slot of a heavy job that waits for its due time', async () => {
     const { stub, daemon, runner } = await startedWithBothClasses({ jobConcurrency: 1 });
     const job = makeJob({ checkType: 'BROWSER', ...dueIn(300) });
