@@ -15,6 +15,21 @@ const PROCESSES = [
   'test/agent/metrics.test.ts',
   'test/agent/sandbox-isolation.test.ts',
 ];
+/**
+ * Files that drive the real Chromium over the service's pages, with axe-core on each. A page and its axe
+ * run take about 2 s on a quiet machine; beside the browser-check tests on a busy 2-core CI machine one
+ * test of two pages once took over 30 s (a 7 s test in the runs before), so they get longer timeouts.
+ */
+const PAGES = [
+  'test/service/web-foundation.test.ts',
+  'test/web/badges-render.test.ts',
+  'test/web/console.test.ts',
+  'test/web/console-result.test.ts',
+  'test/web/console-result-trace.test.ts',
+  'test/web/dashboard-pages.test.ts',
+  'test/web/status-page.test.ts',
+  'test/web/status-page-subscribe.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -37,7 +52,17 @@ export default defineConfig({
         test: {
           name: 'suite',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, FLEET, ...PROCESSES],
+          exclude: [...configDefaults.exclude, FLEET, ...PROCESSES, ...PAGES],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'pages',
+          include: PAGES,
+          testTimeout: 90_000,
+          hookTimeout: 60_000,
           sequence: { groupOrder: 0 },
         },
       },
