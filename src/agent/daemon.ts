@@ -150,7 +150,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
   readonly #queues: Record<CheckClass, PQueue>;
   readonly #running = new Map<string, RunningJob>();
   readonly #runningByClass: Record<CheckClass, number> = { uptime: 0, heavy: 0 };
-  /** Of those, the jobs handed out ahead of their due time and waiting for it (see #freeSlots). */
+  /** Of those, the jobs handed out ahead of their due time and waiting for it (see #holding). */
   readonly #waitingByClass: Record<CheckClass, number> = { uptime: 0, heavy: 0 };
   readonly #prefetch: UptimePrefetch;
   /** Aborted at stop: cuts the long-poll, register retries and backoff waits. */
@@ -264,13 +264,7 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     return { queued, running: queue.pending, slots: this.#concurrency[cls], free: this.#freeSlots(cls) };
   }
 
-  /**
-   * An uptime job waiting for its due time holds no slot: the service hands jobs out only a moment
-   * ahead (docs/protocol.md "Leasing ahead"), so they are at most that moment's runs, and counting
-   * them would cut the runs a slot serves (each a few milliseconds) by that wait. A heavy job keeps
-   * its slot while it waits: it runs for seconds, so the wait costs little, and a heavy job taken
-   * beyond the slots would wait for a whole run while another agent could start it.
-   */
+  /** The slots nothing holds: the pool's free-slots metric. */
   #freeSlots(cls: CheckClass): number {
     return Math.max(0, this.#concurrency[cls] - this.#holding(cls));
   }
@@ -281,6 +275,14 @@ export class AgentDaemon extends EventEmitter<AgentDaemonEvents> implements Heal
     return Math.max(0, this.#concurrency[cls] + extra - this.#holding(cls));
   }
 
+  /**
+   * The slots the class's jobs hold. An uptime job waiting for its due time holds none: the service
+   * hands jobs out only a moment ahead (docs/protocol.md "Leasing ahead"), so they are at most that
+   * moment's runs, and counting them would cut the runs a slot serves (each a few milliseconds) by
+   * that wait. A heavy job keeps its slot while it waits: it runs for seconds, so the wait costs
+   * little, and a heavy job taken beyond the slots would wait for a whole run while another agent
+   * could start it.
+   */
   #holding(cls: CheckClass): number {
     return this.#runningByClass[cls] - (cls === 'uptime' ? this.#waitingByClass.uptime : 0);
   }
