@@ -19,6 +19,7 @@ import type {
   StatusUpdate,
   WithAlert,
 } from '../store/check-status-types.ts';
+import { READ_COMMITTED } from '../store/sql/database.ts';
 import type { Run, Store, StoredCheck } from '../store/store.ts';
 import { type AlertSettings, effectiveAlertSettings } from './alert-settings.ts';
 import { sslMonitorCertificate, sslStep } from './ssl-expiry.ts';
@@ -82,14 +83,11 @@ export class CheckStatusService {
       a.run.checkId < b.run.checkId ? -1 : a.run.checkId > b.run.checkId ? 1 : 0,
     );
     // Read committed, as applyResult's own transaction: each check's row lock orders its updates.
-    const alerts = await this.#store.transaction(
-      async () => {
-        const raised: CheckAlertRecord[] = [];
-        for (const e of ordered) raised.push(...(await this.#apply(e)));
-        return raised;
-      },
-      { isolation: 'read committed' },
-    );
+    const alerts = await this.#store.transaction(async () => {
+      const raised: CheckAlertRecord[] = [];
+      for (const e of ordered) raised.push(...(await this.#apply(e)));
+      return raised;
+    }, READ_COMMITTED);
     if (alerts.length > 0) this.#onAlertsRaised?.(alerts);
     return alerts;
   }

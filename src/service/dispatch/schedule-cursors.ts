@@ -25,8 +25,11 @@ export const SAVE_CHUNK_PAIRS = 500;
 
 const pairKey = (checkId: string, locationId: string) => `${checkId}/${locationId}`;
 
+/** A pair's newest enqueued slot as the saver holds it until a save writes it. */
+type UnsavedCursor = Omit<ScheduleCursor, 'dueAt'> & { dueAtMs: number };
+
 /** The order of schedule_cursors' primary key (check_id, location_id), as SQLite compares text. */
-function byKey(a: { checkId: string; locationId: string }, b: { checkId: string; locationId: string }): number {
+function byKey(a: UnsavedCursor, b: UnsavedCursor): number {
   if (a.checkId !== b.checkId) return a.checkId < b.checkId ? -1 : 1;
   return a.locationId < b.locationId ? -1 : a.locationId > b.locationId ? 1 : 0;
 }
@@ -48,7 +51,7 @@ export class ScheduleCursorSaver extends RepeatingTask {
   readonly #log: DispatchLog;
   /** Whether the scheduler still runs the pair: a deleted check's cursor is not saved. */
   readonly #runs: (checkId: string, locationId: string) => boolean;
-  #unsaved = new Map<string, { checkId: string; locationId: string; dueAtMs: number }>();
+  #unsaved = new Map<string, UnsavedCursor>();
 
   constructor(opts: {
     repo: ScheduleCursorRepo;
@@ -78,7 +81,7 @@ export class ScheduleCursorSaver extends RepeatingTask {
     }
   }
 
-  async #saveChunk(chunk: ReadonlyArray<{ checkId: string; locationId: string; dueAtMs: number }>): Promise<void> {
+  async #saveChunk(chunk: readonly UnsavedCursor[]): Promise<void> {
     const cursors: ScheduleCursor[] = chunk.map(({ checkId, locationId, dueAtMs }) => ({
       checkId,
       locationId,

@@ -8,7 +8,7 @@
  * (../sql/postgres-ddl.ts), and what does not translate a migration writes per `dialect`.
  */
 import type { SecretBox } from '../../secrets/box.ts';
-import { nowIso, type SqlDatabase, type SqlExecutor } from '../sql/database.ts';
+import { nowIso, READ_COMMITTED, type SqlDatabase, type SqlExecutor } from '../sql/database.ts';
 import { toPostgresDdl } from '../sql/postgres-ddl.ts';
 import { migration001 } from './001-core.ts';
 import { migration002 } from './002-dispatch.ts';
@@ -139,20 +139,17 @@ export async function pendingMigrations(
  * waited for the lock.
  */
 async function applyOnce(db: SqlDatabase, migration: Migration, context: MigrationContext): Promise<boolean> {
-  return db.transaction(
-    async () => {
-      if (db.dialect === 'postgres') await db.get('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK]);
-      if (await db.get('SELECT 1 AS done FROM schema_migrations WHERE version = ?', [migration.version])) return false;
-      await migration.up(migrationDb(db), context);
-      await db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
-        migration.version,
-        migration.name,
-        nowIso(),
-      ]);
-      return true;
-    },
-    { isolation: 'read committed' },
-  );
+  return db.transaction(async () => {
+    if (db.dialect === 'postgres') await db.get('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK]);
+    if (await db.get('SELECT 1 AS done FROM schema_migrations WHERE version = ?', [migration.version])) return false;
+    await migration.up(migrationDb(db), context);
+    await db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+      migration.version,
+      migration.name,
+      nowIso(),
+    ]);
+    return true;
+  }, READ_COMMITTED);
 }
 
 function migrationDb(db: SqlDatabase): MigrationDb {

@@ -15,7 +15,7 @@ import type {
 } from '../alert-notification-types.ts';
 import type { CheckAlertRecord } from '../check-status-types.ts';
 import { type AlertRow, toAlert } from './check-alerts.ts';
-import type { SqlDatabase } from '../sql/database.ts';
+import { READ_COMMITTED, type SqlDatabase } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 import { countPending, nextPendingDueAt } from './pending-deliveries.ts';
 
@@ -125,7 +125,7 @@ export class SqlAlertNotificationRepo implements AlertNotificationRepo {
     const leasedUntil = new Date(now.getTime() + leaseMs).toISOString();
     const rows = await this.#db.transaction(
       () => this.#db.all<NotificationRow>(this.#claim, [leasedUntil, now.toISOString(), now.toISOString(), limit]),
-      { isolation: 'read committed' },
+      READ_COMMITTED,
     );
     return rows.map(toRecord);
   }

@@ -9,7 +9,7 @@ import {
   type StatusUpdate,
   type WithAlert,
 } from '../check-status-types.ts';
-import type { SqlDatabase } from '../sql/database.ts';
+import { READ_COMMITTED, type SqlDatabase } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 import type { AccountChanges } from './account-changes.ts';
 import { insertCheckAlert, lastEpisodeAlert } from './check-alerts.ts';
@@ -89,32 +89,29 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
     // coarser than one check: results of different checks applied at once by several replicas would
     // fail each other. The lock orders the updates of one check; each statement then reads what the
     // one before it committed.
-    const applied = await this.#db.transaction(
-      async () => {
-        // Whoever clears the pending mark applies the result: a replay racing the live path, or
-        // another replica's, finds it cleared and changes nothing.
-        if ((await this.#db.run(CLEAR_PENDING, [resultId])).changes === 0) return null;
-        // SQLite's transactions take its single write lock up front: no row lock to take there.
-        const { forUpdate } = dialectSql(this.#db.dialect);
-        if (forUpdate) await this.#db.get(`SELECT id FROM checks WHERE id = ? ${forUpdate}`, [checkId]);
-        const prev = await this.#read(accountId, checkId);
-        const update = compute(prev);
-        if (!update) return null;
-        await this.#write(accountId, checkId, at, update, prev === undefined);
-        const alerts = await this.#insertAlerts(accountId, checkId, at, update.alerts, withAlert);
-        const name = prev?.name ?? (await this.#read(accountId, checkId))?.name ?? '';
-        const status: CheckStatusRecord = {
-          ...update.status,
-          accountId,
-          checkId,
-          name,
-          createdAt: prev?.createdAt ?? at,
-          updatedAt: at,
-        };
-        return { status, alerts };
-      },
-      { isolation: 'read committed' },
-    );
+    const applied = await this.#db.transaction(async () => {
+      // Whoever clears the pending mark applies the result: a replay racing the live path, or
+      // another replica's, finds it cleared and changes nothing.
+      if ((await this.#db.run(CLEAR_PENDING, [resultId])).changes === 0) return null;
+      // SQLite's transactions take its single write lock up front: no row lock to take there.
+      const { forUpdate } = dialectSql(this.#db.dialect);
+      if (forUpdate) await this.#db.get(`SELECT id FROM checks WHERE id = ? ${forUpdate}`, [checkId]);
+      const prev = await this.#read(accountId, checkId);
+      const update = compute(prev);
+      if (!update) return null;
+      await this.#write(accountId, checkId, at, update, prev === undefined);
+      const alerts = await this.#insertAlerts(accountId, checkId, at, update.alerts, withAlert);
+      const name = prev?.name ?? (await this.#read(accountId, checkId))?.name ?? '';
+      const status: CheckStatusRecord = {
+        ...update.status,
+        accountId,
+        checkId,
+        name,
+        createdAt: prev?.createdAt ?? at,
+        updatedAt: at,
+      };
+      return { status, alerts };
+    }, READ_COMMITTED);
     if (applied) this.#changes.bump(accountId);
     return applied;
   }

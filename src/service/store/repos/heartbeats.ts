@@ -10,7 +10,7 @@ import type {
   PingInput,
 } from '../heartbeat-dashboard-types.ts';
 import type { CheckRepo, StoredCheck } from '../store.ts';
-import { isUniqueViolation, nowIso, type SqlDatabase } from '../sql/database.ts';
+import { isUniqueViolation, nowIso, READ_COMMITTED, type SqlDatabase } from '../sql/database.ts';
 
 interface StateRow {
   check_id: string;
@@ -200,21 +200,18 @@ export class SqlHeartbeatRepo implements HeartbeatRepo {
    * a sweep waiting on a row lock then re-reads that row instead of failing the whole sweep.
    */
   async failOverdue(nowMs: number): Promise<HeartbeatEvent[]> {
-    return this.#db.transaction(
-      async () => {
-        const rows = await this.#db.all<StateRow>(
-          'SELECT * FROM heartbeat_states WHERE deadline_ms IS NOT NULL AND deadline_ms <= ? ORDER BY deadline_ms, check_id',
-          [nowMs],
-        );
-        const failed: HeartbeatEvent[] = [];
-        for (const row of rows) {
-          const event = await this.#failOne(row);
-          if (event) failed.push(event);
-        }
-        return failed;
-      },
-      { isolation: 'read committed' },
-    );
+    return this.#db.transaction(async () => {
+      const rows = await this.#db.all<StateRow>(
+        'SELECT * FROM heartbeat_states WHERE deadline_ms IS NOT NULL AND deadline_ms <= ? ORDER BY deadline_ms, check_id',
+        [nowMs],
+      );
+      const failed: HeartbeatEvent[] = [];
+      for (const row of rows) {
+        const event = await this.#failOne(row);
+        if (event) failed.push(event);
+      }
+      return failed;
+    }, READ_COMMITTED);
   }
 
   async nextDeadlineMs(): Promise<number | null> {

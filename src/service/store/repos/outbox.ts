@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { SecretBox } from '../../secrets/box.ts';
-import type { SqlDatabase } from '../sql/database.ts';
+import { READ_COMMITTED, type SqlDatabase } from '../sql/database.ts';
 import { dialectSql } from '../sql/dialect-sql.ts';
 import { countPending, nextPendingDueAt } from './pending-deliveries.ts';
 import type {
@@ -215,7 +215,7 @@ export class SqlOutboxRepo implements OutboxRepo {
            RETURNING ${COLUMNS}`,
           [new Date(now.getTime() + leaseMs).toISOString(), now.toISOString(), limit],
         ),
-      { isolation: 'read committed' },
+      READ_COMMITTED,
     );
     return rows.map((row) => toEntry(this.#box, row));
   }
