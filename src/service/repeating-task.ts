@@ -1,6 +1,7 @@
 /**
- * Periodic leader work (metrics/location-sampler.ts, subscriptions/expiry.ts): one run at start,
- * then one every `everyMs`, on a timer that does not keep the process alive.
+ * Periodic leader work (metrics/location-sampler.ts, subscriptions/expiry.ts, retention/sweeper.ts,
+ * dispatch/schedule-cursors.ts): one run at start, then one every `everyMs`, on a timer that does
+ * not keep the process alive.
  */
 export abstract class RepeatingTask {
   readonly #everyMs: number;

@@ -132,3 +132,37 @@ describe('retention settings', () => {
     expect(leaderTasksOf(workers).map((t) => t.name)).toContain('retention');
   });
 });
+
+describe('the retention sweeper as leader work', () => {
+  it('sweeps once at start, and stop waits for the batch under way and ends the sweep there', async () => {
+    const firstBatch = Promise.withResolvers<void>();
+    const batchHeld = Promise.withResolvers<void>();
+    const calls: string[] = [];
+    const repo: RetentionRepo = {
+      deleteResultsBefore: async () => {
+        calls.push('results');
+        firstBatch.resolve();
+        await batchHeld.promise;
+        return RESULT_BATCH;
+      },
+      checkIdsAfter: async () => {
+        calls.push('checks');
+        return [];
+      },
+      deleteRollupsBefore: async () => 0,
+    };
+    const sweeper = new RetentionSweeper({ repo, config: DEFAULT_RETENTION, log: quietLog });
+    sweeper.start();
+    await firstBatch.promise;
+    let stopped = false;
+    const stopping = sweeper.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stopped).toBe(false);
+    batchHeld.resolve();
+    await stopping;
+    // A full batch goes on to the next one; stopped, the sweep took no other batch of results.
+    expect(calls).toEqual(['results', 'checks']);
+  });
+});

@@ -6,6 +6,7 @@
  * large backlog (the first sweep after an upgrade, a lowered setting) is worked off batch by batch.
  */
 import type { RetentionRepo } from '../store/analytics-types.ts';
+import { RepeatingTask } from '../repeating-task.ts';
 import type { RetentionConfig } from './config.ts';
 import type { Log } from '../../shared/log.ts';
 
@@ -38,34 +39,34 @@ export function cutoffs(config: RetentionConfig, nowMs: number): { resultsBefore
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export class RetentionSweeper {
+export class RetentionSweeper extends RepeatingTask {
   readonly #repo: RetentionRepo;
   readonly #config: RetentionConfig;
   readonly #log: Pick<Log, 'info' | 'error'>;
-  #timer: NodeJS.Timeout | undefined;
   #running: Promise<SweepCounts> | undefined;
   #stopped = false;
 
   constructor(opts: { repo: RetentionRepo; config: RetentionConfig; log: Pick<Log, 'info' | 'error'> }) {
+    super(SWEEP_EVERY_MS);
     this.#repo = opts.repo;
     this.#config = opts.config;
     this.#log = opts.log;
   }
 
-  start(): void {
-    if (this.#timer) return;
+  override start(): void {
     this.#stopped = false;
-    void this.sweep();
-    this.#timer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
-    this.#timer.unref();
+    super.start();
   }
 
   /** Stops the timer; a sweep under way ends after its current batch. */
-  async stop(): Promise<void> {
+  override async stop(): Promise<void> {
     this.#stopped = true;
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+    super.stop();
     await this.#running;
+  }
+
+  protected tick(): Promise<SweepCounts> {
+    return this.sweep();
   }
 
   /** One sweep at `nowMs` (tests pass the time); overlapping calls share the sweep under way. */
