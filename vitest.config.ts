@@ -1,3 +1,4 @@
+import { globSync, readFileSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /** Two replicas, six agents and nginx for over a minute: it runs alone, after everything else. */
@@ -16,20 +17,15 @@ const PROCESSES = [
   'test/agent/sandbox-isolation.test.ts',
 ];
 /**
- * Files that drive the real Chromium over the service's pages, with axe-core on each. A page and its axe
- * run take about 2 s on a quiet machine; beside the browser-check tests on a busy 2-core CI machine one
- * test of two pages once took over 30 s (a 7 s test in the runs before), so they get longer timeouts.
+ * Files that drive the real Chromium over the service's pages, with axe-core on each: every test file
+ * that imports test/support/web-browser.ts, found here so that a new one cannot be left out. A page and
+ * its axe run take about 2 s on a quiet machine; beside the browser-check tests on a busy 2-core CI
+ * machine one test of two pages once took over 30 s (a 7 s test in the runs before), so they get
+ * longer timeouts.
  */
-const PAGES = [
-  'test/service/web-foundation.test.ts',
-  'test/web/badges-render.test.ts',
-  'test/web/console.test.ts',
-  'test/web/console-result.test.ts',
-  'test/web/console-result-trace.test.ts',
-  'test/web/dashboard-pages.test.ts',
-  'test/web/status-page.test.ts',
-  'test/web/status-page-subscribe.test.ts',
-];
+const PAGES = globSync('test/**/*.test.ts')
+  .filter((file) => readFileSync(file, 'utf8').includes("/support/web-browser.ts'"))
+  .sort();
 
 export default defineConfig({
   test: {
