@@ -5,6 +5,7 @@
  * to the event loop between batches, so the API and the result path never wait long behind it: a
  * large backlog (the first sweep after an upgrade, a lowered setting) is worked off batch by batch.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { RetentionRepo } from '../store/analytics-types.ts';
 import { RepeatingTask } from '../repeating-task.ts';
 import type { RetentionConfig } from './config.ts';
@@ -36,8 +37,6 @@ export function cutoffs(config: RetentionConfig, nowMs: number): { resultsBefore
     rollupHourBefore: Math.floor(rollupsFrom / HOUR_MS),
   };
 }
-
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class RetentionSweeper extends RepeatingTask {
   readonly #repo: RetentionRepo;
@@ -98,7 +97,7 @@ export class RetentionSweeper extends RepeatingTask {
       const n = await this.#repo.deleteResultsBefore(before, RESULT_BATCH);
       total += n;
       if (n === 0 || this.#stopped) return total;
-      await yieldToEventLoop();
+      await nextTurn();
     }
   }
 
@@ -111,7 +110,7 @@ export class RetentionSweeper extends RepeatingTask {
       total += await this.#repo.deleteRollupsBefore(ids, beforeHour);
       after = ids.at(-1) ?? after;
       if (this.#stopped) return total;
-      await yieldToEventLoop();
+      await nextTurn();
     }
   }
 }
