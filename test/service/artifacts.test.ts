@@ -262,6 +262,29 @@ describe('uploads', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('frees each body chunk that owns its memory once stored, and leaves views into shared memory intact', async () => {
+    const t = await h.tenant();
+    const runId = await h.run(t);
+    const owned = Array.from({ length: 3 }, (_, i) => Buffer.from(new Uint8Array(64 * 1024).fill(i + 1)));
+    const pool = new Uint8Array(8 * 1024).fill(9);
+    const view = pool.subarray(1024, 2048);
+    const bytes = Buffer.concat([...owned, view]);
+    async function* body() {
+      yield* owned;
+      yield view;
+    }
+    const upload = { kind: 'screenshot' as const, contentType: 'image/png', size: bytes.length, sha256: sha(bytes) };
+    const status = await h.service.artifacts.start(t.location, runId, 'freed.png', upload, body());
+    expect(status).toMatchObject({ complete: true, received: bytes.length });
+    // Detached: the memory went back when the next chunk was asked for, not at a later collection.
+    expect(owned.map((b) => b.buffer.byteLength)).toEqual([0, 0, 0]);
+    expect(pool.byteLength).toBe(8 * 1024);
+    const stored: Buffer[] = [];
+    for await (const part of h.service.artifacts.blobs.read({ accountId: t.accountId, runId, name: 'freed.png' }))
+      stored.push(part as Buffer);
+    expect(Buffer.concat(stored).equals(bytes)).toBe(true);
+  });
+
   it('serves artifacts to the owning account only: 404 for another account', async () => {
     const a = await h.tenant('A');
     const b = await h.tenant('B');
