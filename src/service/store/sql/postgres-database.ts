@@ -11,7 +11,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { backoffCeiling, fullJitter } from '../../../shared/backoff.ts';
 import type { SqlDatabase, SqlParams, SqlRunResult, TransactionOptions } from './database.ts';
-import { compileForPostgres, valuesFor } from './postgres-params.ts';
+import { compileForPostgres, valuesFor } from './sql-params.ts';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;

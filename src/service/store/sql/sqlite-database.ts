@@ -17,7 +17,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { SqlDatabase, SqlParams, SqlRunResult } from './database.ts';
+import type { SqlDatabase, SqlParams, SqlRunResult, SqlValue } from './database.ts';
+import { compileForSqlite } from './sql-params.ts';
 import { BACKSTOP_PAGES, WalCheckpointer } from './wal-checkpointer.ts';
 
 /** The database file inside DATA_DIR. One file, so a backup is one copy of the directory. */
@@ -35,7 +36,7 @@ export class SqliteDatabase implements SqlDatabase {
   readonly dialect = 'sqlite' as const;
   /** The connection itself, for the repositories not yet written against SqlDatabase. */
   readonly raw: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statements = new Map<string, Prepared>();
   readonly #inTransaction = new AsyncLocalStorage<true>();
   #open: Promise<void> | null = null;
   #checkpointer: WalCheckpointer | undefined;
@@ -99,11 +100,15 @@ export class SqliteDatabase implements SqlDatabase {
     if (this.raw.isOpen) this.raw.close();
   }
 
-  /** The statement for `sql`, prepared once per connection (the text is fixed; its values vary). */
-  statement(sql: string): StatementSync {
+  /**
+   * The statement for `sql`, prepared once per connection (the text is fixed; its values vary), with
+   * its parameters numbered when it names them (./sql-params.ts), so they bind by position.
+   */
+  statement(sql: string): Prepared {
     let prepared = this.#statements.get(sql);
     if (!prepared) {
-      prepared = this.raw.prepare(sql);
+      const numbered = compileForSqlite(sql);
+      prepared = { statement: this.raw.prepare(numbered?.text ?? sql), names: numbered?.names ?? null };
       this.#statements.set(sql, prepared);
     }
     return prepared;
@@ -151,10 +156,27 @@ function isBusy(error: unknown): boolean {
   return code !== undefined && (code & 0xff) === 5;
 }
 
-function bind(statement: StatementSync, params: SqlParams | undefined, how: 'all' | 'get' | 'run'): unknown {
+/** A prepared statement and, when its text was numbered from `$name`s, the names in number order. */
+interface Prepared {
+  statement: StatementSync;
+  names: string[] | null;
+}
+
+function bind({ statement, names }: Prepared, params: SqlParams | undefined, how: 'all' | 'get' | 'run'): unknown {
   if (params === undefined) return statement[how]();
   if (Array.isArray(params)) return statement[how](...(params as SQLInputValue[]));
-  return statement[how](params as Record<string, SQLInputValue>);
+  if (names === null) return statement[how](params as Record<string, SQLInputValue>);
+  return statement[how](...(byPosition(names, params as Readonly<Record<string, SqlValue>>) as SQLInputValue[]));
+}
+
+/** A named parameter left out binds NULL, as node:sqlite binds an object's missing names. */
+function byPosition(names: readonly string[], params: Readonly<Record<string, SqlValue>>): SqlValue[] {
+  const values: SqlValue[] = new Array(names.length);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    values[i] = name in params ? (params[name] as SqlValue) : null;
+  }
+  return values;
 }
 
 /**
