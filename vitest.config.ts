@@ -1,4 +1,5 @@
 import { globSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /** Two replicas, six agents and nginx for over a minute: it runs alone, after everything else. */
@@ -23,8 +24,8 @@ const PROCESSES = [
  * machine one test of two pages once took over 30 s (a 7 s test in the runs before), so they get
  * longer timeouts.
  */
-const PAGES = globSync('test/**/*.test.ts')
-  .filter((file) => readFileSync(file, 'utf8').includes("/support/web-browser.ts'"))
+const PAGES = globSync('test/**/*.test.ts', { cwd: import.meta.dirname })
+  .filter((file) => readFileSync(path.join(import.meta.dirname, file), 'utf8').includes("/support/web-browser.ts'"))
   .sort();
 
 export default defineConfig({
@@ -57,6 +58,8 @@ export default defineConfig({
         test: {
           name: 'pages',
           include: PAGES,
+          // A file that also starts processes stays with them (and their longer hook timeout), not in both.
+          exclude: [...configDefaults.exclude, FLEET, ...PROCESSES],
           testTimeout: 90_000,
           hookTimeout: 60_000,
           sequence: { groupOrder: 0 },
