@@ -20,11 +20,10 @@ export interface ArtifactBlobStore {
   /**
    * Writes `source` at `offset` (0 truncates; otherwise it must equal the current size), in order.
    * A store may gather chunks into larger writes, copying them: a chunk must not be read once the
-   * next one is asked for (the source may reuse or free it then). Whatever it took from `source`
-   * is persisted before write() settles, also when `source`
-   * fails (the client went away): what arrived stays and `stat` reports it, which is the resume
-   * point. Resolves with the bytes written; rejects with the source's error after keeping what
-   * arrived.
+   * next one is asked for (the source may reuse or free it then). Whatever it took from `source` is
+   * persisted before write() settles, also when `source` fails (the client went away): what arrived
+   * stays and `stat` reports it, which is the resume point. Resolves with the bytes written; rejects
+   * with the source's error after keeping what arrived.
    */
   write(key: ArtifactKey, offset: number, source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<number>;
   /** Bytes held for the key, or undefined when there are none. */

@@ -46,16 +46,16 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   all<Row>(sql: string, params?: SqlParams): Promise<Row[]> {
-    return this.#whenFree(() => bind(this.statement(sql), params, 'all') as Row[]);
+    return this.#whenFree(() => bind(this.#statement(sql), params, 'all') as Row[]);
   }
 
   get<Row>(sql: string, params?: SqlParams): Promise<Row | undefined> {
-    return this.#whenFree(() => bind(this.statement(sql), params, 'get') as Row | undefined);
+    return this.#whenFree(() => bind(this.#statement(sql), params, 'get') as Row | undefined);
   }
 
   run(sql: string, params?: SqlParams): Promise<SqlRunResult> {
     return this.#whenFree(() => ({
-      changes: Number((bind(this.statement(sql), params, 'run') as { changes: number | bigint }).changes),
+      changes: Number((bind(this.#statement(sql), params, 'run') as { changes: number | bigint }).changes),
     }));
   }
 
@@ -104,7 +104,7 @@ export class SqliteDatabase implements SqlDatabase {
    * The statement for `sql`, prepared once per connection (the text is fixed; its values vary), with
    * its parameters numbered when it names them (./sql-params.ts), so they bind by position.
    */
-  statement(sql: string): Prepared {
+  #statement(sql: string): Prepared {
     let prepared = this.#statements.get(sql);
     if (!prepared) {
       const numbered = compileForSqlite(sql);
