@@ -19,7 +19,6 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statfsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -29,7 +28,7 @@ import { Agent } from 'undici';
 import { ArtifactHttp } from '../../src/agent/artifacts/http.ts';
 import { ArtifactUploader } from '../../src/agent/artifacts/uploader.ts';
 import type { ArtifactUploadStatus } from '../../src/shared/artifacts.ts';
-import { Api, createAccount, startService, until } from '../../test/e2e/harness.ts';
+import { Api, createAccount, startService, tempDir, until } from '../../test/e2e/harness.ts';
 import { writeRandomFile } from '../../test/helpers/artifact-service.ts';
 import { cpuSeconds, median, metricValue, numberFlags, peakRssMb } from './_stats.ts';
 
@@ -277,8 +276,7 @@ export async function run_(args: string[]): Promise<Record<string, unknown>> {
   const size = Math.round(opts.mb * MB);
   // The source, each round's two uploads and the uploader's queue copies, with room to spare.
   const { root, storage } = storageRoot(opts.disk > 0, size * (3 * opts.repeat + 2));
-  const dir = await mkdtemp(path.join(root, 'outpost-bench-upload-'));
-  const data = { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+  const data = await tempDir('bench-upload', root);
   const service = await startService({
     DATA_DIR: path.join(data.dir, 'service'),
     LOG_LEVEL: 'INFO',

@@ -98,8 +98,9 @@ export async function until<T>(
   }
 }
 
-export async function tempDir(prefix: string): Promise<{ dir: string; remove(): Promise<void> }> {
-  const dir = await mkdtemp(path.join(tmpdir(), `outpost-${prefix}-`));
+/** A fresh directory under `root` (the system's temp directory by default) and its removal. */
+export async function tempDir(prefix: string, root = tmpdir()): Promise<{ dir: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(root, `outpost-${prefix}-`));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 

@@ -6,7 +6,12 @@
  */
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { compileForPostgres, compileForSqlite, valuesFor } from '../../src/service/store/sql/sql-params.ts';
+import {
+  type CompiledSql,
+  compileForPostgres,
+  compileForSqlite,
+  valuesFor,
+} from '../../src/service/store/sql/sql-params.ts';
 import { toPostgresDdl } from '../../src/service/store/sql/postgres-ddl.ts';
 import { openSqliteDatabase, type SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { PostgresDatabase } from '../../src/service/store/sql/postgres-database.ts';
@@ -37,6 +42,9 @@ describe('parameters for SQLite', () => {
     const sql = compileForSqlite(`UPDATE t SET a = $now, b = CASE WHEN c THEN $now ELSE $other END WHERE j = '$.x'`);
     expect(sql?.text).toBe(`UPDATE t SET a = ?1, b = CASE WHEN c THEN ?1 ELSE ?2 END WHERE j = '$.x'`);
     expect(sql?.names).toEqual(['now', 'other']);
+    // SQLite's own rule kept: a name absent from the values binds NULL; one given as undefined is refused.
+    expect(valuesFor(sql as CompiledSql, { now: 'n' }, true)).toEqual(['n', null]);
+    expect(() => valuesFor(sql as CompiledSql, { now: 'n', other: undefined } as never, true)).toThrow('$other');
     expect(compileForSqlite(`SELECT ? FROM t WHERE x = '?' AND y = ?`)).toEqual({
       text: `SELECT ?1 FROM t WHERE x = '?' AND y = ?2`,
       names: null,

@@ -83,9 +83,10 @@ function meterBody(body: AsyncIterable<Uint8Array>, room: number, hash: Hash) {
       const fits = Math.min(chunk.byteLength, room - meter.taken);
       const overflows = fits < chunk.byteLength;
       if (fits > 0) {
-        hash.update(overflows ? chunk.subarray(0, fits) : chunk);
+        const part = overflows ? chunk.subarray(0, fits) : chunk;
+        hash.update(part);
         meter.taken += fits;
-        yield overflows ? chunk.subarray(0, fits) : chunk;
+        yield part;
         // Asked for the next one: the store has copied this one (ArtifactBlobStore.write), so it can go.
         if (!overflows) release(chunk);
       }

@@ -1,7 +1,7 @@
 /**
  * The store's SQL text with its parameters numbered: `?` (positional) and `$name` (named) become
  * `$1`, `$2`, … for PostgreSQL and `?1`, `?2`, … for SQLite, outside string literals, quoted
- * identifiers and comments. A name used twice is one parameter. Compiled once per text.
+ * identifiers and comments. A name used twice is one parameter.
  *
  * SQLite takes `$name` itself, but node:sqlite binds an object by looking each key up among the
  * statement's parameters, which cost as much again as the statement's own work in a 15-column
@@ -17,31 +17,23 @@ export interface CompiledSql {
 
 type Style = 'postgres' | 'sqlite';
 
-const compiled: Record<Style, Map<string, CompiledSql | null>> = { postgres: new Map(), sqlite: new Map() };
+const compiled = new Map<string, CompiledSql>();
 
 export function compileForPostgres(sql: string): CompiledSql {
-  return compileOnce(sql, 'postgres') as CompiledSql;
+  let hit = compiled.get(sql);
+  if (!hit) {
+    hit = compile(sql, 'postgres');
+    compiled.set(sql, hit);
+  }
+  return hit;
 }
 
 /**
  * The text with numbered parameters for SQLite, or null when it names them only in a way this does
  * not rewrite (`:name`, `@name`, or `$name` mixed with `?`): node:sqlite then binds it as it is.
+ * Not cached here: SqliteDatabase compiles a text once, when it prepares it.
  */
 export function compileForSqlite(sql: string): CompiledSql | null {
-  return compileOnce(sql, 'sqlite');
-}
-
-function compileOnce(sql: string, style: Style): CompiledSql | null {
-  const cache = compiled[style];
-  let hit = cache.get(sql);
-  if (hit === undefined) {
-    hit = style === 'postgres' ? compile(sql, style) : compileOrNull(sql);
-    cache.set(sql, hit);
-  }
-  return hit;
-}
-
-function compileOrNull(sql: string): CompiledSql | null {
   try {
     return compile(sql, 'sqlite');
   } catch {
@@ -49,15 +41,20 @@ function compileOrNull(sql: string): CompiledSql | null {
   }
 }
 
-/** The values for a compiled text, in number order. */
-export function valuesFor(sql: CompiledSql, params: SqlParams | undefined): SqlValue[] {
+/**
+ * The values for a compiled text, in number order. A name without a value is refused, unless
+ * `absentAsNull` and the key is absent altogether: node:sqlite binds an object's missing names as
+ * NULL, and the SQLite backend keeps that.
+ */
+export function valuesFor(sql: CompiledSql, params: SqlParams | undefined, absentAsNull = false): SqlValue[] {
   if (params === undefined) return [];
   if (Array.isArray(params)) return params as SqlValue[];
   const named = params as Readonly<Record<string, SqlValue>>;
   return (sql.names ?? []).map((name) => {
     const value = named[name];
-    if (value === undefined) throw new Error(`SQL parameter $${name} has no value`);
-    return value;
+    if (value !== undefined) return value;
+    if (absentAsNull && !(name in named)) return null;
+    throw new Error(`SQL parameter $${name} has no value`);
   });
 }
 

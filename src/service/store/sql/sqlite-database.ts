@@ -17,8 +17,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { SqlDatabase, SqlParams, SqlRunResult, SqlValue } from './database.ts';
-import { compileForSqlite } from './sql-params.ts';
+import type { SqlDatabase, SqlParams, SqlRunResult } from './database.ts';
+import { type CompiledSql, compileForSqlite, valuesFor } from './sql-params.ts';
 import { BACKSTOP_PAGES, WalCheckpointer } from './wal-checkpointer.ts';
 
 /** The database file inside DATA_DIR. One file, so a backup is one copy of the directory. */
@@ -108,7 +108,7 @@ export class SqliteDatabase implements SqlDatabase {
     let prepared = this.#statements.get(sql);
     if (!prepared) {
       const numbered = compileForSqlite(sql);
-      prepared = { statement: this.raw.prepare(numbered?.text ?? sql), names: numbered?.names ?? null };
+      prepared = { statement: this.raw.prepare(numbered?.text ?? sql), numbered };
       this.#statements.set(sql, prepared);
     }
     return prepared;
@@ -156,27 +156,17 @@ function isBusy(error: unknown): boolean {
   return code !== undefined && (code & 0xff) === 5;
 }
 
-/** A prepared statement and, when its text was numbered from `$name`s, the names in number order. */
+/** A prepared statement and, when its text was numbered from `$name`s, how (null: bound as written). */
 interface Prepared {
   statement: StatementSync;
-  names: string[] | null;
+  numbered: CompiledSql | null;
 }
 
-function bind({ statement, names }: Prepared, params: SqlParams | undefined, how: 'all' | 'get' | 'run'): unknown {
+function bind({ statement, numbered }: Prepared, params: SqlParams | undefined, how: 'all' | 'get' | 'run'): unknown {
   if (params === undefined) return statement[how]();
   if (Array.isArray(params)) return statement[how](...(params as SQLInputValue[]));
-  if (names === null) return statement[how](params as Record<string, SQLInputValue>);
-  return statement[how](...(byPosition(names, params as Readonly<Record<string, SqlValue>>) as SQLInputValue[]));
-}
-
-/** A named parameter left out binds NULL, as node:sqlite binds an object's missing names. */
-function byPosition(names: readonly string[], params: Readonly<Record<string, SqlValue>>): SqlValue[] {
-  const values: SqlValue[] = new Array(names.length);
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i] as string;
-    values[i] = name in params ? (params[name] as SqlValue) : null;
-  }
-  return values;
+  if (!numbered?.names) return statement[how](params as Record<string, SQLInputValue>);
+  return statement[how](...(valuesFor(numbered, params, true) as SQLInputValue[]));
 }
 
 /**
