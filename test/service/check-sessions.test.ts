@@ -7,7 +7,7 @@
  * Checks are created in the store, not through the API, so the scheduler does not know them and
  * makes no run of its own: every run in a test is one the test asked for.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CheckSessions } from '../../src/service/dispatch/check-sessions.ts';
 import { SessionWaiters } from '../../src/service/dispatch/session-waiters.ts';
 import type { StoredCheck } from '../../src/service/store/store.ts';
@@ -424,6 +424,30 @@ describe.each(storeBackends())('check sessions in the store on $name', (backend)
     while (h.dispatcher.sessionWaiters.size === 0) await new Promise((r) => setImmediate(r));
     await h.dispatcher.stop();
     expect(await held).toMatchObject({ done: false });
+  });
+
+  it('completion ends at its deadline after one last read, even when timers fire before performance.now() says', async () => {
+    const t = await h.tenant();
+    await h.check(t);
+    const [started] = await sessions.trigger(t.accountId, {});
+    const runsOf = h.store.checkSessions.runsOf.bind(h.store.checkSessions);
+    let reads = 0;
+    h.store.checkSessions.runsOf = (sessionId) => {
+      reads++;
+      return runsOf(sessionId);
+    };
+    // A clock at half speed: every timer fires "early" by it, as libuv's cached loop time can make
+    // them under load. Without the deadline rule this read the session a dozen times in a row.
+    const now = performance.now.bind(performance);
+    const origin = now();
+    const slow = vi.spyOn(performance, 'now').mockImplementation(() => origin + (now() - origin) / 2);
+    try {
+      expect(await sessions.completion(t.accountId, started?.session.id ?? '', 1_500)).toMatchObject({ done: false });
+    } finally {
+      slow.mockRestore();
+    }
+    // Reads at 0, after the first fallback wait (the slow clock says 500 ms) and after the wait to the deadline.
+    expect(reads).toBe(3);
   });
 
   it('a running run cancelled ends the session CANCELLED once its agent reports', async () => {

@@ -171,14 +171,19 @@ export class CheckSessions {
     const deadline = performance.now() + maxWaitMs;
     waiters.watch(id);
     try {
-      for (;;) {
+      for (let deadlineReached = false; ; ) {
         const seen = waiters.version(id);
         const state = await this.state(accountId, id);
         const remaining = deadline - performance.now();
-        if (!state || state.done || remaining <= 0 || signal?.aborted) return state;
-        const outcome = await waiters.wait(id, seen, Math.min(remaining, FALLBACK_POLL_MS), signal);
+        if (!state || state.done || deadlineReached || remaining <= 0 || signal?.aborted) return state;
+        const waitMs = Math.min(remaining, FALLBACK_POLL_MS);
+        const outcome = await waiters.wait(id, seen, waitMs, signal);
         // The client left, or the service is stopping: answer with what there is (a 408 says "ask again").
         if (outcome === 'aborted' || outcome === 'stopped') return state;
+        // A timer may fire a little before performance.now() says it is due (libuv's cached loop
+        // time): the wait that ran to the deadline ends the request after one last read, with no
+        // extra rounds of sub-millisecond waits.
+        deadlineReached = outcome === 'timeout' && waitMs === remaining;
       }
     } finally {
       waiters.unwatch(id);
