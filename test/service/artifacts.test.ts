@@ -155,6 +155,50 @@ describe('uploads', () => {
     expect(sha(stored)).toBe(sha(data));
   });
 
+  it('carries the hash from a request that ended part-way to the PATCH after it; anything else hashes the held bytes again', async () => {
+    const t = await h.tenant();
+    const runId = await h.run(t);
+    const artifacts = h.service.artifacts;
+    const { blobs } = artifacts;
+    const read = blobs.read.bind(blobs);
+    let readsBack = 0;
+    blobs.read = (...args) => {
+      readsBack++;
+      return read(...args);
+    };
+    const bytes = (seed: number) => Buffer.from(Array.from({ length: 30_000 }, (_, i) => (i * seed) % 256));
+    const upload = (data: Buffer) => ({
+      kind: 'video' as const,
+      contentType: 'video/webm',
+      size: data.length,
+      sha256: sha(data),
+    });
+    async function* part(data: Buffer, from: number, to: number, fail = false) {
+      yield data.subarray(from, to);
+      if (fail) throw new Error('connection reset');
+    }
+
+    const first = bytes(13);
+    await artifacts.start(t.location, runId, 'v.webm', upload(first), part(first, 0, 10_000));
+    expect(await artifacts.append(t.location, runId, 'v.webm', 10_000, part(first, 10_000, 20_000))).toMatchObject({
+      received: 20_000,
+      complete: false,
+    });
+    expect(readsBack).toBe(0);
+    // Started over with other bytes, cut at the same offset: the hash kept at 20,000 is the old
+    // upload's, so the PATCH reads the held bytes back (with the old hash it would end in a 422).
+    const second = bytes(7);
+    await expect(
+      artifacts.start(t.location, runId, 'v.webm', upload(second), part(second, 0, 20_000, true)),
+    ).rejects.toThrow('connection reset');
+    expect(await artifacts.append(t.location, runId, 'v.webm', 20_000, part(second, 20_000, 30_000))).toMatchObject({
+      received: 30_000,
+      complete: true,
+      sha256: sha(second),
+    });
+    expect(readsBack).toBe(1);
+  });
+
   it('refuses an upload over ARTIFACT_MAX_BYTES with 413 before reading it', async () => {
     const t = await h.tenant();
     const runId = await h.run(t);

@@ -18,6 +18,7 @@ import { BadRequestError, ConflictError, HttpError, NotFoundError } from '../htt
 import type { ArtifactRecord, RunOwner } from '../store/artifact-types.ts';
 import type { PrivateLocation, Store } from '../store/store.ts';
 import type { ArtifactConfig } from './config.ts';
+import { PartialHashes } from './partial-hashes.ts';
 import type { ArtifactBlobStore, ArtifactKey } from './store.ts';
 import type { Log } from '../../shared/log.ts';
 
@@ -148,6 +149,11 @@ export function parseOffsetHeader(headers: Record<string, string | string[] | un
   return Number(raw);
 }
 
+const keyText = (key: ArtifactKey): string => `${key.accountId}/${key.runId}/${key.name}`;
+
+/** Changes when a PUT starts the upload over (begin() sets a new createdAt), so an old hash cannot serve it. */
+const generationOf = (record: ArtifactRecord): string => `${record.createdAt} ${record.size} ${record.sha256}`;
+
 export function checkUploadParams(runId: string, name: string): void {
   if (!RUN_ID_PATTERN.test(runId)) throw new BadRequestError('params/runId must be a run id (letters, digits and "-")');
   if (!isSafeArtifactName(name)) throw new BadRequestError(`params/name must be ${ARTIFACT_NAME_RULE}`);
@@ -169,6 +175,8 @@ export class ArtifactService {
   readonly #now: () => number;
   /** One writer per artifact at a time: a second PUT/PATCH while one is streaming gets 409. */
   readonly #writing = new Set<string>();
+  /** Hash states of uploads paused between two requests, so a PATCH need not hash the held bytes again. */
+  readonly #partialHashes = new PartialHashes();
   #bytesReceived = 0;
   #sweepTimer: NodeJS.Timeout | undefined;
 
@@ -237,12 +245,8 @@ export class ArtifactService {
       const held = record.complete ? record.size : ((await this.blobs.stat(key))?.size ?? 0);
       if (record.complete && offset === record.size) return statusOf(record, record.size);
       if (offset !== held) throw new OffsetMismatchError(offset, held);
-      // A hash cannot be carried across requests, so the bytes already held are hashed again
-      // (read back at disk speed) and the new ones are added as they stream in.
-      const hash = createHash('sha256');
-      if (held > 0) {
-        for await (const chunk of this.blobs.read(key, { start: 0, end: held - 1 })) hash.update(chunk as Buffer);
-      }
+      const hash =
+        this.#partialHashes.take(keyText(key), generationOf(record), held) ?? (await this.#hashHeld(key, held));
       return this.#receive(record, owner, held, hash, body);
     });
   }
@@ -336,7 +340,10 @@ export class ArtifactService {
       this.#bytesReceived += meter.taken;
     }
     const received = offset + meter.taken;
-    if (received < record.size) return statusOf(record, received);
+    if (received < record.size) {
+      this.#partialHashes.keep(keyText(key), generationOf(record), received, hash);
+      return statusOf(record, received);
+    }
     const actual = hash.digest('hex');
     if (actual !== record.sha256) {
       await this.blobs.delete(key);
@@ -353,6 +360,14 @@ export class ArtifactService {
     // The declared bytes made a whole, verified artifact: keep it, and still refuse what came after.
     if (meter.overflowed) throw new ArtifactBodyTooLongError(record.size, 'complete');
     return statusOf({ ...record, complete: true }, received);
+  }
+
+  /** The SHA-256 state of the first `held` bytes of a blob, read back at disk speed. */
+  async #hashHeld(key: ArtifactKey, held: number): Promise<Hash> {
+    const hash = createHash('sha256');
+    if (held > 0)
+      for await (const chunk of this.blobs.read(key, { start: 0, end: held - 1 })) hash.update(chunk as Buffer);
+    return hash;
   }
 
   async #ownerAt(location: PrivateLocation, runId: string, name: string): Promise<RunOwner> {
