@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -104,6 +105,36 @@ async function storedSha(t: ArtifactTenant, runId: string, name: string): Promis
   return hash.digest('hex');
 }
 
+/** The artifact requests that reach the service from now on: method, declared length, chunked or not. */
+function recordBodies(): Array<{ method: string; contentLength: string | undefined; chunked: boolean }> {
+  const seen: Array<{ method: string; contentLength: string | undefined; chunked: boolean }> = [];
+  h.service.app.server.on('request', (req: IncomingMessage) => {
+    if (req.method !== 'PUT' && req.method !== 'PATCH') return;
+    seen.push({
+      method: req.method,
+      contentLength: req.headers['content-length'],
+      chunked: /chunked/i.test(req.headers['transfer-encoding'] ?? ''),
+    });
+  });
+  return seen;
+}
+
+/** Uploads a 3 MiB + 12,345 byte file with these uploader options; checks it arrived intact. */
+async function uploadReport(opts: { segmentMs?: number; chunkBytes: number }) {
+  const t = await h.tenant();
+  const runId = await h.run(t);
+  const size = 3 * MiB + 12_345;
+  const file = path.join(work, 'report.bin');
+  const sha = await writeRandomFile(file, size);
+  const bodies = recordBodies();
+  const uploader = await openUploader({ apiUrl: h.url, key: t.key, ...opts });
+  const done = uploaded(uploader, 'report.bin');
+  await uploader.add(runId, { name: 'report.bin', kind: 'other', path: file, contentType: 'application/octet-stream' });
+  await done;
+  expect(await storedSha(t, runId, 'report.bin')).toBe(sha);
+  return { size, bodies, uploader };
+}
+
 describe('uploads to a real service', () => {
   beforeEach(async () => {
     h = await startArtifactService();
@@ -165,31 +196,47 @@ describe('uploads to a real service', () => {
     expect(uploader.failedAttemptsTotal).toBeGreaterThanOrEqual(1);
     const failure = lines.find((l) => l.msg === 'artifact upload failed; will retry');
     expect(failure).toMatchObject({ runId, artifact: 'trace.zip' });
-    expect(String(failure?.reason)).toMatch(/PUT \/agent\/v1\/runs\/.+\/artifacts\/trace\.zip/);
+    // The first request (a PUT of one chunk) went through; the cut came in the PATCH after it.
+    expect(String(failure?.reason)).toMatch(/PATCH \/agent\/v1\/runs\/.+\/artifacts\/trace\.zip/);
   });
 
-  it('ends each request at segmentMs with reads still in flight, and continues with PATCH: every byte arrives once', {
-    timeout: 60_000,
-  }, async () => {
+  it('declares each request\u2019s length, one chunk first and then sized from the rate it measured', async () => {
+    const { size, bodies } = await uploadReport({ chunkBytes: 256 * 1024 });
+    // 256 KiB on loopback takes milliseconds: ten seconds' worth at that rate is more than the rest.
+    expect(bodies).toEqual([
+      { method: 'PUT', contentLength: String(256 * 1024), chunked: false },
+      { method: 'PATCH', contentLength: String(size - 256 * 1024), chunked: false },
+    ]);
+  });
+
+  it('uploads an empty artifact as one PUT of length 0', async () => {
     const t = await h.tenant();
     const runId = await h.run(t);
-    const size = 3 * MiB + 12_345;
-    const file = path.join(work, 'report.bin');
-    const sha = await writeRandomFile(file, size);
-    // segmentMs 0: every request carries one chunk and stops while the next chunks are being read ahead.
-    const uploader = await openUploader({ apiUrl: h.url, key: t.key, segmentMs: 0, chunkBytes: 256 * 1024 });
-    const done = uploaded(uploader, 'report.bin');
-    await uploader.add(runId, {
-      name: 'report.bin',
-      kind: 'other',
-      path: file,
-      contentType: 'application/octet-stream',
-    });
+    const file = path.join(work, 'empty.log');
+    await writeFile(file, '');
+    const bodies = recordBodies();
+    const uploader = await openUploader({ apiUrl: h.url, key: t.key });
+    const done = uploaded(uploader, 'empty.log');
+    await uploader.add(runId, { name: 'empty.log', kind: 'other', path: file, contentType: 'text/plain' });
     await done;
 
-    expect(await storedSha(t, runId, 'report.bin')).toBe(sha);
+    expect(await h.service.store.artifacts.get(t.accountId, runId, 'empty.log')).toMatchObject({
+      complete: true,
+      size: 0,
+    });
+    expect(bodies).toEqual([{ method: 'PUT', contentLength: '0', chunked: false }]);
+  });
+
+  it('with segmentMs 0 sends one chunk per request, PATCH after PATCH: every byte arrives once', {
+    timeout: 60_000,
+  }, async () => {
+    // segmentMs 0: no time for more than the smallest request, one chunk.
+    const { size, bodies, uploader } = await uploadReport({ segmentMs: 0, chunkBytes: 256 * 1024 });
     expect(h.service.artifacts.bytesReceived).toBe(size);
     expect(uploader.failedAttemptsTotal).toBe(0);
+    expect(bodies).toHaveLength(13);
+    expect(bodies.slice(0, 12).every((b) => b.contentLength === String(256 * 1024))).toBe(true);
+    expect(bodies[12]).toEqual({ method: 'PATCH', contentLength: '12345', chunked: false });
   });
 
   it('leaves an artifact over ARTIFACT_MAX_BYTES out with a note, and the verdict stands', async () => {

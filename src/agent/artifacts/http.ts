@@ -1,6 +1,7 @@
 /**
  * The agent side of the artifact upload calls (docs/protocol.md "Artifacts"), over undici. Bodies
- * are async iterables read from disk a chunk at a time, so nothing holds a whole artifact.
+ * are async iterables read from disk a chunk at a time, so nothing holds a whole artifact, and each
+ * declares its length: the service reads a body of known length for less CPU than a chunked one.
  */
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from '../http/undici.ts';
@@ -13,6 +14,12 @@ export interface ArtifactHttpOptions {
   dispatcher: Dispatcher;
   /** Headers and idle-body timeout; a stalled transfer fails after this and is resumed. */
   timeoutMs?: number;
+}
+
+/** One request's body: `length` bytes, a chunk at a time (undici fails the request on any other count). */
+export interface SizedBody {
+  bytes: AsyncIterable<Uint8Array>;
+  length: number;
 }
 
 /** A call refused with 409: another request holds the artifact, or our offset was stale. Retry after HEAD. */
@@ -44,12 +51,7 @@ export class ArtifactHttp {
   }
 
   /** PUT: (re)starts the upload from byte 0 with `body`. */
-  start(
-    runId: string,
-    ref: ArtifactRef,
-    body: AsyncIterable<Uint8Array>,
-    signal?: AbortSignal,
-  ): Promise<ArtifactUploadStatus> {
+  start(runId: string, ref: ArtifactRef, body: SizedBody, signal?: AbortSignal): Promise<ArtifactUploadStatus> {
     return this.#call(
       'PUT',
       runId,
@@ -70,7 +72,7 @@ export class ArtifactHttp {
     runId: string,
     name: string,
     offset: number,
-    body: AsyncIterable<Uint8Array>,
+    body: SizedBody,
     signal?: AbortSignal,
   ): Promise<ArtifactUploadStatus> {
     return this.#call(
@@ -88,7 +90,7 @@ export class ArtifactHttp {
     runId: string,
     name: string,
     headers: Record<string, string>,
-    body: AsyncIterable<Uint8Array> | undefined,
+    body: SizedBody | undefined,
     signal: AbortSignal | undefined,
   ): Promise<T> {
     const path = artifactPath(runId, name);
@@ -96,11 +98,11 @@ export class ArtifactHttp {
     const { status, text } = await this.#transport.send(path, {
       method,
       label: what,
-      headers,
+      headers: body ? { ...headers, 'content-length': String(body.length) } : headers,
       // An async iterable, given to undici as is (its types omit iterables; it accepts them): undici
       // then asks for the next chunk only once the last one is written or drained, which is what
       // lets the uploader reuse its buffers (see ArtifactUploader #segment).
-      body: body as unknown as Readable | undefined,
+      body: body?.bytes as unknown as Readable | undefined,
       signal,
     });
     if (status >= 200 && status < 300) return parseJsonAnswer<T>(what, status, text);

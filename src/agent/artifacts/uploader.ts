@@ -27,6 +27,7 @@ import { Backoff, type BackoffOptions, DELIVERY_BACKOFF, sleep } from '../backof
 import { PermanentError, retryHintOf } from '../client.ts';
 import type { ArtifactUploaderConfig } from './config.ts';
 import { type ArtifactHttp, DigestMismatchError } from './http.ts';
+import { SegmentSizer } from './segment-sizer.ts';
 import { ArtifactQueue, type QueuedArtifact } from './queue.ts';
 import { isTextArtifact, LineScrubber, type ScrubSource, scrubTextArtifact } from './scrub.ts';
 import type { Log } from '../../shared/log.ts';
@@ -50,9 +51,10 @@ export interface ArtifactUploaderOptions {
   log: Log;
   backoff?: BackoffOptions;
   /**
-   * Each request carries at most this much time of data, then the upload continues with PATCH.
-   * The service's HTTP server ends any request after JOB_LEASE_MAX_WAIT_SECONDS + 30 s (slow-client
-   * protection), which a 150 MB body over a slow uplink would pass.
+   * Each request is sized to carry about half this much time of data at the rate the previous one
+   * achieved (./segment-sizer.ts), then the upload continues with PATCH. The service's HTTP server
+   * ends any request after JOB_LEASE_MAX_WAIT_SECONDS + 30 s (slow-client protection), which a
+   * 150 MB body over a slow uplink would pass.
    */
   segmentMs?: number;
   /** Bytes read from disk per chunk. */
@@ -291,41 +293,47 @@ export class ArtifactUploader extends EventEmitter {
     this.emit('dropped', { runId: entry.runId, name: entry.name, reason });
   }
 
-  /** One pass: learn the offset, then PUT/PATCH segments until complete. Throws on any failure. */
+  /** One pass: learn the offset, then PUT/PATCH sized requests until complete. Throws on any failure. */
   async #send(entry: QueuedArtifact, signal: AbortSignal): Promise<void> {
     const held = await this.#http.status(entry.runId, entry.name, signal);
     const same = held && held.sha256 === entry.sha256 && held.size === entry.size;
     if (same && held.complete) return;
     const fh = await open(this.queue.dataPath(entry.seq), 'r');
+    const sizer = new SegmentSizer(this.#segmentMs, this.#chunkBytes);
     try {
-      let status: ArtifactUploadStatus = same
-        ? await this.#http.append(
-            entry.runId,
-            entry.name,
-            held.received,
-            this.#segment(fh, held.received, entry.size),
-            signal,
-          )
-        : await this.#http.start(entry.runId, entry, this.#segment(fh, 0, entry.size), signal);
+      let status = await this.#request(entry, fh, sizer, same ? held.received : undefined, signal);
       while (!status.complete) {
         if (status.received >= entry.size)
           throw new PermanentError(`the service holds all ${entry.size} bytes but did not complete the artifact`, 500);
-        status = await this.#http.append(
-          entry.runId,
-          entry.name,
-          status.received,
-          this.#segment(fh, status.received, entry.size),
-          signal,
-        );
+        status = await this.#request(entry, fh, sizer, status.received, signal);
       }
     } finally {
       await fh.close();
     }
   }
 
+  /** One request of `sizer`'s size: a PUT from byte 0 when `offset` is undefined, else a PATCH at it. */
+  async #request(
+    entry: QueuedArtifact,
+    fh: FileHandle,
+    sizer: SegmentSizer,
+    offset: number | undefined,
+    signal: AbortSignal,
+  ): Promise<ArtifactUploadStatus> {
+    const start = offset ?? 0;
+    const length = sizer.next(entry.size - start);
+    const body = { bytes: this.#segment(fh, start, start + length), length };
+    const began = performance.now();
+    const status =
+      offset === undefined
+        ? await this.#http.start(entry.runId, entry, body, signal)
+        : await this.#http.append(entry.runId, entry.name, offset, body, signal);
+    sizer.measured(length, performance.now() - began);
+    return status;
+  }
+
   /**
-   * Bytes [start, end) of the file, a chunk at a time, stopping early once `segmentMs` has passed
-   * (at least one chunk is always sent).
+   * Bytes [start, end) of the file, a chunk at a time: the body of one request, whose length it declares.
    *
    * Read-ahead: while undici writes one chunk, the next ones are already being read, so the socket
    * never waits on the disk (a read is a thread-pool round trip, slow on a busy machine).
@@ -339,7 +347,6 @@ export class ArtifactUploader extends EventEmitter {
    * service's SHA-256 check would catch any corruption anyway.
    */
   async *#segment(fh: FileHandle, start: number, end: number): AsyncGenerator<Uint8Array> {
-    const deadline = Date.now() + this.#segmentMs;
     const ring = Array.from({ length: RING_SLOTS }, () =>
       Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, end - start))),
     );
@@ -364,10 +371,9 @@ export class ArtifactUploader extends EventEmitter {
         const chunk = await read;
         readAhead();
         yield chunk;
-        if (Date.now() >= deadline) return;
       }
     } finally {
-      // Stopped early (deadline, or the request failed): let reads in flight land before the file closes.
+      // Stopped early (the request failed): let reads in flight land before the file closes.
       await Promise.allSettled(reads);
     }
   }
