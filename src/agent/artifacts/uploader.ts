@@ -298,31 +298,37 @@ export class ArtifactUploader extends EventEmitter {
     const held = await this.#http.status(entry.runId, entry.name, signal);
     const same = held && held.sha256 === entry.sha256 && held.size === entry.size;
     if (same && held.complete) return;
-    const fh = await open(this.queue.dataPath(entry.seq), 'r');
+    const source: Source = {
+      fh: await open(this.queue.dataPath(entry.seq), 'r'),
+      // One ring for the whole pass: a request's reads have all landed once the service answers it.
+      ring: Array.from({ length: RING_SLOTS }, () =>
+        Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, entry.size))),
+      ),
+    };
     const sizer = new SegmentSizer(this.#segmentMs, this.#chunkBytes);
     try {
-      let status = await this.#request(entry, fh, sizer, same ? held.received : undefined, signal);
+      let status = await this.#request(entry, source, sizer, same ? held.received : undefined, signal);
       while (!status.complete) {
         if (status.received >= entry.size)
           throw new PermanentError(`the service holds all ${entry.size} bytes but did not complete the artifact`, 500);
-        status = await this.#request(entry, fh, sizer, status.received, signal);
+        status = await this.#request(entry, source, sizer, status.received, signal);
       }
     } finally {
-      await fh.close();
+      await source.fh.close();
     }
   }
 
   /** One request of `sizer`'s size: a PUT from byte 0 when `offset` is undefined, else a PATCH at it. */
   async #request(
     entry: QueuedArtifact,
-    fh: FileHandle,
+    source: Source,
     sizer: SegmentSizer,
     offset: number | undefined,
     signal: AbortSignal,
   ): Promise<ArtifactUploadStatus> {
     const start = offset ?? 0;
     const length = sizer.next(entry.size - start);
-    const body = { bytes: this.#segment(fh, start, start + length), length };
+    const body = { bytes: this.#segment(source, start, start + length), length };
     const began = performance.now();
     const status =
       offset === undefined
@@ -346,10 +352,7 @@ export class ArtifactUploader extends EventEmitter {
    * use any more, and reads go only into slots that are neither yielded nor still being read. The
    * service's SHA-256 check would catch any corruption anyway.
    */
-  async *#segment(fh: FileHandle, start: number, end: number): AsyncGenerator<Uint8Array> {
-    const ring = Array.from({ length: RING_SLOTS }, () =>
-      Buffer.allocUnsafe(Math.min(this.#chunkBytes, Math.max(1, end - start))),
-    );
+  async *#segment({ fh, ring }: Source, start: number, end: number): AsyncGenerator<Uint8Array> {
     const reads: Array<Promise<Buffer>> = [];
     let slot = 0;
     let position = start;
@@ -377,6 +380,12 @@ export class ArtifactUploader extends EventEmitter {
       await Promise.allSettled(reads);
     }
   }
+}
+
+/** The queued copy being uploaded, and the buffers (RING_SLOTS) its chunks are read into. */
+interface Source {
+  fh: FileHandle;
+  ring: Buffer[];
 }
 
 /** Bytes [position, min(end, position + buffer.length)) of the file into `buffer`; fails on a short file. */
