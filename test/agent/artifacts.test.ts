@@ -201,8 +201,9 @@ describe('uploads to a real service', () => {
   });
 
   it('declares each request\u2019s length, one chunk first and then sized from the rate it measured', async () => {
-    const { size, bodies } = await uploadReport({ chunkBytes: 256 * 1024 });
-    // 256 KiB on loopback takes milliseconds: ten seconds' worth at that rate is more than the rest.
+    // 256 KiB on loopback takes milliseconds: five minutes' worth at that rate (half of segmentMs)
+    // is more than the rest, however busy the machine.
+    const { size, bodies } = await uploadReport({ segmentMs: 600_000, chunkBytes: 256 * 1024 });
     expect(bodies).toEqual([
       { method: 'PUT', contentLength: String(256 * 1024), chunked: false },
       { method: 'PATCH', contentLength: String(size - 256 * 1024), chunked: false },

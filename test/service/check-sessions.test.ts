@@ -446,8 +446,10 @@ describe.each(storeBackends())('check sessions in the store on $name', (backend)
     } finally {
       slow.mockRestore();
     }
-    // Reads at 0, after the first fallback wait (the slow clock says 500 ms) and after the wait to the deadline.
-    expect(reads).toBe(3);
+    // Reads at 0, after the first fallback wait (the slow clock says about 500 ms), maybe after a
+    // second one (when the clock still shows over a second to go), and after the wait to the deadline.
+    expect(reads).toBeGreaterThanOrEqual(3);
+    expect(reads).toBeLessThanOrEqual(4);
   });
 
   it('a running run cancelled ends the session CANCELLED once its agent reports', async () => {

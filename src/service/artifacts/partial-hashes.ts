@@ -10,7 +10,11 @@
  */
 import type { Hash } from 'node:crypto';
 
-/** Uploads paused between two requests on one replica at once, far more than an agent fleet has. */
+/**
+ * Uploads paused between two requests on one replica at once: an agent sends one artifact at a time,
+ * so this is one per agent uploading. Past it the oldest entries go, and their next PATCH hashes the
+ * held bytes again as it did before this cache; an entry is a few hundred bytes.
+ */
 const MAX_ENTRIES = 256;
 
 interface Entry {
