@@ -149,8 +149,6 @@ export function parseOffsetHeader(headers: Record<string, string | string[] | un
   return Number(raw);
 }
 
-const keyText = (key: ArtifactKey): string => `${key.accountId}/${key.runId}/${key.name}`;
-
 /** Changes when a PUT starts the upload over (begin() sets a new createdAt), so an old hash cannot serve it. */
 const generationOf = (record: ArtifactRecord): string => `${record.createdAt} ${record.size} ${record.sha256}`;
 
@@ -246,7 +244,8 @@ export class ArtifactService {
       if (record.complete && offset === record.size) return statusOf(record, record.size);
       if (offset !== held) throw new OffsetMismatchError(offset, held);
       const hash =
-        this.#partialHashes.take(keyText(key), generationOf(record), held) ?? (await this.#hashHeld(key, held));
+        this.#partialHashes.take(memoryKey(record.runId, record.name), generationOf(record), held) ??
+        (await this.#hashHeld(key, held));
       return this.#receive(record, owner, held, hash, body);
     });
   }
@@ -289,7 +288,7 @@ export class ArtifactService {
     const cutoff = new Date(this.#now() - this.config.incompleteTtlSeconds * 1000).toISOString();
     const expired = await this.#store.artifacts.listExpired(cutoff, limit);
     for (const a of expired) {
-      if (this.#writing.has(lockKey(a.runId, a.name))) continue;
+      if (this.#writing.has(memoryKey(a.runId, a.name))) continue;
       await this.blobs.delete(a);
       await this.#store.artifacts.remove(a.accountId, a.runId, a.name);
     }
@@ -341,7 +340,7 @@ export class ArtifactService {
     }
     const received = offset + meter.taken;
     if (received < record.size) {
-      this.#partialHashes.keep(keyText(key), generationOf(record), received, hash);
+      this.#partialHashes.keep(memoryKey(record.runId, record.name), generationOf(record), received, hash);
       return statusOf(record, received);
     }
     const actual = hash.digest('hex');
@@ -383,7 +382,7 @@ export class ArtifactService {
   }
 
   async #exclusive<T>(runId: string, name: string, fn: () => Promise<T>): Promise<T> {
-    const k = lockKey(runId, name);
+    const k = memoryKey(runId, name);
     if (this.#writing.has(k)) {
       throw new ConflictError(
         'another request is uploading this artifact; ask HEAD for the offset and try again shortly',
@@ -408,7 +407,8 @@ export class OffsetMismatchError extends ConflictError {
   }
 }
 
-function lockKey(runId: string, name: string): string {
+/** An artifact's key in this replica's maps (the write lock, the partial hashes): run ids are unique across accounts. */
+function memoryKey(runId: string, name: string): string {
   return `${runId}\u0000${name}`;
 }
 
