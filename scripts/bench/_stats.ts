@@ -34,13 +34,17 @@ export function metricSum(text: string, name: string): number {
   return values.length === 0 ? Number.NaN : values.reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
+/** `x` rounded to `digits` decimal places, for the figures a benchmark prints. */
+export function roundTo(x: number, digits = 2): number {
+  return Math.round(x * 10 ** digits) / 10 ** digits;
+}
+
 export function summarize(values: number[]): { p50: number; p99: number; max: number; n: number } {
   const sorted = [...values].sort((a, b) => a - b);
-  const round = (x: number) => Math.round(x * 100) / 100;
   return {
-    p50: round(percentile(sorted, 50)),
-    p99: round(percentile(sorted, 99)),
-    max: round(sorted.at(-1) ?? Number.NaN),
+    p50: roundTo(percentile(sorted, 50)),
+    p99: roundTo(percentile(sorted, 99)),
+    max: roundTo(sorted.at(-1) ?? Number.NaN),
     n: sorted.length,
   };
 }

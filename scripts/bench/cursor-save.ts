@@ -14,7 +14,7 @@ import { SAVE_CHUNK_PAIRS, ScheduleCursorSaver } from '../../src/service/dispatc
 import type { DueRun } from '../../src/service/dispatch/dispatcher.ts';
 import type { StoredCheck } from '../../src/service/store/store.ts';
 import { silentLog, startHarness } from '../../test/helpers/dispatch-harness.ts';
-import { median, numberFlags } from './_stats.ts';
+import { median, numberFlags, roundTo } from './_stats.ts';
 
 interface Save {
   totalMs: number;
@@ -40,10 +40,8 @@ async function timeHold(save: () => Promise<void>): Promise<Save> {
   saving = false;
   await watch;
   longest = Math.max(longest, performance.now() - last);
-  return { totalMs: round(totalMs), longestHoldMs: round(longest) };
+  return { totalMs: roundTo(totalMs, 1), longestHoldMs: roundTo(longest, 1) };
 }
-
-const round = (x: number) => Math.round(x * 10) / 10;
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const { pairs, rounds } = numberFlags(args, { pairs: 16000, rounds: 5 });

@@ -11,7 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import { AGENT_PATHS, type Job } from '../../src/shared/protocol.ts';
 import { resultFor, startHarness } from '../../test/helpers/dispatch-harness.ts';
-import { numberFlags } from './_stats.ts';
+import { numberFlags, roundTo } from './_stats.ts';
 
 type Harness = Awaited<ReturnType<typeof startHarness>>;
 type Tenant = Awaited<ReturnType<Harness['tenant']>>;
@@ -84,8 +84,6 @@ async function cycle(h: Harness, tenant: Tenant, agent: Agent, checks: Check[]):
   return (used.user + used.system) / 1000 / checks.length;
 }
 
-const round = (x: number, digits = 4) => Math.round(x * 10 ** digits) / 10 ** digits;
-
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const { checks: count, cycles, top } = numberFlags(args, { checks: 8000, cycles: 6, top: 12 });
   const h = await startHarness({ metrics: true, retries: true });
@@ -95,7 +93,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const checks: Check[] = [];
     for (let i = 0; i < count; i++) checks.push(await h.check(tenant, { name: `check ${i}` }));
     const warmCpuMs: number[] = [];
-    for (let i = 0; i < cycles; i++) warmCpuMs.push(round(await cycle(h, tenant, agent, checks)));
+    for (let i = 0; i < cycles; i++) warmCpuMs.push(roundTo(await cycle(h, tenant, agent, checks), 4));
     const timer = new StatementTimer();
     timer.install();
     timer.on = true;
@@ -107,12 +105,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       checks: count,
       cycles,
       warmCpuMsPerRun: warmCpuMs,
-      cpuMsPerRun: round(cpuMsPerRun),
-      sqlMsPerRun: round(sum((t) => t.ms) / count),
-      statementsPerRun: round(sum((t) => t.n) / count, 2),
+      cpuMsPerRun: roundTo(cpuMsPerRun, 4),
+      sqlMsPerRun: roundTo(sum((t) => t.ms) / count, 4),
+      statementsPerRun: roundTo(sum((t) => t.n) / count, 2),
       top: rows
         .slice(0, top)
-        .map(([statement, t]) => ({ statement, msPerRun: round(t.ms / count), perRun: round(t.n / count, 2) })),
+        .map(([statement, t]) => ({ statement, msPerRun: roundTo(t.ms / count, 4), perRun: roundTo(t.n / count, 2) })),
     };
   } finally {
     await h.close();

@@ -6,9 +6,7 @@
  */
 import { v7 } from 'uuid';
 import { timeOrderedId } from '../../src/service/store/time-ordered-id.ts';
-import { numberFlags, summarize } from './_stats.ts';
-
-const round2 = (x: number) => Math.round(x * 100) / 100;
+import { numberFlags, roundTo, summarize } from './_stats.ts';
 
 function microsPerId(make: () => string, ids: number): number {
   const start = performance.now();
@@ -28,7 +26,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   return {
     workload: `${ids} ids per round, ${rounds} rounds, uuid v7() and timeOrderedId() taking turns`,
     microsPerId: { uuidV7: kernel, timeOrderedId: fromPool },
-    ratio: Math.round((kernel / fromPool) * 10) / 10,
-    rounds: { uuidV7: uuidV7.map(round2), timeOrderedId: pooled.map(round2) },
+    ratio: roundTo(kernel / fromPool, 1),
+    rounds: { uuidV7: uuidV7.map((x) => roundTo(x)), timeOrderedId: pooled.map((x) => roundTo(x)) },
   };
 }

@@ -21,7 +21,7 @@ import { twoColourPalette } from '../../test/support/web-theme-palette.ts';
 import { startNginx } from './_blackbox.ts';
 import { seedDashboard, storeOneResult } from './_dashboard-page.ts';
 import { coldTimes, ServerTimes, serverTimes, transferred } from './_page-measure.ts';
-import { numberFlags } from './_stats.ts';
+import { numberFlags, roundTo } from './_stats.ts';
 import { requireTools, TOOLS } from './_tools.ts';
 import { runWrk, WRK_DONE_LUA } from './_wrk.ts';
 
@@ -162,9 +162,8 @@ async function nginxServing(app: Awaited<ReturnType<typeof buildService>>['app']
 }
 
 const kb = (size: Awaited<ReturnType<typeof transferred>>) => ({
-  page: round(size.pageBytes / 1024),
-  assets: round(size.assetBytes / 1024),
-  total: round(size.totalBytes / 1024),
-  rawPage: round(size.rawPageBytes / 1024),
+  page: roundTo(size.pageBytes / 1024, 1),
+  assets: roundTo(size.assetBytes / 1024, 1),
+  total: roundTo(size.totalBytes / 1024, 1),
+  rawPage: roundTo(size.rawPageBytes / 1024, 1),
 });
-const round = (x: number) => Math.round(x * 10) / 10;

@@ -9,11 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openSqliteDatabase, type SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
-import { numberFlags, summarize } from './_stats.ts';
+import { numberFlags, roundTo, summarize } from './_stats.ts';
 
 const COLUMNS = Array.from({ length: 15 }, (_, i) => `c${i}`);
 const INSERT = `INSERT INTO t (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `$${c}`).join(', ')})`;
-const round2 = (x: number) => Math.round(x * 100) / 100;
 
 function valuesOf(row: number): Record<string, string> {
   return Object.fromEntries(COLUMNS.map((c) => [c, `value ${row} ${c}`]));
@@ -48,8 +47,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     return {
       workload: `INSERT of ${COLUMNS.length} named TEXT values, ${rows} rows per round, ${rounds} rounds, taking turns`,
       microsPerRow: { boundByName: byKey, boundByPosition: byPosition },
-      ratio: Math.round((byKey / byPosition) * 100) / 100,
-      rounds: { boundByName: named.map(round2), boundByPosition: numbered.map(round2) },
+      ratio: roundTo(byKey / byPosition),
+      rounds: { boundByName: named.map((x) => roundTo(x)), boundByPosition: numbered.map((x) => roundTo(x)) },
     };
   } finally {
     await db.close();

@@ -30,13 +30,12 @@ import { ArtifactUploader } from '../../src/agent/artifacts/uploader.ts';
 import type { ArtifactUploadStatus } from '../../src/shared/artifacts.ts';
 import { Api, createAccount, startService, tempDir, until } from '../../test/e2e/harness.ts';
 import { writeRandomFile } from '../../test/helpers/artifact-service.ts';
-import { cpuSeconds, median, metricValue, numberFlags, peakRssMb } from './_stats.ts';
+import { cpuSeconds, median, metricValue, numberFlags, peakRssMb, roundTo } from './_stats.ts';
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
 
-const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
-const loadAverage = () => os.loadavg().map((x) => round(x, 2));
+const loadAverage = () => os.loadavg().map((x) => roundTo(x, 2));
 /** CPU seconds of this process's waited-for children (curl), from /proc/self/stat (cutime, cstime). */
 function childrenCpuSeconds(): number {
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
@@ -220,23 +219,23 @@ function summary(
     workload: `${opts.mb} MB random bytes, PUT to ${url} (outpost serve, loopback), ${opts.repeat} rounds each, taking turns first; uploader median vs curl best; CPU seconds per upload`,
     storage,
     // The ratio that counts: first body byte to answer, the uploader's median against curl's best.
-    transferMBps: round(agentTransfer),
-    curlTransferMBps: round(curlTransferBest),
-    ratio: round(agentTransfer / curlTransferBest, 2),
+    transferMBps: roundTo(agentTransfer, 1),
+    curlTransferMBps: roundTo(curlTransferBest, 1),
+    ratio: roundTo(agentTransfer / curlTransferBest, 2),
     // The same for the whole upload (the uploader's offset GET and queue clean-up, curl's connect).
-    uploadMBps: round(agent),
-    curlMBps: round(curlBest),
-    wholeRatio: round(agent / curlBest, 2),
+    uploadMBps: roundTo(agent, 1),
+    curlMBps: roundTo(curlBest, 1),
+    wholeRatio: roundTo(agent / curlBest, 2),
     ratioTarget: 0.8,
-    rssGrowthMb: round(rss),
+    rssGrowthMb: roundTo(rss, 1),
     rssGrowthTargetMb: 32,
-    addMs: round(median(rounds.map((r) => r.addMs)), 0),
+    addMs: roundTo(median(rounds.map((r) => r.addMs)), 0),
     // CPU per upload (medians): what each client costs, and what the service spends on each one's bytes.
     cpuSeconds: {
-      uploader: round(median(rounds.map((r) => r.agentCpuS)), 2),
-      serviceForUploader: round(median(rounds.map((r) => r.serviceCpuS)), 2),
-      curl: round(median(curl.map((c) => c.curlCpuS)), 2),
-      serviceForCurl: round(median(curl.map((c) => c.serviceCpuS)), 2),
+      uploader: roundTo(median(rounds.map((r) => r.agentCpuS)), 2),
+      serviceForUploader: roundTo(median(rounds.map((r) => r.serviceCpuS)), 2),
+      curl: roundTo(median(curl.map((c) => c.curlCpuS)), 2),
+      serviceForCurl: roundTo(median(curl.map((c) => c.serviceCpuS)), 2),
     },
     // The service's full collections per upload (medians) and its peak RSS over the whole benchmark.
     serviceMajorGcs: {
@@ -246,11 +245,11 @@ function summary(
     serviceRssPeakMb,
     loadAverage: load,
     rounds: {
-      uploadMBps: rounds.map((r) => round(r.agentMBps)),
-      transferMBps: rounds.map((r) => round(r.agentTransferMBps)),
-      curlMBps: curl.map((c) => round(c.curlMBps)),
-      curlTransferMBps: curl.map((c) => round(c.curlTransferMBps)),
-      rssGrowthMb: rounds.map((r) => round(r.rssGrowthMb)),
+      uploadMBps: rounds.map((r) => roundTo(r.agentMBps, 1)),
+      transferMBps: rounds.map((r) => roundTo(r.agentTransferMBps, 1)),
+      curlMBps: curl.map((c) => roundTo(c.curlMBps, 1)),
+      curlTransferMBps: curl.map((c) => roundTo(c.curlTransferMBps, 1)),
+      rssGrowthMb: rounds.map((r) => roundTo(r.rssGrowthMb, 1)),
     },
     pass: agentTransfer >= 0.8 * curlTransferBest && rss < 32,
   };
