@@ -49,6 +49,7 @@ function explain(sql: string): string[] {
     leaseExpiresAt: 'x',
     endReason: 'r',
     runIds: '[]',
+    pairs: '[]',
   };
   const positional = ['a', 'c', ...(sql.includes('result_type = ?') ? ['FINAL'] : []), 1, 1].slice(
     0,
@@ -72,6 +73,12 @@ it.each([
   expect(steps.length).toBeGreaterThan(0);
   for (const step of steps.filter((s) => !s.includes('run_id=?') && !s.includes('LIST SUBQUERY')))
     expect(step, name).toContain(`INDEX ${index}`);
+});
+
+it("a batch's supersede reads each of its pairs through runs_queued_by_check", () => {
+  expect(plan(statements.supersedeMany, 'r')).toEqual([
+    'SEARCH r USING INDEX runs_queued_by_check (check_id=? AND location_id=?)',
+  ]);
 });
 
 it('a batch of results reads its runs by primary key, not by a scan', () => {

@@ -142,6 +142,29 @@ describe.each(storeBackends())('on $name', (backend) => {
       expect(await store.runs.enqueueMany([], at(4))).toEqual([]);
     });
 
+    it('supersedes per pair in a batch: only older runs of the same check, and a check named twice in order', async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const a = (await store.runs.enqueue(newRun(f, 1), at(1))).run;
+      const b = (await store.runs.enqueue(newRun(f, 1, { checkId: 'b' }), at(1))).run;
+      // Due later than the batch's run of its check: not older, so it stays.
+      const c = (await store.runs.enqueue(newRun(f, 9, { checkId: 'c' }), at(1))).run;
+      const batch = await store.runs.enqueueMany(
+        [newRun(f, 5, { checkId: 'c' }), newRun(f, 5), newRun(f, 5, { checkId: 'b' }), newRun(f, 5, { checkId: 'd' })],
+        at(5),
+      );
+      expect(batch.map((x) => x.superseded)).toEqual([[], [a.runId], [b.runId], []]);
+      expect(await store.runs.get(c.runId)).toMatchObject({ state: 'queued' });
+
+      // The same check twice: its later run supersedes the earlier one of the same batch.
+      const twice = await store.runs.enqueueMany(
+        [newRun(f, 6, { checkId: 'e' }), newRun(f, 7, { checkId: 'e' })],
+        at(7),
+      );
+      expect(twice[1]?.superseded).toEqual([twice[0]?.run.runId]);
+      expect(await store.runs.get(twice[0]!.run.runId)).toMatchObject({ state: 'expired' });
+    });
+
     it('claims per class up to the free slots, oldest due first, with a new lease id per run', async () => {
       const store = await fresh.open();
       const f = await fixture(store);

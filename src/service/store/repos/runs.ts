@@ -230,6 +230,16 @@ export function dialectStatements(d: DialectSql) {
       WHERE check_id = $checkId AND location_id = $locationId AND state = 'queued'
         AND lease_attempt = 1 AND session_id IS NULL AND ${d.noIndex('due_at')} < $dueAt
       RETURNING run_id`,
+    // supersede for a whole enqueue batch in one statement: $pairs is a JSON array of {c, l, d} (check,
+    // location, due time), each pair at most once (enqueueMany).
+    supersedeMany: `
+      UPDATE runs SET state = 'expired', end_reason = 'superseded by a newer run', finished_at = $now, check_json = NULL
+      WHERE run_id IN (
+        SELECT r.run_id FROM ${d.jsonArrayTable('$pairs', 'p')}
+        JOIN runs r ON r.check_id = ${d.jsonText('p.value', 'c')} AND r.location_id = ${d.jsonText('p.value', 'l')}
+          AND r.state = 'queued'
+        WHERE r.lease_attempt = 1 AND r.session_id IS NULL AND ${d.noIndex('r.due_at')} < ${d.jsonText('p.value', 'd')})
+      RETURNING run_id, check_id, location_id`,
     // runIds is a JSON array: one statement for a batch of results, by the primary key.
     getMany: `SELECT * FROM runs WHERE run_id IN (${d.jsonArrayValues('$runIds')})`,
     // keep is a JSON array of location ids; '[]' cancels at every location.
@@ -250,6 +260,8 @@ const INSERT = `
   VALUES ($runId, $accountId, $checkId, $locationId, $checkType, $checkClass, $dueAt, $startBy, 'queued',
           1, 0, $timeoutMs, $checkJson, $now, $runtimeId, $sessionId)`;
 const GET = 'SELECT * FROM runs WHERE run_id = ?';
+/** A check's runs at one location: what supersedes what. */
+const pairKey = (r: { checkId: string; locationId: string }) => `${r.checkId}/${r.locationId}`;
 const GET_FOR_ACCOUNT = 'SELECT * FROM runs WHERE run_id = ? AND account_id = ?';
 const EXTEND = `
   UPDATE runs SET lease_expires_at = $leaseExpiresAt
@@ -325,22 +337,42 @@ export class SqlRunRepo implements RunRepo {
   async enqueueMany(runs: readonly NewRun[], now: string): Promise<Array<{ run: Run; superseded: string[] }>> {
     if (runs.length === 0) return [];
     return this.#db.transaction(async () => {
+      const superseded = await this.#supersedeBefore(runs, now);
       const out: Array<{ run: Run; superseded: string[] }> = [];
-      for (const run of runs) out.push(await this.#insertQueued(run, now));
+      for (const run of runs) out.push(await this.#insertQueued(run, now, superseded));
       return out;
     }, READ_COMMITTED);
   }
 
-  async #insertQueued(run: NewRun, now: string): Promise<{ run: Run; superseded: string[] }> {
-    // A session's run is extra, not the pair's next slot: it supersedes nothing (and nothing supersedes it).
-    const superseded = run.sessionId
-      ? []
-      : await this.#db.all<{ run_id: string }>(this.#sql.supersede, {
-          checkId: run.checkId,
-          locationId: run.locationId,
-          dueAt: run.dueAt,
-          now,
-        });
+  /**
+   * What each scheduled run of the batch supersedes, keyed by pairKey: one statement for the batch
+   * rather than one per run. A batch naming a pair twice (its later run supersedes the earlier,
+   * inserted in the same batch) takes the statement per run instead, in order.
+   */
+  async #supersedeBefore(runs: readonly NewRun[], now: string): Promise<Map<string, string[]> | undefined> {
+    const scheduled = runs.filter((run) => !run.sessionId);
+    if (new Set(scheduled.map(pairKey)).size < scheduled.length) return undefined;
+    const out = new Map<string, string[]>();
+    if (scheduled.length === 0) return out;
+    const pairs = JSON.stringify(scheduled.map((r) => ({ c: r.checkId, l: r.locationId, d: r.dueAt })));
+    const rows = await this.#db.all<{ run_id: string; check_id: string; location_id: string }>(
+      this.#sql.supersedeMany,
+      { pairs, now },
+    );
+    for (const row of rows) {
+      const key = pairKey({ checkId: row.check_id, locationId: row.location_id });
+      out.set(key, [...(out.get(key) ?? []), row.run_id]);
+    }
+    return out;
+  }
+
+  /** `superseded`: the batch's answer (#supersedeBefore), or undefined to supersede for this run alone. */
+  async #insertQueued(
+    run: NewRun,
+    now: string,
+    superseded: Map<string, string[]> | undefined,
+  ): Promise<{ run: Run; superseded: string[] }> {
+    const ended = await this.#supersededBy(run, now, superseded);
     const { runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs } = run;
     await this.#db.run(INSERT, {
       ...{ runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs, now },
@@ -348,7 +380,15 @@ export class SqlRunRepo implements RunRepo {
       runtimeId: runtimeNeededBy(run.check),
       sessionId: run.sessionId ?? null,
     });
-    return { run: queuedRun(run, now), superseded: superseded.map((r) => r.run_id) };
+    return { run: queuedRun(run, now), superseded: ended };
+  }
+
+  async #supersededBy(run: NewRun, now: string, batch: Map<string, string[]> | undefined): Promise<string[]> {
+    // A session's run is extra, not the pair's next slot: it supersedes nothing (and nothing supersedes it).
+    if (run.sessionId) return [];
+    if (batch) return batch.get(pairKey(run)) ?? [];
+    const params = { checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now };
+    return (await this.#db.all<{ run_id: string }>(this.#sql.supersede, params)).map((r) => r.run_id);
   }
 
   async get(runId: string): Promise<Run | undefined> {
