@@ -74,6 +74,42 @@ describe.each(storeBackends())('check statuses on $name', (backend) => {
       });
     });
 
+    it('applies a batch in one transaction: results of one check in order, each from the one before; one no longer pending skipped', async () => {
+      const store = await fresh.open();
+      const t = await seedTenant(store);
+      const other = await addCheck(store, t.accountId, t.locationId, 'Other');
+      const applied = await storePending(store, t, at(0));
+      await store.checkStatuses.applyResult(t.accountId, t.check.id, applied, at(0), (prev) =>
+        failedRun(prev, applied, at(0)),
+      );
+      const [first, second, third] = [
+        await storePending(store, t, at(1)),
+        await storePending(store, t, at(2)),
+        await storePending(store, t, at(2), other),
+      ];
+      const item = (checkId: string, resultId: string, minute: number) => ({
+        accountId: t.accountId,
+        checkId,
+        resultId,
+        at: at(minute),
+        compute: (prev: Parameters<typeof failedRun>[0]) => failedRun(prev, resultId, at(minute)),
+      });
+      const out = await store.checkStatuses.applyResults([
+        item(t.check.id, first as string, 1),
+        item(t.check.id, applied, 1),
+        item(other.id, third as string, 2),
+        item(t.check.id, second as string, 2),
+      ]);
+      expect(out.map((o) => o?.status.alert.consecutiveFailedRuns ?? null)).toEqual([2, null, 1, 3]);
+      expect(out[3]?.status).toMatchObject({ name: 'Home', createdAt: at(0), updatedAt: at(2) });
+      expect(out[2]?.status).toMatchObject({ name: 'Other', createdAt: at(2) });
+      expect(await store.checkStatuses.get(t.accountId, t.check.id)).toMatchObject({
+        lastCheckRunId: second,
+        alert: { consecutiveFailedRuns: 3 },
+      });
+      expect(await store.results.listStatusPending({ limit: 10 })).toEqual([]);
+    });
+
     it('updates the existing status from the previous one', async () => {
       const store = await fresh.open();
       const t = await seedTenant(store);

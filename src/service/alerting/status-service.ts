@@ -1,8 +1,9 @@
 /**
  * Keeps each check's status and alerting state as its results are stored: the dispatcher calls
  * `resultStored` once per newly stored result (and again for one a crash left unapplied, see
- * ./status-replay.ts). One read and one write of the check's status row, in one store transaction
- * (CheckStatusRepo.applyResult), plus the alerts it raised: a state change, a certificate expiry.
+ * ./status-replay.ts), or with a batch's results. One read and one write of each check's status row, in
+ * one store transaction per batch (CheckStatusRepo.applyResults), plus the alerts they raised: a state
+ * change, a certificate expiry.
  *
  * The seams for notifications: an `onAlert` listener runs inside that transaction with each new
  * alert, so a notifier can enqueue its deliveries atomically with it; `onAlertsRaised` runs after
@@ -16,10 +17,10 @@ import type {
   CheckAlertRecord,
   CheckStatusRecord,
   NewCheckAlert,
+  StatusApplication,
   StatusUpdate,
   WithAlert,
 } from '../store/check-status-types.ts';
-import { READ_COMMITTED } from '../store/sql/database.ts';
 import type { Run, Store, StoredCheck } from '../store/store.ts';
 import { type AlertSettings, effectiveAlertSettings } from './alert-settings.ts';
 import { sslMonitorCertificate, sslStep } from './ssl-expiry.ts';
@@ -37,7 +38,7 @@ export interface StoredResultEvent {
 }
 
 export interface CheckStatusServiceOptions {
-  store: Pick<Store, 'checkStatuses' | 'checkGroups' | 'transaction'>;
+  store: Pick<Store, 'checkStatuses' | 'checkGroups'>;
   /** Runs inside the transaction that records an alert (database work only: see WithAlert). */
   onAlert?: WithAlert;
   /** Runs after the transaction committed, with the alerts it recorded (none: not called). */
@@ -68,44 +69,39 @@ export class CheckStatusService {
    * cancelled results are skipped, and so is a result applied already (by a replay or a replica).
    */
   async resultStored(e: StoredResultEvent): Promise<CheckAlertRecord[]> {
-    const alerts = await this.#apply(e);
-    if (alerts.length > 0) this.#onAlertsRaised?.(alerts);
-    return alerts;
+    return this.resultsStored([e]);
   }
 
   /**
-   * Applies several stored results in one transaction (one commit instead of one per result), each
-   * as resultStored would, in the order given per check; all or none. Checks are locked in id order,
-   * so two batches on PostgreSQL never wait for each other in a cycle.
+   * Applies several stored results in one transaction (one commit and one read of the statuses
+   * instead of one each), each as resultStored would, in the order given per check; all or none.
+   * Sorted by check, so two batches on PostgreSQL clear pending marks and lock checks in one order.
    */
   async resultsStored(events: readonly StoredResultEvent[]): Promise<CheckAlertRecord[]> {
     const ordered = [...events].sort((a, b) =>
       a.run.checkId < b.run.checkId ? -1 : a.run.checkId > b.run.checkId ? 1 : 0,
     );
-    // Read committed, as applyResult's own transaction: each check's row lock orders its updates.
-    const alerts = await this.#store.transaction(async () => {
-      const raised: CheckAlertRecord[] = [];
-      for (const e of ordered) raised.push(...(await this.#apply(e)));
-      return raised;
-    }, READ_COMMITTED);
+    const items: StatusApplication[] = [];
+    for (const e of ordered) if (appliesToStatus(e.resultType, e.result)) items.push(await this.#applicationOf(e));
+    if (items.length === 0) return [];
+    const applied = await this.#store.checkStatuses.applyResults(items, this.#onAlert);
+    const alerts = applied.flatMap((a) => a?.alerts ?? []);
     if (alerts.length > 0) this.#onAlertsRaised?.(alerts);
     return alerts;
   }
 
-  async #apply(e: StoredResultEvent): Promise<CheckAlertRecord[]> {
-    if (!appliesToStatus(e.resultType, e.result)) return [];
+  /** What applying `e` takes: the check's effective alert settings and locations (its group's, if any). */
+  async #applicationOf(e: StoredResultEvent): Promise<StatusApplication> {
     const group = await groupOf(this.#store, e.check);
     const settings = effectiveAlertSettings(e.check, group);
     const locationIds = effectivePlacement(e.check, group).locationIds;
-    const applied = await this.#store.checkStatuses.applyResult(
-      e.run.accountId,
-      e.run.checkId,
-      e.resultId,
-      new Date(e.atMs).toISOString(),
-      (prev) => nextStatus(prev, e, settings, locationIds),
-      this.#onAlert,
-    );
-    return applied?.alerts ?? [];
+    return {
+      accountId: e.run.accountId,
+      checkId: e.run.checkId,
+      resultId: e.resultId,
+      at: new Date(e.atMs).toISOString(),
+      compute: (prev) => nextStatus(prev, e, settings, locationIds),
+    };
   }
 }
 

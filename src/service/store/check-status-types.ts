@@ -102,6 +102,15 @@ export interface ReminderUpdate {
  */
 export type WithAlert = (alert: CheckAlertRecord) => void | Promise<void>;
 
+/** One stored result for applyResults: applyResult's arguments but `withAlert`. */
+export interface StatusApplication {
+  accountId: string;
+  checkId: string;
+  resultId: string;
+  at: string;
+  compute: (prev: CheckStatusRecord | undefined) => StatusUpdate | null;
+}
+
 export interface CheckStatusRepo {
   /**
    * Reads the check's status, lets `compute` (synchronous, pure: it may run more than once) derive
@@ -121,6 +130,14 @@ export interface CheckStatusRepo {
     compute: (prev: CheckStatusRecord | undefined) => StatusUpdate | null,
     withAlert?: WithAlert,
   ): Promise<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null>;
+  /**
+   * applyResult for several results in one transaction, in the order given (results of one check
+   * in the order they happened), with each check's status read once: one answer per item.
+   */
+  applyResults(
+    items: readonly StatusApplication[],
+    withAlert?: WithAlert,
+  ): Promise<Array<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null>>;
   /** Checks whose next reminder is due at or before `at`, earliest first. */
   listRemindersDue(at: string, limit: number): Promise<Array<{ accountId: string; checkId: string }>>;
   /** When the earliest reminder of any check is due (ISO), or null when none is. */

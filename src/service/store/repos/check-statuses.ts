@@ -6,6 +6,7 @@ import {
   emptyCheckStatus,
   type NewCheckAlert,
   type ReminderUpdate,
+  type StatusApplication,
   type StatusUpdate,
   type WithAlert,
 } from '../check-status-types.ts';
@@ -34,6 +35,9 @@ interface StatusRow {
 
 const SELECT_STATUS = `SELECT s.*, c.name AS name FROM check_statuses s JOIN checks c ON c.id = s.check_id
   WHERE s.check_id = ? AND s.account_id = ?`;
+/** Followed by `IN (…)`: several checks' statuses (each row names its account, which the caller matches). */
+const SELECT_STATUSES =
+  'SELECT s.*, c.name AS name FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE s.check_id';
 const INSERT_STATUS = `INSERT INTO check_statuses (has_failures, has_errors, is_degraded, longest_run, shortest_run, last_run_location,
     last_check_run_id, ssl_days_remaining, alert_state, next_reminder_at, check_id, account_id, created_at, updated_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -71,10 +75,19 @@ const toStatus = (row: StatusRow): CheckStatusRecord => ({
 export class SqlCheckStatusRepo implements CheckStatusRepo {
   readonly #db: SqlDatabase;
   readonly #changes: AccountChanges;
+  readonly #sql: { lockChecks: string | null; selectStatuses: string };
 
   constructor(db: SqlDatabase, changes: AccountChanges) {
     this.#db = db;
     this.#changes = changes;
+    const { forUpdate, jsonArrayValues } = dialectSql(db.dialect);
+    this.#sql = {
+      // SQLite's transactions take its single write lock up front: no row lock to take there.
+      lockChecks: forUpdate
+        ? `SELECT id FROM checks WHERE id IN (${jsonArrayValues('?')}) ORDER BY id ${forUpdate}`
+        : null,
+      selectStatuses: `${SELECT_STATUSES} IN (${jsonArrayValues('?')})`,
+    };
   }
 
   async applyResult(
@@ -85,35 +98,64 @@ export class SqlCheckStatusRepo implements CheckStatusRepo {
     compute: (prev: CheckStatusRecord | undefined) => StatusUpdate | null,
     withAlert?: WithAlert,
   ): Promise<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null> {
-    // Read committed with the check's row locked, rather than SERIALIZABLE, whose predicate locks are
+    const [applied] = await this.applyResults([{ accountId, checkId, resultId, at, compute }], withAlert);
+    return applied ?? null;
+  }
+
+  async applyResults(
+    items: readonly StatusApplication[],
+    withAlert?: WithAlert,
+  ): Promise<Array<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null>> {
+    // Read committed with the checks' rows locked, rather than SERIALIZABLE, whose predicate locks are
     // coarser than one check: results of different checks applied at once by several replicas would
-    // fail each other. The lock orders the updates of one check; each statement then reads what the
+    // fail each other. The locks order the updates of one check; each statement then reads what the
     // one before it committed.
     const applied = await this.#db.transaction(async () => {
       // Whoever clears the pending mark applies the result: a replay racing the live path, or
       // another replica's, finds it cleared and changes nothing.
-      if ((await this.#db.run(CLEAR_PENDING, [resultId])).changes === 0) return null;
-      // SQLite's transactions take its single write lock up front: no row lock to take there.
-      const { forUpdate } = dialectSql(this.#db.dialect);
-      if (forUpdate) await this.#db.get(`SELECT id FROM checks WHERE id = ? ${forUpdate}`, [checkId]);
-      const prev = await this.#read(accountId, checkId);
-      const update = compute(prev);
-      if (!update) return null;
-      await this.#write(accountId, checkId, at, update, prev === undefined);
-      const alerts = await this.#insertAlerts(accountId, checkId, at, update.alerts, withAlert);
-      const name = prev?.name ?? (await this.#read(accountId, checkId))?.name ?? '';
-      const status: CheckStatusRecord = {
-        ...update.status,
-        accountId,
-        checkId,
-        name,
-        createdAt: prev?.createdAt ?? at,
-        updatedAt: at,
-      };
-      return { status, alerts };
+      const pending = new Set<StatusApplication>();
+      for (const item of items) if ((await this.#db.run(CLEAR_PENDING, [item.resultId])).changes > 0) pending.add(item);
+      const current = await this.#lockAndRead([...pending].map((item) => item.checkId));
+      const out: Array<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null> = [];
+      for (const item of items) out.push(pending.has(item) ? await this.#applyOne(item, current, withAlert) : null);
+      return out;
     }, READ_COMMITTED);
-    if (applied) this.#changes.bump(accountId);
+    for (const a of applied) if (a) this.#changes.bump(a.status.accountId);
     return applied;
+  }
+
+  /** The statuses of `checkIds`, by check id, their checks' rows locked in id order on PostgreSQL. */
+  async #lockAndRead(checkIds: readonly string[]): Promise<Map<string, CheckStatusRecord>> {
+    if (checkIds.length === 0) return new Map();
+    const ids = JSON.stringify([...new Set(checkIds)].sort());
+    if (this.#sql.lockChecks) await this.#db.all(this.#sql.lockChecks, [ids]);
+    const rows = await this.#db.all<StatusRow>(this.#sql.selectStatuses, [ids]);
+    return new Map(rows.map((row) => [row.check_id, toStatus(row)]));
+  }
+
+  /** One pending result applied on the statuses read (`current`), which it then updates. */
+  async #applyOne(
+    { accountId, checkId, at, compute }: StatusApplication,
+    current: Map<string, CheckStatusRecord>,
+    withAlert: WithAlert | undefined,
+  ): Promise<{ status: CheckStatusRecord; alerts: CheckAlertRecord[] } | null> {
+    const read = current.get(checkId);
+    const prev = read?.accountId === accountId ? read : undefined;
+    const update = compute(prev);
+    if (!update) return null;
+    await this.#write(accountId, checkId, at, update, prev === undefined);
+    const alerts = await this.#insertAlerts(accountId, checkId, at, update.alerts, withAlert);
+    const name = prev?.name ?? (await this.#read(accountId, checkId))?.name ?? '';
+    const status: CheckStatusRecord = {
+      ...update.status,
+      accountId,
+      checkId,
+      name,
+      createdAt: prev?.createdAt ?? at,
+      updatedAt: at,
+    };
+    current.set(checkId, status);
+    return { status, alerts };
   }
 
   async listRemindersDue(at: string, limit: number): Promise<Array<{ accountId: string; checkId: string }>> {
