@@ -11,6 +11,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ScheduleCursor, ScheduleCursorRepo } from '../store/dispatch-types.ts';
+import { pairKey } from '../store/repos/runs.ts';
 import { RepeatingTask } from '../repeating-task.ts';
 import type { DispatchLog, DueRun } from './dispatcher.ts';
 
@@ -22,8 +23,6 @@ export const TAIL_MS = 5 * SAVE_EVERY_MS;
  * (BENCHMARKS.md "Schedule cursors saved in chunks").
  */
 export const SAVE_CHUNK_PAIRS = 500;
-
-const pairKey = (checkId: string, locationId: string) => `${checkId}/${locationId}`;
 
 /** A pair's newest enqueued slot as the saver holds it until a save writes it. */
 type UnsavedCursor = Omit<ScheduleCursor, 'dueAt'> & { dueAtMs: number };

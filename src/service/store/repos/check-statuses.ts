@@ -33,11 +33,10 @@ interface StatusRow {
   updated_at: string | null;
 }
 
-const SELECT_STATUS = `SELECT s.*, c.name AS name FROM check_statuses s JOIN checks c ON c.id = s.check_id
-  WHERE s.check_id = ? AND s.account_id = ?`;
-/** Followed by `IN (…)`: several checks' statuses (each row names its account, which the caller matches). */
+/** Followed by the check id's condition: `= ?` for one, `IN (…)` for several (each row names its account). */
 const SELECT_STATUSES =
   'SELECT s.*, c.name AS name FROM check_statuses s JOIN checks c ON c.id = s.check_id WHERE s.check_id';
+const SELECT_STATUS = `${SELECT_STATUSES} = ? AND s.account_id = ?`;
 const INSERT_STATUS = `INSERT INTO check_statuses (has_failures, has_errors, is_degraded, longest_run, shortest_run, last_run_location,
     last_check_run_id, ssl_days_remaining, alert_state, next_reminder_at, check_id, account_id, created_at, updated_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

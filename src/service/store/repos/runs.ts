@@ -260,8 +260,13 @@ const INSERT = `
   VALUES ($runId, $accountId, $checkId, $locationId, $checkType, $checkClass, $dueAt, $startBy, 'queued',
           1, 0, $timeoutMs, $checkJson, $now, $runtimeId, $sessionId)`;
 const GET = 'SELECT * FROM runs WHERE run_id = ?';
-/** A check's runs at one location: what supersedes what. */
-const pairKey = (r: { checkId: string; locationId: string }) => `${r.checkId}/${r.locationId}`;
+/** A run a newer one superseded (supersede; supersedeMany also names its pair). */
+interface SupersededRow {
+  run_id: string;
+}
+
+/** A check at one location (a pair), as a map key: a pair's runs supersede each other, and it has a schedule cursor. */
+export const pairKey = (checkId: string, locationId: string) => `${checkId}/${locationId}`;
 const GET_FOR_ACCOUNT = 'SELECT * FROM runs WHERE run_id = ? AND account_id = ?';
 const EXTEND = `
   UPDATE runs SET lease_expires_at = $leaseExpiresAt
@@ -349,28 +354,23 @@ export class SqlRunRepo implements RunRepo {
    * rather than one per run. A batch naming a pair twice (its later run supersedes the earlier,
    * inserted in the same batch) takes the statement per run instead, in order.
    */
-  async #supersedeBefore(runs: readonly NewRun[], now: string): Promise<Map<string, string[]> | undefined> {
+  async #supersedeBefore(runs: readonly NewRun[], now: string): Promise<Map<string, SupersededRow[]> | undefined> {
     const scheduled = runs.filter((run) => !run.sessionId);
-    if (new Set(scheduled.map(pairKey)).size < scheduled.length) return undefined;
-    const out = new Map<string, string[]>();
-    if (scheduled.length === 0) return out;
+    if (new Set(scheduled.map((r) => pairKey(r.checkId, r.locationId))).size < scheduled.length) return undefined;
+    if (scheduled.length === 0) return new Map();
     const pairs = JSON.stringify(scheduled.map((r) => ({ c: r.checkId, l: r.locationId, d: r.dueAt })));
-    const rows = await this.#db.all<{ run_id: string; check_id: string; location_id: string }>(
+    const rows = await this.#db.all<SupersededRow & { check_id: string; location_id: string }>(
       this.#sql.supersedeMany,
       { pairs, now },
     );
-    for (const row of rows) {
-      const key = pairKey({ checkId: row.check_id, locationId: row.location_id });
-      out.set(key, [...(out.get(key) ?? []), row.run_id]);
-    }
-    return out;
+    return Map.groupBy(rows, (row) => pairKey(row.check_id, row.location_id));
   }
 
   /** `superseded`: the batch's answer (#supersedeBefore), or undefined to supersede for this run alone. */
   async #insertQueued(
     run: NewRun,
     now: string,
-    superseded: Map<string, string[]> | undefined,
+    superseded: Map<string, SupersededRow[]> | undefined,
   ): Promise<{ run: Run; superseded: string[] }> {
     const ended = await this.#supersededBy(run, now, superseded);
     const { runId, accountId, checkId, locationId, checkType, checkClass, dueAt, startBy, timeoutMs } = run;
@@ -383,12 +383,14 @@ export class SqlRunRepo implements RunRepo {
     return { run: queuedRun(run, now), superseded: ended };
   }
 
-  async #supersededBy(run: NewRun, now: string, batch: Map<string, string[]> | undefined): Promise<string[]> {
+  async #supersededBy(run: NewRun, now: string, batch: Map<string, SupersededRow[]> | undefined): Promise<string[]> {
     // A session's run is extra, not the pair's next slot: it supersedes nothing (and nothing supersedes it).
     if (run.sessionId) return [];
-    if (batch) return batch.get(pairKey(run)) ?? [];
     const params = { checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now };
-    return (await this.#db.all<{ run_id: string }>(this.#sql.supersede, params)).map((r) => r.run_id);
+    const rows = batch
+      ? (batch.get(pairKey(run.checkId, run.locationId)) ?? [])
+      : await this.#db.all<SupersededRow>(this.#sql.supersede, params);
+    return rows.map((r) => r.run_id);
   }
 
   async get(runId: string): Promise<Run | undefined> {
