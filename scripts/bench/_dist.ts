@@ -47,6 +47,11 @@ export function agentNodeFlags(): string[] {
   return text.split(/\s+/).filter((f) => f !== '');
 }
 
+/** OUTPOST_BENCH_SERVICE_FLAGS: Node flags for the service (a CPU profile, say), none by default. */
+export function serviceNodeFlags(): string[] {
+  return (process.env.OUTPOST_BENCH_SERVICE_FLAGS ?? '').split(/\s+/).filter((f) => f !== '');
+}
+
 /** The pairs in bin/agent-env (the agent's malloc settings), in file order. */
 export function readAgentEnvFile(): Array<[string, string]> {
   return readFileSync(`${ROOT}bin/agent-env`, 'utf8')

@@ -25,14 +25,9 @@
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
-import { agentNodeFlags, ROOT } from './_dist.ts';
+import { agentNodeFlags, ROOT, serviceNodeFlags } from './_dist.ts';
 import { startE2eStack } from './_e2e-stack.ts';
 import { cpuSeconds, metricSum, metricValue, numberFlags, rssMb, summarize } from './_stats.ts';
-
-/** OUTPOST_BENCH_SERVICE_FLAGS: Node flags for the service (a CPU profile), none by default. */
-function serviceNodeFlags(): string[] {
-  return (process.env.OUTPOST_BENCH_SERVICE_FLAGS ?? '').split(/\s+/).filter((f) => f !== '');
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

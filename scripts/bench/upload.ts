@@ -9,7 +9,8 @@
  *
  * Honest by construction: the ratio is the uploader's MEDIAN against curl's BEST round; the two take
  * turns going first; the files live in memory (see `storageRoot`) so no round inherits another's
- * disk writeback; and both are timed the
+ * disk writeback, and every round writes into memory the kernel has already touched (`touchMemory`,
+ * `removeStored`); and both are timed the
  * same two ways (`ratio` is the second, as the target is stated; `wholeRatio` the first). `uploadMBps`/`curlMBps`: the whole upload (the uploader: from add() returning to
  * 'uploaded', i.e. its GET for the offset, the PUT, and the queue clean-up; curl: time_total, with its
  * connect). `transferMBps`/`curlTransferMBps`: first body byte to the answer (the uploader's
@@ -18,7 +19,7 @@
  * printed: figures taken with a load over the core count are not results.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, statfsSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -30,6 +31,7 @@ import { ArtifactUploader } from '../../src/agent/artifacts/uploader.ts';
 import type { ArtifactUploadStatus } from '../../src/shared/artifacts.ts';
 import { Api, createAccount, startService, tempDir, until } from '../../test/e2e/harness.ts';
 import { writeRandomFile } from '../../test/helpers/artifact-service.ts';
+import { serviceNodeFlags } from './_dist.ts';
 import { cpuSeconds, median, metricValue, numberFlags, peakRssMb, roundTo } from './_stats.ts';
 
 const run = promisify(execFile);
@@ -256,6 +258,40 @@ function summary(
 }
 
 /**
+ * Writes and deletes `bytes` of zeros under `root`, so that the memory the rounds' files take has been
+ * touched once before the first round. On a freshly booted virtual machine, the first write to a page
+ * costs about ten times a later one (dd into /dev/shm: 320 MB/s for new memory, 3.3 GB/s for memory
+ * freed by an earlier file; BENCHMARKS.md "Artifact upload"), which made whichever round got new
+ * memory the slow one.
+ */
+function touchMemory(root: string, bytes: number): void {
+  const file = path.join(root, `outpost-bench-touch-${process.pid}`);
+  const zeros = Buffer.alloc(8 * MB);
+  const fd = openSync(file, 'w');
+  try {
+    for (let written = 0; written < bytes; written += zeros.length) writeSync(fd, zeros);
+  } finally {
+    closeSync(fd);
+    unlinkSync(file);
+  }
+}
+
+/**
+ * Deletes the service's stored copy of artifact `name` after its round, so every round's upload
+ * writes into memory freed by the round before (see `touchMemory`) instead of each client's rounds
+ * taking new memory in turn: the uploader's queue copy is deleted after its upload and curl has none,
+ * so keeping the stored copies handed curl's rounds the memory the uploader had just freed.
+ */
+function removeStored(serviceDir: string, name: string): void {
+  const found = readdirSync(serviceDir, { recursive: true, encoding: 'utf8' }).filter(
+    (entry) => path.basename(entry) === name,
+  );
+  if (found.length !== 1)
+    throw new Error(`expected one stored copy of ${name} under ${serviceDir}, found ${found.length}`);
+  unlinkSync(path.join(serviceDir, found[0] as string));
+}
+
+/**
  * Where the service's artifacts, the agent's queue and the source file go: a memory file system
  * (/dev/shm) when it has room for every round, unless `--disk 1`. On a disk, how fast a round writes
  * depends on how much the rounds before it left for the kernel to write back, so the first round of
@@ -273,14 +309,17 @@ function storageRoot(disk: boolean, needBytes: number): { root: string; storage:
 export async function run_(args: string[]): Promise<Record<string, unknown>> {
   const opts = numberFlags(args, { mb: 150, repeat: 5, disk: 0 });
   const size = Math.round(opts.mb * MB);
-  // The source, each round's two uploads and the uploader's queue copies, with room to spare.
-  const { root, storage } = storageRoot(opts.disk > 0, size * (3 * opts.repeat + 2));
+  // The source, a round's queue copy and stored copy (removeStored deletes it), with room to spare.
+  const { root, storage } = storageRoot(opts.disk > 0, size * 5);
   const data = await tempDir('bench-upload', root);
-  const service = await startService({
-    DATA_DIR: path.join(data.dir, 'service'),
-    LOG_LEVEL: 'INFO',
-    ARTIFACT_MAX_BYTES: String(Math.max(size, 150 * MB)),
-  });
+  const service = await startService(
+    {
+      DATA_DIR: path.join(data.dir, 'service'),
+      LOG_LEVEL: 'INFO',
+      ARTIFACT_MAX_BYTES: String(Math.max(size, 150 * MB)),
+    },
+    serviceNodeFlags(),
+  );
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
   let uploader: ArtifactUploader | undefined;
   try {
@@ -307,10 +346,17 @@ export async function run_(args: string[]): Promise<Record<string, unknown>> {
     const load: Record<string, number[]> = { before: loadAverage() };
     const rounds: Round[] = [];
     const curl: CurlRound[] = [];
+    const serviceDir = path.join(data.dir, 'service');
+    const curlTurn = async (i: number) => {
+      curl.push(await curlRound(b, `curl-${i}.webm`));
+      removeStored(serviceDir, `curl-${i}.webm`);
+    };
+    touchMemory(root, size * 3);
     for (let i = 0; i < opts.repeat; i++) {
-      if (i % 2 === 1) curl.push(await curlRound(b, `curl-${i}.webm`));
+      if (i % 2 === 1) await curlTurn(i);
       rounds.push(await agentRound(b, `agent-${i}.webm`));
-      if (i % 2 === 0) curl.push(await curlRound(b, `curl-${i}.webm`));
+      removeStored(serviceDir, `agent-${i}.webm`);
+      if (i % 2 === 0) await curlTurn(i);
     }
     load.after = loadAverage();
     return summary(opts, storage, service.url, rounds, curl, load, peakRssMb(servicePid));
