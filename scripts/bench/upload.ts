@@ -188,11 +188,11 @@ async function curlRound(b: Bench, name: string): Promise<CurlRound> {
   };
 }
 
-async function firstRun(dataDir: string): Promise<string> {
+async function firstRun(serviceDir: string): Promise<string> {
   // A new check runs once right away: that run is what the artifacts belong to.
   return until(
     async () => {
-      const db = new DatabaseSync(path.join(dataDir, 'service', 'outpost.db'), { readOnly: true });
+      const db = new DatabaseSync(path.join(serviceDir, 'outpost.db'), { readOnly: true });
       try {
         return (db.prepare('SELECT run_id FROM runs LIMIT 1').get() as { run_id: string } | undefined)?.run_id;
       } finally {
@@ -312,9 +312,10 @@ export async function run_(args: string[]): Promise<Record<string, unknown>> {
   // The source, a round's queue copy and stored copy (removeStored deletes it), with room to spare.
   const { root, storage } = storageRoot(opts.disk > 0, size * 5);
   const data = await tempDir('bench-upload', root);
+  const serviceDir = path.join(data.dir, 'service');
   const service = await startService(
     {
-      DATA_DIR: path.join(data.dir, 'service'),
+      DATA_DIR: serviceDir,
       LOG_LEVEL: 'INFO',
       ARTIFACT_MAX_BYTES: String(Math.max(size, 150 * MB)),
     },
@@ -323,7 +324,7 @@ export async function run_(args: string[]): Promise<Record<string, unknown>> {
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
   let uploader: ArtifactUploader | undefined;
   try {
-    const api = new Api(service.url, await createAccount(path.join(data.dir, 'service')));
+    const api = new Api(service.url, await createAccount(serviceDir));
     const location = await api.createLocation('bench');
     await api.createApiCheck({
       name: 'bench',
@@ -331,7 +332,7 @@ export async function run_(args: string[]): Promise<Record<string, unknown>> {
       privateLocations: ['bench'],
       request: { method: 'GET', url: 'http://127.0.0.1:9/' },
     });
-    const runId = await firstRun(data.dir);
+    const runId = await firstRun(serviceDir);
     const file = path.join(data.dir, 'video.webm');
     const sha256 = await writeRandomFile(file, size);
     const timing = timedHttp(new ArtifactHttp({ apiUrl: new URL(service.url), apiKey: location.key, dispatcher }));
@@ -346,7 +347,6 @@ export async function run_(args: string[]): Promise<Record<string, unknown>> {
     const load: Record<string, number[]> = { before: loadAverage() };
     const rounds: Round[] = [];
     const curl: CurlRound[] = [];
-    const serviceDir = path.join(data.dir, 'service');
     const curlTurn = async (i: number) => {
       curl.push(await curlRound(b, `curl-${i}.webm`));
       removeStored(serviceDir, `curl-${i}.webm`);
