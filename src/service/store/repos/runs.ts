@@ -386,10 +386,14 @@ export class SqlRunRepo implements RunRepo {
   async #supersededBy(run: NewRun, now: string, batch: Map<string, SupersededRow[]> | undefined): Promise<string[]> {
     // A session's run is extra, not the pair's next slot: it supersedes nothing (and nothing supersedes it).
     if (run.sessionId) return [];
-    const params = { checkId: run.checkId, locationId: run.locationId, dueAt: run.dueAt, now };
     const rows = batch
       ? (batch.get(pairKey(run.checkId, run.locationId)) ?? [])
-      : await this.#db.all<SupersededRow>(this.#sql.supersede, params);
+      : await this.#db.all<SupersededRow>(this.#sql.supersede, {
+          checkId: run.checkId,
+          locationId: run.locationId,
+          dueAt: run.dueAt,
+          now,
+        });
     return rows.map((r) => r.run_id);
   }
 
