@@ -10,8 +10,9 @@
  * measured window all but `--keep` checks (they are in one check group) are deactivated with one
  * call, which also cancels their queued runs, so what must drain is the kept checks' own backlog.
  * Recovery is the time from that call to the due time of the last run of a kept check (due within two
- * intervals of it) that was shed, started more than `--late-ms` after its due time, or had no result
- * an interval later; under one interval (10 s) meets the target.
+ * intervals of it) that was shed, started more than `--late-ms` after its due time, had no result
+ * an interval later, or was never enqueued (skipped under overload: a slot of the check's schedule
+ * without a run); under one interval (10 s) meets the target.
  * Capacity is what `deliveredPerSecond` reads with `--checks` just below the rate where it stops rising.
  * With OUTPOST_BENCH_CPU_PROF_DIR set, the service writes a CPU profile there (`--cpu-prof`).
  */
@@ -24,6 +25,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const INTERVAL_S = 10;
 
 interface RunRow {
+  check_id: string;
   due_at: string;
   state: string;
   end_reason: string | null;
@@ -61,12 +63,17 @@ function runsDueIn(
   return { byState, dueToEnqueuedMs: summarize(rows.map((r) => Date.parse(r.created_at) - Date.parse(r.due_at))) };
 }
 
-/** outpost_service_runs_expired_total by reason, summed over locations, from GET /metrics. */
+/**
+ * outpost_service_runs_expired_total by reason, and runs_skipped_total as `skipped_<reason>`, summed
+ * over locations, from GET /metrics.
+ */
 async function shedCounters(serviceUrl: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${serviceUrl}/metrics`)).text();
   const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^outpost_service_runs_expired_total\{[^}]*reason="([^"]+)"[^}]*\} (\S+)$/gm)) {
-    out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+  const series = /^outpost_service_runs_(expired|skipped)_total\{[^}]*reason="([^"]+)"[^}]*\} (\S+)$/gm;
+  for (const [, family, reason, value] of text.matchAll(series)) {
+    const key = family === 'skipped' ? `skipped_${reason}` : reason!;
+    out[key] = (out[key] ?? 0) + Number(value);
   }
   return out;
 }
@@ -75,8 +82,32 @@ const minus = (a: Record<string, number>, b: Record<string, number>) =>
   Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)]));
 
 /**
- * Seconds from the drop to the due time of the last run due after it that was shed, started late, or
- * has no result yet at the end (still queued or leased two intervals on).
+ * The kept checks' slots from the drop on that have no run: skipped under overload. Each check's
+ * slots are an interval apart, anchored on any run it has from an interval before the drop on.
+ */
+function skippedSlots(rows: RunRow[], dropMs: number): RunRow[] {
+  const end = dropMs + 2 * INTERVAL_S * 1000;
+  const missing: RunRow[] = [];
+  for (const runs of Map.groupBy(rows, (r) => r.check_id).values()) {
+    const due = new Set(runs.map((r) => Date.parse(r.due_at)));
+    const anchor = Date.parse(runs[0]!.due_at);
+    const first = anchor + Math.ceil((dropMs - anchor) / (INTERVAL_S * 1000)) * INTERVAL_S * 1000;
+    for (let slot = first; slot < end; slot += INTERVAL_S * 1000)
+      if (!due.has(slot))
+        missing.push({
+          check_id: runs[0]!.check_id,
+          due_at: new Date(slot).toISOString(),
+          state: 'skipped',
+          end_reason: null,
+          payload: null,
+        });
+  }
+  return missing;
+}
+
+/**
+ * Seconds from the drop to the due time of the last run due after it that was shed, started late, has
+ * no result yet at the end (still queued or leased two intervals on), or was never enqueued.
  */
 function recoverySeconds(rows: RunRow[], dropMs: number, lateMs: number): number {
   let last = dropMs;
@@ -116,7 +147,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         assertions: [{ source: 'STATUS_CODE', comparison: 'EQUALS', property: '', target: '200' }],
       },
     });
-    await api.createApiChecks(Array.from({ length: opts.checks }, (_, i) => body(i)));
+    const created = await api.createApiChecks(Array.from({ length: opts.checks }, (_, i) => body(i)));
+    const kept = JSON.stringify(created.slice(0, opts.keep).map((c) => c.id));
     // One interval so every pair has come due once, then the measured window.
     await sleep(INTERVAL_S * 1000);
     const shed0 = await shedCounters(service.url);
@@ -137,15 +169,19 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       .all(windowStart, windowEnd) as Array<{ payload: string }>;
     const expired = expiredByReason(db, windowStart, windowEnd);
     const due = runsDueIn(db, windowStart, windowEnd);
-    const afterDrop = db
+    // The kept checks' runs from an interval before the drop (to anchor each check's slots) to two after.
+    const keptRuns = db
       .prepare(
-        `SELECT r.due_at, r.state, r.end_reason, res.payload FROM runs r LEFT JOIN results res ON res.run_id = r.run_id
-         WHERE r.due_at >= ? AND r.due_at < ? AND r.state <> 'cancelled'`,
+        `SELECT r.check_id, r.due_at, r.state, r.end_reason, res.payload FROM runs r LEFT JOIN results res ON res.run_id = r.run_id
+         WHERE r.due_at >= ? AND r.due_at < ? AND r.state <> 'cancelled' AND r.check_id IN (SELECT value FROM json_each(?))`,
       )
       .all(
-        new Date(dropMs).toISOString(),
+        new Date(dropMs - INTERVAL_S * 1000).toISOString(),
         new Date(dropMs + 2 * INTERVAL_S * 1000).toISOString(),
+        kept,
       ) as unknown as RunRow[];
+    const afterDrop = keptRuns.filter((r) => Date.parse(r.due_at) >= dropMs);
+    const skippedAfterDrop = skippedSlots(keptRuns, dropMs);
     db.close();
     const lags = inWindow.map((r) => (JSON.parse(r.payload) as { scheduleLagMs: number }).scheduleLagMs);
     return {
@@ -159,7 +195,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       dueToEnqueuedMs: due.dueToEnqueuedMs,
       dueToStartMs: summarize(lags),
       offeredAfterDropPerSecond: opts.keep / INTERVAL_S,
-      recoverySeconds: recoverySeconds(afterDrop, dropMs, opts['late-ms']),
+      skippedAfterDrop: skippedAfterDrop.length,
+      recoverySeconds: recoverySeconds([...afterDrop, ...skippedAfterDrop], dropMs, opts['late-ms']),
     };
   } finally {
     await stack.stop(agent);

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS, runMigrations } from '../../src/service/store/migrations/index.ts';
 import { listOfCheck, recentOfChecks } from '../../src/service/store/repos/results.ts';
 import { getManyChecks } from '../../src/service/store/repos/checks.ts';
-import { dialectStatements, RUN_QUEUE_READS, SqlRunRepo } from '../../src/service/store/repos/runs.ts';
+import { dialectStatements, OUTCOMES_SINCE, RUN_QUEUE_READS, SqlRunRepo } from '../../src/service/store/repos/runs.ts';
 import { dialectSql } from '../../src/service/store/sql/dialect-sql.ts';
 import { openSqliteDatabase, type SqliteDatabase } from '../../src/service/store/sql/sqlite-database.ts';
 import type { NewRun } from '../../src/service/store/dispatch-types.ts';
@@ -50,6 +50,8 @@ function explain(sql: string): string[] {
     endReason: 'r',
     runIds: '[]',
     pairs: '[]',
+    since: 's',
+    shedReason: 'r',
   };
   const positional = ['a', 'c', ...(sql.includes('result_type = ?') ? ['FINAL'] : []), 1, 1].slice(
     0,
@@ -102,6 +104,12 @@ it.each(Object.keys(RUN_QUEUE_READS) as Array<keyof typeof RUN_QUEUE_READS>)(
     for (const step of steps) expect(step, name).toMatch(/INDEX runs_(claim|lease_expiry)\b/);
   },
 );
+
+it("admission's outcomes read only the window's finished runs, through runs_finished", () => {
+  const steps = plan(OUTCOMES_SINCE);
+  expect(steps.length).toBeGreaterThan(0);
+  for (const step of steps) expect(step).toMatch(/INDEX runs_finished\b/);
+});
 
 it.each([
   ['of any type', listOfCheck(false)],

@@ -330,6 +330,30 @@ describe.each(storeBackends())('on $name', (backend) => {
       ]);
     });
 
+    it("counts each location's and class's runs completed and shed since a time, for overload admission", async () => {
+      const store = await fresh.open();
+      const f = await fixture(store);
+      const other = await fixture(store);
+      const enqueue = async (fx: Fixture, checkId: string, checkType: CheckType = 'API') =>
+        (await store.runs.enqueue(newRun(fx, 1, { checkId, checkType, startBySecond: 6 }), at(1))).run;
+      const done = [await enqueue(f, 'a'), await enqueue(f, 'b'), await enqueue(f, 'br', 'BROWSER')];
+      const late = [await enqueue(f, 'l1'), await enqueue(f, 'l2')];
+      const elsewhere = await enqueue(other, 'o');
+      await store.runs.claim({ ...apiLease(f, 2), slots: { uptime: 2, heavy: 1 }, checkTypes: ALL_TYPES, now: at(2) });
+      await store.runs.claim({ ...apiLease(other), now: at(2) });
+      // The browser run finishes before the window; the others within it.
+      await store.runs.finish(done[2]!.runId, at(3));
+      for (const run of [...done.slice(0, 2), elsewhere]) await store.runs.finish(run.runId, at(5));
+      expect(await store.runs.shedLate({ ...apiLease(f), now: at(7) })).toBe(late.length);
+
+      const byLocation = (await store.runs.outcomesSince(at(3))).sort((a, b) => a.delivered - b.delivered);
+      expect(byLocation).toEqual([
+        { locationId: other.locationId, checkClass: 'uptime', delivered: 1, shed: 0 },
+        { locationId: f.locationId, checkClass: 'uptime', delivered: 2, shed: 2 },
+      ]);
+      expect(await store.runs.outcomesSince(at(7))).toEqual([]);
+    });
+
     it('finishes a leased run once and completes a cancel-requested one as cancelled', async () => {
       const { store, leased: done, cancelled } = await leasedAndCancelRequested();
 

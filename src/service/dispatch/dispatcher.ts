@@ -9,7 +9,7 @@
  * restarted service loses nothing but open long-polls, which agents simply repeat.
  */
 import type { Log } from '../../shared/log.ts';
-import { type CheckType, checkClassOf } from '../../shared/checks/types.ts';
+import { type CheckClass, type CheckType, checkClassOf } from '../../shared/checks/types.ts';
 import {
   type DeregisterRequest,
   type HeartbeatRequest,
@@ -29,6 +29,7 @@ import {
   type SubmitResultRequest,
   type SubmitResultResponse,
 } from '../../shared/protocol.ts';
+import { OverloadAdmission } from './admission.ts';
 import { replayPendingResults } from '../alerting/status-replay.ts';
 import { appliesToStatus, CheckStatusService, type StoredResultEvent } from '../alerting/status-service.ts';
 import { toCheckDefinition } from '../checks/definition.ts';
@@ -74,6 +75,8 @@ export interface DispatcherOptions {
   counters?: DispatchCounters;
   /** Announces claimable runs to every replica's held lease requests; in-process by default. */
   signals?: RunSignals;
+  /** Spreads which slots an overloaded location's checks keep (./admission.ts); Math.random by default. */
+  random?: () => number;
 }
 
 /** What the dispatcher reports as it happens; the service's metrics count it. */
@@ -84,6 +87,8 @@ export interface DispatchCounters {
   resultStored(run: Run): void;
   /** Runs that ended `expired` without running, and why. */
   runsExpired(locationId: string, reason: RunExpiryReason, count: number): void;
+  /** Due scheduled runs not enqueued: their location was overloaded (./admission.ts). */
+  runsSkipped(locationId: string, reason: 'overload', count: number): void;
 }
 
 /**
@@ -169,6 +174,10 @@ export class Dispatcher {
    * claims there take the newest runs first (docs/protocol.md "Overload").
    */
   readonly #overloadedUntil = new Map<string, number>();
+  /** Which due scheduled runs an overloaded location is offered at all (docs/protocol.md "Overload"). */
+  readonly #admission: OverloadAdmission;
+  /** Per location, when skipped runs were last logged and how many were skipped since (#countSkipped). */
+  readonly #skippedUnlogged = new Map<string, { loggedAt: number; count: number }>();
   /** When each agent was last recorded as seen (#touch). */
   readonly #lastTouched = new Map<string, number>();
 
@@ -183,6 +192,11 @@ export class Dispatcher {
     this.#alertsRaised = opts.alertsRaised ?? (() => {});
     this.#counters = opts.counters;
     this.#signals = opts.signals ?? new InProcessRunSignals();
+    this.#admission = new OverloadAdmission({
+      outcomesSince: (since) => this.#store.runs.outcomesSince(since),
+      now: this.#now,
+      ...(opts.random ? { random: opts.random } : {}),
+    });
     // Runs announced here or by another replica wake this replica's held requests.
     this.#signals.subscribe({
       announced: (locationId, runs) => this.#waiters.notify(locationId, runs),
@@ -277,9 +291,12 @@ export class Dispatcher {
   /**
    * The scheduler's due runs of one tick, in one transaction: a commit per run was the service's
    * bottleneck at hundreds of runs a second. A check due at several locations is resolved once. A run
-   * whose definition cannot be built is logged and left out; the others are enqueued.
+   * whose definition cannot be built is logged and left out; the others are enqueued. Under overload,
+   * only the share its agents can run is admitted at all (./admission.ts).
    */
-  async enqueueDue(due: readonly DueRun[]): Promise<Run[]> {
+  async enqueueDue(offered: readonly DueRun[]): Promise<Run[]> {
+    const { admitted: due, skipped } = await this.#admission.select(offered);
+    this.#countSkipped(skipped);
     const definitions = new Map<string, Promise<SealedDefinition>>();
     const reads = readsOncePerBatch(this.#store);
     const certificates = certificatesOncePerBatch(this.#store.clientCertificates);
@@ -348,6 +365,27 @@ export class Dispatcher {
       check: await definition,
       ...(sessionId ? { sessionId } : {}),
     };
+  }
+
+  /**
+   * Overload: due runs not admitted, counted at once and logged at most once a second per location
+   * (the scheduler fires up to 20 batches a second).
+   */
+  #countSkipped(skipped: ReadonlyMap<string, number>): void {
+    const now = this.#now();
+    for (const [locationId, count] of skipped) {
+      this.#counters?.runsSkipped(locationId, 'overload', count);
+      const unlogged = this.#skippedUnlogged.get(locationId) ?? { loggedAt: Number.NEGATIVE_INFINITY, count: 0 };
+      unlogged.count += count;
+      this.#skippedUnlogged.set(locationId, unlogged);
+      if (now - unlogged.loggedAt < 1000) continue;
+      const share = (c: CheckClass) => Math.round(this.#admission.shareOf(locationId, c) * 1000) / 1000;
+      this.#log.warn(
+        { locationId, skipped: unlogged.count, admittedShare: { uptime: share('uptime'), heavy: share('heavy') } },
+        'due runs skipped: the location is overloaded, so only the share its agents can run is enqueued',
+      );
+      this.#skippedUnlogged.set(locationId, { loggedAt: now, count: 0 });
+    }
   }
 
   /** After the commit: superseded runs counted and logged, and agents of each location woken once. */
@@ -500,6 +538,7 @@ export class Dispatcher {
   #countShed(locationId: string, shed: number, now: number): void {
     if (shed === 0) return;
     this.#overloadedUntil.set(locationId, now + OVERLOAD_HOLD_MS);
+    this.#admission.shedHere();
     this.#counters?.runsExpired(locationId, 'start_deadline', shed);
     this.#log.warn({ locationId, shed }, 'runs shed: the agents could not start them within half their interval');
   }

@@ -42,6 +42,7 @@ export class ServiceMetrics implements DispatchCounters {
   readonly #leaseExpiries: Counter<'location'>;
   readonly #resultsStored: Counter<'location'>;
   readonly #runsExpired: Counter<'location' | 'reason'>;
+  readonly #runsSkipped: Counter<'location' | 'reason'>;
   readonly #httpDuration: Histogram<'route' | 'method' | 'status_class'>;
   #reading: Promise<Snapshot> | undefined;
 
@@ -67,6 +68,12 @@ export class ServiceMetrics implements DispatchCounters {
       labelNames: ['location', 'reason'],
       registers,
     });
+    this.#runsSkipped = new Counter({
+      name: `${PREFIX}runs_skipped_total`,
+      help: 'Due scheduled runs never enqueued, per location and reason (overload: only the share its agents can run was admitted).',
+      labelNames: ['location', 'reason'],
+      registers,
+    });
     this.#httpDuration = new Histogram({
       name: `${PREFIX}http_request_duration_seconds`,
       help: 'Time to answer HTTP requests, per route pattern, method and status class.',
@@ -87,6 +94,10 @@ export class ServiceMetrics implements DispatchCounters {
 
   runsExpired(locationId: string, reason: RunExpiryReason, count: number): void {
     this.#runsExpired.inc({ location: locationId, reason }, count);
+  }
+
+  runsSkipped(locationId: string, reason: 'overload', count: number): void {
+    this.#runsSkipped.inc({ location: locationId, reason }, count);
   }
 
   observeHttp(o: HttpObservation): void {

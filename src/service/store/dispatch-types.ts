@@ -142,6 +142,11 @@ export interface RunRepo {
    * and the due time of the oldest queued one. One aggregate query, for metrics scrapes and samples.
    */
   queueStats(): Promise<LocationQueueStats[]>;
+  /**
+   * Per location and check class with runs finished since `since`: how many completed and how many were shed past
+   * their start deadline. Overload admission's measure of what a location delivers (dispatch/admission.ts).
+   */
+  outcomesSince(since: string): Promise<LocationRunOutcome[]>;
 }
 
 /** The due time of the newest slot enqueued for a (check, location) pair. */
@@ -190,6 +195,14 @@ export interface LocationMetricsRepo {
   list(locationId: string, from: string, to: string): Promise<LocationMetricSample[]>;
   /** Deletes samples taken before `before`; returns how many. */
   prune(before: string): Promise<number>;
+}
+
+/** What a location's runs of one class came to in a window: completed, and shed past their start deadline. */
+export interface LocationRunOutcome {
+  locationId: string;
+  checkClass: CheckClass;
+  delivered: number;
+  shed: number;
 }
 
 export interface LocationLoad {

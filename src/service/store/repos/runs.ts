@@ -19,6 +19,7 @@ import type {
   HeartbeatOutcome,
   LocationLoad,
   LocationQueueStats,
+  LocationRunOutcome,
   NewRun,
   RunRepo,
   RunWithRetryLink,
@@ -323,6 +324,14 @@ const QUEUE_STATS = `
   LEFT JOIN (SELECT location_id, COUNT(*) AS n FROM runs WHERE state = 'leased' GROUP BY location_id) r
     ON r.location_id = l.id`;
 
+// Reads the runs_finished index over the window only: a few seconds of finished runs, never the day
+// kept. Exported for the plan test (test/service/run-queue-plans.test.ts).
+export const OUTCOMES_SINCE = `
+  SELECT location_id, check_class,
+    SUM(CASE WHEN state = 'completed' THEN 1 ELSE 0 END) AS delivered,
+    SUM(CASE WHEN state = 'expired' AND end_reason = $shedReason THEN 1 ELSE 0 END) AS shed
+  FROM runs WHERE finished_at IS NOT NULL AND finished_at > $since GROUP BY location_id, check_class`;
+
 /** The queue's reads for metrics and the console, for the plan test (test/service/run-queue-plans.test.ts). */
 export const RUN_QUEUE_READS = { locationLoad: LOCATION_LOAD, queueStats: QUEUE_STATS } as const;
 
@@ -541,6 +550,19 @@ export class SqlRunRepo implements RunRepo {
       else if (row.holder) load.leasedByAgent[row.holder] = row.n;
     }
     return load;
+  }
+
+  async outcomesSince(since: string): Promise<LocationRunOutcome[]> {
+    const rows = await this.#db.all<{ location_id: string; check_class: CheckClass; delivered: number; shed: number }>(
+      OUTCOMES_SINCE,
+      { since, shedReason: SHED_LATE_REASON },
+    );
+    return rows.map((r) => ({
+      locationId: r.location_id,
+      checkClass: r.check_class,
+      delivered: r.delivered,
+      shed: r.shed,
+    }));
   }
 
   async queueStats(): Promise<LocationQueueStats[]> {

@@ -1,0 +1,152 @@
+/**
+ * Admission under overload (docs/protocol.md "Overload"): while a location sheds, the leader enqueues
+ * only the share of its due scheduled runs that its agents can run, plus a margin, instead of storing
+ * every run only to shed most of it half an interval later. At twice a location's capacity, inserting
+ * and then shedding the excess cost the service a fifth of its time (BENCHMARKS.md "Overload").
+ *
+ * Per location and check class (uptime or heavy: agents have separate slots for each), the share is
+ * what was delivered (runs completed, at any replica, read from the store) over what the leader
+ * offered (due runs, admitted or not) in the last ADMISSION_WINDOW_MS, times ADMISSION_MARGIN. Both are rates measured now, so the share follows a change in load within a
+ * window, without waiting for sheds half an interval later. Each check at the location keeps its
+ * share of its slots, spread evenly: a per-check credit, so no check goes dark while others run.
+ */
+
+import { type CheckClass, type CheckType, checkClassOf } from '../../shared/checks/types.ts';
+import type { LocationRunOutcome } from '../store/dispatch-types.ts';
+
+export interface AdmissionOptions {
+  /** Each location's outcomes of runs finished since the time given (store.runs.outcomesSince). */
+  outcomesSince: (sinceIso: string) => Promise<LocationRunOutcome[]>;
+  now: () => number;
+  /** Spreads the checks' first admitted slot (tests pass a fixed one). */
+  random?: () => number;
+}
+
+/** A due run as admission sees it: which check, at which location. */
+export interface Admissible {
+  check: { id: string; checkType: CheckType | 'HEARTBEAT' };
+  locationId: string;
+}
+
+/** Admission is decided per location and check class: the key of one. */
+const keyOf = (locationId: string, checkClass: CheckClass) => `${checkClass} ${locationId}`;
+
+/** The key of a due run; none for a heartbeat (never scheduled: listSchedulable omits them). */
+const keyOfRun = (run: Admissible): string | undefined =>
+  run.check.checkType === 'HEARTBEAT' ? undefined : keyOf(run.locationId, checkClassOf(run.check.checkType));
+
+/** How far back delivered and offered runs are counted: a few seconds of claims, unaffected by one slow batch. */
+export const ADMISSION_WINDOW_MS = 2_000;
+/**
+ * Admitted beyond what was delivered: the agents never wait for work, and a little is still shed,
+ * which keeps the location counted as overloaded and its capacity measured.
+ */
+export const ADMISSION_MARGIN = 1.15;
+/**
+ * Below this many due runs offered in the window a location is never limited: its sheds cost little,
+ * and a few seconds of a slow location's completions say nothing about its rate.
+ */
+export const ADMISSION_MIN_OFFERED = 100;
+/** The least share admitted: a location whose agents completed nothing in the window still gets runs to start. */
+export const ADMISSION_MIN_SHARE = 0.1;
+/** How often the outcomes are read while this replica sheds somewhere. */
+const REFRESH_MS = 1_000;
+/** How often they are read otherwise: another replica may be the one shedding. */
+const IDLE_REFRESH_MS = 10_000;
+/** A shed this recent at this replica makes the next refresh the fast one. */
+const LOCAL_SHED_HOLD_MS = 10_000;
+
+export class OverloadAdmission {
+  readonly #outcomesSince: AdmissionOptions['outcomesSince'];
+  readonly #now: () => number;
+  readonly #random: () => number;
+  /** Location and class (keyOf) admitting less than every run: their share, in (0, 1). */
+  readonly #shares = new Map<string, number>();
+  /** Per limited location and class, each check's credit towards its next admitted slot. */
+  readonly #credits = new Map<string, Map<string, number>>();
+  /** Due runs offered per location and class, in the order offered, for the window. */
+  readonly #offered: Array<{ atMs: number; key: string; count: number }> = [];
+  #refreshedAt = Number.NEGATIVE_INFINITY;
+  #localShedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(opts: AdmissionOptions) {
+    this.#outcomesSince = opts.outcomesSince;
+    this.#now = opts.now;
+    this.#random = opts.random ?? Math.random;
+  }
+
+  /** This replica shed runs: the outcomes are read every second until it stops. */
+  shedHere(): void {
+    this.#localShedAt = this.#now();
+  }
+
+  /** The share of a location's due runs of a class admitted now (1 when it is not limited). */
+  shareOf(locationId: string, checkClass: CheckClass): number {
+    return this.#shares.get(keyOf(locationId, checkClass)) ?? 1;
+  }
+
+  /** Splits a scheduler batch into the runs to enqueue and, per location, how many were not admitted. */
+  async select<T extends Admissible>(due: readonly T[]): Promise<{ admitted: T[]; skipped: Map<string, number> }> {
+    this.#recordOffered(due);
+    await this.#refreshIfDue();
+    const admitted: T[] = [];
+    const skipped = new Map<string, number>();
+    for (const run of due) {
+      if (this.#admits(run)) admitted.push(run);
+      else skipped.set(run.locationId, (skipped.get(run.locationId) ?? 0) + 1);
+    }
+    return { admitted, skipped };
+  }
+
+  #admits(run: Admissible): boolean {
+    const key = keyOfRun(run);
+    // A heartbeat is left for the enqueue to refuse.
+    const share = key === undefined ? undefined : this.#shares.get(key);
+    if (key === undefined || share === undefined) return true;
+    const credits = this.#credits.get(key)!;
+    const credit = (credits.get(run.check.id) ?? this.#random()) + share;
+    credits.set(run.check.id, credit >= 1 ? credit - 1 : credit);
+    return credit >= 1;
+  }
+
+  #recordOffered(due: readonly Admissible[]): void {
+    const atMs = this.#now();
+    for (const [key, runs] of Map.groupBy(due, keyOfRun))
+      if (key !== undefined) this.#offered.push({ atMs, key, count: runs.length });
+    while (this.#offered.length > 0 && this.#offered[0]!.atMs <= atMs - ADMISSION_WINDOW_MS) this.#offered.shift();
+  }
+
+  async #refreshIfDue(): Promise<void> {
+    const now = this.#now();
+    const sheddingHere = now - this.#localShedAt < LOCAL_SHED_HOLD_MS;
+    const every = sheddingHere || this.#shares.size > 0 ? REFRESH_MS : IDLE_REFRESH_MS;
+    if (now - this.#refreshedAt < every) return;
+    this.#refreshedAt = now;
+    const outcomes = await this.#outcomesSince(new Date(now - ADMISSION_WINDOW_MS).toISOString());
+    this.#setShares(outcomes);
+  }
+
+  /**
+   * A location and class that shed in the window is limited to its delivered rate over its offered
+   * rate, plus the margin; every other one admits all.
+   */
+  #setShares(outcomes: readonly LocationRunOutcome[]): void {
+    const offered = new Map<string, number>();
+    for (const o of this.#offered) offered.set(o.key, (offered.get(o.key) ?? 0) + o.count);
+    const limited = new Set<string>();
+    for (const { locationId, checkClass, delivered, shed } of outcomes) {
+      const key = keyOf(locationId, checkClass);
+      const offeredHere = offered.get(key) ?? 0;
+      const share = (ADMISSION_MARGIN * delivered) / offeredHere;
+      if (shed === 0 || offeredHere < ADMISSION_MIN_OFFERED || share >= 1) continue;
+      limited.add(key);
+      this.#shares.set(key, Math.max(ADMISSION_MIN_SHARE, share));
+      if (!this.#credits.has(key)) this.#credits.set(key, new Map());
+    }
+    for (const key of this.#shares.keys()) {
+      if (limited.has(key)) continue;
+      this.#shares.delete(key);
+      this.#credits.delete(key);
+    }
+  }
+}
