@@ -31,10 +31,6 @@ export interface Admissible {
 /** Admission is decided per location and check class: the key of one. */
 const keyOf = (locationId: string, checkClass: CheckClass) => `${checkClass} ${locationId}`;
 
-/** The key of a due run; none for a heartbeat (never scheduled: listSchedulable omits them). */
-const keyOfRun = (run: Admissible): string | undefined =>
-  run.check.checkType === 'HEARTBEAT' ? undefined : keyOf(run.locationId, checkClassOf(run.check.checkType));
-
 /** How far back delivered and offered runs are counted: a few seconds of claims, unaffected by one slow batch. */
 export const ADMISSION_WINDOW_MS = 2_000;
 /**
@@ -66,6 +62,8 @@ export class OverloadAdmission {
   readonly #credits = new Map<string, Map<string, number>>();
   /** Due runs offered per location and class, in the order offered, for the window. */
   readonly #offered: Array<{ atMs: number; key: string; count: number }> = [];
+  /** keyOf per location and class, made once: the scheduler offers thousands of runs a second. */
+  readonly #keys = new Map<string, Record<CheckClass, string>>();
   #refreshedAt = Number.NEGATIVE_INFINITY;
   #localShedAt = Number.NEGATIVE_INFINITY;
 
@@ -87,32 +85,46 @@ export class OverloadAdmission {
 
   /** Splits a scheduler batch into the runs to enqueue and, per location, how many were not admitted. */
   async select<T extends Admissible>(due: readonly T[]): Promise<{ admitted: T[]; skipped: Map<string, number> }> {
-    this.#recordOffered(due);
+    const keys = due.map((run) => this.#keyOfRun(run));
+    this.#recordOffered(keys);
     await this.#refreshIfDue();
-    const admitted: T[] = [];
     const skipped = new Map<string, number>();
-    for (const run of due) {
-      if (this.#admits(run)) admitted.push(run);
-      else skipped.set(run.locationId, (skipped.get(run.locationId) ?? 0) + 1);
-    }
+    if (this.#shares.size === 0) return { admitted: [...due], skipped };
+    const admitted = due.filter((run, i) => {
+      if (this.#admits(run.check.id, keys[i])) return true;
+      skipped.set(run.locationId, (skipped.get(run.locationId) ?? 0) + 1);
+      return false;
+    });
     return { admitted, skipped };
   }
 
-  #admits(run: Admissible): boolean {
-    const key = keyOfRun(run);
+  /** The key of a due run; none for a heartbeat (never scheduled: listSchedulable omits them). */
+  #keyOfRun(run: Admissible): string | undefined {
+    if (run.check.checkType === 'HEARTBEAT') return undefined;
+    let keys = this.#keys.get(run.locationId);
+    if (!keys) {
+      keys = { uptime: keyOf(run.locationId, 'uptime'), heavy: keyOf(run.locationId, 'heavy') };
+      this.#keys.set(run.locationId, keys);
+    }
+    return keys[checkClassOf(run.check.checkType)];
+  }
+
+  /** Whether the check's slot is admitted: its credit grows by the share and pays 1 for each admitted slot. */
+  #admits(checkId: string, key: string | undefined): boolean {
     // A heartbeat is left for the enqueue to refuse.
     const share = key === undefined ? undefined : this.#shares.get(key);
     if (key === undefined || share === undefined) return true;
     const credits = this.#credits.get(key)!;
-    const credit = (credits.get(run.check.id) ?? this.#random()) + share;
-    credits.set(run.check.id, credit >= 1 ? credit - 1 : credit);
+    const credit = (credits.get(checkId) ?? this.#random()) + share;
+    credits.set(checkId, credit >= 1 ? credit - 1 : credit);
     return credit >= 1;
   }
 
-  #recordOffered(due: readonly Admissible[]): void {
+  #recordOffered(keys: ReadonlyArray<string | undefined>): void {
     const atMs = this.#now();
-    for (const [key, runs] of Map.groupBy(due, keyOfRun))
-      if (key !== undefined) this.#offered.push({ atMs, key, count: runs.length });
+    const counts = new Map<string, number>();
+    for (const key of keys) if (key !== undefined) counts.set(key, (counts.get(key) ?? 0) + 1);
+    for (const [key, count] of counts) this.#offered.push({ atMs, key, count });
     while (this.#offered.length > 0 && this.#offered[0]!.atMs <= atMs - ADMISSION_WINDOW_MS) this.#offered.shift();
   }
 
