@@ -7,6 +7,9 @@
  *
  *   npm run bench -- upload [--mb 150] [--repeat 5] [--disk 1]
  *
+ * OUTPOST_BENCH_SERVICE_FLAGS (space-separated Node flags, e.g. `--cpu-prof --cpu-prof-dir=DIR`) is
+ * passed to the service process, as in `npm run bench -- e2e`.
+ *
  * Honest by construction: the ratio is the uploader's MEDIAN against curl's BEST round; the two take
  * turns going first; the files live in memory (see `storageRoot`) so no round inherits another's
  * disk writeback, and every round writes into memory the kernel has already touched (`touchMemory`,

@@ -1,14 +1,15 @@
 /**
  * Admission under overload (docs/protocol.md "Overload"): while a location sheds, the leader enqueues
  * only the share of its due scheduled runs that its agents can run, plus a margin, instead of storing
- * every run only to shed most of it half an interval later. At twice a location's capacity, inserting
- * and then shedding the excess cost the service a fifth of its time (BENCHMARKS.md "Overload").
+ * every run only to shed most of it half an interval later: time the service could have spent
+ * storing results (BENCHMARKS.md "Overload admission").
  *
  * Per location and check class (uptime or heavy: agents have separate slots for each), the share is
  * what was delivered (runs completed, at any replica, read from the store) over what the leader
- * offered (due runs, admitted or not) in the last ADMISSION_WINDOW_MS, times ADMISSION_MARGIN. Both are rates measured now, so the share follows a change in load within a
- * window, without waiting for sheds half an interval later. Each check at the location keeps its
- * share of its slots, spread evenly: a per-check credit, so no check goes dark while others run.
+ * offered (due runs, admitted or not) in the last ADMISSION_WINDOW_MS, times ADMISSION_MARGIN. Both
+ * are rates measured now, so the share follows a change in load within a window, without waiting
+ * for sheds half an interval later. Each check at the location keeps its share of its slots, spread
+ * evenly: a per-check credit, so no check goes dark while others run.
  */
 
 import { type CheckClass, type CheckType, checkClassOf } from '../../shared/checks/types.ts';

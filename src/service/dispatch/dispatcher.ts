@@ -75,8 +75,6 @@ export interface DispatcherOptions {
   counters?: DispatchCounters;
   /** Announces claimable runs to every replica's held lease requests; in-process by default. */
   signals?: RunSignals;
-  /** Spreads which slots an overloaded location's checks keep (./admission.ts); Math.random by default. */
-  random?: () => number;
 }
 
 /** What the dispatcher reports as it happens; the service's metrics count it. */
@@ -195,7 +193,6 @@ export class Dispatcher {
     this.#admission = new OverloadAdmission({
       outcomesSince: (since) => this.#store.runs.outcomesSince(since),
       now: this.#now,
-      ...(opts.random ? { random: opts.random } : {}),
     });
     // Runs announced here or by another replica wake this replica's held requests.
     this.#signals.subscribe({
