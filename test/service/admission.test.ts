@@ -56,8 +56,9 @@ describe('overload admission', () => {
     for (let slot = 0; slot < 40; slot++) {
       state.now += 1000;
       // The window keeps 2 s of offers: 200 a second stays 400 in it, so 100 delivered keeps the share.
-      state.outcomes = [{ locationId: 'loc', checkClass: 'uptime', delivered: slot === 0 ? 50 : 100, shed: 30 }];
+      state.outcomes = [{ locationId: 'loc', checkClass: 'uptime', delivered: 100, shed: 30 }];
       const { admitted } = await a.select(due(200));
+      expect(a.shareOf('loc', 'uptime')).toBeCloseTo(share, 6);
       const ids = new Set(admitted.map((r) => r.check.id));
       for (const { check } of due(200))
         admittedSlots.set(check.id, [...(admittedSlots.get(check.id) ?? []), ids.has(check.id)]);
