@@ -17,9 +17,10 @@ const due = (checks: number, locationId = 'loc') =>
 
 /** Admission over outcomes the test sets; `reads` counts the store reads. */
 function admission(random = () => 0.5) {
-  const state = { now: 1_000_000, outcomes: [] as LocationRunOutcome[], reads: 0 };
+  const state = { now: 1_000_000, outcomes: [] as LocationRunOutcome[], reads: 0, shedHere: false };
   const a = new OverloadAdmission({
     now: () => state.now,
+    shedHereLately: () => state.shedHere,
     random,
     outcomesSince: async () => {
       state.reads += 1;
@@ -109,7 +110,7 @@ describe('overload admission', () => {
     state.now += 1000;
     await a.select(due(10));
     expect(state.reads).toBe(1);
-    a.shedHere();
+    state.shedHere = true;
     state.now += 1000;
     await a.select(due(10));
     expect(state.reads).toBe(2);

@@ -19,6 +19,8 @@ export interface AdmissionOptions {
   /** Each location's outcomes of runs finished since the time given (store.runs.outcomesSince). */
   outcomesSince: (sinceIso: string) => Promise<LocationRunOutcome[]>;
   now: () => number;
+  /** Whether this replica shed runs lately (the dispatcher's overload hold): the outcomes are then read every second. */
+  shedHereLately: () => boolean;
   /** Spreads the checks' first admitted slot (tests pass a fixed one). */
   random?: () => number;
 }
@@ -50,47 +52,44 @@ export const ADMISSION_MIN_SHARE = 0.1;
 const REFRESH_MS = 1_000;
 /** How often they are read otherwise: another replica may be the one shedding. */
 const IDLE_REFRESH_MS = 10_000;
-/** A shed this recent at this replica makes the next refresh the fast one. */
-const LOCAL_SHED_HOLD_MS = 10_000;
 
 export class OverloadAdmission {
   readonly #outcomesSince: AdmissionOptions['outcomesSince'];
   readonly #now: () => number;
+  readonly #shedHereLately: () => boolean;
   readonly #random: () => number;
-  /** Location and class (keyOf) admitting less than every run: their share, in (0, 1). */
-  readonly #shares = new Map<string, number>();
-  /** Per limited location and class, each check's credit towards its next admitted slot. */
-  readonly #credits = new Map<string, Map<string, number>>();
+  /**
+   * Location and class (keyOf) admitting less than every run: their share, in (0, 1), and each
+   * check's credit towards its next admitted slot.
+   */
+  readonly #limits = new Map<string, { share: number; credits: Map<string, number> }>();
   /** Due runs offered per location and class, in the order offered, for the window. */
   readonly #offered: Array<{ atMs: number; key: string; count: number }> = [];
   /** keyOf per location and class, made once: the scheduler offers thousands of runs a second. */
   readonly #keys = new Map<string, Record<CheckClass, string>>();
   #refreshedAt = Number.NEGATIVE_INFINITY;
-  #localShedAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: AdmissionOptions) {
     this.#outcomesSince = opts.outcomesSince;
     this.#now = opts.now;
+    this.#shedHereLately = opts.shedHereLately;
     this.#random = opts.random ?? Math.random;
-  }
-
-  /** This replica shed runs: the outcomes are read every second until it stops. */
-  shedHere(): void {
-    this.#localShedAt = this.#now();
   }
 
   /** The share of a location's due runs of a class admitted now (1 when it is not limited). */
   shareOf(locationId: string, checkClass: CheckClass): number {
-    return this.#shares.get(keyOf(locationId, checkClass)) ?? 1;
+    return this.#limits.get(keyOf(locationId, checkClass))?.share ?? 1;
   }
 
   /** Splits a scheduler batch into the runs to enqueue and, per location, how many were not admitted. */
-  async select<T extends Admissible>(due: readonly T[]): Promise<{ admitted: T[]; skipped: Map<string, number> }> {
+  async select<T extends Admissible>(
+    due: readonly T[],
+  ): Promise<{ admitted: readonly T[]; skipped: Map<string, number> }> {
     const keys = due.map((run) => this.#keyOfRun(run));
     this.#recordOffered(keys);
     await this.#refreshIfDue();
     const skipped = new Map<string, number>();
-    if (this.#shares.size === 0) return { admitted: [...due], skipped };
+    if (this.#limits.size === 0) return { admitted: due, skipped };
     const admitted = due.filter((run, i) => {
       if (this.#admits(run.check.id, keys[i])) return true;
       skipped.set(run.locationId, (skipped.get(run.locationId) ?? 0) + 1);
@@ -113,9 +112,9 @@ export class OverloadAdmission {
   /** Whether the check's slot is admitted: its credit grows by the share and pays 1 for each admitted slot. */
   #admits(checkId: string, key: string | undefined): boolean {
     // A heartbeat is left for the enqueue to refuse.
-    const share = key === undefined ? undefined : this.#shares.get(key);
-    if (key === undefined || share === undefined) return true;
-    const credits = this.#credits.get(key)!;
+    const limit = key === undefined ? undefined : this.#limits.get(key);
+    if (!limit) return true;
+    const { share, credits } = limit;
     const credit = (credits.get(checkId) ?? this.#random()) + share;
     credits.set(checkId, credit >= 1 ? credit - 1 : credit);
     return credit >= 1;
@@ -131,8 +130,7 @@ export class OverloadAdmission {
 
   async #refreshIfDue(): Promise<void> {
     const now = this.#now();
-    const sheddingHere = now - this.#localShedAt < LOCAL_SHED_HOLD_MS;
-    const every = sheddingHere || this.#shares.size > 0 ? REFRESH_MS : IDLE_REFRESH_MS;
+    const every = this.#limits.size > 0 || this.#shedHereLately() ? REFRESH_MS : IDLE_REFRESH_MS;
     if (now - this.#refreshedAt < every) return;
     this.#refreshedAt = now;
     const outcomes = await this.#outcomesSince(new Date(now - ADMISSION_WINDOW_MS).toISOString());
@@ -153,13 +151,9 @@ export class OverloadAdmission {
       const share = (ADMISSION_MARGIN * delivered) / offeredHere;
       if (shed === 0 || offeredHere < ADMISSION_MIN_OFFERED || share >= 1) continue;
       limited.add(key);
-      this.#shares.set(key, Math.max(ADMISSION_MIN_SHARE, share));
-      if (!this.#credits.has(key)) this.#credits.set(key, new Map());
+      const credits = this.#limits.get(key)?.credits ?? new Map<string, number>();
+      this.#limits.set(key, { share: Math.max(ADMISSION_MIN_SHARE, share), credits });
     }
-    for (const key of this.#shares.keys()) {
-      if (limited.has(key)) continue;
-      this.#shares.delete(key);
-      this.#credits.delete(key);
-    }
+    for (const key of this.#limits.keys()) if (!limited.has(key)) this.#limits.delete(key);
   }
 }

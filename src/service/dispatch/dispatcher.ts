@@ -193,6 +193,7 @@ export class Dispatcher {
     this.#admission = new OverloadAdmission({
       outcomesSince: (since) => this.#store.runs.outcomesSince(since),
       now: this.#now,
+      shedHereLately: () => this.#shedHereLately(),
     });
     // Runs announced here or by another replica wake this replica's held requests.
     this.#signals.subscribe({
@@ -373,15 +374,16 @@ export class Dispatcher {
     for (const [locationId, count] of skipped) {
       this.#counters?.runsSkipped(locationId, 'overload', count);
       const unlogged = this.#skippedUnlogged.get(locationId) ?? { loggedAt: Number.NEGATIVE_INFINITY, count: 0 };
-      unlogged.count += count;
       this.#skippedUnlogged.set(locationId, unlogged);
+      unlogged.count += count;
       if (now - unlogged.loggedAt < 1000) continue;
       const share = (c: CheckClass) => Math.round(this.#admission.shareOf(locationId, c) * 1000) / 1000;
       this.#log.warn(
         { locationId, skipped: unlogged.count, admittedShare: { uptime: share('uptime'), heavy: share('heavy') } },
         'due runs skipped: the location is overloaded, so only the share its agents can run is enqueued',
       );
-      this.#skippedUnlogged.set(locationId, { loggedAt: now, count: 0 });
+      unlogged.loggedAt = now;
+      unlogged.count = 0;
     }
   }
 
@@ -531,11 +533,17 @@ export class Dispatcher {
     }
   }
 
+  /** Whether any location counts as overloaded here: this replica shed runs within OVERLOAD_HOLD_MS. */
+  #shedHereLately(): boolean {
+    const now = this.#now();
+    for (const until of this.#overloadedUntil.values()) if (until > now) return true;
+    return false;
+  }
+
   /** Overload: first attempts this agent could take but not start by their deadline were ended; counted. */
   #countShed(locationId: string, shed: number, now: number): void {
     if (shed === 0) return;
     this.#overloadedUntil.set(locationId, now + OVERLOAD_HOLD_MS);
-    this.#admission.shedHere();
     this.#counters?.runsExpired(locationId, 'start_deadline', shed);
     this.#log.warn({ locationId, shed }, 'runs shed: the agents could not start them within half their interval');
   }
